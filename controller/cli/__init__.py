@@ -1,0 +1,43 @@
+"""The ``jackpotd`` command line: one small module per subcommand, assembled here."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from controller import __version__
+from controller.cards import CardError, HandError
+from controller.cli import hand, paytables
+from controller.money import MoneyError
+from controller.paytable_files import PaytableError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+EXIT_USAGE = 2
+EXIT_INPUT = 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser with every subcommand registered."""
+    parser = argparse.ArgumentParser(
+        prog="jackpotd",
+        description="Progressive jackpot controller for networked Pai Gow Poker tables.",
+    )
+    parser.add_argument("--version", action="version", version=f"jackpotd {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    paytables.register(commands)
+    hand.register(commands)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; bad input is reported on stderr with exit status 1, never a traceback."""
+    args = build_parser().parse_args(argv)
+    try:
+        status: int = args.run(args)
+    except (CardError, HandError, PaytableError, MoneyError) as error:
+        print(f"jackpotd: {error}", file=sys.stderr)
+        return EXIT_INPUT
+    return status

@@ -1,0 +1,92 @@
+"""``jackpotd paytables``: list the seed paytables, or show one with every attribute."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from controller.money import format_cents, format_percent
+from controller.paytable_files import find_paytable, seed_paytables
+
+if TYPE_CHECKING:
+    import argparse
+
+    from controller.paytable import Paytable
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``paytables`` and ``paytables show`` to the command line."""
+    parser = commands.add_parser("paytables", help="list the seed paytables or show one")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(run=run_list)
+    actions = parser.add_subparsers(dest="action", metavar="ACTION")
+    show = actions.add_parser("show", help="print one paytable")
+    show.add_argument("name", help="a paytable name (e.g. fortune-1) or a .toml file path")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    show.set_defaults(run=run_show)
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print one line per seed paytable."""
+    tables = seed_paytables()
+    if args.json:
+        print(json.dumps([as_json(table) for table in tables.values()], indent=2))
+        return 0
+    width = max(len(name) for name in tables)
+    for name, table in tables.items():
+        print(f"{name:<{width}}  {table.wager:<14} {table.joker.value:<10}  {table.title}")
+    return 0
+
+
+def run_show(args: argparse.Namespace) -> int:
+    """Print one paytable as the seed lays it out, plus the source of every value."""
+    table = find_paytable(args.name)
+    if args.json:
+        print(json.dumps(as_json(table), indent=2))
+        return 0
+    print(f"{table.title}  [{table.name}]")
+    print(f"Source: {table.source}")
+    print(f"Wager: {table.wager}; joker: {table.joker.value}")
+    if (terms := table.progressive) is not None:
+        returned = "returned" if terms.original_wager_returned else "not returned"
+        print(f"Wager amount: {format_cents(terms.wager_cents)}")
+        print(f"Meter seed: {format_cents(terms.meter_seed_cents)}")
+        print(f"Rate of progression: {format_percent(terms.rate_of_progression)}")
+        print(f"Reserve rate: {format_percent(terms.reserve_rate)}")
+        print(f"Original wager {returned} to player")
+    outcome_width = max(len(row.outcome) for row in table.lines)
+    pay_width = max(len(str(row.pays)) for row in table.lines)
+    print()
+    for row in table.lines:
+        envy = format_cents(row.envy_cents, always_cents=False) if row.envy_cents else ""
+        print(f"  {row.outcome:<{outcome_width}}  {row.pays!s:<{pay_width}}  {envy:>7}  {row.line}")
+    return 0
+
+
+def as_json(table: Paytable) -> dict[str, Any]:
+    """A paytable as plain JSON types; money in integer cents, rates as exact percent text."""
+    document: dict[str, Any] = {
+        "name": table.name,
+        "title": table.title,
+        "wager": str(table.wager),
+        "source": table.source,
+        "joker": table.joker.value,
+        "lines": [
+            {
+                "line": str(row.line),
+                "outcome": row.outcome,
+                "pays": str(row.pays),
+                "envy_cents": row.envy_cents,
+            }
+            for row in table.lines
+        ],
+    }
+    if (terms := table.progressive) is not None:
+        document["progressive"] = {
+            "wager_cents": terms.wager_cents,
+            "meter_seed_cents": terms.meter_seed_cents,
+            "rate_of_progression": format_percent(terms.rate_of_progression),
+            "reserve_rate": format_percent(terms.reserve_rate),
+            "original_wager_returned": terms.original_wager_returned,
+        }
+    return document

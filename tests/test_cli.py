@@ -1,0 +1,151 @@
+"""The ``jackpotd`` command line: version, paytables and the supervisors' ``hand`` command."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from controller import __version__
+from controller.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_version_via_the_installed_module() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "controller", "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert done.stdout.strip() == f"jackpotd {__version__}"
+
+
+def test_paytables_lists_all_18_seed_paytables(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "paytables")
+    assert status == 0
+    names = [line.split()[0] for line in out.splitlines()]
+    assert names == [
+        *(f"ace-high-{n}" for n in range(1, 6)),
+        *(f"fortune-{n}" for n in range(1, 7)),
+        *(f"progressive-{n}" for n in range(1, 8)),
+    ]
+
+
+def test_paytables_show_prints_every_attribute(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "paytables", "show", "progressive-4")
+    assert status == 0
+    for text in (
+        "58 Pa. Code § 688a.12(d), Paytable 4",
+        "Meter seed: $10,000.00",
+        "Rate of progression: 1%",
+        "Reserve rate: 1%",
+        "Original wager returned to player",
+        "$5,000/100% of meter",
+        "$1,000",
+    ):
+        assert text in out
+
+
+def test_paytables_show_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "paytables", "show", "progressive-2", "--json")
+    document = json.loads(out)
+    assert status == 0
+    assert document["joker"] == "fully-wild"
+    assert document["progressive"]["meter_seed_cents"] == 1_000_000
+    assert document["progressive"]["rate_of_progression"] == "7%"
+    assert document["lines"][0]["pays"] == "100% of meter"
+
+
+def test_unknown_paytable_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "paytables", "show", "fortune-9")
+    assert status == 1
+    assert "fortune-9" in err
+    assert "no such paytable" in err
+
+
+def test_hand_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(
+        capsys, "hand", "As Ks Qs Js Jk Kh Qh", "--paytable", "fortune-1", "--json"
+    )
+    assert status == 0
+    report = json.loads(out)
+    assert report["cards"] == ["As", "Ks", "Qs", "Js", "Jk", "Kh", "Qh"]
+    assert sorted(report["best_five"]) == sorted(["As", "Ks", "Qs", "Js", "Jk"])
+    assert report["rank"] == "royal flush"
+    assert report["joker_as"] == "Ts"
+    assert report["line"] == "royal-flush-plus-natural-suited-king-queen"
+    assert report["pays"] == "1,000 to 1"
+    assert report["envy_cents"] == 25_000
+
+
+def test_hand_without_paytable_has_null_line(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "hand", "As", "Kd", "Tc", "9h", "5s", "3c", "2c", "--json")
+    report = json.loads(out)
+    assert status == 0
+    assert report["line"] is None
+    assert report["pays"] is None
+    assert report["rank"] == "high card (A-K-T-9-5)"
+
+
+def test_hand_that_wins_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "hand", "As Kd Tc 9h 5s 3c 2c", "--paytable", "fortune-1")
+    assert status == 0
+    assert "none, the wager loses" in out
+
+
+def test_hand_readable_output(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "hand", "Ac Ad Ah As Jk 2c 3d", "--paytable", "progressive-1")
+    assert status == 0
+    assert "five aces" in out
+    assert "Five aces: pays 10% of meter" in out
+
+
+def test_hand_ace_high_needs_the_dealer(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "hand", "As Kd Qc 9s 7h 3c 2d", "--paytable", "ace-high-1")
+    assert status == 1
+    assert "--dealer" in err
+    status, out, _ = run(
+        capsys,
+        "hand",
+        "As Kd Qc 9s 7h 3c 2d",
+        "--paytable",
+        "ace-high-2",
+        "--dealer",
+        "Jk Kh Qh 9c 7d 3d 2h",
+        "--json",
+    )
+    assert status == 0
+    assert json.loads(out)["pays"] == "40 to 1"
+
+
+@pytest.mark.parametrize(
+    ("cards", "message"),
+    [
+        ("As Kd Qc 9s 7h 3c Xx", "'Xx' is not a card"),
+        ("As Kd Qc 9s 7h 3c As", "duplicate card As"),
+        ("As Kd Qc 9s 7h Jk Jk", "two jokers"),
+        ("As Kd Qc 9s 7h 3c", "7 cards"),
+    ],
+)
+def test_hand_bad_input_is_a_clear_error(
+    capsys: pytest.CaptureFixture[str], cards: str, message: str
+) -> None:
+    status, out, err = run(capsys, "hand", cards)
+    assert status == 1
+    assert out == ""
+    assert message in err
+    assert "Traceback" not in err
+
+
+def test_hand_ace_five_option(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "hand", "As 2d 3c 4h 5s 9c Jd", "--ace-five", "lowest", "--json")
+    assert status == 0
+    assert json.loads(out)["rank"] == "straight, 5 high"
