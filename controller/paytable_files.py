@@ -92,13 +92,19 @@ def parse_pay(text: str) -> Pay:
     )
 
 
+_FIELD: Final = re.compile(r"Object (?:contains unknown|missing required) field `([^`]+)`")
+
+
 def _key_of(error: msgspec.ValidationError) -> tuple[str, str]:
-    """Split msgspec's "reason - at `$.key`" into (key, reason)."""
+    """Split msgspec's "reason - at `$.key`" into (key, reason), naming a missing/unknown field."""
     message = str(error)
     reason, _, where = message.rpartition(" - at `")
     if not reason:
-        return "(file)", message
-    return where.rstrip("`").removeprefix("$.").removeprefix("$") or "(file)", reason
+        reason, where = message, ""
+    key = where.rstrip("`").removeprefix("$").removeprefix(".")
+    if field := _FIELD.search(reason):
+        key = f"{key}.{field.group(1)}" if key else field.group(1)
+    return key or "(file)", reason
 
 
 def _check_order(source: str, rows: list[PaytableLine]) -> None:
@@ -142,11 +148,18 @@ def _line(source: str, index: int, raw: _RawLine, wager: Wager) -> PaytableLine:
         raise PaytableError(
             source, f"{key}.pays", f"a {wager} line pays {wanted}, not {raw.pays!r}"
         )
+    pays_nothing = isinstance(pays, Odds) and pays.to_one < 1
+    if pays_nothing or (isinstance(pays, FixedPay) and pays.cents <= 0):
+        raise PaytableError(
+            source, f"{key}.pays", f"{raw.pays!r} pays nothing; use Push or drop it"
+        )
     if isinstance(pays, MeterPay) and not 0 < pays.percent <= 1:
         raise PaytableError(
             source, f"{key}.pays", "a meter percentage is above 0% and at most 100%"
         )
     envy = None
+    if raw.envy is not None and wager is Wager.ACE_HIGH:
+        raise PaytableError(source, f"{key}.envy", "Ace High paytables have no Envy column")
     if raw.envy is not None:
         try:
             envy = parse_dollars(raw.envy)
@@ -247,6 +260,8 @@ def seed_paytables() -> dict[str, Paytable]:
     for entry in sorted(folder.iterdir(), key=lambda item: _seed_order(item.name)):
         if entry.name.endswith(".toml"):
             paytable = parse_paytable(entry.read_bytes(), f"controller/paytables/{entry.name}")
+            if paytable.name in tables or paytable.name != entry.name.removesuffix(".toml"):
+                raise PaytableError(paytable.name, "name", "must match its file name, once")
             tables[paytable.name] = paytable
     return tables
 
