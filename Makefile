@@ -10,7 +10,7 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench,plot]'
 	@rm -f $(VENV)/.installed-* && touch $@
 
 test: lint typecheck unit
@@ -27,6 +27,7 @@ unit: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/classify.py
+	$(BIN)/python bench/analyze.py
 
 demo: $(STAMP)
 	@echo "The daemon and its demo arrive with the controller-daemon issue."

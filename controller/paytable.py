@@ -1,24 +1,26 @@
 """Paytables as typed values: what each line pays, its Envy amount, and the progressive terms.
 
-A paytable lists its lines in the seed's order, which is the order of pay: the first line a
-hand qualifies for is the highest-paying line it qualifies for (BRIEF §2). The loader
-(:mod:`controller.paytable_files`) checks that odds and fixed pays never rise down the list, so
-that "first" and "highest-paying" agree wherever pays can be compared; between a
-percent-of-meter pay and a fixed pay the seed's order decides, because the meter moves.
+A hand is paid on exactly one line: the **highest-paying** line of the paytable that it
+qualifies for (BRIEF §2), ties going to the line listed first (the seed lists lines in order of
+pay, and the loader checks that odds and fixed pays never rise down the list). Where a
+percent-of-meter pay competes with a fixed one, which pays more depends on the meter: on
+Progressive Paytable 5 (§ 688a.12(d)) four aces and the joker are both "Five aces" (10 % of the
+meter) and "Five-of-a-kind" ($1,000), so they are paid $1,000 while the meter is under $10,000
+and 10 % of it above. :meth:`Paytable.line_for` therefore takes the meter; without one it uses
+the meter seed.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from fractions import Fraction
 from typing import TYPE_CHECKING, Final
 
 from controller.lines import BIT, Line
 from controller.money import format_cents, format_percent
 
 if TYPE_CHECKING:
-    from fractions import Fraction
-
     from controller.cards import JokerMode
 
 
@@ -77,6 +79,26 @@ class MeterPay:
 Pay = Odds | Push | FixedPay | MeterPay
 
 
+def pay_value(pays: Pay, meter_cents: int | Fraction) -> Fraction:
+    """What a pay is worth on one wager, to compare pays within one paytable.
+
+    Odds tables compare in units of the wager (a push is 0), progressive ones in cents at the
+    given meter; one paytable never mixes the two (the loader sees to it).
+    """
+    if isinstance(pays, Odds):
+        return Fraction(pays.to_one)
+    if isinstance(pays, Push):
+        return Fraction(0)
+    if isinstance(pays, FixedPay):
+        return Fraction(pays.cents)
+    return pays.fixed_cents + pays.percent * meter_cents
+
+
+def meter_percent(pays: Pay) -> Fraction:
+    """The share of the meter a pay takes (0 for anything but a meter pay)."""
+    return pays.percent if isinstance(pays, MeterPay) else Fraction(0)
+
+
 @dataclass(frozen=True, slots=True)
 class PaytableLine:
     """One row of a paytable: the line it pays, the seed's words for it, the pay and the Envy."""
@@ -109,18 +131,60 @@ class Paytable:
     joker: JokerMode
     lines: tuple[PaytableLine, ...]
     progressive: ProgressiveTerms | None = None
-    _by_mask: dict[int, PaytableLine | None] = field(
+    _by_mask: dict[int, PaytableLine | tuple[PaytableLine, ...] | None] = field(
         default_factory=dict, compare=False, repr=False
     )
 
-    def line_for(self, mask: int) -> PaytableLine | None:
-        """The highest-paying line of this paytable among those set in a qualifying mask."""
+    def qualifying_rows(self, mask: int) -> tuple[PaytableLine, ...]:
+        """The rows whose lines are set in a qualifying mask, in listed order."""
+        return tuple(row for row in self.lines if mask & BIT[row.line])
+
+    def line_for(self, mask: int, meter_cents: int | Fraction | None = None) -> PaytableLine | None:
+        """The highest-paying row among those a hand qualifies for, at a meter (default: seed)."""
         try:
-            return self._by_mask[mask]
+            found = self._by_mask[mask]
         except KeyError:
-            found = next((row for row in self.lines if mask & BIT[row.line]), None)
-            self._by_mask[mask] = found
-            return found
+            found = self._by_mask[mask] = self._settle(self.qualifying_rows(mask))
+        if isinstance(found, tuple):
+            return self.best_of(found, meter_cents)
+        return found
+
+    def best_of(
+        self, rows: tuple[PaytableLine, ...], meter_cents: int | Fraction | None = None
+    ) -> PaytableLine | None:
+        """The highest-paying of some rows at a meter; ties go to the row listed first."""
+        if not rows:
+            return None
+        meter = self.seed_cents if meter_cents is None else meter_cents
+        best = rows[0]
+        best_value = pay_value(best.pays, meter)
+        for row in rows[1:]:
+            value = pay_value(row.pays, meter)
+            if value > best_value:
+                best, best_value = row, value
+        return best
+
+    def _settle(
+        self, rows: tuple[PaytableLine, ...]
+    ) -> PaytableLine | tuple[PaytableLine, ...] | None:
+        """The winning row if no meter can change it, else the rows to choose from at a meter.
+
+        A meter never shows less than its seed, so a row that pays most at the seed and gains
+        at least as fast as any other as the meter grows wins at every meter.
+        """
+        if len(rows) <= 1:
+            return rows[0] if rows else None
+        at_seed = self.best_of(rows, self.seed_cents)
+        if at_seed is not None and all(
+            meter_percent(at_seed.pays) >= meter_percent(row.pays) for row in rows
+        ):
+            return at_seed
+        return rows
+
+    @property
+    def seed_cents(self) -> int:
+        """The meter seed of a progressive paytable, 0 for the others."""
+        return self.progressive.meter_seed_cents if self.progressive is not None else 0
 
     @property
     def has_envy(self) -> bool:
@@ -245,6 +309,7 @@ DYNASTY_PROFILES: Final[dict[str, tuple[Line, ...]]] = {
 }
 """The Dynasty Bonus seven-card hands, highest first, of § 645a.6(g) and 13:69F-11(i).
 
-``pa`` reads § 645a.6(g)(3) by its defining text (an ace and queen, as NJ (i)3 also says);
+``pa`` reads § 645a.6(g)(3) by its defining text (a natural royal flush and a natural ace and
+queen; NJ (i)3 also names the ace and queen but accepts a royal with the joker);
 ``pa-caption`` reads it by its caption ("ace/king suited"). See docs/rules.md.
 """

@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from typing import TYPE_CHECKING
 
 import pytest
 
 from controller import __version__
 from controller.cli import main
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -108,6 +112,34 @@ def test_hand_readable_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert "Five aces: pays 10% of meter" in out
 
 
+def test_hand_progressive_line_depends_on_the_meter(capsys: pytest.CaptureFixture[str]) -> None:
+    hand = "Ac Ad Ah As Jk 2c 3d"
+    status, out, _ = run(capsys, "hand", hand, "--paytable", "progressive-5", "--json")
+    report = json.loads(out)
+    assert status == 0
+    assert (report["line"], report["pays"], report["meter_cents"]) == (
+        "five-of-a-kind",
+        "$1,000",
+        500_000,
+    )
+    status, out, _ = run(
+        capsys, "hand", hand, "--paytable", "progressive-5", "--meter", "$12,345.67", "--json"
+    )
+    report = json.loads(out)
+    assert (report["line"], report["pays"], report["meter_cents"]) == (
+        "five-aces",
+        "10% of meter",
+        1_234_567,
+    )
+
+
+def test_hand_bad_meter_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["hand", "Ac Ad Ah As Jk 2c 3d", "--paytable", "progressive-5", "--meter", "lots"])
+    assert exited.value.code == 2
+    assert "--meter" in capsys.readouterr().err
+
+
 def test_hand_ace_high_needs_the_dealer(capsys: pytest.CaptureFixture[str]) -> None:
     status, _, err = run(capsys, "hand", "As Kd Qc 9s 7h 3c 2d", "--paytable", "ace-high-1")
     assert status == 1
@@ -149,3 +181,95 @@ def test_hand_ace_five_option(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "hand", "As 2d 3c 4h 5s 9c Jd", "--ace-five", "lowest", "--json")
     assert status == 0
     assert json.loads(out)["rank"] == "straight, 5 high"
+
+
+# jackpotd analyze
+
+
+def test_analyze_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "analyze", "fortune-1", "--json", "--quiet")
+    document = json.loads(out)
+    assert status == 0
+    assert document["paytable"] == "fortune-1"
+    assert document["total_hands"] == 154_143_080
+    assert [line["line"] for line in document["lines"]][:2] == [
+        "seven-card-straight-flush-natural",
+        "royal-flush-plus-natural-suited-king-queen",
+    ]
+    first = document["lines"][0]
+    assert first["count"] == 32
+    assert isinstance(first["count"], int)
+    assert first["probability"] == pytest.approx(32 / 154_143_080)
+    assert first["pays"] == "5,000 to 1"
+    assert (
+        sum(line["count"] for line in document["lines"]) + document["losing_count"] == 154_143_080
+    )
+    assert 0 < document["return"] < 1
+    assert document["house_edge_percent"] == pytest.approx((1 - document["return"]) * 100)
+    numerator, denominator = map(int, document["return_exact"].split("/"))
+    assert numerator / denominator == pytest.approx(document["return"])
+    assert document["envy_per_other_hand_cents"] > 0
+
+
+def test_analyze_ace_high_counts_pairs(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "analyze", "ace-high-1", "--json", "--quiet")
+    document = json.loads(out)
+    assert status == 0
+    assert document["total_pairs"] == 154_143_080 * 53_524_680
+    assert document["total_hands"] == 154_143_080
+    assert (
+        sum(line["count"] for line in document["lines"]) + document["losing_count"]
+        == document["total_pairs"]
+    )
+
+
+def test_analyze_progressive_figures(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "analyze", "progressive-1", "--json", "--quiet")
+    progressive = json.loads(out)["progressive"]
+    assert status == 0
+    assert progressive["meter_seed_cents"] == 1_000_000
+    assert progressive["break_even_meter_cents"] > progressive["meter_seed_cents"]
+    assert progressive["rate_of_progression"] == "28%"
+    assert progressive["long_run_return_low"] <= progressive["long_run_return_high"]
+    status, out, _ = run(capsys, "analyze", "progressive-1", "--quiet")
+    assert "Break-even meter" in out
+    assert "Wagers between 100 %-of-meter hits" in out
+
+
+def test_analyze_all_prints_a_summary_of_18(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = run(capsys, "analyze", "--all", "--progress")
+    assert status == 0
+    rows = out.splitlines()[1:]
+    assert len(rows) == 18
+    assert rows[0].startswith("ace-high-1")
+    assert "counting 154,143,080 hands" in err
+    assert "done in" in err
+
+
+def test_analyze_all_json(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, _ = run(capsys, "analyze", "--all", "--json", "--quiet")
+    assert status == 0
+    assert len(json.loads(out)["paytables"]) == 18
+
+
+def test_analyze_plot_draws_a_png(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    target = tmp_path / "return.png"
+    status, _, _ = run(capsys, "analyze", "progressive-1", "--plot", str(target), "--quiet")
+    assert status == 0
+    assert target.read_bytes().startswith(b"\x89PNG")
+
+
+def test_analyze_plot_needs_a_progressive_paytable(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    status, _, err = run(
+        capsys, "analyze", "fortune-1", "--plot", str(tmp_path / "x.png"), "--quiet"
+    )
+    assert status == 1
+    assert "progressive" in err
+
+
+def test_analyze_unknown_paytable(capsys: pytest.CaptureFixture[str]) -> None:
+    status, _, err = run(capsys, "analyze", "progressive-9", "--quiet")
+    assert status == 1
+    assert "no such paytable" in err

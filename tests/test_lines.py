@@ -193,9 +193,29 @@ def test_688a12_d_fully_wild_joker_makes_five_of_a_kind() -> None:
     assert paid(TABLES["progressive-2"], "Ac Ad Ah As Jk 2c 3d") is Line.FIVE_OF_A_KIND
 
 
-def test_688a12_d_five_aces_is_paid_above_five_of_a_kind_where_both_are_listed() -> None:
-    assert paid(TABLES["progressive-5"], "Ac Ad Ah As Jk 2c 3d") is Line.FIVE_ACES
-    assert paid(TABLES["progressive-5"], "Kc Kd Kh Ks Jk 2c 3d") is Line.FIVE_OF_A_KIND
+def test_brief_2_five_aces_is_paid_on_whichever_line_pays_more_at_the_meter() -> None:
+    table = TABLES["progressive-5"]  # Five aces 10 % of meter, Five-of-a-kind $1,000
+    mask = qualifier(table.joker)(SevenCardHand.parse("Ac Ad Ah As Jk 2c 3d").indices)
+
+    def line_at(meter_cents: int) -> Line | None:
+        row = table.line_for(mask, meter_cents)
+        return None if row is None else row.line
+
+    assert line_at(500_000) is Line.FIVE_OF_A_KIND  # at the $5,000 seed: $500 < $1,000
+    assert line_at(999_999) is Line.FIVE_OF_A_KIND
+    assert line_at(1_000_000) is Line.FIVE_ACES  # equal pays: the line listed first
+    assert line_at(1_000_001) is Line.FIVE_ACES
+    assert paid(table, "Ac Ad Ah As Jk 2c 3d") is Line.FIVE_OF_A_KIND  # no meter: the seed
+    assert paid(table, "Kc Kd Kh Ks Jk 2c 3d") is Line.FIVE_OF_A_KIND
+
+
+def test_brief_2_highest_paying_line_never_depends_on_the_meter_when_one_dominates() -> None:
+    table = TABLES["progressive-1"]  # Five aces 10 % of meter, Four-of-a-kind $75
+    mask = qualifier(table.joker)(SevenCardHand.parse("Ac Ad Ah As Jk 2c 3d").indices)
+    assert table.line_for(mask, 1_000_000) is table.line_for(mask, 10**9)
+    row = table.line_for(mask)
+    assert row is not None
+    assert row.line is Line.FIVE_ACES
 
 
 def test_688a12_d_fully_wild_joker_pairs_any_rank() -> None:

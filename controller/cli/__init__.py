@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from controller import __version__
 from controller.cards import CardError, HandError
-from controller.cli import hand, paytables
+from controller.cli import analyze, hand, paytables
 from controller.money import MoneyError
 from controller.paytable_files import PaytableError
 
@@ -29,6 +29,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     paytables.register(commands)
     hand.register(commands)
+    analyze.register(commands)
     return parser
 
 
@@ -37,7 +38,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         status: int = args.run(args)
-    except (CardError, HandError, PaytableError, MoneyError) as error:
+    except (CardError, HandError, PaytableError, MoneyError, analyze.PlotUnavailableError) as error:
         print(f"jackpotd: {error}", file=sys.stderr)
         return EXIT_INPUT
     return status

@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from controller.cards import JokerMode, SevenCardHand
-from controller.money import format_cents
+from controller.money import format_cents, parse_dollars
 from controller.paytable_files import PaytableError, find_paytable
 from controller.qualify import ace_high_outcomes, qualifier
 from controller.ranking import AceFive, best_five
@@ -33,16 +33,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         default=AceFive.SECOND_HIGHEST.value,
         help="where A-2-3-4-5 ranks (NJ 13:69F-11(d) allows 'lowest')",
     )
+    parser.add_argument(
+        "--meter",
+        type=parse_dollars,
+        help="the meter, e.g. '$12,345.67', for a progressive paytable (default: its seed)",
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run)
 
 
 def _winning_row(
-    hand: SevenCardHand, dealer_text: str | None, table: Paytable
+    hand: SevenCardHand, dealer_text: str | None, table: Paytable, meter_cents: int
 ) -> PaytableLine | None:
     mask = qualifier(table.joker)(hand.indices)
     if not table.dealer_and_player:
-        return table.line_for(mask)
+        return table.line_for(mask, meter_cents)
     if dealer_text is None:
         raise PaytableError(table.name, "--dealer", "an Ace High paytable needs the dealer's hand")
     dealer = SevenCardHand.parse(dealer_text)
@@ -57,7 +62,9 @@ def run(args: argparse.Namespace) -> int:
     table = find_paytable(args.paytable) if args.paytable else None
     mode = table.joker if table is not None else JokerMode.SEMI_WILD
     best = best_five(hand, mode, AceFive(args.ace_five))
-    row = _winning_row(hand, args.dealer, table) if table is not None else None
+    meter = args.meter if args.meter is not None else (table.seed_cents if table else 0)
+    row = _winning_row(hand, args.dealer, table, meter) if table is not None else None
+    progressive = table is not None and table.progressive is not None
     report: dict[str, Any] = {
         "cards": [card.code for card in hand],
         "best_five": [card.code for card in best.cards],
@@ -68,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         "outcome": row.outcome if row is not None else None,
         "pays": str(row.pays) if row is not None else None,
         "envy_cents": row.envy_cents if row is not None else None,
+        "meter_cents": meter if progressive else None,
     }
     if args.json:
         print(json.dumps(report))
@@ -76,7 +84,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"Cards:     {' '.join(report['cards'])}")
     print(f"Best five: {' '.join(report['best_five'])}{joker}: {report['rank']}")
     if table is not None:
-        print(f"Paytable:  {table.name} ({table.title}), joker {mode.value}")
+        at_meter = f", meter {format_cents(meter)}" if progressive else ""
+        print(f"Paytable:  {table.name} ({table.title}), joker {mode.value}{at_meter}")
         if row is None:
             print("Line:      none, the wager loses")
         else:

@@ -1,0 +1,276 @@
+"""``jackpotd analyze``: the exact figures of a paytable over all 154,143,080 hands."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, TextIO
+
+from controller.analyzer.report import Analysis, Analyzer, ProgressiveFigures
+from controller.money import format_cents, format_percent
+from controller.paytable_files import find_paytable, seed_paytables
+
+if TYPE_CHECKING:
+    import argparse
+
+    from controller.paytable import Paytable
+
+
+class PlotUnavailableError(RuntimeError):
+    """``--plot`` without matplotlib installed."""
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``analyze`` to the command line."""
+    parser = commands.add_parser(
+        "analyze",
+        help="exact probabilities, return and house edge of a paytable",
+        description="Counts every seven-card hand of the 53-card deck exactly (docs/analyzer.md).",
+    )
+    target = parser.add_mutually_exclusive_group(required=True)
+    target.add_argument("name", nargs="?", help="a paytable name (e.g. fortune-1) or .toml path")
+    target.add_argument("--all", action="store_true", help="every seed paytable, with a summary")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.add_argument(
+        "--plot", metavar="FILE.png", help="draw return against meter (progressive)"
+    )
+    shown = parser.add_mutually_exclusive_group()
+    shown.add_argument("--progress", action="store_true", help="show progress even when not a tty")
+    shown.add_argument("--quiet", action="store_true", help="never show progress")
+    parser.set_defaults(run=run)
+
+
+class Progress:
+    """Progress on stderr for work over a second: what is being counted, then the time it took."""
+
+    def __init__(self, stream: TextIO, *, enabled: bool) -> None:
+        self.stream = stream
+        self.enabled = enabled
+        self.started = time.perf_counter()
+
+    def __call__(self, step: str) -> None:
+        """Report a step (with the time since the start) if progress is shown."""
+        if self.enabled:
+            elapsed = time.perf_counter() - self.started
+            print(f"[{elapsed:5.1f}s] {step} ...", file=self.stream, flush=True)
+
+    def done(self) -> None:
+        """Say how long it all took."""
+        self(f"done in {time.perf_counter() - self.started:.1f}s")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Analyse one paytable or all of them and print the result."""
+    progress = Progress(
+        sys.stderr, enabled=args.progress or (sys.stderr.isatty() and not args.quiet)
+    )
+    analyzer = Analyzer(progress=progress)
+    tables = list(seed_paytables().values()) if args.all else [find_paytable(args.name)]
+    analyses = [analyzer.analyze(table) for table in tables]
+    progress.done()
+    if args.plot:
+        draw_return_plot(analyses, args.plot)
+    if args.json:
+        documents = [as_json(analysis) for analysis in analyses]
+        print(json.dumps({"paytables": documents} if args.all else documents[0], indent=2))
+    elif args.all:
+        print_summary(analyses)
+    else:
+        print_analysis(analyses[0])
+    return 0
+
+
+def _ratio(value: Fraction) -> str:
+    return f"{value.numerator}/{value.denominator}"
+
+
+def _one_in(value: Fraction | None) -> float | None:
+    return float(value) if value is not None else None
+
+
+def as_json(analysis: Analysis) -> dict[str, Any]:
+    """The JSON contract of docs/analyzer.md: counts exact, derived figures as floats and ratios."""
+    table = analysis.paytable
+    document: dict[str, Any] = {
+        "paytable": table.name,
+        "title": table.title,
+        "wager": str(table.wager),
+        "joker": table.joker.value,
+        "total_hands": analysis.ace_high.hands if analysis.ace_high else analysis.total,
+        "lines": [
+            {
+                "line": str(line.row.line),
+                "outcome": line.row.outcome,
+                "count": line.count,
+                "probability": float(line.probability),
+                "one_in": _one_in(line.one_in),
+                "pays": str(line.row.pays),
+                "envy_cents": line.row.envy_cents,
+                "return_contribution": float(line.fixed_return),
+            }
+            for line in analysis.lines
+        ],
+        "losing_count": analysis.losing_count,
+        "return": float(analysis.return_),
+        "return_exact": _ratio(analysis.return_),
+        "house_edge_percent": float(analysis.house_edge * 100),
+        "house_edge_exact": _ratio(analysis.house_edge),
+    }
+    if (counts := analysis.ace_high) is not None:
+        document["total_pairs"] = counts.pairs
+        document["dealer_ace_high_probability"] = float(
+            Fraction(counts.natural_hands + counts.joker_hands, counts.hands)
+        )
+    if (envy := analysis.envy_per_other_hand_cents) is not None:
+        document["envy_per_other_hand_cents"] = float(envy)
+        document["envy_per_other_hand_exact_cents"] = _ratio(envy)
+    if (figures := analysis.progressive) is not None:
+        terms = figures.terms
+        low, high = figures.long_run_return
+        break_even = figures.break_even_meter_cents
+        for line, data in zip(analysis.lines, document["lines"], strict=True):
+            at_seed = line.fixed_return + line.meter_share * terms.meter_seed_cents
+            data["return_contribution"] = float(at_seed)
+        document["progressive"] = {
+            "wager_cents": terms.wager_cents,
+            "meter_seed_cents": terms.meter_seed_cents,
+            "return_at_seed": float(figures.return_at_seed),
+            "return_base": float(figures.return_base),
+            "return_per_meter_dollar": float(figures.return_per_meter_cent * 100),
+            "break_even_meter_cents": float(break_even) if break_even is not None else None,
+            "wagers_per_top_hit": _one_in(figures.wagers_per_top_hit),
+            "rate_of_progression": format_percent(terms.rate_of_progression),
+            "reserve_rate": format_percent(terms.reserve_rate),
+            "contribution_rate": format_percent(figures.contribution_rate),
+            "seed_cost_rate": float(figures.seed_cost_rate),
+            "long_run_return_low": float(low),
+            "long_run_return_high": float(high),
+        }
+    return document
+
+
+def _amount(cents: Fraction | int) -> str:
+    return format_cents(int(cents))
+
+
+def print_analysis(analysis: Analysis) -> None:
+    """The readable table of one paytable."""
+    table = analysis.paytable
+    unit = "dealer/player pairs" if analysis.ace_high else "seven-card hands"
+    print(f"{table.title}  [{table.name}], joker {table.joker.value}")
+    print(f"{analysis.total:,} {unit} of the 53-card deck, counted exactly")
+    print()
+    width = max(len(line.row.outcome) for line in analysis.lines) + 2
+    header = (
+        f"{'Outcome':<{width}}{'Count':>22} {'Probability':>12} {'1 in':>16} "
+        f"{'Pays':>22} {'Return':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    seed = analysis.progressive.terms.meter_seed_cents if analysis.progressive else 0
+    for line in analysis.lines:
+        one_in = f"{float(line.one_in):,.1f}" if line.one_in else "never"
+        share = float(line.fixed_return + line.meter_share * seed)
+        print(
+            f"{line.row.outcome:<{width}}{line.count:>22,} {float(line.probability):>12.4e} "
+            f"{one_in:>16} {line.row.pays!s:>22} {share:>10.6f}"
+        )
+    losing = analysis.losing_count
+    print(f"{'No win':<{width}}{losing:>22,} {losing / analysis.total:>12.4e}")
+    print(f"{'Total':<{width}}{analysis.total:>22,}")
+    print()
+    where = " at the meter seed" if analysis.progressive else ""
+    print(f"Return{where}: {float(analysis.return_):.6f} ({_ratio(analysis.return_)})")
+    print(f"House edge{where}: {float(analysis.house_edge * 100):.4f} %")
+    if analysis.ace_high:
+        counts = analysis.ace_high
+        dealer = Fraction(counts.natural_hands + counts.joker_hands, counts.hands)
+        print(f"Dealer ace high: {float(dealer):.6f} of hands")
+    if (envy := analysis.envy_per_other_hand_cents) is not None:
+        print(f"Envy per other hand at the table: {float(envy) / 100:.6f} dollars")
+    if analysis.progressive is not None:
+        print_progressive(analysis.progressive)
+
+
+def print_progressive(figures: ProgressiveFigures) -> None:
+    """The meter-dependent figures of a progressive paytable."""
+    terms = figures.terms
+    low, high = figures.long_run_return
+    base, slope = float(figures.return_base), float(figures.return_per_meter_cent * 100)
+    print(f"Return by meter M ($), at the seed: R(M) = {base:.6f} + {slope:.6e} M")
+    for crossover in figures.crossovers:
+        print(
+            f"From a meter of {_amount(crossover.meter_cents)} the {crossover.count:,} hands paid "
+            f"{crossover.below.outcome!r} are paid {crossover.above.outcome!r}, which pays more"
+        )
+    if (break_even := figures.break_even_meter_cents) is not None:
+        print(f"Break-even meter (R = 100 %): {_amount(break_even)}")
+    if (wagers := figures.wagers_per_top_hit) is not None:
+        print(f"Wagers between 100 %-of-meter hits: {float(wagers):,.0f}")
+    print(
+        f"Contributions: progression {format_percent(terms.rate_of_progression)} + reserve "
+        f"{format_percent(terms.reserve_rate)} = "
+        f"{format_percent(figures.contribution_rate)} of each wager"
+    )
+    print(f"Reseeding after 100 % hits costs {float(figures.seed_cost_rate):.6f} per unit wagered")
+    span = f"{float(low):.6f}" if low == high else f"{float(low):.6f} to {float(high):.6f}"
+    print(f"Long-run return with contributions paid out: {span}")
+
+
+def print_summary(analyses: list[Analysis]) -> None:
+    """One row per paytable."""
+    print(f"{'Paytable':<15}{'Wager':<15}{'Joker':<11}{'Return':>10}{'House edge':>12}  Notes")
+    for analysis in analyses:
+        table = analysis.paytable
+        notes = ""
+        if (figures := analysis.progressive) is not None:
+            break_even = figures.break_even_meter_cents
+            low, high = figures.long_run_return
+            notes = f"at seed {_amount(figures.terms.meter_seed_cents)}; long run {float(low):.4f}"
+            notes += f"-{float(high):.4f}" if high != low else ""
+            notes += f"; break-even meter {_amount(break_even)}" if break_even is not None else ""
+        print(
+            f"{table.name:<15}{table.wager:<15}{table.joker.value:<11}"
+            f"{float(analysis.return_):>10.6f}{float(analysis.house_edge * 100):>11.4f}%  {notes}"
+        )
+
+
+def draw_return_plot(analyses: list[Analysis], path: str) -> None:
+    """Return against meter for each progressive paytable, to a PNG file."""
+    progressives = [analysis for analysis in analyses if analysis.progressive is not None]
+    if not progressives:
+        raise PlotUnavailableError("--plot draws progressive paytables; none was analysed")
+    try:
+        import matplotlib as mpl  # noqa: PLC0415 - optional extra, loaded only for --plot
+
+        mpl.use("Agg")
+        from matplotlib import pyplot as plt  # noqa: PLC0415
+    except ImportError as error:
+        raise PlotUnavailableError("--plot needs matplotlib: pip install '.[plot]'") from error
+    figure, axes = plt.subplots(figsize=(9, 5.5))
+    for analysis in progressives:
+        figures = analysis.progressive
+        assert figures is not None  # noqa: S101 - filtered above
+        seed = figures.terms.meter_seed_cents
+        break_even = figures.break_even_meter_cents or Fraction(seed)
+        top = max(2 * seed, int(break_even * Fraction(5, 4)))
+        meters = [seed + (top - seed) * step // 100 for step in range(101)]
+        axes.plot(
+            [meter / 100 for meter in meters],
+            [float(figures.return_at(meter)) * 100 for meter in meters],
+            label=_label(analysis.paytable),
+        )
+    axes.axhline(100, color="grey", linewidth=0.8, linestyle="--")
+    axes.set_xlabel("meter ($)")
+    axes.set_ylabel("return (% of wager)")
+    axes.set_title("Return against meter value")
+    axes.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    plt.close(figure)
+
+
+def _label(table: Paytable) -> str:
+    return table.name
