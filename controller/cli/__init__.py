@@ -6,9 +6,13 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from controller import __version__
 from controller.cards import CardError, HandError
-from controller.cli import analyze, hand, paytables
+from controller.cli import analyze, hand, paytables, report, supervisor
+from controller.cli.common import CommandError
+from controller.journal import JournalError
 from controller.money import MoneyError
 from controller.paytable_files import PaytableError
 
@@ -30,6 +34,8 @@ def build_parser() -> argparse.ArgumentParser:
     paytables.register(commands)
     hand.register(commands)
     analyze.register(commands)
+    supervisor.register(commands)
+    report.register(commands)
     return parser
 
 
@@ -38,7 +44,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         status: int = args.run(args)
-    except (CardError, HandError, PaytableError, MoneyError, analyze.PlotUnavailableError) as error:
+    except (
+        CardError,
+        HandError,
+        PaytableError,
+        MoneyError,
+        JournalError,
+        analyze.PlotUnavailableError,
+        msgspec.ValidationError,
+        msgspec.DecodeError,
+        CommandError,
+    ) as error:
         print(f"jackpotd: {error}", file=sys.stderr)
         return EXIT_INPUT
     return status

@@ -1,0 +1,281 @@
+"""Supervisors' and auditors' commands over the journal: meters, hits, verify-hit, adjust, verify.
+
+Every command takes ``--db PATH`` (default ``var/journal.db``, or ``$JACKPOTD_DB``) and
+``--json``. Commands that change something (``verify-hit``, ``adjust``) append an event with
+who and why; the journal records a refusal as faithfully as an acceptance.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from controller.effects import fraction_text
+from controller.events import HitVerified, MeterAdjusted, decode_event
+from controller.journal import Journal, JournalError
+from controller.journal.verify import verify
+from controller.money import MoneyError, format_cents, format_percent, parse_dollars
+from controller.pool import ACCOUNTS
+
+if TYPE_CHECKING:
+    import argparse
+
+    from controller.journal import Receipt
+    from controller.pool import Pool
+
+DEFAULT_DB = "var/journal.db"
+
+
+def add_db(parser: argparse.ArgumentParser) -> None:
+    """The options every journal command takes."""
+    parser.add_argument(
+        "--db",
+        default=os.environ.get("JACKPOTD_DB", DEFAULT_DB),
+        help=f"the journal file (default {DEFAULT_DB}, or $JACKPOTD_DB)",
+    )
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def now() -> str:
+    """The current UTC time, as events carry it."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the journal commands."""
+    meters = commands.add_parser("meters", help="every pool's meters and counters")
+    add_db(meters)
+    meters.set_defaults(run=run_meters)
+
+    hits = commands.add_parser("hits", help="progressive hits and payouts needing verification")
+    add_db(hits)
+    hits.add_argument("--pending", action="store_true", help="only those awaiting verification")
+    hits.add_argument("--pool", help="only this pool's")
+    hits.set_defaults(run=run_hits)
+
+    verify_hit = commands.add_parser("verify-hit", help="verify a pending payout so it is paid")
+    add_db(verify_hit)
+    verify_hit.add_argument("hit", help="the payout id (see jackpotd hits --pending)")
+    verify_hit.add_argument("--by", required=True, help="the verifying supervisor")
+    verify_hit.set_defaults(run=run_verify_hit)
+
+    adjust = commands.add_parser("adjust", help="a documented correction to a pool")
+    add_db(adjust)
+    adjust.add_argument("pool")
+    adjust.add_argument("--amount", required=True, help="signed dollars, e.g. -12.34 or +$5")
+    adjust.add_argument("--account", choices=ACCOUNTS, default="meter")
+    adjust.add_argument("--reason", required=True)
+    adjust.add_argument("--by", required=True)
+    adjust.set_defaults(run=run_adjust)
+
+    check = commands.add_parser("verify", help="check the hash chain and replay the journal")
+    add_db(check)
+    check.set_defaults(run=run_verify)
+
+    feed = commands.add_parser("apply", help="append events from a JSON-lines file (labs, tests)")
+    add_db(feed)
+    feed.add_argument("events", help="a file of one JSON event per line, or - for stdin")
+    feed.set_defaults(run=run_apply)
+
+
+def open_journal(args: argparse.Namespace, *, must_exist: bool = True) -> Journal:
+    """The journal named by ``--db``; it must exist unless events are being fed in."""
+    if must_exist and not os.path.exists(args.db):  # noqa: PTH110 - a plain string path
+        raise JournalError(f"{args.db}: no such journal (use --db)")
+    os.makedirs(os.path.dirname(args.db) or ".", exist_ok=True)  # noqa: PTH103, PTH120
+    return Journal(args.db)
+
+
+def pool_summary(pool: Pool) -> dict[str, Any]:
+    """A pool's meters and counters as JSON (cents; exact amounts as fraction text)."""
+    terms = pool.terms
+    return {
+        "pool": pool.pool_id,
+        "paytable": terms.paytable,
+        "revision": pool.revision,
+        "meter_cents": pool.meter_cents,
+        "meter_exact": fraction_text(pool.meter),
+        "reserve_cents": pool.reserve_cents,
+        "reserve_exact": fraction_text(pool.reserve),
+        "overflow_cents": pool.overflow_cents,
+        "overflow_exact": fraction_text(pool.overflow),
+        "seed_cents": terms.seed_cents,
+        "limit_cents": terms.limit_cents,
+        "rate_of_progression": format_percent(terms.rate_of_progression),
+        "reserve_rate": format_percent(terms.reserve_rate),
+        "pending_revision": pool.pending_revision,
+        "wagers": pool.wagers_count,
+        "wagers_cents": pool.wagers_cents,
+        "contributions_exact": fraction_text(pool.contributions),
+        "hits": pool.hits_count,
+        "paid_cents": pool.paid_cents,
+        "house_funding_cents": pool.house_funding_cents,
+        "reserve_funding_cents": pool.reserve_funding_cents,
+        "adjustments_cents": pool.adjustments_cents,
+        "last_hits": [
+            {
+                "hit": hit.hit_id,
+                "table": hit.table_id,
+                "seat": hit.seat,
+                "line": hit.line,
+                "amount_cents": hit.amount_cents,
+            }
+            for hit in pool.last_hits
+        ],
+    }
+
+
+def run_meters(args: argparse.Namespace) -> int:
+    """Print every pool."""
+    with open_journal(args) as journal:
+        pools = [pool_summary(pool) for _, pool in sorted(journal.state.pools.items())]
+    if args.json:
+        print(json.dumps({"pools": pools}, indent=2))
+        return 0
+    for pool in pools:
+        limit = format_cents(pool["limit_cents"]) if pool["limit_cents"] is not None else "none"
+        pending = (
+            f", revision {pool['pending_revision']} queued" if pool["pending_revision"] else ""
+        )
+        print(f"{pool['pool']}  [{pool['paytable']}, revision {pool['revision']}{pending}]")
+        meter, seed = format_cents(pool["meter_cents"]), format_cents(pool["seed_cents"])
+        print(f"  meter     {meter:>16}   seed {seed}, limit {limit}")
+        reserve, overflow = (
+            format_cents(pool["reserve_cents"]),
+            format_cents(pool["overflow_cents"]),
+        )
+        print(f"  reserve   {reserve:>16}   overflow {overflow}")
+        print(
+            f"  wagers    {pool['wagers']:>16,}   {format_cents(pool['wagers_cents'])} at "
+            f"{pool['rate_of_progression']} + {pool['reserve_rate']} reserve"
+        )
+        paid = format_cents(pool["paid_cents"])
+        print(f"  hits      {pool['hits']:>16,}   {paid} paid from the meter")
+        print(
+            f"  seeds     house {format_cents(pool['house_funding_cents'])}, "
+            f"reserve {format_cents(pool['reserve_funding_cents'])}; "
+            f"adjustments {format_cents(pool['adjustments_cents'])}"
+        )
+    return 0
+
+
+def run_hits(args: argparse.Namespace) -> int:
+    """Print progressive hits and payouts that needed verification, newest first."""
+    where = ["(kind = 'progressive' OR verified_by IS NOT NULL OR status = 'pending')"]
+    params: list[Any] = []
+    if args.pending:
+        where.append("status = 'pending'")
+    if args.pool:
+        where.append("pool_id = ?")
+        params.append(args.pool)
+    with open_journal(args) as journal:
+        query = f"SELECT * FROM payouts WHERE {' AND '.join(where)} ORDER BY seq DESC"  # noqa: S608
+        rows = [dict(row) for row in journal.db.query(query, params)]
+    for row in rows:
+        row["tax_report"] = bool(row["tax_report"])
+    if args.json:
+        print(json.dumps({"hits": rows}, indent=2))
+        return 0
+    if not rows:
+        print("no pending payouts" if args.pending else "no hits")
+    for row in rows:
+        flags = " TAX" if row["tax_report"] else ""
+        status = row["status"].upper() + (f" by {row['verified_by']}" if row["verified_by"] else "")
+        print(
+            f"{row['payout_id']}  {row['at']}  table {row['table_id']} seat {row['seat']}  "
+            f"{row['line']}  {format_cents(row['win_cents'])}  {status}{flags}"
+        )
+    return 0
+
+
+def _receipt_json(receipt: Receipt) -> dict[str, Any]:
+    return {
+        "seq": receipt.seq,
+        "event_id": receipt.event_id,
+        "outcome": receipt.outcome,
+        "reason": receipt.reason,
+        "duplicate": receipt.duplicate,
+    }
+
+
+def _report_receipt(args: argparse.Namespace, receipt: Receipt) -> int:
+    if args.json:
+        print(json.dumps(_receipt_json(receipt)))
+    elif receipt.applied:
+        print(f"journaled as row {receipt.seq} ({receipt.event_id})")
+    else:
+        print(f"refused: {receipt.reason} (journaled as row {receipt.seq})", file=sys.stderr)
+    return 0 if receipt.applied else 1
+
+
+def run_verify_hit(args: argparse.Namespace) -> int:
+    """Mark a pending payout verified."""
+    event = HitVerified(f"verify-{uuid.uuid4()}", now(), args.hit, args.by)
+    with open_journal(args) as journal:
+        return _report_receipt(args, journal.append(event))
+
+
+def run_adjust(args: argparse.Namespace) -> int:
+    """Journal a documented correction."""
+    text = args.amount.strip()
+    sign = -1 if text.startswith("-") else 1
+    amount = text.lstrip("+-").strip()
+    try:
+        cents = sign * parse_dollars(amount if amount.startswith("$") else f"${amount}")
+    except MoneyError as error:
+        raise MoneyError(f"--amount: {error}") from None
+    event = MeterAdjusted(
+        f"adjust-{uuid.uuid4()}", now(), args.pool, args.account, cents, args.by, args.reason
+    )
+    with open_journal(args) as journal:
+        return _report_receipt(args, journal.append(event))
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Check the chain and replay; exit 1 with the problems on any mismatch."""
+    report = verify(args.db)
+    if args.json:
+        document = {"ok": report.ok, "rows": report.rows, "pools": report.pools}
+        print(json.dumps(document | {"problems": report.problems}, indent=2))
+    elif report.ok:
+        meters = ", ".join(f"{pool} {format_cents(cents)}" for pool, cents in report.pools.items())
+        print(f"journal OK: {report.rows:,} rows, chain intact, replay matches ({meters})")
+    else:
+        print(f"journal FAILED verification ({args.db}):", file=sys.stderr)
+        for problem in report.problems:
+            print(f"  {problem}", file=sys.stderr)
+    return 0 if report.ok else 1
+
+
+def run_apply(args: argparse.Namespace) -> int:
+    """Append JSON-lines events; exit 1 if any was refused."""
+    stream = sys.stdin if args.events == "-" else open(args.events, encoding="utf-8")  # noqa: SIM115, PTH123
+    with stream, open_journal(args, must_exist=False) as journal:
+        events = [decode_event(line) for line in stream if line.strip()]
+        receipts = journal.append_many(events)
+    refused = 0
+    for receipt in receipts:
+        refused += not receipt.applied
+        if args.json:
+            print(
+                json.dumps(
+                    {
+                        "seq": receipt.seq,
+                        "event_id": receipt.event_id,
+                        "outcome": receipt.outcome,
+                        "reason": receipt.reason,
+                        "duplicate": receipt.duplicate,
+                    }
+                )
+            )
+        elif not receipt.applied:
+            print(
+                f"row {receipt.seq} {receipt.event_id}: refused: {receipt.reason}", file=sys.stderr
+            )
+    if not args.json:
+        print(f"{len(receipts)} events, {refused} refused")
+    return 1 if refused else 0

@@ -1,0 +1,157 @@
+"""What applying an event did, as journaled beside it: contributions, pays, payouts, changes.
+
+Effects are derived: replaying the event from the state before it gives them again, which is
+what ``jackpotd verify`` checks. They exist in the journal so that an auditor (and
+``jackpotd report``) can read every movement of money without re-running the rules. Exact
+amounts of cents are written as fractions in text (``"37/4"``), whole cents as integers.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import msgspec
+
+
+def fraction_text(value: Fraction) -> str:
+    """An exact amount as text: ``"12"`` or ``"37/4"``."""
+    return (
+        str(value.numerator) if value.denominator == 1 else f"{value.numerator}/{value.denominator}"
+    )
+
+
+def parse_fraction(text: str) -> Fraction:
+    """The inverse of :func:`fraction_text`."""
+    return Fraction(text)
+
+
+class Effect(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="effect"):
+    """Fields every effect has: the pool it touches, if any."""
+
+
+class Contributed(Effect, frozen=True, tag="contributed"):
+    """A locked progressive wager's exact contributions."""
+
+    pool_id: str
+    table_id: str
+    round_id: str
+    seat: int
+    wager_cents: int
+    to_meter: str
+    to_reserve: str
+    to_overflow: str
+
+
+class MeterPaid(Effect, frozen=True, tag="meter-paid"):
+    """A pay taken off a meter, and the reseed after it."""
+
+    pool_id: str
+    payout_id: str
+    paid_cents: int
+    meter_before: str
+    reseed_cents: int
+    from_reserve_cents: int
+    from_house_cents: int
+    from_overflow: str
+    reset: bool
+    terms_applied: bool
+
+
+class PayoutMade(Effect, frozen=True, tag="payout"):
+    """One settled wager or Envy bonus."""
+
+    payout_id: str
+    table_id: str
+    round_id: str
+    seat: int
+    spot: str
+    kind: str
+    wager_cents: int
+    line: str | None
+    win_cents: int
+    returned_cents: int
+    from_meter_cents: int
+    pool_id: str | None
+    capped_cents: int
+    envy_from_seat: int | None
+    status: str
+    tax_report: bool
+
+
+class PoolOpenedEffect(Effect, frozen=True, tag="pool-opened"):
+    """A pool was opened at revision ``revision``, the house funding its seed."""
+
+    pool_id: str
+    revision: int
+    seed_cents: int
+
+
+class TermsChanged(Effect, frozen=True, tag="terms-changed"):
+    """New pool terms, queued until the jackpot is won or applied at once."""
+
+    pool_id: str
+    revision: int
+    applied: bool
+    reseed_cents: int
+
+
+class Adjusted(Effect, frozen=True, tag="adjusted"):
+    """A documented correction."""
+
+    pool_id: str
+    account: str
+    amount_cents: int
+
+
+class Verified(Effect, frozen=True, tag="verified"):
+    """A pending payout verified by a supervisor."""
+
+    payout_id: str
+    by: str
+
+
+class TableSet(Effect, frozen=True, tag="table-set"):
+    """A table's rules took effect at configuration revision ``revision``."""
+
+    table_id: str
+    revision: int
+
+
+class Balances(Effect, frozen=True, tag="balances"):
+    """A pool's exact balances after the event, and its running totals (for reports)."""
+
+    pool_id: str
+    meter: str
+    reserve: str
+    overflow: str
+    contributions: str
+    paid_cents: int
+    house_funding_cents: int
+    reserve_funding_cents: int
+    adjustments_cents: int
+
+
+AnyEffect = (
+    Contributed
+    | MeterPaid
+    | PayoutMade
+    | PoolOpenedEffect
+    | TermsChanged
+    | Adjusted
+    | Verified
+    | TableSet
+    | Balances
+)
+
+_ENCODER = msgspec.json.Encoder(order="sorted")
+_DECODER = msgspec.json.Decoder(list[AnyEffect])
+
+
+def encode_effects(effects: tuple[AnyEffect, ...] | list[AnyEffect]) -> bytes:
+    """Canonical JSON of a list of effects."""
+    return _ENCODER.encode(list(effects))
+
+
+def decode_effects(data: bytes | str) -> list[AnyEffect]:
+    """Parse journaled effects."""
+    return _DECODER.decode(data)

@@ -1,0 +1,117 @@
+"""Ledger state to database rows and back: pools, tables, open rounds and pending payouts.
+
+Pools are stored whole as JSON with exact amounts as fraction text; tables as the
+``table-configured`` event that set them (rules are rebuilt from it); open rounds as their
+locked wagers; payouts as one row each, queried by the supervisors' commands.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from fractions import Fraction
+from typing import Any
+
+from controller.effects import fraction_text
+from controller.pool import HitRecord, Pool, PoolTerms
+from controller.settlement import Payout, PayoutKind, PayoutStatus, SeatWager, Spot
+
+
+def _terms_json(terms: PoolTerms) -> dict[str, Any]:
+    return {
+        "seed_cents": terms.seed_cents,
+        "rate_of_progression": fraction_text(terms.rate_of_progression),
+        "reserve_rate": fraction_text(terms.reserve_rate),
+        "limit_cents": terms.limit_cents,
+        "paytable": terms.paytable,
+    }
+
+
+def _terms(document: dict[str, Any]) -> PoolTerms:
+    return PoolTerms(
+        seed_cents=document["seed_cents"],
+        rate_of_progression=Fraction(document["rate_of_progression"]),
+        reserve_rate=Fraction(document["reserve_rate"]),
+        limit_cents=document["limit_cents"],
+        paytable=document["paytable"],
+    )
+
+
+EXACT = ("meter", "reserve", "overflow", "contributions")
+COUNTERS = (
+    "revision", "wagers_count", "wagers_cents", "hits_count", "paid_cents",
+    "house_funding_cents", "reserve_funding_cents", "adjustments_cents", "pending_revision",
+)  # fmt: skip
+
+
+def pool_json(pool: Pool) -> str:
+    """A pool as canonical JSON."""
+    document: dict[str, Any] = {"pool_id": pool.pool_id, "terms": _terms_json(pool.terms)}
+    document |= {name: fraction_text(getattr(pool, name)) for name in EXACT}
+    document |= {name: getattr(pool, name) for name in COUNTERS}
+    document["pending_terms"] = _terms_json(pool.pending_terms) if pool.pending_terms else None
+    document["last_hits"] = [asdict(hit) for hit in pool.last_hits]
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+
+def pool_from_json(text: str) -> Pool:
+    """The inverse of :func:`pool_json`."""
+    document = json.loads(text)
+    pending = document["pending_terms"]
+    return Pool(
+        pool_id=document["pool_id"],
+        terms=_terms(document["terms"]),
+        revision=document["revision"],
+        meter=Fraction(document["meter"]),
+        reserve=Fraction(document["reserve"]),
+        overflow=Fraction(document["overflow"]),
+        contributions=Fraction(document["contributions"]),
+        wagers_count=document["wagers_count"],
+        wagers_cents=document["wagers_cents"],
+        hits_count=document["hits_count"],
+        paid_cents=document["paid_cents"],
+        house_funding_cents=document["house_funding_cents"],
+        reserve_funding_cents=document["reserve_funding_cents"],
+        adjustments_cents=document["adjustments_cents"],
+        pending_terms=_terms(pending) if pending else None,
+        pending_revision=document["pending_revision"],
+        last_hits=tuple(HitRecord(**hit) for hit in document["last_hits"]),
+    )
+
+
+def wagers_json(wagers: tuple[SeatWager, ...]) -> str:
+    """Locked wagers of an open round."""
+    return json.dumps(
+        [[w.seat, str(w.spot), w.amount_cents] for w in wagers], separators=(",", ":")
+    )
+
+
+def wagers_from_json(text: str) -> tuple[SeatWager, ...]:
+    """The inverse of :func:`wagers_json`."""
+    return tuple(SeatWager(seat, Spot(spot), amount) for seat, spot, amount in json.loads(text))
+
+
+PAYOUT_COLUMNS = (
+    "payout_id", "seat", "spot", "kind", "wager_cents", "line", "win_cents", "returned_cents",
+    "from_meter_cents", "pool_id", "capped_cents", "envy_from_seat", "status", "tax_report",
+)  # fmt: skip
+
+
+def payout_row(payout: Payout) -> dict[str, Any]:
+    """A payout as a ``payouts`` row (without its journal context)."""
+    row = {name: getattr(payout, name) for name in PAYOUT_COLUMNS}
+    row |= {"spot": str(payout.spot), "kind": str(payout.kind), "status": str(payout.status)}
+    row["tax_report"] = int(payout.tax_report)
+    return row
+
+
+def payout_from_row(row: dict[str, Any]) -> Payout:
+    """The inverse of :func:`payout_row` (extra columns are ignored)."""
+    values = {name: row[name] for name in PAYOUT_COLUMNS}
+    values |= {
+        "spot": Spot(row["spot"]),
+        "kind": PayoutKind(row["kind"]),
+        "status": PayoutStatus(row["status"]),
+        "tax_report": bool(row["tax_report"]),
+    }
+    return Payout(**values)

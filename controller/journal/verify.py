@@ -1,0 +1,124 @@
+"""``jackpotd verify``: check the hash chain and replay the journal from empty.
+
+Three checks, each row in order:
+
+1. **Chain**: sequence numbers run 1, 2, 3, ... with no gap; each row's ``prev_hash`` is the
+   hash of the row before; each row's ``hash`` is what its fields hash to.
+2. **Replay**: the stored event, applied to the state rebuilt so far, gives exactly the stored
+   outcome, reason and effects.
+3. **State**: the state rebuilt from the whole journal equals the materialized state (pools to
+   the fraction of a cent, tables, open rounds, pending payouts, configuration revision), and
+   every pool's money adds up (money in = meter + reserve + overflow + paid).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Final
+
+import msgspec
+import sqlite_utils
+
+from controller.effects import encode_effects
+from controller.events import decode_event, encode_event
+from controller.journal.chain import GENESIS, row_hash
+from controller.journal.codec import pool_json, wagers_json
+from controller.journal.store import APPLIED, REJECTED, JournalError, load_state
+from controller.ledger import LedgerError, LedgerState, apply
+
+MAX_PROBLEMS: Final = 20
+
+
+@dataclass(slots=True)
+class VerifyReport:
+    """What verification found."""
+
+    rows: int = 0
+    pools: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """Whether every check passed."""
+        return not self.problems
+
+    def problem(self, text: str) -> None:
+        """Record a problem (the first few are kept)."""
+        if len(self.problems) < MAX_PROBLEMS:
+            self.problems.append(text)
+
+
+def _replay_row(state: LedgerState, row: dict[str, object], report: VerifyReport) -> LedgerState:
+    seq = row["seq"]
+    try:
+        event = decode_event(str(row["event"]))
+    except msgspec.MsgspecError as error:
+        report.problem(f"row {seq}: the stored event does not decode: {error}")
+        return state
+    if event.event_id != row["event_id"] or encode_event(event).decode() != row["event"]:
+        report.problem(f"row {seq}: the event's id or text differs from the row")
+    try:
+        new_state, effects = apply(state, event)
+        outcome, reason = APPLIED, ""
+    except LedgerError as error:
+        new_state, effects, outcome, reason = state, (), REJECTED, str(error)
+    if (outcome, reason) != (row["outcome"], row["reason"]):
+        report.problem(
+            f"row {seq}: replay gives {outcome} {reason!r}, the journal says "
+            f"{row['outcome']} {row['reason']!r}"
+        )
+    if encode_effects(effects).decode() != row["effects"]:
+        report.problem(f"row {seq}: replay gives other effects than the journal records")
+    return new_state
+
+
+def _compare_state(replayed: LedgerState, stored: LedgerState, report: VerifyReport) -> None:
+    for pool_id in sorted(replayed.pools.keys() | stored.pools.keys()):
+        ours, theirs = replayed.pools.get(pool_id), stored.pools.get(pool_id)
+        if ours is None or theirs is None or pool_json(ours) != pool_json(theirs):
+            report.problem(f"pool {pool_id}: the stored meters differ from the replay")
+        if ours is not None:
+            report.pools[pool_id] = ours.meter_cents
+            if ours.money_in() != ours.money_held_or_paid():
+                report.problem(f"pool {pool_id}: money in does not equal money held or paid")
+    if replayed.table_events != stored.table_events:
+        report.problem("tables: the stored configuration differs from the replay")
+    ours_rounds = {key: wagers_json(w) for key, w in replayed.rounds.items()}
+    theirs_rounds = {key: wagers_json(w) for key, w in stored.rounds.items()}
+    if ours_rounds != theirs_rounds:
+        report.problem("rounds: the stored open rounds differ from the replay")
+    if replayed.pending.keys() != stored.pending.keys():
+        report.problem("payouts: the stored pending payouts differ from the replay")
+    if replayed.revision != stored.revision:
+        report.problem(
+            f"configuration revision: replay gives {replayed.revision}, stored {stored.revision}"
+        )
+
+
+def verify(path: Path | str) -> VerifyReport:
+    """Check a journal file; raises :class:`JournalError` if it cannot be read at all."""
+    location = Path(path)
+    if not location.exists():
+        raise JournalError(f"{location}: no such journal")
+    try:
+        connection = sqlite3.connect(f"file:{location}?mode=ro", uri=True)
+        connection.row_factory = sqlite3.Row
+        rows = [dict(row) for row in connection.execute("SELECT * FROM journal ORDER BY seq")]
+    except sqlite3.Error as error:
+        raise JournalError(f"{location}: cannot read the journal: {error}") from error
+    report = VerifyReport(rows=len(rows))
+    previous, state = GENESIS, LedgerState()
+    for expected, row in enumerate(rows, start=1):
+        if row["seq"] != expected:
+            report.problem(f"row {row['seq']}: expected row {expected}; rows are missing")
+        if row["prev_hash"] != previous:
+            report.problem(f"row {row['seq']}: the chain is broken (previous hash differs)")
+        if row_hash(row["prev_hash"], row) != row["hash"]:
+            report.problem(f"row {row['seq']}: the row's contents do not match its hash")
+        previous = row["hash"]
+        state = _replay_row(state, row, report)
+    _compare_state(state, load_state(sqlite_utils.Database(connection)), report)
+    connection.close()
+    return report

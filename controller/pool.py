@@ -1,0 +1,286 @@
+"""A progressive pool: its meters, its terms, and every way money moves in or out of it.
+
+All balances are exact :class:`fractions.Fraction` amounts of cents. A meter *shows* whole
+cents (rounded down); the sub-cent part is carried, never rounded away (BRIEF §2). Pays are
+whole cents: a percent-of-meter pay is the meter x percent rounded down, and the sub-cent part
+stays on the meter. Seeds are funded in whole cents, first from the reserve's whole cents, then
+by the house; both are tracked.
+
+The pool obeys one identity at every step, which the property tests check:
+
+    contributions + house funding + adjustments == meter + reserve + overflow + paid
+
+Everything here is pure: each operation returns a new :class:`Pool` and a record of what moved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from math import floor
+from typing import Final
+
+LAST_HITS: Final = 25
+
+
+class PoolError(ValueError):
+    """An operation the pool must refuse (it changes nothing)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PoolTerms:
+    """What a pool is configured with. Changes wait until the jackpot is won (BRIEF §3)."""
+
+    seed_cents: int
+    rate_of_progression: Fraction
+    reserve_rate: Fraction = Fraction(0)
+    limit_cents: int | None = None
+    paytable: str = ""
+
+    def __post_init__(self) -> None:
+        if self.seed_cents < 0:
+            raise PoolError("the seed cannot be negative")
+        if self.rate_of_progression < 0 or self.reserve_rate < 0:
+            raise PoolError("rates cannot be negative")
+        if self.rate_of_progression + self.reserve_rate > 1:
+            raise PoolError("rate of progression plus reserve rate exceeds 100% of the wager")
+        if self.limit_cents is not None and self.limit_cents < self.seed_cents:
+            raise PoolError("the limit cannot be below the seed")
+
+
+@dataclass(frozen=True, slots=True)
+class HitRecord:
+    """One of a pool's last hits, as shown to supervisors."""
+
+    hit_id: str
+    table_id: str
+    seat: int
+    line: str
+    amount_cents: int
+    meter_before_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class Contribution:
+    """What one locked wager added, exactly."""
+
+    wager_cents: int
+    to_meter: Fraction
+    to_reserve: Fraction
+    to_overflow: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class MeterPayment:
+    """A pay taken from the meter, and the reseed that followed it."""
+
+    paid_cents: int
+    meter_before: Fraction
+    reseed_cents: int
+    from_reserve_cents: int
+    from_house_cents: int
+    from_overflow: Fraction
+    reset: bool
+    terms_applied: bool
+    hit_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Pool:
+    """A pool's terms, its meters (exact cents) and its audit counters."""
+
+    pool_id: str
+    terms: PoolTerms
+    revision: int = 1
+    meter: Fraction = Fraction(0)
+    reserve: Fraction = Fraction(0)
+    overflow: Fraction = Fraction(0)
+    contributions: Fraction = Fraction(0)
+    wagers_count: int = 0
+    wagers_cents: int = 0
+    hits_count: int = 0
+    paid_cents: int = 0
+    house_funding_cents: int = 0
+    reserve_funding_cents: int = 0
+    adjustments_cents: int = 0
+    pending_terms: PoolTerms | None = None
+    pending_revision: int | None = None
+    last_hits: tuple[HitRecord, ...] = field(default=())
+
+    @classmethod
+    def open(cls, pool_id: str, terms: PoolTerms, revision: int = 1) -> Pool:
+        """A new pool, its meter seeded by the house."""
+        return cls(
+            pool_id,
+            terms,
+            revision,
+            meter=Fraction(terms.seed_cents),
+            house_funding_cents=terms.seed_cents,
+        )
+
+    @property
+    def meter_cents(self) -> int:
+        """The meter as shown: whole cents, rounded down."""
+        return floor(self.meter)
+
+    @property
+    def reserve_cents(self) -> int:
+        """The reserve in whole cents."""
+        return floor(self.reserve)
+
+    @property
+    def overflow_cents(self) -> int:
+        """The overflow in whole cents."""
+        return floor(self.overflow)
+
+    def money_in(self) -> Fraction:
+        """Everything that entered the pool: contributions, house funding and adjustments."""
+        return self.contributions + self.house_funding_cents + self.adjustments_cents
+
+    def money_held_or_paid(self) -> Fraction:
+        """Where it went: still on a meter, or paid out."""
+        return self.meter + self.reserve + self.overflow + self.paid_cents
+
+    def contribute(self, wager_cents: int) -> tuple[Pool, Contribution]:
+        """Add a locked wager's contributions: progression to the meter, overflow past the limit."""
+        if wager_cents <= 0:
+            raise PoolError(f"a wager must be above $0, got {wager_cents} cents")
+        progression = wager_cents * self.terms.rate_of_progression
+        to_reserve = wager_cents * self.terms.reserve_rate
+        to_meter = progression
+        limit = self.terms.limit_cents
+        if limit is not None:
+            to_meter = max(Fraction(0), min(progression, limit - self.meter))
+        to_overflow = progression - to_meter
+        pool = replace(
+            self,
+            meter=self.meter + to_meter,
+            reserve=self.reserve + to_reserve,
+            overflow=self.overflow + to_overflow,
+            contributions=self.contributions + progression + to_reserve,
+            wagers_count=self.wagers_count + 1,
+            wagers_cents=self.wagers_cents + wager_cents,
+        )
+        return pool, Contribution(wager_cents, to_meter, to_reserve, to_overflow)
+
+    def pay(
+        self, percent: Fraction, hit: HitRecord | None = None, ways: int = 1
+    ) -> tuple[Pool, MeterPayment]:
+        """Pay ``percent`` of the meter (rounded down to the cent), then reseed as needed.
+
+        ``ways`` winners share one pay equally, each rounded down to the cent; what the rounding
+        leaves stays on the meter. A 100 % hit resets the meter to the seed; the jackpot is then
+        won, so queued terms take effect and the overflow moves onto the new meter (up to the
+        limit). A partial hit leaves the meter where it falls, but never below the seed.
+        """
+        if not 0 < percent <= 1:
+            raise PoolError(f"a meter pay is above 0% and at most 100%, got {percent}")
+        if ways < 1:
+            raise PoolError("a pay needs at least one winner")
+        before = self.meter
+        paid = floor(before * percent / ways) * ways
+        reset = percent == 1
+        pool = replace(
+            self,
+            meter=before - paid,
+            paid_cents=self.paid_cents + paid,
+            hits_count=self.hits_count + 1,
+        )
+        terms_applied = False
+        if reset and pool.pending_terms is not None:
+            pool = replace(
+                pool,
+                terms=pool.pending_terms,
+                revision=pool.pending_revision or pool.revision,
+                pending_terms=None,
+                pending_revision=None,
+            )
+            terms_applied = True
+        pool, reseed, from_reserve, from_house = _reseeded(pool)
+        from_overflow = Fraction(0)
+        if reset:
+            pool, from_overflow = _overflow_released(pool)
+        if hit is not None:
+            recorded = replace(hit, amount_cents=paid, meter_before_cents=floor(before))
+            pool = replace(pool, last_hits=(recorded, *pool.last_hits)[:LAST_HITS])
+        payment = MeterPayment(
+            paid,
+            before,
+            reseed,
+            from_reserve,
+            from_house,
+            from_overflow,
+            reset,
+            terms_applied,
+            hit.hit_id if hit is not None else None,
+        )
+        return pool, payment
+
+    def adjust(self, account: str, cents: int) -> Pool:
+        """A documented correction of the meter, reserve or overflow (who and why are journaled)."""
+        if not cents:
+            raise PoolError("an adjustment must change the amount")
+        if account not in ACCOUNTS:
+            raise PoolError(f"unknown account {account!r}; one of {', '.join(ACCOUNTS)}")
+        balance: Fraction = getattr(self, account) + cents
+        if balance < 0:
+            raise PoolError(f"the {account} cannot go below $0")
+        limit = self.terms.limit_cents
+        if account == "meter" and cents > 0 and limit is not None and balance > limit:
+            raise PoolError("the adjustment would take the meter above its limit")
+        if account == "meter" and balance < self.terms.seed_cents:
+            raise PoolError("the adjustment would take the meter below its seed")
+        adjusted = self.adjustments_cents + cents
+        if account == "meter":
+            return replace(self, meter=balance, adjustments_cents=adjusted)
+        if account == "reserve":
+            return replace(self, reserve=balance, adjustments_cents=adjusted)
+        return replace(self, overflow=balance, adjustments_cents=adjusted)
+
+    def change_terms(self, terms: PoolTerms, revision: int, *, now: bool) -> Pool:
+        """Queue new terms until the jackpot is won, or apply them now (a deliberate reset).
+
+        A limit below the amount showing is refused either way. Applied now, a meter below the
+        new seed is funded up to it like any reseed.
+        """
+        if terms.limit_cents is not None and terms.limit_cents < self.meter_cents:
+            raise PoolError(
+                f"a limit of {terms.limit_cents} cents is below the "
+                f"{self.meter_cents} cents showing"
+            )
+        if not now:
+            return replace(self, pending_terms=terms, pending_revision=revision)
+        pool = replace(
+            self, terms=terms, revision=revision, pending_terms=None, pending_revision=None
+        )
+        return _reseeded(pool)[0]
+
+
+ACCOUNTS: Final = ("meter", "reserve", "overflow")
+
+
+def _reseeded(pool: Pool) -> tuple[Pool, int, int, int]:
+    """Fund the meter back up to the seed in whole cents: reserve first, then the house."""
+    shortfall = pool.terms.seed_cents - floor(pool.meter)
+    if shortfall <= 0:
+        return pool, 0, 0, 0
+    from_reserve = min(shortfall, floor(pool.reserve))
+    from_house = shortfall - from_reserve
+    reseeded = replace(
+        pool,
+        meter=pool.meter + shortfall,
+        reserve=pool.reserve - from_reserve,
+        reserve_funding_cents=pool.reserve_funding_cents + from_reserve,
+        house_funding_cents=pool.house_funding_cents + from_house,
+    )
+    return reseeded, shortfall, from_reserve, from_house
+
+
+def _overflow_released(pool: Pool) -> tuple[Pool, Fraction]:
+    """After a reset, the overflow goes back onto the meter, as far as the limit allows."""
+    room = pool.overflow
+    if pool.terms.limit_cents is not None:
+        room = max(Fraction(0), min(room, pool.terms.limit_cents - pool.meter))
+    if not room:
+        return pool, Fraction(0)
+    return replace(pool, meter=pool.meter + room, overflow=pool.overflow - room), room
