@@ -107,6 +107,64 @@ class MeterAdjusted(Event, frozen=True, tag="meter-adjusted"):
     reason: str
 
 
+class DeviceEvent(Event, frozen=True):
+    """An input from a table device, identified by ``table/device/seq``.
+
+    Devices resend until acknowledged and the journal applies an id once, so a resend is
+    harmless (see :func:`device_event_id`). Devices must not reuse a sequence number.
+    """
+
+    table_id: str
+    device: str
+    seq: int
+
+
+class BetSensed(DeviceEvent, frozen=True, tag="bet-sensed"):
+    """A bet sensor saw a chip arrive on (or leave) a side-bet spot."""
+
+    seat: int
+    spot: str
+    present: bool
+    amount_cents: int = 0
+
+
+class BetsLocked(DeviceEvent, frozen=True, tag="bets-locked"):
+    """The dealer locked bets ("no more bets") and a round began: present bets become wagers."""
+
+    round_id: str
+
+
+class CardDealt(DeviceEvent, frozen=True, tag="card-dealt"):
+    """The shoe dealt a card to a position: 0 is the dealer, 1 and up the seats."""
+
+    round_id: str
+    position: int
+    card: str
+
+
+class DealComplete(DeviceEvent, frozen=True, tag="deal-complete"):
+    """Every hand of the round is dealt: the round can be settled."""
+
+    round_id: str
+
+
+class RoundVoided(Event, frozen=True, tag="round-voided"):
+    """A misdeal or a supervisor's decision: the round's wagers are returned, nothing is paid."""
+
+    table_id: str
+    round_id: str
+    by: str
+    reason: str
+
+
+class TableStatusChanged(Event, frozen=True, tag="table-status"):
+    """A table went offline (its progressive is then unplayable) or came back."""
+
+    table_id: str
+    online: bool
+    reason: str
+
+
 class FaultRecorded(Event, frozen=True, tag="fault"):
     """Bad input or a device fault, journaled so that the record is complete."""
 
@@ -121,10 +179,22 @@ AnyEvent = (
     | TableConfigured
     | WagerLocked
     | RoundSettled
+    | BetSensed
+    | BetsLocked
+    | CardDealt
+    | DealComplete
+    | RoundVoided
+    | TableStatusChanged
     | HitVerified
     | MeterAdjusted
     | FaultRecorded
 )
+
+
+def device_event_id(table_id: str, device: str, seq: int) -> str:
+    """The journal id of a device's input: resends of one frame or message share it."""
+    return f"{table_id}/{device}/{seq}"
+
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
 _DECODER = msgspec.json.Decoder(AnyEvent)

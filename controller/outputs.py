@@ -1,0 +1,58 @@
+"""What the controller tells the world once a change is durable: meters, hits, table states.
+
+The sequencer publishes these only after the journal transaction behind them has committed
+(BRIEF §4). Sinks (signs, MQTT meter topics, the web display, metrics) receive them through
+:class:`controller.broadcast.Broadcast`. Money is integer cents.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+
+class Update(msgspec.Struct, frozen=True, tag_field="type"):
+    """Fields every update has: when, and the journal row it follows from (0 if none)."""
+
+    at: str
+    seq: int
+
+
+class MeterUpdate(Update, frozen=True, tag="meter"):
+    """A pool's meters as they now stand."""
+
+    pool_id: str
+    meter_cents: int
+    reserve_cents: int
+    overflow_cents: int
+    seed_cents: int
+
+
+class HitAnnouncement(Update, frozen=True, tag="hit"):
+    """A progressive hit (or any payout needing verification) to show on signs and displays."""
+
+    payout_id: str
+    pool_id: str | None
+    table_id: str
+    seat: int
+    line: str | None
+    amount_cents: int
+    pending: bool
+    tax_report: bool
+
+
+class TableUpdate(Update, frozen=True, tag="table"):
+    """A table opened or closed (its sign shows CLOSED and its wagers are refused)."""
+
+    table_id: str
+    online: bool
+    reason: str
+
+
+class ControllerUpdate(Update, frozen=True, tag="controller"):
+    """The controller as a whole went online, or offline (failing closed)."""
+
+    online: bool
+    reason: str
+
+
+AnyUpdate = MeterUpdate | HitAnnouncement | TableUpdate | ControllerUpdate

@@ -1,0 +1,62 @@
+"""The interfaces between the core and the drivers: what sources feed, what sinks receive.
+
+A **source** (MQTT, a serial link, the simulator) turns device frames and messages into typed
+events and hands them to the :class:`Intake`, which the sequencer implements. ``submit``
+returns only once the event is durable in the journal (applied or refused); only then may the
+source acknowledge the device (serial ``ACK``, MQTT ``PUBACK``). If the journal cannot be
+written, ``submit`` raises :class:`ControllerUnavailableError` and the source must not
+acknowledge: the device resends later and nothing is lost.
+
+A **sink** receives :mod:`controller.outputs` updates after each commit.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from controller.events import AnyEvent
+    from controller.journal import Receipt
+    from controller.outputs import AnyUpdate
+
+
+class ControllerUnavailableError(RuntimeError):
+    """The controller is failing closed (its journal cannot be written): do not acknowledge."""
+
+
+class Intake(Protocol):
+    """What sources hand their inputs to."""
+
+    async def submit(self, event: AnyEvent) -> Receipt:
+        """Journal the event (once per id) and return once it is durable."""
+        ...
+
+    def heartbeat(self, table_id: str, device: str) -> None:
+        """A device of a table is alive (keeps the table open; never journaled)."""
+        ...
+
+    async def reject(self, source: str, reason: str, detail: str = "") -> None:
+        """Bad input that could not become an event: counted, logged and journaled as a fault."""
+        ...
+
+
+class Source(Protocol):
+    """A driver that feeds events in; ``run`` reconnects with capped backoff until cancelled."""
+
+    name: str
+
+    async def run(self, intake: Intake) -> None:
+        """Feed events until cancelled."""
+        ...
+
+
+class Sink(Protocol):
+    """A driver that shows or forwards updates (signs, MQTT meter topics, displays)."""
+
+    name: str
+
+    async def run(self, updates: AsyncIterator[AnyUpdate]) -> None:
+        """Consume updates until cancelled."""
+        ...
