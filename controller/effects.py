@@ -117,6 +117,67 @@ class TableSet(Effect, frozen=True, tag="table-set"):
     revision: int
 
 
+class BetChanged(Effect, frozen=True, tag="bet"):
+    """A bet sensor's report: the amount now on a spot (0 when the chip left)."""
+
+    table_id: str
+    seat: int
+    spot: str
+    amount_cents: int
+
+
+class RoundStarted(Effect, frozen=True, tag="round-started"):
+    """Bets locked: the round is being dealt with this many wagers."""
+
+    table_id: str
+    round_id: str
+    wagers: int
+
+
+class WagerRefused(Effect, frozen=True, tag="wager-refused"):
+    """A chip on a spot at lock time that could not be a wager (it is returned)."""
+
+    table_id: str
+    round_id: str
+    seat: int
+    spot: str
+    amount_cents: int
+    reason: str
+
+
+class CardRecorded(Effect, frozen=True, tag="card"):
+    """A card dealt to a position (0 the dealer)."""
+
+    table_id: str
+    round_id: str
+    position: int
+    card: str
+
+
+class RoundHeld(Effect, frozen=True, tag="round-held"):
+    """The round waits for a supervisor; no meter moved."""
+
+    table_id: str
+    round_id: str
+    reason: str
+
+
+class RoundClosed(Effect, frozen=True, tag="round-closed"):
+    """The round is over: ``settled`` or ``void``."""
+
+    table_id: str
+    round_id: str
+    how: str
+
+
+class TableStatus(Effect, frozen=True, tag="table-status"):
+    """A table opened or closed."""
+
+    table_id: str
+    online: bool
+    reason: str
+
+
 class Balances(Effect, frozen=True, tag="balances"):
     """A pool's exact balances after the event, and its running totals (for reports)."""
 
@@ -140,6 +201,13 @@ AnyEffect = (
     | Adjusted
     | Verified
     | TableSet
+    | BetChanged
+    | RoundStarted
+    | WagerRefused
+    | CardRecorded
+    | RoundHeld
+    | RoundClosed
+    | TableStatus
     | Balances
 )
 

@@ -69,6 +69,8 @@ class PayoutKind(StrEnum):
     LOSS = "loss"
     PROGRESSIVE = "progressive"
     ENVY = "envy"
+    VOID = "void"
+    """The round was void: the wager is returned."""
 
 
 class PayoutStatus(StrEnum):

@@ -15,6 +15,7 @@ from typing import Any
 from controller.effects import fraction_text
 from controller.pool import HitRecord, Pool, PoolTerms
 from controller.settlement import Payout, PayoutKind, PayoutStatus, SeatWager, Spot
+from controller.table_state import Phase, TableState
 
 
 def _terms_json(terms: PoolTerms) -> dict[str, Any]:
@@ -115,3 +116,31 @@ def payout_from_row(row: dict[str, Any]) -> Payout:
         "tax_report": bool(row["tax_report"]),
     }
     return Payout(**values)
+
+
+def table_state_json(table: TableState) -> str:
+    """A table's live state as canonical JSON."""
+    document = {
+        "table_id": table.table_id,
+        "online": table.online,
+        "phase": str(table.phase),
+        "round_id": table.round_id,
+        "bets": [[seat, spot, amount] for (seat, spot), amount in sorted(table.bets.items())],
+        "cards": {str(position): list(cards) for position, cards in sorted(table.cards.items())},
+        "held_reason": table.held_reason,
+    }
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+
+def table_state_from_json(text: str) -> TableState:
+    """The inverse of :func:`table_state_json`."""
+    document = json.loads(text)
+    return TableState(
+        table_id=document["table_id"],
+        online=document["online"],
+        phase=Phase(document["phase"]),
+        round_id=document["round_id"],
+        bets={(seat, spot): amount for seat, spot, amount in document["bets"]},
+        cards={int(position): tuple(cards) for position, cards in document["cards"].items()},
+        held_reason=document["held_reason"],
+    )

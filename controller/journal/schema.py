@@ -67,6 +67,13 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "CREATE INDEX payouts_by_pool ON payouts (pool_id, seq)",
         "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
     ),
+    (
+        """CREATE TABLE table_states (
+            table_id TEXT PRIMARY KEY,
+            state TEXT NOT NULL,
+            seq INTEGER NOT NULL REFERENCES journal (seq)
+        )""",
+    ),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``."""
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Self
 
+import msgspec
 import sqlite_utils
 
 from controller.effects import AnyEffect, PayoutMade, Verified, decode_effects, encode_effects
@@ -28,6 +29,8 @@ from controller.journal.codec import (
     payout_from_row,
     pool_from_json,
     pool_json,
+    table_state_from_json,
+    table_state_json,
     wagers_from_json,
     wagers_json,
 )
@@ -99,14 +102,26 @@ def load_state(database: sqlite_utils.Database) -> LedgerState:
         for row in database.query("SELECT * FROM payouts WHERE status = 'pending'")
     }
     revision_row = list(database.query("SELECT value FROM meta WHERE key = 'revision'"))
+    live = {
+        row["table_id"]: table_state_from_json(row["state"])
+        for row in database.query("SELECT * FROM table_states")
+    }
     return LedgerState(
         pools=pools,
         tables={table_id: table_rules(event) for table_id, event in events.items()},
         table_events=events,
+        table_states=live,
         rounds=rounds,
         pending=pending,
         revision=int(revision_row[0]["value"]) if revision_row else 0,
     )
+
+
+def payout_columns(effect: PayoutMade, seq: int, at: str) -> dict[str, Any]:
+    """The ``payouts`` row of a payout effect journaled at row ``seq``."""
+    row: dict[str, Any] = {name: getattr(effect, name) for name in effect.__struct_fields__}
+    row |= {"seq": seq, "at": at, "tax_report": int(effect.tax_report)}
+    return row | {"verified_by": None, "verified_seq": None}
 
 
 class Journal:
@@ -120,7 +135,16 @@ class Journal:
         except sqlite3.Error as error:
             raise JournalError(f"{self.path}: cannot open the journal: {error}") from error
         self._tail = self._last_row()
-        self.state = load_state(self.db)
+        self.state = self._load()
+
+    def _load(self) -> LedgerState:
+        """The materialized state, or fail closed if it cannot be read."""
+        try:
+            return load_state(self.db)
+        except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:
+            raise JournalError(
+                f"{self.path}: the materialized state cannot be read ({error}); run jackpotd verify"
+            ) from error
 
     def close(self) -> None:
         """Close the database."""
@@ -159,7 +183,7 @@ class Journal:
         self.db.execute("BEGIN IMMEDIATE")
         try:
             if self._last_row() != self._tail:  # another process wrote: catch up first
-                self.state = load_state(self.db)
+                self.state = self._load()
                 self._tail = self._last_row()
             state, tail = self.state, self._tail
             receipts = []
@@ -225,25 +249,32 @@ class Journal:
             if old.table_events.get(table_id) is not config:
                 row = {"table_id": table_id, "config": encode_event(config).decode(), "seq": seq}
                 self._insert("tables", row, replace=True)
+        for table_id, live in new.table_states.items():
+            if old.table_states.get(table_id) is not live:
+                row = {"table_id": table_id, "state": table_state_json(live), "seq": seq}
+                self._insert("table_states", row, replace=True)
         for key, wagers in new.rounds.items():
             if old.rounds.get(key) is not wagers:
                 row = {"table_id": key[0], "round_id": key[1], "wagers": wagers_json(wagers)}
                 self._insert("rounds", row, replace=True)
         for key in old.rounds.keys() - new.rounds.keys():
             self.db.execute("DELETE FROM rounds WHERE table_id = ? AND round_id = ?", list(key))
+        if new.revision != old.revision:
+            self._insert("meta", {"key": "revision", "value": str(new.revision)}, replace=True)
+        self._materialize_payouts(seq, event, effects)
+
+    def _materialize_payouts(
+        self, seq: int, event: AnyEvent, effects: tuple[AnyEffect, ...]
+    ) -> None:
         for effect in effects:
             if isinstance(effect, PayoutMade):
-                row = {name: getattr(effect, name) for name in effect.__struct_fields__}
-                row |= {"seq": seq, "at": event.at, "tax_report": int(effect.tax_report)}
-                self._insert("payouts", row)
+                self._insert("payouts", payout_columns(effect, seq, event.at))
             elif isinstance(effect, Verified):
                 self.db.execute(
                     "UPDATE payouts SET status = 'paid', verified_by = ?, verified_seq = ? "
                     "WHERE payout_id = ?",
                     [effect.by, seq, effect.payout_id],
                 )
-        if new.revision != old.revision:
-            self._insert("meta", {"key": "revision", "value": str(new.revision)}, replace=True)
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every journal row in order."""

@@ -21,11 +21,17 @@ from typing import Final
 import msgspec
 import sqlite_utils
 
-from controller.effects import encode_effects
+from controller.effects import AnyEffect, PayoutMade, Verified, encode_effects
 from controller.events import decode_event, encode_event
 from controller.journal.chain import GENESIS, row_hash
-from controller.journal.codec import pool_json, wagers_json
-from controller.journal.store import APPLIED, REJECTED, JournalError, load_state
+from controller.journal.codec import pool_json, table_state_json, wagers_json
+from controller.journal.store import (
+    APPLIED,
+    REJECTED,
+    JournalError,
+    load_state,
+    payout_columns,
+)
 from controller.ledger import LedgerError, LedgerState, apply
 
 MAX_PROBLEMS: Final = 20
@@ -50,7 +56,28 @@ class VerifyReport:
             self.problems.append(text)
 
 
-def _replay_row(state: LedgerState, row: dict[str, object], report: VerifyReport) -> LedgerState:
+Payouts = dict[str, dict[str, object]]
+
+
+def _expect_payouts(
+    payouts: Payouts, row: dict[str, object], effects: tuple[AnyEffect, ...]
+) -> None:
+    """What the ``payouts`` table must hold after this row, by the replayed effects."""
+    seq = int(str(row["seq"]))
+    for effect in effects:
+        if isinstance(effect, PayoutMade):
+            payouts[effect.payout_id] = payout_columns(effect, seq, str(row["at"]))
+        elif isinstance(effect, Verified) and effect.payout_id in payouts:
+            payouts[effect.payout_id] |= {
+                "status": "paid",
+                "verified_by": effect.by,
+                "verified_seq": seq,
+            }
+
+
+def _replay_row(
+    state: LedgerState, row: dict[str, object], report: VerifyReport, payouts: Payouts
+) -> LedgerState:
     seq = row["seq"]
     try:
         event = decode_event(str(row["event"]))
@@ -71,6 +98,7 @@ def _replay_row(state: LedgerState, row: dict[str, object], report: VerifyReport
         )
     if encode_effects(effects).decode() != row["effects"]:
         report.problem(f"row {seq}: replay gives other effects than the journal records")
+    _expect_payouts(payouts, row, effects)
     return new_state
 
 
@@ -85,6 +113,10 @@ def _compare_state(replayed: LedgerState, stored: LedgerState, report: VerifyRep
                 report.problem(f"pool {pool_id}: money in does not equal money held or paid")
     if replayed.table_events != stored.table_events:
         report.problem("tables: the stored configuration differs from the replay")
+    ours_live = {key: table_state_json(value) for key, value in replayed.table_states.items()}
+    theirs_live = {key: table_state_json(value) for key, value in stored.table_states.items()}
+    if ours_live != theirs_live:
+        report.problem("tables: the stored live table states differ from the replay")
     ours_rounds = {key: wagers_json(w) for key, w in replayed.rounds.items()}
     theirs_rounds = {key: wagers_json(w) for key, w in stored.rounds.items()}
     if ours_rounds != theirs_rounds:
@@ -110,6 +142,7 @@ def verify(path: Path | str) -> VerifyReport:
         raise JournalError(f"{location}: cannot read the journal: {error}") from error
     report = VerifyReport(rows=len(rows))
     previous, state = GENESIS, LedgerState()
+    payouts: Payouts = {}
     for expected, row in enumerate(rows, start=1):
         if row["seq"] != expected:
             report.problem(f"row {row['seq']}: expected row {expected}; rows are missing")
@@ -118,7 +151,16 @@ def verify(path: Path | str) -> VerifyReport:
         if row_hash(row["prev_hash"], row) != row["hash"]:
             report.problem(f"row {row['seq']}: the row's contents do not match its hash")
         previous = row["hash"]
-        state = _replay_row(state, row, report)
-    _compare_state(state, load_state(sqlite_utils.Database(connection)), report)
+        state = _replay_row(state, row, report, payouts)
+    try:
+        stored_state = load_state(sqlite_utils.Database(connection))
+    except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:
+        report.problem(f"the materialized state cannot be read: {error}")
+    else:
+        _compare_state(state, stored_state, report)
+    stored = {row["payout_id"]: dict(row) for row in connection.execute("SELECT * FROM payouts")}
+    for payout_id in sorted(payouts.keys() | stored.keys()):
+        if payouts.get(payout_id) != stored.get(payout_id):
+            report.problem(f"payout {payout_id}: the stored payout differs from the replay")
     connection.close()
     return report
