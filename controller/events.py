@@ -191,6 +191,10 @@ AnyEvent = (
 )
 
 
+DeviceInput = BetSensed | BetsLocked | CardDealt | DealComplete
+"""The events a table's devices send."""
+
+
 def device_event_id(table_id: str, device: str, seq: int) -> str:
     """The journal id of a device's input: resends of one frame or message share it."""
     return f"{table_id}/{device}/{seq}"

@@ -106,8 +106,17 @@ def _configure_table(state: LedgerState, event: TableConfigured) -> Outcome:
         rules = table_rules(event)
     except TableRulesError as error:
         raise LedgerError(str(error)) from None
-    if rules.pool_id is not None and rules.pool_id not in state.pools:
-        raise LedgerError(f"table {event.table_id}: unknown pool {rules.pool_id!r}")
+    if rules.pool_id is not None:
+        pool = pool_of(state, rules.pool_id)
+        if rules.progressive is not None and rules.progressive.name != pool.terms.paytable:
+            raise LedgerError(
+                f"table {event.table_id}: pool {pool.pool_id} pays {pool.terms.paytable}, "
+                f"not {rules.progressive.name}"
+            )
+    live_table = state.table_states.get(event.table_id)
+    in_play = any(table_id == event.table_id for table_id, _ in state.rounds)
+    if in_play or (live_table is not None and live_table.round_id is not None):
+        raise LedgerError(f"table {event.table_id}: a round is in play; reconfigure between rounds")
     revision = state.revision + 1
     live = state.table_states.get(event.table_id) or TableState(event.table_id)
     state = replace(

@@ -219,10 +219,15 @@ def _settle(
 
 def on_round_settled(state: LedgerState, event: RoundSettled) -> Outcome:
     """A round settled with all its cards given at once."""
+    rules = table_of(state, event.table_id)
     try:
         seats = {int(seat): cards for seat, cards in event.hands.items()}
     except ValueError:
         raise LedgerError(f"round {event.round_id}: seats are numbered 1 and up") from None
+    if len(seats) != len(event.hands) or not all(1 <= seat <= rules.seats for seat in seats):
+        raise LedgerError(
+            f"round {event.round_id}: hands must be for seats 1 to {rules.seats}, each once"
+        )
     reference = event.event_id
     return _settle(state, event.table_id, event.round_id, reference, (event.dealer, seats))
 

@@ -240,38 +240,41 @@ def _progressive(
                 f"not {wager.amount_cents}"
             )
     masks = {wager.seat: _mask(table, hands[wager.seat]) for wager in ordered}
-    # With SPLIT, lines are fixed at the meter before the round and each meter line is paid
-    # once, shared by every seat that hit it.
     split = rules.hit_order is HitOrder.SPLIT
-    opening = {seat: table.line_for(mask, pool.meter) for seat, mask in masks.items()}
-    winners: dict[str, int] = {}
-    for row in opening.values():
-        if row is not None and isinstance(row.pays, MeterPay):
-            winners[row.line] = winners.get(row.line, 0) + 1
-    shares: dict[str, int] = {}
+    # Seats are taken in order, each line chosen at the meter as it then stands. With SPLIT,
+    # the other seats whose best line at that same meter is the same meter line share the pay.
+    shares: dict[int, tuple[PaytableLine, int]] = {}
     payouts: list[Payout] = []
     payments: list[MeterPayment] = []
     for wager in ordered:
         payout_id = table_round.payout_id(wager.seat, wager.spot)
-        row = opening[wager.seat] if split else table.line_for(masks[wager.seat], pool.meter)
+        row: PaytableLine | None
+        if wager.seat in shares:
+            row, from_meter = shares[wager.seat]
+        else:
+            row, from_meter = table.line_for(masks[wager.seat], pool.meter), 0
+            if row is not None and isinstance(row.pays, MeterPay):
+                sharing = [wager.seat]
+                if split:
+                    sharing += [
+                        other.seat
+                        for other in ordered
+                        if other.seat > wager.seat
+                        and other.seat not in shares
+                        and table.line_for(masks[other.seat], pool.meter) == row
+                    ]
+                hit = HitRecord(payout_id, rules.table_id, wager.seat, str(row.line), 0, 0)
+                pool, payment = pool.pay(row.pays.percent, hit, ways=len(sharing))
+                payments.append(payment)
+                from_meter = payment.paid_cents // len(sharing)
+                shares.update(dict.fromkeys(sharing, (row, from_meter)))
         if row is None:
             payouts.append(
                 Payout(payout_id, wager.seat, wager.spot, PayoutKind.LOSS, wager.amount_cents)
             )
             continue
-        fixed = row.pays.cents if isinstance(row.pays, FixedPay) else 0
-        from_meter = 0
-        if isinstance(row.pays, MeterPay):
-            fixed = row.pays.fixed_cents
-            if row.line not in shares:
-                ways = winners[row.line] if split else 1
-                hit = HitRecord(payout_id, rules.table_id, wager.seat, str(row.line), 0, 0)
-                pool, payment = pool.pay(row.pays.percent, hit, ways=ways)
-                payments.append(payment)
-                shares[row.line] = payment.paid_cents // ways
-            from_meter = shares[row.line]
-            if not split:
-                del shares[row.line]
+        fixed = row.pays.fixed_cents if isinstance(row.pays, MeterPay) else 0
+        fixed = row.pays.cents if isinstance(row.pays, FixedPay) else fixed
         payouts.append(
             Payout(
                 payout_id,

@@ -48,8 +48,8 @@ def _paytable(
 def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
     """The most one player can win in a round betting the minimum, meters aside (§ 688a.12(e)).
 
-    Top odds of each odds wager at the minimum, the largest fixed progressive pay, and the
-    largest Envy for every other hand at the table.
+    Top odds of each odds wager at the minimum, the largest fixed progressive pay, and for
+    every other hand at the table the largest Envy of each paytable with an Envy column.
     """
     most = 0
     for table in (rules.bonus, rules.ace_high):
@@ -57,10 +57,10 @@ def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
             most += minimum_wager_cents * max(
                 (row.pays.to_one for row in table.lines if isinstance(row.pays, Odds)), default=0
             )
-    envy = 0
+    envy = 0  # each wager with an Envy column collects its own Envy
     for table in (rules.bonus, rules.progressive):
         if table is not None:
-            envy = max(envy, max((row.envy_cents or 0 for row in table.lines), default=0))
+            envy += max((row.envy_cents or 0 for row in table.lines), default=0)
     if rules.progressive is not None:
         most += max(
             (

@@ -5,6 +5,7 @@ ledger state into rows and back, :mod:`.chain` computes the hash chain, :mod:`.v
 the chain and replays the journal from empty.
 """
 
-from controller.journal.store import Journal, JournalError, Receipt
+from controller.journal.errors import JournalError, SchemaError
+from controller.journal.store import Journal, Receipt
 
-__all__ = ["Journal", "JournalError", "Receipt"]
+__all__ = ["Journal", "JournalError", "Receipt", "SchemaError"]

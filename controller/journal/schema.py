@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+from controller.journal.errors import SchemaError
+
 if TYPE_CHECKING:
     import sqlite_utils
 
@@ -76,10 +78,6 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``."""
-
-
-class SchemaError(RuntimeError):
-    """The database's schema version is one this controller does not know."""
 
 
 def migrate(database: sqlite_utils.Database) -> int:

@@ -34,6 +34,7 @@ from controller.journal.codec import (
     wagers_from_json,
     wagers_json,
 )
+from controller.journal.errors import JournalError
 from controller.journal.schema import migrate
 from controller.ledger import LedgerError, LedgerState, apply
 from controller.table_rules import table_rules
@@ -45,10 +46,6 @@ if TYPE_CHECKING:
 
 APPLIED: Final = "applied"
 REJECTED: Final = "rejected"
-
-
-class JournalError(RuntimeError):
-    """The journal cannot be opened or written, or its contents do not add up."""
 
 
 @dataclass(frozen=True, slots=True)

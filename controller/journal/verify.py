@@ -25,13 +25,8 @@ from controller.effects import AnyEffect, PayoutMade, Verified, encode_effects
 from controller.events import decode_event, encode_event
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.codec import pool_json, table_state_json, wagers_json
-from controller.journal.store import (
-    APPLIED,
-    REJECTED,
-    JournalError,
-    load_state,
-    payout_columns,
-)
+from controller.journal.errors import JournalError
+from controller.journal.store import APPLIED, REJECTED, load_state, payout_columns
 from controller.ledger import LedgerError, LedgerState, apply
 
 MAX_PROBLEMS: Final = 20
