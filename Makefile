@@ -4,14 +4,29 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+# command:package pairs the tests need from the system (Debian/Ubuntu names).
+SYSTEM_PACKAGES := mosquitto:mosquitto socat:socat systemd-analyze:systemd
 
-.PHONY: test lint typecheck unit bench demo clean
+.PHONY: test lint typecheck unit bench demo system-deps clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench,plot]'
 	@rm -f $(VENV)/.installed-* && touch $@
+
+system-deps:
+	@missing=""; \
+	for pair in $(SYSTEM_PACKAGES); do \
+	  command="$${pair%%:*}"; package="$${pair##*:}"; \
+	  PATH="$$PATH:/usr/sbin:/sbin" command -v "$$command" >/dev/null 2>&1 || missing="$$missing $$package"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing system packages:$$missing"; \
+	  $(SUDO) apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
 
 test: lint typecheck unit
 
@@ -22,18 +37,15 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy
 
-unit: $(STAMP)
+unit: $(STAMP) system-deps
 	$(BIN)/pytest -q
 
-bench: $(STAMP)
+bench: $(STAMP) system-deps
 	$(BIN)/python bench/classify.py
 	$(BIN)/python bench/analyze.py
 
 demo: $(STAMP)
-	@echo "The daemon and its demo arrive with the controller-daemon issue."
-	@echo "Until then, here is the rules engine on the seed paytables:"
-	$(BIN)/jackpotd paytables
-	$(BIN)/jackpotd hand "As Ks Qs Js Ts Kh Qh" --paytable fortune-1
+	$(BIN)/jackpotd demo
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

@@ -76,6 +76,7 @@ class PayoutMade(Effect, frozen=True, tag="payout"):
     envy_from_seat: int | None
     status: str
     tax_report: bool
+    hand: str = ""
 
 
 class PoolOpenedEffect(Effect, frozen=True, tag="pool-opened"):

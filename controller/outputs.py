@@ -38,6 +38,7 @@ class HitAnnouncement(Update, frozen=True, tag="hit"):
     amount_cents: int
     pending: bool
     tax_report: bool
+    hand: str = ""
 
 
 class TableUpdate(Update, frozen=True, tag="table"):

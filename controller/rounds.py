@@ -167,7 +167,7 @@ def _payout_effect(table_id: str, round_id: str, payout: Payout) -> PayoutMade:
         payout.payout_id, table_id, round_id, payout.seat, str(payout.spot), str(payout.kind),
         payout.wager_cents, payout.line, payout.win_cents, payout.returned_cents,
         payout.from_meter_cents, payout.pool_id, payout.capped_cents, payout.envy_from_seat,
-        str(payout.status), payout.tax_report,
+        str(payout.status), payout.tax_report, payout.hand,
     )  # fmt: skip
 
 

@@ -155,6 +155,8 @@ class Payout:
     envy_from_seat: int | None = None
     status: PayoutStatus = PayoutStatus.PAID
     tax_report: bool = False
+    hand: str = ""
+    """The seven cards that won it: the seat's own, or for Envy the other hand's."""
 
     @property
     def total_cents(self) -> int:
@@ -372,4 +374,10 @@ def settle_round(
     payouts.extend(progressive)
     payouts.extend(_envy(rules, table_round, meter_before))
     payouts.sort(key=lambda payout: (payout.seat, payout.kind is PayoutKind.ENVY))
-    return Settlement(tuple(_flag(rules, payout) for payout in payouts), tuple(payments), pool)
+    hands = {DEALER_SEAT: table_round.dealer, **table_round.hands}
+
+    def shown(payout: Payout) -> Payout:
+        source = payout.envy_from_seat if payout.envy_from_seat is not None else payout.seat
+        return replace(_flag(rules, payout), hand=str(hands[source]))
+
+    return Settlement(tuple(shown(payout) for payout in payouts), tuple(payments), pool)

@@ -1,4 +1,6 @@
-"""Shared hypothesis profiles for the property tests.
+"""Shared test set-up: hypothesis profiles, and the real mosquitto broker fixture.
+
+``mosquitto`` (from tests/mosquitto.py) starts a real broker on a free loopback port.
 
 ``default`` keeps the local example database (under ``.hypothesis/``, git-ignored) so a failure
 found once is replayed first next time. ``ci`` keeps no database and prints the reproduction
@@ -11,6 +13,8 @@ from __future__ import annotations
 import os
 
 from hypothesis import settings
+
+pytest_plugins = ["mosquitto"]
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, database=None, print_blob=True)

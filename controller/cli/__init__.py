@@ -10,11 +10,13 @@ import msgspec
 
 from controller import __version__
 from controller.cards import CardError, HandError
-from controller.cli import analyze, hand, paytables, report, supervisor
+from controller.cli import analyze, config_command, hand, paytables, report, run, supervisor
 from controller.cli.common import CommandError
+from controller.config import ConfigError
 from controller.journal import JournalError
 from controller.money import MoneyError
 from controller.paytable_files import PaytableError
+from controller.service import StartupError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -36,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.register(commands)
     supervisor.register(commands)
     report.register(commands)
+    config_command.register(commands)
+    run.register(commands)
     return parser
 
 
@@ -54,6 +58,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         msgspec.ValidationError,
         msgspec.DecodeError,
         CommandError,
+        ConfigError,
+        StartupError,
     ) as error:
         print(f"jackpotd: {error}", file=sys.stderr)
         return EXIT_INPUT

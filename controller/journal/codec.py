@@ -95,6 +95,7 @@ def wagers_from_json(text: str) -> tuple[SeatWager, ...]:
 PAYOUT_COLUMNS = (
     "payout_id", "seat", "spot", "kind", "wager_cents", "line", "win_cents", "returned_cents",
     "from_meter_cents", "pool_id", "capped_cents", "envy_from_seat", "status", "tax_report",
+    "hand",
 )  # fmt: skip
 
 

@@ -76,6 +76,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             seq INTEGER NOT NULL REFERENCES journal (seq)
         )""",
     ),
+    ("ALTER TABLE payouts ADD COLUMN hand TEXT NOT NULL DEFAULT ''",),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``."""
 

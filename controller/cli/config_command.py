@@ -1,0 +1,207 @@
+"""``jackpotd config check PATH``: validate a configuration file and summarize it.
+
+Exit status 0 and a summary (controller, pools, tables with their transports and paytables,
+broker, serial ports, web, simulator) when the file is valid; exit status 1 and the one-line
+``file: key: reason`` when it is not. ``--json`` prints either as JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from controller.config import ConfigError, load_config
+from controller.money import format_cents, format_percent
+
+if TYPE_CHECKING:
+    import argparse
+
+    from controller.config import Config, PoolConfig, TableConfig
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``config check`` to the command line."""
+    parser = commands.add_parser("config", help="check a configuration file")
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+    check = actions.add_parser("check", help="validate a configuration file and summarize it")
+    check.add_argument("path", type=Path, help="the configuration file (TOML)")
+    check.add_argument("--json", action="store_true", help="print JSON")
+    check.set_defaults(run=run_check)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Validate ``args.path``: 0 and a summary, or 1 and the error."""
+    try:
+        config = load_config(args.path)
+    except ConfigError as error:
+        if args.json:
+            document = {"valid": False, "file": error.source, "key": error.key}
+            print(json.dumps({**document, "reason": error.reason}, indent=2))
+        else:
+            print(f"jackpotd: {error}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(as_json(config), indent=2))
+    else:
+        print("\n".join(summary(config)))
+    return 0
+
+
+def _pool_text(pool: PoolConfig) -> str:
+    terms = pool.terms
+    text = (
+        f"{pool.pool_id}: {pool.paytable.name}, seed {format_cents(terms.seed_cents)}, "
+        f"progression {format_percent(terms.rate_of_progression)}, "
+        f"reserve {format_percent(terms.reserve_rate)}"
+    )
+    if terms.limit_cents is not None:
+        text += f", limit {format_cents(terms.limit_cents)}"
+    return text
+
+
+def _table_text(table: TableConfig) -> str:
+    event = table.event
+    bets = [
+        f"{slot} {name}"
+        for slot, name in (
+            ("bonus", event.bonus),
+            ("ace high", event.ace_high),
+            ("progressive", event.progressive),
+        )
+        if name is not None
+    ]
+    if event.pool_id is not None:
+        bets[-1] += f" -> pool {event.pool_id}"
+    cap = event.max_payout_cents
+    limits = f"minimum {format_cents(event.minimum_wager_cents)}"
+    limits += f", max payout {format_cents(cap)}" if cap is not None else ", no max payout"
+    return (
+        f"{table.table_id}: {event.seats} seats over {table.transport}; {'; '.join(bets)}; {limits}"
+    )
+
+
+def summary(config: Config) -> list[str]:
+    """The configuration in a few lines, for people."""
+    c = config.controller
+    verification = c.verification_cents
+    verify = f"at or above {format_cents(verification)}" if verification is not None else "none"
+    rules = (
+        f"rules: {c.jurisdiction.value.upper()}, A-2-3-4-5 {c.ace_five.value}, "
+        f"Dynasty profile {c.dynasty_profile}, {c.hit_order} hits"
+    )
+    tax = f"{format_cents(c.tax_threshold_cents)} and {c.tax_wager_multiple}x the wager"
+    lines = [
+        f"{config.source}: valid (sha256 {config.digest[:16]})",
+        f"controller {c.controller_id} at site {c.site}; journal {c.journal}",
+        rules,
+        f"verification: {verify}; tax report at or above {tax}",
+        f"pools ({len(config.pools)}):",
+        *(f"  {_pool_text(pool)}" for pool in config.pools),
+        f"tables ({len(config.tables)}):",
+        *(f"  {_table_text(table)}" for table in config.tables),
+    ]
+    broker = config.broker
+    if broker is None:
+        lines.append("broker: none (no MQTT)")
+    else:
+        tls = "TLS" if broker.tls is not None else "no TLS"
+        user = f"user {broker.username}" if broker.username else "anonymous"
+        lines.append(
+            f"broker: {broker.host}:{broker.port}, {tls}, {user}, client id {broker.client_id}"
+        )
+    lines.append(f"serial ports ({len(config.serial)}):")
+    lines += [
+        f"  {port.name}: {port.url} at {port.baudrate} baud -> table {port.table_id}"
+        for port in config.serial
+    ]
+    lines.append(f"web: http://{config.web.host}:{config.web.port}/")
+    if (simulator := config.simulator) is not None:
+        lines.append(
+            f"simulator: seed {simulator.seed}, a round every {simulator.round_interval_s} s, "
+            f"occupancy {simulator.occupancy}, bet probability {simulator.bet_probability}"
+            + (f", a rigged hit every {simulator.hit_every} rounds" if simulator.hit_every else "")
+        )
+    return lines
+
+
+def as_json(config: Config) -> dict[str, Any]:
+    """The configuration as plain JSON types; money in cents, rates as percent text."""
+    c = config.controller
+    return {
+        "valid": True,
+        "file": config.source,
+        "sha256": config.digest,
+        "controller": {
+            "site": c.site,
+            "id": c.controller_id,
+            "journal": str(c.journal),
+            "jurisdiction": c.jurisdiction.value,
+            "ace_five": c.ace_five.value,
+            "dynasty_profile": c.dynasty_profile,
+            "verification_cents": c.verification_cents,
+            "tax_threshold_cents": c.tax_threshold_cents,
+            "tax_wager_multiple": c.tax_wager_multiple,
+            "hit_order": str(c.hit_order),
+            "heartbeat_timeout_s": c.heartbeat_timeout_s,
+            "paytable_dirs": [str(path) for path in c.paytable_dirs],
+        },
+        "pools": [
+            {
+                "id": pool.pool_id,
+                "paytable": pool.paytable.name,
+                "paytable_origin": pool.paytable.origin,
+                "seed_cents": pool.terms.seed_cents,
+                "rate_of_progression": format_percent(pool.terms.rate_of_progression),
+                "reserve_rate": format_percent(pool.terms.reserve_rate),
+                "limit_cents": pool.terms.limit_cents,
+            }
+            for pool in config.pools
+        ],
+        "tables": [
+            {
+                "id": table.table_id,
+                "transport": str(table.transport),
+                "seats": table.event.seats,
+                "bonus": table.event.bonus,
+                "ace_high": table.event.ace_high,
+                "progressive": table.event.progressive,
+                "pool": table.event.pool_id,
+                "minimum_wager_cents": table.event.minimum_wager_cents,
+                "envy_minimum_cents": table.event.envy_minimum_cents,
+                "envy_includes_dealer": table.event.envy_includes_dealer,
+                "max_payout_cents": table.event.max_payout_cents,
+                "heartbeat_timeout_s": table.heartbeat_timeout_s,
+            }
+            for table in config.tables
+        ],
+        "broker": None
+        if config.broker is None
+        else {
+            "host": config.broker.host,
+            "port": config.broker.port,
+            "client_id": config.broker.client_id,
+            "username": config.broker.username,
+            "tls": config.broker.tls is not None,
+        },
+        "serial": [
+            {
+                "name": port.name,
+                "url": port.url,
+                "table_id": port.table_id,
+                "baudrate": port.baudrate,
+            }
+            for port in config.serial
+        ],
+        "web": {"host": config.web.host, "port": config.web.port},
+        "simulator": None
+        if config.simulator is None
+        else {
+            "seed": config.simulator.seed,
+            "round_interval_s": config.simulator.round_interval_s,
+            "occupancy": config.simulator.occupancy,
+            "bet_probability": config.simulator.bet_probability,
+            "hit_every": config.simulator.hit_every,
+        },
+    }

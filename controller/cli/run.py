@@ -1,0 +1,137 @@
+"""``jackpotd run`` (the service) and ``jackpotd demo`` (the service on embedded defaults)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from controller.config import load_config
+from controller.demo import demo_config
+from controller.money import format_cents
+from controller.service import Simulation, install_signal_handlers, serve
+
+if TYPE_CHECKING:
+    import argparse
+
+    from controller.config import Config
+    from controller.runtime import Runtime
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``run`` and ``demo``."""
+    run = commands.add_parser("run", help="run the controller service")
+    run.add_argument("--config", required=True, type=Path, help="the TOML configuration")
+    run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
+    run.set_defaults(run=run_service)
+
+    demo = commands.add_parser(
+        "demo", help="run the controller with simulated tables, SQLite and the display on localhost"
+    )
+    demo.add_argument("--rounds", type=int, help="stop after N rounds per table and summarise")
+    demo.add_argument("--tables", type=int, default=3, help="simulated tables (default 3)")
+    demo.add_argument("--db", type=Path, default=Path("var/demo.db"), help="the journal file")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8080)
+    demo.add_argument("--interval", type=float, default=0.5, help="seconds between rounds")
+    demo.add_argument("--hit-every", type=int, default=0, help="deal a jackpot hand every N rounds")
+    demo.add_argument("--seed", type=int, default=1, help="the simulation's random seed")
+    demo.add_argument("--log-level", default="WARNING")
+    demo.set_defaults(run=run_demo)
+
+
+def _logging(level: str) -> None:
+    logging.basicConfig(
+        level=level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+async def _serve(config: Config, simulation: Simulation | None = None) -> Runtime:
+    stop = asyncio.Event()
+    install_signal_handlers(stop)
+    simulation = simulation or Simulation()
+
+    def started(_: Runtime, url: str) -> None:
+        print(
+            f"jackpotd {config.controller.controller_id}: meter display and /metrics at {url}",
+            flush=True,
+        )
+
+    async def finish_when_done() -> None:
+        await simulation.finished.wait()
+        stop.set()
+
+    waiter = asyncio.create_task(finish_when_done()) if simulation.rounds is not None else None
+    try:
+        return await serve(config, stop, simulation=simulation, started=started)
+    finally:
+        if waiter is not None:
+            waiter.cancel()
+
+
+def run_service(args: argparse.Namespace) -> int:
+    """Run until SIGTERM or SIGINT; exit 0 after draining."""
+    _logging(args.log_level)
+    config = load_config(args.config)
+    runtime = asyncio.run(_serve(config))
+    runtime.journal.close()
+    return 0
+
+
+def summary(runtime: Runtime, simulation: Simulation) -> dict[str, Any]:
+    """What a demo run did."""
+    database = runtime.journal.db
+    wagers = next(iter(database.query("SELECT count(*) AS n FROM payouts WHERE kind != 'envy'")))[
+        "n"
+    ]
+    hits = [
+        dict(row)
+        for row in database.query(
+            "SELECT payout_id, table_id, seat, line, win_cents FROM payouts "
+            "WHERE kind = 'progressive' AND from_meter_cents > 0 ORDER BY seq"
+        )
+    ]
+    return {
+        "rounds": {table.plan.table_id: table.rounds_played for table in simulation.tables},
+        "wagers": wagers,
+        "pools": {
+            pool_id: pool.meter_cents for pool_id, pool in runtime.journal.state.pools.items()
+        },
+        "hits": hits,
+    }
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    """The controller on embedded defaults; with --rounds, stop and summarise."""
+    _logging(args.log_level)
+    config = demo_config(
+        tables=args.tables,
+        journal=args.db,
+        host=args.host,
+        port=args.port,
+        seed=args.seed,
+        interval_s=args.interval,
+        hit_every=args.hit_every,
+    )
+    simulation = Simulation(
+        rounds=args.rounds, interval_s=args.interval, hit_every=args.hit_every, seed=args.seed
+    )
+    runtime = asyncio.run(_serve(config, simulation))
+    report = summary(runtime, simulation)
+    runtime.journal.close()
+    rounds = ", ".join(f"{table} {count}" for table, count in report["rounds"].items())
+    print(f"rounds: {sum(report['rounds'].values())} ({rounds})")
+    print(f"wagers settled: {report['wagers']}")
+    for pool_id, meter in report["pools"].items():
+        print(f"pool {pool_id}: meter {format_cents(meter)}")
+    print(f"progressive hits: {len(report['hits'])}")
+    for hit in report["hits"]:
+        where = f"table {hit['table_id']} seat {hit['seat']}"
+        print(f"  {hit['payout_id']}: {where} {hit['line']} {format_cents(hit['win_cents'])}")
+    journal = config.controller.journal
+    print(f"journal: {journal} (check it with: jackpotd verify --db {journal})")
+    return 0

@@ -1,0 +1,223 @@
+"""The configuration's types: the TOML document as decoded, and the validated objects.
+
+:mod:`controller.config` loads a file into these. The ``Raw*`` Structs mirror the file and
+refuse unknown keys; the dataclasses are what the daemon runs on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from controller.events import TableConfigured  # noqa: TC001 - a dataclass field type
+from controller.settings import BrokerSettings, SerialPortSettings  # noqa: TC001 - msgspec resolves them
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from controller.paytable import Paytable
+    from controller.pool import PoolTerms
+    from controller.ranking import AceFive
+    from controller.settlement import HitOrder, TableRules
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be used; the message is one line: ``file: key: reason``."""
+
+    def __init__(self, source: str, key: str, reason: str) -> None:
+        super().__init__(f"{source}: {key}: {reason}")
+        self.source = source
+        self.key = key
+        self.reason = reason
+
+
+class Raw(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A table of the file as written; unknown keys are refused (subclasses inherit this)."""
+
+
+class RawController(Raw, frozen=True):
+    """The ``[controller]`` table as written."""
+
+    site: str
+    controller_id: str = msgspec.field(name="id")
+    journal: str = "var/journal.db"
+    jurisdiction: str = "pa"
+    ace_five: str = "second-highest"
+    dynasty_profile: str | None = None
+    verification_amount: str | None = None
+    tax_threshold: str = "$600"
+    tax_wager_multiple: int = 300
+    hit_order: str = "sequential"
+    heartbeat_timeout_s: float = 10.0
+    paytable_dirs: list[str] = []
+
+
+class RawPool(Raw, frozen=True):
+    """One ``[[pools]]`` entry as written."""
+
+    pool_id: str = msgspec.field(name="id")
+    paytable: str
+    seed: str | None = None
+    rate_of_progression: str | None = None
+    reserve_rate: str | None = None
+    limit: str | None = None
+
+
+class RawTable(Raw, frozen=True):
+    """One ``[[tables]]`` entry as written."""
+
+    table_id: str = msgspec.field(name="id")
+    transport: str
+    seats: int = 6
+    bonus: str | None = None
+    ace_high: str | None = None
+    progressive: str | None = None
+    pool: str | None = None
+    minimum_wager: str = "$1"
+    envy_minimum: str = "$5"
+    envy_includes_dealer: bool = True
+    max_payout: str | None = None
+    heartbeat_timeout_s: float | None = None
+
+
+class WebSettings(Raw, frozen=True):
+    """The ``[web]`` table: where the meter display and ``/metrics`` listen."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+
+
+class SimulatorSettings(Raw, frozen=True):
+    """The ``[simulator]`` table: how the demo's simulated tables play (drivers/simulator.py)."""
+
+    seed: int = 1
+    round_interval_s: float = 2.0
+    occupancy: float = 0.7
+    bet_probability: float = 0.6
+    hit_every: int = 0
+
+
+class RawConfig(Raw, frozen=True):
+    """The whole file as written."""
+
+    controller: RawController
+    broker: BrokerSettings | None = None
+    serial: list[SerialPortSettings] = []
+    pools: list[RawPool] = []
+    tables: list[RawTable] = []
+    web: WebSettings = msgspec.field(default_factory=WebSettings)
+    simulator: SimulatorSettings | None = None
+
+
+class RawBrokerKeys(msgspec.Struct, frozen=True):
+    """The broker keys the file sets itself, which BrokerSettings' defaults would hide."""
+
+    site: str | None = None
+    client_id: str | None = None
+
+
+class RawKeys(msgspec.Struct, frozen=True):
+    """Keys that are refused where they are written (set elsewhere)."""
+
+    broker: RawBrokerKeys | None = None
+
+
+class Jurisdiction(StrEnum):
+    """The rules profile: which regulation's options apply (BRIEF §2)."""
+
+    PA = "pa"
+    NJ = "nj"
+
+
+class TransportKind(StrEnum):
+    """How a table's events reach the controller."""
+
+    MQTT = "mqtt"
+    SERIAL = "serial"
+    SIMULATOR = "simulator"
+
+
+@dataclass(frozen=True, slots=True)
+class PaytableRef:
+    """A paytable the configuration uses, with the exact text that is journaled."""
+
+    paytable: Paytable
+    text: str
+    origin: str
+    """``seed`` or the path of the file it came from."""
+
+    @property
+    def name(self) -> str:
+        """The paytable's name."""
+        return self.paytable.name
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    """The ``[controller]`` table, validated."""
+
+    site: str
+    controller_id: str
+    journal: Path
+    jurisdiction: Jurisdiction
+    ace_five: AceFive
+    dynasty_profile: str
+    verification_cents: int | None
+    tax_threshold_cents: int
+    tax_wager_multiple: int
+    hit_order: HitOrder
+    heartbeat_timeout_s: float
+    paytable_dirs: tuple[Path, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class PoolConfig:
+    """One ``[[pools]]`` entry; ``key`` is where it stands in the file (``pools[0]``)."""
+
+    pool_id: str
+    paytable: PaytableRef
+    terms: PoolTerms
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Transport:
+    """A table's transport; ``serial`` is the port of a serial one."""
+
+    kind: TransportKind
+    serial: SerialPortSettings | None = None
+
+    def __str__(self) -> str:
+        return f"serial:{self.serial.name}" if self.serial else str(self.kind)
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """One ``[[tables]]`` entry and the event that configures it (``event_id``, ``at`` blank)."""
+
+    table_id: str
+    transport: Transport
+    paytables: tuple[PaytableRef, ...]
+    event: TableConfigured
+    rules: TableRules
+    heartbeat_timeout_s: float
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """A validated configuration; ``digest`` is the SHA-256 of the file as read."""
+
+    source: str
+    digest: str
+    controller: ControllerConfig
+    broker: BrokerSettings | None
+    serial: tuple[SerialPortSettings, ...]
+    pools: tuple[PoolConfig, ...]
+    tables: tuple[TableConfig, ...]
+    web: WebSettings
+    simulator: SimulatorSettings | None
+    """Present when ``[simulator]`` is written or a table's transport is ``simulator``."""

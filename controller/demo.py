@@ -1,0 +1,68 @@
+"""The demo's embedded configuration: simulated tables, one progressive pool, SQLite, localhost.
+
+``jackpotd demo`` (and ``make demo``) runs the whole controller on it: the same code as a
+production service, with the tables simulated in-process instead of reached over MQTT or
+serial lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controller.config import Config, parse_config
+
+TEMPLATE = """
+[controller]
+site = "demo"
+id = "demo"
+journal = "{journal}"
+verification_amount = "$1,000"
+heartbeat_timeout_s = 10
+
+[[pools]]
+id = "fortune-progressive"
+paytable = "progressive-1"
+
+[web]
+host = "{host}"
+port = {port}
+
+[simulator]
+seed = {seed}
+round_interval_s = {interval}
+hit_every = {hit_every}
+"""
+
+TABLE = """
+[[tables]]
+id = "T{number}"
+transport = "simulator"
+bonus = "fortune-1"
+{ace_high}progressive = "progressive-1"
+pool = "fortune-progressive"
+"""
+
+
+def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
+    *,
+    tables: int = 3,
+    journal: Path = Path("var/demo.db"),
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    seed: int = 1,
+    interval_s: float = 0.5,
+    hit_every: int = 0,
+) -> Config:
+    """The demo configuration with ``tables`` simulated tables (every third offers Ace High)."""
+    text = TEMPLATE.format(
+        journal=journal.as_posix(),
+        host=host,
+        port=port,
+        seed=seed,
+        interval=interval_s,
+        hit_every=hit_every,
+    )
+    for number in range(1, tables + 1):
+        ace_high = 'ace_high = "ace-high-1"\n' if number % 3 == 0 else ""
+        text += TABLE.format(number=number, ace_high=ace_high)
+    return parse_config(text, "<demo configuration>", Path.cwd())

@@ -1,0 +1,178 @@
+"""The supervisors' meter display and the ops endpoints, served by the daemon (aiohttp).
+
+| path | what |
+|---|---|
+| ``/`` | the display page: live meters, pending jackpots, tables, last hits, health |
+| ``/events`` | server-sent events: every update as it is published (meters coalesced) |
+| ``/api/state`` | the whole display state as JSON |
+| ``/metrics`` | Prometheus metrics |
+| ``/healthz`` | 200 when the journal is writable, 503 while failing closed |
+
+The page is self-contained (no external assets) so that it works on an isolated floor network,
+and read-only: nothing here changes a meter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from aiohttp import web
+
+if TYPE_CHECKING:
+    from controller.runtime import Runtime
+
+KEEPALIVE_S = 15.0
+PAGE = (resources.files("controller.display") / "page.html").read_text(encoding="utf-8")
+_JSON = msgspec.json.Encoder()
+
+
+class Display:
+    """The web endpoints over the live controller."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.controller_id = runtime.controller_id
+        self.journal = runtime.journal
+        self.broadcast = runtime.broadcast
+        self.sequencer = runtime.sequencer
+        self.liveness = runtime.liveness
+        self.metrics = runtime.metrics
+
+    def app(self) -> web.Application:
+        """The aiohttp application."""
+        app = web.Application()
+        app.add_routes(
+            [
+                web.get("/", self.index),
+                web.get("/events", self.events),
+                web.get("/api/state", self.state),
+                web.get("/metrics", self.prometheus),
+                web.get("/healthz", self.health),
+            ]
+        )
+        return app
+
+    async def index(self, _: web.Request) -> web.Response:
+        """The display page."""
+        return web.Response(text=PAGE, content_type="text/html", charset="utf-8")
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything the page shows."""
+        state = self.journal.state
+        database = self.journal.db
+        rows = list(database.query("SELECT max(seq) AS seq FROM journal"))
+        pending = [
+            dict(row)
+            for row in database.query(
+                "SELECT payout_id, table_id, seat, line, win_cents, hand, at, tax_report "
+                "FROM payouts WHERE status = 'pending' ORDER BY seq"
+            )
+        ]
+        hits = [
+            dict(row)
+            for row in database.query(
+                "SELECT at, pool_id, table_id, seat, line, win_cents FROM payouts "
+                "WHERE kind = 'progressive' AND from_meter_cents > 0 ORDER BY seq DESC LIMIT 25"
+            )
+        ]
+        tables = []
+        for table_id in sorted(state.tables):
+            live = state.table_states.get(table_id)
+            tables.append(
+                {
+                    "table": table_id,
+                    "online": (live is None or live.online) and self.sequencer.available,
+                    "phase": str(live.phase) if live else "betting",
+                    "round_id": live.round_id if live else None,
+                    "held_reason": live.held_reason if live else "",
+                    "seconds_since": self.liveness.seconds_since(table_id)
+                    if self.liveness
+                    else None,
+                }
+            )
+        return {
+            "controller": {
+                "id": self.controller_id,
+                "online": self.sequencer.available,
+                "reason": self.sequencer.failed_reason or "",
+                "rows": rows[0]["seq"] or 0,
+            },
+            "pools": [
+                {
+                    "pool": pool_id,
+                    "paytable": pool.terms.paytable,
+                    "meter_cents": pool.meter_cents,
+                    "reserve_cents": pool.reserve_cents,
+                    "overflow_cents": pool.overflow_cents,
+                    "seed_cents": pool.terms.seed_cents,
+                    "hits": pool.hits_count,
+                }
+                for pool_id, pool in sorted(state.pools.items())
+            ],
+            "pending": pending,
+            "tables": tables,
+            "hits": hits,
+        }
+
+    async def state(self, _: web.Request) -> web.Response:
+        """The display state as JSON."""
+        return web.json_response(self.snapshot())
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """Server-sent events: one per update, with a keep-alive comment when idle."""
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        subscription = self.broadcast.subscribe()
+        updates = aiter(subscription)
+        try:
+            while True:
+                try:
+                    update = await asyncio.wait_for(anext(updates), KEEPALIVE_S)
+                except TimeoutError:
+                    await response.write(b": keep-alive\n\n")
+                    continue
+                kind = type(update).__struct_config__.tag
+                await response.write(
+                    b"event: %s\ndata: %s\n\n" % (str(kind).encode(), _JSON.encode(update))
+                )
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            subscription.close()
+        return response
+
+    async def prometheus(self, _: web.Request) -> web.Response:
+        """Prometheus text exposition."""
+        if self.metrics is None:
+            raise web.HTTPNotFound
+        return web.Response(
+            body=self.metrics.exposition(), content_type="text/plain", charset="utf-8"
+        )
+
+    async def health(self, _: web.Request) -> web.Response:
+        """Liveness for load balancers and monitors."""
+        ok = self.sequencer.available
+        body = {"ok": ok, "reason": self.sequencer.failed_reason or ""}
+        return web.json_response(body, status=200 if ok else 503)
+
+
+async def serve_display(
+    display: Display, host: str, port: int, started: asyncio.Event | None = None
+) -> None:
+    """Serve until cancelled."""
+    runner = web.AppRunner(display.app(), access_log=None)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    if started is not None:
+        started.set()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        with contextlib.suppress(Exception):
+            await runner.cleanup()

@@ -1,0 +1,104 @@
+"""Table liveness: a table whose devices go silent past its timeout is closed, then reopened.
+
+BRIEF §3: losing communication with a table makes its progressive unplayable. Every device
+event and heartbeat counts as a sign of life. When a table has been silent for its timeout,
+the monitor journals ``table-status`` offline (its wagers are then refused and its sign shows
+CLOSED); the first sign of life after that journals it online again. The monitor sleeps until
+the next deadline or the next change, never on a fixed poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from typing import TYPE_CHECKING
+
+from controller.events import TableStatusChanged
+from controller.ports import ControllerUnavailableError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from controller.ports import Intake
+
+log = logging.getLogger(__name__)
+
+
+class Liveness:
+    """Watches the tables' signs of life; run :meth:`run` as a task."""
+
+    def __init__(
+        self,
+        timeouts: Mapping[str, float],
+        *,
+        monotonic: Callable[[], float] = time.monotonic,
+        clock: Callable[[], str],
+        offline: set[str] | None = None,
+    ) -> None:
+        self.timeouts = dict(timeouts)
+        self._monotonic = monotonic
+        self._clock = clock
+        start = monotonic()
+        self.last_seen: dict[str, float] = dict.fromkeys(self.timeouts, start)
+        self.silent: set[str] = set(offline or ())
+        """Tables closed for silence (or found closed in the journal at start-up)."""
+        self._changed = asyncio.Event()
+
+    def seen(self, table_id: str, device: str = "") -> None:  # noqa: ARG002 - per table
+        """A sign of life from a table."""
+        if table_id not in self.timeouts:
+            return
+        self.last_seen[table_id] = self._monotonic()
+        if table_id in self.silent:
+            self._changed.set()
+
+    def seconds_since(self, table_id: str) -> float:
+        """How long the table has been silent."""
+        return self._monotonic() - self.last_seen.get(table_id, self._monotonic())
+
+    def _due(self) -> tuple[list[str], list[str], float | None]:
+        now = self._monotonic()
+        closing, reopening, next_deadline = [], [], None
+        for table_id, timeout in self.timeouts.items():
+            deadline = self.last_seen[table_id] + timeout
+            if table_id in self.silent:
+                if deadline > now:
+                    reopening.append(table_id)
+            elif deadline <= now:
+                closing.append(table_id)
+            else:
+                next_deadline = deadline if next_deadline is None else min(next_deadline, deadline)
+        return closing, reopening, next_deadline
+
+    async def run(self, intake: Intake) -> None:
+        """Close and reopen tables as they fall silent and come back, until cancelled."""
+        while True:
+            closing, reopening, deadline = self._due()
+            for table_id in closing:
+                await self._report(intake, table_id, online=False)
+            for table_id in reopening:
+                await self._report(intake, table_id, online=True)
+            if closing or reopening:
+                continue
+            wait = None if deadline is None else max(0.0, deadline - self._monotonic())
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), timeout=wait)
+
+    async def _report(self, intake: Intake, table_id: str, *, online: bool) -> None:
+        timeout = self.timeouts[table_id]
+        reason = "signs of life again" if online else f"silent for more than {timeout:g} s"
+        event = TableStatusChanged(
+            f"{table_id}/liveness/{uuid.uuid4()}", self._clock(), table_id, online, reason
+        )
+        try:
+            await intake.submit(event)
+        except ControllerUnavailableError:
+            log.warning("table %s liveness change not journaled: failing closed", table_id)
+        if online:
+            self.silent.discard(table_id)
+        else:
+            self.silent.add(table_id)

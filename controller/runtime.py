@@ -1,0 +1,25 @@
+"""The parts of a running controller, as the service wires them, for whoever needs several."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from controller.broadcast import Broadcast
+    from controller.journal import Journal
+    from controller.liveness import Liveness
+    from controller.metrics import ControllerMetrics
+    from controller.sequencer import Sequencer
+
+
+@dataclass(slots=True)
+class Runtime:
+    """One controller's journal, sequencer, fan-out, liveness monitor and metrics."""
+
+    controller_id: str
+    journal: Journal
+    broadcast: Broadcast
+    sequencer: Sequencer
+    liveness: Liveness | None = None
+    metrics: ControllerMetrics | None = None

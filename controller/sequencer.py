@@ -1,0 +1,286 @@
+"""The sequencer: the one task that owns the journal, and so every meter (BRIEF §4).
+
+Sources hand it events (:class:`controller.ports.Intake`); it takes them in one order, journals
+them in batches (group commit: everything waiting when a commit starts goes into it), answers
+each source once its event is durable, and only then publishes the resulting updates to the
+sinks. The journal write runs on the event loop on purpose: it *is* the critical path, there
+is exactly one writer, and a batch commit takes milliseconds.
+
+If the journal cannot be written, the controller **fails closed**: every waiting and new
+event is answered with :class:`ControllerUnavailableError` (so sources do not acknowledge and
+devices resend), every table is shown CLOSED, and the sequencer probes the journal with
+capped exponential backoff until a write succeeds again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from time import perf_counter
+from typing import TYPE_CHECKING
+
+from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus
+from controller.events import DeviceEvent, FaultRecorded
+from controller.journal import JournalError
+from controller.outputs import (
+    ControllerUpdate,
+    HitAnnouncement,
+    MeterUpdate,
+    TableUpdate,
+)
+from controller.ports import ControllerUnavailableError
+from drivers.backoff import Backoff
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from controller.broadcast import Broadcast
+    from controller.events import AnyEvent
+    from controller.journal import Journal, Receipt
+    from controller.outputs import AnyUpdate
+
+log = logging.getLogger(__name__)
+
+
+def utc_now() -> str:
+    """The current time as events carry it: UTC, ISO 8601, milliseconds, ``Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class SequencerStats:
+    """Counters the metrics exporter reads."""
+
+    events: Counter[str] = field(default_factory=Counter)
+    rejected: Counter[str] = field(default_factory=Counter)
+    commits: int = 0
+    commit_seconds: list[float] = field(default_factory=list)
+    queue_to_commit_seconds: list[float] = field(default_factory=list)
+    held_rounds: int = 0
+    journal_failures: int = 0
+
+    def drain_latencies(self) -> tuple[list[float], list[float]]:
+        """The latencies observed since the last call (for histograms)."""
+        commits, waits = self.commit_seconds, self.queue_to_commit_seconds
+        self.commit_seconds, self.queue_to_commit_seconds = [], []
+        return commits, waits
+
+
+@dataclass(slots=True)
+class _Waiting:
+    event: AnyEvent
+    future: asyncio.Future[Receipt]
+    queued: float
+
+
+class Sequencer:
+    """Implements :class:`controller.ports.Intake`; run :meth:`run` as one task."""
+
+    def __init__(
+        self,
+        journal: Journal,
+        broadcast: Broadcast,
+        *,
+        clock: Callable[[], str] = utc_now,
+        batch_max: int = 512,
+        on_heartbeat: Callable[[str, str], None] | None = None,
+    ) -> None:
+        self.journal = journal
+        self.broadcast = broadcast
+        self.clock = clock
+        self.batch_max = batch_max
+        self.stats = SequencerStats()
+        self.failed_reason: str | None = None
+        self._queue: asyncio.Queue[_Waiting] = asyncio.Queue()
+        self._on_heartbeat = on_heartbeat
+        self._closing = False
+        self.on_commit: list[Callable[[Sequence[Receipt]], None]] = []
+        """Called with the receipts of each commit, before the updates are published."""
+
+    @property
+    def available(self) -> bool:
+        """Whether events are being journaled (False while failing closed)."""
+        return self.failed_reason is None and not self._closing
+
+    async def submit(self, event: AnyEvent) -> Receipt:
+        """Journal an event once; return when it is durable (see controller.ports.Intake)."""
+        if not self.available:
+            raise ControllerUnavailableError(self.failed_reason or "the controller is stopping")
+        if isinstance(event, DeviceEvent) and self._on_heartbeat is not None:
+            self._on_heartbeat(event.table_id, event.device)
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Waiting(event, future, perf_counter()))
+        return await future
+
+    def heartbeat(self, table_id: str, device: str) -> None:
+        """A device is alive; the liveness monitor is told (never journaled)."""
+        if self._on_heartbeat is not None:
+            self._on_heartbeat(table_id, device)
+
+    async def reject(self, source: str, reason: str, detail: str = "") -> None:
+        """Bad input: counted, logged and journaled as a fault (best effort when failing)."""
+        self.stats.rejected[reason] += 1
+        log.warning("rejected input from %s: %s %s", source, reason, detail[:200])
+        fault = FaultRecorded(f"fault-{uuid.uuid4()}", self.clock(), source, reason, detail[:1000])
+        try:
+            await self.submit(fault)
+        except ControllerUnavailableError:
+            log.warning("fault not journaled: the controller is failing closed")
+
+    async def run(self) -> None:
+        """Journal events in arrival order until cancelled or closed."""
+        self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=True, reason="started")])
+        while True:
+            first = await self._queue.get()
+            batch = [first]
+            while len(batch) < self.batch_max and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            if self.failed_reason is not None:
+                self._refuse(batch)
+                continue
+            self._commit(batch)
+
+    def _refuse(self, batch: list[_Waiting]) -> None:
+        for waiting in batch:
+            if not waiting.future.done():
+                waiting.future.set_exception(ControllerUnavailableError(self.failed_reason or ""))
+
+    def _commit(self, batch: list[_Waiting]) -> None:
+        started = perf_counter()
+        try:
+            receipts = self.journal.append_many([waiting.event for waiting in batch])
+        except JournalError as error:
+            self._fail_closed(str(error))
+            self._refuse(batch)
+            return
+        finished = perf_counter()
+        self.stats.commits += 1
+        self.stats.commit_seconds.append(finished - started)
+        updates: list[AnyUpdate] = []
+        for waiting, receipt in zip(batch, receipts, strict=True):
+            self.stats.events[receipt.outcome] += 1
+            self.stats.queue_to_commit_seconds.append(finished - waiting.queued)
+            if not receipt.duplicate:
+                updates.extend(self._updates(receipt, waiting.event))
+            if not waiting.future.done():
+                waiting.future.set_result(receipt)
+        for hook in self.on_commit:
+            hook(receipts)
+        self.broadcast.publish(updates)
+
+    def _updates(self, receipt: Receipt, event: AnyEvent) -> list[AnyUpdate]:
+        """What the sinks must hear about, from the effects of a committed event."""
+        at, seq = event.at, receipt.seq
+        updates: list[AnyUpdate] = []
+        for effect in receipt.effects:
+            if isinstance(effect, Balances):
+                pool = self.journal.state.pools[effect.pool_id]
+                updates.append(
+                    MeterUpdate(
+                        at,
+                        seq,
+                        pool.pool_id,
+                        pool.meter_cents,
+                        pool.reserve_cents,
+                        pool.overflow_cents,
+                        pool.terms.seed_cents,
+                    )
+                )
+            elif isinstance(effect, PayoutMade) and (
+                effect.kind == "progressive" or effect.status == "pending"
+            ):
+                updates.append(
+                    HitAnnouncement(
+                        at,
+                        seq,
+                        effect.payout_id,
+                        effect.pool_id,
+                        effect.table_id,
+                        effect.seat,
+                        effect.line,
+                        effect.win_cents,
+                        effect.status == "pending",
+                        effect.tax_report,
+                        effect.hand,
+                    )
+                )
+            elif isinstance(effect, TableStatus):
+                updates.append(TableUpdate(at, seq, effect.table_id, effect.online, effect.reason))
+            elif isinstance(effect, RoundHeld):
+                self.stats.held_rounds += 1
+                log.error(
+                    "ALARM table %s round %s held: %s",
+                    effect.table_id,
+                    effect.round_id,
+                    effect.reason,
+                )
+        # Later meter updates of one pool supersede earlier ones within the event.
+        latest: dict[str, int] = {}
+        for index, update in enumerate(updates):
+            if isinstance(update, MeterUpdate):
+                latest[update.pool_id] = index
+        return [
+            update
+            for index, update in enumerate(updates)
+            if not isinstance(update, MeterUpdate) or latest[update.pool_id] == index
+        ]
+
+    def _fail_closed(self, reason: str) -> None:
+        self.stats.journal_failures += 1
+        self.failed_reason = reason
+        log.critical("journal unavailable, failing closed: %s", reason)
+        at = self.clock()
+        updates: list[AnyUpdate] = [ControllerUpdate(at, 0, online=False, reason=reason)]
+        updates += [
+            TableUpdate(at, 0, table_id, online=False, reason="controller failing closed")
+            for table_id in sorted(self.journal.state.tables)
+        ]
+        self.broadcast.publish(updates)
+
+    async def recover(self, backoff: Backoff | None = None) -> None:
+        """While failing closed, probe the journal with backoff; reopen the tables when it works."""
+        backoff = backoff or Backoff(initial=0.5, cap=30.0)
+        while True:
+            if self.failed_reason is None:
+                await asyncio.sleep(backoff.cap)  # nothing to do; checked again later
+                continue
+            await asyncio.sleep(backoff.next_delay())
+            probe = FaultRecorded(
+                f"fault-{uuid.uuid4()}", self.clock(), "journal", "recovered", self.failed_reason
+            )
+            try:
+                self.journal.append(probe)
+            except JournalError as error:
+                log.warning("journal still unavailable: %s", error)
+                continue
+            backoff.reset()
+            log.warning("journal writable again: tables reopen")
+            self.failed_reason = None
+            at = self.clock()
+            updates: list[AnyUpdate] = [
+                ControllerUpdate(at, 0, online=True, reason="journal recovered")
+            ]
+            for table_id in sorted(self.journal.state.tables):
+                live = self.journal.state.table_states.get(table_id)
+                online = live.online if live is not None else True
+                updates.append(
+                    TableUpdate(at, 0, table_id, online=online, reason="controller recovered")
+                )
+            self.broadcast.publish(updates)
+
+    async def close(self) -> None:
+        """Stop taking events, journal those already queued, and say the controller is offline."""
+        self._closing = True
+        while not self._queue.empty():
+            batch = [
+                self._queue.get_nowait() for _ in range(min(self.batch_max, self._queue.qsize()))
+            ]
+            if self.failed_reason is None:
+                self._commit(batch)
+            else:
+                self._refuse(batch)
+        self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=False, reason="stopping")])

@@ -1,0 +1,253 @@
+"""The controller as a service: every part wired under one ``asyncio.TaskGroup``.
+
+Start-up: open the journal (failing closed if it cannot be read), journal what the
+configuration changes (new pools, queued terms, table rules), then start the sequencer, the
+liveness monitor, the sources (MQTT, serial lines, simulated tables), the sinks (MQTT meter
+topics, signs) and the web display, and tell systemd we are ready.
+
+A source that fails is restarted with capped exponential backoff without taking the others
+down (the transports also reconnect by themselves). On SIGTERM (or ``stop``) the service
+stops the sources, journals every event already received, publishes "offline", gives the
+sinks a moment to deliver it, and returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import random
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from controller.broadcast import Broadcast
+from controller.config_events import config_events
+from controller.display import Display, serve_display
+from controller.journal import Journal
+from controller.liveness import Liveness
+from controller.metrics import ControllerMetrics
+from controller.ports import ControllerUnavailableError
+from controller.runtime import Runtime
+from controller.sequencer import Sequencer, utc_now
+from controller.systemd import Notifier
+from drivers.backoff import Backoff
+from drivers.simulator import InProcessLink, SimulatedTable, TablePlan
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable, Coroutine
+
+    from controller.config import Config
+    from controller.ports import Sink, Source
+
+log = logging.getLogger(__name__)
+
+
+class StartupError(RuntimeError):
+    """The service cannot start (the configuration does not fit the journal)."""
+
+
+@dataclass(slots=True)
+class Simulation:
+    """Simulated tables to run in-process, and when to stop."""
+
+    rounds: int | None = None
+    """Rounds per table before the simulation ends (None: forever)."""
+    interval_s: float = 1.0
+    hit_every: int = 0
+    seed: int | None = None
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    tables: list[SimulatedTable] = field(default_factory=list)
+
+
+async def supervise(
+    name: str, start: Callable[[], Awaitable[None]], backoff: Backoff | None = None
+) -> None:
+    """Run a part forever: restart it with backoff if it fails, until cancelled."""
+    backoff = backoff or Backoff(initial=0.2, cap=10.0)
+    while True:
+        try:
+            await start()
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("%s failed; restarting", name)
+        else:
+            log.warning("%s stopped; restarting", name)
+        await asyncio.sleep(backoff.next_delay())
+
+
+def build_runtime(config: Config) -> Runtime:
+    """Open the journal and bring it in line with the configuration."""
+    config.controller.journal.parent.mkdir(parents=True, exist_ok=True)
+    journal = Journal(config.controller.journal)
+    events = config_events(config, journal.state, utc_now())
+    refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
+    if refused:
+        journal.close()
+        reasons = "; ".join(f"{receipt.event_id}: {receipt.reason}" for receipt in refused)
+        raise StartupError(f"{config.source}: the journal refused the configuration: {reasons}")
+    broadcast = Broadcast()
+    offline = {table_id for table_id, live in journal.state.table_states.items() if not live.online}
+    liveness = Liveness(
+        {table.table_id: table.heartbeat_timeout_s for table in config.tables},
+        clock=utc_now,
+        offline=offline,
+    )
+    sequencer = Sequencer(journal, broadcast, on_heartbeat=liveness.seen)
+    runtime = Runtime(config.controller.controller_id, journal, broadcast, sequencer, liveness)
+    runtime.metrics = ControllerMetrics(journal, sequencer, liveness)
+    sequencer.on_commit.append(runtime.metrics.observe)
+    return runtime
+
+
+def _sources(config: Config, runtime: Runtime) -> tuple[list[Source], list[Sink]]:
+    sources: list[Source] = []
+    sinks: list[Sink] = []
+    if config.broker is not None:
+        from drivers.mqtt.sink import MqttSink  # noqa: PLC0415 - only with a broker
+        from drivers.mqtt.source import MqttSource  # noqa: PLC0415
+
+        mqtt_tables = [table.table_id for table in config.tables if str(table.transport) == "mqtt"]
+        source = MqttSource(config.broker, known_tables=mqtt_tables)
+        sink = MqttSink(config.broker, config.controller.journal)
+        sources.append(source)
+        sinks.append(sink)
+        if runtime.metrics is not None:
+            runtime.metrics.mqtt += [source, sink]
+    if config.serial:
+        from drivers.serial.link import SerialSource  # noqa: PLC0415 - only with serial ports
+
+        for port in config.serial:
+            serial = SerialSource(port)
+            sources.append(serial)
+            if runtime.metrics is not None:
+                runtime.metrics.serial.append(serial)
+    return sources, sinks
+
+
+def _simulated(config: Config, runtime: Runtime, simulation: Simulation) -> list[SimulatedTable]:
+    settings = config.simulator
+    seed = simulation.seed if simulation.seed is not None else (settings.seed if settings else None)
+    rng = random.Random(seed)  # noqa: S311 - simulated players, not a shuffle for real money
+    session = uuid.uuid4().hex[:8]
+    tables = []
+    for table in config.tables:
+        if str(table.transport) != "simulator":
+            continue
+        rules = table.rules
+        progressive = rules.progressive.progressive if rules.progressive else None
+        plan = TablePlan(
+            table.table_id,
+            seats=rules.seats,
+            bonus=rules.bonus is not None,
+            ace_high=rules.ace_high is not None,
+            progressive_wager_cents=progressive.wager_cents if progressive else None,
+            occupancy=settings.occupancy if settings else 0.7,
+            bet_probability=settings.bet_probability if settings else 0.6,
+        )
+        hit_every = simulation.hit_every or (settings.hit_every if settings else 0)
+        link = InProcessLink(runtime.sequencer)
+        table_rng = random.Random(rng.random())  # noqa: S311 - simulated players
+        tables.append(SimulatedTable(plan, link, table_rng, session, hit_every))
+    return tables
+
+
+async def _play(table: SimulatedTable, simulation: Simulation, heartbeat_s: float) -> None:
+    """One simulated table: heartbeats, and rounds at the configured pace."""
+    async with asyncio.TaskGroup() as group:
+        beats = group.create_task(table.heartbeats(heartbeat_s))
+        while simulation.rounds is None or table.rounds_played < simulation.rounds:
+            try:
+                await table.play_round()
+            except ControllerUnavailableError:
+                log.warning("table %s waits: the controller is failing closed", table.plan.table_id)
+            await asyncio.sleep(simulation.interval_s)
+        beats.cancel()
+    if all(other.rounds_played >= (simulation.rounds or 0) for other in simulation.tables):
+        simulation.finished.set()
+
+
+async def serve(
+    config: Config,
+    stop: asyncio.Event,
+    *,
+    simulation: Simulation | None = None,
+    started: Callable[[Runtime, str], None] | None = None,
+) -> Runtime:
+    """Run the controller until ``stop`` is set; return its runtime (journal still open)."""
+    runtime = build_runtime(config)
+    liveness = runtime.liveness
+    if liveness is None:  # pragma: no cover - build_runtime always makes one
+        raise StartupError("no liveness monitor")
+    sources, sinks = _sources(config, runtime)
+    simulation = simulation or Simulation()
+    simulation.tables = _simulated(config, runtime, simulation)
+    notifier = Notifier.from_environment()
+    web_started = asyncio.Event()
+    url = f"http://{config.web.host}:{config.web.port}/"
+    async with asyncio.TaskGroup() as group:
+        core: list[asyncio.Task[None]] = [
+            group.create_task(runtime.sequencer.run()),
+            group.create_task(runtime.sequencer.recover()),
+            group.create_task(liveness.run(runtime.sequencer)),
+            group.create_task(
+                serve_display(Display(runtime), config.web.host, config.web.port, web_started)
+            ),
+        ]
+        feeding = [_start(group, f"source {s.name}", _bind_source(s, runtime)) for s in sources]
+        core += [_start(group, f"sink {s.name}", _bind_sink(s, runtime)) for s in sinks]
+        heartbeat_s = (
+            max(0.5, min(t.heartbeat_timeout_s for t in config.tables) / 3)
+            if config.tables
+            else 1.0
+        )
+        feeding += [
+            group.create_task(_play(table, simulation, heartbeat_s)) for table in simulation.tables
+        ]
+        await web_started.wait()
+        notifier.ready(f"serving {url}")
+        core.append(group.create_task(notifier.watchdog()))
+        if started is not None:
+            started(runtime, url)
+        await stop.wait()
+        notifier.stopping()
+        for task in feeding:
+            task.cancel()
+        await asyncio.gather(*feeding, return_exceptions=True)
+        await runtime.sequencer.close()
+        await asyncio.sleep(0.2 if sinks else 0)  # let the sinks take "offline"
+        for task in core:
+            task.cancel()
+    return runtime
+
+
+def _bind_source(source: Source, runtime: Runtime) -> Callable[[], Coroutine[None, None, None]]:
+    return lambda: source.run(runtime.sequencer)
+
+
+def _bind_sink(sink: Sink, runtime: Runtime) -> Callable[[], Coroutine[None, None, None]]:
+    async def run() -> None:
+        subscription = runtime.broadcast.subscribe()
+        try:
+            await sink.run(subscription)
+        finally:
+            subscription.close()
+
+    return run
+
+
+def _start(
+    group: asyncio.TaskGroup, name: str, start: Callable[[], Awaitable[None]]
+) -> asyncio.Task[None]:
+    return group.create_task(supervise(name, start), name=name)
+
+
+def install_signal_handlers(stop: asyncio.Event) -> None:
+    """SIGTERM and SIGINT set ``stop`` (a graceful drain), once."""
+    import signal  # noqa: PLC0415
+
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(number, stop.set)

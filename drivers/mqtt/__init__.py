@@ -1,0 +1,14 @@
+"""MQTT drivers: table events in (``mqtt``), meters, hits and table commands out (``mqtt-display``).
+
+The topic tree and payloads are in :mod:`drivers.mqtt.topics` and :mod:`drivers.mqtt.payloads`,
+described for table and sign vendors in ``docs/mqtt.md``. The drivers are registered by name
+here and imported only when a configuration picks them, so that importing this package does not
+need aiomqtt.
+"""
+
+from __future__ import annotations
+
+from drivers.registry import register_builtin
+
+register_builtin("mqtt", "drivers.mqtt.source:MqttSource")
+register_builtin("mqtt-display", "drivers.mqtt.sink:MqttSink")

@@ -1,0 +1,447 @@
+"""The JSON payloads of the MQTT topic tree, schema version 1: table events in, meters out.
+
+Every JSON payload is an object with ``"v": 1``; a payload with another version (or none) is
+refused with the reason ``bad-version`` rather than guessed at. Money is integer cents. The
+status topics carry the plain strings ``online`` and ``offline``, so that a last will (which is
+fixed when a client connects) reads the same as a status published later.
+
+**In, from the tables** (``table/<tid>/event/<type>``), each with the ``device`` that sent it
+and the device's ``seq`` (unique per device; resends repeat it, and the event id
+``<tid>/<device>/<seq>`` makes a resend harmless)::
+
+    bet        {"v":1,"device":"bs-1","seq":17,"seat":3,"spot":"progressive","present":true,
+                "amount_cents":500}                                 -> BetSensed
+    lock       {"v":1,"device":"dealer","seq":4,"round":"r-0042"}   -> BetsLocked
+    card       {"v":1,"device":"shoe","seq":9,"round":"r-0042","position":0,"card":"As"}
+                                                                    -> CardDealt
+    done       {"v":1,"device":"shoe","seq":60,"round":"r-0042"}    -> DealComplete
+    void       {"v":1,"device":"dealer","seq":5,"round":"r-0042","reason":"misdeal"}
+                                                                    -> RoundVoided
+    heartbeat  {"v":1,"device":"shoe","seq":61}                     -> Heartbeat (not journaled)
+
+The fields follow the reference serial protocol (:mod:`drivers.serial.protocol`): ``device``
+is 1-32 of ``A-Z a-z 0-9 . _ -``; ``seq`` 0 to 2**32-1; ``seat`` 1-99; ``position`` 0-99 (0 is
+the dealer); ``spot`` one of ``bonus``, ``ace-high``, ``progressive``; ``amount_cents`` 0 to
+10**12 (default 0); ``round`` 1-64 of ``A-Z a-z 0-9 . _ : -``; ``card`` a card code (``As``,
+``Td``, ``Jk``) kept as sent; a void's ``reason`` is optional text (default ``misdeal``).
+Unknown fields are refused, so that a misspelt ``amount`` is not read as zero cents.
+
+**Out, from the controller**: ``meter/<pool>`` (:class:`MeterPayload`), ``meter/<pool>/hit``
+(:class:`HitPayload`) and ``table/<tid>/cmd/state`` (:class:`TableStatePayload`), each carrying
+the time ``at`` and the journal row ``seq`` of the change, so that a display can order them
+and drop what it has already seen.
+
+Rejections carry a short ``reason`` token (``bad-json``, ``bad-version``, ``bad-seat``,
+``missing-field``...) for counters and the journaled fault, and a ``detail`` for people.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
+
+import msgspec
+
+from controller.cards import Card, CardError
+from controller.events import (
+    BetSensed,
+    BetsLocked,
+    CardDealt,
+    DealComplete,
+    RoundVoided,
+    TableStatusChanged,
+    device_event_id,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
+
+SCHEMA_VERSION: Final = 1
+MAX_PAYLOAD: Final = 4096
+"""Largest table payload in bytes; the biggest valid one is a few hundred."""
+MAX_SEQ: Final = 2**32 - 1
+
+ONLINE: Final = b"online"
+OFFLINE: Final = b"offline"
+
+_PREVIEW: Final = 120
+"""How much of a refused payload the detail quotes."""
+
+Device = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._-]{1,32}$")]
+Seq = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEQ)]
+RoundId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
+Seat = Annotated[int, msgspec.Meta(ge=1, le=99)]
+Position = Annotated[int, msgspec.Meta(ge=0, le=99)]
+Cents = Annotated[int, msgspec.Meta(ge=0, le=10**12)]
+Spot = Literal["bonus", "ace-high", "progressive"]
+Reason = Annotated[str, msgspec.Meta(max_length=200)]
+
+
+class PayloadError(ValueError):
+    """A payload that is no valid message: a short ``reason`` token and a ``detail``."""
+
+    def __init__(self, reason: str, detail: str) -> None:
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeat:
+    """A device of a table is alive; acknowledged but never journaled."""
+
+    table_id: str
+    device: str
+    seq: int
+
+
+TableMessage = BetSensed | BetsLocked | CardDealt | DealComplete | RoundVoided | Heartbeat
+"""What a valid table event payload decodes to."""
+
+
+# Table event payloads (in).
+
+
+class TablePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Fields of every table event payload."""
+
+    v: int
+    device: Device
+    seq: Seq
+
+
+class BetPayload(TablePayload, frozen=True):
+    """``event/bet``: a chip arrived on (or left) a side-bet spot."""
+
+    seat: Seat
+    spot: Spot
+    present: bool
+    amount_cents: Cents = 0
+
+
+class LockPayload(TablePayload, frozen=True):
+    """``event/lock``: no more bets; the round begins."""
+
+    round: RoundId
+
+
+class CardPayload(TablePayload, frozen=True):
+    """``event/card``: a card dealt to a position (0 is the dealer)."""
+
+    round: RoundId
+    position: Position
+    card: str
+
+
+class DonePayload(TablePayload, frozen=True):
+    """``event/done``: every hand of the round is dealt."""
+
+    round: RoundId
+
+
+class VoidPayload(TablePayload, frozen=True):
+    """``event/void``: a misdeal; the round's wagers are returned."""
+
+    round: RoundId
+    reason: Reason = "misdeal"
+
+
+class HeartbeatPayload(TablePayload, frozen=True):
+    """``event/heartbeat``: the device is alive."""
+
+
+# Controller payloads (out).
+
+
+class MeterPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``meter/<pool>``, retained: a pool's meters as they now stand."""
+
+    v: int
+    pool: str
+    meter_cents: int
+    reserve_cents: int
+    overflow_cents: int
+    seed_cents: int
+    at: str
+    seq: int
+
+
+class HitPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``meter/<pool>/hit``: a hit to show on the signs (``pool`` is null on ``meter/_/hit``)."""
+
+    v: int
+    payout: str
+    pool: str | None
+    table: str
+    seat: int
+    line: str | None
+    amount_cents: int
+    pending: bool
+    tax_report: bool
+    at: str
+    seq: int
+    hand: str = ""
+    """The winning hand's cards (``As Ks Qs Js Ts Jk 2c``), when the controller knows them."""
+
+
+class TableStatePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``table/<tid>/cmd/state``: the controller opened or closed the table's progressive."""
+
+    v: int
+    open: bool
+    reason: str
+    at: str
+    seq: int
+
+
+def utc_now() -> str:
+    """The current time as the journal writes it: UTC, ISO 8601, milliseconds, ``Z``."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _preview(data: bytes) -> str:
+    text = repr(data[:_PREVIEW])
+    return text + "..." if len(data) > _PREVIEW else text
+
+
+_FIELD_AT: Final = re.compile(r"at `\$\.([A-Za-z_]+)")
+_T = TypeVar("_T")
+
+
+def _validation_reason(message: str) -> str:
+    """A reason token from a msgspec validation message (``bad-seat``, ``missing-field``)."""
+    if message.startswith("Object missing required field"):
+        return "missing-field"
+    if message.startswith("Object contains unknown field"):
+        return "unknown-field"
+    match = _FIELD_AT.search(message)
+    if match:
+        return "bad-" + match.group(1).replace("_", "-")
+    return "bad-payload"
+
+
+def decode_object(data: bytes) -> dict[str, Any]:
+    """A JSON object of schema version 1, else :class:`PayloadError` (``bad-json``...)."""
+    if len(data) > MAX_PAYLOAD:
+        raise PayloadError("too-large", f"{len(data)} bytes, at most {MAX_PAYLOAD}")
+    try:
+        value = msgspec.json.decode(data)
+    except msgspec.DecodeError as error:
+        raise PayloadError("bad-json", f"{error} in {_preview(data)}") from None
+    if not isinstance(value, dict):
+        raise PayloadError("bad-payload", f"expected a JSON object, got {_preview(data)}")
+    if "v" not in value:
+        raise PayloadError("bad-version", 'no schema version field "v"')
+    version = value["v"]
+    # bool is an int in Python; true is no version number.
+    if type(version) is not int or version != SCHEMA_VERSION:
+        detail = f"schema version {version!r} is not supported (this controller: {SCHEMA_VERSION})"
+        raise PayloadError("bad-version", detail)
+    return value
+
+
+def _convert(value: dict[str, Any], kind: type[_T]) -> _T:
+    try:
+        return msgspec.convert(value, kind)
+    except msgspec.ValidationError as error:
+        raise PayloadError(_validation_reason(str(error)), str(error)) from None
+
+
+@dataclass(frozen=True, slots=True)
+class _Head:
+    table_id: str
+    device: str
+    seq: int
+    at: str
+
+    @property
+    def event_id(self) -> str:
+        return device_event_id(self.table_id, self.device, self.seq)
+
+
+def _bet(head: _Head, value: dict[str, Any]) -> BetSensed:
+    bet = _convert(value, BetPayload)
+    return BetSensed(
+        head.event_id,
+        head.at,
+        head.table_id,
+        head.device,
+        head.seq,
+        seat=bet.seat,
+        spot=bet.spot,
+        present=bet.present,
+        amount_cents=bet.amount_cents,
+    )
+
+
+def _lock(head: _Head, value: dict[str, Any]) -> BetsLocked:
+    lock = _convert(value, LockPayload)
+    return BetsLocked(
+        head.event_id, head.at, head.table_id, head.device, head.seq, round_id=lock.round
+    )
+
+
+def _card(head: _Head, value: dict[str, Any]) -> CardDealt:
+    card = _convert(value, CardPayload)
+    try:
+        Card.parse(card.card)
+    except CardError as error:
+        raise PayloadError("bad-card", str(error)) from None
+    return CardDealt(
+        head.event_id,
+        head.at,
+        head.table_id,
+        head.device,
+        head.seq,
+        round_id=card.round,
+        position=card.position,
+        card=card.card,
+    )
+
+
+def _done(head: _Head, value: dict[str, Any]) -> DealComplete:
+    done = _convert(value, DonePayload)
+    return DealComplete(
+        head.event_id, head.at, head.table_id, head.device, head.seq, round_id=done.round
+    )
+
+
+def _void(head: _Head, value: dict[str, Any]) -> RoundVoided:
+    void = _convert(value, VoidPayload)
+    return RoundVoided(
+        head.event_id,
+        head.at,
+        head.table_id,
+        round_id=void.round,
+        by=f"device {head.device}",
+        reason=void.reason.strip() or "misdeal",
+    )
+
+
+def _heartbeat(head: _Head, value: dict[str, Any]) -> Heartbeat:
+    _convert(value, HeartbeatPayload)
+    return Heartbeat(head.table_id, head.device, head.seq)
+
+
+_DECODERS: Final[dict[str, Callable[[_Head, dict[str, Any]], TableMessage]]] = {
+    "bet": _bet,
+    "lock": _lock,
+    "card": _card,
+    "done": _done,
+    "void": _void,
+    "heartbeat": _heartbeat,
+}
+
+
+def decode_table_event(
+    table_id: str, event_type: str, data: bytes, *, at: str | None = None
+) -> TableMessage:
+    """The event (or heartbeat) a table published on ``event/<event_type>``, stamped ``at``.
+
+    ``at`` defaults to now: the controller's clock, not the device's, dates what it journals.
+    Raises :class:`PayloadError`.
+    """
+    decoder = _DECODERS.get(event_type)
+    if decoder is None:
+        known = ", ".join(sorted(_DECODERS))
+        raise PayloadError("unknown-type", f"event type {event_type!r} is not one of {known}")
+    value = decode_object(data)
+    # device and seq first, so that every type reports them the same way.
+    head = _convert(value, _HeadFields)
+    return decoder(_Head(table_id, head.device, head.seq, at or utc_now()), value)
+
+
+class _HeadFields(msgspec.Struct, frozen=True):
+    # Unknown fields are allowed here: they are the type's own, checked by its decoder.
+    device: Device
+    seq: Seq
+
+
+def decode_status(data: bytes) -> bool:
+    """Whether a status payload says ``online`` (True) or ``offline`` (False)."""
+    text = data.strip()
+    if text == ONLINE:
+        return True
+    if text == OFFLINE:
+        return False
+    raise PayloadError("bad-status", f"expected online or offline, got {_preview(data)}")
+
+
+def table_status_event(
+    table_id: str, *, online: bool, event_id: str, at: str
+) -> TableStatusChanged:
+    """The event of a table's status topic changing (to ``offline``: its last will, usually)."""
+    reason = "mqtt status online" if online else "mqtt status offline (last will or shutdown)"
+    return TableStatusChanged(event_id, at, table_id, online=online, reason=reason)
+
+
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def meter_payload(update: MeterUpdate) -> bytes:
+    """The retained payload of ``meter/<pool>``."""
+    return _ENCODER.encode(
+        MeterPayload(
+            v=SCHEMA_VERSION,
+            pool=update.pool_id,
+            meter_cents=update.meter_cents,
+            reserve_cents=update.reserve_cents,
+            overflow_cents=update.overflow_cents,
+            seed_cents=update.seed_cents,
+            at=update.at,
+            seq=update.seq,
+        )
+    )
+
+
+def hit_payload(update: HitAnnouncement) -> bytes:
+    """The payload of ``meter/<pool>/hit``."""
+    return _ENCODER.encode(
+        HitPayload(
+            v=SCHEMA_VERSION,
+            payout=update.payout_id,
+            pool=update.pool_id,
+            table=update.table_id,
+            seat=update.seat,
+            line=update.line,
+            amount_cents=update.amount_cents,
+            pending=update.pending,
+            tax_report=update.tax_report,
+            at=update.at,
+            seq=update.seq,
+            hand=update.hand,
+        )
+    )
+
+
+def table_state_payload(update: TableUpdate) -> bytes:
+    """The payload of ``table/<tid>/cmd/state``."""
+    return _ENCODER.encode(
+        TableStatePayload(
+            v=SCHEMA_VERSION, open=update.online, reason=update.reason, at=update.at, seq=update.seq
+        )
+    )
+
+
+def controller_status_payload(update: ControllerUpdate) -> bytes:
+    """The retained payload of ``controller/<id>/status``: ``online`` or ``offline``."""
+    return ONLINE if update.online else OFFLINE
+
+
+def decode_meter(data: bytes) -> MeterPayload:
+    """Parse a ``meter/<pool>`` payload (for displays and tests); raises PayloadError."""
+    return _convert(decode_object(data), MeterPayload)
+
+
+def decode_hit(data: bytes) -> HitPayload:
+    """Parse a ``meter/<pool>/hit`` payload; raises PayloadError."""
+    return _convert(decode_object(data), HitPayload)
+
+
+def decode_table_state(data: bytes) -> TableStatePayload:
+    """Parse a ``table/<tid>/cmd/state`` payload; raises PayloadError."""
+    return _convert(decode_object(data), TableStatePayload)

@@ -1,0 +1,317 @@
+"""The MQTT sink: meters, hits, table commands and the controller's status, to the broker.
+
+:class:`MqttSink` receives the committed :mod:`controller.outputs` updates and publishes them,
+all at QoS 1 (payloads in :mod:`drivers.mqtt.payloads`):
+
+=====================  =================================  ========  ===========================
+update                 topic                              retained  while the broker is away
+=====================  =================================  ========  ===========================
+``MeterUpdate``        ``meter/<pool>``                   yes       latest value per pool
+``HitAnnouncement``    ``meter/<pool>/hit``               no        outbox (journal database)
+                       (``meter/_/hit`` with no pool)
+``TableUpdate``        ``table/<tid>/cmd/state``          no        outbox (journal database)
+``ControllerUpdate``   ``controller/<id>/status``         yes       latest value
+=====================  =================================  ========  ===========================
+
+**Nothing is lost while the broker is away.** The updates are consumed by one task that never
+waits for the broker, and published by another, per connection:
+
+* Hits and table commands are events, each of which must arrive: they go to the
+  :class:`~drivers.mqtt.outbox.Outbox` (a table in the journal's SQLite file) before they are
+  published, and are deleted from it once the broker acknowledged them (``PUBACK``). After a
+  reconnection, and after a restart of the controller, what is left is published first, oldest
+  first.
+* Meters and the controller's status are states: only the latest value matters, so the sink
+  keeps the latest per topic in memory (a slow broker sees the updates coalesced, the latest
+  value winning) and republishes every one of them, retained, after each reconnection. After
+  a restart, the broadcast hands a new sink the latest states.
+
+The order within a connection is: outbox first, then the retained values; a hit is therefore
+published before the meter reset that follows it.
+
+**Connection.** Client id ``<client_id>-out``, persistent session (``clean_session=False``),
+last will ``offline`` (retained) on ``controller/<id>/status``, like the source's (see
+:mod:`drivers.mqtt.source` for why there are two connections). The sink publishes ``online``
+there on each connection unless the last ``ControllerUpdate`` said the controller is failing
+closed, and ``offline`` when it stops. It reconnects with capped exponential backoff until
+cancelled. If the updates stop (the iterator ends), it gives the broker ``drain_timeout_s`` to
+take what is pending, then returns; the outbox keeps the rest for the next start.
+
+A hit published just before a crash may be published again after the restart: displays
+recognise it by its payout id.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import deque
+from typing import TYPE_CHECKING, Any, Final
+
+import aiomqtt
+
+from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
+from drivers.backoff import Backoff
+from drivers.mqtt.outbox import Outbox, OutboxError, OutboxMessage
+from drivers.mqtt.payloads import (
+    OFFLINE,
+    ONLINE,
+    controller_status_payload,
+    hit_payload,
+    meter_payload,
+    table_state_payload,
+    utc_now,
+)
+from drivers.mqtt.source import (
+    QOS,
+    TIMEOUT_S,
+    cancellations,
+    guarded,
+    make_client,
+    raise_if_cancelled,
+    say_status,
+)
+from drivers.mqtt.topics import TopicError, Topics
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Coroutine
+    from pathlib import Path
+
+    from controller.outputs import AnyUpdate
+    from controller.settings import BrokerSettings
+
+log = logging.getLogger(__name__)
+
+STATE_COMMAND: Final = "state"
+"""``table/<tid>/cmd/state``: the table's progressive is open or closed."""
+
+
+class MqttSink:
+    """A :class:`controller.ports.Sink` publishing to the broker (see the module docstring)."""
+
+    drain_timeout_s: float = 5.0
+    """When the updates end, how long the broker may take the rest before the sink returns."""
+
+    def __init__(
+        self,
+        settings: BrokerSettings,
+        journal_path: Path | str,
+        *,
+        name: str = "mqtt-display",
+        backoff: Backoff | None = None,
+        timeout_s: float = TIMEOUT_S,
+    ) -> None:
+        self.settings = settings
+        self.timeout_s = timeout_s
+        self.journal_path = journal_path
+        self.name = name
+        self.topics = Topics(settings.site)
+        self.client_id = f"{settings.client_id}-out"
+        self.status_topic = self.topics.controller_status(settings.client_id)
+        self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
+        self.connected = False
+        """Whether the connection to the broker is up now."""
+        self.reconnects = 0
+        """How many times the connection came up again after it was lost."""
+        self.published = 0
+        """Messages the broker acknowledged."""
+        self.coalesced = 0
+        """Retained updates replaced by a newer one before they could be published."""
+        self.skipped = 0
+        """Updates that name no valid topic (a pool id that cannot be a topic level)."""
+        self.outbox_errors = 0
+        """Outbox writes that failed (the message was then kept in memory only)."""
+        self.last_error: str | None = None
+        """Why the connection last failed, for the status display."""
+        # The latest retained payload per topic, and the topics not yet published on this
+        # connection (a dict as an ordered set).
+        self._retained: dict[str, bytes] = {self.status_topic: ONLINE}
+        self._dirty: dict[str, None] = {}
+        # Non-retained messages not yet acknowledged by the broker, oldest first: the outbox's
+        # rows, mirrored in memory so that the publisher never reads the database.
+        self._queue: deque[OutboxMessage] = deque()
+        self._outbox: Outbox | None = None
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+
+    @property
+    def pending(self) -> int:
+        """Hits and table commands waiting for the broker (stored in the outbox)."""
+        return len(self._queue)
+
+    async def run(self, updates: AsyncIterator[AnyUpdate]) -> None:
+        """Publish the updates until cancelled (or until they end and are flushed)."""
+        outbox = Outbox(self.journal_path, self.client_id)
+        self._outbox = outbox
+        try:
+            # The outbox is the truth: what a previous run left, oldest first.
+            self._queue = deque(outbox.pending())
+            if self._queue:
+                log.info("%s: %d messages left in the outbox", self.name, len(self._queue))
+            async with asyncio.TaskGroup() as tasks:
+                connection = tasks.create_task(self._connect_loop())
+                async for update in updates:
+                    self._accept(update)
+                # The updates ended (shutdown): give the broker a moment to take what is left.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.drain_timeout_s):
+                        await self._idle.wait()
+                connection.cancel()
+        finally:
+            self._outbox = None
+            outbox.close()
+
+    def _accept(self, update: AnyUpdate) -> None:
+        """Take one update in without waiting for the broker."""
+        try:
+            match update:
+                case MeterUpdate():
+                    self._retain(self.topics.meter(update.pool_id), meter_payload(update))
+                case ControllerUpdate():
+                    self._retain(self.status_topic, controller_status_payload(update))
+                case HitAnnouncement():
+                    self._enqueue(self.topics.hit(update.pool_id), hit_payload(update))
+                case TableUpdate():
+                    topic = self.topics.table_command(update.table_id, STATE_COMMAND)
+                    self._enqueue(topic, table_state_payload(update))
+        except TopicError as error:
+            # A configuration the controller accepted but MQTT cannot name: say so, go on.
+            self.skipped += 1
+            log.error("%s: cannot publish %r: %s", self.name, update, error)  # noqa: TRY400
+            return
+        self._idle.clear()
+        self._wake.set()
+
+    def _retain(self, topic: str, payload: bytes) -> None:
+        if topic in self._dirty:
+            self.coalesced += 1
+        self._retained[topic] = payload
+        self._dirty[topic] = None
+
+    def _enqueue(self, topic: str, payload: bytes) -> None:
+        row_id: int | None = None
+        if self._outbox is not None:
+            try:
+                row_id = self._outbox.add(topic, payload, qos=QOS, retain=False, created=utc_now())
+            except OutboxError:
+                # Still publish it (from memory) rather than drop it; it is only not durable.
+                self.outbox_errors += 1
+                log.exception("%s: cannot store a message for %s", self.name, topic)
+        self._queue.append(OutboxMessage(row_id, topic, payload, QOS, retain=False))
+
+    async def _connect_loop(self) -> None:
+        baseline = cancellations()
+        connected_before = False
+        async for _attempt in self._backoff.attempts():
+            raise_if_cancelled(baseline)  # lost in a disconnection's wait (see guarded)
+            try:
+                client = make_client(
+                    self.settings,
+                    identifier=self.client_id,
+                    will_topic=self.status_topic,
+                    manual_ack=False,
+                    timeout_s=self.timeout_s,
+                )
+                async with client:
+                    self.connected = True
+                    if connected_before:
+                        self.reconnects += 1
+                    connected_before = True
+                    self._backoff.reset()
+                    log.info("%s: connected to %s:%s", self.name, *self._address())
+                    await self._serve(client, baseline)
+            except aiomqtt.MqttError as error:
+                self._failed("connection failed", error)
+            except OSError as error:  # the password or TLS files (ssl.SSLError is an OSError)
+                self._failed("cannot set up the connection", error)
+            finally:
+                self.connected = False
+
+    def _address(self) -> tuple[str, int]:
+        return self.settings.host, self.settings.port
+
+    def _failed(self, what: str, error: BaseException) -> None:
+        self.last_error = f"{what}: {error}"
+        log.warning("%s: %s: %s", self.name, what, error)
+
+    async def _serve(self, client: aiomqtt.Client, baseline: int) -> None:
+        # A new connection: the broker may have lost the retained values (no persistence) or
+        # shown our last will since, so every one of them is published again.
+        for topic in self._retained:
+            self._dirty[topic] = None
+        try:
+            raise_if_cancelled(baseline)  # lost in the wait for CONNACK (see guarded)
+            await _until_first_fails(_watch(client), self._publish(client))
+        except asyncio.CancelledError:
+            # Stopping: a clean DISCONNECT does not fire the last will, so say it ourselves.
+            await say_status(client, self.status_topic, OFFLINE)
+            raise
+
+    async def _publish(self, client: aiomqtt.Client) -> None:
+        """Publish what is pending, then wait for more; forever (until the connection fails)."""
+        while True:
+            if self._queue:
+                message = self._queue[0]
+                await guarded(
+                    client.publish(
+                        message.topic, message.payload, qos=message.qos, retain=message.retain
+                    )
+                )
+                # Acknowledged by the broker: only now may it leave the outbox.
+                self._queue.popleft()
+                self.published += 1
+                self._forget(message)
+            elif self._dirty:
+                topic = next(iter(self._dirty))
+                # Taken off before publishing: a newer value arriving meanwhile marks it again.
+                # If publishing fails, the next connection republishes every retained topic.
+                del self._dirty[topic]
+                await guarded(client.publish(topic, self._retained[topic], qos=QOS, retain=True))
+                self.published += 1
+            else:
+                self._idle.set()
+                self._wake.clear()
+                await self._wake.wait()
+
+    def _forget(self, message: OutboxMessage) -> None:
+        if message.row_id is None or self._outbox is None:
+            return
+        try:
+            self._outbox.remove(message.row_id)
+        except OutboxError:
+            # Published already; the row is published once more at the next start. Harmless.
+            self.outbox_errors += 1
+            log.exception("%s: cannot delete a published message", self.name)
+
+    def __repr__(self) -> str:
+        return f"MqttSink({self.name!r}, {self.client_id!r} at {self.settings.host})"
+
+
+async def _watch(client: aiomqtt.Client) -> None:
+    """Raise MqttError when the connection drops (the sink subscribes to nothing).
+
+    aiomqtt does not fail a pending publish when the connection drops (it waits for its
+    timeout); this notices at once, and the publisher is then cancelled.
+    """
+    async for _message in client.messages:
+        pass
+
+
+async def _until_first_fails(*coroutines: Coroutine[Any, Any, None]) -> None:
+    """Run the coroutines together until one ends; cancel the others; raise what it raised.
+
+    A task group would do, but in Python 3.11 a task group whose child fails while the parent
+    waits in its exit leaves the parent's cancellation count raised for good (fixed in 3.12),
+    which would make :func:`drivers.mqtt.source.raise_if_cancelled` see a cancellation that
+    never was on the next connection.
+    """
+    tasks = [asyncio.create_task(coroutine) for coroutine in coroutines]
+    try:
+        done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.wait(tasks)
+    for task in done:
+        task.result()

@@ -1,0 +1,414 @@
+"""The MQTT source: table events and statuses from the broker, acknowledged once journaled.
+
+:class:`MqttSource` subscribes at QoS 1 to ``table/+/event/+`` and ``table/+/status`` under the
+site's prefix (:mod:`drivers.mqtt.topics`), decodes each message (:mod:`drivers.mqtt.payloads`)
+and hands it to the :class:`~controller.ports.Intake`. The delivery guarantee is the journal's:
+
+* **Acknowledged after commit.** Messages are acknowledged by hand (paho's manual ``PUBACK``):
+  only once ``intake.submit`` has returned (the event is durable, applied or refused), or once
+  ``intake.reject`` has recorded bad input, so that a malformed message is not redelivered
+  forever. Messages are handled one at a time, in order, so a table's events reach the
+  sequencer in the order it published them, and the acknowledgements go out in that order, as
+  MQTT 3.1.1 requires.
+* **Failing closed.** If ``submit`` raises :class:`~controller.ports.ControllerUnavailableError`
+  the message is *not* acknowledged: the source publishes ``offline`` on its status topic,
+  disconnects, and connects again after the backoff. The broker keeps the unacknowledged
+  message in the persistent session and delivers it again, first; it is journaled once the
+  controller is back (and ``online`` is published again then).
+* **Persistent session.** The client id is fixed (``<client_id>-in``) and connects with
+  ``clean_session=False`` (MQTT 3.1.1), so that the broker queues what tables publish while the
+  controller is away or restarting and keeps the subscriptions (they are renewed at each
+  connection anyway, in case the broker lost them).
+* **Resends are harmless.** A device event's id is ``<table>/<device>/<seq>``; the journal
+  applies an id once, so a redelivery or a table's resend is acknowledged with the original
+  outcome (``Receipt.duplicate``).
+* **Table status.** ``table/<tid>/status`` is ``online`` (retained) while a table is connected,
+  and its last will ``offline`` when it is not. A *change* of a table's status becomes a
+  ``TableStatusChanged`` event; identical consecutive statuses (the retained copy sent again at
+  each subscription, a redelivery) are skipped. Its id ``<table>/status/<source>/<start>/<n>``
+  is unique (the source's start time and a count) and stays the same when the same change has
+  to be submitted again after a failure.
+* **Bad input** (a topic with a bad table id, an unknown table when ``known_tables`` is given,
+  malformed JSON, another schema version, an invalid field) goes to ``intake.reject`` with a
+  short reason, is counted in :attr:`MqttSource.rejected`, acknowledged, and never stops the
+  source.
+
+**Controller status.** The connection's last will is ``offline``, retained, on
+``controller/<id>/status``; the source publishes ``online`` there (retained) when it connects,
+``offline`` when it fails closed or stops.
+
+**Two connections.** The source and :class:`drivers.mqtt.sink.MqttSink` use two client ids,
+``<client_id>-in`` and ``<client_id>-out``, each with its own persistent session and its own
+last will on the controller's status topic. They are separate drivers, configured and started
+independently (a controller may drive MQTT signs with serial tables, or the reverse). Failing
+closed makes the source drop its connection to get its unacknowledged messages redelivered,
+which must not interrupt the meters; and two connections under one client id would take each
+other's session over.
+
+**aiomqtt and manual acknowledgement.** aiomqtt 2.5 has no ``manual_ack`` option, but the
+paho-mqtt client under it has: :class:`AckingClient` switches it on before connecting and sends
+``PUBACK`` for one message. Each connection gets a new client, so a message id is only ever
+acknowledged on the connection that delivered it.
+
+Reconnection is a plain loop with capped exponential backoff (:class:`drivers.backoff.Backoff`),
+reset once a connection is up (or, after failing closed, once the controller takes an event
+again), until cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import ssl
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, TypeVar
+
+import aiomqtt
+from paho.mqtt.reasoncodes import ReasonCode
+
+from controller.ports import ControllerUnavailableError
+from drivers.backoff import Backoff
+from drivers.mqtt.payloads import (
+    OFFLINE,
+    ONLINE,
+    Heartbeat,
+    PayloadError,
+    decode_status,
+    decode_table_event,
+    table_status_event,
+    utc_now,
+)
+from drivers.mqtt.topics import TableStatusTopic, TopicError, Topics
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Collection
+
+    from controller.events import AnyEvent
+    from controller.ports import Intake
+    from controller.settings import BrokerSettings, TlsSettings
+
+log = logging.getLogger(__name__)
+
+QOS: Final = 1
+STATUS_TIMEOUT_S: Final = 2.0
+"""How long publishing ``offline`` on the way out may take before the driver leaves anyway."""
+TIMEOUT_S: Final = 10.0
+"""How long to wait for the broker to answer (CONNACK, SUBACK, PUBACK) before giving up."""
+
+_T = TypeVar("_T")
+
+
+# Connection helpers, shared with the sink.
+
+
+class AckingClient(aiomqtt.Client):
+    """An aiomqtt client whose QoS 1 messages the caller acknowledges (see the module docstring)."""
+
+    def enable_manual_ack(self) -> None:
+        """Send no ``PUBACK`` until :meth:`ack`; call before connecting."""
+        self._client.manual_ack_set(on=True)
+
+    def ack(self, message: aiomqtt.Message) -> None:
+        """Acknowledge one delivered message (a no-op at QoS 0)."""
+        # A failure here means the connection is gone: the broker redelivers the message on
+        # the next connection and the journal, having seen its id, does not apply it twice.
+        self._client.ack(message.mid, message.qos)
+
+
+def tls_context(tls: TlsSettings | None) -> ssl.SSLContext | None:
+    """The TLS context for the broker connection, or None for plain TCP."""
+    if tls is None:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=tls.ca_file)
+    if tls.cert_file is not None:
+        context.load_cert_chain(tls.cert_file, tls.key_file)
+    if tls.insecure_skip_hostname_check:
+        # Lab brokers with an IP-address certificate: the chain is still verified.
+        context.check_hostname = False
+    return context
+
+
+def read_password(settings: BrokerSettings) -> str | None:
+    """The broker password from its file (read at each connection, so it can be rotated)."""
+    if settings.password_file is None:
+        return None
+    return Path(settings.password_file).read_text(encoding="utf-8").rstrip("\r\n")
+
+
+def make_client(
+    settings: BrokerSettings,
+    *,
+    identifier: str,
+    will_topic: str,
+    manual_ack: bool,
+    timeout_s: float = TIMEOUT_S,
+) -> AckingClient:
+    """A client for one connection: fixed id, persistent session, QoS 1 last will ``offline``.
+
+    Raises OSError (or ssl.SSLError) if the password file or the TLS files cannot be read.
+    """
+    client = AckingClient(
+        settings.host,
+        settings.port,
+        identifier=identifier,
+        protocol=aiomqtt.ProtocolVersion.V311,
+        clean_session=False,
+        keepalive=settings.keepalive_s,
+        username=settings.username,
+        password=read_password(settings),
+        tls_context=tls_context(settings.tls),
+        will=aiomqtt.Will(will_topic, OFFLINE, qos=QOS, retain=True),
+        timeout=timeout_s,
+    )
+    if manual_ack:
+        client.enable_manual_ack()
+    return client
+
+
+def check_granted(granted: tuple[int, ...] | list[ReasonCode], filters: list[str]) -> None:
+    """Raise MqttError if the broker refused a subscription (an ACL, most often)."""
+    codes: list[int | ReasonCode] = list(granted)
+    for topic_filter, code in zip(filters, codes, strict=False):
+        refused = code.is_failure if isinstance(code, ReasonCode) else int(code) >= 0x80
+        if refused:
+            raise aiomqtt.MqttError(f"the broker refused the subscription to {topic_filter}")
+
+
+def cancellations() -> int:
+    """How many cancellations of the current task are pending (see :func:`guarded`)."""
+    task = asyncio.current_task()
+    return 0 if task is None else task.cancelling()
+
+
+def raise_if_cancelled(baseline: int) -> None:
+    """Raise CancelledError if the current task was cancelled since ``baseline``, unnoticed."""
+    if cancellations() > baseline:
+        raise asyncio.CancelledError
+
+
+async def guarded(awaitable: Awaitable[_T]) -> _T:
+    """Await an aiomqtt call (publish, subscribe) without losing a cancellation.
+
+    aiomqtt waits for the broker's answer with :func:`asyncio.wait_for`, which in Python 3.11
+    returns the result and drops the cancellation when both arrive at once (CPython gh-86296,
+    fixed in 3.12): the driver would go on serving after it was told to stop. The task still
+    counts the cancellation (:meth:`asyncio.Task.cancelling`), so it is raised again here.
+    """
+    baseline = cancellations()
+    result = await awaitable
+    raise_if_cancelled(baseline)
+    return result
+
+
+async def say_status(client: aiomqtt.Client, topic: str, payload: bytes) -> None:
+    """Publish a retained status on the way out, without waiting long for a dead broker."""
+    with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
+        async with asyncio.timeout(STATUS_TIMEOUT_S):
+            await guarded(client.publish(topic, payload, qos=QOS, retain=True))
+
+
+class _FailingClosedError(Exception):
+    """The controller could not record a message: leave it unacknowledged and reconnect."""
+
+
+class MqttSource:
+    """A :class:`controller.ports.Source` reading the tables' topics (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: BrokerSettings,
+        *,
+        name: str = "mqtt",
+        known_tables: Collection[str] | None = None,
+        backoff: Backoff | None = None,
+        timeout_s: float = TIMEOUT_S,
+    ) -> None:
+        self.settings = settings
+        self.timeout_s = timeout_s
+        self.name = name
+        self.topics = Topics(settings.site)
+        self.client_id = f"{settings.client_id}-in"
+        self.status_topic = self.topics.controller_status(settings.client_id)
+        self.known_tables = None if known_tables is None else frozenset(known_tables)
+        """Tables whose input is accepted; None leaves unknown tables to the ledger."""
+        self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
+        self.connected = False
+        """Whether the connection to the broker is up now."""
+        self.reconnects = 0
+        """How many times the connection came up again after it was lost."""
+        self.rejected: Counter[str] = Counter()
+        """Rejected input by reason (``bad-json``, ``bad-version``, ``unknown-table``...)."""
+        self.submitted = 0
+        """Events handed to the intake and journaled (duplicates included)."""
+        self.duplicates = 0
+        """Of those, events the journal had already seen (resends, redeliveries)."""
+        self.heartbeats = 0
+        self.unacknowledged = 0
+        """Messages left unacknowledged because the controller was failing closed."""
+        self.last_error: str | None = None
+        """Why the connection last failed, for the status display."""
+        self._failing = False
+        self._start = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        self._status_changes = 0
+        self._table_online: dict[str, bool] = {}
+        self._unknown_status_tables: set[str] = set()
+
+    async def run(self, intake: Intake) -> None:
+        """Stay connected and feed the intake until cancelled."""
+        baseline = cancellations()
+        connected_before = False
+        async for _attempt in self._backoff.attempts():
+            raise_if_cancelled(baseline)  # lost in a disconnection's wait (see guarded)
+            try:
+                client = make_client(
+                    self.settings,
+                    identifier=self.client_id,
+                    will_topic=self.status_topic,
+                    manual_ack=True,
+                    timeout_s=self.timeout_s,
+                )
+                async with client:
+                    self.connected = True
+                    if connected_before:
+                        self.reconnects += 1
+                    connected_before = True
+                    if not self._failing:
+                        self._backoff.reset()
+                    log.info("%s: connected to %s:%s", self.name, *self._address())
+                    await self._serve(client, intake, baseline)
+            except aiomqtt.MqttError as error:
+                self._failed("connection failed", error)
+            except OSError as error:  # the password or TLS files (ssl.SSLError is an OSError)
+                self._failed("cannot set up the connection", error)
+            except _FailingClosedError as error:
+                self._failing = True
+                self._failed("failing closed, reconnecting later", error)
+            finally:
+                self.connected = False
+
+    def _address(self) -> tuple[str, int]:
+        return self.settings.host, self.settings.port
+
+    def _failed(self, what: str, error: BaseException) -> None:
+        self.last_error = f"{what}: {error}"
+        log.warning("%s: %s: %s", self.name, what, error)
+
+    async def _serve(self, client: AckingClient, intake: Intake, baseline: int) -> None:
+        filters = [self.topics.table_event_filter, self.topics.table_status_filter]
+        try:
+            raise_if_cancelled(baseline)  # lost in the wait for CONNACK (see guarded)
+            granted = await guarded(client.subscribe([(f, QOS) for f in filters]))
+            check_granted(granted, filters)
+            if not self._failing:
+                await guarded(client.publish(self.status_topic, ONLINE, qos=QOS, retain=True))
+            async for message in client.messages:
+                await self._handle(client, message, intake)
+                # Handled: journaled, rejected (and the fault journaled) or a heartbeat.
+                client.ack(message)
+        except _FailingClosedError:
+            await say_status(client, self.status_topic, OFFLINE)
+            raise
+        except asyncio.CancelledError:
+            # Stopping: a clean DISCONNECT does not fire the last will, so say it ourselves.
+            await say_status(client, self.status_topic, OFFLINE)
+            raise
+
+    async def _handle(self, client: AckingClient, message: aiomqtt.Message, intake: Intake) -> None:
+        """Handle one message; raise _FailingClosedError if it must not be acknowledged."""
+        topic = message.topic.value
+        try:
+            target = self.topics.parse(topic)
+        except TopicError as error:
+            await self._reject(client, intake, topic, error.reason, error.detail)
+            return
+        if target is None:
+            await self._reject(client, intake, topic, "unknown-topic", "not a table topic")
+            return
+        known = self.known_tables
+        if known is not None and target.table_id not in known:
+            if isinstance(target, TableStatusTopic):
+                # A retained status of a retired table comes back at every subscription:
+                # report it once per run, not once per reconnection.
+                if target.table_id in self._unknown_status_tables:
+                    return
+                self._unknown_status_tables.add(target.table_id)
+            detail = f"table {target.table_id!r} is not configured"
+            await self._reject(client, intake, topic, "unknown-table", detail)
+            return
+        if isinstance(target, TableStatusTopic):
+            await self._status(client, intake, topic, target.table_id, message.payload)
+            return
+        try:
+            decoded = decode_table_event(target.table_id, target.event_type, message.payload)
+        except PayloadError as error:
+            await self._reject(client, intake, topic, error.reason, error.detail)
+            return
+        if isinstance(decoded, Heartbeat):
+            intake.heartbeat(decoded.table_id, decoded.device)
+            self.heartbeats += 1
+            return
+        await self._submit(client, intake, decoded)
+
+    async def _status(
+        self, client: AckingClient, intake: Intake, topic: str, table_id: str, payload: bytes
+    ) -> None:
+        if not payload:
+            # An empty retained message is how an operator clears a retired table's status.
+            log.info("%s: %s cleared", self.name, topic)
+            return
+        try:
+            online = decode_status(payload)
+        except PayloadError as error:
+            await self._reject(client, intake, topic, error.reason, error.detail)
+            return
+        if self._table_online.get(table_id) == online:
+            return  # the retained copy at each subscription, or a redelivery: no change
+        event_id = f"{table_id}/status/{self.name}/{self._start}/{self._status_changes}"
+        event = table_status_event(table_id, online=online, event_id=event_id, at=utc_now())
+        await self._submit(client, intake, event)
+        # Only now: if submit failed, the same change is submitted again under the same id.
+        self._table_online[table_id] = online
+        self._status_changes += 1
+
+    async def _submit(self, client: AckingClient, intake: Intake, event: AnyEvent) -> None:
+        try:
+            receipt = await intake.submit(event)
+        except ControllerUnavailableError as error:
+            self.unacknowledged += 1
+            raise _FailingClosedError(f"{event.event_id} not acknowledged: {error}") from error
+        except Exception as error:
+            # Not in the intake's contract: a bug. Keep the message (unacknowledged) rather
+            # than lose it, and say so loudly; the backoff keeps the retries slow.
+            log.exception("%s: the intake failed on %s", self.name, event.event_id)
+            self.unacknowledged += 1
+            raise _FailingClosedError(f"{event.event_id}: intake error {error!r}") from error
+        self.submitted += 1
+        if receipt.duplicate:
+            self.duplicates += 1
+        await self._recovered(client)
+
+    async def _reject(
+        self, client: AckingClient, intake: Intake, topic: str, reason: str, detail: str
+    ) -> None:
+        log.info("%s: rejected %s (%s): %s", self.name, topic, reason, detail)
+        try:
+            await intake.reject(f"{self.name}:{topic}", reason, detail)
+        except ControllerUnavailableError as error:
+            # Not recorded: leave it unacknowledged, so that it is rejected (and counted) later.
+            self.unacknowledged += 1
+            raise _FailingClosedError(f"rejection of {topic} not recorded: {error}") from error
+        self.rejected[reason] += 1
+        await self._recovered(client)  # the fault was journaled: the journal is back
+
+    async def _recovered(self, client: AckingClient) -> None:
+        if self._failing:
+            self._failing = False
+            self._backoff.reset()
+            log.info("%s: the controller takes events again", self.name)
+            await guarded(client.publish(self.status_topic, ONLINE, qos=QOS, retain=True))
+
+    def __repr__(self) -> str:
+        return f"MqttSource({self.name!r}, {self.client_id!r} at {self.settings.host})"

@@ -1,0 +1,229 @@
+"""The serial link to a table's devices: read frames, journal their events, acknowledge.
+
+One :class:`SerialSource` per serial line (``[[serial]]`` in the configuration). It opens the
+port, feeds what it reads to a :class:`~drivers.serial.framing.FrameReader`, decodes each frame
+with :mod:`drivers.serial.protocol` and hands the event to the intake. It answers:
+
+* ``ACK,<dev>,<seq>`` once ``intake.submit`` has returned (the event is durable, applied or
+  refused: the frame was handled) and to a heartbeat. A resend of a frame already journaled
+  is acknowledged again; the journal does not apply its id twice.
+* ``NAK,<dev>,<seq>,<reason>`` to a frame with a good checksum and a bad payload (when the
+  device and seq can be read); the fault is also handed to ``intake.reject``.
+* nothing to a bad checksum or garbage: the device resends. Each skipped run is rejected once
+  and counted in :attr:`SerialSource.errors`.
+* nothing while the controller fails closed (``ControllerUnavailableError``): the device keeps
+  resending and nothing is lost.
+
+Frames are handled one at a time, in order, so a table's events reach the sequencer in the
+order the devices sent them. When the port fails (it cannot be opened, a read fails, or it
+reaches end of file because a USB adapter was unplugged or a pty closed) the link closes it
+and opens it again after a capped exponential backoff, until cancelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
+
+from controller.ports import ControllerUnavailableError
+from drivers.backoff import Backoff
+from drivers.serial.framing import FrameError, FrameReader, encode_frame
+from drivers.serial.protocol import (
+    Heartbeat,
+    ProtocolError,
+    ack,
+    decode_message,
+    nak,
+    parse_header,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from controller.ports import Intake
+    from controller.settings import SerialPortSettings
+
+log = logging.getLogger(__name__)
+
+READ_SIZE: Final = 4096
+CLOSE_TIMEOUT_S: Final = 2.0
+"""How long closing a port may take before the link gives up on it and reopens."""
+
+
+class ByteReader(Protocol):
+    """The reading half of a port: :class:`asyncio.StreamReader` or a test double."""
+
+    async def read(self, n: int = -1) -> bytes:
+        """Up to ``n`` bytes; ``b""`` at end of file."""
+        ...
+
+
+class ByteWriter(Protocol):
+    """The writing half of a port: :class:`asyncio.StreamWriter` or a test double."""
+
+    def write(self, data: bytes) -> None:
+        """Queue bytes for sending."""
+        ...
+
+    async def drain(self) -> None:
+        """Wait until the queue is below its high-water mark."""
+        ...
+
+    def close(self) -> None:
+        """Close the port."""
+        ...
+
+    async def wait_closed(self) -> None:
+        """Wait until the port is closed."""
+        ...
+
+
+Opener: TypeAlias = "Callable[[SerialPortSettings], Awaitable[tuple[ByteReader, ByteWriter]]]"
+"""Opens a port from its settings: a stream reader and writer, or an OSError."""
+
+
+async def open_port(settings: SerialPortSettings) -> tuple[ByteReader, ByteWriter]:
+    """Open a serial device path or pyserial URL (``socket://``, ``rfc2217://``, ``loop://``)."""
+    # Imported here so that the framing and protocol layers, and tests that use fake
+    # transports, do not need pyserial installed.
+    import serial_asyncio_fast  # noqa: PLC0415
+
+    return await serial_asyncio_fast.open_serial_connection(
+        url=settings.url,
+        baudrate=settings.baudrate,
+        bytesize=settings.bytesize,
+        parity=settings.parity,
+        stopbits=settings.stopbits,
+    )
+
+
+class SerialSource:
+    """A :class:`controller.ports.Source` reading one serial line (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: SerialPortSettings,
+        opener: Opener | None = None,
+        *,
+        backoff: Backoff | None = None,
+    ) -> None:
+        self.settings = settings
+        self.name = f"serial:{settings.name}"
+        """How logs, rejected input and the configuration (``transport``) name this link."""
+        self._open = opener or open_port
+        self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
+        self.connected = False
+        """Whether the port is open now."""
+        self.reconnects = 0
+        """How many times the port was opened again after it failed."""
+        self.errors: Counter[str] = Counter()
+        """Rejected input by reason (``bad-crc``, ``garbage``, ``oversize``, payload reasons)."""
+        self.unacknowledged = 0
+        """Frames left unanswered because the controller was failing closed."""
+        self.last_error: str | None = None
+        """Why the port last failed or could not be opened, for the status display."""
+
+    async def run(self, intake: Intake) -> None:
+        """Keep the port open and serve it until cancelled.
+
+        Port errors are retried forever; any other exception (from the intake, or settings
+        pyserial refuses) is a bug or a configuration error and ends the run.
+        """
+        opened_before = False
+        async for _attempt in self._backoff.attempts():
+            try:
+                reader, writer = await self._open(self.settings)
+            except OSError as error:  # pyserial's SerialException is an OSError
+                self._failed("cannot open", error)
+                continue
+            self._backoff.reset()
+            if opened_before:
+                self.reconnects += 1
+            opened_before = True
+            self.connected = True
+            log.info("%s: %s open", self.name, self.settings.url)
+            try:
+                await self._serve(reader, writer, intake)
+            except (OSError, EOFError) as error:
+                self._failed("port failed", error)
+            finally:
+                self.connected = False
+                await _close(writer)
+
+    def _failed(self, what: str, error: BaseException) -> None:
+        self.last_error = f"{what}: {error}"
+        log.warning("%s: %s %s: %s", self.name, what, self.settings.url, error)
+
+    async def _serve(self, reader: ByteReader, writer: ByteWriter, intake: Intake) -> None:
+        frames = FrameReader()
+        while True:
+            try:
+                chunk = await reader.read(READ_SIZE)
+            except OSError:
+                await self._flush(frames, intake)
+                raise
+            if not chunk:
+                await self._flush(frames, intake)
+                raise EOFError("end of file (device unplugged?)")
+            for item in frames.feed(chunk):
+                if isinstance(item, FrameError):
+                    await self._skipped(item, intake)
+                    continue
+                answer = await self._handle(item.payload, intake)
+                if answer is not None:
+                    writer.write(encode_frame(answer))
+                    await writer.drain()
+
+    async def _handle(self, payload: str, intake: Intake) -> str | None:
+        """Journal one frame's message; the payload to answer with, or None for silence."""
+        try:
+            header = parse_header(payload)
+            message = decode_message(header, self.settings.table_id)
+        except ProtocolError as error:
+            if not await self._reject(intake, error.reason, payload):
+                return None
+            if error.device is None or error.seq is None:
+                return None
+            return nak(error.device, error.seq, error.reason)
+        if isinstance(message, Heartbeat):
+            intake.heartbeat(message.table_id, message.device)
+        else:
+            try:
+                await intake.submit(message)
+            except ControllerUnavailableError as error:
+                # Failing closed: stay silent, the device resends until the journal is back.
+                self.unacknowledged += 1
+                log.warning("%s: not acknowledging %s: %s", self.name, message.event_id, error)
+                return None
+        return ack(header.device, header.seq)
+
+    async def _flush(self, frames: FrameReader, intake: Intake) -> None:
+        # A frame cut off by the failure is resent by the device; report what was held.
+        for notice in frames.flush():
+            await self._skipped(notice, intake)
+
+    async def _skipped(self, notice: FrameError, intake: Intake) -> None:
+        await self._reject(intake, notice.reason, notice.describe())
+
+    async def _reject(self, intake: Intake, reason: str, detail: str) -> bool:
+        """Count and report bad input; False if the controller could not record it."""
+        self.errors[reason] += 1
+        log.info("%s: rejected (%s) %s", self.name, reason, detail)
+        try:
+            await intake.reject(self.name, reason, detail)
+        except ControllerUnavailableError as error:
+            # Not recorded: leave the device unanswered so that it tries again later.
+            log.warning("%s: could not record a rejected frame: %s", self.name, error)
+            return False
+        return True
+
+
+async def _close(writer: ByteWriter) -> None:
+    """Close a port, tolerating one that already failed, without hanging the reconnect."""
+    writer.close()
+    with contextlib.suppress(OSError, EOFError, TimeoutError):
+        async with asyncio.timeout(CLOSE_TIMEOUT_S):
+            await writer.wait_closed()

@@ -1,0 +1,105 @@
+"""A test :class:`controller.ports.Intake` over a real journal, for driver tests.
+
+Sources are tested against the journal they will really write to: ``submit`` appends to a
+:class:`controller.journal.Journal` on disk (so a resend comes back ``duplicate=True``),
+``reject`` journals a ``FaultRecorded`` as the daemon's intake does, and every call is also
+recorded in plain lists for assertions. Setting ``unavailable`` makes ``submit`` fail closed
+with :class:`ControllerUnavailableError`, as the sequencer does when its journal cannot be
+written.
+
+Import it as ``from intake import JournalIntake`` (tests/ is on the path, as for ``oracle``).
+Tests wait for what they expect with :meth:`JournalIntake.wait_until` (woken by every call,
+never by polling a clock), bounded by ``asyncio.timeout`` in the test.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from controller.events import FaultRecorded
+from controller.ports import ControllerUnavailableError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from controller.events import AnyEvent
+    from controller.journal import Journal, Receipt
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class JournalIntake:
+    """Implements :class:`controller.ports.Intake` by appending to ``journal``."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self.submitted: list[AnyEvent] = []
+        """Every event passed to ``submit``, in order (including those refused as unavailable)."""
+        self.receipts: list[Receipt] = []
+        """The receipt of each ``submit`` that returned, in order."""
+        self.heartbeats: list[tuple[str, str]] = []
+        self.rejects: list[tuple[str, str, str]] = []
+        self.unavailable = False
+        self._waiters: set[asyncio.Event] = set()
+
+    async def submit(self, event: AnyEvent) -> Receipt:
+        """Journal the event durably (or fail closed when ``unavailable``)."""
+        self.submitted.append(event)
+        try:
+            if self.unavailable:
+                raise ControllerUnavailableError("journal unavailable (test)")
+            receipt = self.journal.append(event)
+            self.receipts.append(receipt)
+        finally:
+            self._changed()
+        return receipt
+
+    def heartbeat(self, table_id: str, device: str) -> None:
+        """Record that a device is alive."""
+        self.heartbeats.append((table_id, device))
+        self._changed()
+
+    async def reject(self, source: str, reason: str, detail: str = "") -> None:
+        """Record bad input, and journal it as a fault."""
+        self.rejects.append((source, reason, detail))
+        try:
+            self.journal.append(
+                FaultRecorded(f"fault/test/{uuid.uuid4()}", _now(), source, reason, detail)
+            )
+        finally:
+            self._changed()
+
+    def event_ids(self) -> list[str]:
+        """The id of every event in the journal, in journal order (faults excluded)."""
+        return [row["event_id"] for row in self.journal.rows() if row["kind"] != "fault"]
+
+    def reasons(self) -> list[str]:
+        """The reason of every reject, in order."""
+        return [reason for _source, reason, _detail in self.rejects]
+
+    async def wait_until(self, predicate: Callable[[], bool]) -> None:
+        """Return once ``predicate()`` holds, re-checking after every call into the intake."""
+        while not predicate():
+            changed = asyncio.Event()
+            self._waiters.add(changed)
+            try:
+                await changed.wait()
+            finally:
+                self._waiters.discard(changed)
+
+    async def wait_submitted(self, count: int) -> None:
+        """Return once ``count`` events were passed to ``submit``."""
+        await self.wait_until(lambda: len(self.submitted) >= count)
+
+    async def wait_rejects(self, count: int) -> None:
+        """Return once ``count`` inputs were rejected."""
+        await self.wait_until(lambda: len(self.rejects) >= count)
+
+    def _changed(self) -> None:
+        for waiter in self._waiters:
+            waiter.set()

@@ -1,0 +1,161 @@
+"""The sequencer: one order, group commit, updates only after commit, failing closed (BRIEF §3, §4).
+
+A real journal file throughout. The journal is made unwritable the way a disk or a rogue
+process would: a second connection holds an exclusive lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from decimal import Decimal
+from importlib import resources
+from typing import TYPE_CHECKING
+
+import pytest
+
+from controller.broadcast import Broadcast
+from controller.events import BetSensed, BetsLocked, PoolOpened, TableConfigured
+from controller.journal import Journal
+from controller.liveness import Liveness
+from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate
+from controller.ports import ControllerUnavailableError
+from controller.sequencer import Sequencer
+from drivers.backoff import Backoff
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+AT = "2026-11-29T15:00:00Z"
+
+
+def paytable(name: str) -> str:
+    return (resources.files("controller") / "paytables" / f"{name}.toml").read_text()
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Journal:
+    journal = Journal(tmp_path / "journal.db")
+    journal.append_many(
+        [
+            PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, Decimal("0.28")),
+            TableConfigured(
+                "table",
+                AT,
+                "T1",
+                {"progressive-1": paytable("progressive-1")},
+                progressive="progressive-1",
+                pool_id="P1",
+            ),
+        ]
+    )
+    return journal
+
+
+def bets(count: int) -> list[BetSensed | BetsLocked]:
+    events: list[BetSensed | BetsLocked] = [
+        BetSensed(f"T1/s/{seat}", AT, "T1", "s", seat, seat, "progressive", True)
+        for seat in range(1, count + 1)
+    ]
+    events.append(BetsLocked("T1/c/1", AT, "T1", "c", 1, "R1"))
+    return events
+
+
+async def test_brief_4_events_are_journaled_in_one_order_with_group_commit(
+    journal: Journal,
+) -> None:
+    broadcast = Broadcast()
+    updates = broadcast.subscribe(replay=False)
+    sequencer = Sequencer(journal, broadcast)
+    runner = asyncio.create_task(sequencer.run())
+    receipts = await asyncio.gather(*(sequencer.submit(event) for event in bets(6)))
+    runner.cancel()
+    assert [receipt.seq for receipt in receipts] == list(range(3, 10))
+    assert sequencer.stats.commits < len(receipts)  # batched
+    assert journal.state.pools["P1"].meter == 1_000_000 + 6 * 28
+    seen = [update async for update in _drain(updates)]
+    meters = [update for update in seen if isinstance(update, MeterUpdate)]
+    assert meters[-1].meter_cents == 1_000_168
+    assert all(update.seq <= receipts[-1].seq for update in meters)
+
+
+async def _drain(subscription: object):  # type: ignore[no-untyped-def]
+    iterator = aiter(subscription)  # type: ignore[call-overload]
+    while True:
+        try:
+            yield await asyncio.wait_for(anext(iterator), 0.05)
+        except TimeoutError:
+            return
+
+
+async def test_a_duplicate_event_is_acknowledged_and_not_republished(journal: Journal) -> None:
+    broadcast = Broadcast()
+    sequencer = Sequencer(journal, broadcast)
+    runner = asyncio.create_task(sequencer.run())
+    event = bets(1)[0]
+    await sequencer.submit(event)
+    updates = broadcast.subscribe(replay=False)
+    again = await sequencer.submit(event)
+    runner.cancel()
+    assert again.duplicate
+    assert [update async for update in _drain(updates)] == []
+
+
+async def test_brief_3_losing_the_journal_fails_closed_then_recovers(
+    journal: Journal, tmp_path: Path
+) -> None:
+    broadcast = Broadcast()
+    updates = broadcast.subscribe(replay=False)
+    sequencer = Sequencer(journal, broadcast)
+    runner = asyncio.create_task(sequencer.run())
+    await sequencer.submit(bets(1)[0])
+    journal.db.execute("PRAGMA busy_timeout=20")
+    blocker = sqlite3.connect(tmp_path / "journal.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    with pytest.raises(ControllerUnavailableError):
+        await sequencer.submit(BetSensed("T1/s/99", AT, "T1", "s", 99, 2, "progressive", True))
+    assert not sequencer.available
+    with pytest.raises(ControllerUnavailableError):  # new events are refused at once
+        await sequencer.submit(BetSensed("T1/s/100", AT, "T1", "s", 100, 3, "progressive", True))
+    closed = [update async for update in _drain(updates)]
+    assert ControllerUpdate in {type(update) for update in closed}
+    assert any(isinstance(u, TableUpdate) and u.table_id == "T1" and not u.online for u in closed)
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    recovery = asyncio.create_task(sequencer.recover(Backoff(initial=0.01, cap=0.05, jitter=False)))
+    async with asyncio.timeout(5):
+        while not sequencer.available:
+            await asyncio.sleep(0.01)
+    receipt = await sequencer.submit(
+        BetSensed("T1/s/99", AT, "T1", "s", 99, 2, "progressive", True)
+    )
+    recovery.cancel()
+    runner.cancel()
+    assert receipt.applied
+    reopened = [update async for update in _drain(updates)]
+    assert any(isinstance(u, ControllerUpdate) and u.online for u in reopened)
+
+
+async def test_brief_3_a_silent_table_is_closed_and_reopens_when_heard(journal: Journal) -> None:
+    broadcast = Broadcast()
+    clock = [0.0]
+    liveness = Liveness({"T1": 5.0}, monotonic=lambda: clock[0], clock=lambda: AT)
+    sequencer = Sequencer(journal, broadcast, on_heartbeat=liveness.seen)
+    runner = asyncio.create_task(sequencer.run())
+    watcher = asyncio.create_task(liveness.run(sequencer))
+    clock[0] = 6.0
+    liveness.seen("other-table")  # not ours: ignored
+    liveness._changed.set()  # the monitor re-reads the clock (a real clock needs no nudge)
+    async with asyncio.timeout(5):
+        while journal.state.table_states["T1"].online:
+            await asyncio.sleep(0.01)
+    refused = await sequencer.submit(bets(1)[0])
+    assert not refused.applied
+    assert "closed" in refused.reason
+    sequencer.heartbeat("T1", "console")
+    async with asyncio.timeout(5):
+        while liveness.silent:
+            await asyncio.sleep(0.01)
+    watcher.cancel()
+    runner.cancel()
+    assert journal.state.table_states["T1"].online
