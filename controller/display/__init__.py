@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from aiohttp import web
 
+from controller.lines import Line
+
 if TYPE_CHECKING:
     from controller.runtime import Runtime
 
@@ -78,6 +80,8 @@ class Display:
                 "WHERE kind = 'progressive' AND from_meter_cents > 0 ORDER BY seq DESC LIMIT 25"
             )
         ]
+        for row in (*pending, *hits):
+            row["label"] = _label(row["line"])
         tables = []
         for table_id in sorted(state.tables):
             live = state.table_states.get(table_id)
@@ -159,6 +163,14 @@ class Display:
         ok = self.sequencer.available
         body = {"ok": ok, "reason": self.sequencer.failed_reason or ""}
         return web.json_response(body, status=200 if ok else 503)
+
+
+def _label(slug: str | None) -> str:
+    """A line's name for people (``Five aces``), from its slug."""
+    try:
+        return Line(slug).definition.label if slug else ""
+    except ValueError:
+        return slug or ""
 
 
 async def serve_display(
