@@ -179,6 +179,13 @@ class TableStatus(Effect, frozen=True, tag="table-status"):
     reason: str
 
 
+class OperatorChanged(Effect, frozen=True, tag="operator"):
+    """An operator was enrolled (with a role) or revoked (role empty)."""
+
+    name: str
+    role: str
+
+
 class Balances(Effect, frozen=True, tag="balances"):
     """A pool's exact balances after the event, and its running totals (for reports)."""
 
@@ -209,6 +216,7 @@ AnyEffect = (
     | RoundHeld
     | RoundClosed
     | TableStatus
+    | OperatorChanged
     | Balances
 )
 

@@ -165,6 +165,25 @@ class TableStatusChanged(Event, frozen=True, tag="table-status"):
     reason: str
 
 
+class OperatorEnrolled(Event, frozen=True, tag="operator-enrolled"):
+    """An operator may now act; only the salted hash of the PIN is journaled."""
+
+    name: str
+    role: str
+    salt: str
+    pin_hash: str
+    kdf: str
+    by: str
+
+
+class OperatorRevoked(Event, frozen=True, tag="operator-revoked"):
+    """An operator may no longer act."""
+
+    name: str
+    by: str
+    reason: str
+
+
 class FaultRecorded(Event, frozen=True, tag="fault"):
     """Bad input or a device fault, journaled so that the record is complete."""
 
@@ -187,6 +206,8 @@ AnyEvent = (
     | TableStatusChanged
     | HitVerified
     | MeterAdjusted
+    | OperatorEnrolled
+    | OperatorRevoked
     | FaultRecorded
 )
 

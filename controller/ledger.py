@@ -16,6 +16,7 @@ from typing import assert_never
 from controller.effects import (
     Adjusted,
     AnyEffect,
+    OperatorChanged,
     PoolOpenedEffect,
     TableSet,
     TermsChanged,
@@ -30,6 +31,8 @@ from controller.events import (
     FaultRecorded,
     HitVerified,
     MeterAdjusted,
+    OperatorEnrolled,
+    OperatorRevoked,
     PoolOpened,
     PoolTermsChanged,
     RoundSettled,
@@ -41,10 +44,12 @@ from controller.events import (
 from controller.ledger_state import (
     LedgerError,
     LedgerState,
+    authorize,
     balances,
     pool_of,
     with_pool,
 )
+from controller.operators import Operator, Role
 from controller.pool import Pool, PoolError, PoolTerms
 from controller.rounds import (
     Outcome,
@@ -60,7 +65,10 @@ from controller.rounds import (
 from controller.table_rules import TableRulesError, table_rules
 from controller.table_state import TableState
 
-__all__ = ["LedgerError", "LedgerState", "apply"]
+__all__ = ["CONFIGURATION", "LedgerError", "LedgerState", "apply"]
+
+CONFIGURATION = "config"
+"""The ``by`` of changes made by the configuration file at start-up."""
 
 
 def _terms(event: PoolOpened | PoolTermsChanged) -> PoolTerms:
@@ -89,6 +97,8 @@ def _change_terms(state: LedgerState, event: PoolTermsChanged) -> Outcome:
     pool = pool_of(state, event.pool_id)
     if not event.by or not event.reason:
         raise LedgerError("a change of terms needs who made it and why")
+    if event.by != CONFIGURATION:
+        authorize(state, event.by, "change-terms")
     revision = state.revision + 1
     try:
         changed = pool.change_terms(_terms(event), revision, now=event.apply_now)
@@ -134,6 +144,7 @@ def _verify_hit(state: LedgerState, event: HitVerified) -> Outcome:
         raise LedgerError(f"no pending payout {event.payout_id!r}")
     if not event.by:
         raise LedgerError("a verification needs the supervisor's name")
+    authorize(state, event.by, "verify-hit")
     pending = {k: v for k, v in state.pending.items() if k != event.payout_id}
     return replace(state, pending=pending), [Verified(event.payout_id, event.by)]
 
@@ -142,6 +153,7 @@ def _adjust(state: LedgerState, event: MeterAdjusted) -> Outcome:
     pool = pool_of(state, event.pool_id)
     if not event.by or not event.reason.strip():
         raise LedgerError("an adjustment needs who made it and why")
+    authorize(state, event.by, "adjust")
     try:
         adjusted = pool.adjust(event.account, event.amount_cents)
     except PoolError as error:
@@ -151,6 +163,32 @@ def _adjust(state: LedgerState, event: MeterAdjusted) -> Outcome:
         balances(adjusted),
     ]
     return with_pool(state, adjusted), effects
+
+
+def _enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
+    if state.operators:
+        authorize(state, event.by, "enroll")
+    if event.name in state.operators:
+        raise LedgerError(f"operator {event.name!r} is already enrolled")
+    try:
+        role = Role(event.role)
+    except ValueError:
+        raise LedgerError(f"unknown role {event.role!r}") from None
+    if not state.operators and role is not Role.MANAGER:
+        raise LedgerError("the first operator enrolled must be a manager")
+    operator = Operator(event.name, role, event.salt, event.pin_hash, event.kdf)
+    state = replace(state, operators={**state.operators, event.name: operator})
+    return state, [OperatorChanged(event.name, str(role))]
+
+
+def _revoke(state: LedgerState, event: OperatorRevoked) -> Outcome:
+    authorize(state, event.by, "enroll")
+    if event.name not in state.operators:
+        raise LedgerError(f"no operator {event.name!r}")
+    remaining = {name: op for name, op in state.operators.items() if name != event.name}
+    if not any(op.role is Role.MANAGER for op in remaining.values()):
+        raise LedgerError("the last manager cannot be revoked")
+    return replace(state, operators=remaining), [OperatorChanged(event.name, "")]
 
 
 def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 - one per kind
@@ -181,6 +219,10 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return _verify_hit(state, event)
         case MeterAdjusted():
             return _adjust(state, event)
+        case OperatorEnrolled():
+            return _enroll(state, event)
+        case OperatorRevoked():
+            return _revoke(state, event)
         case FaultRecorded():
             return state, []
         case _:

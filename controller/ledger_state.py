@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from controller.events import TableConfigured
+    from controller.operators import Operator
     from controller.pool import Pool
     from controller.settlement import Payout, SeatWager, TableRules
     from controller.table_state import TableState
@@ -35,6 +36,7 @@ class LedgerState:
     table_states: Mapping[str, TableState] = field(default_factory=dict)
     rounds: Mapping[tuple[str, str], tuple[SeatWager, ...]] = field(default_factory=dict)
     pending: Mapping[str, Payout] = field(default_factory=dict)
+    operators: Mapping[str, Operator] = field(default_factory=dict)
     revision: int = 0
 
 
@@ -77,3 +79,18 @@ def table_of(state: LedgerState, table_id: str) -> TableRules:
 def with_table_state(state: LedgerState, table: TableState) -> LedgerState:
     """The state with one table's live state replaced."""
     return replace(state, table_states={**state.table_states, table.table_id: table})
+
+
+def authorize(state: LedgerState, by: str, action: str) -> None:
+    """Refuse an action by someone who is not an enrolled operator allowed to take it.
+
+    A site that has enrolled no operator yet (a lab, a test) is not checked; one that has is,
+    for every supervisor action.
+    """
+    if not state.operators:
+        return
+    operator = state.operators.get(by)
+    if operator is None:
+        raise LedgerError(f"{by!r} is not an enrolled operator")
+    if not operator.may(action):
+        raise LedgerError(f"{by} ({operator.role}) may not {action}")

@@ -35,6 +35,7 @@ from controller.effects import (
 from controller.ledger_state import (
     LedgerError,
     LedgerState,
+    authorize,
     balances,
     pool_of,
     table_of,
@@ -324,6 +325,8 @@ def on_round_voided(state: LedgerState, event: RoundVoided) -> Outcome:
         raise LedgerError(f"round {event.round_id} is not open on table {event.table_id}")
     if not event.by or not event.reason:
         raise LedgerError("a void needs who decided it and why")
+    if not event.by.startswith("device "):  # a dealer's console reports a misdeal itself
+        authorize(state, event.by, "void-round")
     effects: list[AnyEffect] = []
     for wager in state.rounds.get(key, ()):
         refund = Payout(

@@ -15,12 +15,14 @@ import pytest
 
 from controller.cli import main
 from controller.events import (
+    HitVerified,
     PoolOpened,
     RoundSettled,
     TableConfigured,
     WagerLocked,
     encode_event,
 )
+from controller.journal import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -35,8 +37,22 @@ def paytable(name: str) -> str:
     return (resources.files("controller") / "paytables" / f"{name}.toml").read_text()
 
 
+MANAGER_PIN = "483920"
+SUPERVISOR_PIN = "771202"
+
+
+def enroll(
+    database: Path, name: str, role: str, pin: str, monkeypatch: pytest.MonkeyPatch, *by: str
+) -> int:
+    monkeypatch.setenv("JACKPOTD_NEW_PIN", pin)
+    monkeypatch.setenv("JACKPOTD_PIN", MANAGER_PIN)
+    return main(["operator", "add", name, "--role", role, *by, "--db", str(database)])
+
+
 @pytest.fixture
-def journal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
+def journal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Path:
     events = [
         PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, Decimal("0.28")),
         TableConfigured(
@@ -66,6 +82,16 @@ def journal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     database = tmp_path / "journal.db"
     assert main(["apply", str(feed), "--db", str(database)]) == 0
     assert "6 events, 0 refused" in capsys.readouterr().out
+    assert enroll(database, "Morgan Manager", "manager", MANAGER_PIN, monkeypatch) == 0
+    by_manager = ("--by", "Morgan Manager")
+    assert (
+        enroll(database, "Dana Supervisor", "supervisor", SUPERVISOR_PIN, monkeypatch, *by_manager)
+        == 0
+    )
+    assert enroll(database, "Lee", "supervisor", SUPERVISOR_PIN, monkeypatch, *by_manager) == 0
+    assert enroll(database, "Dana", "supervisor", SUPERVISOR_PIN, monkeypatch, *by_manager) == 0
+    monkeypatch.setenv("JACKPOTD_PIN", SUPERVISOR_PIN)
+    capsys.readouterr()
     return database
 
 
@@ -199,7 +225,7 @@ def test_verify_passes_then_detects_tampering(
 ) -> None:
     status, out, _ = run(capsys, "verify", "--db", str(journal))
     assert status == 0
-    assert "journal OK: 6 rows" in out
+    assert "journal OK: 10 rows" in out
     with sqlite3.connect(journal) as connection:
         connection.execute(
             "UPDATE journal SET effects = replace(effects, '100005', '100006') WHERE seq = 6"
@@ -229,3 +255,97 @@ def test_apply_reports_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[st
     status, _, err = run(capsys, "apply", str(feed), "--db", str(tmp_path / "j.db"))
     assert status == 1
     assert "missing required field" in err
+
+
+# Operators and PINs (issue 7 "Hardening")
+
+
+def test_issue7_a_wrong_pin_is_refused_and_journaled(
+    journal: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JACKPOTD_PIN", "000000")
+    status, _, err = run(
+        capsys, "verify-hit", "s1/1/progressive", "--by", "Dana", "--db", str(journal)
+    )
+    assert status == 1
+    assert "wrong PIN for Dana" in err
+    with sqlite3.connect(journal) as connection:
+        faults = connection.execute("SELECT event FROM journal WHERE kind = 'fault'").fetchall()
+    assert any("wrong-pin" in event for (event,) in faults)
+    assert "s1/1/progressive" in run(capsys, "hits", "--pending", "--db", str(journal))[1]
+
+
+def test_issue7_only_enrolled_operators_with_the_right_role_may_act(
+    journal: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    status, _, err = run(
+        capsys, "verify-hit", "s1/1/progressive", "--by", "Eve", "--db", str(journal)
+    )
+    assert status == 1
+    assert "'Eve' is not an enrolled operator" in err
+    status = enroll(journal, "Sam", "supervisor", "123456", monkeypatch, "--by", "Dana")
+    assert status == 1
+    assert "Dana (supervisor) may not enroll" in capsys.readouterr().err
+
+
+def test_issue7_the_first_operator_must_be_a_manager(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = tmp_path / "fresh.db"
+    assert enroll(database, "Pat", "supervisor", "123456", monkeypatch) == 1
+    assert "first operator enrolled must be a manager" in capsys.readouterr().err
+    assert enroll(database, "Pat", "manager", "12345", monkeypatch) == 1
+    assert "at least 6" in capsys.readouterr().err
+
+
+def test_issue7_the_journal_holds_a_scrypt_hash_never_the_pin(
+    journal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = journal.read_bytes()
+    assert SUPERVISOR_PIN.encode() not in text
+    assert MANAGER_PIN.encode() not in text
+    status, out, _ = run(capsys, "operator", "list", "--db", str(journal))
+    assert status == 0
+    assert "Dana Supervisor\tsupervisor" in out
+    assert "scrypt" not in out
+
+
+def test_issue7_the_ledger_refuses_a_supervisor_action_by_a_non_operator(journal: Path) -> None:
+    with Journal(journal) as opened:
+        receipt = opened.append(HitVerified("forged", AT, "s1/1/progressive", "Mallory"))
+    assert not receipt.applied
+    assert "'Mallory' is not an enrolled operator" in receipt.reason
+
+
+def test_issue7_a_manager_revokes_an_operator(
+    journal: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JACKPOTD_PIN", MANAGER_PIN)
+    status, _, _ = run(
+        capsys,
+        "operator",
+        "revoke",
+        "Lee",
+        "--reason",
+        "left the company",
+        "--by",
+        "Morgan Manager",
+        "--db",
+        str(journal),
+    )
+    assert status == 0
+    assert "Lee" not in run(capsys, "operator", "list", "--db", str(journal))[1]
+    status, _, err = run(
+        capsys,
+        "operator",
+        "revoke",
+        "Morgan Manager",
+        "--reason",
+        "x",
+        "--by",
+        "Morgan Manager",
+        "--db",
+        str(journal),
+    )
+    assert status == 1
+    assert "last manager" in err

@@ -10,7 +10,16 @@ import msgspec
 
 from controller import __version__
 from controller.cards import CardError, HandError
-from controller.cli import analyze, config_command, hand, paytables, report, run, supervisor
+from controller.cli import (
+    analyze,
+    config_command,
+    hand,
+    operators,
+    paytables,
+    report,
+    run,
+    supervisor,
+)
 from controller.cli.common import CommandError
 from controller.config import ConfigError
 from controller.journal import JournalError
@@ -37,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     hand.register(commands)
     analyze.register(commands)
     supervisor.register(commands)
+    operators.register(commands)
     report.register(commands)
     config_command.register(commands)
     run.register(commands)

@@ -19,8 +19,7 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import CommandError
-from controller.cli.supervisor import add_db, open_journal
+from controller.cli.common import CommandError, add_db, open_journal
 from controller.effects import Adjusted, Balances, Contributed, MeterPaid, decode_effects
 from controller.effects import fraction_text as text
 from controller.money import format_cents

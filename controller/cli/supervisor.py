@@ -8,15 +8,14 @@ who and why; the journal records a refusal as faithfully as an acceptance.
 from __future__ import annotations
 
 import json
-import os
 import sys
 import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from controller.cli.common import add_db, now, open_journal, report_receipt
+from controller.cli.operators import add_pin, authenticate
 from controller.effects import fraction_text
-from controller.events import HitVerified, MeterAdjusted, decode_event
-from controller.journal import Journal, JournalError
+from controller.events import HitVerified, MeterAdjusted, RoundVoided, decode_event
 from controller.journal.verify import verify
 from controller.money import MoneyError, format_cents, format_percent, parse_dollars
 from controller.pool import ACCOUNTS
@@ -24,25 +23,7 @@ from controller.pool import ACCOUNTS
 if TYPE_CHECKING:
     import argparse
 
-    from controller.journal import Receipt
     from controller.pool import Pool
-
-DEFAULT_DB = "var/journal.db"
-
-
-def add_db(parser: argparse.ArgumentParser) -> None:
-    """The options every journal command takes."""
-    parser.add_argument(
-        "--db",
-        default=os.environ.get("JACKPOTD_DB", DEFAULT_DB),
-        help=f"the journal file (default {DEFAULT_DB}, or $JACKPOTD_DB)",
-    )
-    parser.add_argument("--json", action="store_true", help="print JSON")
-
-
-def now() -> str:
-    """The current UTC time, as events carry it."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,6 +42,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_db(verify_hit)
     verify_hit.add_argument("hit", help="the payout id (see jackpotd hits --pending)")
     verify_hit.add_argument("--by", required=True, help="the verifying supervisor")
+    add_pin(verify_hit)
     verify_hit.set_defaults(run=run_verify_hit)
 
     adjust = commands.add_parser("adjust", help="a documented correction to a pool")
@@ -70,7 +52,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     adjust.add_argument("--account", choices=ACCOUNTS, default="meter")
     adjust.add_argument("--reason", required=True)
     adjust.add_argument("--by", required=True)
+    add_pin(adjust)
     adjust.set_defaults(run=run_adjust)
+
+    void = commands.add_parser("void", help="void a round (a misdeal, or a held round)")
+    add_db(void)
+    void.add_argument("table")
+    void.add_argument("round")
+    void.add_argument("--reason", required=True)
+    void.add_argument("--by", required=True)
+    add_pin(void)
+    void.set_defaults(run=run_void)
 
     check = commands.add_parser("verify", help="check the hash chain and replay the journal")
     add_db(check)
@@ -80,14 +72,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_db(feed)
     feed.add_argument("events", help="a file of one JSON event per line, or - for stdin")
     feed.set_defaults(run=run_apply)
-
-
-def open_journal(args: argparse.Namespace, *, must_exist: bool = True) -> Journal:
-    """The journal named by ``--db``; it must exist unless events are being fed in."""
-    if must_exist and not os.path.exists(args.db):  # noqa: PTH110 - a plain string path
-        raise JournalError(f"{args.db}: no such journal (use --db)")
-    os.makedirs(os.path.dirname(args.db) or ".", exist_ok=True)  # noqa: PTH103, PTH120
-    return Journal(args.db)
 
 
 def pool_summary(pool: Pool) -> dict[str, Any]:
@@ -192,31 +176,20 @@ def run_hits(args: argparse.Namespace) -> int:
     return 0
 
 
-def _receipt_json(receipt: Receipt) -> dict[str, Any]:
-    return {
-        "seq": receipt.seq,
-        "event_id": receipt.event_id,
-        "outcome": receipt.outcome,
-        "reason": receipt.reason,
-        "duplicate": receipt.duplicate,
-    }
-
-
-def _report_receipt(args: argparse.Namespace, receipt: Receipt) -> int:
-    if args.json:
-        print(json.dumps(_receipt_json(receipt)))
-    elif receipt.applied:
-        print(f"journaled as row {receipt.seq} ({receipt.event_id})")
-    else:
-        print(f"refused: {receipt.reason} (journaled as row {receipt.seq})", file=sys.stderr)
-    return 0 if receipt.applied else 1
-
-
 def run_verify_hit(args: argparse.Namespace) -> int:
     """Mark a pending payout verified."""
     event = HitVerified(f"verify-{uuid.uuid4()}", now(), args.hit, args.by)
     with open_journal(args) as journal:
-        return _report_receipt(args, journal.append(event))
+        authenticate(journal, args.by, "verify-hit", args.pin_file)
+        return report_receipt(args, journal.append(event))
+
+
+def run_void(args: argparse.Namespace) -> int:
+    """Void a round: its wagers are returned."""
+    event = RoundVoided(f"void-{uuid.uuid4()}", now(), args.table, args.round, args.by, args.reason)
+    with open_journal(args) as journal:
+        authenticate(journal, args.by, "void-round", args.pin_file)
+        return report_receipt(args, journal.append(event))
 
 
 def run_adjust(args: argparse.Namespace) -> int:
@@ -232,7 +205,8 @@ def run_adjust(args: argparse.Namespace) -> int:
         f"adjust-{uuid.uuid4()}", now(), args.pool, args.account, cents, args.by, args.reason
     )
     with open_journal(args) as journal:
-        return _report_receipt(args, journal.append(event))
+        authenticate(journal, args.by, "adjust", args.pin_file)
+        return report_receipt(args, journal.append(event))
 
 
 def run_verify(args: argparse.Namespace) -> int:

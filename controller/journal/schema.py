@@ -77,6 +77,16 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         )""",
     ),
     ("ALTER TABLE payouts ADD COLUMN hand TEXT NOT NULL DEFAULT ''",),
+    (
+        """CREATE TABLE operators (
+            name TEXT PRIMARY KEY,
+            role TEXT NOT NULL,
+            salt TEXT NOT NULL,
+            pin_hash TEXT NOT NULL,
+            kdf TEXT NOT NULL,
+            seq INTEGER NOT NULL REFERENCES journal (seq)
+        )""",
+    ),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``."""
 

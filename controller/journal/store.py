@@ -37,6 +37,7 @@ from controller.journal.codec import (
 from controller.journal.errors import JournalError
 from controller.journal.schema import migrate
 from controller.ledger import LedgerError, LedgerState, apply
+from controller.operators import Operator, Role
 from controller.table_rules import table_rules
 
 if TYPE_CHECKING:
@@ -103,7 +104,14 @@ def load_state(database: sqlite_utils.Database) -> LedgerState:
         row["table_id"]: table_state_from_json(row["state"])
         for row in database.query("SELECT * FROM table_states")
     }
+    operators = {
+        row["name"]: Operator(
+            row["name"], Role(row["role"]), row["salt"], row["pin_hash"], row["kdf"]
+        )
+        for row in database.query("SELECT * FROM operators")
+    }
     return LedgerState(
+        operators=operators,
         pools=pools,
         tables={table_id: table_rules(event) for table_id, event in events.items()},
         table_events=events,
@@ -258,7 +266,24 @@ class Journal:
             self.db.execute("DELETE FROM rounds WHERE table_id = ? AND round_id = ?", list(key))
         if new.revision != old.revision:
             self._insert("meta", {"key": "revision", "value": str(new.revision)}, replace=True)
+        if new.operators is not old.operators:
+            self._materialize_operators(old, new, seq)
         self._materialize_payouts(seq, event, effects)
+
+    def _materialize_operators(self, old: LedgerState, new: LedgerState, seq: int) -> None:
+        for name in old.operators.keys() - new.operators.keys():
+            self.db.execute("DELETE FROM operators WHERE name = ?", [name])
+        for name, operator in new.operators.items():
+            if old.operators.get(name) is not operator:
+                row = {
+                    "name": name,
+                    "role": str(operator.role),
+                    "salt": operator.salt,
+                    "pin_hash": operator.pin_hash,
+                    "kdf": operator.kdf,
+                    "seq": seq,
+                }
+                self._insert("operators", row, replace=True)
 
     def _materialize_payouts(
         self, seq: int, event: AnyEvent, effects: tuple[AnyEffect, ...]
