@@ -186,6 +186,13 @@ class OperatorChanged(Effect, frozen=True, tag="operator"):
     role: str
 
 
+class ManifestSet(Effect, frozen=True, tag="manifest"):
+    """The approved software and configuration digests."""
+
+    software: str
+    configuration: str
+
+
 class Balances(Effect, frozen=True, tag="balances"):
     """A pool's exact balances after the event, and its running totals (for reports)."""
 
@@ -217,6 +224,7 @@ AnyEffect = (
     | RoundClosed
     | TableStatus
     | OperatorChanged
+    | ManifestSet
     | Balances
 )
 

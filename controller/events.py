@@ -184,6 +184,16 @@ class OperatorRevoked(Event, frozen=True, tag="operator-revoked"):
     reason: str
 
 
+class ManifestApproved(Event, frozen=True, tag="manifest-approved"):
+    """A manager approved the installed software and configuration, by digest."""
+
+    version: str
+    software: str
+    configuration: str
+    files: list[tuple[str, str]]
+    by: str
+
+
 class FaultRecorded(Event, frozen=True, tag="fault"):
     """Bad input or a device fault, journaled so that the record is complete."""
 
@@ -208,6 +218,7 @@ AnyEvent = (
     | MeterAdjusted
     | OperatorEnrolled
     | OperatorRevoked
+    | ManifestApproved
     | FaultRecorded
 )
 

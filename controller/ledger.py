@@ -16,6 +16,7 @@ from typing import assert_never
 from controller.effects import (
     Adjusted,
     AnyEffect,
+    ManifestSet,
     OperatorChanged,
     PoolOpenedEffect,
     TableSet,
@@ -30,6 +31,7 @@ from controller.events import (
     DealComplete,
     FaultRecorded,
     HitVerified,
+    ManifestApproved,
     MeterAdjusted,
     OperatorEnrolled,
     OperatorRevoked,
@@ -49,6 +51,7 @@ from controller.ledger_state import (
     pool_of,
     with_pool,
 )
+from controller.manifest import ApprovedManifest
 from controller.operators import Operator, Role
 from controller.pool import Pool, PoolError, PoolTerms
 from controller.rounds import (
@@ -191,6 +194,15 @@ def _revoke(state: LedgerState, event: OperatorRevoked) -> Outcome:
     return replace(state, operators=remaining), [OperatorChanged(event.name, "")]
 
 
+def _approve_manifest(state: LedgerState, event: ManifestApproved) -> Outcome:
+    if not state.operators:
+        raise LedgerError("enroll a manager before approving a manifest")
+    authorize(state, event.by, "approve-manifest")
+    files = tuple((path, digest) for path, digest in event.files)
+    manifest = ApprovedManifest(event.version, event.software, event.configuration, files, event.by)
+    return replace(state, manifest=manifest), [ManifestSet(event.software, event.configuration)]
+
+
 def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 - one per kind
     match event:
         case PoolOpened():
@@ -223,6 +235,8 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return _enroll(state, event)
         case OperatorRevoked():
             return _revoke(state, event)
+        case ManifestApproved():
+            return _approve_manifest(state, event)
         case FaultRecorded():
             return state, []
         case _:

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from controller.events import TableConfigured
+    from controller.manifest import ApprovedManifest
     from controller.operators import Operator
     from controller.pool import Pool
     from controller.settlement import Payout, SeatWager, TableRules
@@ -37,6 +38,7 @@ class LedgerState:
     rounds: Mapping[tuple[str, str], tuple[SeatWager, ...]] = field(default_factory=dict)
     pending: Mapping[str, Payout] = field(default_factory=dict)
     operators: Mapping[str, Operator] = field(default_factory=dict)
+    manifest: ApprovedManifest | None = None
     revision: int = 0
 
 

@@ -38,6 +38,7 @@ ACTIONS: Final[dict[str, frozenset[Role]]] = {
     "adjust": frozenset({Role.SUPERVISOR, Role.MANAGER}),
     "change-terms": frozenset({Role.MANAGER}),
     "enroll": frozenset({Role.MANAGER}),
+    "approve-manifest": frozenset({Role.MANAGER}),
 }
 """The roles allowed to take each action."""
 

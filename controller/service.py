@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING
 from controller.broadcast import Broadcast
 from controller.config_events import config_events
 from controller.display import Display, serve_display
+from controller.events import FaultRecorded
 from controller.journal import Journal
 from controller.liveness import Liveness
+from controller.manifest import current
 from controller.metrics import ControllerMetrics
 from controller.ports import ControllerUnavailableError
 from controller.runtime import Runtime
@@ -77,10 +79,27 @@ async def supervise(
         await asyncio.sleep(backoff.next_delay())
 
 
+def _self_check(config: Config, journal: Journal) -> None:
+    """Refuse to run software or a configuration other than the approved (BRIEF §3)."""
+    approved = journal.state.manifest
+    if approved is None:
+        log.warning("no approved manifest in the journal: run jackpotd manifest approve")
+        return
+    problems = current(config.digest).differences(approved)
+    if problems:
+        detail = "; ".join(problems)
+        journal.append(
+            FaultRecorded(f"fault-{uuid.uuid4()}", utc_now(), "self-check", "manifest", detail)
+        )
+        journal.close()
+        raise StartupError(f"start-up self-check failed: {detail}")
+
+
 def build_runtime(config: Config) -> Runtime:
     """Open the journal and bring it in line with the configuration."""
     config.controller.journal.parent.mkdir(parents=True, exist_ok=True)
     journal = Journal(config.controller.journal)
+    _self_check(config, journal)
     events = config_events(config, journal.state, utc_now())
     refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
     if refused:

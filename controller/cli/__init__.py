@@ -14,6 +14,7 @@ from controller.cli import (
     analyze,
     config_command,
     hand,
+    manifest_command,
     operators,
     paytables,
     report,
@@ -47,6 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.register(commands)
     supervisor.register(commands)
     operators.register(commands)
+    manifest_command.register(commands)
     report.register(commands)
     config_command.register(commands)
     run.register(commands)

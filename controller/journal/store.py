@@ -14,6 +14,7 @@ from the file first.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,6 +38,7 @@ from controller.journal.codec import (
 from controller.journal.errors import JournalError
 from controller.journal.schema import migrate
 from controller.ledger import LedgerError, LedgerState, apply
+from controller.manifest import ApprovedManifest
 from controller.operators import Operator, Role
 from controller.table_rules import table_rules
 
@@ -110,7 +112,9 @@ def load_state(database: sqlite_utils.Database) -> LedgerState:
         )
         for row in database.query("SELECT * FROM operators")
     }
+    manifest_row = list(database.query("SELECT value FROM meta WHERE key = 'manifest'"))
     return LedgerState(
+        manifest=_manifest(manifest_row[0]["value"]) if manifest_row else None,
         operators=operators,
         pools=pools,
         tables={table_id: table_rules(event) for table_id, event in events.items()},
@@ -119,6 +123,27 @@ def load_state(database: sqlite_utils.Database) -> LedgerState:
         rounds=rounds,
         pending=pending,
         revision=int(revision_row[0]["value"]) if revision_row else 0,
+    )
+
+
+def _manifest_json(manifest: ApprovedManifest) -> str:
+    return json.dumps(
+        {
+            "version": manifest.version,
+            "software": manifest.software,
+            "configuration": manifest.configuration,
+            "files": [list(item) for item in manifest.files],
+            "by": manifest.by,
+        },
+        sort_keys=True,
+    )
+
+
+def _manifest(text: str) -> ApprovedManifest:
+    document = json.loads(text)
+    files = tuple((path, digest) for path, digest in document["files"])
+    return ApprovedManifest(
+        document["version"], document["software"], document["configuration"], files, document["by"]
     )
 
 
@@ -266,6 +291,10 @@ class Journal:
             self.db.execute("DELETE FROM rounds WHERE table_id = ? AND round_id = ?", list(key))
         if new.revision != old.revision:
             self._insert("meta", {"key": "revision", "value": str(new.revision)}, replace=True)
+        if new.manifest is not old.manifest and new.manifest is not None:
+            self._insert(
+                "meta", {"key": "manifest", "value": _manifest_json(new.manifest)}, replace=True
+            )
         if new.operators is not old.operators:
             self._materialize_operators(old, new, seq)
         self._materialize_payouts(seq, event, effects)

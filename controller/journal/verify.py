@@ -118,6 +118,8 @@ def _compare_state(replayed: LedgerState, stored: LedgerState, report: VerifyRep
         report.problem("rounds: the stored open rounds differ from the replay")
     if replayed.pending.keys() != stored.pending.keys():
         report.problem("payouts: the stored pending payouts differ from the replay")
+    if replayed.manifest != stored.manifest:
+        report.problem("manifest: the stored approved manifest differs from the replay")
     if dict(replayed.operators) != dict(stored.operators):
         report.problem("operators: the stored operators differ from the replay")
     if replayed.revision != stored.revision:

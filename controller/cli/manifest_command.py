@@ -1,0 +1,97 @@
+"""``jackpotd version`` and ``jackpotd manifest``: the software and configuration digests.
+
+``jackpotd version --verbose`` prints every digest the start-up self-check compares;
+``jackpotd manifest approve`` journals them as approved (a manager's action, with a PIN);
+``jackpotd manifest check`` says whether what is installed matches what was approved.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from controller import __version__
+from controller.cli.common import CommandError, add_db, now, open_journal, report_receipt
+from controller.cli.operators import add_pin, authenticate
+from controller.config import load_config
+from controller.events import ManifestApproved
+from controller.manifest import current
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``version`` and ``manifest approve|check``."""
+    version = commands.add_parser("version", help="the version, and with --verbose every digest")
+    version.add_argument("--verbose", action="store_true", help="print the digests")
+    version.add_argument("--config", type=Path, help="also the digest of this configuration")
+    version.add_argument("--json", action="store_true")
+    version.set_defaults(run=run_version)
+
+    manifest = commands.add_parser("manifest", help="approve or check the installed software")
+    actions = manifest.add_subparsers(dest="action", metavar="ACTION", required=True)
+    approve = actions.add_parser("approve", help="journal the current digests as approved")
+    add_db(approve)
+    approve.add_argument("--config", type=Path, required=True)
+    approve.add_argument("--by", required=True, help="the approving manager")
+    add_pin(approve)
+    approve.set_defaults(run=run_approve)
+    check = actions.add_parser("check", help="compare the installed software with the approved")
+    add_db(check)
+    check.add_argument("--config", type=Path, required=True)
+    check.set_defaults(run=run_check)
+
+
+def _config_digest(path: Path | None) -> str:
+    return load_config(path).digest if path is not None else ""
+
+
+def run_version(args: argparse.Namespace) -> int:
+    """Print the version and, verbosely, the digests."""
+    manifest = current(_config_digest(args.config))
+    if args.json:
+        document: dict[str, object] = {"version": __version__, "software": manifest.software}
+        if args.config:
+            document["configuration"] = manifest.configuration
+        if args.verbose:
+            document["files"] = dict(manifest.files)
+        print(json.dumps(document, indent=2))
+        return 0
+    print(f"jackpotd {__version__}")
+    if args.verbose:
+        print(f"software sha256: {manifest.software}")
+        if args.config:
+            print(f"configuration sha256: {manifest.configuration}  ({args.config})")
+        for path, digest in manifest.files:
+            print(f"  {digest}  {path}")
+    return 0
+
+
+def run_approve(args: argparse.Namespace) -> int:
+    """Journal the installed software and the configuration as approved."""
+    manifest = current(_config_digest(args.config))
+    with open_journal(args, must_exist=False) as journal:
+        authenticate(journal, args.by, "approve-manifest", args.pin_file)
+        event = ManifestApproved(
+            f"manifest-{uuid.uuid4()}", now(), manifest.version, manifest.software,
+            manifest.configuration, list(manifest.files), args.by,
+        )  # fmt: skip
+        return report_receipt(args, journal.append(event))
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """Exit 0 when the installed software and configuration are the approved ones."""
+    manifest = current(_config_digest(args.config))
+    with open_journal(args) as journal:
+        approved = journal.state.manifest
+    if approved is None:
+        raise CommandError("no manifest has been approved in this journal")
+    problems = manifest.differences(approved)
+    for problem in problems:
+        print(problem)
+    if not problems:
+        print(f"software and configuration match the manifest approved by {approved.by}")
+    return 1 if problems else 0
