@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # command:package pairs the tests need from the system (Debian/Ubuntu names).
 SYSTEM_PACKAGES := mosquitto:mosquitto socat:socat systemd-analyze:systemd chromium:chromium
 
-.PHONY: test lint typecheck unit bench demo system-deps clean
+.PHONY: test lint typecheck unit bench fuzz demo system-deps clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,9 @@ unit: $(STAMP) system-deps
 bench: $(STAMP) system-deps
 	$(BIN)/python bench/classify.py
 	$(BIN)/python bench/analyze.py
+
+fuzz: $(STAMP)
+	$(BIN)/python bench/fuzz.py
 
 demo: $(STAMP)
 	$(BIN)/jackpotd demo
