@@ -157,9 +157,10 @@ def run(
         if elapsed > SLOW_S:
             findings.append(f"slow input ({elapsed:.2f} s): {data[:80]!r}")
     seconds = time.perf_counter() - started
+    rate, accepted = count / seconds, outcomes["accepted"]
     print(
-        f"{name:<14} {count:>9,} inputs  {count / seconds:>9,.0f}/s  "
-        f"slowest {slowest * 1000:6.1f} ms  accepted {outcomes['accepted']:>7,}  findings {len(findings)}"
+        f"{name:<14} {count:>9,} inputs  {rate:>9,.0f}/s  slowest {slowest * 1000:6.1f} ms  "
+        f"accepted {accepted:>7,}  findings {len(findings)}"
     )
     return {
         "inputs": count,
