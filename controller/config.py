@@ -62,6 +62,7 @@ if TYPE_CHECKING:
 
     from controller.settings import BrokerSettings, SerialPortSettings
     from controller.settlement import TableRules
+    from drivers.signs.serial_sign import AlphaSignSettings
 
 __all__ = [
     "Config",
@@ -171,10 +172,38 @@ class _Loader:
         if not raw.web.host.strip():
             raise self.fail("web.host", "an address to listen on is required")
         self.port("web.port", raw.web.port)
+        signs = self.signs(raw.alpha_signs, pools, tables, ports)
         return Config(
             self.source, digest, controller, broker, tuple(ports.values()),
-            tuple(pools.values()), tables, raw.web, simulator,
+            tuple(pools.values()), tables, raw.web, simulator, signs,
         )  # fmt: skip
+
+    def signs(
+        self,
+        raw: list[AlphaSignSettings],
+        pools: dict[str, PoolConfig],
+        tables: tuple[TableConfig, ...],
+        ports: dict[str, SerialPortSettings],
+    ) -> tuple[AlphaSignSettings, ...]:
+        """LED signs: unique names, a configured pool, configured tables, their own line."""
+        names: set[str] = set()
+        table_ids = {table.table_id for table in tables}
+        device_urls = {port.url for port in ports.values()}
+        for index, sign in enumerate(raw):
+            key = f"alpha_sign[{index}]"
+            if sign.name in names:
+                raise self.fail(f"{key}.name", f"sign {sign.name!r} is configured twice")
+            names.add(sign.name)
+            if sign.pool_id not in pools:
+                raise self.fail(
+                    f"{key}.pool_id", f"no pool {sign.pool_id!r}; configured: {_names(pools)}"
+                )
+            for position, table_id in enumerate(sign.tables):
+                if table_id not in table_ids:
+                    raise self.fail(f"{key}.tables[{position}]", f"no table {table_id!r}")
+            if sign.url in device_urls:
+                raise self.fail(f"{key}.url", "a sign needs its own line, not a [[serial]] port's")
+        return tuple(raw)
 
     # -- values ----------------------------------------------------------------------------------
 

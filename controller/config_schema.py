@@ -14,6 +14,7 @@ import msgspec
 
 from controller.events import TableConfigured  # noqa: TC001 - a dataclass field type
 from controller.settings import BrokerSettings, SerialPortSettings  # noqa: TC001 - msgspec resolves them
+from drivers.signs.serial_sign import AlphaSignSettings  # noqa: TC001 - msgspec resolves it
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -110,6 +111,7 @@ class RawConfig(Raw, frozen=True):
     tables: list[RawTable] = []
     web: WebSettings = msgspec.field(default_factory=WebSettings)
     simulator: SimulatorSettings | None = None
+    alpha_signs: list[AlphaSignSettings] = msgspec.field(default_factory=list, name="alpha_sign")
 
 
 class RawBrokerKeys(msgspec.Struct, frozen=True):
@@ -221,3 +223,5 @@ class Config:
     web: WebSettings
     simulator: SimulatorSettings | None
     """Present when ``[simulator]`` is written or a table's transport is ``simulator``."""
+    signs: tuple[AlphaSignSettings, ...] = ()
+    """The ``[[alpha_sign]]`` LED meter signs on serial lines."""

@@ -134,6 +134,12 @@ def _sources(config: Config, runtime: Runtime) -> tuple[list[Source], list[Sink]
         sinks.append(sink)
         if runtime.metrics is not None:
             runtime.metrics.mqtt += [source, sink]
+    for settings in config.signs:
+        from drivers.signs.serial_sign import AlphaSign  # noqa: PLC0415 - only with signs
+
+        metrics = runtime.metrics
+        histogram = metrics.event_to_sign_seconds.labels(sign=settings.name) if metrics else None
+        sinks.append(AlphaSign(settings, on_latency=histogram.observe if histogram else None))
     if config.serial:
         from drivers.serial.link import SerialSource  # noqa: PLC0415 - only with serial ports
 

@@ -1,0 +1,313 @@
+"""What a jackpot sign shows, and when: one pure state machine for every kind of sign.
+
+A sign is bound to one pool, and optionally to the tables it hangs over. It shows:
+
+* **the meter** of its pool, as ``$12,345.67``;
+* **JACKPOT** with the table, seat and amount when its pool is hit, for ``jackpot_hold_s``
+  counted from the hit's arrival; then the meter again, at its newest value. Meter updates
+  arriving during the hold wait behind it (only the newest is kept). A hit never waits for
+  another: a second hit during the hold shows at once, and while several hits are held the
+  sign shows them in turn, each for ``alternate_s``, newest first;
+* **CLOSED** while the controller is offline (failing closed) or one of its tables is
+  closed; or, with ``closed_mode = "alternate"``, the fault and the meter in turn, each for
+  ``alternate_s`` (the fault names the closed tables: ``T3 CLOSED``). A hit being held is
+  still shown first: it was journaled before the fault.
+
+**Rate.** The sign is never written more often than every ``min_interval_s`` (what the
+sign can take). Any change is shown at most ``min_interval_s`` after it arrives, so a moving
+meter is shown at least every 250 ms with the default, and a hit within one second (the
+settings refuse a ``min_interval_s`` above 1 s).
+
+**Shape.** :class:`SignBehaviour` has no clock, no timer and no I/O. Each input (an update,
+or the wake-up it asked for) comes with the time ``now`` in seconds on any monotonic clock,
+and it answers a :class:`Step`: the texts to show now (at most one) and when to wake it up
+next (``None``: only when the next update comes). Each step's ``wake_at`` replaces the
+previous one, so a driver keeps a single timer. The serial Alpha sign drives it with the
+event loop's clock (:mod:`drivers.signs.serial_sign`); an MQTT display can reuse it as it
+is; tests drive it with a fake clock, without sleeping.
+"""
+
+from __future__ import annotations
+
+import string
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal
+
+from controller.money import format_cents
+from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
+
+if TYPE_CHECKING:
+    from controller.outputs import AnyUpdate
+
+ClosedMode = Literal["closed", "alternate"]
+"""What a faulty sign shows: CLOSED only, or the fault and the meter in turn."""
+
+ShowKind = Literal["meter", "jackpot", "closed"]
+
+MAX_HIT_DELAY_S: Final = 1.0
+"""A hit must show within this long of arriving, so ``min_interval_s`` may not exceed it."""
+
+JACKPOT_FIELDS: Final = frozenset({"table", "seat", "amount", "pool", "line"})
+"""The fields ``jackpot_format`` may name."""
+
+EPSILON: Final = 1e-6
+"""Timers may fire a hair early (the loop's clock resolution); this much counts as on time."""
+
+
+class SignRulesError(ValueError):
+    """Sign settings that cannot work (a rate above one second, an unknown format field)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SignRules:
+    """What one sign shows: its pool, its tables and its timing (see the module docstring)."""
+
+    pool_id: str
+    tables: frozenset[str] = frozenset()
+    """The tables the sign hangs over: any of them closed makes the sign show CLOSED."""
+    min_interval_s: float = 0.25
+    """The sign is never written more often than this."""
+    jackpot_hold_s: float = 10.0
+    """How long JACKPOT stays up after a hit arrives."""
+    closed_mode: ClosedMode = "closed"
+    alternate_s: float = 2.0
+    """In turns (fault and meter, or several hits): how long each is shown."""
+    closed_text: str = "CLOSED"
+    jackpot_format: str = "JACKPOT {table} SEAT {seat} {amount}"
+    """``str.format`` fields: table, seat, amount (``$12,345.67``), pool, line."""
+
+    def __post_init__(self) -> None:
+        if not 0 < self.min_interval_s <= MAX_HIT_DELAY_S:
+            raise SignRulesError(
+                f"min_interval_s must be above 0 and at most {MAX_HIT_DELAY_S} s "
+                "(a hit must show within one second)"
+            )
+        if self.jackpot_hold_s <= 0:
+            raise SignRulesError("jackpot_hold_s must be above 0")
+        if self.alternate_s < self.min_interval_s:
+            raise SignRulesError("alternate_s must be at least min_interval_s")
+        if self.closed_mode not in ("closed", "alternate"):
+            raise SignRulesError(f"closed_mode {self.closed_mode!r}: write closed or alternate")
+        if not self.closed_text.strip():
+            raise SignRulesError("closed_text must not be blank")
+        self._check_jackpot_format()
+
+    def _check_jackpot_format(self) -> None:
+        try:
+            parsed = list(string.Formatter().parse(self.jackpot_format))
+        except ValueError as error:
+            raise SignRulesError(f"jackpot_format {self.jackpot_format!r}: {error}") from None
+        names = {name for _text, name, _spec, _conv in parsed if name is not None}
+        unknown = names - JACKPOT_FIELDS
+        if unknown:
+            known = ", ".join(sorted(JACKPOT_FIELDS))
+            named = ", ".join(repr(name) for name in sorted(unknown))
+            raise SignRulesError(f"jackpot_format names {named}; it may name {known}")
+        try:
+            self._format_jackpot("T1", 1, 100, "line")
+        except (ValueError, TypeError) as error:
+            raise SignRulesError(f"jackpot_format {self.jackpot_format!r}: {error}") from None
+
+    def meter_text(self, cents: int) -> str:
+        """A meter as the sign shows it: ``$12,345.67``."""
+        return format_cents(cents)
+
+    def jackpot_text(self, hit: HitAnnouncement) -> str:
+        """A hit as the sign shows it: ``JACKPOT T3 SEAT 2 $12,345.67`` by default."""
+        return self._format_jackpot(hit.table_id, hit.seat, hit.amount_cents, hit.line or "")
+
+    def _format_jackpot(self, table: str, seat: int, cents: int, line: str) -> str:
+        return self.jackpot_format.format(
+            table=table, seat=seat, amount=format_cents(cents), pool=self.pool_id, line=line
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Show:
+    """Show this text now."""
+
+    text: str
+    kind: ShowKind
+    since: float | None = None
+    """For the latency metric: when the oldest update that changed what the sign should show,
+    and is not shown yet, arrived. None when only a timer changed the text (the end of a
+    hold, the next turn): nothing waited for it."""
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """The answer to one input: texts to show now, and when to be woken up next."""
+
+    shows: tuple[Show, ...] = ()
+    wake_at: float | None = None
+
+
+@dataclass(slots=True)
+class _Hit:
+    payout_id: str
+    text: str
+    until: float
+
+
+class SignBehaviour:
+    """The state machine of one sign (see the module docstring)."""
+
+    def __init__(self, rules: SignRules) -> None:
+        self.rules = rules
+        self.meter_cents: int | None = None
+        """The pool's newest meter, or None before the first update."""
+        self.closed_tables: dict[str, str] = {}
+        """The sign's tables that are closed now, with the reason."""
+        self.controller_down: str | None = None
+        """Why the controller is offline, or None while it is online."""
+        self.shown: str | None = None
+        """The text last shown (None before the first)."""
+        self.last_shown_at: float | None = None
+        self._hits: list[_Hit] = []
+        self._focus: _Hit | None = None
+        self._switch_at: float | None = None
+        self._fault_since: float | None = None
+        self._pending_since: float | None = None
+        self._waiting = False
+
+    def update(self, update: AnyUpdate, now: float) -> Step:
+        """An update arrived at ``now``."""
+        return self._step(now, arrived=self._take(update, now))
+
+    def wake(self, now: float) -> Step:
+        """The wake-up asked for came (early, late or spurious wake-ups are harmless)."""
+        return self._step(now, arrived=False)
+
+    @property
+    def waiting(self) -> bool:
+        """Whether a text is held back by the rate limit (the next wake-up shows it)."""
+        return self._waiting
+
+    @property
+    def faulty(self) -> bool:
+        """Whether the controller or one of the sign's tables is offline."""
+        return self.controller_down is not None or bool(self.closed_tables)
+
+    def _take(self, update: AnyUpdate, now: float) -> bool:
+        """Record an update; whether it concerns this sign."""
+        rules = self.rules
+        match update:
+            case MeterUpdate():
+                if update.pool_id != rules.pool_id:
+                    return False
+                self.meter_cents = update.meter_cents
+            case HitAnnouncement():
+                if update.pool_id != rules.pool_id:
+                    return False
+                if any(hit.payout_id == update.payout_id for hit in self._hits):
+                    return False
+                hit = _Hit(update.payout_id, rules.jackpot_text(update), now + rules.jackpot_hold_s)
+                self._hits.append(hit)
+                self._focus = hit
+                self._switch_at = now + rules.alternate_s
+            case TableUpdate():
+                if update.table_id not in rules.tables:
+                    return False
+                if update.online:
+                    self.closed_tables.pop(update.table_id, None)
+                else:
+                    self.closed_tables[update.table_id] = update.reason
+                self._fault_changed(now)
+            case ControllerUpdate():
+                self.controller_down = None if update.online else (update.reason or "offline")
+                self._fault_changed(now)
+        return True
+
+    def _fault_changed(self, now: float) -> None:
+        if not self.faulty:
+            self._fault_since = None
+        elif self._fault_since is None:
+            self._fault_since = now
+
+    def _step(self, now: float, *, arrived: bool) -> Step:
+        self._expire(now)
+        self._rotate(now)
+        desired = self._desired(now)
+        shows: tuple[Show, ...] = ()
+        if desired is None or desired[0] == self.shown:
+            self._pending_since = None
+        else:
+            if arrived and self._pending_since is None:
+                self._pending_since = now
+            due = self._due()
+            if due is None or now + EPSILON >= due:
+                text, kind = desired
+                shows = (Show(text, kind, self._pending_since),)
+                self.shown = text
+                self.last_shown_at = now
+                self._pending_since = None
+        self._waiting = desired is not None and desired[0] != self.shown
+        return Step(shows, self._next_wake(now, desired))
+
+    def _due(self) -> float | None:
+        """The earliest time the sign may be written again (None: now)."""
+        if self.last_shown_at is None:
+            return None
+        return self.last_shown_at + self.rules.min_interval_s
+
+    def _expire(self, now: float) -> None:
+        held = [hit for hit in self._hits if hit.until > now + EPSILON]
+        if len(held) == len(self._hits):
+            return
+        self._hits = held
+        if self._focus not in held:
+            self._focus = held[0] if held else None
+            self._switch_at = now + self.rules.alternate_s if held else None
+
+    def _rotate(self, now: float) -> None:
+        if len(self._hits) < 2 or self._focus is None or self._switch_at is None:
+            return
+        if now + EPSILON >= self._switch_at:
+            index = self._hits.index(self._focus)
+            self._focus = self._hits[(index + 1) % len(self._hits)]
+            self._switch_at = now + self.rules.alternate_s
+
+    def _desired(self, now: float) -> tuple[str, ShowKind] | None:
+        """What the sign should show at ``now``, or None (nothing known yet)."""
+        rules = self.rules
+        if self._focus is not None:
+            return self._focus.text, "jackpot"
+        if self._fault_since is not None:
+            fault = self._fault_text()
+            if rules.closed_mode == "closed" or self.meter_cents is None:
+                return fault, "closed"
+            if self._turn(now) % 2 == 0:
+                return fault, "closed"
+        if self.meter_cents is None:
+            return None
+        return rules.meter_text(self.meter_cents), "meter"
+
+    def _turn(self, now: float) -> int:
+        """In alternate mode, how many turns have passed since the fault began."""
+        since = self._fault_since if self._fault_since is not None else now
+        return int((now - since + EPSILON) // self.rules.alternate_s)
+
+    def _fault_text(self) -> str:
+        closed = self.rules.closed_text
+        if self.rules.closed_mode == "closed" or self.controller_down is not None:
+            return closed
+        return " ".join([*sorted(self.closed_tables), closed])
+
+    def _next_wake(self, now: float, desired: tuple[str, ShowKind] | None) -> float | None:
+        rules = self.rules
+        times: list[float] = []
+        if desired is not None and desired[0] != self.shown:
+            due = self._due()
+            if due is not None:
+                times.append(due)
+        if self._hits:
+            times.append(min(hit.until for hit in self._hits))
+            if len(self._hits) > 1 and self._switch_at is not None:
+                times.append(self._switch_at)
+        elif (
+            self._fault_since is not None
+            and rules.closed_mode == "alternate"
+            and self.meter_cents is not None
+        ):
+            times.append(self._fault_since + (self._turn(now) + 1) * rules.alternate_s)
+        return min(times) if times else None
