@@ -243,7 +243,7 @@ class Sequencer:
 
     async def recover(self, backoff: Backoff | None = None) -> None:
         """While failing closed, probe the journal with backoff; reopen the tables when it works."""
-        backoff = backoff or Backoff(initial=0.5, cap=30.0)
+        backoff = backoff or Backoff(initial=0.25, cap=5.0)
         while True:
             if self.failed_reason is None:
                 await asyncio.sleep(backoff.cap)  # nothing to do; checked again later

@@ -27,7 +27,9 @@ from controller.events import (
     DeviceInput,
     device_event_id,
 )
+from controller.ports import ControllerUnavailableError
 from controller.sequencer import utc_now
+from drivers.backoff import Backoff
 from drivers.registry import register_builtin
 
 if TYPE_CHECKING:
@@ -53,13 +55,25 @@ class DeviceLink(Protocol):
 
 @dataclass(slots=True)
 class InProcessLink:
-    """Hands events to the controller's intake directly (the demo's embedded tables)."""
+    """Hands events to the controller's intake directly (the demo's embedded tables).
+
+    Like a real device that resends until acknowledged, it retries an event the controller
+    could not take (failing closed) with capped backoff; the journal applies the id once.
+    """
 
     intake: Intake
+    backoff: Backoff = field(default_factory=lambda: Backoff(initial=0.1, cap=2.0))
 
     async def send(self, event: DeviceInput) -> None:
-        """Submit and wait for the journal."""
-        await self.intake.submit(event)
+        """Submit and wait for the journal, retrying while the controller is unavailable."""
+        while True:
+            try:
+                await self.intake.submit(event)
+            except ControllerUnavailableError:
+                await asyncio.sleep(self.backoff.next_delay())
+                continue
+            self.backoff.reset()
+            return
 
     async def heartbeat(self, table_id: str, device: str) -> None:
         """Report a heartbeat."""
