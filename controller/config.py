@@ -325,6 +325,10 @@ class _Loader:
             return None
         if keys is not None and keys.site is not None:
             raise self.fail("broker.site", "the topic prefix is set once, as controller.site")
+        if keys is not None and keys.controller_id is not None:
+            raise self.fail(
+                "broker.controller_id", "the controller's id is set once, as controller.id"
+            )
         if not raw.host.strip():
             raise self.fail("broker.host", "a host name or address is required")
         self.port("broker.port", raw.port)
@@ -349,7 +353,12 @@ class _Loader:
         if keys is None or keys.client_id is None:
             client_id = f"jackpotd-{controller.controller_id}"
         return msgspec.structs.replace(
-            raw, site=controller.site, client_id=client_id, password_file=password, tls=tls
+            raw,
+            site=controller.site,
+            controller_id=controller.controller_id,
+            client_id=client_id,
+            password_file=password,
+            tls=tls,
         )
 
     def serial(self, raw: list[SerialPortSettings]) -> dict[str, SerialPortSettings]:

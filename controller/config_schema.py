@@ -119,6 +119,7 @@ class RawBrokerKeys(msgspec.Struct, frozen=True):
 
     site: str | None = None
     client_id: str | None = None
+    controller_id: str | None = None
 
 
 class RawKeys(msgspec.Struct, frozen=True):

@@ -9,6 +9,7 @@ path: the journal is the record, metrics are a view.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
@@ -74,7 +75,7 @@ class ControllerMetrics(Collector):
         )
         self.event_to_sign_seconds = Histogram(
             "jackpotd_event_to_sign_seconds",
-            "Time from an event reaching the sequencer to a sign showing its result.",
+            "Time from an update reaching a sign's driver to the frame being written to the sign.",
             ["sign"],
             buckets=LATENCY_BUCKETS,
             registry=self.registry,
@@ -212,6 +213,11 @@ class ControllerMetrics(Collector):
     def _health(self) -> Iterator[Metric]:
         pending = GaugeMetricFamily("jackpotd_pending_hits", "Payouts awaiting verification.")
         pending.add_metric([], len(self.journal.state.pending))
+        oldest = GaugeMetricFamily(
+            "jackpotd_pending_oldest_seconds",
+            "Age of the oldest payout awaiting verification (0 when none).",
+        )
+        oldest.add_metric([], self._oldest_pending_seconds())
         up = GaugeMetricFamily("jackpotd_journal_writable", "0 while failing closed.")
         up.add_metric([], 1.0 if self.sequencer.failed_reason is None else 0.0)
         failures = CounterMetricFamily("jackpotd_journal_errors", "Journal write failures.")
@@ -227,7 +233,18 @@ class ControllerMetrics(Collector):
         for client in self.mqtt:
             connected.add_metric([client.name], 1.0 if client.connected else 0.0)
             reconnects.add_metric([client.name], client.reconnects)
-        yield from (pending, up, failures, held, connected, reconnects)
+        yield from (pending, oldest, up, failures, held, connected, reconnects)
+
+    def _oldest_pending_seconds(self) -> float:
+        if not self.journal.state.pending:
+            return 0.0
+        rows = list(
+            self.journal.db.query("SELECT min(at) AS at FROM payouts WHERE status = 'pending'")
+        )
+        if not rows or rows[0]["at"] is None:
+            return 0.0
+        since = datetime.fromisoformat(rows[0]["at"])
+        return max(0.0, (datetime.now(UTC) - since).total_seconds())
 
     def exposition(self) -> bytes:
         """The text exposition format, for ``/metrics``."""

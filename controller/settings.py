@@ -31,6 +31,9 @@ class BrokerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     keepalive_s: int = 15
     site: str = "casino"
     """The topic prefix is ``<site>/jackpot/v1/``."""
+    controller_id: str = ""
+    """The controller's status topic is ``controller/<controller_id>/status`` (default: the
+    client id). The configuration loader sets it from ``[controller] id``."""
     backoff_initial_s: float = 0.1
     backoff_cap_s: float = 10.0
 

@@ -77,7 +77,8 @@ def run_service(args: argparse.Namespace) -> int:
     """Run until SIGTERM or SIGINT; exit 0 after draining."""
     _logging(args.log_level)
     config = load_config(args.config)
-    runtime = asyncio.run(_serve(config))
+    pace = config.simulator.round_interval_s if config.simulator else 1.0
+    runtime = asyncio.run(_serve(config, Simulation(interval_s=pace)))
     runtime.journal.close()
     return 0
 

@@ -108,7 +108,8 @@ class MqttSink:
         self.name = name
         self.topics = Topics(settings.site)
         self.client_id = f"{settings.client_id}-out"
-        self.status_topic = self.topics.controller_status(settings.client_id)
+        controller_id = settings.controller_id or settings.client_id
+        self.status_topic = self.topics.controller_status(controller_id)
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
         self.connected = False
         """Whether the connection to the broker is up now."""

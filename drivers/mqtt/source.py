@@ -231,7 +231,8 @@ class MqttSource:
         self.name = name
         self.topics = Topics(settings.site)
         self.client_id = f"{settings.client_id}-in"
-        self.status_topic = self.topics.controller_status(settings.client_id)
+        controller_id = settings.controller_id or settings.client_id
+        self.status_topic = self.topics.controller_status(controller_id)
         self.known_tables = None if known_tables is None else frozenset(known_tables)
         """Tables whose input is accepted; None leaves unknown tables to the ledger."""
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)

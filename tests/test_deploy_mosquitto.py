@@ -1,0 +1,603 @@
+"""deploy/mosquitto against a real broker: TLS, a password per user, an ACL that confines tables.
+
+The shipped ``mosquitto.conf`` runs as it is but for the directives that name this machine's
+paths and port (deploy/mosquitto/README.md lists them); the ACL file is used exactly as shipped.
+The credentials come from the shipped ``make-secrets.sh`` (openssl and mosquitto_passwd): a CA,
+the broker's certificate, a client certificate and a password for each user. The site and the
+controller's client id are those of deploy/jackpotd.toml, and every topic is built by the
+controller's own :class:`~drivers.mqtt.topics.Topics`.
+
+Mosquitto drops a publish the ACL forbids without telling an MQTT 3.1.1 client, so absence is
+proven with a sentinel: a forbidden publish is followed by an allowed one from the same client,
+and a subscriber that can read everything (the ``monitor`` user) must see the sentinel but
+nothing forbidden before it (the broker keeps one client's messages in order). One broker
+serves the whole module; each test uses its own client ids and looks only at live (not
+retained) messages, except where it checks what was retained.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import pwd
+import shutil
+import socket
+import ssl
+import subprocess
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import aiomqtt
+import pytest
+from intake import JournalIntake
+from mosquitto import Broker
+from paho.mqtt.reasoncodes import ReasonCode
+
+from controller.journal import Journal
+from controller.outputs import HitAnnouncement, MeterUpdate, TableUpdate
+from controller.settings import BrokerSettings, TlsSettings
+from drivers.mqtt.sink import MqttSink
+from drivers.mqtt.source import MqttSource
+from drivers.mqtt.topics import Topics
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+
+T = TypeVar("T")
+
+REPO = Path(__file__).resolve().parent.parent
+SHIPPED = REPO / "deploy" / "mosquitto"
+SAMPLE = tomllib.loads((REPO / "deploy" / "jackpotd.toml").read_text(encoding="utf-8"))
+SITE = SAMPLE["controller"]["site"]
+CONTROLLER = SAMPLE["controller"]["id"]
+"""The controller's MQTT client id: ``jackpotd-<controller id>`` unless [broker] names one."""
+TOPICS = Topics(SITE)
+TABLES = ("t1", "t2")
+HOST = "127.0.0.1"
+WAIT_S = 10.0
+AT = "2025-01-02T03:04:05.000Z"
+
+SUBSTITUTED = (
+    "listener",
+    "cafile",
+    "certfile",
+    "keyfile",
+    "password_file",
+    "acl_file",
+    "persistence_location",
+    "user",
+)
+"""The only directives a site changes (README.md), and the only ones the test changes."""
+
+
+async def within(awaitable: Awaitable[T], what: str) -> T:
+    try:
+        async with asyncio.timeout(WAIT_S):
+            return await awaitable
+    except TimeoutError:
+        pytest.fail(f"timed out waiting for {what}")
+
+
+def directives(text: str) -> list[tuple[str, str]]:
+    """The (key, value) lines of a mosquitto configuration, comments left out."""
+    pairs = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            key, _, value = stripped.partition(" ")
+            pairs.append((key, value.strip()))
+    return pairs
+
+
+def substitute(text: str, values: dict[str, str]) -> str:
+    """The configuration with each directive in ``values`` set to that value (each occurs once)."""
+    seen = dict.fromkeys(values, 0)
+    lines = []
+    for line in text.splitlines():
+        key = line.strip().partition(" ")[0]
+        if key in values and not line.lstrip().startswith("#"):
+            seen[key] += 1
+            lines.append(f"{key} {values[key]}")
+        else:
+            lines.append(line)
+    assert seen == dict.fromkeys(values, 1), f"each directive once in mosquitto.conf: {seen}"
+    return "\n".join(lines) + "\n"
+
+
+# The broker and the credentials, once for the module.
+
+
+@dataclass(frozen=True)
+class Credentials:
+    """What make-secrets.sh wrote."""
+
+    directory: Path
+
+    def password(self, user: str) -> str:
+        """The user's password, in clear."""
+        return (self.directory / "passwords" / user).read_text(encoding="utf-8").strip()
+
+    def cert(self, user: str) -> tuple[Path, Path]:
+        """The user's client certificate and key."""
+        clients = self.directory / "clients"
+        return clients / f"{user}.crt", clients / f"{user}.key"
+
+    def context(self, cert_user: str | None) -> ssl.SSLContext:
+        """A client's TLS context: the CA, and the user's certificate if given."""
+        context = ssl.create_default_context(cafile=self.directory / "ca.crt")
+        if cert_user is not None:
+            context.load_cert_chain(*self.cert(cert_user))
+        return context
+
+
+def tool(name: str) -> str:
+    found = shutil.which(name, path=f"{os.environ.get('PATH', '')}:/usr/sbin:/usr/bin")
+    if found is None:
+        pytest.fail(f"{name} not found: apt-get install openssl mosquitto", pytrace=False)
+    return found
+
+
+@pytest.fixture(scope="module")
+def credentials(tmp_path_factory: pytest.TempPathFactory) -> Credentials:
+    directory = tmp_path_factory.mktemp("secrets")
+    tool("openssl")
+    environment = {
+        **os.environ,
+        "SERVER_NAMES": f"localhost {HOST}",
+        "MOSQUITTO_PASSWD": tool("mosquitto_passwd"),
+    }
+    subprocess.run(
+        ["/bin/sh", str(SHIPPED / "make-secrets.sh"), str(directory), *TABLES],
+        check=True,
+        capture_output=True,
+        env=environment,
+        timeout=60,
+    )
+    return Credentials(directory)
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory: pytest.TempPathFactory, credentials: Credentials) -> Iterator[Broker]:
+    directory = tmp_path_factory.mktemp("broker")
+    server = credentials.directory / "broker"
+    running = Broker(directory)
+    running.config.write_text(
+        substitute(
+            (SHIPPED / "mosquitto.conf").read_text(encoding="utf-8"),
+            {
+                "listener": f"{running.port} {HOST}",
+                "cafile": str(credentials.directory / "ca.crt"),
+                "certfile": str(server / "server.crt"),
+                "keyfile": str(server / "server.key"),
+                "password_file": str(server / "passwd"),
+                "acl_file": str(SHIPPED / "acl"),
+                "persistence_location": f"{directory}/",
+                # As root mosquitto would switch to "mosquitto" and lose the test's directory.
+                "user": pwd.getpwuid(os.getuid()).pw_name,
+            },
+        )
+    )
+    running.start()
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+# Clients.
+
+
+@dataclass
+class Watch:
+    """The messages one client receives, in order."""
+
+    client: aiomqtt.Client
+    messages: list[aiomqtt.Message] = field(default_factory=list)
+    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
+
+    async def read(self) -> None:
+        """Collect messages until the connection ends."""
+        async for message in self.client.messages:
+            self.messages.append(message)
+            async with self.changed:
+                self.changed.notify_all()
+
+    def live(self) -> list[tuple[str, bytes]]:
+        """Messages published while subscribed (not the retained ones sent on subscribing)."""
+        return [(m.topic.value, _bytes(m.payload)) for m in self.messages if not m.retain]
+
+    async def until(self, predicate: Callable[[Watch], bool], what: str) -> None:
+        """Wait (bounded) until the messages satisfy ``predicate``."""
+
+        async def wait() -> None:
+            async with self.changed:
+                await self.changed.wait_for(lambda: predicate(self))
+
+        await within(wait(), what)
+
+    async def until_live(self, topic: str, payload: bytes) -> list[tuple[str, bytes]]:
+        """Wait for a live message; return every live message before it."""
+        await self.until(lambda w: (topic, payload) in w.live(), f"{payload!r} on {topic}")
+        live = self.live()
+        return live[: live.index((topic, payload))]
+
+
+def _bytes(payload: Any) -> bytes:
+    return payload if isinstance(payload, bytes) else str(payload).encode()
+
+
+@contextlib.asynccontextmanager
+async def connect(
+    broker: Broker,
+    credentials: Credentials,
+    user: str | None,
+    identifier: str,
+    *,
+    password: str | None = None,
+    cert_user: str | None = "",
+    will: aiomqtt.Will | None = None,
+) -> AsyncIterator[Watch]:
+    """A client over TLS as ``user`` (its own password and certificate unless told otherwise)."""
+    if user is not None and password is None:
+        password = credentials.password(user)
+    client = aiomqtt.Client(
+        HOST,
+        broker.port,
+        identifier=identifier,
+        username=user,
+        password=password,
+        tls_context=credentials.context(user if cert_user == "" else cert_user),
+        will=will,
+        clean_session=True,
+        timeout=WAIT_S,
+    )
+    async with client:
+        watcher = Watch(client)
+        reader = asyncio.create_task(watcher.read())
+        try:
+            yield watcher
+        finally:
+            reader.cancel()
+            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                await reader
+
+
+async def subscribe(watch: Watch, *filters: str) -> list[bool]:
+    """Subscribe at QoS 1; whether each subscription was granted."""
+    granted = await watch.client.subscribe([(f, 1) for f in filters])
+    return [
+        not code.is_failure if isinstance(code, ReasonCode) else int(code) < 0x80
+        for code in granted
+    ]
+
+
+async def publish(watch: Watch, topic: str, payload: bytes, *, retain: bool = False) -> None:
+    await watch.client.publish(topic, payload, qos=1, retain=retain)
+
+
+# The configuration as shipped.
+
+
+def test_shipped_conf_has_what_the_controller_requires() -> None:
+    settings = directives((SHIPPED / "mosquitto.conf").read_text(encoding="utf-8"))
+    values = dict(settings)
+    # BRIEF §5 and docs/mqtt.md, "The broker".
+    assert ("set_tcp_nodelay", "true") in settings
+    assert ("persistence", "true") in settings
+    assert values["persistence_location"] == "/var/lib/mosquitto/"
+    assert int(values["max_queued_messages"]) >= 100_000
+    assert ("autosave_on_changes", "true") in settings
+    # Only authenticated users, under the ACL, over TLS with client certificates.
+    assert ("allow_anonymous", "false") in settings
+    assert values["acl_file"]
+    assert values["password_file"]
+    listeners = [value for key, value in settings if key == "listener"]
+    assert listeners == ["8883"], "one listener, the TLS one"
+    assert {"cafile", "certfile", "keyfile"} <= values.keys()
+    assert ("require_certificate", "true") in settings
+    assert values["tls_version"] in {"tlsv1.2", "tlsv1.3"}
+    assert ("use_identity_as_username", "false") in settings
+    # Every directive the test changes is in the file once, and it is the only thing changed.
+    assert {key for key, _ in settings} >= set(SUBSTITUTED)
+
+
+def test_acl_is_written_for_the_sample_site_and_its_users() -> None:
+    acl = directives((SHIPPED / "acl").read_text(encoding="utf-8"))
+    topics = [value.split()[-1] for key, value in acl if key in {"topic", "pattern"}]
+    assert topics
+    assert all(t.startswith((TOPICS.prefix, "$SYS/")) for t in topics), "all under the site"
+    users = {value for key, value in acl if key == "user"}
+    assert users == {"jackpotd", "sign", "monitor"}
+    # Table ids become user names (the %u patterns): none may be one of the other users.
+    assert not {table["id"] for table in SAMPLE["tables"]} & users
+    # The README documents every user and every substituted directive.
+    readme = (SHIPPED / "README.md").read_text(encoding="utf-8")
+    for word in [*users, *SUBSTITUTED, "make-secrets.sh", "mosquitto_passwd"]:
+        assert f"`{word}" in readme, word
+
+
+# Tables.
+
+
+def test_a_table_publishes_its_status_and_events_and_reads_its_commands(
+    broker: Broker, credentials: Credentials
+) -> None:
+    status = TOPICS.table_status("t1")
+    bet = TOPICS.table_event("t1", "bet")
+    command = TOPICS.table_command("t1", "state")
+    will = aiomqtt.Will(status, b"offline", qos=1, retain=True)
+
+    async def scenario() -> None:
+        async with (
+            connect(broker, credentials, "monitor", "monitor-allowed") as monitor,
+            connect(broker, credentials, "t1", "table-t1", will=will) as table,
+            connect(broker, credentials, "jackpotd", f"{CONTROLLER}-allowed") as controller,
+        ):
+            assert await subscribe(monitor, f"{TOPICS.prefix}#") == [True]
+            assert await subscribe(table, f"{TOPICS.prefix}table/t1/cmd/#") == [True]
+            await publish(table, status, b"online", retain=True)
+            for kind in ("bet", "lock", "card", "done", "void", "heartbeat"):
+                await publish(table, TOPICS.table_event("t1", kind), kind.encode())
+            await publish(controller, command, b"open")
+            seen = await monitor.until_live(command, b"open")
+            assert seen[:2] == [(status, b"online"), (bet, b"bet")]
+            assert len(seen) == 7
+            assert await table.until_live(command, b"open") == []
+        # A new subscriber gets the table's status, retained.
+        async with connect(broker, credentials, "sign", "sign-allowed") as sign:
+            assert await subscribe(sign, status) == [True]
+            await sign.until(lambda w: bool(w.messages), "the retained status")
+            assert (sign.messages[0].topic.value, sign.messages[0].retain) == (status, True)
+
+    asyncio.run(scenario())
+
+
+FORGED = b"forged"
+
+
+def forbidden_to_t1() -> list[str]:
+    """Topics table t1 must not write: other tables', the controller's, and odd levels."""
+    return [
+        TOPICS.table_event("t2", "bet"),
+        TOPICS.table_status("t2"),
+        TOPICS.table_command("t2", "state"),
+        TOPICS.table_command("t1", "state"),  # its own commands come from the controller only
+        TOPICS.meter("main"),
+        TOPICS.hit("main"),
+        TOPICS.hit(None),
+        TOPICS.controller_status(CONTROLLER),
+        f"{TOPICS.prefix}table/t1/event/bet/extra",
+        f"{TOPICS.prefix}table/t1/other",
+    ]
+
+
+def test_a_table_cannot_publish_as_another_table_or_as_the_controller(
+    broker: Broker, credentials: Credentials
+) -> None:
+    sentinel = TOPICS.table_event("t1", "heartbeat")
+
+    async def scenario() -> None:
+        async with (
+            connect(broker, credentials, "monitor", "monitor-forged") as monitor,
+            connect(broker, credentials, "t2", "table-t2") as victim,
+        ):
+            assert await subscribe(monitor, f"{TOPICS.prefix}#") == [True]
+            assert await subscribe(victim, f"{TOPICS.prefix}table/t2/cmd/#") == [True]
+            async with connect(broker, credentials, "t1", "table-t1-forger") as table:
+                await publish(table, TOPICS.table_event("t1", "bet"), b"own")
+                for topic in forbidden_to_t1():
+                    await publish(table, topic, FORGED, retain=True)
+                await publish(table, sentinel, b"sentinel")
+            seen = await monitor.until_live(sentinel, b"sentinel")
+            assert seen == [(TOPICS.table_event("t1", "bet"), b"own")]
+            assert victim.live() == []
+        # Nothing forged was retained either: a new subscriber gets the retained topics, then
+        # the next live message (the sentinel again).
+        async with (
+            connect(broker, credentials, "monitor", "monitor-retained") as late,
+            connect(broker, credentials, "t1", "table-t1-sentinel") as table,
+        ):
+            await subscribe(late, f"{TOPICS.prefix}#")
+            await publish(table, sentinel, b"sentinel")
+            await late.until_live(sentinel, b"sentinel")
+            assert all(message.payload != FORGED for message in late.messages)
+
+    asyncio.run(scenario())
+
+
+def test_a_table_cannot_read_another_tables_commands_or_events(
+    broker: Broker, credentials: Credentials
+) -> None:
+    own = TOPICS.table_command("t1", "state")
+
+    async def scenario() -> None:
+        async with (
+            connect(broker, credentials, "t1", "table-t1-reader") as table,
+            connect(broker, credentials, "jackpotd", f"{CONTROLLER}-reader") as controller,
+            connect(broker, credentials, "t2", "table-t2-reader") as other,
+        ):
+            # Mosquitto's ACL file grants every subscription and checks each message as it is
+            # delivered: a subscription beyond the ACL receives nothing from beyond it.
+            await subscribe(
+                table,
+                f"{TOPICS.prefix}table/t1/cmd/#",
+                f"{TOPICS.prefix}table/t2/cmd/#",
+                f"{TOPICS.prefix}table/+/event/+",
+                f"{TOPICS.prefix}#",
+            )
+            await publish(other, TOPICS.table_event("t2", "bet"), b"t2's")
+            await publish(controller, TOPICS.table_command("t2", "state"), b"t2's")
+            await publish(controller, TOPICS.meter("main"), b"meter")
+            await publish(controller, own, b"sentinel")
+            assert await table.until_live(own, b"sentinel") == []
+
+    asyncio.run(scenario())
+
+
+# Who may connect.
+
+
+async def refused(
+    broker: Broker,
+    credentials: Credentials,
+    user: str | None,
+    *,
+    password: str | None = None,
+    cert_user: str | None = "",
+) -> str:
+    """The error a connection attempt ends with (the test fails if it connects)."""
+    try:
+        async with connect(
+            broker, credentials, user, "refused", password=password, cert_user=cert_user
+        ):
+            pass
+    except (aiomqtt.MqttError, ssl.SSLError, OSError) as error:
+        return str(error)
+    pytest.fail(f"{user!r} connected")
+
+
+WRONG = "not-the-password"
+"""A password nobody has."""
+
+
+def test_anonymous_unknown_and_wrong_password_clients_are_refused(
+    broker: Broker, credentials: Credentials
+) -> None:
+    async def scenario() -> None:
+        # CONNACK "not authorized" (MQTT 3.1.1 return code 5).
+        assert "authorized" in await refused(broker, credentials, None, cert_user="t1")
+        wrong = await refused(broker, credentials, "t1", password=WRONG)
+        assert "authorized" in wrong
+        other = await refused(broker, credentials, "t1", password=credentials.password("t2"))
+        assert "authorized" in other
+        unknown = await refused(broker, credentials, "t9", password=WRONG, cert_user="t1")
+        assert "authorized" in unknown
+
+    asyncio.run(scenario())
+
+
+CONNECT = b"\x10\x0d\x00\x04MQTT\x04\x02\x00\x3c\x00\x01x"
+"""An MQTT 3.1.1 CONNECT: clean session, keep-alive 60 s, client id "x", no user name."""
+
+
+def first_reply(broker: Broker, context: ssl.SSLContext) -> bytes | OSError:
+    """What the broker answers a CONNECT over TLS with: its first bytes, or the error."""
+    try:
+        with (
+            socket.create_connection((HOST, broker.port), timeout=WAIT_S) as raw,
+            context.wrap_socket(raw, server_hostname=HOST) as tls,
+        ):
+            tls.sendall(CONNECT)
+            return tls.recv(4)
+    except (ssl.SSLError, ConnectionError) as error:
+        return error
+
+
+def test_a_client_without_a_certificate_is_refused_by_tls(
+    broker: Broker, credentials: Credentials
+) -> None:
+    # With a certificate, the CONNECT reaches MQTT: CONNACK, refused (5) for want of a user.
+    assert first_reply(broker, credentials.context("t1")) == b"\x20\x02\x00\x05"
+    # Without one, TLS ends the connection first: with TLS 1.3 the client's side of the
+    # handshake completes before the server has checked, so the refusal (an alert, or the
+    # connection closed) shows on the first read.
+    refusal = first_reply(broker, credentials.context(None))
+    assert refusal == b"" or isinstance(refusal, (ssl.SSLError, ConnectionError)), refusal
+
+
+# The controller, with its own drivers.
+
+
+def controller_settings(broker: Broker, credentials: Credentials) -> BrokerSettings:
+    cert, key = credentials.cert("jackpotd")
+    return BrokerSettings(
+        host=HOST,
+        port=broker.port,
+        client_id=CONTROLLER,
+        username="jackpotd",
+        password_file=str(credentials.directory / "passwords" / "jackpotd"),
+        site=SITE,
+        keepalive_s=5,
+        backoff_initial_s=0.05,
+        backoff_cap_s=0.5,
+        tls=TlsSettings(
+            ca_file=str(credentials.directory / "ca.crt"), cert_file=str(cert), key_file=str(key)
+        ),
+    )
+
+
+async def feed(queue: asyncio.Queue[Any]) -> AsyncIterator[Any]:
+    while True:
+        yield await queue.get()
+
+
+@contextlib.asynccontextmanager
+async def running(coroutine: Any) -> AsyncIterator[None]:
+    task = asyncio.create_task(coroutine)
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await within(task, "a driver to stop")
+
+
+def test_the_controller_reads_tables_and_writes_meters_hits_commands_and_status(
+    broker: Broker, credentials: Credentials, tmp_path: Path
+) -> None:
+    settings = controller_settings(broker, credentials)
+    status = TOPICS.controller_status(CONTROLLER)
+    meter, hit, command = (
+        TOPICS.meter("main"),
+        TOPICS.hit("main"),
+        TOPICS.table_command("t1", "state"),
+    )
+
+    async def scenario(journal: Journal) -> tuple[MqttSource, MqttSink]:
+        intake = JournalIntake(journal)
+        source = MqttSource(settings, known_tables=set(TABLES), timeout_s=2.0)
+        sink = MqttSink(settings, journal.path, timeout_s=2.0)
+        updates: asyncio.Queue[Any] = asyncio.Queue()
+        async with (
+            connect(broker, credentials, "monitor", "monitor-controller") as monitor,
+            connect(broker, credentials, "t1", "table-t1-controller") as table,
+        ):
+            await subscribe(monitor, f"{TOPICS.prefix}#")
+            await subscribe(table, f"{TOPICS.prefix}table/t1/cmd/#")
+            async with running(source.run(intake)), running(sink.run(feed(updates))):
+                # Both connections say online: their last wills and statuses are allowed, and
+                # the source's subscriptions were granted (it checks each one).
+                await monitor.until(
+                    lambda w: w.live().count((status, b"online")) == 2, "both connections online"
+                )
+                await publish(
+                    table,
+                    TOPICS.table_event("t1", "heartbeat"),
+                    b'{"v":1,"device":"shoe","seq":1}',
+                )
+                await within(intake.wait_until(lambda: bool(intake.heartbeats)), "the heartbeat")
+                for update in (
+                    MeterUpdate(AT, 1, "main", 1_000_000, 0, 0, 1_000_000),
+                    HitAnnouncement(
+                        AT, 2, "p-1", "main", "t1", 3, "royal-flush", 1_000, True, True
+                    ),
+                    TableUpdate(AT, 3, "t1", online=False, reason="test"),
+                ):
+                    updates.put_nowait(update)
+                await monitor.until(
+                    lambda w: {meter, hit, command} <= dict(w.live()).keys(),
+                    "the meter, the hit and the command",
+                )
+                await table.until(lambda w: command in dict(w.live()), "the command at t1")
+                assert intake.heartbeats == [("t1", "shoe")]
+                assert source.connected
+                assert sink.connected
+        return source, sink
+
+    with Journal(tmp_path / "journal.db") as journal:
+        source, sink = asyncio.run(scenario(journal))
+    assert source.reconnects == 0
+    assert sink.reconnects == 0
