@@ -47,58 +47,62 @@ class Liveness:
         """Tables closed for silence (or found closed in the journal at start-up)."""
         self._changed = asyncio.Event()
 
-    def seen(self, table_id: str, device: str = "") -> None:  # noqa: ARG002 - per table
-        """A sign of life from a table."""
+    def seen(self, table_id: str, device: str = "") -> TableStatusChanged | None:  # noqa: ARG002
+        """A sign of life from a table; returns the event that reopens it if it was closed.
+
+        The caller journals that event *before* the device event that brought the sign of
+        life, with no await in between, so that the first bet after a silence is not refused.
+        """
         if table_id not in self.timeouts:
-            return
+            return None
         self.last_seen[table_id] = self._monotonic()
-        if table_id in self.silent:
-            self._changed.set()
+        if table_id not in self.silent:
+            return None
+        self.silent.discard(table_id)
+        self._changed.set()
+        event_id = f"{table_id}/liveness/{uuid.uuid4()}"
+        return TableStatusChanged(
+            event_id, self._clock(), table_id, online=True, reason="signs of life again"
+        )
 
     def seconds_since(self, table_id: str) -> float:
         """How long the table has been silent."""
         return self._monotonic() - self.last_seen.get(table_id, self._monotonic())
 
-    def _due(self) -> tuple[list[str], list[str], float | None]:
+    def _due(self) -> tuple[list[str], float | None]:
         now = self._monotonic()
-        closing, reopening, next_deadline = [], [], None
+        closing, next_deadline = [], None
         for table_id, timeout in self.timeouts.items():
-            deadline = self.last_seen[table_id] + timeout
             if table_id in self.silent:
-                if deadline > now:
-                    reopening.append(table_id)
-            elif deadline <= now:
+                continue
+            deadline = self.last_seen[table_id] + timeout
+            if deadline <= now:
                 closing.append(table_id)
             else:
                 next_deadline = deadline if next_deadline is None else min(next_deadline, deadline)
-        return closing, reopening, next_deadline
+        return closing, next_deadline
 
     async def run(self, intake: Intake) -> None:
-        """Close and reopen tables as they fall silent and come back, until cancelled."""
+        """Close tables as they fall silent, until cancelled (:meth:`seen` reopens them)."""
         while True:
-            closing, reopening, deadline = self._due()
+            closing, deadline = self._due()
             for table_id in closing:
-                await self._report(intake, table_id, online=False)
-            for table_id in reopening:
-                await self._report(intake, table_id, online=True)
-            if closing or reopening:
+                await self._close(intake, table_id)
+            if closing:
                 continue
             wait = None if deadline is None else max(0.0, deadline - self._monotonic())
             self._changed.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), timeout=wait)
 
-    async def _report(self, intake: Intake, table_id: str, *, online: bool) -> None:
-        timeout = self.timeouts[table_id]
-        reason = "signs of life again" if online else f"silent for more than {timeout:g} s"
-        event = TableStatusChanged(
-            f"{table_id}/liveness/{uuid.uuid4()}", self._clock(), table_id, online, reason
-        )
+    async def _close(self, intake: Intake, table_id: str) -> None:
+        # Marked silent before the await, so that a sign of life while the close is being
+        # journaled queues the reopening after it.
+        self.silent.add(table_id)
+        reason = f"silent for more than {self.timeouts[table_id]:g} s"
+        event_id = f"{table_id}/liveness/{uuid.uuid4()}"
+        event = TableStatusChanged(event_id, self._clock(), table_id, online=False, reason=reason)
         try:
             await intake.submit(event)
         except ControllerUnavailableError:
             log.warning("table %s liveness change not journaled: failing closed", table_id)
-        if online:
-            self.silent.discard(table_id)
-        else:
-            self.silent.add(table_id)

@@ -70,6 +70,12 @@ class SequencerStats:
         return commits, waits
 
 
+def _consume(future: asyncio.Future[Receipt]) -> None:
+    """Retrieve the outcome of a future nobody awaits (a reopening), so none goes unseen."""
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("table reopening not journaled: %s", future.exception())
+
+
 @dataclass(slots=True)
 class _Waiting:
     event: AnyEvent
@@ -87,7 +93,7 @@ class Sequencer:
         *,
         clock: Callable[[], str] = utc_now,
         batch_max: int = 512,
-        on_heartbeat: Callable[[str, str], None] | None = None,
+        on_heartbeat: Callable[[str, str], AnyEvent | None] | None = None,
     ) -> None:
         self.journal = journal
         self.broadcast = broadcast
@@ -110,16 +116,26 @@ class Sequencer:
         """Journal an event once; return when it is durable (see controller.ports.Intake)."""
         if not self.available:
             raise ControllerUnavailableError(self.failed_reason or "the controller is stopping")
-        if isinstance(event, DeviceEvent) and self._on_heartbeat is not None:
-            self._on_heartbeat(event.table_id, event.device)
+        if isinstance(event, DeviceEvent):
+            self._revive(event.table_id, event.device)
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
-        await self._queue.put(_Waiting(event, future, perf_counter()))
+        self._queue.put_nowait(_Waiting(event, future, perf_counter()))
         return await future
 
+    def _revive(self, table_id: str, device: str) -> None:
+        """Queue the reopening of a table closed for silence ahead of what it just sent."""
+        if self._on_heartbeat is None or not self.available:
+            return
+        revival = self._on_heartbeat(table_id, device)
+        if revival is None:
+            return
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume)
+        self._queue.put_nowait(_Waiting(revival, future, perf_counter()))
+
     def heartbeat(self, table_id: str, device: str) -> None:
-        """A device is alive; the liveness monitor is told (never journaled)."""
-        if self._on_heartbeat is not None:
-            self._on_heartbeat(table_id, device)
+        """A device is alive; the liveness monitor is told (the heartbeat is never journaled)."""
+        self._revive(table_id, device)
 
     async def reject(self, source: str, reason: str, detail: str = "") -> None:
         """Bad input: counted, logged and journaled as a fault (best effort when failing)."""

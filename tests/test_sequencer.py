@@ -149,13 +149,20 @@ async def test_brief_3_a_silent_table_is_closed_and_reopens_when_heard(journal: 
     async with asyncio.timeout(5):
         while journal.state.table_states["T1"].online:
             await asyncio.sleep(0.01)
-    refused = await sequencer.submit(bets(1)[0])
-    assert not refused.applied
-    assert "closed" in refused.reason
-    sequencer.heartbeat("T1", "console")
+    first = await sequencer.submit(bets(1)[0])
+    assert first.applied  # the sign of life reopens the table ahead of the bet it carries
+    assert journal.state.table_states["T1"].online
+    clock[0] = 20.0  # silent again
+    liveness._changed.set()
     async with asyncio.timeout(5):
-        while liveness.silent:
+        while journal.state.table_states["T1"].online:
+            await asyncio.sleep(0.01)
+    sequencer.heartbeat("T1", "console")  # a heartbeat alone reopens it too
+    async with asyncio.timeout(5):
+        while not journal.state.table_states["T1"].online:
             await asyncio.sleep(0.01)
     watcher.cancel()
     runner.cancel()
-    assert journal.state.table_states["T1"].online
+    assert liveness.silent == set()
+    kinds = [row["kind"] for row in journal.rows()]
+    assert kinds.count("table-status") == 4  # closed, reopened, closed, reopened
