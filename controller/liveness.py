@@ -47,16 +47,24 @@ class Liveness:
         """Tables closed for silence (or found closed in the journal at start-up)."""
         self._changed = asyncio.Event()
 
-    def seen(self, table_id: str, device: str = "") -> TableStatusChanged | None:  # noqa: ARG002
+    def seen(
+        self,
+        table_id: str,
+        device: str = "",  # noqa: ARG002 - liveness is per table
+        *,
+        revive: bool = True,
+    ) -> TableStatusChanged | None:
         """A sign of life from a table; returns the event that reopens it if it was closed.
 
         The caller journals that event *before* the device event that brought the sign of
         life, with no await in between, so that the first bet after a silence is not refused.
+        With ``revive=False`` (the journal cannot take the reopening now) the sign of life is
+        only noted, and the table stays closed until the next one.
         """
         if table_id not in self.timeouts:
             return None
         self.last_seen[table_id] = self._monotonic()
-        if table_id not in self.silent:
+        if table_id not in self.silent or not revive:
             return None
         self.silent.discard(table_id)
         self._changed.set()

@@ -93,7 +93,7 @@ class Sequencer:
         *,
         clock: Callable[[], str] = utc_now,
         batch_max: int = 512,
-        on_heartbeat: Callable[[str, str], AnyEvent | None] | None = None,
+        on_heartbeat: Callable[..., AnyEvent | None] | None = None,
     ) -> None:
         self.journal = journal
         self.broadcast = broadcast
@@ -124,9 +124,9 @@ class Sequencer:
 
     def _revive(self, table_id: str, device: str) -> None:
         """Queue the reopening of a table closed for silence ahead of what it just sent."""
-        if self._on_heartbeat is None or not self.available:
+        if self._on_heartbeat is None:
             return
-        revival = self._on_heartbeat(table_id, device)
+        revival = self._on_heartbeat(table_id, device, revive=self.available)
         if revival is None:
             return
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
@@ -134,7 +134,11 @@ class Sequencer:
         self._queue.put_nowait(_Waiting(revival, future, perf_counter()))
 
     def heartbeat(self, table_id: str, device: str) -> None:
-        """A device is alive; the liveness monitor is told (the heartbeat is never journaled)."""
+        """A device is alive; the liveness monitor is told (the heartbeat is never journaled).
+
+        Failing closed, it is still noted, so that tables heard during the outage are not
+        closed for silence the moment the journal is back.
+        """
         self._revive(table_id, device)
 
     async def reject(self, source: str, reason: str, detail: str = "") -> None:

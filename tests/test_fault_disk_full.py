@@ -54,7 +54,7 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
     disk = tmp_path / "disk"
     disk.mkdir()
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(disk)],
+        ["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(disk)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert mounted.returncode == 0, f"this test mounts a tmpfs and needs root: {mounted.stderr}"
@@ -107,7 +107,8 @@ def test_issue7_journal_disk_full_fails_closed_and_recovers_when_space_returns(
         filler.unlink()
         until(lambda: get(url + "healthz")[0] == 200, "recovery", seconds=60)
         until(lambda: get(url + "api/state")[1]["pools"][0]["meter_cents"] > wagers, "play again")
-        assert all(table["online"] for table in get(url + "api/state")[1]["tables"])
+        tables_after = get(url + "api/state")[1]["tables"]
+        assert all(table["online"] for table in tables_after), tables_after
     finally:
         daemon.send_signal(signal.SIGTERM)
         _, err = daemon.communicate(timeout=30)

@@ -14,6 +14,7 @@ from the file first.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from dataclasses import dataclass
@@ -224,7 +225,11 @@ class Journal:
                 receipts.append(receipt)
             self.db.execute("COMMIT")
         except BaseException:
-            self.db.execute("ROLLBACK")
+            # SQLite may already have rolled back (a full disk does that): the original error
+            # is the one to report, not "no transaction is active".
+            if self.db.conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
             raise
         self.state, self._tail = state, tail
         return receipts
