@@ -1,5 +1,8 @@
 """The demo's embedded configuration: simulated tables, one progressive pool, SQLite, localhost.
 
+Signs, when asked for, are virtual Alpha LED signs on ptys (drivers/signs/emulator.py)
+driven by the real sign driver.
+
 ``jackpotd demo`` (and ``make demo``) runs the whole controller on it: the same code as a
 production service, with the tables simulated in-process instead of reached over MQTT or
 serial lines.
@@ -43,9 +46,24 @@ pool = "fortune-progressive"
 """
 
 
+SIGN = """
+[[alpha_sign]]
+name = "{name}"
+url = "{url}"
+pool_id = "fortune-progressive"
+tables = [{tables}]
+baudrate = 9600
+bytesize = 8
+parity = "N"
+min_interval_s = 0.25
+jackpot_hold_s = 4.0
+"""
+
+
 def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     *,
     tables: int = 3,
+    signs: tuple[tuple[str, str], ...] = (),
     journal: Path = Path("var/demo.db"),
     host: str = "127.0.0.1",
     port: int = 8080,
@@ -65,4 +83,7 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     for number in range(1, tables + 1):
         ace_high = 'ace_high = "ace-high-1"\n' if number % 3 == 0 else ""
         text += TABLE.format(number=number, ace_high=ace_high)
+    ids = ", ".join(f'"T{number}"' for number in range(1, tables + 1))
+    for name, url in signs:
+        text += SIGN.format(name=name, url=url, tables=ids)
     return parse_config(text, "<demo configuration>", Path.cwd())

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from controller.liveness import Liveness
     from controller.metrics import ControllerMetrics
     from controller.sequencer import Sequencer
+    from drivers.signs.emulator import VirtualAlphaSign
 
 
 @dataclass(slots=True)
@@ -23,3 +24,5 @@ class Runtime:
     sequencer: Sequencer
     liveness: Liveness | None = None
     metrics: ControllerMetrics | None = None
+    virtual_signs: list[VirtualAlphaSign] = field(default_factory=list)
+    """Emulated LED signs (the demo's), shown on the display page."""

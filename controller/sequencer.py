@@ -211,8 +211,8 @@ class Sequencer:
                     )
                 )
             elif isinstance(effect, PayoutMade) and (
-                effect.kind == "progressive" or effect.status == "pending"
-            ):
+                effect.from_meter_cents > 0 or effect.status == "pending"
+            ):  # a meter hit, or a payout big enough to wait for a supervisor
                 updates.append(
                     HitAnnouncement(
                         at,

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
     from controller.config import Config
     from controller.ports import Sink, Source
+    from drivers.signs.emulator import VirtualAlphaSign
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,8 @@ class Simulation:
     seed: int | None = None
     finished: asyncio.Event = field(default_factory=asyncio.Event)
     tables: list[SimulatedTable] = field(default_factory=list)
+    virtual_signs: list[VirtualAlphaSign] = field(default_factory=list)
+    """Emulated LED signs whose pty the configuration's [[alpha_sign]] entries open."""
 
 
 async def supervise(
@@ -208,6 +211,7 @@ async def serve(
     sources, sinks = _sources(config, runtime)
     simulation = simulation or Simulation()
     simulation.tables = _simulated(config, runtime, simulation)
+    runtime.virtual_signs = simulation.virtual_signs
     notifier = Notifier.from_environment()
     web_started = asyncio.Event()
     url = f"http://{config.web.host}:{config.web.port}/"
@@ -219,6 +223,7 @@ async def serve(
             group.create_task(
                 serve_display(Display(runtime), config.web.host, config.web.port, web_started)
             ),
+            *(group.create_task(sign.run()) for sign in simulation.virtual_signs),
         ]
         feeding = [_start(group, f"source {s.name}", _bind_source(s, runtime)) for s in sources]
         core += [_start(group, f"sink {s.name}", _bind_sink(s, runtime)) for s in sinks]

@@ -2,8 +2,9 @@
 
 The daemon runs the demo's simulated tables; the page must show every pool's meter live (it
 changes without a reload), a hit appearing, pending jackpots with table, seat, hand and amount,
-and the tables. It uses no external asset: every request goes to the daemon itself. A
-screenshot is saved (``JACKPOTD_SCREENSHOT`` names where; the README shows one).
+the tables, and the demo's LED sign (an Alpha sign emulated on a pty, fed by the real driver).
+It uses no external asset: every request goes to the daemon itself. A screenshot is saved
+(``JACKPOTD_SCREENSHOT`` names where; the README shows one).
 """
 
 from __future__ import annotations
@@ -80,6 +81,11 @@ async def test_issue6_display_shows_live_meters_and_a_hit_in_headless_chromium(
             assert "$" in pending
             assert any(code in pending for code in ("Jk", "Ac", "3c", "9h"))  # the winning hand
             assert "ONLINE" in await page.locator("#health").inner_text()
+            # The demo's virtual LED sign, driven by the real Alpha sign driver over a pty.
+            await page.wait_for_function(
+                "() => /\\$|JACKPOT/.test(document.querySelector('.sign')?.textContent ?? '')",
+                timeout=15_000,
+            )
             tables = await page.locator("#tables").inner_text()
             assert all(name in tables for name in ("T1", "T2", "T3"))
             screenshot = Path(os.environ.get("JACKPOTD_SCREENSHOT", tmp_path / "display.png"))

@@ -12,6 +12,7 @@ from controller.config import load_config
 from controller.demo import demo_config
 from controller.money import format_cents
 from controller.service import Simulation, install_signal_handlers, serve
+from drivers.signs.emulator import VirtualAlphaSign
 
 if TYPE_CHECKING:
     import argparse
@@ -109,8 +110,11 @@ def summary(runtime: Runtime, simulation: Simulation) -> dict[str, Any]:
 def run_demo(args: argparse.Namespace) -> int:
     """The controller on embedded defaults; with --rounds, stop and summarise."""
     _logging(args.log_level)
+    sign = VirtualAlphaSign("pit-sign")
+    sign.open()
     config = demo_config(
         tables=args.tables,
+        signs=((sign.name, sign.url),),
         journal=args.db,
         host=args.host,
         port=args.port,
@@ -119,9 +123,16 @@ def run_demo(args: argparse.Namespace) -> int:
         hit_every=args.hit_every,
     )
     simulation = Simulation(
-        rounds=args.rounds, interval_s=args.interval, hit_every=args.hit_every, seed=args.seed
+        rounds=args.rounds,
+        interval_s=args.interval,
+        hit_every=args.hit_every,
+        seed=args.seed,
+        virtual_signs=[sign],
     )
-    runtime = asyncio.run(_serve(config, simulation))
+    try:
+        runtime = asyncio.run(_serve(config, simulation))
+    finally:
+        sign.close()
     report = summary(runtime, simulation)
     runtime.journal.close()
     rounds = ", ".join(f"{table} {count}" for table, count in report["rounds"].items())

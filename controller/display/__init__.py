@@ -42,6 +42,7 @@ class Display:
         self.sequencer = runtime.sequencer
         self.liveness = runtime.liveness
         self.metrics = runtime.metrics
+        self.virtual_signs = runtime.virtual_signs
 
     def app(self) -> web.Application:
         """The aiohttp application."""
@@ -119,6 +120,10 @@ class Display:
             "pending": pending,
             "tables": tables,
             "hits": hits,
+            "signs": [
+                {"name": sign.name, "text": sign.text, "changed_at": sign.changed_at}
+                for sign in self.virtual_signs
+            ],
         }
 
     async def state(self, _: web.Request) -> web.Response:
