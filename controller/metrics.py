@@ -205,10 +205,18 @@ class ControllerMetrics(Collector):
         frame_errors = CounterMetricFamily(
             "jackpotd_serial_frame_errors", "Serial frames refused.", labels=["port", "reason"]
         )
+        serial_up = GaugeMetricFamily(
+            "jackpotd_serial_connected", "1 while the port is open.", labels=["port"]
+        )
+        serial_reconnects = CounterMetricFamily(
+            "jackpotd_serial_reconnects", "Reopenings of a serial port.", labels=["port"]
+        )
         for source in self.serial:
             for reason, count in sorted(source.errors.items()):
                 frame_errors.add_metric([source.name, reason], count)
-        yield frame_errors
+            serial_up.add_metric([source.name], 1.0 if source.connected else 0.0)
+            serial_reconnects.add_metric([source.name], source.reconnects)
+        yield from (frame_errors, serial_up, serial_reconnects)
 
     def _health(self) -> Iterator[Metric]:
         pending = GaugeMetricFamily("jackpotd_pending_hits", "Payouts awaiting verification.")

@@ -1,0 +1,374 @@
+"""Hardening: secrets stay out of logs, metrics and the journal (issue 7 "Hardening").
+
+* **The broker password.** The daemon (``python -m controller run``, at ``--log-level DEBUG``)
+  logs in to a real mosquitto that refuses anonymous clients and knows one user (written with
+  ``mosquitto_passwd``), with ``[broker] username`` and a ``password_file`` holding a
+  distinctive password. It must really be connected (both of its clients on ``/metrics``, its
+  retained ``online`` on the controller's status topic), and the password must appear nowhere:
+  not in its log, its standard output, ``/metrics``, ``/api/state``, ``/healthz`` or the
+  journal file. With a wrong password in the file it must say that the broker refused it,
+  without printing the password it tried.
+* **A password file open to other users** is refused at start-up: exit status 1, one line on
+  stderr in the ``file: key: reason`` form, nothing started and no journal created. One
+  closed to others (0600, 0640) is accepted.
+* **Operators' PINs** (``jackpotd operator``, PINs from ``$JACKPOTD_NEW_PIN``, ``$JACKPOTD_PIN``
+  and ``--pin-file``/``--new-pin-file``) never reach the journal file, its WAL, or what the
+  commands print, as text, hex or base64; a wrong PIN is refused and recorded as a fault
+  that does not hold the PIN tried.
+
+Every wait is bounded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import aiomqtt
+import pytest
+from mosquitto import MOSQUITTO, Broker
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+ROOT = Path(__file__).resolve().parent.parent
+WAIT_S = 20.0
+USER = "jackpotd-pit"
+PASSWORD = f"Hunter2-{uuid.uuid4().hex}"
+"""Distinctive: it cannot appear anywhere by chance."""
+WRONG_PASSWORD = f"NotIt-{uuid.uuid4().hex}"
+SITE = "hard"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def until(condition: Callable[[], bool], what: str, seconds: float = WAIT_S) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out after {seconds:g} s waiting for {what}"
+        time.sleep(0.05)
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:  # noqa: S310 - loopback
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+
+
+def encodings(secret: str) -> list[bytes]:
+    """The secret as text, hex and base64: none of them may be written anywhere."""
+    raw = secret.encode()
+    return [raw, raw.hex().encode(), base64.b64encode(raw), base64.b64encode(raw).rstrip(b"=")]
+
+
+def assert_absent(secret: str, where: str, data: bytes | str) -> None:
+    blob = data.encode() if isinstance(data, str) else data
+    for form in encodings(secret):
+        assert form not in blob, f"the secret is in {where}"
+
+
+@pytest.fixture
+def passworded_broker(tmp_path: Path) -> Iterator[Broker]:
+    """A real mosquitto that refuses anonymous clients and knows USER with PASSWORD."""
+    mosquitto_passwd = shutil.which("mosquitto_passwd") or str(
+        Path(MOSQUITTO).parent.parent / "bin" / "mosquitto_passwd"
+    )
+    broker = Broker(tmp_path / "mosquitto")
+    broker.directory.mkdir(parents=True)
+    passwords = broker.directory / "passwd"
+    subprocess.run(
+        [mosquitto_passwd, "-c", "-b", str(passwords), USER, PASSWORD],
+        check=True, capture_output=True, timeout=WAIT_S,
+    )  # fmt: skip
+    passwords.chmod(0o600)
+    broker.config.write_text(
+        f"listener {broker.port} {broker.host}\n"
+        "allow_anonymous false\n"
+        f"password_file {passwords}\n"
+        "set_tcp_nodelay true\n"
+        "persistence false\n"
+        "log_dest stderr\n"
+        "log_type all\n"
+        f"user {pwd.getpwuid(os.getuid()).pw_name}\n"
+    )
+    broker.start()
+    try:
+        yield broker
+    finally:
+        broker.close()
+
+
+def write_config(
+    folder: Path, *, broker: Broker | None, password: str, mode: int, port: int | None = None
+) -> Path:
+    """A daemon with a [broker] user and password file, and one simulated table.
+
+    Without ``broker`` the [broker] names a port nobody listens on (for start-up refusals).
+    """
+    host, broker_port = (broker.host, broker.port) if broker else ("127.0.0.1", free_port())
+    folder.mkdir(parents=True, exist_ok=True)
+    password_file = folder / "mqtt-password"
+    password_file.write_text(password + "\n")
+    password_file.chmod(mode)
+    config = folder / "jackpotd.toml"
+    config.write_text(
+        f'[controller]\nsite = "{SITE}"\nid = "{folder.name}"\njournal = "journal.db"\n\n'
+        f'[broker]\nhost = "{host}"\nport = {broker_port}\nusername = "{USER}"\n'
+        'password_file = "mqtt-password"\nkeepalive_s = 5\n'
+        "backoff_initial_s = 0.05\nbackoff_cap_s = 0.5\n\n"
+        '[[pools]]\nid = "P1"\npaytable = "progressive-1"\n\n'
+        '[[tables]]\nid = "T1"\ntransport = "simulator"\nbonus = "fortune-1"\n'
+        'progressive = "progressive-1"\npool = "P1"\n\n'
+        f"[web]\nport = {port or free_port()}\n\n[simulator]\nround_interval_s = 0.05\n"
+    )
+    return config
+
+
+def start(config: Path, log: Path) -> subprocess.Popen[str]:
+    with log.open("w") as stderr:
+        return subprocess.Popen(
+            [sys.executable, "-m", "controller", "run", "--config", str(config),
+             "--log-level", "DEBUG"],
+            stdout=subprocess.PIPE, stderr=stderr, text=True, cwd=ROOT,
+        )  # fmt: skip
+
+
+def stop(daemon: subprocess.Popen[str]) -> tuple[int, str]:
+    """SIGTERM; the exit status and what it printed."""
+    if daemon.poll() is None:
+        daemon.send_signal(signal.SIGTERM)
+    try:
+        out, _ = daemon.communicate(timeout=WAIT_S)
+    except subprocess.TimeoutExpired:
+        daemon.kill()
+        out, _ = daemon.communicate(timeout=WAIT_S)
+    return daemon.returncode, out
+
+
+def connected_clients(metrics: str) -> dict[str, float]:
+    """``jackpotd_mqtt_connected`` by client."""
+    found = re.findall(
+        r'^jackpotd_mqtt_connected\{client="([^"]+)"\} (\S+)$', metrics, re.MULTILINE
+    )
+    return {client: float(value) for client, value in found}
+
+
+async def retained_status(broker: Broker, controller_id: str) -> bytes:
+    """What a display logging in as USER reads on the controller's status topic."""
+    topic = f"{SITE}/jackpot/v1/controller/{controller_id}/status"
+    async with (
+        asyncio.timeout(WAIT_S),
+        aiomqtt.Client(broker.host, broker.port, username=USER, password=PASSWORD) as client,
+    ):
+        await client.subscribe(topic, qos=1)
+        async for message in client.messages:
+            assert isinstance(message.payload, bytes)
+            return message.payload
+    raise AssertionError("no status")  # pragma: no cover - the loop returns or times out
+
+
+def test_issue7_the_broker_password_is_in_no_log_metric_page_or_journal(
+    passworded_broker: Broker, tmp_path: Path
+) -> None:
+    port = free_port()
+    folder = tmp_path / "pit-1"
+    config = write_config(
+        folder, broker=passworded_broker, password=PASSWORD, mode=0o640, port=port
+    )
+    log = tmp_path / "pit-1.log"
+    daemon = start(config, log)
+    url = f"http://127.0.0.1:{port}/"
+    pages: dict[str, str] = {}
+    try:
+        assert daemon.stdout is not None
+        assert "meter display" in daemon.stdout.readline(), log.read_text()
+
+        def logged_in() -> bool:
+            clients = connected_clients(get(url + "metrics")[1])
+            return len(clients) == 2 and set(clients.values()) == {1.0}
+
+        until(logged_in, "both MQTT clients to log in")
+        # Really logged in: its retained "online" is on the broker for an authorised reader.
+        assert asyncio.run(retained_status(passworded_broker, "pit-1")) == b"online"
+        until(
+            lambda: json.loads(get(url + "api/state")[1])["pools"][0]["meter_cents"] > 1_000_000,
+            "play",
+        )
+        for page in ("metrics", "api/state", "healthz", ""):
+            status, pages[page] = get(url + page)
+            assert status == 200, page
+    finally:
+        code, out = stop(daemon)
+    assert code == 0, log.read_text()
+    text = log.read_text()
+    assert f"connected to {passworded_broker.host}:{passworded_broker.port}" in text
+    assert "DEBUG" in text, "the daemon ran at --log-level DEBUG"
+    assert_absent(PASSWORD, "the daemon's log", text)
+    assert_absent(PASSWORD, "its standard output", out)
+    for page, body in pages.items():
+        assert_absent(PASSWORD, f"/{page}", body)
+    for file in folder.glob("journal.db*"):
+        assert_absent(PASSWORD, file.name, file.read_bytes())
+    # Nor does checking the configuration show it (the summary names the user only).
+    for argv in (("config", "check", str(config)), ("config", "check", "--json", str(config))):
+        checked = jackpotd(*argv)
+        assert checked.returncode == 0, checked.stderr
+        assert USER in checked.stdout
+        assert_absent(PASSWORD, " ".join(argv[:3]), checked.stdout + checked.stderr)
+
+
+def test_issue7_a_wrong_password_is_refused_and_not_logged(
+    passworded_broker: Broker, tmp_path: Path
+) -> None:
+    port = free_port()
+    folder = tmp_path / "pit-2"
+    config = write_config(
+        folder, broker=passworded_broker, password=WRONG_PASSWORD, mode=0o600, port=port
+    )
+    log = tmp_path / "pit-2.log"
+    daemon = start(config, log)
+    url = f"http://127.0.0.1:{port}/"
+    try:
+        assert daemon.stdout is not None
+        assert "meter display" in daemon.stdout.readline(), log.read_text()
+        until(lambda: "not authori" in log.read_text().lower(), "the broker's refusal logged")
+        metrics = get(url + "metrics")[1]
+        assert set(connected_clients(metrics).values()) == {0.0}
+    finally:
+        code, out = stop(daemon)
+    assert code == 0, log.read_text()
+    text = log.read_text()
+    refusals = [line for line in text.splitlines() if "not authori" in line.lower()]
+    assert refusals, text
+    for secret in (WRONG_PASSWORD, PASSWORD):
+        assert_absent(secret, "the daemon's log", text)
+        assert_absent(secret, "its standard output", out)
+        assert_absent(secret, "/metrics", metrics)
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o604, 0o606, 0o666], ids=lambda mode: f"{mode:o}")
+def test_issue7_a_password_file_open_to_others_is_refused_at_start_up(
+    tmp_path: Path, mode: int
+) -> None:
+    folder = tmp_path / "pit-3"
+    config = write_config(folder, broker=None, password=PASSWORD, mode=mode)
+    done = subprocess.run(
+        [sys.executable, "-m", "controller", "run", "--config", str(config)],
+        capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    password_file = folder / "mqtt-password"
+    assert lines[0] == (
+        f"jackpotd: {config}: broker.password_file: {password_file} is open to every user "
+        f"(mode {mode:o}); chmod o-rwx it"
+    )
+    assert_absent(PASSWORD, "the error", done.stderr)
+    assert not (folder / "journal.db").exists(), "refused before anything was opened"
+
+
+def test_issue7_a_password_written_into_the_configuration_is_refused_without_echoing_it(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "pit-4"
+    config = write_config(folder, broker=None, password=PASSWORD, mode=0o600)
+    text = config.read_text().replace('password_file = "mqtt-password"', f'password = "{PASSWORD}"')
+    config.write_text(text)
+    for argv in (("run", "--config", str(config)), ("config", "check", str(config))):
+        done = jackpotd(*argv)
+        assert done.returncode == 1
+        assert done.stderr == (
+            f"jackpotd: {config}: broker.password: Object contains unknown field `password`\n"
+        )
+        assert_absent(PASSWORD, f"the error of {argv[0]}", done.stdout + done.stderr)
+    assert not (folder / "journal.db").exists()
+
+
+def jackpotd(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m controller ARGV`` with only the PIN variables given (none inherited)."""
+    environment = {k: v for k, v in os.environ.items() if not k.startswith("JACKPOTD_")}
+    return subprocess.run(
+        [sys.executable, "-m", "controller", *argv],
+        capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT, check=False,
+        env=environment | (env or {}), stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def test_issue7_operators_pins_never_reach_the_journal_or_the_output(tmp_path: Path) -> None:
+    database = str(tmp_path / "journal.db")
+    manager_pin = f"Mgr-{uuid.uuid4().hex[:10]}"
+    supervisor_pin = f"Sup-{uuid.uuid4().hex[:10]}"
+    filed_pin = f"File-{uuid.uuid4().hex[:10]}"
+    wrong_pin = f"Bad-{uuid.uuid4().hex[:10]}"
+    pin_file = tmp_path / "manager.pin"
+    pin_file.write_text(manager_pin + "\n")
+    new_pin_file = tmp_path / "new.pin"
+    new_pin_file.write_text(filed_pin + "\n")
+    runs = [
+        # The first operator, a manager, enrolled from the environment.
+        jackpotd("operator", "add", "Morgan", "--role", "manager", "--db", database,
+                 env={"JACKPOTD_NEW_PIN": manager_pin}),
+        # A supervisor, the manager authenticating with $JACKPOTD_PIN.
+        jackpotd("operator", "add", "Dana", "--role", "supervisor", "--by", "Morgan",
+                 "--db", database,
+                 env={"JACKPOTD_PIN": manager_pin, "JACKPOTD_NEW_PIN": supervisor_pin}),
+        # Another, both PINs from files.
+        jackpotd("operator", "add", "Lee", "--role", "supervisor", "--by", "Morgan",
+                 "--pin-file", str(pin_file), "--new-pin-file", str(new_pin_file),
+                 "--db", database),
+    ]  # fmt: skip
+    assert [run.returncode for run in runs] == [0, 0, 0], [run.stderr for run in runs]
+    wrong = jackpotd(
+        "operator", "revoke", "Lee", "--reason", "test", "--by", "Morgan", "--db", database,
+        env={"JACKPOTD_PIN": wrong_pin},
+    )  # fmt: skip
+    assert wrong.returncode == 1
+    assert wrong.stderr == "jackpotd: wrong PIN for Morgan\n"
+    runs += [
+        wrong,
+        jackpotd("operator", "list", "--db", database),
+        jackpotd("verify", "--db", database, "--json"),
+        jackpotd("meters", "--db", database, "--json"),
+    ]
+    assert [run.returncode for run in runs[-3:]] == [0, 0, 0]
+    assert json.loads(runs[-2].stdout)["ok"] is True
+    assert runs[-3].stdout.splitlines() == [
+        "Dana\tsupervisor",
+        "Lee\tsupervisor",
+        "Morgan\tmanager",
+    ]
+
+    # The journal holds each operator's scrypt hash; the wrong attempt is a fault naming who
+    # and what, never the PIN tried.
+    journal = (tmp_path / "journal.db").read_bytes()
+    assert journal.count(b"scrypt:") >= 3
+    assert b"wrong-pin" in journal
+    files = sorted(tmp_path.glob("journal.db*"))
+    for pin in (manager_pin, supervisor_pin, filed_pin, wrong_pin):
+        for file in files:
+            assert_absent(pin, file.name, file.read_bytes())
+        for run in runs:
+            assert_absent(pin, f"the output of {run.args[3:5]}", run.stdout + run.stderr)
