@@ -7,6 +7,13 @@ the materialized state (pools, tables, open rounds, payouts) are written in **on
 id seen before is acknowledged with its original outcome and not applied again. If the write
 fails, the exception propagates and nothing changed: the caller fails closed.
 
+Several events appended together (:meth:`Journal.append_many`, the sequencer's group commit)
+share that one transaction, and its work: the ids are looked up in one query, the journal
+rows inserted in one statement, and each changed row of the materialized state is written
+once, as it stands after the last event that changed it (with that event's row as its
+``seq``), rather than once per event. What the file holds once the transaction commits is the
+same as if the events had been appended one by one.
+
 Another process (a supervisor's command) may append to the same file: under the write lock,
 the journal checks that the last row is still the one it knows and otherwise reloads the state
 from the file first.
@@ -17,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Self
 
@@ -44,12 +51,22 @@ from controller.operators import Operator, Role
 from controller.table_rules import table_rules
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Hashable, Iterator, Mapping, Sequence
 
     from controller.events import AnyEvent
 
 APPLIED: Final = "applied"
 REJECTED: Final = "rejected"
+
+JOURNAL_COLUMNS: Final = (
+    "seq", "event_id", "kind", "at", "event", "outcome", "reason", "effects", "prev_hash", "hash",
+)  # fmt: skip
+INSERT_JOURNAL: Final = (
+    f"INSERT INTO journal ({', '.join(JOURNAL_COLUMNS)}) "  # noqa: S608 - fixed column names
+    f"VALUES ({', '.join('?' for _ in JOURNAL_COLUMNS)})"
+)
+LOOKUP_CHUNK: Final = 500
+"""Event ids looked up per query (SQLite allows at least 999 parameters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +172,66 @@ def payout_columns(effect: PayoutMade, seq: int, at: str) -> dict[str, Any]:
     return row | {"verified_by": None, "verified_seq": None}
 
 
+class _Batch:
+    """What one transaction's events did: the states they left, for writing the changes once.
+
+    ``changed(name, mapping)`` gives each entry of the state mapping ``name`` (``pools``,
+    ``table_states``...) that differs from the batch's start, with the journal row of the last
+    event that changed it: the event's own table is checked first (the usual case: a device
+    event changes its table's live state), otherwise the states are searched back from the end.
+    Changed means another object: the ledger never changes a state in place.
+    """
+
+    def __init__(self, start: LedgerState) -> None:
+        self.start = start
+        self.states: list[tuple[int, LedgerState]] = []
+        """The state after each event written, with its journal row, in order."""
+        self.table_changed: dict[str, int] = {}
+        """The row of the last event that changed its own table's live state, by table."""
+        self.paying: list[tuple[Receipt, AnyEvent]] = []
+        """The events whose effects make or verify payouts, in order."""
+
+    def add(self, receipt: Receipt, event: AnyEvent, state: LedgerState) -> None:
+        """An event written at ``receipt.seq``, leaving ``state``."""
+        before = self.states[-1][1] if self.states else self.start
+        table_id = getattr(event, "table_id", None)
+        if (
+            isinstance(table_id, str)
+            and state.table_states is not before.table_states
+            and state.table_states.get(table_id) is not before.table_states.get(table_id)
+        ):
+            self.table_changed[table_id] = receipt.seq
+        self.states.append((receipt.seq, state))
+        if any(isinstance(effect, (PayoutMade, Verified)) for effect in receipt.effects):
+            self.paying.append((receipt, event))
+
+    def changed(self, name: str, new: Mapping[Any, Any]) -> Iterator[tuple[Any, Any, int]]:
+        """The entries of mapping ``name`` the batch changed: (key, value, row)."""
+        old: Mapping[Any, Any] = getattr(self.start, name)
+        if new is old:
+            return
+        for key, value in new.items():
+            if old.get(key) is not value:
+                yield key, value, self._row_of(name, key, value)
+
+    def _row_of(self, name: str, key: Hashable, value: object) -> int:
+        if name == "table_states" and isinstance(key, str):
+            seq = self.table_changed.get(key)
+            if seq is not None and self._value_at(seq, name, key) is value:
+                return seq
+        row = self.states[-1][0]
+        for seq, state in reversed(self.states):
+            if getattr(state, name).get(key) is not value:
+                break
+            row = seq
+        return row
+
+    def _value_at(self, seq: int, name: str, key: Hashable) -> object:
+        first = self.states[0][0]
+        state = self.states[seq - first][1]
+        return getattr(state, name).get(key)
+
+
 class Journal:
     """The ledger's durable home. One writer per process; see the module docstring."""
 
@@ -188,16 +265,27 @@ class Journal:
         self.close()
 
     def _last_row(self) -> tuple[int, str]:
-        rows = list(self.db.query("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"))
-        return (rows[0]["seq"], rows[0]["hash"]) if rows else (0, GENESIS)
+        row = self.db.conn.execute(
+            "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
-    def _find(self, event_id: str) -> Receipt | None:
-        rows = list(self.db.query("SELECT * FROM journal WHERE event_id = ?", [event_id]))
-        if not rows:
-            return None
-        row = rows[0]
-        effects = tuple(decode_effects(row["effects"]))
-        return Receipt(row["seq"], event_id, row["outcome"], row["reason"], effects, duplicate=True)
+    def _known(self, event_ids: Sequence[str]) -> dict[str, Receipt]:
+        """The receipts (``duplicate=True``) of those ids the journal already holds."""
+        known: dict[str, Receipt] = {}
+        unique = list(dict.fromkeys(event_ids))
+        for first in range(0, len(unique), LOOKUP_CHUNK):
+            chunk = unique[first : first + LOOKUP_CHUNK]
+            marks = ", ".join("?" for _ in chunk)
+            query = (
+                "SELECT seq, event_id, outcome, reason, effects FROM journal "  # noqa: S608
+                f"WHERE event_id IN ({marks})"
+            )
+            for seq, event_id, outcome, reason, effects in self.db.conn.execute(query, chunk):
+                known[event_id] = Receipt(
+                    seq, event_id, outcome, reason, tuple(decode_effects(effects)), duplicate=True
+                )
+        return known
 
     def append(self, event: AnyEvent) -> Receipt:
         """Apply and journal one event durably (see the module docstring)."""
@@ -211,32 +299,47 @@ class Journal:
             raise JournalError(f"{self.path}: cannot write the journal: {error}") from error
 
     def _append(self, events: Sequence[AnyEvent]) -> list[Receipt]:
-        self.db.execute("BEGIN IMMEDIATE")
+        connection = self.db.conn
+        connection.execute("BEGIN IMMEDIATE")
         try:
             if self._last_row() != self._tail:  # another process wrote: catch up first
                 self.state = self._load()
                 self._tail = self._last_row()
-            state, tail = self.state, self._tail
-            receipts = []
+            start, tail = self.state, self._tail
+            state = start
+            known = self._known([event.event_id for event in events])
+            written: dict[str, Receipt] = {}
+            receipts: list[Receipt] = []
+            rows: list[tuple[Any, ...]] = []
+            batch = _Batch(start)
             for event in events:
-                receipt = self._find(event.event_id)
+                receipt = known.get(event.event_id)
+                if receipt is None and event.event_id in written:  # twice in this batch
+                    receipt = replace(written[event.event_id], duplicate=True)
                 if receipt is None:
-                    state, tail, receipt = self._write(state, tail, event)
+                    state, tail, receipt, row = self._write(state, tail, event)
+                    rows.append(row)
+                    batch.add(receipt, event, state)
+                    written[event.event_id] = receipt
                 receipts.append(receipt)
-            self.db.execute("COMMIT")
+            connection.executemany(INSERT_JOURNAL, rows)
+            self._materialize(batch, state)
+            self._materialize_payouts(batch)
+            connection.execute("COMMIT")
         except BaseException:
             # SQLite may already have rolled back (a full disk does that): the original error
             # is the one to report, not "no transaction is active".
-            if self.db.conn.in_transaction:
+            if connection.in_transaction:
                 with contextlib.suppress(sqlite3.Error):
-                    self.db.execute("ROLLBACK")
+                    connection.execute("ROLLBACK")
             raise
         self.state, self._tail = state, tail
         return receipts
 
     def _write(
         self, state: LedgerState, tail: tuple[int, str], event: AnyEvent
-    ) -> tuple[LedgerState, tuple[int, str], Receipt]:
+    ) -> tuple[LedgerState, tuple[int, str], Receipt, tuple[Any, ...]]:
+        """Apply one event: the new state and tail, its receipt and its journal row."""
         try:
             new_state, effects = apply(state, event)
             outcome, reason = APPLIED, ""
@@ -255,82 +358,80 @@ class Journal:
         }
         row["prev_hash"] = tail[1]
         row["hash"] = row_hash(tail[1], row)
-        self._insert("journal", row)
-        self._materialize(state, new_state, seq, event, effects)
-        return new_state, (seq, row["hash"]), Receipt(seq, event.event_id, outcome, reason, effects)
+        receipt = Receipt(seq, event.event_id, outcome, reason, effects)
+        return new_state, (seq, row["hash"]), receipt, tuple(row.values())
 
-    def _insert(self, table: str, row: dict[str, Any], *, replace: bool = False) -> None:
-        columns = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        verb = "INSERT OR REPLACE" if replace else "INSERT"
-        self.db.execute(f"{verb} INTO {table} ({columns}) VALUES ({marks})", list(row.values()))
+    def _replace(self, table: str, columns: tuple[str, ...], rows: list[tuple[Any, ...]]) -> None:
+        """``INSERT OR REPLACE`` rows (values in the order of ``columns``) in one statement."""
+        if rows:
+            names, marks = ", ".join(columns), ", ".join("?" for _ in columns)
+            statement = f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({marks})"  # noqa: S608
+            self.db.conn.executemany(statement, rows)
 
-    def _materialize(
-        self,
-        old: LedgerState,
-        new: LedgerState,
-        seq: int,
-        event: AnyEvent,
-        effects: tuple[AnyEffect, ...],
-    ) -> None:
-        for pool_id, pool in new.pools.items():
-            if old.pools.get(pool_id) is not pool:
-                self._insert(
-                    "pools",
-                    {"pool_id": pool_id, "state": pool_json(pool), "seq": seq},
-                    replace=True,
-                )
-        for table_id, config in new.table_events.items():
-            if old.table_events.get(table_id) is not config:
-                row = {"table_id": table_id, "config": encode_event(config).decode(), "seq": seq}
-                self._insert("tables", row, replace=True)
-        for table_id, live in new.table_states.items():
-            if old.table_states.get(table_id) is not live:
-                row = {"table_id": table_id, "state": table_state_json(live), "seq": seq}
-                self._insert("table_states", row, replace=True)
-        for key, wagers in new.rounds.items():
-            if old.rounds.get(key) is not wagers:
-                row = {"table_id": key[0], "round_id": key[1], "wagers": wagers_json(wagers)}
-                self._insert("rounds", row, replace=True)
-        for key in old.rounds.keys() - new.rounds.keys():
-            self.db.execute("DELETE FROM rounds WHERE table_id = ? AND round_id = ?", list(key))
-        if new.revision != old.revision:
-            self._insert("meta", {"key": "revision", "value": str(new.revision)}, replace=True)
-        if new.manifest is not old.manifest and new.manifest is not None:
-            self._insert(
-                "meta", {"key": "manifest", "value": _manifest_json(new.manifest)}, replace=True
+    def _materialize(self, batch: _Batch, new: LedgerState) -> None:
+        """Write each changed row of the materialized state once, as the batch left it."""
+        old = batch.start
+        if new is old:
+            return
+        pools = [
+            (key, pool_json(pool), seq) for key, pool, seq in batch.changed("pools", new.pools)
+        ]
+        self._replace("pools", ("pool_id", "state", "seq"), pools)
+        tables = [
+            (key, encode_event(config).decode(), seq)
+            for key, config, seq in batch.changed("table_events", new.table_events)
+        ]
+        self._replace("tables", ("table_id", "config", "seq"), tables)
+        live = [
+            (key, table_state_json(state), seq)
+            for key, state, seq in batch.changed("table_states", new.table_states)
+        ]
+        self._replace("table_states", ("table_id", "state", "seq"), live)
+        if new.rounds is not old.rounds:
+            rounds = [
+                (key[0], key[1], wagers_json(wagers))
+                for key, wagers in new.rounds.items()
+                if old.rounds.get(key) is not wagers
+            ]
+            self._replace("rounds", ("table_id", "round_id", "wagers"), rounds)
+            self.db.conn.executemany(
+                "DELETE FROM rounds WHERE table_id = ? AND round_id = ?",
+                list(old.rounds.keys() - new.rounds.keys()),
             )
+        meta = []
+        if new.revision != old.revision:
+            meta.append(("revision", str(new.revision)))
+        if new.manifest is not old.manifest and new.manifest is not None:
+            meta.append(("manifest", _manifest_json(new.manifest)))
+        self._replace("meta", ("key", "value"), meta)
         if new.operators is not old.operators:
-            self._materialize_operators(old, new, seq)
-        self._materialize_payouts(seq, event, effects)
+            self._materialize_operators(batch, new)
 
-    def _materialize_operators(self, old: LedgerState, new: LedgerState, seq: int) -> None:
-        for name in old.operators.keys() - new.operators.keys():
-            self.db.execute("DELETE FROM operators WHERE name = ?", [name])
-        for name, operator in new.operators.items():
-            if old.operators.get(name) is not operator:
-                row = {
-                    "name": name,
-                    "role": str(operator.role),
-                    "salt": operator.salt,
-                    "pin_hash": operator.pin_hash,
-                    "kdf": operator.kdf,
-                    "seq": seq,
-                }
-                self._insert("operators", row, replace=True)
+    def _materialize_operators(self, batch: _Batch, new: LedgerState) -> None:
+        for name in batch.start.operators.keys() - new.operators.keys():
+            self.db.conn.execute("DELETE FROM operators WHERE name = ?", [name])
+        rows = [
+            (name, str(operator.role), operator.salt, operator.pin_hash, operator.kdf, seq)
+            for name, operator, seq in batch.changed("operators", new.operators)
+        ]
+        self._replace("operators", ("name", "role", "salt", "pin_hash", "kdf", "seq"), rows)
 
-    def _materialize_payouts(
-        self, seq: int, event: AnyEvent, effects: tuple[AnyEffect, ...]
-    ) -> None:
-        for effect in effects:
-            if isinstance(effect, PayoutMade):
-                self._insert("payouts", payout_columns(effect, seq, event.at))
-            elif isinstance(effect, Verified):
-                self.db.execute(
-                    "UPDATE payouts SET status = 'paid', verified_by = ?, verified_seq = ? "
-                    "WHERE payout_id = ?",
-                    [effect.by, seq, effect.payout_id],
-                )
+    def _materialize_payouts(self, batch: _Batch) -> None:
+        """Payouts and their verifications, in the order of the events that made them."""
+        for receipt, event in batch.paying:
+            for effect in receipt.effects:
+                if isinstance(effect, PayoutMade):
+                    row = payout_columns(effect, receipt.seq, event.at)
+                    columns = ", ".join(row)
+                    marks = ", ".join("?" for _ in row)
+                    statement = f"INSERT INTO payouts ({columns}) VALUES ({marks})"  # noqa: S608
+                    self.db.conn.execute(statement, tuple(row.values()))
+                elif isinstance(effect, Verified):
+                    self.db.conn.execute(
+                        "UPDATE payouts SET status = 'paid', verified_by = ?, verified_seq = ? "
+                        "WHERE payout_id = ?",
+                        [effect.by, receipt.seq, effect.payout_id],
+                    )
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every journal row in order."""

@@ -47,7 +47,7 @@ import asyncio
 import contextlib
 import logging
 from collections import deque
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import aiomqtt
 
@@ -73,9 +73,10 @@ from drivers.mqtt.source import (
     say_status,
 )
 from drivers.mqtt.topics import TopicError, Topics
+from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Coroutine
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
     from controller.outputs import AnyUpdate
@@ -243,7 +244,7 @@ class MqttSink:
             self._dirty[topic] = None
         try:
             raise_if_cancelled(baseline)  # lost in the wait for CONNACK (see guarded)
-            await _until_first_fails(_watch(client), self._publish(client))
+            await until_first_ends(_watch(client), self._publish(client))
         except asyncio.CancelledError:
             # Stopping: a clean DISCONNECT does not fire the last will, so say it ourselves.
             await say_status(client, self.status_topic, OFFLINE)
@@ -297,22 +298,3 @@ async def _watch(client: aiomqtt.Client) -> None:
     """
     async for _message in client.messages:
         pass
-
-
-async def _until_first_fails(*coroutines: Coroutine[Any, Any, None]) -> None:
-    """Run the coroutines together until one ends; cancel the others; raise what it raised.
-
-    A task group would do, but in Python 3.11 a task group whose child fails while the parent
-    waits in its exit leaves the parent's cancellation count raised for good (fixed in 3.12),
-    which would make :func:`drivers.mqtt.source.raise_if_cancelled` see a cancellation that
-    never was on the next connection.
-    """
-    tasks = [asyncio.create_task(coroutine) for coroutine in coroutines]
-    try:
-        done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.wait(tasks)
-    for task in done:
-        task.result()

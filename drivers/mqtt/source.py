@@ -7,14 +7,23 @@ and hands it to the :class:`~controller.ports.Intake`. The delivery guarantee is
 * **Acknowledged after commit.** Messages are acknowledged by hand (paho's manual ``PUBACK``):
   only once ``intake.submit`` has returned (the event is durable, applied or refused), or once
   ``intake.reject`` has recorded bad input, so that a malformed message is not redelivered
-  forever. Messages are handled one at a time, in order, so a table's events reach the
-  sequencer in the order it published them, and the acknowledgements go out in that order, as
-  MQTT 3.1.1 requires.
+  forever.
+* **Pipelined, in order.** Each message is handed to the intake as soon as it arrives, without
+  waiting for the commits of those before it, so that the sequencer's group commit can take
+  them together (one fsync for many events, instead of one each). Every message is put in the
+  intake's queue before the next one is read, so a table's events reach the sequencer in the
+  order it published them; the ``PUBACK`` of each goes out once it and every message before it
+  are handled, so the acknowledgements leave in the order the messages arrived, as MQTT 3.1.1
+  requires. How many messages are in flight at once is the broker's to say (mosquitto's
+  ``max_inflight_messages``, 20 by default).
 * **Failing closed.** If ``submit`` raises :class:`~controller.ports.ControllerUnavailableError`
-  the message is *not* acknowledged: the source publishes ``offline`` on its status topic,
-  disconnects, and connects again after the backoff. The broker keeps the unacknowledged
-  message in the persistent session and delivers it again, first; it is journaled once the
-  controller is back (and ``online`` is published again then).
+  the message is *not* acknowledged, and neither is any message after it: the source stops
+  reading at once (nothing more is submitted), acknowledges the messages before it once they
+  are handled, publishes ``offline`` on its status topic, disconnects, and connects again after
+  the backoff. The broker keeps the unacknowledged messages in the persistent session and
+  delivers them again, first and in order; they are journaled once the controller is back (and
+  ``online`` is published again then). One that had been journaled already is acknowledged
+  with its original outcome (below).
 * **Persistent session.** The client id is fixed (``<client_id>-in``) and connects with
   ``clean_session=False`` (MQTT 3.1.1), so that the broker queues what tables publish while the
   controller is away or restarting and keeps the subscriptions (they are renewed at each
@@ -27,7 +36,9 @@ and hands it to the :class:`~controller.ports.Intake`. The delivery guarantee is
   ``TableStatusChanged`` event; identical consecutive statuses (the retained copy sent again at
   each subscription, a redelivery) are skipped. Its id ``<table>/status/<source>/<start>/<n>``
   is unique (the source's start time and a count) and stays the same when the same change has
-  to be submitted again after a failure.
+  to be submitted again after a failure. Changes are told apart as they arrive (messages are
+  pipelined) and counted as done once journaled; each new connection starts again from what
+  was journaled.
 * **Bad input** (a topic with a bad table id, an unknown table when ``known_tables`` is given,
   malformed JSON, another schema version, an invalid field) goes to ``intake.reject`` with a
   short reason, is counted in :attr:`MqttSource.rejected`, acknowledged, and never stops the
@@ -61,7 +72,8 @@ import asyncio
 import contextlib
 import logging
 import ssl
-from collections import Counter
+from collections import Counter, deque
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
@@ -82,6 +94,7 @@ from drivers.mqtt.payloads import (
     utc_now,
 )
 from drivers.mqtt.topics import TableStatusTopic, TopicError, Topics
+from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Collection
@@ -97,6 +110,11 @@ STATUS_TIMEOUT_S: Final = 2.0
 """How long publishing ``offline`` on the way out may take before the driver leaves anyway."""
 TIMEOUT_S: Final = 10.0
 """How long to wait for the broker to answer (CONNACK, SUBACK, PUBACK) before giving up."""
+
+GATHER_IDLE_TURNS: Final = 2
+"""Turns of the event loop without a new message that end the gathering of a burst."""
+GATHER_MAX: Final = 256
+"""The most messages gathered into one hand-over to the intake."""
 
 _T = TypeVar("_T")
 
@@ -116,6 +134,18 @@ class AckingClient(aiomqtt.Client):
         # A failure here means the connection is gone: the broker redelivers the message on
         # the next connection and the journal, having seen its id, does not apply it twice.
         self._client.ack(message.mid, message.qos)
+
+    def received(self) -> list[aiomqtt.Message]:
+        """Take the messages already received and waiting to be read, oldest first, at once.
+
+        ``client.messages`` waits for one message at a time (a task and a wait each); a
+        burst that has already arrived is taken here in one go, in the same order.
+        """
+        waiting: list[aiomqtt.Message] = []
+        with contextlib.suppress(asyncio.QueueEmpty):
+            while True:
+                waiting.append(self._queue.get_nowait())
+        return waiting
 
 
 def tls_context(tls: TlsSettings | None) -> ssl.SSLContext | None:
@@ -214,6 +244,29 @@ class _FailingClosedError(Exception):
     """The controller could not record a message: leave it unacknowledged and reconnect."""
 
 
+@dataclass(slots=True)
+class _Pipeline:
+    """One connection's messages being handled, oldest first (see the module docstring)."""
+
+    handling: deque[tuple[aiomqtt.Message, asyncio.Task[None]]] = field(default_factory=deque)
+    more: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set when a message is added (wakes the acknowledger)."""
+    stalled: bool = False
+    """A message could not be recorded: read nothing more on this connection."""
+
+    async def abandon(self) -> None:
+        """Stop handling what is left (the broker delivers it again on the next connection)."""
+        tasks = [task for _message, task in self.handling]
+        self.handling.clear()
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+            for task in tasks:
+                if not task.cancelled():
+                    task.exception()  # retrieved: its failure is already told by the first
+
+
 class MqttSource:
     """A :class:`controller.ports.Source` reading the tables' topics (see the module docstring)."""
 
@@ -253,8 +306,12 @@ class MqttSource:
         """Why the connection last failed, for the status display."""
         self._failing = False
         self._start = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        # Table statuses: as journaled (kept across connections), and as seen on this
+        # connection so far (ahead of the journal while messages are in flight).
         self._status_changes = 0
         self._table_online: dict[str, bool] = {}
+        self._status_seen = 0
+        self._table_seen: dict[str, bool] = {}
         self._unknown_status_tables: set[str] = set()
 
     async def run(self, intake: Intake) -> None:
@@ -299,16 +356,19 @@ class MqttSource:
 
     async def _serve(self, client: AckingClient, intake: Intake, baseline: int) -> None:
         filters = [self.topics.table_event_filter, self.topics.table_status_filter]
+        # What was not journaled is delivered again: tell its status changes apart again.
+        self._table_seen = dict(self._table_online)
+        self._status_seen = self._status_changes
+        pipeline = _Pipeline()
         try:
             raise_if_cancelled(baseline)  # lost in the wait for CONNACK (see guarded)
             granted = await guarded(client.subscribe([(f, QOS) for f in filters]))
             check_granted(granted, filters)
             if not self._failing:
                 await guarded(client.publish(self.status_topic, ONLINE, qos=QOS, retain=True))
-            async for message in client.messages:
-                await self._handle(client, message, intake)
-                # Handled: journaled, rejected (and the fault journaled) or a heartbeat.
-                client.ack(message)
+            await until_first_ends(
+                self._read(client, intake, pipeline), self._acknowledge(client, pipeline)
+            )
         except _FailingClosedError:
             await say_status(client, self.status_topic, OFFLINE)
             raise
@@ -316,6 +376,63 @@ class MqttSource:
             # Stopping: a clean DISCONNECT does not fire the last will, so say it ourselves.
             await say_status(client, self.status_topic, OFFLINE)
             raise
+        finally:
+            await pipeline.abandon()
+
+    async def _read(self, client: AckingClient, intake: Intake, pipeline: _Pipeline) -> None:
+        """Hand each message to the intake as it arrives; stop reading if one is refused."""
+        async for first in client.messages:
+            if pipeline.stalled:
+                break
+            # The rest of a burst goes with it. The client reads one packet per turn of the
+            # event loop, so the burst is gathered while it keeps coming (a turn or two
+            # more at most when it does not: microseconds).
+            arrived = [first, *client.received()]
+            idle = 0
+            while idle < GATHER_IDLE_TURNS and len(arrived) < GATHER_MAX:
+                await asyncio.sleep(0)
+                more = client.received()
+                idle = 0 if more else idle + 1
+                arrived += more
+            # One handler task each, started in the order of arrival, so that they enter
+            # the intake's queue in that order and the sequencer takes them into one commit.
+            for message in arrived:
+                task = asyncio.create_task(self._handle_in(pipeline, client, message, intake))
+                pipeline.handling.append((message, task))
+            pipeline.more.set()
+            # Let them reach the intake before reading on (a refusal stops the reading).
+            await asyncio.sleep(0)
+        # Stalled: nothing more is read or submitted on this connection. The acknowledger
+        # acknowledges what came before the refused message and then ends the connection.
+        await asyncio.Future()
+
+    async def _handle_in(
+        self, pipeline: _Pipeline, client: AckingClient, message: aiomqtt.Message, intake: Intake
+    ) -> None:
+        if pipeline.stalled:
+            # An earlier message was refused: this one is not even tried (it would be
+            # journaled ahead of the refused one); the broker delivers both again.
+            raise _FailingClosedError("an earlier message was not recorded")
+        try:
+            await self._handle(client, message, intake)
+        except _FailingClosedError:
+            pipeline.stalled = True
+            raise
+
+    async def _acknowledge(self, client: AckingClient, pipeline: _Pipeline) -> None:
+        """Acknowledge the messages in the order they arrived, each once it is handled."""
+        handling = pipeline.handling
+        while True:
+            while not handling:
+                pipeline.more.clear()
+                await pipeline.more.wait()
+            message, task = handling[0]
+            # Raises _FailingClosedError if it could not be recorded: it and every message
+            # after it stay unacknowledged.
+            await task
+            handling.popleft()
+            # Handled: journaled, rejected (and the fault journaled) or a heartbeat.
+            client.ack(message)
 
     async def _handle(self, client: AckingClient, message: aiomqtt.Message, intake: Intake) -> None:
         """Handle one message; raise _FailingClosedError if it must not be acknowledged."""
@@ -365,14 +482,18 @@ class MqttSource:
         except PayloadError as error:
             await self._reject(client, intake, topic, error.reason, error.detail)
             return
-        if self._table_online.get(table_id) == online:
+        if self._table_seen.get(table_id) == online:
             return  # the retained copy at each subscription, or a redelivery: no change
-        event_id = f"{table_id}/status/{self.name}/{self._start}/{self._status_changes}"
+        number = self._status_seen
+        self._table_seen[table_id] = online
+        self._status_seen += 1
+        event_id = f"{table_id}/status/{self.name}/{self._start}/{number}"
         event = table_status_event(table_id, online=online, event_id=event_id, at=utc_now())
         await self._submit(client, intake, event)
-        # Only now: if submit failed, the same change is submitted again under the same id.
+        # Only now: if submit failed, the same change is submitted again under the same id
+        # on the next connection (unless a later one was journaled: then under a new one).
         self._table_online[table_id] = online
-        self._status_changes += 1
+        self._status_changes = max(self._status_changes, number + 1)
 
     async def _submit(self, client: AckingClient, intake: Intake, event: AnyEvent) -> None:
         try:

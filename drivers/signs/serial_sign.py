@@ -46,10 +46,10 @@ import msgspec
 from drivers.backoff import Backoff
 from drivers.signs.alpha import Mode, Position, SignLayout
 from drivers.signs.behaviour import ClosedMode, SignBehaviour, SignRules
+from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
-    from typing import Any
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from controller.outputs import AnyUpdate
     from drivers.serial.link import ByteReader, ByteWriter
@@ -281,7 +281,7 @@ class AlphaSign:
             opened_before = True
             log.info("%s: %s open", self.name, self.settings.url)
             try:
-                await _first_to_end(_watch(reader), self._serve(writer))
+                await until_first_ends(_watch(reader), self._serve(writer))
             except (OSError, EOFError, TimeoutError) as error:
                 self._failed("port failed", error)
             finally:
@@ -363,19 +363,6 @@ async def _watch(reader: ByteReader) -> None:
     while True:
         if not await reader.read(READ_SIZE):
             raise EOFError("end of file (sign unplugged?)")
-
-
-async def _first_to_end(*coroutines: Coroutine[Any, Any, None]) -> None:
-    """Run the coroutines together until one ends; cancel the others; raise what it raised."""
-    tasks = [asyncio.create_task(coroutine) for coroutine in coroutines]
-    try:
-        done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.wait(tasks)
-    for task in done:
-        task.result()
 
 
 async def _close(writer: ByteWriter) -> None:

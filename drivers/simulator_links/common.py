@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
@@ -10,8 +9,7 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 if TYPE_CHECKING:
-    from collections.abc import Coroutine
-
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -62,24 +60,6 @@ def fail_future(future: asyncio.Future[Any], error: Exception) -> None:
     future.set_exception(error)
     # Marked as retrieved: a send() still waiting raises it; if none is, nothing is logged.
     future.exception()
-
-
-async def until_first_ends(*coroutines: Coroutine[Any, Any, None]) -> None:
-    """Run the coroutines together until one ends; cancel the others; raise what it raised.
-
-    Not a TaskGroup: in Python 3.11 a task group whose child fails while the parent waits in
-    its exit leaves the parent's cancellation count raised (fixed in 3.12), which
-    :func:`drivers.mqtt.source.raise_if_cancelled` would take for a cancellation.
-    """
-    tasks = [asyncio.create_task(coroutine) for coroutine in coroutines]
-    try:
-        done, _pending = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.wait(tasks)
-    for task in done:
-        task.result()
 
 
 # Serial.

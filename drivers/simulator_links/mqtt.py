@@ -43,8 +43,8 @@ from drivers.simulator_links.common import (
     HeartbeatSeqs,
     LinkClosedError,
     fail_future,
-    until_first_ends,
 )
+from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
     from controller.events import DeviceInput
