@@ -77,8 +77,8 @@ class TableState:
             card = Card.parse(code)
         except CardError as error:
             raise RoundProblem(str(error)) from None
-        dealt = {Card.parse(other) for hand in self.cards.values() for other in hand}
-        if card in dealt:
+        # The hands hold canonical codes (card.code, below): a string match is a card match.
+        if any(card.code in dealt for dealt in self.cards.values()):
             what = "a second joker" if card.is_joker else f"duplicate card {card.code}"
             raise RoundProblem(f"{what} in round {self.round_id}")
         hand = self.cards.get(position, ())
