@@ -42,8 +42,12 @@ unit: $(STAMP) system-deps
 	$(BIN)/pytest -q
 
 bench: $(STAMP) system-deps
-	$(BIN)/python bench/classify.py
-	$(BIN)/python bench/analyze.py
+	mkdir -p bench/results
+	set -o pipefail; $(BIN)/python bench/classify.py | tee bench/results/classify.txt
+	set -o pipefail; $(BIN)/python bench/analyze.py | tee bench/results/analyze.txt
+	$(BIN)/python bench/durability.py
+	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/throughput.py
 
 fuzz: $(STAMP)
 	$(BIN)/python bench/fuzz.py

@@ -1,0 +1,334 @@
+"""Helpers shared by the service benchmarks (throughput, durability, scale).
+
+* :class:`Mosquitto`: a broker configured as ``deploy/mosquitto/mosquitto.conf`` ships (the
+  delivery directives: ``set_tcp_nodelay``, persistence, ``autosave_on_changes``, queue and
+  packet limits...), with only what names this machine changed: a plain listener on loopback,
+  anonymous clients (no TLS, password file or ACL), and the persistence folder and user.
+* :class:`Daemon`: ``jackpotd run --config FILE`` in its own process, as systemd starts it.
+* :class:`ProcessSample`: CPU time and resident memory of a process, from ``/proc`` (Linux).
+* :func:`machine`, :func:`percentile`, :func:`write_results`: the report's common parts.
+
+The scripts are run as ``python bench/<name>.py`` from the repository root, so this module is
+imported as ``common``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import platform
+import pwd
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+REPO: Final = Path(__file__).resolve().parent.parent
+RESULTS: Final = REPO / "bench" / "results"
+MOSQUITTO: Final = os.environ.get("MOSQUITTO", "/usr/sbin/mosquitto")
+SHIPPED_BROKER_CONFIG: Final = REPO / "deploy" / "mosquitto" / "mosquitto.conf"
+HOST: Final = "127.0.0.1"
+SEATS: Final = 6
+"""Player seats per simulated table: with the dealer, 7 hands of 7 cards, 49 of the 53 cards.
+
+A table of 7 player seats would need 8 hands (56 cards) when every seat plays, which
+:class:`drivers.simulator.SimulatedTable` does not guard against (it fails with IndexError)."""
+CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK")
+
+DROPPED_DIRECTIVES: Final = frozenset(
+    {
+        # TLS: the benchmark runs plain TCP on loopback.
+        "cafile",
+        "certfile",
+        "keyfile",
+        "tls_version",
+        "require_certificate",
+        "use_identity_as_username",
+        # Users and ACL: anonymous clients instead.
+        "password_file",
+        "acl_file",
+        # Logging: errors and warnings only, to the broker's log file.
+        "log_type",
+        "connection_messages",
+    }
+)
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on now."""
+    with socket.socket() as probe:
+        probe.bind((HOST, 0))
+        return int(probe.getsockname()[1])
+
+
+def broker_config(port: int, persistence: Path, overrides: dict[str, str] | None = None) -> str:
+    """The shipped broker configuration, for a plain loopback listener (see the module doc).
+
+    ``overrides`` replaces directives by name (an experiment, e.g. another autosave interval);
+    an override the shipped file does not have is appended.
+    """
+    overrides = overrides or {}
+    substituted = {
+        "user": f"user {pwd.getpwuid(os.getuid()).pw_name}",
+        "persistence_location": f"persistence_location {persistence}/",
+        "allow_anonymous": "allow_anonymous true",
+        "log_dest": "log_dest stderr\nlog_type error\nlog_type warning",
+        "listener": f"listener {port} {HOST}",
+    }
+    lines = ["# deploy/mosquitto/mosquitto.conf without TLS, users and ACL (bench/common.py)"]
+    for shipped_line in SHIPPED_BROKER_CONFIG.read_text(encoding="utf-8").splitlines():
+        words = shipped_line.split()
+        if not words or words[0].startswith("#") or words[0] in DROPPED_DIRECTIVES:
+            continue
+        line = f"{words[0]} {overrides[words[0]]}" if words[0] in overrides else shipped_line
+        lines.append(substituted.get(words[0], line))
+    shipped = {line.split()[0] for line in lines[1:]}
+    lines += [f"{key} {value}" for key, value in overrides.items() if key not in shipped]
+    return "\n".join([*lines, ""])
+
+
+class Mosquitto:
+    """One mosquitto process on a free loopback port (see :func:`broker_config`)."""
+
+    def __init__(self, directory: Path, overrides: dict[str, str] | None = None) -> None:
+        self.directory = directory
+        self.overrides = overrides or {}
+        self.port = free_port()
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def config_file(self) -> Path:
+        """Where the configuration is written."""
+        return self.directory / "mosquitto.conf"
+
+    def start(self, timeout: float = 10.0) -> None:
+        """Start the broker and wait until it accepts connections."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.config_file.write_text(broker_config(self.port, self.directory, self.overrides))
+        with (self.directory / "mosquitto.log").open("ab") as log:
+            self.process = subprocess.Popen(
+                [MOSQUITTO, "-c", str(self.config_file)],
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+        wait_for_port(self.port, timeout, self.process)
+
+    @property
+    def pid(self) -> int:
+        """The broker's process id."""
+        if self.process is None:
+            raise RuntimeError("mosquitto is not running")
+        return self.process.pid
+
+    def stop(self) -> None:
+        """Stop the broker (SIGTERM) and wait for it."""
+        if self.process is not None:
+            stop_process(self.process)
+            self.process = None
+
+    def version(self) -> str:
+        """The broker's version line."""
+        result = subprocess.run([MOSQUITTO, "-h"], capture_output=True, text=True, check=False)
+        return (result.stdout or result.stderr).splitlines()[0].strip()
+
+
+def wait_for_port(port: int, timeout: float, process: subprocess.Popen[bytes]) -> None:
+    """Return once ``port`` accepts connections; raise if ``process`` exits first."""
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            raise RuntimeError(f"{process.args!r} exited with {process.returncode}")
+        try:
+            socket.create_connection((HOST, port), timeout=0.5).close()
+        except OSError:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"nothing listens on {port} after {timeout} s") from None
+            time.sleep(0.02)  # nothing tells us when a port opens
+        else:
+            return
+
+
+def stop_process(process: subprocess.Popen[bytes], timeout: float = 30.0) -> int:
+    """SIGTERM (the service's graceful stop), then SIGKILL if it does not exit in time."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout)
+    return process.returncode
+
+
+class Daemon:
+    """``jackpotd run --config FILE`` in its own process (its log in ``<config>.log``)."""
+
+    def __init__(self, config: Path) -> None:
+        self.config = config
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Start the service (the caller waits for what tells it that it is ready)."""
+        # JACKPOTD_BENCH_PROFILE=FILE runs the daemon under cProfile (its statistics in FILE).
+        profile = os.environ.get("JACKPOTD_BENCH_PROFILE")
+        profiler = ["-m", "cProfile", "-o", profile] if profile else []
+        with self.config.with_suffix(".log").open("ab") as log:
+            command = ["-m", "controller", "run", "--config", str(self.config)]
+            self.process = subprocess.Popen(
+                [sys.executable, *profiler, *command, "--log-level", "WARNING"],
+                cwd=REPO,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=log,
+            )
+
+    @property
+    def pid(self) -> int:
+        """The service's process id."""
+        if self.process is None:
+            raise RuntimeError("the daemon is not running")
+        return self.process.pid
+
+    def check(self) -> None:
+        """Raise if the service has exited."""
+        if self.process is not None and self.process.poll() is not None:
+            log = self.config.with_suffix(".log").read_text(errors="replace")[-3000:]
+            raise RuntimeError(f"jackpotd exited with {self.process.returncode}:\n{log}")
+
+    def stop(self) -> int:
+        """SIGTERM: the service drains and exits 0."""
+        if self.process is None:
+            return 0
+        code = stop_process(self.process)
+        self.process = None
+        return code
+
+
+@dataclass(frozen=True, slots=True)
+class ProcessSample:
+    """A process's CPU time (user + system) and memory, read from ``/proc``."""
+
+    cpu_s: float
+    rss_bytes: int
+    peak_rss_bytes: int
+    written_bytes: int
+    """Bytes the process caused to be written to storage (``write_bytes`` of /proc/PID/io)."""
+
+    @classmethod
+    def of(cls, pid: int) -> ProcessSample:
+        """Sample a process now."""
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        fields = stat[stat.rindex(")") + 2 :].split()
+        # Fields 14 and 15 of proc(5) (utime, stime) are at 11 and 12 after the command name.
+        cpu_s = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+        status = {}
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            key, _, value = line.partition(":")
+            status[key] = value.strip()
+        io = {}
+        with contextlib.suppress(OSError):  # readable by the process's owner only
+            for line in Path(f"/proc/{pid}/io").read_text().splitlines():
+                key, _, value = line.partition(":")
+                io[key] = int(value)
+        rss, peak = _kib(status.get("VmRSS", "0 kB")), _kib(status.get("VmHWM", "0 kB"))
+        return cls(cpu_s, rss, peak, io.get("write_bytes", 0))
+
+
+def _kib(text: str) -> int:
+    return int(text.split(maxsplit=1)[0]) * 1024
+
+
+def config_text(  # noqa: PLR0913 - a configuration's knobs, all keyword arguments
+    *,
+    site: str,
+    journal: Path,
+    tables: Sequence[str],
+    pools: int,
+    transport: str,
+    web_port: int,
+    broker_port: int | None = None,
+    heartbeat_timeout_s: float = 3600,
+    simulator: str = "",
+) -> str:
+    """``jackpotd.toml`` for tables of SEATS seats over ``pools`` pools (progressive-1).
+
+    Each table offers the Fortune bonus and the progressive; table ``i`` feeds pool
+    ``p<i mod pools + 1>``. ``simulator`` is the body of a ``[simulator]`` table, if any.
+    """
+    text = (
+        f'[controller]\nsite = "{site}"\nid = "{site}"\njournal = "{journal}"\n'
+        f"heartbeat_timeout_s = {heartbeat_timeout_s}\n\n"
+    )
+    if broker_port is not None:
+        text += f'[broker]\nhost = "{HOST}"\nport = {broker_port}\nkeepalive_s = 15\n\n'
+    for number in range(1, pools + 1):
+        text += f'[[pools]]\nid = "p{number}"\npaytable = "progressive-1"\n\n'
+    for index, table_id in enumerate(tables):
+        text += (
+            f'[[tables]]\nid = "{table_id}"\ntransport = "{transport}"\nseats = {SEATS}\n'
+            f'bonus = "fortune-1"\nprogressive = "progressive-1"\npool = "p{index % pools + 1}"\n\n'
+        )
+    if simulator:
+        text += f"[simulator]\n{simulator}\n\n"
+    return text + f'[web]\nhost = "{HOST}"\nport = {web_port}\n'
+
+
+def percentile(values: Sequence[float], fraction: float) -> float | None:
+    """The nearest-rank percentile (``fraction`` 0.5 for p50, 0.99 for p99); None if empty."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, int(-(-fraction * len(ordered) // 1)))  # ceil, at least the first
+    return ordered[min(rank, len(ordered)) - 1]
+
+
+def read_only(path: Path) -> sqlite3.Connection:
+    """A read-only connection to a journal another process writes (WAL allows it)."""
+    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    model = ""
+    with Path("/proc/cpuinfo").open() as cpuinfo:
+        for line in cpuinfo:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    memory_kib = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            memory_kib = int(line.split()[1])
+    return {
+        "date": datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "cpu": model,
+        "cores": os.cpu_count(),
+        "memory_gib": round(memory_kib / 1024 / 1024, 1),
+        "kernel": platform.release(),
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+    }
+
+
+def write_results(name: str, results: dict[str, Any]) -> Path:
+    """Write ``bench/results/<name>.json``; return its path."""
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"{name}.json"
+    path.write_text(json.dumps(results, indent=2) + "\n")
+    return path
+
+
+def ms(seconds: float | None) -> float | None:
+    """Seconds as milliseconds, rounded to the microsecond (None stays None)."""
+    return None if seconds is None else round(seconds * 1000, 3)

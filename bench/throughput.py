@@ -1,0 +1,255 @@
+"""Benchmark: table events through a real broker into the daemon, and meters back out (issue 7).
+
+Simulated tables (:class:`drivers.simulator.SimulatedTable`, playing whole rounds: bets, lock,
+cards, deal complete) each publish on their own MQTT client
+(:class:`drivers.simulator_links.MqttTableLink`: QoS 1, one event at a time, the next once the
+broker acknowledged it), from this process (the load generator). Two sides are measured at each
+load, in turn, each on its own mosquitto configured as ``deploy/mosquitto`` ships it (on a plain
+loopback listener: bench/common.py), so that neither can leave the other a backlog:
+
+* **relay** (the baseline): a bare subscriber in its own process (QoS 1, persistent session, as
+  the controller's source; no controller) receives the events. Throughput is events / (time
+  from the step's first publish to the last arrival); latency is each event's publish to its
+  arrival.
+* **controller**: the daemon (``jackpotd run``, its own process) journals them and publishes
+  the meters; a display here subscribes to ``meter/+``. Throughput is events / (time from the
+  step's first publish until the last one is committed in the journal). Latency is measured on
+  every progressive wager lock (a ``lock`` that contributed to a pool): from its publish to the
+  first ``meter/<pool>`` message whose ``seq`` (the journal row of the change) is at least the
+  lock's own row, i.e. until a display shows a meter that includes the contribution. The
+  journal gives each lock's row, so the correlation is exact. Meters are published retained
+  and coalesced per pool: under load an intermediate value can be skipped, its contribution is
+  then shown by the next one, and that is what is measured. The locks whose own value was
+  published are also reported apart (``*_own_ms``).
+
+The load rises step by step (``--rates``, events/s), paced evenly (open loop: the tables
+publish on schedule whatever happens downstream). A side keeps up with a step if it delivers
+at least KEPT_UP of the offered rate; its throughput is the highest load it keeps up with. A
+side that falls behind leaves messages in its broker, and every autosave of the broker (the
+shipped configuration saves every 10 changes) rewrites them all: once that starts, it feeds
+on itself, so the side is stopped there. It is started again afresh (new broker, and new
+daemon and journal) and tried once more at that load (``--retries``), since a passing
+disturbance on a shared machine can tip it over; the second time it falls behind is its
+last. The target compares the two throughputs.
+
+Writes bench/results/throughput.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import shutil
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from common import (
+    SEATS,
+    Mosquitto,
+    machine,
+    write_results,
+)
+from load import KEPT_UP, overrides
+from sides import Controller, Relay
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+
+LATENCY_LOAD = 1000
+LATENCY_TARGET_MS = 50
+THROUGHPUT_TARGET = 0.70
+
+
+# The run.
+
+
+async def _fresh(name: str, args: argparse.Namespace, directory: Path) -> Relay | Controller:
+    """A side started anew (its own broker, daemon and journal) in its own folder."""
+    folder = directory / name
+    folder.mkdir(parents=True, exist_ok=False)
+    side: Relay | Controller = (Relay if name.startswith("relay") else Controller)(args, folder)
+    await side.start()
+    return side
+
+
+async def measure(args: argparse.Namespace, directory: Path) -> list[dict[str, Any]]:
+    """Every step, rising, until both sides have fallen behind (see the module docstring)."""
+    live: dict[str, Relay | Controller] = {}
+    attempts = {"relay": 0, "controller": 0}
+    steps: list[dict[str, Any]] = []
+    try:
+        for name in ("relay", "controller"):
+            live[name] = await _fresh(f"{name}-0", args, directory)
+        for rate in [float(item) for item in args.rates.split(",")]:
+            step: dict[str, Any] = {"load": rate}
+            for name in ("relay", "controller"):
+                side = live.get(name)
+                while side is not None:
+                    result = await side.step(rate, args.duration)
+                    step[name] = result | {"attempt": attempts[name] + 1}
+                    if result["kept_up"]:
+                        break
+                    await side.close()  # its broker keeps a backlog: this one is done
+                    del live[name]
+                    side = None
+                    if attempts[name] < args.retries:
+                        # A disturbance can tip the broker over (see the docstring): once more
+                        # on a fresh broker (and daemon) before calling this load too much.
+                        attempts[name] += 1
+                        print(f"  {name} fell behind at {rate:,.0f} ev/s: once more, afresh")
+                        side = live[name] = await _fresh(
+                            f"{name}-{attempts[name]}", args, directory
+                        )
+            steps.append(step)
+            print(_line(step), flush=True)
+            if not live:
+                break
+    finally:
+        for side in live.values():
+            await side.close()
+    return steps
+
+
+def _line(step: dict[str, Any]) -> str:
+    parts = [f"load {step['load']:6,.0f} ev/s:"]
+    for name in ("relay", "controller"):
+        result = step.get(name)
+        if result is None:
+            parts.append(f"{name} -")
+            continue
+        behind = "" if result["kept_up"] else " (behind)"
+        parts.append(
+            f"{name} {result['events_per_s']:7,.0f} ev/s{behind}, "
+            f"p50 {result['p50_latency_ms']} ms, p99 {result['p99_latency_ms']} ms"
+        )
+    controller = step.get("controller")
+    if controller is not None:
+        parts.append(
+            f"{controller['events_per_commit']} ev/commit, daemon "
+            f"{controller['cpu_ms_per_event']['daemon']} ms CPU/ev"
+        )
+    return "; ".join(parts)
+
+
+def summarize(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Throughput of each side (the highest load it kept up with) and the targets."""
+
+    def sustained(name: str) -> float | None:
+        kept = [s[name]["events_per_s"] for s in steps if name in s and s[name]["kept_up"]]
+        return max(kept, default=None)
+
+    def exhausted(name: str) -> bool:
+        return any(name in s and not s[name]["kept_up"] for s in steps)
+
+    relay, controller = sustained("relay"), sustained("controller")
+    ratio = round(controller / relay, 3) if relay and controller else None
+    at_load = [s for s in steps if s["load"] == LATENCY_LOAD and "controller" in s]
+    p99 = at_load[0]["controller"]["p99_latency_ms"] if at_load else None
+    return {
+        "events_per_s": controller,
+        "relay_events_per_s": relay,
+        "throughput_ratio_vs_relay": ratio,
+        "relay_limit_reached": exhausted("relay"),
+        "controller_limit_reached": exhausted("controller"),
+        "targets": {
+            "throughput_ratio_vs_relay": {
+                "target": f">= {THROUGHPUT_TARGET} of the bare relay's throughput",
+                "measured": ratio,
+                "met": ratio is not None and ratio >= THROUGHPUT_TARGET,
+            },
+            "p99_latency_ms": {
+                "target": f"< {LATENCY_TARGET_MS} ms at {LATENCY_LOAD} events/s",
+                "measured": p99,
+                "met": p99 is not None and p99 < LATENCY_TARGET_MS,
+            },
+        },
+    }
+
+
+def flatten(step: dict[str, Any]) -> dict[str, Any]:
+    """A step with the issue's fields at the top (and each side's details below)."""
+    relay, controller = step.get("relay"), step.get("controller")
+    flat: dict[str, Any] = {"load_events_per_s": step["load"]}
+    flat["events_per_s"] = controller["events_per_s"] if controller else None
+    flat["relay_events_per_s"] = relay["events_per_s"] if relay else None
+    flat["throughput_ratio_vs_relay"] = (
+        round(controller["events_per_s"] / relay["events_per_s"], 3)
+        if relay and controller
+        else None
+    )
+    flat["p50_latency_ms"] = controller["p50_latency_ms"] if controller else None
+    flat["p99_latency_ms"] = controller["p99_latency_ms"] if controller else None
+    return flat | {"controller": controller, "relay": relay}
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--rates",
+        default="500,1000,2000,3000,4000,4500,5000,5500,6000,7000,8000",
+        help="offered events/s per step, comma-separated, rising",
+    )
+    parser.add_argument("--duration", type=float, default=20.0, help="seconds per step")
+    parser.add_argument(
+        "--retries", type=int, default=1, help="fresh starts of a side that falls behind"
+    )
+    parser.add_argument("--warmup", type=float, default=2.0, help="seconds before each step")
+    parser.add_argument("--tables", type=int, default=40)
+    parser.add_argument("--pools", type=int, default=4)
+    parser.add_argument("--occupancy", type=float, default=0.4)
+    parser.add_argument("--bet-probability", type=float, default=0.9)
+    parser.add_argument("--seed", type=int, default=20261129)
+    parser.add_argument(
+        "--broker-set",
+        action="append",
+        default=[],
+        metavar="DIRECTIVE=VALUE",
+        help="change a directive of the shipped broker configuration (experiments only)",
+    )
+    parser.add_argument("--workdir", type=Path, help="default: a new folder in /var/tmp")
+    parser.add_argument(
+        "--broker-dir", type=Path, help="the brokers' persistence folder (default: in the workdir)"
+    )
+    parser.add_argument("--output", default="throughput", help="bench/results/<name>.json")
+    args = parser.parse_args(argv)
+    directory = args.workdir or Path(tempfile.mkdtemp(prefix="jackpotd-bench-", dir="/var/tmp"))
+    directory.mkdir(parents=True, exist_ok=True)
+    print(f"working in {directory}", flush=True)
+    steps = asyncio.run(measure(args, directory))
+    summary = summarize(steps)
+    results = {
+        "benchmark": "throughput",
+        "machine": machine() | {"broker": Mosquitto(directory).version()},
+        "broker_overrides": overrides(args),
+        "method": {
+            "tables": args.tables,
+            "pools": args.pools,
+            "seats": SEATS,
+            "occupancy": args.occupancy,
+            "bet_probability": args.bet_probability,
+            "step_duration_s": args.duration,
+            "warmup_s": args.warmup,
+            "kept_up": f"delivers every event, at {KEPT_UP:.0%} of the offered rate or more",
+            "latency": "progressive lock publish -> first meter/<pool> with seq >= the lock's row",
+        },
+        "summary": {key: value for key, value in summary.items() if key != "targets"},
+        "targets": summary["targets"],
+        "steps": [flatten(step) for step in steps],
+    }
+    path = write_results(args.output, results)
+    print(
+        f"throughput: controller {summary['events_per_s']} ev/s, relay "
+        f"{summary['relay_events_per_s']} ev/s"
+        f"{'' if summary['relay_limit_reached'] else ' (relay limit not reached)'}"
+    )
+    for name, target in summary["targets"].items():
+        verdict = "met" if target["met"] else "MISSED"
+        print(f"target {name} {target['target']}: {target['measured']} ({verdict})")
+    shutil.rmtree(directory, ignore_errors=True)
+    print(f"results in {path}")
+
+
+if __name__ == "__main__":
+    main()
