@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from controller.journal import Journal
 from controller.journal.verify import verify
 
 if TYPE_CHECKING:
@@ -114,4 +115,51 @@ def test_issue7_journal_disk_full_fails_closed_and_recovers_when_space_returns(
         _, err = daemon.communicate(timeout=30)
     assert daemon.returncode == 0, err
     assert "failing closed" in err
+    assert verify(small_disk / "journal.db").ok
+
+
+def test_issue7_read_only_journal_file_system_is_refused_with_the_reason_until_writable(
+    small_disk: Path, tmp_path: Path
+) -> None:
+    """A journal that cannot be written is never run on: the daemon says why and stops.
+
+    A file system goes read-only under a writer only by failing (Linux refuses to remount one
+    read-only while a file on it is open for writing), and then the daemon fails closed as
+    above. What an operator meets is the next start: the journal's file system mounted
+    read-only. The daemon must not start (it could acknowledge nothing), must name the
+    journal and the reason, and must start normally once the file system is writable again
+    (under systemd, ``Restart=on-failure`` retries it).
+    """
+    port = free_port()
+    config = tmp_path / "jackpotd.toml"
+    config.write_text(
+        f'[controller]\nsite = "s"\nid = "c"\njournal = "{small_disk / "journal.db"}"\n\n'
+        '[[pools]]\nid = "P1"\npaytable = "progressive-1"\n\n'
+        '[[tables]]\nid = "T1"\ntransport = "simulator"\nprogressive = "progressive-1"\n'
+        f'pool = "P1"\n\n[web]\nport = {port}\n\n[simulator]\nround_interval_s = 0.02\n'
+    )
+    command = [sys.executable, "-m", "controller", "run", "--config", str(config)]
+    Journal(small_disk / "journal.db").close()  # the journal of earlier runs
+    before = {path.name: path.read_bytes() for path in small_disk.iterdir()}
+    remount = ["mount", "-o", "remount,ro", str(small_disk)]
+    assert subprocess.run(remount, capture_output=True, check=False).returncode == 0
+    refused = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert refused.returncode != 0
+    assert str(small_disk / "journal.db") in refused.stderr, refused.stderr
+    assert "read-only" in refused.stderr, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert {path.name: path.read_bytes() for path in small_disk.iterdir()} == before
+    remount[2] = "remount,rw"
+    assert subprocess.run(remount, capture_output=True, check=False).returncode == 0
+    url = f"http://127.0.0.1:{port}/"
+    daemon = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert daemon.stdout is not None
+        assert "meter display" in daemon.stdout.readline()
+        until(lambda: get(url + "healthz")[0] == 200, "the daemon up")
+        until(lambda: get(url + "api/state")[1]["pools"][0]["meter_cents"] > 1_000_000, "play")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        _, err = daemon.communicate(timeout=30)
+    assert daemon.returncode == 0, err
     assert verify(small_disk / "journal.db").ok

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import sqlite3
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -232,6 +233,14 @@ class _Batch:
         return getattr(state, name).get(key)
 
 
+def _why(path: Path, error: sqlite3.Error) -> str:
+    """SQLite's reason, and the file system's when it is read-only (SQLite may not say so)."""
+    with contextlib.suppress(OSError):
+        if os.statvfs(path.parent).f_flag & os.ST_RDONLY:
+            return f"{error} (the file system is read-only)"
+    return str(error)
+
+
 class Journal:
     """The ledger's durable home. One writer per process; see the module docstring."""
 
@@ -241,7 +250,8 @@ class Journal:
             self.db = connect(self.path)
             migrate(self.db)
         except sqlite3.Error as error:
-            raise JournalError(f"{self.path}: cannot open the journal: {error}") from error
+            reason = _why(self.path, error)
+            raise JournalError(f"{self.path}: cannot open the journal: {reason}") from error
         self._tail = self._last_row()
         self.state = self._load()
 
@@ -296,7 +306,8 @@ class Journal:
         try:
             return self._append(events)
         except sqlite3.Error as error:
-            raise JournalError(f"{self.path}: cannot write the journal: {error}") from error
+            reason = _why(self.path, error)
+            raise JournalError(f"{self.path}: cannot write the journal: {reason}") from error
 
     def _append(self, events: Sequence[AnyEvent]) -> list[Receipt]:
         connection = self.db.conn
