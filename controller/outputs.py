@@ -7,7 +7,12 @@ The sequencer publishes these only after the journal transaction behind them has
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import msgspec
+
+if TYPE_CHECKING:
+    from controller.effects import PayoutMade
 
 
 class Update(msgspec.Struct, frozen=True, tag_field="type"):
@@ -57,3 +62,27 @@ class ControllerUpdate(Update, frozen=True, tag="controller"):
 
 
 AnyUpdate = MeterUpdate | HitAnnouncement | TableUpdate | ControllerUpdate
+
+
+def hit_announcement(payout: PayoutMade, at: str, seq: int) -> HitAnnouncement | None:
+    """The announcement of a payout journaled at row ``seq``, if it is one to announce.
+
+    A meter hit is, and so is any payout big enough to wait for a supervisor; an ordinary
+    bonus pay is not.
+    """
+    pending = payout.status == "pending"
+    if payout.from_meter_cents <= 0 and not pending:
+        return None
+    return HitAnnouncement(
+        at,
+        seq,
+        payout.payout_id,
+        payout.pool_id,
+        payout.table_id,
+        payout.seat,
+        payout.line,
+        payout.win_cents,
+        pending,
+        payout.tax_report,
+        payout.hand,
+    )

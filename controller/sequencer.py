@@ -26,12 +26,7 @@ from typing import TYPE_CHECKING
 from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus
 from controller.events import DeviceEvent, FaultRecorded
 from controller.journal import JournalError
-from controller.outputs import (
-    ControllerUpdate,
-    HitAnnouncement,
-    MeterUpdate,
-    TableUpdate,
-)
+from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate, hit_announcement
 from controller.ports import ControllerUnavailableError
 from drivers.backoff import Backoff
 
@@ -210,24 +205,10 @@ class Sequencer:
                         pool.terms.seed_cents,
                     )
                 )
-            elif isinstance(effect, PayoutMade) and (
-                effect.from_meter_cents > 0 or effect.status == "pending"
-            ):  # a meter hit, or a payout big enough to wait for a supervisor
-                updates.append(
-                    HitAnnouncement(
-                        at,
-                        seq,
-                        effect.payout_id,
-                        effect.pool_id,
-                        effect.table_id,
-                        effect.seat,
-                        effect.line,
-                        effect.win_cents,
-                        effect.status == "pending",
-                        effect.tax_report,
-                        effect.hand,
-                    )
-                )
+            elif isinstance(effect, PayoutMade):
+                announcement = hit_announcement(effect, at, seq)
+                if announcement is not None:
+                    updates.append(announcement)
             elif isinstance(effect, TableStatus):
                 updates.append(TableUpdate(at, seq, effect.table_id, effect.online, effect.reason))
             elif isinstance(effect, RoundHeld):

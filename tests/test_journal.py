@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from controller.effects import decode_effects
+from controller.effects import PayoutMade, decode_effects
 from controller.events import (
     FaultRecorded,
     HitVerified,
@@ -32,6 +32,7 @@ from controller.events import (
 from controller.journal import Journal, JournalError
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.codec import pool_json, wagers_json
+from controller.journal.payouts import payouts_after
 from controller.journal.schema import MIGRATIONS, SchemaError
 from controller.journal.store import APPLIED, REJECTED
 from controller.journal.verify import verify
@@ -265,6 +266,27 @@ def test_brief_3_group_commit_writes_a_batch_in_order(tmp_path: Path) -> None:
     assert [r.duplicate for r in receipts] == [False, False, False, True]
     assert [row["event_id"] for row in rows_of(path)] == ["open-a", "table-1", "w1"]
     assert verify(path).ok
+
+
+def test_brief_3_payouts_read_back_are_the_payouts_as_journaled(played: Path) -> None:
+    """What a sink catching up reads equals each journal row's payout effects, as made."""
+    with closing(sqlite3.connect(played)) as raw:
+        as_journaled = [
+            (int(row[0]), str(row[1]), effect)
+            for row in raw.execute("SELECT seq, at, effects FROM journal ORDER BY seq")
+            for effect in decode_effects(str(row[2]))
+            if isinstance(effect, PayoutMade)
+        ]
+        read_back = payouts_after(raw, 0)
+        assert read_back == as_journaled
+        # The five aces waited for a supervisor: read back as made, pending, though now paid.
+        (verified,) = [p for _, _, p in read_back if p.payout_id == "r2-settle/3/progressive"]
+        assert verified.status == "pending"
+        last = as_journaled[-1][0]
+        assert payouts_after(raw, last) == []
+        assert [seq for seq, _, _ in payouts_after(raw, last - 1)] == [last] * sum(
+            1 for seq, _, _ in as_journaled if seq == last
+        )
 
 
 # --- idempotency ----------------------------------------------------------------------------

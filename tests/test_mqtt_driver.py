@@ -19,6 +19,7 @@ import aiomqtt
 import pytest
 from intake import JournalIntake
 from mosquitto import mosquitto_fixture  # noqa: F401 - registers the fixture
+from test_journal import FIVE_ACES, POOL, opened_journal, settle, wager
 
 from controller.events import (
     BetSensed,
@@ -686,3 +687,34 @@ def test_the_outbox_survives_a_controller_restart(
             assert hits == ["p-1", "p-2"]
 
     asyncio.run(scenario())
+
+
+def test_a_hit_journaled_but_never_handed_to_the_sink_is_announced_at_the_next_start(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    """A crash between the journal's commit and the outbox's insert loses no announcement."""
+    path = tmp_path / "journal.db"
+    settings = settings_for(mosquitto.port)
+    hit_topic = TOPICS.hit(POOL)
+    with opened_journal(path) as journal:  # a hit of the past, before any sink ran
+        journal.append(wager("r1-w1", "r1", 1))
+        assert journal.append(settle("r1-settle", "r1", {1: FIVE_ACES})).applied
+
+    async def start_and_stop() -> list[str]:
+        """Run a sink until it is online (after its outbox); the hits it published."""
+        async with watch(mosquitto.port, hit_topic, CONTROLLER_STATUS) as display:
+            sink = MqttSink(settings, path, timeout_s=TIMEOUT_S)
+            async with running(sink.run(feed(asyncio.Queue()))):
+                await display.until(last_is(CONTROLLER_STATUS, b"online"), "the sink online")
+            return [decode_hit(payload).payout for payload in display.payloads(hit_topic)]
+
+    # A sink's first start does not announce the hits of the past.
+    assert asyncio.run(start_and_stop()) == []
+    # A hit is committed, and the controller dies before its sink stored the announcement.
+    with Journal(path) as journal:
+        journal.append(wager("r2-w1", "r2", 1))
+        assert journal.append(settle("r2-settle", "r2", {1: FIVE_ACES})).applied
+    assert asyncio.run(start_and_stop()) == ["r2-settle/1/progressive"]
+    assert outbox_rows(tmp_path) == []
+    # Announced once: the next start has nothing more to say.
+    assert asyncio.run(start_and_stop()) == []

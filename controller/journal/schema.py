@@ -87,6 +87,8 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             seq INTEGER NOT NULL REFERENCES journal (seq)
         )""",
     ),
+    # The payouts made after a given row, for the MQTT sink's catch-up at start-up.
+    ("CREATE INDEX payouts_by_seq ON payouts (seq)",),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``."""
 

@@ -15,7 +15,20 @@ part of the journal's schema or its hash chain: it only holds what still has to 
                 qos INTEGER, retain INTEGER, created TEXT)
 
 ``sink`` names the sink that owns a row, so two sinks (two brokers) never publish each other's
-messages. This module uses its own :mod:`sqlite3` connection, in WAL mode with
+messages.
+
+**Hits a crash kept from the outbox.** A hit reaches the sink after the journal has committed
+it, so a crash between that commit and the outbox's insert would lose its announcement. So
+the outbox also records, per sink, the journal row of the last hit it stored, in the same
+transaction as the hit's row::
+
+    mqtt_outbox_mark(sink TEXT PRIMARY KEY, seq INTEGER)
+
+At start-up the sink announces every hit the journal made after that row
+(:func:`controller.journal.payouts.payouts_after`) before anything else. A sink's first start
+marks the journal's last row, so a new sink does not announce the hits of the past.
+
+This module uses its own :mod:`sqlite3` connection, in WAL mode with
 ``synchronous=FULL`` like the journal's, in autocommit mode: each insert and delete is one short
 transaction, so that it never holds the write lock the journal needs. Calls block the event
 loop for one small write, as the journal's own do.
@@ -27,8 +40,12 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from controller.journal.payouts import last_seq, payouts_after
+
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from controller.effects import PayoutMade
 
 SCHEMA: Final = """CREATE TABLE IF NOT EXISTS mqtt_outbox (
     id INTEGER PRIMARY KEY,
@@ -38,6 +55,12 @@ SCHEMA: Final = """CREATE TABLE IF NOT EXISTS mqtt_outbox (
     qos INTEGER NOT NULL,
     retain INTEGER NOT NULL,
     created TEXT NOT NULL
+)"""
+
+
+MARK_SCHEMA: Final = """CREATE TABLE IF NOT EXISTS mqtt_outbox_mark (
+    sink TEXT PRIMARY KEY,
+    seq INTEGER NOT NULL
 )"""
 
 
@@ -69,6 +92,7 @@ class Outbox:
             # The journal may hold the write lock for one transaction; wait for it, briefly.
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.execute(SCHEMA)
+            self._db.execute(MARK_SCHEMA)
         except sqlite3.Error as error:
             raise OutboxError(f"{path}: cannot open the MQTT outbox: {error}") from error
 
@@ -78,18 +102,62 @@ class Outbox:
 
     def add(self, topic: str, payload: bytes, *, qos: int, retain: bool, created: str) -> int:
         """Store a message; its row id."""
+        return self._store((self.sink, topic, payload, qos, int(retain), created), None)
+
+    def add_hit(self, topic: str, payload: bytes, *, qos: int, created: str, seq: int) -> int:
+        """Store the announcement of the hit journaled at row ``seq``, and mark it; its row id."""
+        return self._store((self.sink, topic, payload, qos, 0, created), seq)
+
+    def _store(self, row: tuple[str, str, bytes, int, int, str], hit_seq: int | None) -> int:
         try:
-            cursor = self._db.execute(
-                "INSERT INTO mqtt_outbox (sink, topic, payload, qos, retain, created) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (self.sink, topic, payload, qos, int(retain), created),
-            )
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                cursor = self._db.execute(
+                    "INSERT INTO mqtt_outbox (sink, topic, payload, qos, retain, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+                if hit_seq is not None:
+                    self._mark(hit_seq)
+                self._db.execute("COMMIT")
+            except BaseException:
+                if self._db.in_transaction:
+                    self._db.execute("ROLLBACK")
+                raise
         except sqlite3.Error as error:
-            raise OutboxError(f"cannot store a message for {topic}: {error}") from error
+            raise OutboxError(f"cannot store a message for {row[1]}: {error}") from error
         row_id = cursor.lastrowid
         if row_id is None:  # pragma: no cover - sqlite3 always sets it after an INSERT
-            raise OutboxError(f"no row id for the message to {topic}")
+            raise OutboxError(f"no row id for the message to {row[1]}")
         return row_id
+
+    def hits_stored_through(self) -> int:
+        """The journal row of the last hit this sink stored (the journal's end at first use)."""
+        try:
+            row = self._db.execute(
+                "SELECT seq FROM mqtt_outbox_mark WHERE sink = ?", (self.sink,)
+            ).fetchone()
+            if row is not None:
+                return int(row[0])
+            seq = last_seq(self._db)
+            self._mark(seq)
+        except sqlite3.Error as error:
+            raise OutboxError(f"cannot read the MQTT outbox's mark: {error}") from error
+        return seq
+
+    def missed_payouts(self, after: int) -> list[tuple[int, str, PayoutMade]]:
+        """The payouts the journal made after row ``after`` (see the module docstring)."""
+        try:
+            return payouts_after(self._db, after)
+        except sqlite3.Error as error:
+            raise OutboxError(f"cannot read the journal's payouts: {error}") from error
+
+    def _mark(self, seq: int) -> None:
+        self._db.execute(
+            "INSERT INTO mqtt_outbox_mark (sink, seq) VALUES (?, ?) "
+            "ON CONFLICT (sink) DO UPDATE SET seq = max(seq, excluded.seq)",
+            (self.sink, seq),
+        )
 
     def remove(self, row_id: int) -> None:
         """The broker acknowledged a message: forget it."""

@@ -20,7 +20,9 @@ waits for the broker, and published by another, per connection:
   :class:`~drivers.mqtt.outbox.Outbox` (a table in the journal's SQLite file) before they are
   published, and are deleted from it once the broker acknowledged them (``PUBACK``). After a
   reconnection, and after a restart of the controller, what is left is published first, oldest
-  first.
+  first. A hit the journal committed but the controller died before storing here is found
+  in the journal's payouts at the next start and announced then (see
+  :mod:`drivers.mqtt.outbox`).
 * Meters and the controller's status are states: only the latest value matters, so the sink
   keeps the latest per topic in memory (a slow broker sees the updates coalesced, the latest
   value winning) and republishes every one of them, retained, after each reconnection. After
@@ -51,7 +53,13 @@ from typing import TYPE_CHECKING, Final
 
 import aiomqtt
 
-from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
+from controller.outputs import (
+    ControllerUpdate,
+    HitAnnouncement,
+    MeterUpdate,
+    TableUpdate,
+    hit_announcement,
+)
 from drivers.backoff import Backoff
 from drivers.mqtt.outbox import Outbox, OutboxError, OutboxMessage
 from drivers.mqtt.payloads import (
@@ -134,6 +142,9 @@ class MqttSink:
         # rows, mirrored in memory so that the publisher never reads the database.
         self._queue: deque[OutboxMessage] = deque()
         self._outbox: Outbox | None = None
+        # Payout ids announced by the catch-up at start-up: not announced again if the
+        # broadcast brings them too.
+        self._caught_up: set[str] = set()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
 
@@ -151,6 +162,7 @@ class MqttSink:
             self._queue = deque(outbox.pending())
             if self._queue:
                 log.info("%s: %d messages left in the outbox", self.name, len(self._queue))
+            self._catch_up(outbox)
             async with asyncio.TaskGroup() as tasks:
                 connection = tasks.create_task(self._connect_loop())
                 async for update in updates:
@@ -164,6 +176,22 @@ class MqttSink:
             self._outbox = None
             outbox.close()
 
+    def _catch_up(self, outbox: Outbox) -> None:
+        """Announce the hits a crash kept from the outbox (see drivers.mqtt.outbox)."""
+        try:
+            missed = outbox.missed_payouts(outbox.hits_stored_through())
+        except OutboxError:
+            self.outbox_errors += 1
+            log.exception("%s: cannot look for hits left unannounced", self.name)
+            return
+        for seq, at, payout in missed:
+            announcement = hit_announcement(payout, at, seq)
+            if announcement is None:
+                continue
+            log.warning("%s: announcing hit %s, journaled but never announced", self.name, seq)
+            self._accept(announcement)
+            self._caught_up.add(announcement.payout_id)
+
     def _accept(self, update: AnyUpdate) -> None:
         """Take one update in without waiting for the broker."""
         try:
@@ -173,7 +201,11 @@ class MqttSink:
                 case ControllerUpdate():
                     self._retain(self.status_topic, controller_status_payload(update))
                 case HitAnnouncement():
-                    self._enqueue(self.topics.hit(update.pool_id), hit_payload(update))
+                    if update.payout_id in self._caught_up:  # committed while catching up
+                        self._caught_up.discard(update.payout_id)
+                        return
+                    topic = self.topics.hit(update.pool_id)
+                    self._enqueue(topic, hit_payload(update), hit_seq=update.seq)
                 case TableUpdate():
                     topic = self.topics.table_command(update.table_id, STATE_COMMAND)
                     self._enqueue(topic, table_state_payload(update))
@@ -191,11 +223,19 @@ class MqttSink:
         self._retained[topic] = payload
         self._dirty[topic] = None
 
-    def _enqueue(self, topic: str, payload: bytes) -> None:
+    def _enqueue(self, topic: str, payload: bytes, hit_seq: int | None = None) -> None:
         row_id: int | None = None
         if self._outbox is not None:
+            created = utc_now()
             try:
-                row_id = self._outbox.add(topic, payload, qos=QOS, retain=False, created=utc_now())
+                if hit_seq is None:
+                    row_id = self._outbox.add(
+                        topic, payload, qos=QOS, retain=False, created=created
+                    )
+                else:
+                    row_id = self._outbox.add_hit(
+                        topic, payload, qos=QOS, created=created, seq=hit_seq
+                    )
             except OutboxError:
                 # Still publish it (from memory) rather than drop it; it is only not durable.
                 self.outbox_errors += 1
