@@ -9,7 +9,13 @@ them):
   terms queued until its jackpot is won (``pool-terms-changed``, ``apply_now`` false,
   BRIEF §3);
 * a table whose rules differ from the ``table-configured`` event that set them is configured
-  again, its paytables' TOML text included.
+  again, its paytables' TOML text included;
+* a table the ledger knows but the configuration no longer names is closed
+  (``table-status``, offline, "removed from the configuration") if it is open: no device of
+  it is served any more, and its sign and the displays must not show it open. Its rules,
+  any round left open and its payouts stay in the ledger (a round can still be voided, a hit
+  verified); configured again, it reopens as any closed table does, when its devices speak.
+  A pool the configuration no longer names keeps its meter: that money is still owed.
 
 Who and why (``by``, ``reason``) do not count as a difference. Event ids are derived from the
 content and from what they replace, so starting twice with one configuration journals nothing
@@ -20,12 +26,19 @@ from __future__ import annotations
 
 import hashlib
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from controller.config import ConfigError
-from controller.events import AnyEvent, PoolOpened, PoolTermsChanged, TableConfigured, encode_event
+from controller.events import (
+    AnyEvent,
+    PoolOpened,
+    PoolTermsChanged,
+    TableConfigured,
+    TableStatusChanged,
+    encode_event,
+)
 from controller.money import format_cents
 
 if TYPE_CHECKING:
@@ -34,6 +47,8 @@ if TYPE_CHECKING:
     from controller.config import Config, PoolConfig, TableConfig
     from controller.ledger import LedgerState
     from controller.pool import Pool
+
+REMOVED: Final = "removed from the configuration"
 
 
 def config_events(config: Config, state: LedgerState, at: str) -> list[AnyEvent]:
@@ -47,6 +62,13 @@ def config_events(config: Config, state: LedgerState, at: str) -> list[AnyEvent]
         previous = state.table_events.get(table.table_id)
         if previous is None or _settings(previous) != _settings(table.event):
             events.append(_table_event(config, table, previous, at))
+    configured = {table.table_id for table in config.tables}
+    for table_id in sorted(state.table_events.keys() - configured):
+        live = state.table_states.get(table_id)
+        if live is None or live.online:
+            # Only an open table is closed, so the id (the start-up's time) is never reused.
+            event_id = f"config/{table_id}/removed/{at}"
+            events.append(TableStatusChanged(event_id, at, table_id, online=False, reason=REMOVED))
     return events
 
 

@@ -21,7 +21,13 @@ from controller import config_schema
 from controller.cli import config_command
 from controller.config import Config, ConfigError, Jurisdiction, TransportKind, load_config
 from controller.config_events import config_events, exact_decimal
-from controller.events import MeterAdjusted, PoolOpened, PoolTermsChanged, TableConfigured
+from controller.events import (
+    MeterAdjusted,
+    PoolOpened,
+    PoolTermsChanged,
+    TableConfigured,
+    TableStatusChanged,
+)
 from controller.journal import Journal
 from controller.ledger import LedgerState, apply
 from controller.paytable_files import find_paytable
@@ -460,6 +466,27 @@ def test_a_second_start_with_the_same_config_journals_nothing(tmp_path: Path) ->
     assert config_events(config, state, AT) == []
     moved = load(tmp_path / "elsewhere", TWO_TABLES)  # who and why do not count
     assert config_events(moved, state, AT) == []
+
+
+def test_a_table_removed_from_the_config_is_closed_once_and_its_books_kept(
+    tmp_path: Path,
+) -> None:
+    state = applied(LedgerState(), config_events(load(tmp_path, TWO_TABLES), LedgerState(), AT))
+    assert state.table_states.get("t2") is None or state.table_states["t2"].online
+    one_table = load(tmp_path, BASE)
+    events = config_events(one_table, state, AT)
+    assert len(events) == 1
+    (closing,) = events
+    assert isinstance(closing, TableStatusChanged)
+    assert (closing.table_id, closing.online) == ("t2", False)
+    assert closing.reason == "removed from the configuration"
+    state = applied(state, events)
+    assert not state.table_states["t2"].online
+    assert "t2" in state.tables  # its rules stay: its rounds and payouts can still be settled
+    assert config_events(one_table, state, "later") == []  # closed once, not at every start
+    # Configured again with the same rules: nothing to journal; it stays closed until its
+    # devices speak (the liveness monitor reopens a table found closed at start-up).
+    assert config_events(load(tmp_path, TWO_TABLES), state, "later") == []
 
 
 def test_the_journal_ignores_a_start_up_replayed(tmp_path: Path) -> None:
