@@ -18,7 +18,7 @@ async def until_first_ends(*coroutines: Coroutine[Any, Any, None]) -> None:
 
     Not a TaskGroup: in Python 3.11 a task group whose child fails while the parent waits in
     its exit leaves the parent's cancellation count raised for good (fixed in 3.12), which
-    would make :func:`drivers.mqtt.source.raise_if_cancelled` see a cancellation that never
+    would make :func:`drivers.mqtt.connection.raise_if_cancelled` see a cancellation that never
     was on the next connection.
     """
     tasks = [asyncio.create_task(coroutine) for coroutine in coroutines]

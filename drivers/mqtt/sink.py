@@ -61,6 +61,15 @@ from controller.outputs import (
     hit_announcement,
 )
 from drivers.backoff import Backoff
+from drivers.mqtt.connection import (
+    QOS,
+    TIMEOUT_S,
+    cancellations,
+    guarded,
+    make_client,
+    raise_if_cancelled,
+    say_status,
+)
 from drivers.mqtt.outbox import Outbox, OutboxError, OutboxMessage
 from drivers.mqtt.payloads import (
     OFFLINE,
@@ -70,15 +79,6 @@ from drivers.mqtt.payloads import (
     meter_payload,
     table_state_payload,
     utc_now,
-)
-from drivers.mqtt.source import (
-    QOS,
-    TIMEOUT_S,
-    cancellations,
-    guarded,
-    make_client,
-    raise_if_cancelled,
-    say_status,
 )
 from drivers.mqtt.topics import TopicError, Topics
 from drivers.tasks import until_first_ends

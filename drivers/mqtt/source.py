@@ -57,9 +57,9 @@ which must not interrupt the meters; and two connections under one client id wou
 other's session over.
 
 **aiomqtt and manual acknowledgement.** aiomqtt 2.5 has no ``manual_ack`` option, but the
-paho-mqtt client under it has: :class:`AckingClient` switches it on before connecting and sends
-``PUBACK`` for one message. Each connection gets a new client, so a message id is only ever
-acknowledged on the connection that delivered it.
+paho-mqtt client under it has: :class:`drivers.mqtt.connection.AckingClient` switches it on
+before connecting and sends ``PUBACK`` for one message. Each connection gets a new client, so
+a message id is only ever acknowledged on the connection that delivered it.
 
 Reconnection is a plain loop with capped exponential backoff (:class:`drivers.backoff.Backoff`),
 reset once a connection is up (or, after failing closed, once the controller takes an event
@@ -69,20 +69,27 @@ again), until cancelled.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import ssl
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Final
 
 import aiomqtt
-from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.ports import ControllerUnavailableError
 from drivers.backoff import Backoff
+from drivers.mqtt.connection import (
+    QOS,
+    TIMEOUT_S,
+    AckingClient,
+    cancellations,
+    check_granted,
+    guarded,
+    make_client,
+    raise_if_cancelled,
+    say_status,
+)
 from drivers.mqtt.payloads import (
     OFFLINE,
     ONLINE,
@@ -97,147 +104,18 @@ from drivers.mqtt.topics import TableStatusTopic, TopicError, Topics
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Collection
+    from collections.abc import Collection
 
     from controller.events import AnyEvent
     from controller.ports import Intake
-    from controller.settings import BrokerSettings, TlsSettings
+    from controller.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
-
-QOS: Final = 1
-STATUS_TIMEOUT_S: Final = 2.0
-"""How long publishing ``offline`` on the way out may take before the driver leaves anyway."""
-TIMEOUT_S: Final = 10.0
-"""How long to wait for the broker to answer (CONNACK, SUBACK, PUBACK) before giving up."""
 
 GATHER_IDLE_TURNS: Final = 2
 """Turns of the event loop without a new message that end the gathering of a burst."""
 GATHER_MAX: Final = 256
 """The most messages gathered into one hand-over to the intake."""
-
-_T = TypeVar("_T")
-
-
-# Connection helpers, shared with the sink.
-
-
-class AckingClient(aiomqtt.Client):
-    """An aiomqtt client whose QoS 1 messages the caller acknowledges (see the module docstring)."""
-
-    def enable_manual_ack(self) -> None:
-        """Send no ``PUBACK`` until :meth:`ack`; call before connecting."""
-        self._client.manual_ack_set(on=True)
-
-    def ack(self, message: aiomqtt.Message) -> None:
-        """Acknowledge one delivered message (a no-op at QoS 0)."""
-        # A failure here means the connection is gone: the broker redelivers the message on
-        # the next connection and the journal, having seen its id, does not apply it twice.
-        self._client.ack(message.mid, message.qos)
-
-    def received(self) -> list[aiomqtt.Message]:
-        """Take the messages already received and waiting to be read, oldest first, at once.
-
-        ``client.messages`` waits for one message at a time (a task and a wait each); a
-        burst that has already arrived is taken here in one go, in the same order.
-        """
-        waiting: list[aiomqtt.Message] = []
-        with contextlib.suppress(asyncio.QueueEmpty):
-            while True:
-                waiting.append(self._queue.get_nowait())
-        return waiting
-
-
-def tls_context(tls: TlsSettings | None) -> ssl.SSLContext | None:
-    """The TLS context for the broker connection, or None for plain TCP."""
-    if tls is None:
-        return None
-    context = ssl.create_default_context(ssl.Purpose.SERVER_AUTH, cafile=tls.ca_file)
-    if tls.cert_file is not None:
-        context.load_cert_chain(tls.cert_file, tls.key_file)
-    if tls.insecure_skip_hostname_check:
-        # Lab brokers with an IP-address certificate: the chain is still verified.
-        context.check_hostname = False
-    return context
-
-
-def read_password(settings: BrokerSettings) -> str | None:
-    """The broker password from its file (read at each connection, so it can be rotated)."""
-    if settings.password_file is None:
-        return None
-    return Path(settings.password_file).read_text(encoding="utf-8").rstrip("\r\n")
-
-
-def make_client(
-    settings: BrokerSettings,
-    *,
-    identifier: str,
-    will_topic: str,
-    manual_ack: bool,
-    timeout_s: float = TIMEOUT_S,
-) -> AckingClient:
-    """A client for one connection: fixed id, persistent session, QoS 1 last will ``offline``.
-
-    Raises OSError (or ssl.SSLError) if the password file or the TLS files cannot be read.
-    """
-    client = AckingClient(
-        settings.host,
-        settings.port,
-        identifier=identifier,
-        protocol=aiomqtt.ProtocolVersion.V311,
-        clean_session=False,
-        keepalive=settings.keepalive_s,
-        username=settings.username,
-        password=read_password(settings),
-        tls_context=tls_context(settings.tls),
-        will=aiomqtt.Will(will_topic, OFFLINE, qos=QOS, retain=True),
-        timeout=timeout_s,
-    )
-    if manual_ack:
-        client.enable_manual_ack()
-    return client
-
-
-def check_granted(granted: tuple[int, ...] | list[ReasonCode], filters: list[str]) -> None:
-    """Raise MqttError if the broker refused a subscription (an ACL, most often)."""
-    codes: list[int | ReasonCode] = list(granted)
-    for topic_filter, code in zip(filters, codes, strict=False):
-        refused = code.is_failure if isinstance(code, ReasonCode) else int(code) >= 0x80
-        if refused:
-            raise aiomqtt.MqttError(f"the broker refused the subscription to {topic_filter}")
-
-
-def cancellations() -> int:
-    """How many cancellations of the current task are pending (see :func:`guarded`)."""
-    task = asyncio.current_task()
-    return 0 if task is None else task.cancelling()
-
-
-def raise_if_cancelled(baseline: int) -> None:
-    """Raise CancelledError if the current task was cancelled since ``baseline``, unnoticed."""
-    if cancellations() > baseline:
-        raise asyncio.CancelledError
-
-
-async def guarded(awaitable: Awaitable[_T]) -> _T:
-    """Await an aiomqtt call (publish, subscribe) without losing a cancellation.
-
-    aiomqtt waits for the broker's answer with :func:`asyncio.wait_for`, which in Python 3.11
-    returns the result and drops the cancellation when both arrive at once (CPython gh-86296,
-    fixed in 3.12): the driver would go on serving after it was told to stop. The task still
-    counts the cancellation (:meth:`asyncio.Task.cancelling`), so it is raised again here.
-    """
-    baseline = cancellations()
-    result = await awaitable
-    raise_if_cancelled(baseline)
-    return result
-
-
-async def say_status(client: aiomqtt.Client, topic: str, payload: bytes) -> None:
-    """Publish a retained status on the way out, without waiting long for a dead broker."""
-    with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
-        async with asyncio.timeout(STATUS_TIMEOUT_S):
-            await guarded(client.publish(topic, payload, qos=QOS, retain=True))
 
 
 class _FailingClosedError(Exception):

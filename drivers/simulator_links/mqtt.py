@@ -14,6 +14,14 @@ import msgspec
 
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete
 from drivers.backoff import Backoff
+from drivers.mqtt.connection import (
+    QOS,
+    cancellations,
+    guarded,
+    make_client,
+    raise_if_cancelled,
+    say_status,
+)
 from drivers.mqtt.payloads import (
     OFFLINE,
     ONLINE,
@@ -27,14 +35,6 @@ from drivers.mqtt.payloads import (
     TablePayload,
     TableStatePayload,
     decode_table_state,
-)
-from drivers.mqtt.source import (
-    QOS,
-    cancellations,
-    guarded,
-    make_client,
-    raise_if_cancelled,
-    say_status,
 )
 from drivers.mqtt.topics import Topics
 from drivers.simulator_links.common import (
