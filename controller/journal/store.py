@@ -34,6 +34,7 @@ import sqlite_utils
 
 from controller.effects import AnyEffect, PayoutMade, Verified, decode_effects, encode_effects
 from controller.events import TableConfigured, decode_event, encode_event
+from controller.journal.batch import Batch
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.codec import (
     payout_from_row,
@@ -52,7 +53,7 @@ from controller.operators import Operator, Role
 from controller.table_rules import table_rules
 
 if TYPE_CHECKING:
-    from collections.abc import Hashable, Iterator, Mapping, Sequence
+    from collections.abc import Iterator, Sequence
 
     from controller.events import AnyEvent
 
@@ -173,66 +174,6 @@ def payout_columns(effect: PayoutMade, seq: int, at: str) -> dict[str, Any]:
     return row | {"verified_by": None, "verified_seq": None}
 
 
-class _Batch:
-    """What one transaction's events did: the states they left, for writing the changes once.
-
-    ``changed(name, mapping)`` gives each entry of the state mapping ``name`` (``pools``,
-    ``table_states``...) that differs from the batch's start, with the journal row of the last
-    event that changed it: the event's own table is checked first (the usual case: a device
-    event changes its table's live state), otherwise the states are searched back from the end.
-    Changed means another object: the ledger never changes a state in place.
-    """
-
-    def __init__(self, start: LedgerState) -> None:
-        self.start = start
-        self.states: list[tuple[int, LedgerState]] = []
-        """The state after each event written, with its journal row, in order."""
-        self.table_changed: dict[str, int] = {}
-        """The row of the last event that changed its own table's live state, by table."""
-        self.paying: list[tuple[Receipt, AnyEvent]] = []
-        """The events whose effects make or verify payouts, in order."""
-
-    def add(self, receipt: Receipt, event: AnyEvent, state: LedgerState) -> None:
-        """An event written at ``receipt.seq``, leaving ``state``."""
-        before = self.states[-1][1] if self.states else self.start
-        table_id = getattr(event, "table_id", None)
-        if (
-            isinstance(table_id, str)
-            and state.table_states is not before.table_states
-            and state.table_states.get(table_id) is not before.table_states.get(table_id)
-        ):
-            self.table_changed[table_id] = receipt.seq
-        self.states.append((receipt.seq, state))
-        if any(isinstance(effect, (PayoutMade, Verified)) for effect in receipt.effects):
-            self.paying.append((receipt, event))
-
-    def changed(self, name: str, new: Mapping[Any, Any]) -> Iterator[tuple[Any, Any, int]]:
-        """The entries of mapping ``name`` the batch changed: (key, value, row)."""
-        old: Mapping[Any, Any] = getattr(self.start, name)
-        if new is old:
-            return
-        for key, value in new.items():
-            if old.get(key) is not value:
-                yield key, value, self._row_of(name, key, value)
-
-    def _row_of(self, name: str, key: Hashable, value: object) -> int:
-        if name == "table_states" and isinstance(key, str):
-            seq = self.table_changed.get(key)
-            if seq is not None and self._value_at(seq, name, key) is value:
-                return seq
-        row = self.states[-1][0]
-        for seq, state in reversed(self.states):
-            if getattr(state, name).get(key) is not value:
-                break
-            row = seq
-        return row
-
-    def _value_at(self, seq: int, name: str, key: Hashable) -> object:
-        first = self.states[0][0]
-        state = self.states[seq - first][1]
-        return getattr(state, name).get(key)
-
-
 def _why(path: Path, error: sqlite3.Error) -> str:
     """SQLite's reason, and the file system's when it is read-only (SQLite may not say so)."""
     with contextlib.suppress(OSError):
@@ -322,7 +263,7 @@ class Journal:
             written: dict[str, Receipt] = {}
             receipts: list[Receipt] = []
             rows: list[tuple[Any, ...]] = []
-            batch = _Batch(start)
+            batch = Batch(start)
             for event in events:
                 receipt = known.get(event.event_id)
                 if receipt is None and event.event_id in written:  # twice in this batch
@@ -379,7 +320,7 @@ class Journal:
             statement = f"INSERT OR REPLACE INTO {table} ({names}) VALUES ({marks})"  # noqa: S608
             self.db.conn.executemany(statement, rows)
 
-    def _materialize(self, batch: _Batch, new: LedgerState) -> None:
+    def _materialize(self, batch: Batch, new: LedgerState) -> None:
         """Write each changed row of the materialized state once, as the batch left it."""
         old = batch.start
         if new is old:
@@ -418,7 +359,7 @@ class Journal:
         if new.operators is not old.operators:
             self._materialize_operators(batch, new)
 
-    def _materialize_operators(self, batch: _Batch, new: LedgerState) -> None:
+    def _materialize_operators(self, batch: Batch, new: LedgerState) -> None:
         for name in batch.start.operators.keys() - new.operators.keys():
             self.db.conn.execute("DELETE FROM operators WHERE name = ?", [name])
         rows = [
@@ -427,7 +368,7 @@ class Journal:
         ]
         self._replace("operators", ("name", "role", "salt", "pin_hash", "kdf", "seq"), rows)
 
-    def _materialize_payouts(self, batch: _Batch) -> None:
+    def _materialize_payouts(self, batch: Batch) -> None:
         """Payouts and their verifications, in the order of the events that made them."""
         for receipt, event in batch.paying:
             for effect in receipt.effects:
