@@ -318,7 +318,30 @@ def machine() -> dict[str, Any]:
         "kernel": platform.release(),
         "python": platform.python_version(),
         "sqlite": sqlite3.sqlite_version,
+        "commit": source_commit(),
     }
+
+
+def source_commit() -> str:
+    """The git commit measured, with ``+changes`` if the working tree differs from it."""
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],  # noqa: S607 - git from PATH
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        changed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],  # noqa: S607
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown (not a git checkout)"
+    return f"{head}+changes" if changed else head
 
 
 def write_results(name: str, results: dict[str, Any]) -> Path:
