@@ -21,15 +21,23 @@ import asyncio
 import contextlib
 import json
 import random
-import socket
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import aiomqtt
 import pytest
+from floor import (
+    CONTRIBUTION_CENTS,
+    DEVICE_KINDS,
+    POOL,
+    SEED_CENTS,
+    WAGER_CENTS,
+    free_port,
+    within,
+)
 
 from controller.config import load_config
 from controller.events import BetSensed, CardDealt, DeviceInput
@@ -55,7 +63,7 @@ from drivers.simulator_links import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Sequence
+    from collections.abc import AsyncIterator, Callable, Iterable, Sequence
     from pathlib import Path
 
     from mosquitto import Broker
@@ -65,38 +73,13 @@ if TYPE_CHECKING:
     from controller.runtime import Runtime
     from drivers.simulator import DeviceLink
 
-T = TypeVar("T")
 
-WAIT_S = 30.0
-"""The bound on any one wait; a passing run takes a small fraction of it."""
 SITE = "e2e"
 CONTROLLER = "e2e"
-POOL = "floor"
 TOPICS = Topics(SITE)
-SEED_CENTS = 1_000_000
-"""progressive-1's meter seed, $10,000."""
-WAGER_CENTS = 100
-"""progressive-1's one wager, $1."""
-CONTRIBUTION_CENTS = 28
-"""What each $1 wager adds to the meter at progressive-1's 28% (no reserve rate)."""
-DEVICE_KINDS = frozenset({"bet-sensed", "bets-locked", "card-dealt", "deal-complete"})
 
 
 # Helpers: waits, the configuration, the daemon, the tables.
-
-
-async def within(awaitable: Awaitable[T], what: str, seconds: float = WAIT_S) -> T:
-    try:
-        async with asyncio.timeout(seconds):
-            return await awaitable
-    except TimeoutError:
-        pytest.fail(f"timed out after {seconds:g} s waiting for {what}")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 def write_config(

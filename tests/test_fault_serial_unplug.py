@@ -30,29 +30,36 @@ import contextlib
 import json
 import random
 import signal
-import socket
-import sqlite3
 import sys
-import uuid
 from collections import Counter
-from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
-import aiohttp
-import pytest
+from floor import (
+    CONTRIBUTION_CENTS,
+    DEVICE_KINDS,
+    POOL,
+    SEED_CENTS,
+    free_port,
+    get_json,
+    journal_rows,
+    keep_playing,
+    locked_progressive_wagers,
+    simulated,
+    within,
+    write_config,
+)
 
-from controller.events import BetSensed, BetsLocked, DeviceInput
 from controller.journal.verify import verify
 from drivers.serial.framing import encode_frame
-from drivers.simulator import SimulatedTable, TablePlan
 from drivers.simulator_links import LinkClosedError, PtyPair, SerialTableLink, serial_payload
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Callable
 
-T = TypeVar("T")
+    from controller.events import DeviceInput
+
 
 ROOT = Path(__file__).resolve().parent.parent
 UNPLUGS = 4
@@ -60,20 +67,6 @@ UNPLUGS = 4
 UNPLUG_SEED = 4711
 UNPLUGGED_S = 0.4
 """How long the cable stays out: longer than the daemon's first reopen attempts."""
-POOL = "floor"
-SEED_CENTS = 1_000_000
-WAGER_CENTS = 100
-CONTRIBUTION_CENTS = 28
-WAIT_S = 20.0
-DEVICE_KINDS = frozenset({"bet-sensed", "bets-locked", "card-dealt", "deal-complete"})
-
-
-async def within(awaitable: Awaitable[T], what: str, seconds: float = WAIT_S) -> T:
-    try:
-        async with asyncio.timeout(seconds):
-            return await awaitable
-    except TimeoutError:
-        pytest.fail(f"timed out after {seconds:g} s waiting for {what}")
 
 
 async def until(condition: Callable[[], bool], what: str) -> None:
@@ -84,31 +77,6 @@ async def until(condition: Callable[[], bool], what: str) -> None:
             await asyncio.sleep(0.02)
 
     await within(wait(), what)
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def write_config(tmp_path: Path, lines: dict[str, Path], port: int) -> Path:
-    text = f'[controller]\nsite = "plug"\nid = "plug"\njournal = "{tmp_path / "journal.db"}"\n\n'
-    for table_id, device_path in lines.items():
-        text += (
-            f'[[serial]]\nname = "{table_id}-line"\nurl = "{device_path}"\n'
-            f'table_id = "{table_id}"\nbackoff_initial_s = 0.02\nbackoff_cap_s = 0.2\n\n'
-        )
-    text += f'[[pools]]\nid = "{POOL}"\npaytable = "progressive-1"\n\n'
-    for table_id in lines:
-        text += (
-            f'[[tables]]\nid = "{table_id}"\ntransport = "serial:{table_id}-line"\n'
-            f'bonus = "fortune-1"\nprogressive = "progressive-1"\npool = "{POOL}"\n\n'
-        )
-    text += f'[web]\nhost = "127.0.0.1"\nport = {port}\n'
-    path = tmp_path / "jackpotd.toml"
-    path.write_text(text)
-    return path
 
 
 @dataclass
@@ -200,46 +168,7 @@ class Cable:
 
     def locked_progressive_wagers(self) -> int:
         """Progressive chips on the spots at each acknowledged LOCK (each becomes a wager)."""
-        locked, on_spots = 0, set[int]()
-        for event in self.acked:
-            if isinstance(event, BetSensed) and event.spot == "progressive":
-                (on_spots.add if event.present else on_spots.discard)(event.seat)
-            elif isinstance(event, BetsLocked):
-                locked += len(on_spots)
-                on_spots = set()
-        return locked
-
-
-def simulated(table_id: str, cable: Cable, seed: int) -> SimulatedTable:
-    plan = TablePlan(
-        table_id, occupancy=1.0, bet_probability=1.0, progressive_wager_cents=WAGER_CENTS
-    )
-    rng = random.Random(seed)  # noqa: S311 - simulated players
-    return SimulatedTable(plan, cable, rng, uuid.uuid4().hex[:8])
-
-
-async def keep_playing(table: SimulatedTable, stop: asyncio.Event) -> None:
-    beats = asyncio.create_task(table.heartbeats(0.5))
-    try:
-        while not stop.is_set():
-            await table.play_round()
-    finally:
-        beats.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beats
-
-
-async def get_json(url: str) -> Any:
-    timeout = aiohttp.ClientTimeout(total=5)
-    async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as response:
-        assert response.status == 200, url
-        return await response.json()
-
-
-def journal_rows(path: Path) -> list[dict[str, Any]]:
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as database:
-        database.row_factory = sqlite3.Row
-        return [dict(row) for row in database.execute("SELECT * FROM journal ORDER BY seq")]
+        return locked_progressive_wagers(self.acked)
 
 
 async def pull_and_replug(
@@ -307,7 +236,7 @@ async def test_issue7_serial_device_unplugged_and_replugged_under_the_daemon(
     t1, t2 = Cable("t1", tmp_path / "ttyT1"), Cable("t2", tmp_path / "ttyT2")
     for cable in (t1, t2):
         await cable.plug_in()
-    config = write_config(tmp_path, {"t1": t1.by_path, "t2": t2.by_path}, port)
+    config = write_config(tmp_path, "plug", {"t1": t1.by_path, "t2": t2.by_path}, port)
     log = tmp_path / "daemon.log"
     stop = asyncio.Event()
     with log.open("wb") as stderr:

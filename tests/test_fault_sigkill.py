@@ -31,29 +31,39 @@ import contextlib
 import json
 import random
 import signal
-import socket
 import sqlite3
 import sys
 import time
-import uuid
 from collections import Counter
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
-import aiohttp
-import pytest
+from floor import (
+    CONTRIBUTION_CENTS,
+    DEVICE_KINDS,
+    POOL,
+    SEED_CENTS,
+    free_port,
+    get_json,
+    journal_rows,
+    keep_playing,
+    locked_progressive_wagers,
+    simulated,
+    within,
+    write_config,
+)
 
-from controller.events import BetSensed, BetsLocked, DeviceInput
 from controller.journal.verify import verify
-from drivers.simulator import SimulatedTable, TablePlan
 from drivers.simulator_links import PtyPair, SerialTableLink
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Iterable
+    from collections.abc import Iterable
 
-T = TypeVar("T")
+    from controller.events import DeviceInput
+    from drivers.simulator import SimulatedTable
+
 
 ROOT = Path(__file__).resolve().parent.parent
 KILLS_UNDER_LOAD = 20
@@ -63,51 +73,7 @@ KILLS_AT_START = 4
 KILL_AFTER_S = (0.1, 0.8)
 KILL_AT_START_S = (0.02, 0.35)
 TABLES = ("t1", "t2")
-POOL = "floor"
-SEED_CENTS = 1_000_000
-"""progressive-1's meter seed, $10,000."""
-WAGER_CENTS = 100
-"""progressive-1's one wager, $1."""
-CONTRIBUTION_CENTS = 28
-"""What each $1 wager adds to the meter at progressive-1's 28% (no reserve rate)."""
-WAIT_S = 20.0
-"""The bound on any one wait; a passing run takes a small fraction of it."""
-DEVICE_KINDS = frozenset({"bet-sensed", "bets-locked", "card-dealt", "deal-complete"})
 PARENT_SEED = 7_2024
-
-
-async def within(awaitable: Awaitable[T], what: str, seconds: float = WAIT_S) -> T:
-    try:
-        async with asyncio.timeout(seconds):
-            return await awaitable
-    except TimeoutError:
-        pytest.fail(f"timed out after {seconds:g} s waiting for {what}")
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
-def write_config(tmp_path: Path, lines: dict[str, str], port: int) -> Path:
-    """One pool (progressive-1) and a table on each pty line; short reopen backoff."""
-    text = f'[controller]\nsite = "kill"\nid = "kill"\njournal = "{tmp_path / "journal.db"}"\n\n'
-    for table_id, device_path in lines.items():
-        text += (
-            f'[[serial]]\nname = "{table_id}-line"\nurl = "{device_path}"\n'
-            f'table_id = "{table_id}"\nbackoff_initial_s = 0.02\nbackoff_cap_s = 0.2\n\n'
-        )
-    text += f'[[pools]]\nid = "{POOL}"\npaytable = "progressive-1"\n\n'
-    for table_id in lines:
-        text += (
-            f'[[tables]]\nid = "{table_id}"\ntransport = "serial:{table_id}-line"\n'
-            f'bonus = "fortune-1"\nprogressive = "progressive-1"\npool = "{POOL}"\n\n'
-        )
-    text += f'[web]\nhost = "127.0.0.1"\nport = {port}\n'
-    path = tmp_path / "jackpotd.toml"
-    path.write_text(text)
-    return path
 
 
 @dataclass
@@ -132,35 +98,7 @@ class Devices:
 
     def locked_progressive_wagers(self) -> int:
         """Progressive chips on the spots at each acknowledged LOCK (each becomes a wager)."""
-        locked, on_spots = 0, set[int]()
-        for event in self.acked:
-            if isinstance(event, BetSensed) and event.spot == "progressive":
-                (on_spots.add if event.present else on_spots.discard)(event.seat)
-            elif isinstance(event, BetsLocked):
-                locked += len(on_spots)
-                on_spots = set()
-        return locked
-
-
-def simulated(table_id: str, devices: Devices, seed: int) -> SimulatedTable:
-    """Every seat plays the progressive; a shuffled 53-card deck, no rigged hands."""
-    plan = TablePlan(
-        table_id, occupancy=1.0, bet_probability=1.0, progressive_wager_cents=WAGER_CENTS
-    )
-    rng = random.Random(seed)  # noqa: S311 - simulated players
-    return SimulatedTable(plan, devices, rng, uuid.uuid4().hex[:8])
-
-
-async def keep_playing(table: SimulatedTable, stop: asyncio.Event) -> None:
-    """Rounds back to back (heartbeats meanwhile) until ``stop``; the round in play finishes."""
-    beats = asyncio.create_task(table.heartbeats(0.5))
-    try:
-        while not stop.is_set():
-            await table.play_round()
-    finally:
-        beats.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await beats
+        return locked_progressive_wagers(self.acked)
 
 
 class Daemon:
@@ -211,12 +149,6 @@ def journal_counts(path: Path) -> Counter[str]:
         return Counter(row[0] for row in database.execute("SELECT event_id FROM journal"))
 
 
-def journal_rows(path: Path) -> list[dict[str, Any]]:
-    with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as database:
-        database.row_factory = sqlite3.Row
-        return [dict(row) for row in database.execute("SELECT * FROM journal ORDER BY seq")]
-
-
 def event_id_is_unique(path: Path) -> bool:
     """Whether the schema itself forbids a second row with the same event id."""
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as database:
@@ -237,13 +169,6 @@ def check_after_kill(path: Path, acked: Iterable[str], cycle: int) -> Counter[st
     report = verify(path)
     assert report.ok, f"cycle {cycle}: {report.problems}"
     return counts
-
-
-async def get_json(url: str) -> Any:
-    timeout = aiohttp.ClientTimeout(total=5)
-    async with aiohttp.ClientSession(timeout=timeout) as session, session.get(url) as response:
-        assert response.status == 200, url
-        return await response.json()
 
 
 @dataclass
@@ -350,7 +275,7 @@ async def test_issue7_sigkill_of_the_daemon_under_serial_load_loses_and_doubles_
     port = free_port()
     with PtyPair() as pty1, PtyPair() as pty2:
         ptys = dict(zip(TABLES, (pty1, pty2), strict=True))
-        config = write_config(tmp_path, {t: pty.path for t, pty in ptys.items()}, port)
+        config = write_config(tmp_path, "kill", {t: pty.path for t, pty in ptys.items()}, port)
         async with contextlib.AsyncExitStack() as stack:
             devices = {}
             for table_id, pty in ptys.items():
