@@ -26,7 +26,7 @@ import socket
 import ssl
 import subprocess
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -34,6 +34,7 @@ import aiomqtt
 import pytest
 from intake import JournalIntake
 from mosquitto import Broker
+from mqtt_watch import Watch, watching
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.journal import Journal
@@ -44,7 +45,7 @@ from drivers.mqtt.source import MqttSource
 from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+    from collections.abc import AsyncIterator, Awaitable, Iterator
 
 T = TypeVar("T")
 
@@ -190,45 +191,6 @@ def broker(tmp_path_factory: pytest.TempPathFactory, credentials: Credentials) -
 # Clients.
 
 
-@dataclass
-class Watch:
-    """The messages one client receives, in order."""
-
-    client: aiomqtt.Client
-    messages: list[aiomqtt.Message] = field(default_factory=list)
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-
-    async def read(self) -> None:
-        """Collect messages until the connection ends."""
-        async for message in self.client.messages:
-            self.messages.append(message)
-            async with self.changed:
-                self.changed.notify_all()
-
-    def live(self) -> list[tuple[str, bytes]]:
-        """Messages published while subscribed (not the retained ones sent on subscribing)."""
-        return [(m.topic.value, _bytes(m.payload)) for m in self.messages if not m.retain]
-
-    async def until(self, predicate: Callable[[Watch], bool], what: str) -> None:
-        """Wait (bounded) until the messages satisfy ``predicate``."""
-
-        async def wait() -> None:
-            async with self.changed:
-                await self.changed.wait_for(lambda: predicate(self))
-
-        await within(wait(), what)
-
-    async def until_live(self, topic: str, payload: bytes) -> list[tuple[str, bytes]]:
-        """Wait for a live message; return every live message before it."""
-        await self.until(lambda w: (topic, payload) in w.live(), f"{payload!r} on {topic}")
-        live = self.live()
-        return live[: live.index((topic, payload))]
-
-
-def _bytes(payload: Any) -> bytes:
-    return payload if isinstance(payload, bytes) else str(payload).encode()
-
-
 @contextlib.asynccontextmanager
 async def connect(
     broker: Broker,
@@ -254,15 +216,8 @@ async def connect(
         clean_session=True,
         timeout=WAIT_S,
     )
-    async with client:
-        watcher = Watch(client)
-        reader = asyncio.create_task(watcher.read())
-        try:
-            yield watcher
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                await reader
+    async with client, watching(client, WAIT_S) as watcher:
+        yield watcher
 
 
 async def subscribe(watch: Watch, *filters: str) -> list[bool]:

@@ -35,9 +35,11 @@ from floor import (
     POOL,
     SEED_CENTS,
     WAGER_CENTS,
+    WAIT_S,
     free_port,
     within,
 )
+from mqtt_watch import Watch, watching
 
 from controller.config import load_config
 from controller.events import BetSensed, CardDealt, DeviceInput
@@ -335,47 +337,13 @@ def faults(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [json.loads(row["event"]) for row in rows if row["kind"] == "fault"]
 
 
-@dataclass
-class Probe:
-    """An MQTT subscriber (a sign, a display) collecting messages; tests wait on them."""
-
-    client: aiomqtt.Client
-    messages: list[aiomqtt.Message] = field(default_factory=list)
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-
-    async def read(self) -> None:
-        """Collect messages until the connection ends."""
-        async for message in self.client.messages:
-            self.messages.append(message)
-            async with self.changed:
-                self.changed.notify_all()
-
-    def payloads(self, topic_filter: str) -> list[bytes]:
-        """The payloads received on topics matching ``topic_filter``, in order."""
-        return [m.payload for m in self.messages if m.topic.matches(topic_filter)]
-
-    async def until(self, predicate: Callable[[Probe], bool], what: str) -> None:
-        """Wait (bounded) until the messages satisfy ``predicate``."""
-
-        async def wait() -> None:
-            async with self.changed:
-                await self.changed.wait_for(lambda: predicate(self))
-
-        await within(wait(), what)
-
-
 @contextlib.asynccontextmanager
-async def probe(broker: Broker, *filters: str) -> AsyncIterator[Probe]:
+async def probe(broker: Broker, *filters: str) -> AsyncIterator[Watch]:
+    """A sign or display subscribed at QoS 1."""
     async with aiomqtt.Client(broker.host, broker.port) as client:
         await client.subscribe([(topic_filter, 1) for topic_filter in filters])
-        watcher = Probe(client)
-        reader = asyncio.create_task(watcher.read())
-        try:
+        async with watching(client, WAIT_S) as watcher:
             yield watcher
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                await reader
 
 
 async def retained_meter(broker: Broker) -> tuple[bool, MeterPayload]:

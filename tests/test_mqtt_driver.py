@@ -12,13 +12,13 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 import aiomqtt
 import pytest
 from intake import JournalIntake
 from mosquitto import mosquitto_fixture  # noqa: F401 - registers the fixture
+from mqtt_watch import Watch, watching
 from test_journal import FIVE_ACES, POOL, opened_journal, settle, wager
 
 from controller.events import (
@@ -96,35 +96,6 @@ async def running(coroutine: Coroutine[Any, Any, None]) -> AsyncIterator[asyncio
             await within(task, "the driver to stop")
 
 
-@dataclass
-class Watch:
-    """Messages received by a subscriber, in order; tests wait on them."""
-
-    client: aiomqtt.Client
-    messages: list[aiomqtt.Message] = field(default_factory=list)
-    changed: asyncio.Condition = field(default_factory=asyncio.Condition)
-
-    async def read(self) -> None:
-        """Collect messages until the connection ends."""
-        async for message in self.client.messages:
-            self.messages.append(message)
-            async with self.changed:
-                self.changed.notify_all()
-
-    def payloads(self, topic: str) -> list[bytes]:
-        """The payloads received on one topic, in order."""
-        return [m.payload for m in self.messages if m.topic.value == topic]
-
-    async def until(self, predicate: Callable[[Watch], bool], what: str) -> None:
-        """Wait (bounded) until the messages satisfy ``predicate``."""
-
-        async def wait() -> None:
-            async with self.changed:
-                await self.changed.wait_for(lambda: predicate(self))
-
-        await within(wait(), what)
-
-
 @contextlib.asynccontextmanager
 async def watch(
     port: int, *filters: str, identifier: str | None = None, clean: bool = True
@@ -134,14 +105,8 @@ async def watch(
     async with client:
         if filters:  # a persistent session resumes with its subscriptions
             await client.subscribe([(f, 1) for f in filters])
-        watcher = Watch(client)
-        reader = asyncio.create_task(watcher.read())
-        try:
+        async with watching(client, WAIT_S) as watcher:
             yield watcher
-        finally:
-            reader.cancel()
-            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
-                await reader
 
 
 def last_is(topic: str, payload: bytes) -> Callable[[Watch], bool]:
