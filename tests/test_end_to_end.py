@@ -299,14 +299,26 @@ def simulated(table_id: str, link: DeviceLink, seed: int, hit_every: int = 0) ->
     return SimulatedTable(plan, link, rng, uuid.uuid4().hex[:8], hit_every)
 
 
-async def play(tables: Iterable[SimulatedTable], rounds: int, heartbeat_s: float = 0.5) -> None:
-    """Each table plays ``rounds`` rounds, its console heartbeating meanwhile."""
+async def play(
+    tables: Iterable[SimulatedTable],
+    rounds: int,
+    heartbeat_s: float = 0.5,
+    *,
+    until: asyncio.Event | None = None,
+) -> None:
+    """Each table plays ``rounds`` rounds, its console heartbeating meanwhile.
+
+    Given ``until``, each plays at least ``rounds`` rounds and goes on until it is set (the
+    round in play finishes): for a test that must break something while play is going on.
+    """
 
     async def one(table: SimulatedTable) -> None:
         beats = asyncio.create_task(table.heartbeats(heartbeat_s))
         try:
-            for _ in range(rounds):
+            played = 0
+            while played < rounds or (until is not None and not until.is_set()):
                 await table.play_round()
+                played += 1
         finally:
             beats.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -538,13 +550,15 @@ async def test_broker_restart_mid_play_loses_and_double_counts_no_wager_brief_1_
         await tables_announced(running, ["t1", "t2"])
         tables = [Recorder(link1), Recorder(link2)]
         simulation = [simulated("t1", tables[0], seed=21), simulated("t2", tables[1], seed=22)]
-        game = asyncio.create_task(play(simulation, rounds))
+        restarted = asyncio.Event()
+        game = asyncio.create_task(play(simulation, rounds, until=restarted))
         for restart in range(2):
             await running.until_more(150, "play")
             await asyncio.to_thread(mosquitto.stop)
             await asyncio.sleep(0.3)  # the tables keep trying, with backoff
             await asyncio.to_thread(mosquitto.start)
             assert not game.done(), f"play ended before restart {restart}"
+        restarted.set()
         await within(game, "play to finish after the restarts")
         await all_journaled(running, tables)
 
