@@ -2,6 +2,11 @@
 
 ``PRAGMA user_version`` records the version reached. A database written by a newer controller
 (a higher version than this code knows) is refused rather than guessed at.
+
+Migrations run with foreign keys off and check them (``PRAGMA foreign_key_check``) before they
+commit. That is SQLite's documented way to rebuild a table that other tables reference
+(https://sqlite.org/lang_altertable.html, "Making Other Kinds Of Table Schema Changes"), which
+migration 6 does to the journal itself.
 """
 
 from __future__ import annotations
@@ -89,26 +94,73 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
     ),
     # The payouts made after a given row, for the MQTT sink's catch-up at start-up.
     ("CREATE INDEX payouts_by_seq ON payouts (seq)",),
+    # The journal without a UNIQUE index on ``hash``. Nothing looks a row up by its hash, and
+    # the chain (each row's hash covers the one before) is what makes a changed row show; but
+    # a SHA-256 is random, so every append wrote one more random page of that index (about
+    # 40 % of the bytes each event wrote to the WAL). The rows are copied as they are.
+    (
+        """CREATE TABLE journal_v6 (
+            seq INTEGER PRIMARY KEY,
+            event_id TEXT NOT NULL UNIQUE,
+            kind TEXT NOT NULL,
+            at TEXT NOT NULL,
+            event TEXT NOT NULL,
+            outcome TEXT NOT NULL CHECK (outcome IN ('applied', 'rejected')),
+            reason TEXT NOT NULL,
+            effects TEXT NOT NULL,
+            prev_hash TEXT NOT NULL,
+            hash TEXT NOT NULL
+        )""",
+        (
+            "INSERT INTO journal_v6 SELECT seq, event_id, kind, at, event, outcome, reason, "
+            "effects, prev_hash, hash FROM journal ORDER BY seq"
+        ),
+        "DROP TABLE journal",
+        "ALTER TABLE journal_v6 RENAME TO journal",
+    ),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``."""
 
 
-def migrate(database: sqlite_utils.Database) -> int:
-    """Bring the schema up to date; return the version."""
+def migrate(database: sqlite_utils.Database, target: int = len(MIGRATIONS)) -> int:
+    """Bring the schema up to ``target`` (the latest unless a test says); return the version."""
     version = int(next(iter(database.execute("PRAGMA user_version").fetchone())))
     if version > len(MIGRATIONS):
         raise SchemaError(
             f"the journal is at schema version {version}, this controller knows up to "
             f"{len(MIGRATIONS)}: upgrade the controller"
         )
-    for number in range(version + 1, len(MIGRATIONS) + 1):
-        database.execute("BEGIN IMMEDIATE")
-        try:
-            for statement in MIGRATIONS[number - 1]:
-                database.execute(statement)
-            database.execute(f"PRAGMA user_version = {number}")
-            database.execute("COMMIT")
-        except BaseException:
-            database.execute("ROLLBACK")
-            raise
-    return len(MIGRATIONS)
+    if version >= target:
+        return version
+    # Not inside a transaction: SQLite ignores this pragma there.
+    enforced = int(next(iter(database.execute("PRAGMA foreign_keys").fetchone())))
+    database.execute("PRAGMA foreign_keys=OFF")
+    try:
+        for number in range(version + 1, target + 1):
+            _run(database, number)
+    finally:
+        database.execute(f"PRAGMA foreign_keys={'ON' if enforced else 'OFF'}")
+    return target
+
+
+def _run(database: sqlite_utils.Database, number: int) -> None:
+    """Migration ``number`` in one transaction, committed only if every reference holds."""
+    database.execute("BEGIN IMMEDIATE")
+    try:
+        for statement in MIGRATIONS[number - 1]:
+            database.execute(statement)
+        _check_references(database, number)
+        database.execute(f"PRAGMA user_version = {number}")
+        database.execute("COMMIT")
+    except BaseException:
+        database.execute("ROLLBACK")
+        raise
+
+
+def _check_references(database: sqlite_utils.Database, number: int) -> None:
+    broken = database.execute("PRAGMA foreign_key_check").fetchall()
+    if broken:
+        raise SchemaError(
+            f"migration {number} would break {len(broken)} references, for example "
+            f"{broken[0]!r}: the journal was left as it was"
+        )
