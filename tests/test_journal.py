@@ -29,11 +29,11 @@ from controller.events import (
     WagerLocked,
     decode_event,
 )
-from controller.journal import Journal, JournalError
+from controller.journal import Journal, JournalError, store
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.codec import pool_json, wagers_json
 from controller.journal.payouts import payouts_after
-from controller.journal.schema import MIGRATIONS, SchemaError
+from controller.journal.schema import MIGRATIONS, SchemaError, migrate
 from controller.journal.store import APPLIED, REJECTED
 from controller.journal.verify import verify
 from controller.ledger import LedgerError, LedgerState, apply
@@ -761,6 +761,46 @@ def test_brief_3_journal_from_a_newer_controller_is_refused(tmp_path: Path) -> N
         assert raw.execute("SELECT count(*) FROM journal").fetchone()[0] == 2
 
 
+def _unique_indexes(path: Path) -> list[list[str]]:
+    """The columns of each UNIQUE index of the journal table."""
+    with closing(sqlite3.connect(path)) as raw:
+        return [
+            [row[2] for row in raw.execute(f"PRAGMA index_info('{name}')")]
+            for _seq, name, unique, *_ in raw.execute("PRAGMA index_list(journal)")
+            if unique
+        ]
+
+
+def test_brief_3_journal_of_schema_5_is_upgraded_with_its_rows_and_chain_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "journal.db"
+    with monkeypatch.context() as patch:  # a journal written by the controller of schema 5
+        patch.setattr(store, "migrate", lambda database: migrate(database, 5))
+        with opened_journal(path) as journal:
+            play_rounds(journal)
+            state = snapshot(journal.state)
+    assert sorted(_unique_indexes(path)) == [["event_id"], ["hash"]]
+    before = {table: table_rows(path, table) for table in ("journal", "pools", "payouts")}
+
+    with Journal(path) as journal:  # this controller migrates it on opening
+        assert snapshot(journal.state) == state
+        assert journal.append(wager("r4-w1", "r4", 1)).seq == len(before["journal"]) + 1
+    with closing(sqlite3.connect(path)) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 6
+        assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
+        with pytest.raises(sqlite3.IntegrityError):  # the file still refuses an id twice
+            raw.execute(
+                "INSERT INTO journal SELECT seq + 100, event_id, kind, at, event, outcome, "
+                "reason, effects, prev_hash, hash || 'x' FROM journal WHERE seq = 1"
+            )
+    assert _unique_indexes(path) == [["event_id"]]  # the random-page index on hash is gone
+    assert table_rows(path, "journal")[: len(before["journal"])] == before["journal"]
+    assert table_rows(path, "pools") != before["pools"]  # the new wager moved the meter
+    assert table_rows(path, "payouts") == before["payouts"]
+    assert verify(path).ok
+
+
 def test_brief_3_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     path.write_bytes(b"this is not a database" * 100)
@@ -859,3 +899,23 @@ def test_brief_3_failure_after_the_journal_row_rolls_back_the_whole_transaction(
         assert journal.state.pools[POOL].wagers_count == 3
     report = verify(path)
     assert report.ok, report.problems
+
+
+# --- prepared, committed, read ----------------------------------------------------------------
+
+
+def test_brief_3_readers_see_a_batch_only_once_it_is_committed(tmp_path: Path) -> None:
+    with opened_journal(tmp_path / "journal.db") as journal:
+        rows = "SELECT count(*) AS n FROM journal"
+        before = next(iter(journal.reader.query(rows)))["n"]
+        transaction = journal.prepare([wager("a-1", "r1", 1), wager("a-2", "r1", 2)])
+        assert next(iter(journal.reader.query(rows)))["n"] == before  # written, not durable
+        assert journal.state.pools[POOL].wagers_count == 0  # nor adopted
+        with pytest.raises(JournalError, match="must be committed"):
+            journal.adopt(transaction)
+        transaction.commit()
+        assert next(iter(journal.reader.query(rows)))["n"] == before + 2
+        assert [receipt.seq for receipt in journal.adopt(transaction)] == [3, 4]
+        assert journal.state.pools[POOL].wagers_count == 2
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            journal.reader.execute("DELETE FROM journal")
