@@ -8,16 +8,20 @@ it. The first row's previous hash is sixty-four zeros.
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Final
+
+import msgspec
 
 GENESIS: Final = "0" * 64
 HASHED_FIELDS: Final = ("seq", "event_id", "kind", "at", "event", "outcome", "reason", "effects")
 
 
 def row_hash(previous: str, row: dict[str, object]) -> str:
-    """The SHA-256 (hex) of a journal row, chained to the previous row's hash."""
-    body = json.dumps(
-        [row[name] for name in HASHED_FIELDS], ensure_ascii=False, separators=(",", ":")
-    )
-    return hashlib.sha256(f"{previous}\n{body}".encode()).hexdigest()
+    """The SHA-256 (hex) of a journal row, chained to the previous row's hash.
+
+    The body is the compact JSON array of the hashed fields, as
+    ``json.dumps(fields, ensure_ascii=False, separators=(",", ":"))`` writes it; msgspec writes
+    the same bytes, faster (``tests/test_journal_chain.py`` proves it for any text).
+    """
+    body = msgspec.json.encode([row[name] for name in HASHED_FIELDS])
+    return hashlib.sha256(previous.encode() + b"\n" + body).hexdigest()

@@ -3,6 +3,9 @@
 Pools are stored whole as JSON with exact amounts as fraction text; tables as the
 ``table-configured`` event that set them (rules are rebuilt from it); open rounds as their
 locked wagers; payouts as one row each, queried by the supervisors' commands.
+
+The JSON is canonical (keys sorted, no spaces) and written by msgspec: these rows are read
+back by :mod:`json`, and compared by re-encoding, never hashed, so only their values matter.
 """
 
 from __future__ import annotations
@@ -10,12 +13,20 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from fractions import Fraction
-from typing import Any
+from typing import Any, Final
+
+import msgspec
 
 from controller.effects import fraction_text
 from controller.pool import HitRecord, Pool, PoolTerms
 from controller.settlement import Payout, PayoutKind, PayoutStatus, SeatWager, Spot
 from controller.table_state import Phase, TableState
+
+_CANONICAL: Final = msgspec.json.Encoder(order="sorted")
+
+
+def _canonical(document: object) -> str:
+    return _CANONICAL.encode(document).decode()
 
 
 def _terms_json(terms: PoolTerms) -> dict[str, Any]:
@@ -52,7 +63,7 @@ def pool_json(pool: Pool) -> str:
     document |= {name: getattr(pool, name) for name in COUNTERS}
     document["pending_terms"] = _terms_json(pool.pending_terms) if pool.pending_terms else None
     document["last_hits"] = [asdict(hit) for hit in pool.last_hits]
-    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return _canonical(document)
 
 
 def pool_from_json(text: str) -> Pool:
@@ -82,9 +93,7 @@ def pool_from_json(text: str) -> Pool:
 
 def wagers_json(wagers: tuple[SeatWager, ...]) -> str:
     """Locked wagers of an open round."""
-    return json.dumps(
-        [[w.seat, str(w.spot), w.amount_cents] for w in wagers], separators=(",", ":")
-    )
+    return _canonical([[w.seat, str(w.spot), w.amount_cents] for w in wagers])
 
 
 def wagers_from_json(text: str) -> tuple[SeatWager, ...]:
@@ -130,7 +139,7 @@ def table_state_json(table: TableState) -> str:
         "cards": {str(position): list(cards) for position, cards in sorted(table.cards.items())},
         "held_reason": table.held_reason,
     }
-    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return _canonical(document)
 
 
 def table_state_from_json(text: str) -> TableState:
