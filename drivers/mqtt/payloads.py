@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Final, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, Literal, TypeVar
 
 import msgspec
 
@@ -263,8 +263,7 @@ class _Head:
         return device_event_id(self.table_id, self.device, self.seq)
 
 
-def _bet(head: _Head, value: dict[str, Any]) -> BetSensed:
-    bet = _convert(value, BetPayload)
+def _bet(head: _Head, bet: BetPayload) -> BetSensed:
     return BetSensed(
         head.event_id,
         head.at,
@@ -278,15 +277,13 @@ def _bet(head: _Head, value: dict[str, Any]) -> BetSensed:
     )
 
 
-def _lock(head: _Head, value: dict[str, Any]) -> BetsLocked:
-    lock = _convert(value, LockPayload)
+def _lock(head: _Head, lock: LockPayload) -> BetsLocked:
     return BetsLocked(
         head.event_id, head.at, head.table_id, head.device, head.seq, round_id=lock.round
     )
 
 
-def _card(head: _Head, value: dict[str, Any]) -> CardDealt:
-    card = _convert(value, CardPayload)
+def _card(head: _Head, card: CardPayload) -> CardDealt:
     try:
         Card.parse(card.card)
     except CardError as error:
@@ -303,15 +300,13 @@ def _card(head: _Head, value: dict[str, Any]) -> CardDealt:
     )
 
 
-def _done(head: _Head, value: dict[str, Any]) -> DealComplete:
-    done = _convert(value, DonePayload)
+def _done(head: _Head, done: DonePayload) -> DealComplete:
     return DealComplete(
         head.event_id, head.at, head.table_id, head.device, head.seq, round_id=done.round
     )
 
 
-def _void(head: _Head, value: dict[str, Any]) -> RoundVoided:
-    void = _convert(value, VoidPayload)
+def _void(head: _Head, void: VoidPayload) -> RoundVoided:
     return RoundVoided(
         head.event_id,
         head.at,
@@ -322,18 +317,53 @@ def _void(head: _Head, value: dict[str, Any]) -> RoundVoided:
     )
 
 
-def _heartbeat(head: _Head, value: dict[str, Any]) -> Heartbeat:
-    _convert(value, HeartbeatPayload)
+def _heartbeat(head: _Head, _: HeartbeatPayload) -> Heartbeat:
     return Heartbeat(head.table_id, head.device, head.seq)
 
 
-_DECODERS: Final[dict[str, Callable[[_Head, dict[str, Any]], TableMessage]]] = {
-    "bet": _bet,
-    "lock": _lock,
-    "card": _card,
-    "done": _done,
-    "void": _void,
-    "heartbeat": _heartbeat,
+_P = TypeVar("_P", bound=TablePayload)
+
+
+class _EventType(Generic[_P]):
+    """How one ``event/<type>`` payload is read, and what it becomes."""
+
+    def __init__(self, payload: type[_P], event: Callable[[_Head, _P], TableMessage]) -> None:
+        self.payload = payload
+        self.event = event
+        self._strict = msgspec.json.Decoder(payload)
+
+    def read(self, data: bytes) -> _P:
+        """The payload, or :class:`PayloadError` with the reason of the first thing wrong.
+
+        A valid payload (nearly all of them) is decoded straight into its struct. Anything
+        else is read again step by step (JSON, version, device and seq, then the type's own
+        fields) so that the reason names the first problem the same way for every type.
+        """
+        if len(data) <= MAX_PAYLOAD:
+            try:
+                payload = self._strict.decode(data)
+            except msgspec.DecodeError:
+                pass
+            else:
+                if payload.v == SCHEMA_VERSION:
+                    return payload
+        value = decode_object(data)
+        _convert(value, _HeadFields)
+        return _convert(value, self.payload)
+
+    def decode(self, table_id: str, data: bytes, at: str) -> TableMessage:
+        """The event (or heartbeat) of a payload."""
+        payload = self.read(data)
+        return self.event(_Head(table_id, payload.device, payload.seq, at), payload)
+
+
+_EVENT_TYPES: Final[dict[str, _EventType[Any]]] = {
+    "bet": _EventType(BetPayload, _bet),
+    "lock": _EventType(LockPayload, _lock),
+    "card": _EventType(CardPayload, _card),
+    "done": _EventType(DonePayload, _done),
+    "void": _EventType(VoidPayload, _void),
+    "heartbeat": _EventType(HeartbeatPayload, _heartbeat),
 }
 
 
@@ -345,14 +375,11 @@ def decode_table_event(
     ``at`` defaults to now: the controller's clock, not the device's, dates what it journals.
     Raises :class:`PayloadError`.
     """
-    decoder = _DECODERS.get(event_type)
-    if decoder is None:
-        known = ", ".join(sorted(_DECODERS))
+    kind = _EVENT_TYPES.get(event_type)
+    if kind is None:
+        known = ", ".join(sorted(_EVENT_TYPES))
         raise PayloadError("unknown-type", f"event type {event_type!r} is not one of {known}")
-    value = decode_object(data)
-    # device and seq first, so that every type reports them the same way.
-    head = _convert(value, _HeadFields)
-    return decoder(_Head(table_id, head.device, head.seq, at or utc_now()), value)
+    return kind.decode(table_id, data, at or utc_now())
 
 
 class _HeadFields(msgspec.Struct, frozen=True):
