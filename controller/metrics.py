@@ -247,7 +247,7 @@ class ControllerMetrics(Collector):
         if not self.journal.state.pending:
             return 0.0
         rows = list(
-            self.journal.db.query("SELECT min(at) AS at FROM payouts WHERE status = 'pending'")
+            self.journal.reader.query("SELECT min(at) AS at FROM payouts WHERE status = 'pending'")
         )
         if not rows or rows[0]["at"] is None:
             return 0.0

@@ -65,7 +65,7 @@ class Display:
     def snapshot(self) -> dict[str, Any]:
         """Everything the page shows."""
         state = self.journal.state
-        database = self.journal.db
+        database = self.journal.reader
         rows = list(database.query("SELECT max(seq) AS seq FROM journal"))
         pending = [
             dict(row)

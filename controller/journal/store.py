@@ -22,7 +22,7 @@ from the file first.
 from __future__ import annotations
 
 import contextlib
-import json
+import functools
 import os
 import sqlite3
 from dataclasses import dataclass, replace
@@ -33,24 +33,14 @@ import msgspec
 import sqlite_utils
 
 from controller.effects import AnyEffect, PayoutMade, Verified, decode_effects, encode_effects
-from controller.events import TableConfigured, decode_event, encode_event
+from controller.events import encode_event
 from controller.journal.batch import Batch
 from controller.journal.chain import GENESIS, row_hash
-from controller.journal.codec import (
-    payout_from_row,
-    pool_from_json,
-    pool_json,
-    table_state_from_json,
-    table_state_json,
-    wagers_from_json,
-    wagers_json,
-)
+from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
+from controller.journal.restore import load_state, manifest_json
 from controller.journal.schema import migrate
 from controller.ledger import LedgerError, LedgerState, apply
-from controller.manifest import ApprovedManifest
-from controller.operators import Operator, Role
-from controller.table_rules import table_rules
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -99,74 +89,6 @@ def connect(path: Path | str) -> sqlite_utils.Database:
     return database
 
 
-def load_state(database: sqlite_utils.Database) -> LedgerState:
-    """The ledger state as materialized in the database."""
-    pools = {
-        row["pool_id"]: pool_from_json(row["state"])
-        for row in database.query("SELECT * FROM pools")
-    }
-    events = {}
-    for row in database.query("SELECT * FROM tables"):
-        event = decode_event(row["config"])
-        if not isinstance(event, TableConfigured):
-            raise JournalError(
-                f"table {row['table_id']}: stored configuration is a {type(event).__name__}"
-            )
-        events[row["table_id"]] = event
-    rounds = {
-        (row["table_id"], row["round_id"]): wagers_from_json(row["wagers"])
-        for row in database.query("SELECT * FROM rounds")
-    }
-    pending = {
-        row["payout_id"]: payout_from_row(row)
-        for row in database.query("SELECT * FROM payouts WHERE status = 'pending'")
-    }
-    revision_row = list(database.query("SELECT value FROM meta WHERE key = 'revision'"))
-    live = {
-        row["table_id"]: table_state_from_json(row["state"])
-        for row in database.query("SELECT * FROM table_states")
-    }
-    operators = {
-        row["name"]: Operator(
-            row["name"], Role(row["role"]), row["salt"], row["pin_hash"], row["kdf"]
-        )
-        for row in database.query("SELECT * FROM operators")
-    }
-    manifest_row = list(database.query("SELECT value FROM meta WHERE key = 'manifest'"))
-    return LedgerState(
-        manifest=_manifest(manifest_row[0]["value"]) if manifest_row else None,
-        operators=operators,
-        pools=pools,
-        tables={table_id: table_rules(event) for table_id, event in events.items()},
-        table_events=events,
-        table_states=live,
-        rounds=rounds,
-        pending=pending,
-        revision=int(revision_row[0]["value"]) if revision_row else 0,
-    )
-
-
-def _manifest_json(manifest: ApprovedManifest) -> str:
-    return json.dumps(
-        {
-            "version": manifest.version,
-            "software": manifest.software,
-            "configuration": manifest.configuration,
-            "files": [list(item) for item in manifest.files],
-            "by": manifest.by,
-        },
-        sort_keys=True,
-    )
-
-
-def _manifest(text: str) -> ApprovedManifest:
-    document = json.loads(text)
-    files = tuple((path, digest) for path, digest in document["files"])
-    return ApprovedManifest(
-        document["version"], document["software"], document["configuration"], files, document["by"]
-    )
-
-
 def payout_columns(effect: PayoutMade, seq: int, at: str) -> dict[str, Any]:
     """The ``payouts`` row of a payout effect journaled at row ``seq``."""
     row: dict[str, Any] = {name: getattr(effect, name) for name in effect.__struct_fields__}
@@ -180,6 +102,47 @@ def _why(path: Path, error: sqlite3.Error) -> str:
         if os.statvfs(path.parent).f_flag & os.ST_RDONLY:
             return f"{error} (the file system is read-only)"
     return str(error)
+
+
+def _roll_back(connection: sqlite3.Connection) -> None:
+    """Undo an unfinished transaction, keeping the error that stopped it the one reported.
+
+    SQLite may already have rolled back (a full disk does that): the original error is the
+    one to report, not "no transaction is active".
+    """
+    if connection.in_transaction:
+        with contextlib.suppress(sqlite3.Error):
+            connection.execute("ROLLBACK")
+
+
+class Transaction:
+    """A prepared append (:meth:`Journal.prepare`): written, not yet committed."""
+
+    def __init__(
+        self, journal: Journal, state: LedgerState, tail: tuple[int, str], receipts: list[Receipt]
+    ) -> None:
+        self.state = state
+        self.tail = tail
+        self.receipts = receipts
+        self.committed = False
+        self._journal = journal
+
+    def commit(self) -> None:
+        """``COMMIT``: durable when this returns; else rolled back and :class:`JournalError`.
+
+        It touches only the SQLite connection, so it may run in another thread than the one
+        that prepared it, as long as nothing else uses the connection until it returns.
+        """
+        connection = self._journal.db.conn
+        try:
+            connection.execute("COMMIT")
+        except sqlite3.Error as error:
+            _roll_back(connection)
+            raise self._journal._error(error) from error  # noqa: SLF001 - its own journal
+        except BaseException:
+            _roll_back(connection)
+            raise
+        self.committed = True
 
 
 class Journal:
@@ -205,8 +168,26 @@ class Journal:
                 f"{self.path}: the materialized state cannot be read ({error}); run jackpotd verify"
             ) from error
 
+    @functools.cached_property
+    def reader(self) -> sqlite_utils.Database:
+        """A read-only connection of its own, for displays, metrics and reports.
+
+        It sees what is committed, and never uses the writer's connection, which a commit may
+        be using in the sequencer's commit thread at any moment.
+        """
+        try:
+            connection = sqlite3.connect(
+                f"{self.path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+            )
+        except sqlite3.Error as error:
+            raise JournalError(f"{self.path}: cannot read the journal: {error}") from error
+        connection.execute("PRAGMA busy_timeout=5000")
+        return sqlite_utils.Database(connection)
+
     def close(self) -> None:
         """Close the database."""
+        if "reader" in self.__dict__:
+            self.reader.close()
         self.db.close()
 
     def __enter__(self) -> Self:
@@ -244,13 +225,33 @@ class Journal:
 
     def append_many(self, events: Sequence[AnyEvent]) -> list[Receipt]:
         """Apply and journal several events in one transaction (group commit)."""
-        try:
-            return self._append(events)
-        except sqlite3.Error as error:
-            reason = _why(self.path, error)
-            raise JournalError(f"{self.path}: cannot write the journal: {reason}") from error
+        transaction = self.prepare(events)
+        transaction.commit()
+        return self.adopt(transaction)
 
-    def _append(self, events: Sequence[AnyEvent]) -> list[Receipt]:
+    def prepare(self, events: Sequence[AnyEvent]) -> Transaction:
+        """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next.
+
+        The write lock is held from here until :meth:`Transaction.commit` returns, and nothing
+        may use this journal's connection meanwhile. The sequencer runs the commit (the WAL
+        write and its ``fsync``) beside the event loop; see :mod:`controller.sequencer`.
+        """
+        try:
+            return self._prepare(events)
+        except sqlite3.Error as error:
+            raise self._error(error) from error
+
+    def adopt(self, transaction: Transaction) -> list[Receipt]:
+        """Move the in-memory state on to a committed transaction's; return its receipts."""
+        if not transaction.committed:
+            raise JournalError("a transaction must be committed before its state is adopted")
+        self.state, self._tail = transaction.state, transaction.tail
+        return transaction.receipts
+
+    def _error(self, error: sqlite3.Error) -> JournalError:
+        return JournalError(f"{self.path}: cannot write the journal: {_why(self.path, error)}")
+
+    def _prepare(self, events: Sequence[AnyEvent]) -> Transaction:
         connection = self.db.conn
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -277,16 +278,10 @@ class Journal:
             connection.executemany(INSERT_JOURNAL, rows)
             self._materialize(batch, state)
             self._materialize_payouts(batch)
-            connection.execute("COMMIT")
         except BaseException:
-            # SQLite may already have rolled back (a full disk does that): the original error
-            # is the one to report, not "no transaction is active".
-            if connection.in_transaction:
-                with contextlib.suppress(sqlite3.Error):
-                    connection.execute("ROLLBACK")
+            _roll_back(connection)
             raise
-        self.state, self._tail = state, tail
-        return receipts
+        return Transaction(self, state, tail, receipts)
 
     def _write(
         self, state: LedgerState, tail: tuple[int, str], event: AnyEvent
@@ -354,7 +349,7 @@ class Journal:
         if new.revision != old.revision:
             meta.append(("revision", str(new.revision)))
         if new.manifest is not old.manifest and new.manifest is not None:
-            meta.append(("manifest", _manifest_json(new.manifest)))
+            meta.append(("manifest", manifest_json(new.manifest)))
         self._replace("meta", ("key", "value"), meta)
         if new.operators is not old.operators:
             self._materialize_operators(batch, new)

@@ -26,7 +26,8 @@ from controller.events import decode_event, encode_event
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
-from controller.journal.store import APPLIED, REJECTED, load_state, payout_columns
+from controller.journal.restore import load_state
+from controller.journal.store import APPLIED, REJECTED, payout_columns
 from controller.ledger import LedgerError, LedgerState, apply
 
 MAX_PROBLEMS: Final = 20
