@@ -3,8 +3,25 @@
 Sources hand it events (:class:`controller.ports.Intake`); it takes them in one order, journals
 them in batches (group commit: everything waiting when a commit starts goes into it), answers
 each source once its event is durable, and only then publishes the resulting updates to the
-sinks. The journal write runs on the event loop on purpose: it *is* the critical path, there
-is exactly one writer, and a batch commit takes milliseconds.
+sinks.
+
+**The commit runs beside the event loop.** The loop applies a batch to the ledger and writes
+its rows (:meth:`controller.journal.Journal.prepare`); then the ``COMMIT`` (the WAL write and
+its ``fsync``, most of a batch's time) runs in one dedicated worker thread, and the loop moves
+the ledger on once it has returned. Meanwhile the loop goes on reading, decoding and queueing
+what the tables send, so the next batch holds everything that arrived during the commit: that
+is what makes group commit work under load. The thread is the only one in the controller, and
+it shares nothing with the loop but the SQLite connection, which nothing else touches while a
+commit runs: the sequencer commits one batch at a time (:attr:`Sequencer._writing`), and
+displays and metrics read through their own connection (:attr:`Journal.reader`). A commit is
+never abandoned halfway: cancelled while it runs, the sequencer waits for it to end first.
+
+**Commit interval.** Each commit costs a fixed share (its WAL pages, the ``fsync``, the hand-off
+to the thread) whatever its size: at one event per commit, the journal does a third of the work
+per event that it does at 64. So when the controller is busy (the last batch held more than
+one event, so events arrive faster than commits end), a commit starts no sooner than
+:data:`COMMIT_INTERVAL_S` (2 ms) after the one before it started, or as soon as a full batch waits,
+like MySQL's ``binlog_group_commit_sync_delay``. A quiet controller commits each event at once.
 
 If the journal cannot be written, the controller **fails closed**: every waiting and new
 event is answered with :class:`ControllerUnavailableError` (so sources do not acknowledge and
@@ -15,13 +32,15 @@ capped exponential backoff until a write succeeds again.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import uuid
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus
 from controller.events import DeviceEvent, FaultRecorded
@@ -36,9 +55,22 @@ if TYPE_CHECKING:
     from controller.broadcast import Broadcast
     from controller.events import AnyEvent
     from controller.journal import Journal, Receipt
+    from controller.journal.store import Transaction
     from controller.outputs import AnyUpdate
 
 log = logging.getLogger(__name__)
+
+COMMIT_INTERVAL_S: Final = 0.002
+"""Least time between the starts of two commits while busy (see the module docstring)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Batching:
+    """How the sequencer groups events into commits."""
+
+    max_events: int = 512
+    interval_s: float = COMMIT_INTERVAL_S
+    """See :data:`COMMIT_INTERVAL_S`; 0 commits as soon as the commit before has ended."""
 
 
 def utc_now() -> str:
@@ -65,6 +97,13 @@ class SequencerStats:
         return commits, waits
 
 
+async def _outlast(future: asyncio.Future[None]) -> None:
+    """Wait until ``future`` is done, however often the waiting task is cancelled meanwhile."""
+    while not future.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait([future])
+
+
 def _consume(future: asyncio.Future[Receipt]) -> None:
     """Retrieve the outcome of a future nobody awaits (a reopening), so none goes unseen."""
     if not future.cancelled() and future.exception() is not None:
@@ -87,18 +126,20 @@ class Sequencer:
         broadcast: Broadcast,
         *,
         clock: Callable[[], str] = utc_now,
-        batch_max: int = 512,
+        batching: Batching = Batching(),
         on_heartbeat: Callable[..., AnyEvent | None] | None = None,
     ) -> None:
         self.journal = journal
         self.broadcast = broadcast
         self.clock = clock
-        self.batch_max = batch_max
+        self.batching = batching
         self.stats = SequencerStats()
         self.failed_reason: str | None = None
         self._queue: asyncio.Queue[_Waiting] = asyncio.Queue()
         self._on_heartbeat = on_heartbeat
         self._closing = False
+        self._writing = asyncio.Lock()
+        self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-commit")
         self.on_commit: list[Callable[[Sequence[Receipt]], None]] = []
         """Called with the receipts of each commit, before the updates are published."""
 
@@ -149,29 +190,61 @@ class Sequencer:
     async def run(self) -> None:
         """Journal events in arrival order until cancelled or closed."""
         self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=True, reason="started")])
+        started, busy = 0.0, False
         while True:
             first = await self._queue.get()
+            if busy:
+                await self._fill(started + self.batching.interval_s)
+            started = perf_counter()
             batch = [first]
-            while len(batch) < self.batch_max and not self._queue.empty():
+            while len(batch) < self.batching.max_events and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            if self.failed_reason is not None:
-                self._refuse(batch)
-                continue
-            self._commit(batch)
+            busy = len(batch) > 1
+            async with self._writing:
+                if self.failed_reason is None:
+                    await self._commit(batch)
+                else:
+                    self._refuse(batch)
+
+    async def _fill(self, until: float) -> None:
+        """Let the next batch fill until ``until`` (perf_counter) unless a full one waits."""
+        delay = until - perf_counter()
+        if delay > 0 and self._queue.qsize() + 1 < self.batching.max_events:
+            await asyncio.sleep(delay)
 
     def _refuse(self, batch: list[_Waiting]) -> None:
         for waiting in batch:
             if not waiting.future.done():
                 waiting.future.set_exception(ControllerUnavailableError(self.failed_reason or ""))
 
-    def _commit(self, batch: list[_Waiting]) -> None:
+    async def _commit(self, batch: list[_Waiting]) -> None:
         started = perf_counter()
         try:
-            receipts = self.journal.append_many([waiting.event for waiting in batch])
+            transaction = self.journal.prepare([waiting.event for waiting in batch])
+            await self._durable(transaction)
         except JournalError as error:
             self._fail_closed(str(error))
             self._refuse(batch)
             return
+        self._answer(batch, self.journal.adopt(transaction), started)
+
+    async def _durable(self, transaction: Transaction) -> None:
+        """Run the ``COMMIT`` in the commit thread; return (or raise) once it has ended."""
+        loop = asyncio.get_running_loop()
+        commit = loop.run_in_executor(self._committer, transaction.commit)
+        try:
+            await asyncio.shield(commit)
+        except asyncio.CancelledError:
+            # The thread goes on with the COMMIT whatever happens here, and nothing else may
+            # use the connection until it ends: wait for it, keep what it made durable, and
+            # only then stop. Its sources are stopping too; they will be answered on resend.
+            await _outlast(commit)
+            if not commit.cancelled() and commit.exception() is None:
+                self.journal.adopt(transaction)
+            raise
+
+    def _answer(self, batch: list[_Waiting], receipts: list[Receipt], started: float) -> None:
+        """Count, answer each source, run the hooks and publish what the batch changed."""
         finished = perf_counter()
         self.stats.commits += 1
         self.stats.commit_seconds.append(finished - started)
@@ -276,12 +349,13 @@ class Sequencer:
     async def close(self) -> None:
         """Stop taking events, journal those already queued, and say the controller is offline."""
         self._closing = True
-        while not self._queue.empty():
-            batch = [
-                self._queue.get_nowait() for _ in range(min(self.batch_max, self._queue.qsize()))
-            ]
-            if self.failed_reason is None:
-                self._commit(batch)
-            else:
-                self._refuse(batch)
+        async with self._writing:
+            while not self._queue.empty():
+                size = min(self.batching.max_events, self._queue.qsize())
+                batch = [self._queue.get_nowait() for _ in range(size)]
+                if self.failed_reason is None:
+                    await self._commit(batch)
+                else:
+                    self._refuse(batch)
+        self._committer.shutdown(wait=False)
         self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=False, reason="stopping")])

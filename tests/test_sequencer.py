@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from decimal import Decimal
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -17,10 +18,11 @@ import pytest
 from controller.broadcast import Broadcast
 from controller.events import BetSensed, BetsLocked, PoolOpened, TableConfigured
 from controller.journal import Journal
+from controller.journal.store import Transaction
 from controller.liveness import Liveness
 from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate
 from controller.ports import ControllerUnavailableError
-from controller.sequencer import Sequencer
+from controller.sequencer import Batching, Sequencer
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:
@@ -166,3 +168,63 @@ async def test_brief_3_a_silent_table_is_closed_and_reopens_when_heard(journal: 
     assert liveness.silent == set()
     kinds = [row["kind"] for row in journal.rows()]
     assert kinds.count("table-status") == 4  # closed, reopened, closed, reopened
+
+
+# --- the commit beside the loop -------------------------------------------------------------
+
+
+def _bet(seq: int) -> BetSensed:
+    return BetSensed(f"T1/s/{seq}", AT, "T1", "s", seq, 1 + seq % 6, "progressive", True)
+
+
+async def test_brief_4_a_busy_sequencer_waits_the_commit_interval_to_fill_its_batch(
+    journal: Journal,
+) -> None:
+    sequencer = Sequencer(journal, Broadcast(), batching=Batching(interval_s=0.5))
+    runner = asyncio.create_task(sequencer.run())
+    await asyncio.gather(*(sequencer.submit(_bet(seq)) for seq in range(3)))  # busy: 3 at once
+    assert sequencer.stats.commits == 1
+    first = asyncio.create_task(sequencer.submit(_bet(3)))
+    await asyncio.sleep(0.05)  # well inside the interval: both go into the next commit
+    await asyncio.gather(first, sequencer.submit(_bet(4)))
+    assert sequencer.stats.commits == 2
+    await sequencer.close()
+    runner.cancel()
+
+
+async def test_brief_4_a_quiet_sequencer_commits_each_event_at_once(journal: Journal) -> None:
+    sequencer = Sequencer(journal, Broadcast(), batching=Batching(interval_s=60.0))
+    runner = asyncio.create_task(sequencer.run())
+    for seq in range(3):  # one at a time: never busy, so the long interval never applies
+        async with asyncio.timeout(10):
+            assert (await sequencer.submit(_bet(seq))).seq == 3 + seq
+    assert sequencer.stats.commits == 3
+    runner.cancel()
+
+
+async def test_brief_3_a_commit_cancelled_midway_still_ends_and_its_state_is_kept(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+    commit = Transaction.commit
+
+    def slow_commit(transaction: Transaction) -> None:  # the disk is slow today
+        entered.set()
+        release.wait(10)
+        commit(transaction)
+
+    monkeypatch.setattr(Transaction, "commit", slow_commit)
+    sequencer = Sequencer(journal, Broadcast())
+    runner = asyncio.create_task(sequencer.run())
+    bet = BetSensed("T1/s/1", AT, "T1", "s", 1, 2, "progressive", True, 500)
+    submitted = asyncio.create_task(sequencer.submit(bet))
+    assert await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
+    runner.cancel()  # the daemon stops while the commit thread is in its COMMIT
+    await asyncio.sleep(0.1)
+    assert not runner.done()  # it does not leave the connection to a running commit
+    release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await runner
+    assert [row["event_id"] for row in journal.rows()][-1] == "T1/s/1"  # durable
+    assert journal.state.table_states["T1"].bets == {(2, "progressive"): 500}  # and the ledger
+    submitted.cancel()
