@@ -77,14 +77,15 @@ async def _fresh(name: str, args: argparse.Namespace, directory: Path) -> Relay 
 async def measure(args: argparse.Namespace, directory: Path) -> list[dict[str, Any]]:
     """Every step, rising, until both sides have fallen behind (see the module docstring)."""
     live: dict[str, Relay | Controller] = {}
-    attempts = {"relay": 0, "controller": 0}
+    sides = [name for name in ("relay", "controller") if name in args.sides.split(",")]
+    attempts = dict.fromkeys(sides, 0)
     steps: list[dict[str, Any]] = []
     try:
-        for name in ("relay", "controller"):
+        for name in sides:
             live[name] = await _fresh(f"{name}-0", args, directory)
         for rate in [float(item) for item in args.rates.split(",")]:
             step: dict[str, Any] = {"load": rate}
-            for name in ("relay", "controller"):
+            for name in sides:
                 side = live.get(name)
                 while side is not None:
                     result = await side.step(rate, args.duration)
@@ -192,6 +193,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="offered events/s per step, comma-separated, rising",
     )
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per step")
+    parser.add_argument(
+        "--sides",
+        default="relay,controller",
+        help="which sides to run (one alone is for experiments such as profiling)",
+    )
     parser.add_argument(
         "--retries", type=int, default=1, help="fresh starts of a side that falls behind"
     )
