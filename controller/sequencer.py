@@ -16,13 +16,6 @@ commit runs: the sequencer commits one batch at a time (:attr:`Sequencer._writin
 displays and metrics read through their own connection (:attr:`Journal.reader`). A commit is
 never abandoned halfway: cancelled while it runs, the sequencer waits for it to end first.
 
-**Commit interval.** Each commit costs a fixed share (its WAL pages, the ``fsync``, the hand-off
-to the thread) whatever its size: at one event per commit, the journal does a third of the work
-per event that it does at 64. So when the controller is busy (the last batch held more than
-one event, so events arrive faster than commits end), a commit starts no sooner than
-:data:`COMMIT_INTERVAL_S` (2 ms) after the one before it started, or as soon as a full batch waits,
-like MySQL's ``binlog_group_commit_sync_delay``. A quiet controller commits each event at once.
-
 If the journal cannot be written, the controller **fails closed**: every waiting and new
 event is answered with :class:`ControllerUnavailableError` (so sources do not acknowledge and
 devices resend), every table is shown CLOSED, and the sequencer probes the journal with
@@ -40,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from time import perf_counter
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus
 from controller.events import DeviceEvent, FaultRecorded
@@ -59,18 +52,6 @@ if TYPE_CHECKING:
     from controller.outputs import AnyUpdate
 
 log = logging.getLogger(__name__)
-
-COMMIT_INTERVAL_S: Final = 0.002
-"""Least time between the starts of two commits while busy (see the module docstring)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Batching:
-    """How the sequencer groups events into commits."""
-
-    max_events: int = 512
-    interval_s: float = COMMIT_INTERVAL_S
-    """See :data:`COMMIT_INTERVAL_S`; 0 commits as soon as the commit before has ended."""
 
 
 def utc_now() -> str:
@@ -126,13 +107,13 @@ class Sequencer:
         broadcast: Broadcast,
         *,
         clock: Callable[[], str] = utc_now,
-        batching: Batching = Batching(),
+        batch_max: int = 512,
         on_heartbeat: Callable[..., AnyEvent | None] | None = None,
     ) -> None:
         self.journal = journal
         self.broadcast = broadcast
         self.clock = clock
-        self.batching = batching
+        self.batch_max = batch_max
         self.stats = SequencerStats()
         self.failed_reason: str | None = None
         self._queue: asyncio.Queue[_Waiting] = asyncio.Queue()
@@ -190,27 +171,16 @@ class Sequencer:
     async def run(self) -> None:
         """Journal events in arrival order until cancelled or closed."""
         self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=True, reason="started")])
-        started, busy = 0.0, False
         while True:
             first = await self._queue.get()
-            if busy:
-                await self._fill(started + self.batching.interval_s)
-            started = perf_counter()
             batch = [first]
-            while len(batch) < self.batching.max_events and not self._queue.empty():
+            while len(batch) < self.batch_max and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            busy = len(batch) > 1
             async with self._writing:
                 if self.failed_reason is None:
                     await self._commit(batch)
                 else:
                     self._refuse(batch)
-
-    async def _fill(self, until: float) -> None:
-        """Let the next batch fill until ``until`` (perf_counter) unless a full one waits."""
-        delay = until - perf_counter()
-        if delay > 0 and self._queue.qsize() + 1 < self.batching.max_events:
-            await asyncio.sleep(delay)
 
     def _refuse(self, batch: list[_Waiting]) -> None:
         for waiting in batch:
@@ -351,7 +321,7 @@ class Sequencer:
         self._closing = True
         async with self._writing:
             while not self._queue.empty():
-                size = min(self.batching.max_events, self._queue.qsize())
+                size = min(self.batch_max, self._queue.qsize())
                 batch = [self._queue.get_nowait() for _ in range(size)]
                 if self.failed_reason is None:
                     await self._commit(batch)

@@ -22,7 +22,7 @@ from controller.journal.store import Transaction
 from controller.liveness import Liveness
 from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate
 from controller.ports import ControllerUnavailableError
-from controller.sequencer import Batching, Sequencer
+from controller.sequencer import Sequencer
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:
@@ -171,35 +171,6 @@ async def test_brief_3_a_silent_table_is_closed_and_reopens_when_heard(journal: 
 
 
 # --- the commit beside the loop -------------------------------------------------------------
-
-
-def _bet(seq: int) -> BetSensed:
-    return BetSensed(f"T1/s/{seq}", AT, "T1", "s", seq, 1 + seq % 6, "progressive", True)
-
-
-async def test_brief_4_a_busy_sequencer_waits_the_commit_interval_to_fill_its_batch(
-    journal: Journal,
-) -> None:
-    sequencer = Sequencer(journal, Broadcast(), batching=Batching(interval_s=0.5))
-    runner = asyncio.create_task(sequencer.run())
-    await asyncio.gather(*(sequencer.submit(_bet(seq)) for seq in range(3)))  # busy: 3 at once
-    assert sequencer.stats.commits == 1
-    first = asyncio.create_task(sequencer.submit(_bet(3)))
-    await asyncio.sleep(0.05)  # well inside the interval: both go into the next commit
-    await asyncio.gather(first, sequencer.submit(_bet(4)))
-    assert sequencer.stats.commits == 2
-    await sequencer.close()
-    runner.cancel()
-
-
-async def test_brief_4_a_quiet_sequencer_commits_each_event_at_once(journal: Journal) -> None:
-    sequencer = Sequencer(journal, Broadcast(), batching=Batching(interval_s=60.0))
-    runner = asyncio.create_task(sequencer.run())
-    for seq in range(3):  # one at a time: never busy, so the long interval never applies
-        async with asyncio.timeout(10):
-            assert (await sequencer.submit(_bet(seq))).seq == 3 + seq
-    assert sequencer.stats.commits == 3
-    runner.cancel()
 
 
 async def test_brief_3_a_commit_cancelled_midway_still_ends_and_its_state_is_kept(
