@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, RoundVoided
 from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
 from drivers import registry
+from drivers.mqtt import payloads
 from drivers.mqtt.payloads import (
     MAX_PAYLOAD,
     BetPayload,
@@ -325,3 +326,58 @@ def test_drivers_are_registered() -> None:
 
     assert registry.load("mqtt") is MqttSource
     assert registry.load("mqtt-display") is MqttSink
+
+
+# The one-step decoding of valid payloads gives what the step-by-step reading gives.
+
+
+def careful(event_type: str, data: bytes) -> object:
+    """The payload read step by step only (JSON, version, device and seq, the type's fields)."""
+    kind = payloads._EVENT_TYPES[event_type]
+    try:
+        value = payloads.decode_object(data)
+        payloads._convert(value, payloads._HeadFields)
+        payload = payloads._convert(value, kind.payload)
+        return kind.event(payloads._Head("t1", payload.device, payload.seq, AT), payload)
+    except PayloadError as error:
+        return (error.reason, error.detail)
+
+
+def quick(event_type: str, data: bytes) -> object:
+    try:
+        return decode_table_event("t1", event_type, data, at=AT)
+    except PayloadError as error:
+        return (error.reason, error.detail)
+
+
+VALID = {
+    "bet": {"seat": 3, "spot": "progressive", "present": True, "amount_cents": 500},
+    "lock": {"round": "r-0042"},
+    "card": {"round": "r-0042", "position": 0, "card": "As"},
+    "done": {"round": "r-0042"},
+    "void": {"round": "r-0042", "reason": "misdeal"},
+    "heartbeat": {},
+}
+ODD_VALUES = st.sampled_from(
+    [None, True, 1.0, -1, 0, 2**32, "", " ", "x" * 201, "Zz", "envy", [], {}, 10**12 + 1]
+)
+FIELDS = st.sampled_from(
+    ["v", "device", "seq", "seat", "spot", "present", "amount_cents", "round", "position",
+     "card", "reason", "extra"]
+)  # fmt: skip
+CHANGES = st.lists(st.tuples(FIELDS, st.none() | ODD_VALUES), max_size=2)
+"""Up to two changes to a valid payload: a field set to an odd value, or removed (None)."""
+
+
+@given(st.sampled_from(sorted(VALID)), CHANGES)
+def test_a_payload_decodes_in_one_step_exactly_as_read_step_by_step(
+    event_type: str, changes: list[tuple[str, object]]
+) -> None:
+    value: dict[str, object] = {"v": 1, "device": "shoe", "seq": 9} | VALID[event_type]
+    for name, new in changes:
+        if new is None:
+            value.pop(name, None)
+        else:
+            value[name] = new
+    data = json.dumps(value).encode()
+    assert quick(event_type, data) == careful(event_type, data)
