@@ -120,6 +120,9 @@ class Sequencer:
         self._on_heartbeat = on_heartbeat
         self._closing = False
         self._writing = asyncio.Lock()
+        # Never shut down while the sequencer lives: run() may still commit a batch it took
+        # before close() (it is answered, as close() promises). An idle worker ends with the
+        # executor (garbage collected, or at exit).
         self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-commit")
         self.on_commit: list[Callable[[Sequence[Receipt]], None]] = []
         """Called with the receipts of each commit, before the updates are published."""
@@ -327,5 +330,4 @@ class Sequencer:
                     await self._commit(batch)
                 else:
                     self._refuse(batch)
-        self._committer.shutdown(wait=False)
         self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=False, reason="stopping")])

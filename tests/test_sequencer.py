@@ -199,3 +199,37 @@ async def test_brief_3_a_commit_cancelled_midway_still_ends_and_its_state_is_kep
     assert [row["event_id"] for row in journal.rows()][-1] == "T1/s/1"  # durable
     assert journal.state.table_states["T1"].bets == {(2, "progressive"): 500}  # and the ledger
     submitted.cancel()
+
+
+async def test_brief_3_an_event_taken_just_before_shutdown_is_still_journaled(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered, release = threading.Event(), threading.Event()
+    commit = Transaction.commit
+
+    def slow_first_commit(transaction: Transaction) -> None:
+        if not release.is_set():
+            entered.set()
+            release.wait(10)
+        commit(transaction)
+
+    monkeypatch.setattr(Transaction, "commit", slow_first_commit)
+    sequencer = Sequencer(journal, Broadcast())
+    runner = asyncio.create_task(sequencer.run())
+    first = asyncio.create_task(
+        sequencer.submit(BetSensed("T1/s/1", AT, "T1", "s", 1, 2, "progressive", True, 500))
+    )
+    assert await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
+    second = asyncio.create_task(
+        sequencer.submit(BetSensed("T1/s/2", AT, "T1", "s", 2, 3, "progressive", True, 500))
+    )
+    await asyncio.sleep(0)  # queued behind the commit in flight
+    closing = asyncio.create_task(sequencer.close())  # waits for that commit
+    await asyncio.sleep(0.05)
+    release.set()  # the sequencer takes the second event, then shutdown takes the lock first
+    await closing
+    async with asyncio.timeout(10):
+        assert (await first).seq == 3
+        assert (await second).seq == 4  # journaled after all, and answered
+    assert not runner.done()  # no error in the sequencer's task
+    runner.cancel()
