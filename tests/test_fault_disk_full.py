@@ -67,10 +67,12 @@ def small_disk(tmp_path: Path) -> Iterator[Path]:
 
 def fill(disk: Path) -> Path:
     filler = disk / "filler"
-    with filler.open("wb") as handle, contextlib.suppress(OSError):
+    # Unbuffered, and the error suppressed around the file too: a buffered file whose last
+    # write failed for lack of space fails again when it is closed (the bytes still in its
+    # buffer), which made this helper itself raise ENOSPC now and then.
+    with contextlib.suppress(OSError), filler.open("wb", buffering=0) as handle:
         while True:
             handle.write(b"\0" * 65536)
-            handle.flush()
     return filler
 
 
