@@ -173,23 +173,37 @@ async def test_brief_3_a_silent_table_is_closed_and_reopens_when_heard(journal: 
 # --- the commit beside the loop -------------------------------------------------------------
 
 
-async def test_brief_3_a_commit_cancelled_midway_still_ends_and_its_state_is_kept(
-    journal: Journal, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _bet(seq: int, seat: int) -> BetSensed:
+    return BetSensed(f"T1/s/{seq}", AT, "T1", "s", seq, seat, "progressive", True, 500)
+
+
+def hold_first_commit(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, threading.Event]:
+    """Make the first COMMIT wait (a slow disk): set when it started, and to let it go on."""
     entered, release = threading.Event(), threading.Event()
     commit = Transaction.commit
 
-    def slow_commit(transaction: Transaction) -> None:  # the disk is slow today
-        entered.set()
-        release.wait(10)
+    def slow_first_commit(transaction: Transaction) -> None:
+        if not release.is_set():
+            entered.set()
+            release.wait(10)
         commit(transaction)
 
-    monkeypatch.setattr(Transaction, "commit", slow_commit)
+    monkeypatch.setattr(Transaction, "commit", slow_first_commit)
+    return entered, release
+
+
+async def started(entered: threading.Event) -> None:
+    assert await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
+
+
+async def test_brief_3_a_commit_cancelled_midway_still_ends_and_its_state_is_kept(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    entered, release = hold_first_commit(monkeypatch)
     sequencer = Sequencer(journal, Broadcast())
     runner = asyncio.create_task(sequencer.run())
-    bet = BetSensed("T1/s/1", AT, "T1", "s", 1, 2, "progressive", True, 500)
-    submitted = asyncio.create_task(sequencer.submit(bet))
-    assert await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
+    submitted = asyncio.create_task(sequencer.submit(_bet(1, 2)))
+    await started(entered)
     runner.cancel()  # the daemon stops while the commit thread is in its COMMIT
     await asyncio.sleep(0.1)
     assert not runner.done()  # it does not leave the connection to a running commit
@@ -204,25 +218,12 @@ async def test_brief_3_a_commit_cancelled_midway_still_ends_and_its_state_is_kep
 async def test_brief_3_an_event_taken_just_before_shutdown_is_still_journaled(
     journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    entered, release = threading.Event(), threading.Event()
-    commit = Transaction.commit
-
-    def slow_first_commit(transaction: Transaction) -> None:
-        if not release.is_set():
-            entered.set()
-            release.wait(10)
-        commit(transaction)
-
-    monkeypatch.setattr(Transaction, "commit", slow_first_commit)
+    entered, release = hold_first_commit(monkeypatch)
     sequencer = Sequencer(journal, Broadcast())
     runner = asyncio.create_task(sequencer.run())
-    first = asyncio.create_task(
-        sequencer.submit(BetSensed("T1/s/1", AT, "T1", "s", 1, 2, "progressive", True, 500))
-    )
-    assert await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
-    second = asyncio.create_task(
-        sequencer.submit(BetSensed("T1/s/2", AT, "T1", "s", 2, 3, "progressive", True, 500))
-    )
+    first = asyncio.create_task(sequencer.submit(_bet(1, 2)))
+    await started(entered)
+    second = asyncio.create_task(sequencer.submit(_bet(2, 3)))
     await asyncio.sleep(0)  # queued behind the commit in flight
     closing = asyncio.create_task(sequencer.close())  # waits for that commit
     await asyncio.sleep(0.05)

@@ -115,17 +115,20 @@ def _roll_back(connection: sqlite3.Connection) -> None:
             connection.execute("ROLLBACK")
 
 
+def _write_error(path: Path, error: sqlite3.Error) -> JournalError:
+    return JournalError(f"{path}: cannot write the journal: {_why(path, error)}")
+
+
+@dataclass(slots=True)
 class Transaction:
     """A prepared append (:meth:`Journal.prepare`): written, not yet committed."""
 
-    def __init__(
-        self, journal: Journal, state: LedgerState, tail: tuple[int, str], receipts: list[Receipt]
-    ) -> None:
-        self.state = state
-        self.tail = tail
-        self.receipts = receipts
-        self.committed = False
-        self._journal = journal
+    path: Path
+    connection: sqlite3.Connection
+    state: LedgerState
+    tail: tuple[int, str]
+    receipts: list[Receipt]
+    committed: bool = False
 
     def commit(self) -> None:
         """``COMMIT``: durable when this returns; else rolled back and :class:`JournalError`.
@@ -133,14 +136,12 @@ class Transaction:
         It touches only the SQLite connection, so it may run in another thread than the one
         that prepared it, as long as nothing else uses the connection until it returns.
         """
-        connection = self._journal.db.conn
         try:
-            connection.execute("COMMIT")
-        except sqlite3.Error as error:
-            _roll_back(connection)
-            raise self._journal._error(error) from error  # noqa: SLF001 - its own journal
-        except BaseException:
-            _roll_back(connection)
+            self.connection.execute("COMMIT")
+        except BaseException as error:
+            _roll_back(self.connection)
+            if isinstance(error, sqlite3.Error):
+                raise _write_error(self.path, error) from error
             raise
         self.committed = True
 
@@ -239,7 +240,7 @@ class Journal:
         try:
             return self._prepare(events)
         except sqlite3.Error as error:
-            raise self._error(error) from error
+            raise _write_error(self.path, error) from error
 
     def adopt(self, transaction: Transaction) -> list[Receipt]:
         """Move the in-memory state on to a committed transaction's; return its receipts."""
@@ -247,9 +248,6 @@ class Journal:
             raise JournalError("a transaction must be committed before its state is adopted")
         self.state, self._tail = transaction.state, transaction.tail
         return transaction.receipts
-
-    def _error(self, error: sqlite3.Error) -> JournalError:
-        return JournalError(f"{self.path}: cannot write the journal: {_why(self.path, error)}")
 
     def _prepare(self, events: Sequence[AnyEvent]) -> Transaction:
         connection = self.db.conn
@@ -281,7 +279,7 @@ class Journal:
         except BaseException:
             _roll_back(connection)
             raise
-        return Transaction(self, state, tail, receipts)
+        return Transaction(self.path, connection, state, tail, receipts)
 
     def _write(
         self, state: LedgerState, tail: tuple[int, str], event: AnyEvent
