@@ -1,6 +1,7 @@
 """Shared test set-up: hypothesis profiles, and the real mosquitto broker fixture.
 
-``mosquitto`` (from tests/mosquitto.py) starts a real broker on a free loopback port.
+``mosquitto`` (from tests/mosquitto.py) starts a real broker on a free loopback port;
+``played`` and ``connection`` (from tests/journal_rig.py) give a journal file with a few rounds.
 
 ``default`` keeps the local example database (under ``.hypothesis/``, git-ignored) so a failure
 found once is replayed first next time. ``ci`` keeps no database and prints the reproduction
@@ -14,7 +15,7 @@ import os
 
 from hypothesis import settings
 
-pytest_plugins = ["mosquitto"]
+pytest_plugins = ["journal_rig", "mosquitto"]
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, database=None, print_blob=True)

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 import aiomqtt
 import pytest
 from intake import JournalIntake
+from journal_rig import FIVE_ACES, POOL, opened_journal, settle, wager
 from mosquitto import mosquitto_fixture  # noqa: F401 - registers the fixture
 from mqtt_watch import Watch, watching
-from test_journal import FIVE_ACES, POOL, opened_journal, settle, wager
 
 from controller.events import (
     BetSensed,

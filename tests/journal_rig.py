@@ -1,0 +1,148 @@
+"""The journal tests' rig: a pool and a table, a few rounds played, and ways to read the file.
+
+``played`` (a closed journal file holding three rounds, which verifies) and ``connection`` (a
+raw connection to it, as an intruder would open it) are fixtures, registered for every test by
+tests/conftest.py. Every helper works on a real SQLite file.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import sqlite3
+from contextlib import closing, suppress
+from decimal import Decimal
+from typing import TYPE_CHECKING
+
+import pytest
+
+from controller.events import (
+    HitVerified,
+    PoolOpened,
+    RoundSettled,
+    TableConfigured,
+    WagerLocked,
+)
+from controller.journal import Journal
+from controller.journal.codec import pool_json, wagers_json
+from controller.journal.verify import verify
+from controller.ledger import LedgerError, LedgerState, apply
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from controller.events import AnyEvent
+
+AT = "2024-05-01T12:00:00Z"
+PAYTABLE = "progressive-1"
+SEED_CENTS = 1_000_000
+POOL = "pool-a"
+TABLE = "T1"
+STRAIGHT_FLUSH = ["9h", "Th", "Jh", "Qh", "Kh", "Ah", "8h"]
+FIVE_ACES = ["As", "Ah", "Ad", "Ac", "Jk", "4d", "7c"]
+NOTHING = ["2c", "5d", "7s", "9c", "Jd", "Ks", "3h"]
+OTHER = ["2s", "4s", "5c", "8c", "9d", "Td", "Js"]
+THIRD = ["3c", "4h", "6d", "8s", "Th", "Qh", "2h"]
+DEALER = ["2d", "4c", "6s", "8d", "Tc", "Qc", "3s"]
+
+
+def paytable_text() -> str:
+    return (importlib.resources.files("controller") / "paytables" / f"{PAYTABLE}.toml").read_text()
+
+
+def pool_opened(event_id: str = "open-a", pool_id: str = POOL) -> PoolOpened:
+    # 28.25 % + 2 %: each $1 wager adds 28 1/4 cents to the meter, so sub-cents are carried.
+    return PoolOpened(
+        event_id, AT, pool_id, PAYTABLE, SEED_CENTS, Decimal("0.2825"), Decimal("0.02")
+    )
+
+
+def table_configured(event_id: str = "table-1", table_id: str = TABLE) -> TableConfigured:
+    return TableConfigured(
+        event_id,
+        AT,
+        table_id,
+        {PAYTABLE: paytable_text()},
+        progressive=PAYTABLE,
+        pool_id=POOL,
+        verification_cents=50_000,
+    )
+
+
+def wager(event_id: str, round_id: str, seat: int, amount: int = 100) -> WagerLocked:
+    return WagerLocked(event_id, AT, TABLE, round_id, seat, "progressive", amount)
+
+
+def settle(event_id: str, round_id: str, hands: dict[int, list[str]]) -> RoundSettled:
+    return RoundSettled(
+        event_id, AT, TABLE, round_id, DEALER, {str(seat): cards for seat, cards in hands.items()}
+    )
+
+
+def opened_journal(path: Path) -> Journal:
+    journal = Journal(path)
+    for event in (pool_opened(), table_configured()):
+        assert journal.append(event).applied
+    return journal
+
+
+def play_rounds(journal: Journal) -> None:
+    """Three rounds: plain contributions, a five-aces hit (pending, then verified), a reset."""
+    journal.append(wager("r1-w1", "r1", 1))
+    journal.append(wager("r1-w2", "r1", 2))
+    journal.append(settle("r1-settle", "r1", {1: NOTHING, 2: OTHER}))
+    journal.append(wager("r2-w3", "r2", 3))
+    journal.append(wager("r2-w4", "r2", 4))
+    journal.append(settle("r2-settle", "r2", {3: FIVE_ACES, 4: NOTHING}))
+    journal.append(HitVerified("r2-verify", AT, "r2-settle/3/progressive", "supervisor-7"))
+    journal.append(wager("r3-w1", "r3", 1))
+    journal.append(settle("r3-settle", "r3", {1: STRAIGHT_FLUSH}))
+
+
+@pytest.fixture
+def played(tmp_path: Path) -> Path:
+    """A closed journal file holding a few rounds, which verifies."""
+    path = tmp_path / "journal.db"
+    with opened_journal(path) as journal:
+        play_rounds(journal)
+    assert verify(path).ok
+    return path
+
+
+@pytest.fixture
+def connection(played: Path) -> Iterator[sqlite3.Connection]:
+    """A raw connection to the played journal, as an intruder would open it."""
+    with closing(sqlite3.connect(played, isolation_level=None)) as raw:
+        raw.row_factory = sqlite3.Row
+        yield raw
+
+
+def rows_of(path: Path) -> list[dict[str, object]]:
+    with closing(sqlite3.connect(path)) as raw:
+        raw.row_factory = sqlite3.Row
+        return [dict(row) for row in raw.execute("SELECT * FROM journal ORDER BY seq")]
+
+
+def table_rows(path: Path, table: str) -> list[tuple[object, ...]]:
+    with closing(sqlite3.connect(path)) as raw:
+        return raw.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()  # noqa: S608
+
+
+def snapshot(state: LedgerState) -> dict[str, object]:
+    """Everything of a ledger state that the journal stores, in comparable form."""
+    return {
+        "pools": {pool_id: pool_json(pool) for pool_id, pool in state.pools.items()},
+        "tables": dict(state.table_events),
+        "rounds": {key: wagers_json(wagers) for key, wagers in state.rounds.items()},
+        "pending": dict(state.pending),
+        "revision": state.revision,
+    }
+
+
+def replay(events: list[AnyEvent]) -> LedgerState:
+    """A clean in-memory replay: :func:`controller.ledger.apply` from an empty state."""
+    state = LedgerState()
+    for event in events:
+        with suppress(LedgerError):  # a refusal changes nothing
+            state, _ = apply(state, event)
+    return state
