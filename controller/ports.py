@@ -7,6 +7,11 @@ source acknowledge the device (serial ``ACK``, MQTT ``PUBACK``). If the journal 
 written, ``submit`` raises :class:`ControllerUnavailableError` and the source must not
 acknowledge: the device resends later and nothing is lost.
 
+``enqueue`` is the same without the wait, for a source that pipelines (MQTT): the event is in
+the intake's queue when it returns, and the future it returns is the receipt (or the
+``ControllerUnavailableError``). Events are journaled in the order they are queued. A source
+that takes a burst of messages queues each of them in one go, with no task or coroutine each.
+
 A **sink** receives :mod:`controller.outputs` updates after each commit.
 """
 
@@ -15,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    import asyncio
     from collections.abc import AsyncIterator
 
     from controller.events import AnyEvent
@@ -31,6 +37,10 @@ class Intake(Protocol):
 
     async def submit(self, event: AnyEvent) -> Receipt:
         """Journal the event (once per id) and return once it is durable."""
+        ...
+
+    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
+        """Queue the event to be journaled (once per id); the future is done once it is durable."""
         ...
 
     def heartbeat(self, table_id: str, device: str) -> None:

@@ -134,13 +134,19 @@ class Sequencer:
 
     async def submit(self, event: AnyEvent) -> Receipt:
         """Journal an event once; return when it is durable (see controller.ports.Intake)."""
+        return await self.enqueue(event)
+
+    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
+        """Queue an event to be journaled once; the future is its receipt (see Intake)."""
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         if not self.available:
-            raise ControllerUnavailableError(self.failed_reason or "the controller is stopping")
+            reason = self.failed_reason or "the controller is stopping"
+            future.set_exception(ControllerUnavailableError(reason))
+            return future
         if isinstance(event, DeviceEvent):
             self._revive(event.table_id, event.device)
-        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         self._queue.put_nowait(_Waiting(event, future, perf_counter()))
-        return await future
+        return future
 
     def _revive(self, table_id: str, device: str) -> None:
         """Queue the reopening of a table closed for silence ahead of what it just sent."""

@@ -49,15 +49,22 @@ class JournalIntake:
 
     async def submit(self, event: AnyEvent) -> Receipt:
         """Journal the event durably (or fail closed when ``unavailable``)."""
+        return await self.enqueue(event)
+
+    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
+        """Journal the event durably at once; the future holds its receipt (or the refusal)."""
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         self.submitted.append(event)
         try:
             if self.unavailable:
-                raise ControllerUnavailableError("journal unavailable (test)")
-            receipt = self.journal.append(event)
-            self.receipts.append(receipt)
+                future.set_exception(ControllerUnavailableError("journal unavailable (test)"))
+            else:
+                receipt = self.journal.append(event)
+                self.receipts.append(receipt)
+                future.set_result(receipt)
         finally:
             self._changed()
-        return receipt
+        return future
 
     def heartbeat(self, table_id: str, device: str) -> None:
         """Record that a device is alive."""

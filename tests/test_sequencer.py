@@ -81,6 +81,41 @@ async def test_brief_4_events_are_journaled_in_one_order_with_group_commit(
     assert all(update.seq <= receipts[-1].seq for update in meters)
 
 
+async def test_brief_4_enqueued_events_are_journaled_in_the_order_queued(
+    journal: Journal,
+) -> None:
+    """``enqueue`` queues at once (no task): the futures resolve in queue order, one commit."""
+    sequencer = Sequencer(journal, Broadcast())
+    futures = [sequencer.enqueue(event) for event in bets(4)]
+    assert not any(future.done() for future in futures)  # nothing is journaled before run()
+    runner = asyncio.create_task(sequencer.run())
+    receipts = await asyncio.gather(*futures)
+    runner.cancel()
+    assert [receipt.event_id for receipt in receipts] == [event.event_id for event in bets(4)]
+    assert [receipt.seq for receipt in receipts] == list(range(3, 8))
+    assert sequencer.stats.commits == 1
+
+
+async def test_brief_3_enqueue_while_failing_closed_gives_a_refused_receipt(
+    journal: Journal, tmp_path: Path
+) -> None:
+    sequencer = Sequencer(journal, Broadcast())
+    runner = asyncio.create_task(sequencer.run())
+    journal.db.execute("PRAGMA busy_timeout=20")
+    blocker = sqlite3.connect(tmp_path / "journal.db", isolation_level=None)
+    blocker.execute("BEGIN EXCLUSIVE")
+    first = sequencer.enqueue(bets(1)[0])
+    with pytest.raises(ControllerUnavailableError):
+        await first
+    refused = sequencer.enqueue(bets(2)[1])
+    assert refused.done()  # refused at once: the source stops reading there
+    assert isinstance(refused.exception(), ControllerUnavailableError)
+    blocker.execute("ROLLBACK")
+    blocker.close()
+    runner.cancel()
+    assert journal.state.pools["P1"].meter == 1_000_000
+
+
 async def _drain(subscription: object):  # type: ignore[no-untyped-def]
     iterator = aiter(subscription)  # type: ignore[call-overload]
     while True:

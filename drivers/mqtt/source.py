@@ -5,18 +5,19 @@ site's prefix (:mod:`drivers.mqtt.topics`), decodes each message (:mod:`drivers.
 and hands it to the :class:`~controller.ports.Intake`. The delivery guarantee is the journal's:
 
 * **Acknowledged after commit.** Messages are acknowledged by hand (paho's manual ``PUBACK``):
-  only once ``intake.submit`` has returned (the event is durable, applied or refused), or once
-  ``intake.reject`` has recorded bad input, so that a malformed message is not redelivered
-  forever.
+  only once the receipt ``intake.enqueue`` promised is in (the event is durable, applied or
+  refused), or once ``intake.reject`` has recorded bad input, so that a malformed message is
+  not redelivered forever.
 * **Pipelined, in order.** Each message is handed to the intake as soon as it arrives, without
   waiting for the commits of those before it, so that the sequencer's group commit can take
   them together (one fsync for many events, instead of one each). Every message is put in the
-  intake's queue before the next one is read, so a table's events reach the sequencer in the
+  intake's queue (``enqueue``, which returns a future of the receipt: no task or coroutine per
+  message) before the next one is looked at, so a table's events reach the sequencer in the
   order it published them; the ``PUBACK`` of each goes out once it and every message before it
   are handled, so the acknowledgements leave in the order the messages arrived, as MQTT 3.1.1
   requires. How many messages are in flight at once is the broker's to say (mosquitto's
   ``max_inflight_messages``: 20 by default, 1000 as deploy/mosquitto ships it).
-* **Failing closed.** If ``submit`` raises :class:`~controller.ports.ControllerUnavailableError`
+* **Failing closed.** If the receipt is :class:`~controller.ports.ControllerUnavailableError`
   the message is *not* acknowledged, and neither is any message after it: the source stops
   reading at once (nothing more is submitted), acknowledges the messages before it once they
   are handled, publishes ``offline`` on its status topic, disconnects, and connects again after
@@ -73,7 +74,7 @@ import logging
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, NamedTuple
 
 import aiomqtt
 
@@ -104,9 +105,10 @@ from drivers.mqtt.topics import TableStatusTopic, TopicError, Topics
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
-    from collections.abc import Collection
+    from collections.abc import Callable, Collection
 
     from controller.events import AnyEvent
+    from controller.journal import Receipt
     from controller.ports import Intake
     from controller.settings import BrokerSettings
 
@@ -122,11 +124,31 @@ class _FailingClosedError(Exception):
     """The controller could not record a message: leave it unacknowledged and reconnect."""
 
 
+def _enqueue(intake: Intake, event: AnyEvent) -> asyncio.Future[Receipt]:
+    """The event queued in the intake; an intake that fails at once gives a failed future."""
+    try:
+        return intake.enqueue(event)
+    except Exception as error:  # noqa: BLE001 -- a bug in the intake: told (logged) as its failure
+        failed: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        failed.set_exception(error)
+        return failed
+
+
+class _Handling(NamedTuple):
+    """One message being handled: acknowledged once ``outcome`` is done (and ``then`` run)."""
+
+    message: aiomqtt.Message
+    outcome: asyncio.Future[Receipt] | asyncio.Task[None] | None
+    """The receipt of its event, the recording of its rejection, or None: handled already."""
+    then: Callable[[], None] | None = None
+    """What to note once its event is journaled (a table status change, as journaled)."""
+
+
 @dataclass(slots=True)
 class _Pipeline:
     """One connection's messages being handled, oldest first (see the module docstring)."""
 
-    handling: deque[tuple[aiomqtt.Message, asyncio.Task[None]]] = field(default_factory=deque)
+    handling: deque[_Handling] = field(default_factory=deque)
     more: asyncio.Event = field(default_factory=asyncio.Event)
     """Set when a message is added (wakes the acknowledger)."""
     stalled: bool = False
@@ -134,15 +156,15 @@ class _Pipeline:
 
     async def abandon(self) -> None:
         """Stop handling what is left (the broker delivers it again on the next connection)."""
-        tasks = [task for _message, task in self.handling]
+        outcomes = [item.outcome for item in self.handling if item.outcome is not None]
         self.handling.clear()
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
-            for task in tasks:
-                if not task.cancelled():
-                    task.exception()  # retrieved: its failure is already told by the first
+        for outcome in outcomes:
+            outcome.cancel()  # an event already queued is still journaled; it is not acked
+        if outcomes:
+            await asyncio.wait(outcomes)
+            for outcome in outcomes:
+                if not outcome.cancelled():
+                    outcome.exception()  # retrieved: its failure is already told by the first
 
 
 class MqttSource:
@@ -272,30 +294,26 @@ class MqttSource:
                 more = client.received()
                 idle = 0 if more else idle + 1
                 arrived += more
-            # One handler task each, started in the order of arrival, so that they enter
-            # the intake's queue in that order and the sequencer takes them into one commit.
+            # Queued in the order of arrival, each before the next is looked at, so that
+            # the sequencer takes them in that order (and into one commit). One clock
+            # reading dates the burst: it arrived within a few microseconds.
+            at = utc_now()
+            handling = pipeline.handling
             for message in arrived:
-                task = asyncio.create_task(self._handle_in(pipeline, client, message, intake))
-                pipeline.handling.append((message, task))
+                item = self._take(client, message, intake, at)
+                handling.append(item)
+                outcome = item.outcome
+                if outcome is not None and outcome.done() and outcome.exception() is not None:
+                    # Refused at once (failing closed): what follows is not even tried (it
+                    # would be journaled ahead of this one); the broker delivers it again.
+                    pipeline.stalled = True
+                    break
             pipeline.more.set()
-            # Let them reach the intake before reading on (a refusal stops the reading).
-            await asyncio.sleep(0)
+            if pipeline.stalled:
+                break
         # Stalled: nothing more is read or submitted on this connection. The acknowledger
         # acknowledges what came before the refused message and then ends the connection.
         await asyncio.Future()
-
-    async def _handle_in(
-        self, pipeline: _Pipeline, client: AckingClient, message: aiomqtt.Message, intake: Intake
-    ) -> None:
-        if pipeline.stalled:
-            # An earlier message was refused: this one is not even tried (it would be
-            # journaled ahead of the refused one); the broker delivers both again.
-            raise _FailingClosedError("an earlier message was not recorded")
-        try:
-            await self._handle(client, message, intake)
-        except _FailingClosedError:
-            pipeline.stalled = True
-            raise
 
     async def _acknowledge(self, client: AckingClient, pipeline: _Pipeline) -> None:
         """Acknowledge the messages in the order they arrived, each once it is handled."""
@@ -304,91 +322,118 @@ class MqttSource:
             while not handling:
                 pipeline.more.clear()
                 await pipeline.more.wait()
-            message, task = handling[0]
-            # Raises _FailingClosedError if it could not be recorded: it and every message
-            # after it stay unacknowledged.
-            await task
+            message, outcome, then = handling[0]
+            if outcome is not None:
+                try:
+                    receipt = await outcome
+                except Exception as error:
+                    # It and every message after it stay unacknowledged.
+                    pipeline.stalled = True
+                    raise self._not_recorded(message, error) from error
+                if receipt is not None:
+                    self.submitted += 1
+                    if receipt.duplicate:
+                        self.duplicates += 1
+                    if then is not None:
+                        then()
+                    if self._failing:
+                        await self._recovered(client)
             handling.popleft()
             # Handled: journaled, rejected (and the fault journaled) or a heartbeat.
             client.ack(message)
 
-    async def _handle(self, client: AckingClient, message: aiomqtt.Message, intake: Intake) -> None:
-        """Handle one message; raise _FailingClosedError if it must not be acknowledged."""
+    def _not_recorded(self, message: aiomqtt.Message, error: Exception) -> _FailingClosedError:
+        """Why a message stays unacknowledged, counted once."""
+        if isinstance(error, _FailingClosedError):
+            return error  # a rejection not recorded: counted already
+        self.unacknowledged += 1
+        topic = message.topic.value
+        if isinstance(error, ControllerUnavailableError):
+            return _FailingClosedError(f"{topic} not acknowledged: {error}")
+        # Not in the intake's contract: a bug. Keep the message (unacknowledged) rather than
+        # lose it, and say so loudly; the backoff keeps the retries slow.
+        log.error("%s: the intake failed on %s", self.name, topic, exc_info=error)
+        return _FailingClosedError(f"{topic}: intake error {error!r}")
+
+    def _take(
+        self, client: AckingClient, message: aiomqtt.Message, intake: Intake, at: str
+    ) -> _Handling:
+        """Start handling one message: queue its event, start its rejection, or neither."""
         topic = message.topic.value
         try:
             target = self.topics.parse(topic)
         except TopicError as error:
-            await self._reject(client, intake, topic, error.reason, error.detail)
-            return
+            return self._reject_later(client, message, intake, error.reason, error.detail)
         if target is None:
-            await self._reject(client, intake, topic, "unknown-topic", "not a table topic")
-            return
+            return self._reject_later(client, message, intake, "unknown-topic", "not a table")
         known = self.known_tables
         if known is not None and target.table_id not in known:
             if isinstance(target, TableStatusTopic):
                 # A retained status of a retired table comes back at every subscription:
                 # report it once per run, not once per reconnection.
                 if target.table_id in self._unknown_status_tables:
-                    return
+                    return _Handling(message, None)
                 self._unknown_status_tables.add(target.table_id)
             detail = f"table {target.table_id!r} is not configured"
-            await self._reject(client, intake, topic, "unknown-table", detail)
-            return
+            return self._reject_later(client, message, intake, "unknown-table", detail)
         if isinstance(target, TableStatusTopic):
-            await self._status(client, intake, topic, target.table_id, message.payload)
-            return
+            return self._status(client, message, intake, target.table_id, at)
         try:
-            decoded = decode_table_event(target.table_id, target.event_type, message.payload)
+            decoded = decode_table_event(target.table_id, target.event_type, message.payload, at=at)
         except PayloadError as error:
-            await self._reject(client, intake, topic, error.reason, error.detail)
-            return
+            return self._reject_later(client, message, intake, error.reason, error.detail)
         if isinstance(decoded, Heartbeat):
             intake.heartbeat(decoded.table_id, decoded.device)
             self.heartbeats += 1
-            return
-        await self._submit(client, intake, decoded)
+            return _Handling(message, None)
+        return _Handling(message, _enqueue(intake, decoded))
 
-    async def _status(
-        self, client: AckingClient, intake: Intake, topic: str, table_id: str, payload: bytes
-    ) -> None:
+    def _status(
+        self,
+        client: AckingClient,
+        message: aiomqtt.Message,
+        intake: Intake,
+        table_id: str,
+        at: str,
+    ) -> _Handling:
+        payload = message.payload
         if not payload:
             # An empty retained message is how an operator clears a retired table's status.
-            log.info("%s: %s cleared", self.name, topic)
-            return
+            log.info("%s: %s cleared", self.name, message.topic.value)
+            return _Handling(message, None)
         try:
             online = decode_status(payload)
         except PayloadError as error:
-            await self._reject(client, intake, topic, error.reason, error.detail)
-            return
+            return self._reject_later(client, message, intake, error.reason, error.detail)
         if self._table_seen.get(table_id) == online:
-            return  # the retained copy at each subscription, or a redelivery: no change
+            return _Handling(message, None)  # the retained copy again, or a redelivery
         number = self._status_seen
         self._table_seen[table_id] = online
         self._status_seen += 1
         event_id = f"{table_id}/status/{self.name}/{self._start}/{number}"
-        event = table_status_event(table_id, online=online, event_id=event_id, at=utc_now())
-        await self._submit(client, intake, event)
-        # Only now: if submit failed, the same change is submitted again under the same id
-        # on the next connection (unless a later one was journaled: then under a new one).
-        self._table_online[table_id] = online
-        self._status_changes = max(self._status_changes, number + 1)
+        event = table_status_event(table_id, online=online, event_id=event_id, at=at)
 
-    async def _submit(self, client: AckingClient, intake: Intake, event: AnyEvent) -> None:
-        try:
-            receipt = await intake.submit(event)
-        except ControllerUnavailableError as error:
-            self.unacknowledged += 1
-            raise _FailingClosedError(f"{event.event_id} not acknowledged: {error}") from error
-        except Exception as error:
-            # Not in the intake's contract: a bug. Keep the message (unacknowledged) rather
-            # than lose it, and say so loudly; the backoff keeps the retries slow.
-            log.exception("%s: the intake failed on %s", self.name, event.event_id)
-            self.unacknowledged += 1
-            raise _FailingClosedError(f"{event.event_id}: intake error {error!r}") from error
-        self.submitted += 1
-        if receipt.duplicate:
-            self.duplicates += 1
-        await self._recovered(client)
+        def journaled() -> None:
+            # Only now: if it is refused, the same change is submitted again under the same
+            # id on the next connection (unless a later one was journaled: then a new one).
+            self._table_online[table_id] = online
+            self._status_changes = max(self._status_changes, number + 1)
+
+        return _Handling(message, _enqueue(intake, event), journaled)
+
+    def _reject_later(
+        self,
+        client: AckingClient,
+        message: aiomqtt.Message,
+        intake: Intake,
+        reason: str,
+        detail: str,
+    ) -> _Handling:
+        """Bad input: its rejection is journaled in a task of its own (it is rare)."""
+        topic = message.topic.value
+        return _Handling(
+            message, asyncio.create_task(self._reject(client, intake, topic, reason, detail))
+        )
 
     async def _reject(
         self, client: AckingClient, intake: Intake, topic: str, reason: str, detail: str
