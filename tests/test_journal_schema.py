@@ -15,6 +15,7 @@ from journal_rig import (
     POOL,
     opened_journal,
     play_rounds,
+    pool_opened,
     snapshot,
     table_rows,
     wager,
@@ -110,6 +111,56 @@ def test_brief_3_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(JournalError, match="cannot open the journal"):
         Journal(path)
+
+
+# --- pages --------------------------------------------------------------------------------
+
+
+def _page_size(path: Path) -> int:
+    with closing(sqlite3.connect(path)) as raw:
+        return int(raw.execute("PRAGMA page_size").fetchone()[0])
+
+
+def test_brief_3_a_new_journal_has_small_pages_and_an_old_one_keeps_its_own(
+    tmp_path: Path,
+) -> None:
+    """2 KiB pages for a new file (fewer WAL bytes per commit); a 4 KiB file works as it is."""
+    new = tmp_path / "new.db"
+    with opened_journal(new) as journal:
+        play_rounds(journal)
+    assert _page_size(new) == store.PAGE_SIZE == 2048
+    old = tmp_path / "old.db"
+    with closing(sqlite3.connect(old)) as raw:  # a journal made before: SQLite's default
+        raw.execute("PRAGMA page_size=4096")
+        raw.execute("VACUUM")
+    with opened_journal(old) as journal:
+        play_rounds(journal)
+        assert journal.append(wager("r4-w1", "r4", 1)).applied
+    assert _page_size(old) == 4096
+    assert verify(old).ok
+    assert verify(new).ok
+
+
+def test_brief_3_materialized_rows_are_updated_in_place(tmp_path: Path) -> None:
+    """A changed pool or table state keeps its row (an upsert, not a delete and insert)."""
+    path = tmp_path / "journal.db"
+
+    def rowids() -> dict[str, list[tuple[object, ...]]]:
+        with closing(sqlite3.connect(path)) as raw:
+            return {
+                table: raw.execute(f"SELECT rowid, {key} FROM {table} ORDER BY 2").fetchall()  # noqa: S608
+                for table, key in (("pools", "pool_id"), ("tables", "table_id"))
+            }
+
+    with opened_journal(path) as journal:
+        # A second pool after it: a replaced row of the first would come back after it.
+        assert journal.append(pool_opened("open-b", "B")).applied
+        before = rowids()
+        journal.append(wager("r1-w1", "r1", 1))
+        journal.append(wager("r1-w2", "r1", 2))
+        assert journal.state.pools[POOL].wagers_count == 2
+    assert table_rows(path, "pools") != []
+    assert rowids() == before
 
 
 # --- prepared, committed, read ----------------------------------------------------------------
