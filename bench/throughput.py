@@ -189,7 +189,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--rates",
-        default="500,1000,2000,3000,4000,4500,5000,5500,6000,6500,7000,8000",
+        default="500,1000,2000,3000,4000,4250,4500,4750,5000,5250,5500,5750,6000,6500,7000,7500,8000,9000",
         help="offered events/s per step, comma-separated, rising",
     )
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per step")
