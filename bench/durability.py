@@ -42,6 +42,7 @@ from controller.config import parse_config
 from controller.config_events import config_events
 from controller.events import encode_event
 from controller.journal import Journal
+from controller.journal.store import PAGE_SIZE
 from controller.ledger import LedgerError, apply
 from controller.sequencer import Sequencer, utc_now
 from drivers.simulator import SimulatedTable, TablePlan
@@ -127,6 +128,7 @@ def run_bare(directory: Path, events: Sequence[AnyEvent], batch: int) -> float:
         shutil.rmtree(directory)
     directory.mkdir(parents=True)
     connection = sqlite3.connect(directory / "bare.db", isolation_level=None)
+    connection.execute(f"PRAGMA page_size={PAGE_SIZE}")  # the journal's, as every pragma here
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=FULL")
     connection.execute(

@@ -32,6 +32,11 @@ daemon and journal) and tried once more at that load (``--retries``), since a pa
 disturbance on a shared machine can tip it over; the second time it falls behind is its
 last. The target compares the two throughputs.
 
+A shared machine's speed drifts, and a slow spell while one side is at its limit takes a step
+off that side alone; so the whole rising run is done ``--passes`` times (3 by default), each
+afresh, and the ratio target is judged on the median pass (the latency target on the worst).
+Every pass is kept in the results; the top-level steps are the median pass's.
+
 Writes bench/results/throughput.json.
 """
 
@@ -169,6 +174,33 @@ def summarize(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
+def combine(passes: Sequence[Sequence[dict[str, Any]]]) -> tuple[dict[str, Any], int]:
+    """The summary of the median pass by ratio (the lower one of two), and its index.
+
+    One pass's limits move with the shared machine (see the module docstring): a slow spell
+    while one side is at its limit takes a step off that side alone. The median of several
+    passes is what the ratio target is judged on; every pass is kept in the results. The
+    latency target is judged on the worst pass.
+    """
+    summaries = [summarize(steps) for steps in passes]
+    ratios = [summary["throughput_ratio_vs_relay"] for summary in summaries]
+    ranked = sorted(range(len(passes)), key=lambda index: ratios[index] or 0.0)
+    median = ranked[(len(ranked) - 1) // 2]
+    summary = summaries[median] | {"throughput_ratio_vs_relay_per_pass": ratios}
+    ratio_target = summary["targets"]["throughput_ratio_vs_relay"]
+    ratio_target["passes_met"] = sum(1 for ratio in ratios if (ratio or 0.0) >= THROUGHPUT_TARGET)
+    ratio_target["passes"] = len(passes)
+    ratio_target["measured_as"] = "median of the passes"
+    latencies = [s["targets"]["p99_latency_ms"]["measured"] for s in summaries]
+    worst = None if None in latencies else max(latencies)
+    summary["targets"]["p99_latency_ms"] |= {
+        "measured": worst,
+        "met": worst is not None and worst < LATENCY_TARGET_MS,
+        "measured_as": "the worst of the passes",
+    }
+    return summary, median
+
+
 def flatten(step: dict[str, Any]) -> dict[str, Any]:
     """A step with the issue's fields at the top (and each side's details below)."""
     relay, controller = step.get("relay"), step.get("controller")
@@ -193,6 +225,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="offered events/s per step, comma-separated, rising",
     )
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per step")
+    parser.add_argument(
+        "--passes",
+        type=int,
+        default=3,
+        help="whole rising runs; the ratio target is judged on their median",
+    )
     parser.add_argument(
         "--sides",
         default="relay,controller",
@@ -223,8 +261,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     directory = args.workdir or Path(tempfile.mkdtemp(prefix="jackpotd-bench-", dir="/var/tmp"))
     directory.mkdir(parents=True, exist_ok=True)
     print(f"working in {directory}", flush=True)
-    steps = asyncio.run(measure(args, directory))
-    summary = summarize(steps)
+    passes: list[list[dict[str, Any]]] = []
+    for number in range(1, args.passes + 1):
+        if args.passes > 1:
+            print(f"pass {number} of {args.passes}", flush=True)
+        folder = directory / f"pass-{number}"
+        folder.mkdir()
+        passes.append(asyncio.run(measure(args, folder)))
+    summary, median = combine(passes)
+    steps = passes[median]
     results = {
         "benchmark": "throughput",
         "machine": machine() | {"broker": Mosquitto(directory).version()},
@@ -243,8 +288,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         "summary": {key: value for key, value in summary.items() if key != "targets"},
         "targets": summary["targets"],
         "steps": [flatten(step) for step in steps],
+        "passes": [
+            {
+                "pass": number,
+                "summary": {k: v for k, v in summarize(one).items() if k != "targets"},
+                "steps": [flatten(step) for step in one],
+            }
+            for number, one in enumerate(passes, start=1)
+        ],
     }
     path = write_results(args.output, results)
+    if args.passes > 1:
+        ratios = summary["throughput_ratio_vs_relay_per_pass"]
+        print(f"ratio per pass: {ratios}; the median pass is pass {median + 1}")
     print(
         f"throughput: controller {summary['events_per_s']} ev/s, relay "
         f"{summary['relay_events_per_s']} ev/s"
