@@ -47,11 +47,16 @@ def test_brief_3_good_journal_chains_every_row_to_the_one_before(played: Path) -
     assert (report.ok, report.rows, report.problems) == (True, len(rows), [])
 
 
+def _canonical(document: object) -> str:
+    """JSON as the journal writes it (sorted keys, no spaces), so only the edit differs."""
+    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+
+
 def _update_event(raw: sqlite3.Connection, seq: int, change: Callable[[dict], None]) -> None:
     text = raw.execute("SELECT event FROM journal WHERE seq = ?", [seq]).fetchone()[0]
     document = json.loads(text)
     change(document)
-    new_text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    new_text = _canonical(document)
     raw.execute("UPDATE journal SET event = ? WHERE seq = ?", [new_text, seq])
 
 
@@ -100,7 +105,7 @@ def tamper_hit_amount_in_effects(raw: sqlite3.Connection) -> list[str]:
             effect["win_cents"] += 100_000
     raw.execute(
         "UPDATE journal SET effects = ? WHERE seq = ?",
-        [json.dumps(effects, sort_keys=True, separators=(",", ":")), seq],
+        [_canonical(effects), seq],
     )
     return [f"row {seq}: the row's contents do not match its hash"]
 
@@ -156,7 +161,7 @@ def tamper_pool_meter(raw: sqlite3.Connection) -> list[str]:
     document["meter"] = str(Fraction(document["meter"]) + 10_000)
     raw.execute(
         "UPDATE pools SET state = ? WHERE pool_id = ?",
-        [json.dumps(document, sort_keys=True, separators=(",", ":")), POOL],
+        [_canonical(document), POOL],
     )
     return [f"pool {POOL}: the stored meters differ from the replay"]
 
@@ -167,7 +172,7 @@ def tamper_pool_counter(raw: sqlite3.Connection) -> list[str]:
     document["hits_count"] -= 1
     raw.execute(
         "UPDATE pools SET state = ? WHERE pool_id = ?",
-        [json.dumps(document, sort_keys=True, separators=(",", ":")), POOL],
+        [_canonical(document), POOL],
     )
     return [f"pool {POOL}: the stored meters differ from the replay"]
 

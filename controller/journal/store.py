@@ -100,6 +100,18 @@ def connect(path: Path | str) -> sqlite_utils.Database:
     return database
 
 
+@functools.cache
+def _upsert_statement(table: str, keys: tuple[str, ...], values: tuple[str, ...]) -> str:
+    """The upsert of :meth:`Journal._upsert`, built once per table (fixed names only)."""
+    names = ", ".join((*keys, *values))
+    marks = ", ".join("?" for _ in (*keys, *values))
+    updates = ", ".join(f"{name} = excluded.{name}" for name in values)
+    return (
+        f"INSERT INTO {table} ({names}) VALUES ({marks}) "  # noqa: S608
+        f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {updates}"
+    )
+
+
 def payout_columns(effect: PayoutMade, seq: int, at: str) -> dict[str, Any]:
     """The ``payouts`` row of a payout effect journaled at row ``seq``."""
     row: dict[str, Any] = {name: getattr(effect, name) for name in effect.__struct_fields__}
@@ -331,14 +343,7 @@ class Journal:
         index besides the row's own. In place, a changed row costs its own page only.
         """
         if rows:
-            names = ", ".join((*keys, *values))
-            marks = ", ".join("?" for _ in (*keys, *values))
-            updates = ", ".join(f"{name} = excluded.{name}" for name in values)
-            statement = (
-                f"INSERT INTO {table} ({names}) VALUES ({marks}) "  # noqa: S608
-                f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {updates}"
-            )
-            self.db.conn.executemany(statement, rows)
+            self.db.conn.executemany(_upsert_statement(table, keys, values), rows)
 
     def _materialize(self, batch: Batch, new: LedgerState) -> None:
         """Write each changed row of the materialized state once, as the batch left it."""
