@@ -10,7 +10,7 @@ The pool obeys one identity at every step, which the property tests check:
 
     contributions + house funding + adjustments == meter + reserve + overflow + paid
 
-Everything here is pure: each operation returns a new :class:`Pool` and a record of what moved.
+where contributions are net of those a void reversed (:meth:`Pool.refund`). Everything here is pure: each operation returns a new :class:`Pool` and a record of what moved.
 """
 
 from __future__ import annotations
@@ -68,6 +68,25 @@ class Contribution:
     to_meter: Fraction
     to_reserve: Fraction
     to_overflow: Fraction
+
+
+@dataclass(frozen=True, slots=True)
+class ContributionRefund:
+    """A void's reversal of one locked wager's contribution, and where the money came from.
+
+    ``contribution`` is what the wager added at lock. Each part is taken back from the account
+    it went to; what that account no longer holds (a reserve that funded a reseed, an overflow
+    released by a reset) is taken from the meter instead. A meter left below its seed is then
+    reseeded like any other: from the reserve's whole cents first, then by the house.
+    """
+
+    contribution: Contribution
+    from_meter: Fraction
+    from_reserve: Fraction
+    from_overflow: Fraction
+    reseed_cents: int
+    reseed_from_reserve_cents: int
+    reseed_from_house_cents: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,6 +181,49 @@ class Pool:
             wagers_cents=self.wagers_cents + wager_cents,
         )
         return pool, Contribution(wager_cents, to_meter, to_reserve, to_overflow)
+
+    def refund(self, contribution: Contribution) -> tuple[Pool, ContributionRefund]:
+        """Reverse a locked wager's contribution exactly, for a void (docs/money.md "Voids").
+
+        The pool's books stay balanced whatever happened between the lock and the void (a hit
+        paid the meter, a reseed used the reserve, a reset released the overflow, new terms
+        raised the seed): money in goes down by exactly what the wager put in, and so do the
+        accounts holding it, with the house funding any reseed the meter then needs. The
+        qualifying-wager counters go down by the one wager.
+        """
+        parts = (contribution.to_meter, contribution.to_reserve, contribution.to_overflow)
+        if contribution.wager_cents <= 0 or any(part < 0 for part in parts):
+            raise PoolError(f"not a contribution: {contribution}")
+        total = sum(parts, Fraction(0))
+        if (
+            self.wagers_count < 1
+            or self.wagers_cents < contribution.wager_cents
+            or self.contributions < total
+        ):
+            raise PoolError("the pool holds no such qualifying wager to refund")
+        from_reserve = min(contribution.to_reserve, self.reserve)
+        from_overflow = min(contribution.to_overflow, self.overflow)
+        from_meter = total - from_reserve - from_overflow
+        pool = replace(
+            self,
+            meter=self.meter - from_meter,
+            reserve=self.reserve - from_reserve,
+            overflow=self.overflow - from_overflow,
+            contributions=self.contributions - total,
+            wagers_count=self.wagers_count - 1,
+            wagers_cents=self.wagers_cents - contribution.wager_cents,
+        )
+        pool, reseed, reseed_from_reserve, reseed_from_house = _reseeded(pool)
+        refund = ContributionRefund(
+            contribution,
+            from_meter,
+            from_reserve,
+            from_overflow,
+            reseed,
+            reseed_from_reserve,
+            reseed_from_house,
+        )
+        return pool, refund
 
     def pay(
         self, percent: Fraction, hit: HitRecord | None = None, ways: int = 1

@@ -11,7 +11,9 @@ pays and the last 25 hits. After every step the pool's books balance exactly:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
+from math import floor
 
 import pytest
 
@@ -506,3 +508,72 @@ def test_brief_2_identity_holds_through_a_long_mixed_history() -> None:
             pool = pool.change_terms(PoolTerms(SEED // 2, Fraction(3, 400)), 2, now=False)
         balanced(pool)
     assert pool.terms.seed_cents == SEED // 2  # applied at the 100 % hit of step 202
+
+
+# --- voids: a refunded contribution --------------------------------------------------------
+
+
+def test_void_refund_reverses_each_contribution_exactly_remainders_included() -> None:
+    # 0.75 % to the meter and 0.25 % to the reserve: every part is a fraction of a cent.
+    before = Pool.open("P1", PoolTerms(SEED, Fraction(3, 400), Fraction(1, 400), SEED + 2))
+    pool, shares = before, []
+    for wager in (DOLLAR, 333, 500, 100_000):  # the last one reaches the limit: overflow
+        pool, share = pool.contribute(wager)
+        shares.append(share)
+    assert any(share.to_overflow for share in shares)
+    for share in reversed(shares[1:3]):  # out of order: each takes back its own parts
+        pool, refund = pool.refund(share)
+        balanced(pool)
+        assert (refund.from_meter, refund.from_reserve, refund.from_overflow) == (
+            share.to_meter, share.to_reserve, share.to_overflow,
+        )  # fmt: skip
+        assert refund.reseed_cents == 0
+    for share in (shares[0], shares[3]):
+        pool, _ = pool.refund(share)
+        balanced(pool)
+    assert pool == before  # meter, reserve, overflow, contributions and counters, exactly
+
+
+def test_void_refund_after_a_reset_comes_off_the_meter_and_the_reseed_is_funded() -> None:
+    pool = Pool.open("P1", PoolTerms(SEED, Fraction(28, 100), Fraction(1, 100)))
+    pool, share = pool.contribute(DOLLAR)  # 28 cents to the meter, 1 to the reserve
+    pool = contributed(pool, 333, 3)  # the reserve holds whole cents to fund a reseed
+    pool, payment = pool.pay(Fraction(1), hit(1))  # another table's hit: the meter resets
+    assert payment.from_reserve_cents == floor(Fraction(1, 100) * (DOLLAR + 999))
+    assert pool.meter_cents == SEED
+    meter, house, reserve = pool.meter, pool.house_funding_cents, pool.reserve
+    pool, refund = pool.refund(share)
+    balanced(pool)
+    # The reserve's cent comes back from the reserve only as far as it still holds it; the
+    # rest, and the 28 cents, from the meter, which the reserve then the house reseed.
+    assert refund.from_reserve == min(share.to_reserve, reserve)
+    assert refund.from_meter == share.to_meter + share.to_reserve - refund.from_reserve
+    assert refund.reseed_cents == SEED - floor(meter - refund.from_meter)
+    assert refund.reseed_cents == refund.reseed_from_reserve_cents + refund.reseed_from_house_cents
+    assert pool.meter_cents == SEED  # the meter does not move
+    assert pool.house_funding_cents == house + refund.reseed_from_house_cents
+    assert (pool.wagers_count, pool.wagers_cents) == (3, 999)
+    assert pool.paid_cents == payment.paid_cents  # the winner keeps what was won
+
+
+def test_void_refund_of_an_overflow_released_by_a_reset_comes_off_the_meter() -> None:
+    pool = Pool.open("P1", PoolTerms(SEED, Fraction(28, 100), limit_cents=SEED + 10))
+    pool, share = pool.contribute(DOLLAR)  # 10 cents to the meter, 18 to the overflow
+    assert (share.to_meter, share.to_overflow) == (10, 18)
+    pool, _ = pool.pay(Fraction(1), hit(1))  # 10 of the overflow move onto the new meter
+    assert (pool.overflow, pool.meter) == (8, SEED + 10)
+    pool, refund = pool.refund(share)
+    balanced(pool)
+    # 8 of the 18 are still in the overflow; the other 10 and the meter's 10 off the meter.
+    assert (refund.from_overflow, refund.from_meter, refund.reseed_cents) == (8, 20, 10)
+    assert (pool.meter, pool.overflow, pool.contributions) == (SEED, 0, 0)
+
+
+def test_void_refund_of_a_wager_the_pool_never_took_is_refused() -> None:
+    pool = Pool.open("P1", PoolTerms(SEED, Fraction(28, 100)))
+    _, share = pool.contribute(DOLLAR)
+    with pytest.raises(PoolError, match="no such qualifying wager"):
+        pool.refund(share)
+    pool, _ = pool.contribute(DOLLAR)
+    with pytest.raises(PoolError, match="not a contribution"):
+        pool.refund(replace(share, to_meter=Fraction(-1)))
