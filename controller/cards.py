@@ -2,10 +2,18 @@
 
 Every card has a dense index, ``rank_index * 4 + suit_index`` for the 52 natural cards and
 ``52`` for the joker, so that the rules engine can look cards up in flat tables. Cards are
-interned: ``Card.parse("As") is Card.parse("as")``.
+interned: ``Card.parse("As") is DECK[51]``.
 
-Codes follow the card-shoe wire format: rank ``A K Q J T 9 .. 2`` (``10`` is accepted for ten,
-any case) followed by suit ``s h d c``; the joker is ``Jk``.
+A card's code is the card-shoe wire format, and the form the journal writes: rank
+``A K Q J T 9 .. 2`` in upper case followed by suit ``s h d c`` in lower case; the joker is
+``Jk``. Those 53 codes are the only ones :meth:`Card.parse` (and so every device path and the
+ledger) accepts: no other letter case, no ``10`` for ten, no surrounding space, and no
+Unicode case folding (``A`` then U+017F, the long s, upper-cases to ``AS`` but is no card). A
+device that sends anything else is wrong, and is refused rather than guessed at
+(docs/faults.md, "Strict card codes").
+
+People typing at the command line get :meth:`Card.parse_lenient`: any ASCII letter case and
+``10`` for ten.
 """
 
 from __future__ import annotations
@@ -125,13 +133,29 @@ class Card:
 
     @staticmethod
     def parse(code: str) -> Card:
-        """Parse one card code; raise :class:`CardError` naming the code when it is not a card."""
-        text = code.strip()
-        card = _BY_CODE.get(text.upper())
+        """The card of a canonical code (``As``, ``Td``, ``Jk``); else :class:`CardError`.
+
+        Exactly one of the 53 codes :attr:`code` gives: what devices send and the journal holds.
+        """
+        card = _BY_CODE.get(code)
         if card is None:
             raise CardError(
-                f"{code!r} is not a card: expected a rank (A K Q J T/10 9 .. 2) and a suit "
-                "(s h d c), or Jk for the joker"
+                f"{_quoted(code)} is not a card code: expected a rank (A K Q J T 9 .. 2) then "
+                "a suit (s h d c), as in As or Td, or Jk for the joker"
+            )
+        return card
+
+    @staticmethod
+    def parse_lenient(code: str) -> Card:
+        """The card of a code as a person types it: any ASCII letter case, ``10`` for ten.
+
+        For the command line only; device input goes through :meth:`parse`.
+        """
+        card = _BY_TYPED_CODE.get(code.strip().upper()) if code.isascii() else None
+        if card is None:
+            raise CardError(
+                f"{_quoted(code)} is not a card: expected a rank (A K Q J T/10 9 .. 2) and a "
+                "suit (s h d c), or Jk for the joker"
             )
         return card
 
@@ -140,20 +164,38 @@ DECK: Final[tuple[Card, ...]] = tuple(Card(i) for i in range(DECK_SIZE))
 JOKER: Final = DECK[JOKER_INDEX]
 
 
-def _code_table() -> dict[str, Card]:
+_BY_CODE: Final = {card.code: card for card in DECK}
+
+
+def _typed_code_table() -> dict[str, Card]:
     table = {card.code.upper(): card for card in DECK}
     for suit in _SUIT_SYMBOLS:
         table["10" + suit.upper()] = table["T" + suit.upper()]
     return table
 
 
-_BY_CODE: Final = _code_table()
+_BY_TYPED_CODE: Final = _typed_code_table()
+_QUOTED_LENGTH: Final = 16
+"""How much of a refused code an error quotes: a device may send kilobytes."""
+
+
+def _quoted(code: str) -> str:
+    text = repr(code[:_QUOTED_LENGTH])
+    return text + "..." if len(code) > _QUOTED_LENGTH else text
+
+
+def _codes(text: str | Iterable[str]) -> list[str]:
+    return text.replace(",", " ").split() if isinstance(text, str) else list(text)
 
 
 def parse_cards(text: str | Iterable[str]) -> tuple[Card, ...]:
-    """Parse cards given as one space- or comma-separated string, or as separate codes."""
-    codes = text.replace(",", " ").split() if isinstance(text, str) else list(text)
-    return tuple(Card.parse(code) for code in codes)
+    """Canonical codes given as one space- or comma-separated string, or as separate codes."""
+    return tuple(Card.parse(code) for code in _codes(text))
+
+
+def parse_cards_lenient(text: str | Iterable[str]) -> tuple[Card, ...]:
+    """Codes as a person types them (see :meth:`Card.parse_lenient`); for the command line."""
+    return tuple(Card.parse_lenient(code) for code in _codes(text))
 
 
 def format_cards(cards: Iterable[Card]) -> str:
@@ -185,8 +227,13 @@ class SevenCardHand:
 
     @classmethod
     def parse(cls, text: str | Iterable[str]) -> SevenCardHand:
-        """Parse and validate seven card codes."""
+        """Parse and validate seven canonical card codes."""
         return cls(parse_cards(text))
+
+    @classmethod
+    def parse_lenient(cls, text: str | Iterable[str]) -> SevenCardHand:
+        """Parse and validate seven card codes as a person types them; for the command line."""
+        return cls(parse_cards_lenient(text))
 
     @property
     def indices(self) -> tuple[int, ...]:

@@ -22,7 +22,10 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     parser = commands.add_parser(
         "hand",
         help="show a seven-card hand's best five cards and the line it wins",
-        description="CARDS are seven codes such as 'As Kd Tc 9h 5s 3c Jk' (10 for T is fine).",
+        description=(
+            "CARDS are seven codes such as 'As Kd Tc 9h 5s 3c Jk', in any letter case "
+            "(10 for T is fine)."
+        ),
     )
     parser.add_argument("cards", nargs="+", help="the seven cards (one string or seven words)")
     parser.add_argument("--paytable", help="a paytable name or .toml path to classify against")
@@ -50,7 +53,7 @@ def _winning_row(
         return table.line_for(mask, meter_cents)
     if dealer_text is None:
         raise PaytableError(table.name, "--dealer", "an Ace High paytable needs the dealer's hand")
-    dealer = SevenCardHand.parse(dealer_text)
+    dealer = SevenCardHand.parse_lenient(dealer_text)
     if set(dealer.cards) & set(hand.cards):
         raise PaytableError(table.name, "--dealer", "the dealer and the player share a card")
     return table.line_for(ace_high_outcomes(qualifier(table.joker)(dealer.indices), mask))
@@ -58,7 +61,7 @@ def _winning_row(
 
 def run(args: argparse.Namespace) -> int:
     """Print the evaluation of one hand."""
-    hand = SevenCardHand.parse(" ".join(args.cards))
+    hand = SevenCardHand.parse_lenient(" ".join(args.cards))
     table = find_paytable(args.paytable) if args.paytable else None
     mode = table.joker if table is not None else JokerMode.SEMI_WILD
     best = best_five(hand, mode, AceFive(args.ace_five))
