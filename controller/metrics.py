@@ -121,6 +121,7 @@ class ControllerMetrics(Collector):
         yield from self._activity()
         yield from self._tables()
         yield from self._health()
+        yield from self._clock()
 
     def _pools(self) -> Iterator[Metric]:
         families = {
@@ -242,6 +243,16 @@ class ControllerMetrics(Collector):
             connected.add_metric([client.name], 1.0 if client.connected else 0.0)
             reconnects.add_metric([client.name], client.reconnects)
         yield from (pending, oldest, up, failures, held, connected, reconnects)
+
+    def _clock(self) -> Iterator[Metric]:
+        steps = CounterMetricFamily(
+            "jackpotd_clock_steps",
+            "Steps of the wall clock that dates events, journaled as clock-step faults.",
+            labels=["direction"],
+        )
+        for direction, count in sorted(self.sequencer.clock_watch.steps.items()):
+            steps.add_metric([direction], count)
+        yield steps
 
     def _oldest_pending_seconds(self) -> float:
         if not self.journal.state.pending:

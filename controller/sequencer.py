@@ -35,6 +35,7 @@ from datetime import UTC, datetime
 from time import perf_counter
 from typing import TYPE_CHECKING
 
+from controller.clock_watch import ClockWatch
 from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus
 from controller.events import DeviceEvent, FaultRecorded
 from controller.journal import JournalError
@@ -113,6 +114,11 @@ class Sequencer:
         self.journal = journal
         self.broadcast = broadcast
         self.clock = clock
+        self.clock_watch = ClockWatch()
+        """Consulted once per batch: a step of the wall clock that dates events is journaled.
+
+        Replace it before :meth:`run` for other tolerances (or, in tests, other clocks).
+        """
         self.batch_max = batch_max
         self.stats = SequencerStats()
         self.failed_reason: str | None = None
@@ -187,9 +193,25 @@ class Sequencer:
                 batch.append(self._queue.get_nowait())
             async with self._writing:
                 if self.failed_reason is None:
+                    self._watch_clock(batch)
                     await self._commit(batch)
                 else:
                     self._refuse(batch)
+
+    def _watch_clock(self, batch: list[_Waiting]) -> None:
+        """Journal a step of the wall clock since the last batch, ahead of this batch.
+
+        Consulted only while the journal is writable, so that a step during an outage is
+        journaled once it is back (docs/faults.md, "Clock steps").
+        """
+        step = self.clock_watch.check()
+        if step is None:
+            return
+        fault = step.fault(f"fault-{uuid.uuid4()}", self.clock())
+        log.error("ALARM clock step: %s", fault.detail)
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume)
+        batch.insert(0, _Waiting(fault, future, perf_counter()))
 
     def _refuse(self, batch: list[_Waiting]) -> None:
         for waiting in batch:
