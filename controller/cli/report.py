@@ -2,16 +2,29 @@
 
 For each pool, per account, exactly (fractions of a cent included)::
 
-    meter:    opening + contributions + seeds + overflow released +/- adjustments - wins = closing
-    reserve:  opening + contributions - reseeds funded from the reserve +/- adjustments = closing
-    overflow: opening + contributions - released +/- adjustments = closing
+    meter:    opening + contributions + seeds + overflow released +/- adjustments - wins
+              - refunded = closing
+    reserve:  opening + contributions - reseeds funded from the reserve +/- adjustments
+              - refunded = closing
+    overflow: opening + contributions - released +/- adjustments - refunded = closing
 
-with the seed funding split between the reserve and the house. A period that does not balance
+with the seed funding split between the reserve and the house, and ``refunded`` what voids
+took back off each account (docs/money.md "Voids"). A period that does not balance
 is reported as such and the command exits 1.
+
+**A period is a run of journal rows, in journal order (seq).** Times (``at``) come from the
+controller's wall clock, which can step (docs/faults.md, "Clock steps"), so they are not
+always in order. The times only choose where the run starts and ends: the period opens at
+the first row dated ``--from`` or later, and closes before the first row dated after ``--to``.
+Every row in between belongs to it whatever its time says, and no row belongs to two
+periods: consecutive reports (one gaming day after another) cover every row exactly once.
+The report names the rows it covers, the clock steps journaled among them, and how many rows
+are dated earlier than the row before, so that a step is never silent.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from dataclasses import dataclass, field
@@ -20,8 +33,17 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from controller.cli.common import CommandError, add_db, open_journal
-from controller.effects import Adjusted, Balances, Contributed, MeterPaid, decode_effects
+from controller.clock_watch import CLOCK_STEP, FAULT_SOURCE
+from controller.effects import (
+    Adjusted,
+    Balances,
+    Contributed,
+    ContributionRefunded,
+    MeterPaid,
+    decode_effects,
+)
 from controller.effects import fraction_text as text
+from controller.events import FaultRecorded, decode_event
 from controller.money import format_cents
 
 if TYPE_CHECKING:
@@ -69,6 +91,9 @@ class PoolPeriod:
         default_factory=lambda: dict.fromkeys(ACCOUNTS, Fraction(0))
     )
     adjustments: dict[str, int] = field(default_factory=lambda: dict.fromkeys(ACCOUNTS, 0))
+    refunded: dict[str, Fraction] = field(
+        default_factory=lambda: dict.fromkeys(ACCOUNTS, Fraction(0))
+    )
     wins_cents: int = 0
     hits: int = 0
     released: Fraction = Fraction(0)
@@ -83,13 +108,14 @@ class PoolPeriod:
     def expected(self) -> dict[str, Fraction]:
         """Each account's closing balance as the flows say it must be."""
         house, reserve = self.funding("house"), self.funding("reserve")
+        refunded = self.refunded
         return {
             "meter": self.opening["meter"] + self.contributions["meter"] + house + reserve
-            + self.released + self.adjustments["meter"] - self.wins_cents,
+            + self.released + self.adjustments["meter"] - self.wins_cents - refunded["meter"],
             "reserve": self.opening["reserve"] + self.contributions["reserve"] - reserve
-            + self.adjustments["reserve"],
+            + self.adjustments["reserve"] - refunded["reserve"],
             "overflow": self.opening["overflow"] + self.contributions["overflow"] - self.released
-            + self.adjustments["overflow"],
+            + self.adjustments["overflow"] - refunded["overflow"],
         }  # fmt: skip
 
     def balanced(self) -> bool:
@@ -101,16 +127,32 @@ def _balances(effect: Balances) -> dict[str, Fraction]:
     return {name: Fraction(getattr(effect, name)) for name in ACCOUNTS}
 
 
+def _at(row: dict[str, Any]) -> datetime:
+    return datetime.fromisoformat(row["at"])
+
+
+def span(
+    rows: list[dict[str, Any]], start: datetime | None, end: datetime | None
+) -> tuple[int, int]:
+    """Where the period lies in ``rows`` (in journal order): ``rows[begin:stop]``.
+
+    It begins at the first row dated ``start`` or later and stops before the first row dated
+    after ``end``: a row's place, not its time, decides the period it is in.
+    """
+    stop = next((i for i, row in enumerate(rows) if end is not None and _at(row) > end), len(rows))
+    begin = next((i for i, row in enumerate(rows) if start is None or _at(row) >= start), stop)
+    return min(begin, stop), stop
+
+
 def reconcile(
     rows: list[dict[str, Any]], start: datetime | None, end: datetime | None
 ) -> dict[str, PoolPeriod]:
-    """Every pool's period, from journal rows in order."""
+    """Every pool's period, from journal rows (taken in journal order, see :func:`span`)."""
+    rows = sorted(rows, key=lambda row: int(row["seq"]))
+    begin, stop = span(rows, start, end)
     periods: dict[str, PoolPeriod] = {}
-    for row in rows:
-        at = datetime.fromisoformat(row["at"])
-        before, after = start is not None and at < start, end is not None and at > end
-        if after:
-            break
+    for index, row in enumerate(rows[:stop]):
+        before = index < begin
         for effect in decode_effects(row["effects"]):
             pool_id = getattr(effect, "pool_id", None)
             if pool_id is None:
@@ -126,6 +168,10 @@ def reconcile(
                 period.contributions["meter"] += Fraction(effect.to_meter)
                 period.contributions["reserve"] += Fraction(effect.to_reserve)
                 period.contributions["overflow"] += Fraction(effect.to_overflow)
+            elif isinstance(effect, ContributionRefunded):
+                period.refunded["meter"] += Fraction(effect.from_meter)
+                period.refunded["reserve"] += Fraction(effect.from_reserve)
+                period.refunded["overflow"] += Fraction(effect.from_overflow)
             elif isinstance(effect, MeterPaid):
                 period.wins_cents += effect.paid_cents
                 period.hits += 1
@@ -135,12 +181,55 @@ def reconcile(
     return periods
 
 
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    """Which journal rows a period covers, and what the clock did among them."""
+
+    first_seq: int | None
+    last_seq: int | None
+    clock_steps: list[str]
+    """Each clock-step fault journaled in the period: ``row N at T: detail``."""
+    dated_back: int
+    """Rows dated earlier than the row before them (a clock step, journaled or not)."""
+
+    def document(self) -> dict[str, Any]:
+        """The coverage as the JSON report gives it."""
+        return {
+            "first_seq": self.first_seq,
+            "last_seq": self.last_seq,
+            "clock_steps": self.clock_steps,
+            "dated_back": self.dated_back,
+        }
+
+
+def coverage(rows: list[dict[str, Any]], start: datetime | None, end: datetime | None) -> Coverage:
+    """The rows of the period (see :func:`span`) and the clock steps among them."""
+    rows = sorted(rows, key=lambda row: int(row["seq"]))
+    begin, stop = span(rows, start, end)
+    inside = rows[begin:stop]
+    steps = []
+    for row in inside:
+        if row["kind"] != "fault":
+            continue
+        event = decode_event(row["event"])
+        if isinstance(event, FaultRecorded) and (event.source, event.reason) == (
+            FAULT_SOURCE,
+            CLOCK_STEP,
+        ):
+            steps.append(f"row {row['seq']} at {row['at']}: {event.detail}")
+    dated = [_at(row) for row in inside]
+    back = sum(later < earlier for earlier, later in itertools.pairwise(dated))
+    first, last = (inside[0]["seq"], inside[-1]["seq"]) if inside else (None, None)
+    return Coverage(first, last, steps, back)
+
+
 def _document(pool_id: str, period: PoolPeriod) -> dict[str, Any]:
     return {
         "pool": pool_id,
         "opening": {name: text(value) for name, value in period.opening.items()},
         "closing": {name: text(value) for name, value in period.closing.items()},
         "contributions": {name: text(value) for name, value in period.contributions.items()},
+        "refunded_by_voids": {name: text(value) for name, value in period.refunded.items()},
         "wins_cents": period.wins_cents,
         "hits": period.hits,
         "house_funding_cents": period.funding("house"),
@@ -151,23 +240,40 @@ def _document(pool_id: str, period: PoolPeriod) -> dict[str, Any]:
     }
 
 
+def _print_coverage(covered: Coverage) -> None:
+    if covered.first_seq is None:
+        print("journal rows: none in this period")
+    else:
+        print(f"journal rows {covered.first_seq} to {covered.last_seq}")
+    if covered.clock_steps or covered.dated_back:
+        print(
+            f"the clock stepped: {covered.dated_back} rows are dated earlier than the row "
+            "before; rows are taken in journal order"
+        )
+        for step in covered.clock_steps:
+            print(f"  clock step, {step}")
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the reconciliation; exit 1 if any pool does not balance."""
     start, end = _moment(args.start, end=False), _moment(args.end, end=True)
+    if start is not None and end is not None and start > end:
+        raise CommandError(f"--from {args.start} is after --to {args.end}")
     with open_journal(args) as journal:
-        periods = reconcile(list(journal.rows()), start, end)
+        rows = list(journal.rows())
+    periods = reconcile(rows, start, end)
+    covered = coverage(rows, start, end)
     documents = [_document(pool_id, period) for pool_id, period in sorted(periods.items())]
     ok = all(document["balanced"] for document in documents)
     if args.json:
-        print(
-            json.dumps(
-                {"from": args.start, "to": args.end, "pools": documents, "balanced": ok}, indent=2
-            )
-        )
+        report = {"from": args.start, "to": args.end, "rows": covered.document()}
+        print(json.dumps(report | {"pools": documents, "balanced": ok}, indent=2))
         return 0 if ok else 1
     print(f"Reconciliation from {args.start or 'the start'} to {args.end or 'now'}")
+    _print_coverage(covered)
     for pool_id, period in sorted(periods.items()):
         money = {name: format_cents(int(value)) for name, value in period.closing.items()}
+        refunded = {name: format_cents(int(value)) for name, value in period.refunded.items()}
         print(f"\n{pool_id}: {'balanced' if period.balanced() else 'DOES NOT BALANCE'}")
         print(
             f"  meter {format_cents(int(period.opening['meter']))} + contributions "
@@ -177,18 +283,20 @@ def run(args: argparse.Namespace) -> int:
             f"{format_cents(period.funding('reserve'))}) + released "
             f"{format_cents(int(period.released))} +/- adjustments "
             f"{format_cents(period.adjustments['meter'])} - wins {format_cents(period.wins_cents)} "
-            f"({period.hits} hits) = {money['meter']}"
+            f"({period.hits} hits) - refunded by voids {refunded['meter']} = {money['meter']}"
         )
         cents = {name: format_cents(int(period.contributions[name])) for name in ACCOUNTS}
         print(
             f"  reserve {format_cents(int(period.opening['reserve']))} + contributions "
             f"{cents['reserve']} - seeds funded {format_cents(period.funding('reserve'))} "
-            f"+/- adjustments {format_cents(period.adjustments['reserve'])} = {money['reserve']}"
+            f"+/- adjustments {format_cents(period.adjustments['reserve'])} - refunded by voids "
+            f"{refunded['reserve']} = {money['reserve']}"
         )
         print(
             f"  overflow {format_cents(int(period.opening['overflow']))} + contributions "
             f"{cents['overflow']} - released {format_cents(int(period.released))} "
-            f"+/- adjustments {format_cents(period.adjustments['overflow'])} = {money['overflow']}"
+            f"+/- adjustments {format_cents(period.adjustments['overflow'])} - refunded by voids "
+            f"{refunded['overflow']} = {money['overflow']}"
         )
     if not ok:
         print("at least one pool does not balance", file=sys.stderr)
