@@ -232,6 +232,7 @@ class _Loader(TableChecks):
         if raw.password_file is not None and raw.username is None:
             raise self.fail("broker.password_file", "a password needs broker.username")
         password = self.existing_file("broker.password_file", raw.password_file, secret=True)
+        out_password = self.out_login(raw)
         tls = raw.tls
         if tls is not None:
             if (tls.cert_file is None) != (tls.key_file is None):
@@ -251,8 +252,23 @@ class _Loader(TableChecks):
             controller_id=controller.controller_id,
             client_id=client_id,
             password_file=password,
+            out_password_file=out_password,
             tls=tls,
         )
+
+    def out_login(self, raw: BrokerSettings) -> str | None:
+        """Check the second connection's user; its password file, resolved."""
+        if raw.out_password_file is not None and raw.out_username is None:
+            raise self.fail("broker.out_password_file", "a password needs broker.out_username")
+        if raw.out_username is not None:
+            if raw.username is None:
+                raise self.fail("broker.out_username", "needs broker.username as well")
+            if raw.out_username == raw.username:
+                # Under use_username_as_clientid the two would take each other's session.
+                raise self.fail(
+                    "broker.out_username", "is broker.username: each connection needs its own user"
+                )
+        return self.existing_file("broker.out_password_file", raw.out_password_file, secret=True)
 
     def serial(self, raw: list[SerialPortSettings]) -> dict[str, SerialPortSettings]:
         ports: dict[str, SerialPortSettings] = {}

@@ -27,6 +27,12 @@ class BrokerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     username: str | None = None
     password_file: str | None = None
     """A file holding the password (never the password itself in the configuration)."""
+    out_username: str | None = None
+    """The user of the second connection (meters, hits and commands out, ``<client_id>-out``);
+    None: ``username``. A broker that names each session after its user
+    (``use_username_as_clientid``, as deploy/mosquitto ships it) needs a user per connection."""
+    out_password_file: str | None = None
+    """The file holding ``out_username``'s password."""
     tls: TlsSettings | None = None
     keepalive_s: int = 15
     site: str = "casino"
@@ -36,6 +42,14 @@ class BrokerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     client id). The configuration loader sets it from ``[controller] id``."""
     backoff_initial_s: float = 0.1
     backoff_cap_s: float = 10.0
+
+    def outbound(self) -> BrokerSettings:
+        """The settings of the second connection: logged in as ``out_username``, if set."""
+        if self.out_username is None:
+            return self
+        return msgspec.structs.replace(
+            self, username=self.out_username, password_file=self.out_password_file
+        )
 
 
 class SerialPortSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -108,6 +108,8 @@ def summary(config: Config) -> list[str]:
     else:
         tls = "TLS" if broker.tls is not None else "no TLS"
         user = f"user {broker.username}" if broker.username else "anonymous"
+        if broker.out_username is not None:
+            user = f"users {broker.username} (in) and {broker.out_username} (out)"
         lines.append(
             f"broker: {broker.host}:{broker.port}, {tls}, {user}, client id {broker.client_id}"
         )
@@ -183,6 +185,7 @@ def as_json(config: Config) -> dict[str, Any]:
             "port": config.broker.port,
             "client_id": config.broker.client_id,
             "username": config.broker.username,
+            "out_username": config.broker.out_username,
             "tls": config.broker.tls is not None,
         },
         "serial": [

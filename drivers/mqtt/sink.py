@@ -33,11 +33,14 @@ published before the meter reset that follows it.
 
 **Connection.** Client id ``<client_id>-out``, persistent session (``clean_session=False``),
 last will ``offline`` (retained) on ``controller/<id>/status``, like the source's (see
-:mod:`drivers.mqtt.source` for why there are two connections). The sink publishes ``online``
-there on each connection unless the last ``ControllerUpdate`` said the controller is failing
-closed, and ``offline`` when it stops. It reconnects with capped exponential backoff until
-cancelled. If the updates stop (the iterator ends), it gives the broker ``drain_timeout_s`` to
-take what is pending, then returns; the outbox keeps the rest for the next start.
+:mod:`drivers.mqtt.source` for why there are two connections). It logs in as ``[broker]
+out_username`` when one is set (:meth:`~controller.settings.BrokerSettings.outbound`): a
+broker that names each session after its user needs a user per connection. The sink publishes
+``online`` there on each connection unless the last ``ControllerUpdate`` said the controller
+is failing closed, and ``offline`` when it stops. It reconnects with capped exponential
+backoff until cancelled. If the updates stop (the iterator ends), it gives the broker
+``drain_timeout_s`` to take what is pending, then returns; the outbox keeps the rest for the
+next start.
 
 A hit published just before a crash may be published again after the restart: displays
 recognise it by its payout id.
@@ -249,7 +252,7 @@ class MqttSink:
             raise_if_cancelled(baseline)  # lost in a disconnection's wait (see guarded)
             try:
                 client = make_client(
-                    self.settings,
+                    self.settings.outbound(),
                     identifier=self.client_id,
                     will_topic=self.status_topic,
                     manual_ack=False,
