@@ -54,9 +54,10 @@ DROPPED_DIRECTIVES: Final = frozenset(
         "tls_version",
         "require_certificate",
         "use_identity_as_username",
-        # Users and ACL: anonymous clients instead.
+        # Users and ACL: anonymous clients instead (so no session named after a user).
         "password_file",
         "acl_file",
+        "use_username_as_clientid",
         # Logging: errors and warnings only, to the broker's log file.
         "log_type",
         "connection_messages",

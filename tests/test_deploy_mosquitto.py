@@ -1,236 +1,73 @@
 """deploy/mosquitto against a real broker: TLS, a password per user, an ACL that confines tables.
 
-The shipped ``mosquitto.conf`` runs as it is but for the directives that name this machine's
-paths and port (deploy/mosquitto/README.md lists them); the ACL file is used exactly as shipped.
-The credentials come from the shipped ``make-secrets.sh`` (openssl and mosquitto_passwd): a CA,
-the broker's certificate, a client certificate and a password for each user. The site and the
-controller's client id are those of deploy/jackpotd.toml, and every topic is built by the
-controller's own :class:`~drivers.mqtt.topics.Topics`.
+The broker runs the shipped ``mosquitto.conf`` and ACL with the shipped ``make-secrets.sh``'s
+credentials (the rig: tests/shipped_broker.py). tests/test_deploy_mosquitto_identity.py
+proves what the broker's naming of sessions after users stops (session takeover).
 
 Mosquitto drops a publish the ACL forbids without telling an MQTT 3.1.1 client, so absence is
 proven with a sentinel: a forbidden publish is followed by an allowed one from the same client,
 and a subscriber that can read everything (the ``monitor`` user) must see the sentinel but
 nothing forbidden before it (the broker keeps one client's messages in order). One broker
-serves the whole module; each test uses its own client ids and looks only at live (not
-retained) messages, except where it checks what was retained.
+serves the whole module; each test looks only at live (not retained) messages, except where it
+checks what was retained. The broker names each session after its user, so a test holds one
+connection per user at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import pwd
-import shutil
 import socket
 import ssl
-import subprocess
-import tomllib
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 import pytest
+from floor import within
 from intake import JournalIntake
-from mosquitto import Broker
-from mqtt_watch import Watch, watching
-from paho.mqtt.reasoncodes import ReasonCode
+from shipped_broker import (
+    AT,
+    CLIENT_ID,
+    CONTROLLER,
+    HOST,
+    IN_USER,
+    OUT_USER,
+    SAMPLE,
+    SHIPPED,
+    SUBSTITUTED,
+    TABLES,
+    TOPICS,
+    WAIT_S,
+    Credentials,
+    connect,
+    controller_settings,
+    credentials_fixture,  # noqa: F401 - registers the fixture
+    directives,
+    feed,
+    publish,
+    running,
+    start_shipped,
+    subscribe,
+)
 
 from controller.journal import Journal
 from controller.outputs import HitAnnouncement, MeterUpdate, TableUpdate
-from controller.settings import BrokerSettings, TlsSettings
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource
-from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Iterator
+    from collections.abc import Iterator
+    from pathlib import Path
 
-T = TypeVar("T")
-
-REPO = Path(__file__).resolve().parent.parent
-SHIPPED = REPO / "deploy" / "mosquitto"
-SAMPLE = tomllib.loads((REPO / "deploy" / "jackpotd.toml").read_text(encoding="utf-8"))
-SITE = SAMPLE["controller"]["site"]
-CONTROLLER = SAMPLE["controller"]["id"]
-"""The controller's MQTT client id: ``jackpotd-<controller id>`` unless [broker] names one."""
-TOPICS = Topics(SITE)
-TABLES = ("t1", "t2")
-HOST = "127.0.0.1"
-WAIT_S = 10.0
-AT = "2025-01-02T03:04:05.000Z"
-
-SUBSTITUTED = (
-    "listener",
-    "cafile",
-    "certfile",
-    "keyfile",
-    "password_file",
-    "acl_file",
-    "persistence_location",
-    "user",
-)
-"""The only directives a site changes (README.md), and the only ones the test changes."""
-
-
-async def within(awaitable: Awaitable[T], what: str) -> T:
-    try:
-        async with asyncio.timeout(WAIT_S):
-            return await awaitable
-    except TimeoutError:
-        pytest.fail(f"timed out waiting for {what}")
-
-
-def directives(text: str) -> list[tuple[str, str]]:
-    """The (key, value) lines of a mosquitto configuration, comments left out."""
-    pairs = []
-    for line in text.splitlines():
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            key, _, value = stripped.partition(" ")
-            pairs.append((key, value.strip()))
-    return pairs
-
-
-def substitute(text: str, values: dict[str, str]) -> str:
-    """The configuration with each directive in ``values`` set to that value (each occurs once)."""
-    seen = dict.fromkeys(values, 0)
-    lines = []
-    for line in text.splitlines():
-        key = line.strip().partition(" ")[0]
-        if key in values and not line.lstrip().startswith("#"):
-            seen[key] += 1
-            lines.append(f"{key} {values[key]}")
-        else:
-            lines.append(line)
-    assert seen == dict.fromkeys(values, 1), f"each directive once in mosquitto.conf: {seen}"
-    return "\n".join(lines) + "\n"
-
-
-# The broker and the credentials, once for the module.
-
-
-@dataclass(frozen=True)
-class Credentials:
-    """What make-secrets.sh wrote."""
-
-    directory: Path
-
-    def password(self, user: str) -> str:
-        """The user's password, in clear."""
-        return (self.directory / "passwords" / user).read_text(encoding="utf-8").strip()
-
-    def cert(self, user: str) -> tuple[Path, Path]:
-        """The user's client certificate and key."""
-        clients = self.directory / "clients"
-        return clients / f"{user}.crt", clients / f"{user}.key"
-
-    def context(self, cert_user: str | None) -> ssl.SSLContext:
-        """A client's TLS context: the CA, and the user's certificate if given."""
-        context = ssl.create_default_context(cafile=self.directory / "ca.crt")
-        if cert_user is not None:
-            context.load_cert_chain(*self.cert(cert_user))
-        return context
-
-
-def tool(name: str) -> str:
-    found = shutil.which(name, path=f"{os.environ.get('PATH', '')}:/usr/sbin:/usr/bin")
-    if found is None:
-        pytest.fail(f"{name} not found: apt-get install openssl mosquitto", pytrace=False)
-    return found
-
-
-@pytest.fixture(scope="module")
-def credentials(tmp_path_factory: pytest.TempPathFactory) -> Credentials:
-    directory = tmp_path_factory.mktemp("secrets")
-    tool("openssl")
-    environment = {
-        **os.environ,
-        "SERVER_NAMES": f"localhost {HOST}",
-        "MOSQUITTO_PASSWD": tool("mosquitto_passwd"),
-    }
-    subprocess.run(
-        ["/bin/sh", str(SHIPPED / "make-secrets.sh"), str(directory), *TABLES],
-        check=True,
-        capture_output=True,
-        env=environment,
-        timeout=60,
-    )
-    return Credentials(directory)
+    from mosquitto import Broker
 
 
 @pytest.fixture(scope="module")
 def broker(tmp_path_factory: pytest.TempPathFactory, credentials: Credentials) -> Iterator[Broker]:
-    directory = tmp_path_factory.mktemp("broker")
-    server = credentials.directory / "broker"
-    running = Broker(directory)
-    running.config.write_text(
-        substitute(
-            (SHIPPED / "mosquitto.conf").read_text(encoding="utf-8"),
-            {
-                "listener": f"{running.port} {HOST}",
-                "cafile": str(credentials.directory / "ca.crt"),
-                "certfile": str(server / "server.crt"),
-                "keyfile": str(server / "server.key"),
-                "password_file": str(server / "passwd"),
-                "acl_file": str(SHIPPED / "acl"),
-                "persistence_location": f"{directory}/",
-                # As root mosquitto would switch to "mosquitto" and lose the test's directory.
-                "user": pwd.getpwuid(os.getuid()).pw_name,
-            },
-        )
-    )
-    running.start()
+    running_broker = start_shipped(tmp_path_factory.mktemp("broker"), credentials)
     try:
-        yield running
+        yield running_broker
     finally:
-        running.close()
-
-
-# Clients.
-
-
-@contextlib.asynccontextmanager
-async def connect(
-    broker: Broker,
-    credentials: Credentials,
-    user: str | None,
-    identifier: str,
-    *,
-    password: str | None = None,
-    cert_user: str | None = "",
-    will: aiomqtt.Will | None = None,
-) -> AsyncIterator[Watch]:
-    """A client over TLS as ``user`` (its own password and certificate unless told otherwise)."""
-    if user is not None and password is None:
-        password = credentials.password(user)
-    client = aiomqtt.Client(
-        HOST,
-        broker.port,
-        identifier=identifier,
-        username=user,
-        password=password,
-        tls_context=credentials.context(user if cert_user == "" else cert_user),
-        will=will,
-        clean_session=True,
-        timeout=WAIT_S,
-    )
-    async with client, watching(client, WAIT_S) as watcher:
-        yield watcher
-
-
-async def subscribe(watch: Watch, *filters: str) -> list[bool]:
-    """Subscribe at QoS 1; whether each subscription was granted."""
-    granted = await watch.client.subscribe([(f, 1) for f in filters])
-    return [
-        not code.is_failure if isinstance(code, ReasonCode) else int(code) < 0x80
-        for code in granted
-    ]
-
-
-async def publish(watch: Watch, topic: str, payload: bytes, *, retain: bool = False) -> None:
-    await watch.client.publish(topic, payload, qos=1, retain=retain)
+        running_broker.close()
 
 
 # The configuration as shipped.
@@ -255,6 +92,12 @@ def test_shipped_conf_has_what_the_controller_requires() -> None:
     assert ("require_certificate", "true") in settings
     assert values["tls_version"] in {"tlsv1.2", "tlsv1.3"}
     assert ("use_identity_as_username", "false") in settings
+    # Sessions are named after users (docs/mqtt.md, "Client ids and sessions"): a listener's
+    # option, so after the listener.
+    assert ("use_username_as_clientid", "true") in settings
+    assert settings.index(("use_username_as_clientid", "true")) > settings.index(
+        ("listener", "8883")
+    )
     # Every directive the test changes is in the file once, and it is the only thing changed.
     assert {key for key, _ in settings} >= set(SUBSTITUTED)
 
@@ -265,9 +108,13 @@ def test_acl_is_written_for_the_sample_site_and_its_users() -> None:
     assert topics
     assert all(t.startswith((TOPICS.prefix, "$SYS/")) for t in topics), "all under the site"
     users = {value for key, value in acl if key == "user"}
-    assert users == {"jackpotd", "sign", "monitor"}
-    # Table ids become user names (the %u patterns): none may be one of the other users.
+    assert users == {IN_USER, OUT_USER, "sign", "monitor"}
+    # Table ids become user names (the %u patterns): none may be one of the other users, and
+    # each of those is denied what the patterns would give it.
     assert not {table["id"] for table in SAMPLE["tables"]} & users
+    for user in users:
+        block = acl[acl.index(("user", user)) + 1 :]
+        assert block[0] == ("topic", f"deny {TOPICS.prefix}table/{user}/#"), user
     # The README documents every user and every substituted directive.
     readme = (SHIPPED / "README.md").read_text(encoding="utf-8")
     for word in [*users, *SUBSTITUTED, "make-secrets.sh", "mosquitto_passwd"]:
@@ -289,7 +136,7 @@ def test_a_table_publishes_its_status_and_events_and_reads_its_commands(
         async with (
             connect(broker, credentials, "monitor", "monitor-allowed") as monitor,
             connect(broker, credentials, "t1", "table-t1", will=will) as table,
-            connect(broker, credentials, "jackpotd", f"{CONTROLLER}-allowed") as controller,
+            connect(broker, credentials, OUT_USER, f"{CLIENT_ID}-out") as controller,
         ):
             assert await subscribe(monitor, f"{TOPICS.prefix}#") == [True]
             assert await subscribe(table, f"{TOPICS.prefix}table/t1/cmd/#") == [True]
@@ -371,7 +218,7 @@ def test_a_table_cannot_read_another_tables_commands_or_events(
     async def scenario() -> None:
         async with (
             connect(broker, credentials, "t1", "table-t1-reader") as table,
-            connect(broker, credentials, "jackpotd", f"{CONTROLLER}-reader") as controller,
+            connect(broker, credentials, OUT_USER, f"{CLIENT_ID}-out") as controller,
             connect(broker, credentials, "t2", "table-t2-reader") as other,
         ):
             # Mosquitto's ACL file grants every subscription and checks each message as it is
@@ -401,12 +248,12 @@ async def refused(
     user: str | None,
     *,
     password: str | None = None,
-    cert_user: str | None = "",
+    cert_client: str | None = "",
 ) -> str:
     """The error a connection attempt ends with (the test fails if it connects)."""
     try:
         async with connect(
-            broker, credentials, user, "refused", password=password, cert_user=cert_user
+            broker, credentials, user, "refused", password=password, cert_client=cert_client
         ):
             pass
     except (aiomqtt.MqttError, ssl.SSLError, OSError) as error:
@@ -423,12 +270,12 @@ def test_anonymous_unknown_and_wrong_password_clients_are_refused(
 ) -> None:
     async def scenario() -> None:
         # CONNACK "not authorized" (MQTT 3.1.1 return code 5).
-        assert "authorized" in await refused(broker, credentials, None, cert_user="t1")
+        assert "authorized" in await refused(broker, credentials, None, cert_client="t1")
         wrong = await refused(broker, credentials, "t1", password=WRONG)
         assert "authorized" in wrong
         other = await refused(broker, credentials, "t1", password=credentials.password("t2"))
         assert "authorized" in other
-        unknown = await refused(broker, credentials, "t9", password=WRONG, cert_user="t1")
+        unknown = await refused(broker, credentials, "t9", password=WRONG, cert_client="t1")
         assert "authorized" in unknown
 
     asyncio.run(scenario())
@@ -464,40 +311,6 @@ def test_a_client_without_a_certificate_is_refused_by_tls(
 
 
 # The controller, with its own drivers.
-
-
-def controller_settings(broker: Broker, credentials: Credentials) -> BrokerSettings:
-    cert, key = credentials.cert("jackpotd")
-    return BrokerSettings(
-        host=HOST,
-        port=broker.port,
-        client_id=CONTROLLER,
-        username="jackpotd",
-        password_file=str(credentials.directory / "passwords" / "jackpotd"),
-        site=SITE,
-        keepalive_s=5,
-        backoff_initial_s=0.05,
-        backoff_cap_s=0.5,
-        tls=TlsSettings(
-            ca_file=str(credentials.directory / "ca.crt"), cert_file=str(cert), key_file=str(key)
-        ),
-    )
-
-
-async def feed(queue: asyncio.Queue[Any]) -> AsyncIterator[Any]:
-    while True:
-        yield await queue.get()
-
-
-@contextlib.asynccontextmanager
-async def running(coroutine: Any) -> AsyncIterator[None]:
-    task = asyncio.create_task(coroutine)
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await within(task, "a driver to stop")
 
 
 def test_the_controller_reads_tables_and_writes_meters_hits_commands_and_status(

@@ -492,7 +492,7 @@ def test_the_controller_runs_the_lab_configuration_against_the_stack(tmp_path: P
     (tmp_path / "jackpotd.toml").write_text(text.replace('"/etc/', f'"{tmp_path}/etc/'))
     config = load_config(tmp_path / "jackpotd.toml")
     raw = tomllib.loads(text)
-    # It reaches the broker by its service name on the TLS port, as the user the ACL names.
+    # It reaches the broker by its service name on the TLS port, as the users the ACL names.
     assert config.broker is not None
     assert config.broker.host in services
     conf = (DEPLOY / "mosquitto" / "mosquitto.conf").read_text(encoding="utf-8")
@@ -500,6 +500,7 @@ def test_the_controller_runs_the_lab_configuration_against_the_stack(tmp_path: P
     assert config.broker.tls is not None
     acl = (DEPLOY / "mosquitto" / "acl").read_text(encoding="utf-8")
     assert f"\nuser {config.broker.username}\n" in acl
+    assert f"\nuser {config.broker.out_username}\n" in acl
     assert f" {config.controller.site}/jackpot/v1/" in acl
     # Prometheus scrapes it where it serves.
     assert raw["web"]["host"] == "0.0.0.0"  # noqa: S104 - inside the container's network

@@ -4,16 +4,19 @@
 #
 #   deploy/mosquitto/make-secrets.sh DIR [TABLE...]      (default tables: t1)
 #
-# Users: jackpotd (the controller), sign, monitor and one per table, named as the table id.
+# Users: jackpotd-in and jackpotd-out (the controller's two connections: the broker names each
+# session after its user), sign, monitor and one per table, named as the table id.
+# Certificates: one per client machine: jackpotd (the controller, for both of its users), sign,
+# monitor and each table.
 # Writes, all readable by the owner only:
 #   DIR/ca.crt, DIR/ca.key                  the CA (keep ca.key offline in production)
 #   DIR/broker/server.crt, server.key       the broker's certificate, for SERVER_NAMES
 #   DIR/broker/passwd                       mosquitto's password file (hashed), every user
-#   DIR/clients/USER.crt, USER.key          each user's client certificate
+#   DIR/clients/CLIENT.crt, CLIENT.key      each client's certificate
 #   DIR/passwords/USER                      each user's password, in clear text
 # Running it again keeps what exists (CA, certificates, passwords), makes what is missing (a new
 # table's), and writes the password file again. Delete DIR/passwords/USER and run it again to
-# give USER a new password; delete DIR/clients/USER.* to give it a new certificate.
+# give USER a new password; delete DIR/clients/CLIENT.* to give it a new certificate.
 #
 # Environment: SERVER_NAMES, the broker's DNS names and IP addresses (default
 # "broker localhost 127.0.0.1"); DAYS, the certificates' validity (default 825);
@@ -27,6 +30,15 @@ fi
 dir=$1
 shift
 tables=${*:-t1}
+for table in $tables; do
+    case $table in
+        jackpotd | jackpotd-in | jackpotd-out | sign | monitor)
+            # Its user would be the controller's, a sign's or a monitor's (acl, "Users").
+            echo "$0: a table cannot be called $table: that is the name of another user" >&2
+            exit 2
+            ;;
+    esac
+done
 server_names=${SERVER_NAMES:-broker localhost 127.0.0.1}
 days=${DAYS:-825}
 passwd_command=${MOSQUITTO_PASSWD:-mosquitto_passwd}
@@ -89,12 +101,14 @@ fi
 } >"$extensions"
 rm -f "$dir/broker/passwd.new"
 touch "$dir/broker/passwd.new"
-for user in jackpotd sign monitor $tables; do
-    if [ ! -f "$dir/clients/$user.crt" ]; then
-        request "$dir/clients/$user" "$user"
-        sign "$dir/clients/$user"
-        echo "made a client certificate for $user"
+for client in jackpotd sign monitor $tables; do
+    if [ ! -f "$dir/clients/$client.crt" ]; then
+        request "$dir/clients/$client" "$client"
+        sign "$dir/clients/$client"
+        echo "made a client certificate for $client"
     fi
+done
+for user in jackpotd-in jackpotd-out sign monitor $tables; do
     if [ ! -f "$dir/passwords/$user" ]; then
         openssl rand -hex 24 >"$dir/passwords/$user"
         echo "made a password for $user"
