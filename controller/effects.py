@@ -29,8 +29,8 @@ class Effect(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field=
     """Fields every effect has: the pool it touches, if any."""
 
 
-class Contributed(Effect, frozen=True, tag="contributed"):
-    """A locked progressive wager's exact contributions."""
+class Share(Effect, frozen=True):
+    """A locked progressive wager and its exact contributions to each account of its pool."""
 
     pool_id: str
     table_id: str
@@ -40,6 +40,26 @@ class Contributed(Effect, frozen=True, tag="contributed"):
     to_meter: str
     to_reserve: str
     to_overflow: str
+
+
+class Contributed(Share, frozen=True, tag="contributed"):
+    """A locked progressive wager's exact contributions."""
+
+
+class ContributionRefunded(Share, frozen=True, tag="contribution-refunded"):
+    """A void reversed a locked progressive wager's contributions (``to_*``, as locked).
+
+    ``from_*`` is where the money was taken back from: each part from its own account, or from
+    the meter where that account no longer held it. A meter then below its seed was reseeded
+    (``reseed_cents``), from the reserve first and then by the house.
+    """
+
+    from_meter: str
+    from_reserve: str
+    from_overflow: str
+    reseed_cents: int
+    reseed_from_reserve_cents: int
+    reseed_from_house_cents: int
 
 
 class MeterPaid(Effect, frozen=True, tag="meter-paid"):
@@ -209,6 +229,7 @@ class Balances(Effect, frozen=True, tag="balances"):
 
 AnyEffect = (
     Contributed
+    | ContributionRefunded
     | MeterPaid
     | PayoutMade
     | PoolOpenedEffect

@@ -49,8 +49,21 @@ class PoolTermsChanged(Event, frozen=True, tag="pool-terms-changed"):
     apply_now: bool = False
 
 
+class SpotLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The least and the most one side-bet spot takes as a wager, in cents."""
+
+    minimum_cents: int
+    maximum_cents: int
+
+
 class TableConfigured(Event, frozen=True, tag="table-configured"):
-    """A table's side-bet rules; paytables travel whole (TOML text) so replay needs no files."""
+    """A table's side-bet rules; paytables travel whole (TOML text) so replay needs no files.
+
+    ``wager_limits`` gives each odds spot it offers (``bonus``, ``ace-high``) its minimum and
+    maximum wager, enforced when bets are locked (docs/rules.md § 8). Every configuration
+    writes it; an event journaled before it existed lacks it (``UNSET``, never encoded), and
+    its table enforces no limits, so that old journals replay exactly as they were played.
+    """
 
     table_id: str
     paytables: dict[str, str]
@@ -69,6 +82,7 @@ class TableConfigured(Event, frozen=True, tag="table-configured"):
     hit_order: str = "sequential"
     by: str = "config"
     reason: str = "table configured"
+    wager_limits: dict[str, SpotLimits] | msgspec.UnsetType = msgspec.UNSET
 
 
 class WagerLocked(Event, frozen=True, tag="wager-locked"):
@@ -148,13 +162,21 @@ class DealComplete(DeviceEvent, frozen=True, tag="deal-complete"):
     round_id: str
 
 
-class RoundVoided(Event, frozen=True, tag="round-voided"):
-    """A misdeal or a supervisor's decision: the round's wagers are returned, nothing is paid."""
+class RoundVoided(Event, frozen=True, tag="round-voided", omit_defaults=True):
+    """A misdeal or a supervisor's decision: the round's wagers are returned, nothing is paid.
+
+    Every producer sets ``refund_contributions``: the void then also reverses the
+    contributions of the round's progressive wagers, and only a supervisor may void a held
+    round (docs/money.md "Voids"). Without it (events journaled before it existed; it is then
+    not encoded, so their text is unchanged) a void keeps its first meaning: the wagers are
+    returned and their contributions stay in the pool.
+    """
 
     table_id: str
     round_id: str
     by: str
     reason: str
+    refund_contributions: bool = False
 
 
 class TableStatusChanged(Event, frozen=True, tag="table-status"):

@@ -3,7 +3,8 @@
 :func:`apply` takes the state and an event and returns the new state and the event's effects;
 it never reads a clock, a file or a socket, so replaying the journal rebuilds the same state to
 the cent. An event the ledger must refuse (an unknown table, a wager outside the paytable's
-denomination, a round whose cards do not add up, a meter change without reason) raises
+denomination or its spot's limits, a round whose cards do not add up, a meter change without
+reason, a void by a device of a round held for a supervisor) raises
 :class:`LedgerError` and changes nothing; the journal records the refusal.
 """
 
@@ -61,12 +62,12 @@ from controller.rounds import (
     on_card_dealt,
     on_deal_complete,
     on_round_settled,
-    on_round_voided,
     on_table_status,
     on_wager_locked,
 )
 from controller.table_rules import TableRulesError, table_rules
 from controller.table_state import TableState
+from controller.voids import on_round_voided
 
 __all__ = ["CONFIGURATION", "LedgerError", "LedgerState", "apply"]
 

@@ -1,4 +1,4 @@
-"""Ledger handlers for wagers and rounds: bets sensed and locked, cards dealt, settlement, voids.
+"""Ledger handlers for wagers and rounds: bets sensed and locked, cards dealt, settlement.
 
 Two ways lead to a settled round, and both end in :func:`_settle`:
 
@@ -9,7 +9,9 @@ Two ways lead to a settled round, and both end in :func:`_settle`:
   (``round-settled``): used by supervisors to settle a held round with the cards as they should
   be, and by tests.
 
-A table that is offline (BRIEF §3) refuses bets and wagers.
+A table that is offline (BRIEF §3) refuses bets and wagers. A wager outside its spot's limits
+(:mod:`controller.wager_limits`) is refused when bets are locked. Voids are in
+:mod:`controller.voids`.
 """
 
 from __future__ import annotations
@@ -35,7 +37,6 @@ from controller.effects import (
 from controller.ledger_state import (
     LedgerError,
     LedgerState,
-    authorize,
     balances,
     pool_of,
     table_of,
@@ -44,7 +45,6 @@ from controller.ledger_state import (
 )
 from controller.settlement import (
     Payout,
-    PayoutKind,
     PayoutStatus,
     SeatWager,
     SettlementError,
@@ -53,6 +53,7 @@ from controller.settlement import (
     settle_round,
 )
 from controller.table_state import Phase, RoundProblem, TableState
+from controller.wager_limits import out_of_limits
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -63,11 +64,10 @@ if TYPE_CHECKING:
         CardDealt,
         DealComplete,
         RoundSettled,
-        RoundVoided,
         TableStatusChanged,
         WagerLocked,
     )
-    from controller.pool import MeterPayment
+    from controller.pool import Contribution, MeterPayment
     from controller.settlement import TableRules
 
 Outcome = tuple[LedgerState, list[AnyEffect]]
@@ -126,7 +126,11 @@ def lock_wager(state: LedgerState, request: WagerRequest) -> Outcome:
     locked = state.rounds.get(key, ())
     if any(wager.seat == seat and wager.spot is spot for wager in locked):
         raise LedgerError(f"seat {seat} already has a {spot} wager in round {round_id}")
+    refusal = out_of_limits(rules, spot, amount)
+    if refusal is not None:
+        raise LedgerError(refusal)
     effects: list[AnyEffect] = []
+    share: Contribution | None = None
     if spot is Spot.PROGRESSIVE:
         terms = rules.progressive.progressive if rules.progressive else None
         if terms is None or rules.pool_id is None:
@@ -142,7 +146,8 @@ def lock_wager(state: LedgerState, request: WagerRequest) -> Outcome:
             ),
             balances(pool),
         ]  # fmt: skip
-    state = replace(state, rounds={**state.rounds, key: (*locked, SeatWager(seat, spot, amount))})
+    wager = SeatWager(seat, spot, amount, share)
+    state = replace(state, rounds={**state.rounds, key: (*locked, wager)})
     return state, effects
 
 
@@ -163,7 +168,8 @@ def _meter_paid(pool_id: str, payment: MeterPayment) -> MeterPaid:
     )  # fmt: skip
 
 
-def _payout_effect(table_id: str, round_id: str, payout: Payout) -> PayoutMade:
+def payout_effect(table_id: str, round_id: str, payout: Payout) -> PayoutMade:
+    """A payout as journaled."""
     return PayoutMade(
         payout.payout_id, table_id, round_id, payout.seat, str(payout.spot), str(payout.kind),
         payout.wager_cents, payout.line, payout.win_cents, payout.returned_cents,
@@ -203,7 +209,7 @@ def _settle(
     ]
     pending = dict(state.pending)
     for payout in settlement.payouts:
-        effects.append(_payout_effect(table_id, round_id, payout))
+        effects.append(payout_effect(table_id, round_id, payout))
         if payout.status is PayoutStatus.PENDING:
             pending[payout.payout_id] = payout
     rounds = {k: v for k, v in state.rounds.items() if k != key}
@@ -315,30 +321,6 @@ def on_deal_complete(state: LedgerState, event: DealComplete) -> Outcome:
         return _settle(state, event.table_id, event.round_id, event.event_id, (dealer, seats))
     except (RoundProblem, LedgerError) as problem:
         return _hold(state, table, str(problem))
-
-
-def on_round_voided(state: LedgerState, event: RoundVoided) -> Outcome:
-    """Void a round: every locked wager is returned; contributions stay in the pool."""
-    table = live(state, event.table_id)
-    key = (event.table_id, event.round_id)
-    if table.round_id != event.round_id and key not in state.rounds:
-        raise LedgerError(f"round {event.round_id} is not open on table {event.table_id}")
-    if not event.by or not event.reason:
-        raise LedgerError("a void needs who decided it and why")
-    if not event.by.startswith("device "):  # a dealer's console reports a misdeal itself
-        authorize(state, event.by, "void-round")
-    effects: list[AnyEffect] = []
-    for wager in state.rounds.get(key, ()):
-        refund = Payout(
-            f"{event.event_id}/{wager.seat}/{wager.spot}", wager.seat, wager.spot, PayoutKind.VOID,
-            wager.amount_cents, returned_cents=wager.amount_cents,
-        )  # fmt: skip
-        effects.append(_payout_effect(event.table_id, event.round_id, refund))
-    rounds = {k: v for k, v in state.rounds.items() if k != key}
-    state = replace(state, rounds=rounds)
-    if table.round_id == event.round_id:
-        state = with_table_state(state, table.cleared())
-    return state, [*effects, RoundClosed(event.table_id, event.round_id, "void")]
 
 
 def on_table_status(state: LedgerState, event: TableStatusChanged) -> Outcome:

@@ -36,8 +36,9 @@ if TYPE_CHECKING:
     from fractions import Fraction
 
     from controller.cards import SevenCardHand
+    from controller.events import SpotLimits
     from controller.paytable import Paytable, PaytableLine
-    from controller.pool import MeterPayment, Pool
+    from controller.pool import Contribution, MeterPayment, Pool
 
 DEALER_SEAT = 0
 
@@ -87,6 +88,9 @@ class SeatWager:
     seat: int
     spot: Spot
     amount_cents: int
+    contribution: Contribution | None = None
+    """What a progressive wager added to its pool at lock, exactly: a void takes back this,
+    not what the terms in force at the void would say."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,6 +139,9 @@ class TableRules:
     tax_threshold_cents: int = 60_000
     tax_wager_multiple: int = 300
     hit_order: HitOrder = HitOrder.SEQUENTIAL
+    wager_limits: Mapping[Spot, SpotLimits] | None = None
+    """Each odds spot's minimum and maximum wager; None (no limits) only for a table configured
+    before limits existed (:mod:`controller.wager_limits`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Final
 
 from controller.paytable import FixedPay, MeterPay, Odds, Wager
 from controller.paytable_files import PaytableError, parse_paytable
-from controller.settlement import HitOrder, TableRules
+from controller.settlement import HitOrder, Spot, TableRules
+from controller.wager_limits import WagerLimitsError, minimum_of, validated_limits
 
 if TYPE_CHECKING:
     from controller.events import TableConfigured
@@ -48,13 +49,14 @@ def _paytable(
 def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
     """The most one player can win in a round betting the minimum, meters aside (§ 688a.12(e)).
 
-    Top odds of each odds wager at the minimum, the largest fixed progressive pay, and for
-    every other hand at the table the largest Envy of each paytable with an Envy column.
+    Top odds of each odds wager at its minimum (the spot's own where the table sets wager
+    limits), the largest fixed progressive pay, and for every other hand at the table the
+    largest Envy of each paytable with an Envy column.
     """
     most = 0
-    for table in (rules.bonus, rules.ace_high):
+    for spot, table in ((Spot.BONUS, rules.bonus), (Spot.ACE_HIGH, rules.ace_high)):
         if table is not None:
-            most += minimum_wager_cents * max(
+            most += minimum_of(rules, spot, minimum_wager_cents) * max(
                 (row.pays.to_one for row in table.lines if isinstance(row.pays, Odds)), default=0
             )
     envy = 0  # each wager with an Envy column collects its own Envy
@@ -96,11 +98,26 @@ def table_rules(event: TableConfigured) -> TableRules:
     ):
         if getattr(event, key) < 0:
             raise TableRulesError(f"{where}: {key}: cannot be negative")
+    bonus = _paytable(event, "bonus", event.bonus, ODDS_WAGERS)
+    ace_high = _paytable(event, "ace_high", event.ace_high, frozenset({Wager.ACE_HIGH}))
+    offered = [
+        spot
+        for spot, table in (
+            (Spot.BONUS, bonus),
+            (Spot.ACE_HIGH, ace_high),
+            (Spot.PROGRESSIVE, progressive),
+        )
+        if table is not None
+    ]
+    try:
+        limits = validated_limits(event, offered)
+    except WagerLimitsError as error:
+        raise TableRulesError(f"{where}: {error}") from None
     rules = TableRules(
         table_id=event.table_id,
         seats=event.seats,
-        bonus=_paytable(event, "bonus", event.bonus, ODDS_WAGERS),
-        ace_high=_paytable(event, "ace_high", event.ace_high, frozenset({Wager.ACE_HIGH})),
+        bonus=bonus,
+        ace_high=ace_high,
         progressive=progressive,
         pool_id=event.pool_id,
         envy_minimum_cents=event.envy_minimum_cents,
@@ -110,6 +127,7 @@ def table_rules(event: TableConfigured) -> TableRules:
         tax_threshold_cents=event.tax_threshold_cents,
         tax_wager_multiple=event.tax_wager_multiple,
         hit_order=hit_order,
+        wager_limits=limits,
     )
     if event.max_payout_cents is not None:
         floor = max(MAX_PAYOUT_FLOOR_CENTS, most_one_player_wins(rules, event.minimum_wager_cents))

@@ -18,7 +18,7 @@ from typing import Any, Final
 import msgspec
 
 from controller.effects import fraction_text
-from controller.pool import HitRecord, Pool, PoolTerms
+from controller.pool import Contribution, HitRecord, Pool, PoolTerms
 from controller.settlement import Payout, PayoutKind, PayoutStatus, SeatWager, Spot
 from controller.table_state import Phase, TableState
 
@@ -91,14 +91,40 @@ def pool_from_json(text: str) -> Pool:
     )
 
 
+def _wager_row(wager: SeatWager) -> list[object]:
+    row: list[object] = [wager.seat, str(wager.spot), wager.amount_cents]
+    if wager.contribution is not None:
+        share = wager.contribution
+        row += [fraction_text(share.to_meter), fraction_text(share.to_reserve)]
+        row.append(fraction_text(share.to_overflow))
+    return row
+
+
 def wagers_json(wagers: tuple[SeatWager, ...]) -> str:
-    """Locked wagers of an open round."""
-    return _canonical([[w.seat, str(w.spot), w.amount_cents] for w in wagers])
+    """Locked wagers of an open round, each ``[seat, spot, cents]``.
+
+    A progressive wager adds the exact contribution it made at lock: ``to_meter``,
+    ``to_reserve`` and ``to_overflow`` as fraction text.
+    """
+    return _canonical([_wager_row(wager) for wager in wagers])
+
+
+def _wager(row: list[Any]) -> SeatWager:
+    seat, spot, amount, *share = row
+    if not share:  # no contribution, or a progressive wager stored before they were recorded
+        return SeatWager(seat, Spot(spot), amount)
+    to_meter, to_reserve, to_overflow = (Fraction(part) for part in share)
+    contribution = Contribution(amount, to_meter, to_reserve, to_overflow)
+    return SeatWager(seat, Spot(spot), amount, contribution)
 
 
 def wagers_from_json(text: str) -> tuple[SeatWager, ...]:
-    """The inverse of :func:`wagers_json`."""
-    return tuple(SeatWager(seat, Spot(spot), amount) for seat, spot, amount in json.loads(text))
+    """The inverse of :func:`wagers_json`.
+
+    Rows written before contributions were recorded (``[seat, spot, cents]`` only) are read
+    too; :mod:`controller.journal.restore` finds their contributions in the journal.
+    """
+    return tuple(_wager(row) for row in json.loads(text))
 
 
 PAYOUT_COLUMNS = (

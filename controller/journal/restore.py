@@ -8,8 +8,11 @@ and approved manifest in ``meta``.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from controller.effects import Contributed, decode_effects
 from controller.events import TableConfigured, decode_event
 from controller.journal.codec import (
     payout_from_row,
@@ -21,6 +24,8 @@ from controller.journal.errors import JournalError
 from controller.ledger import LedgerState
 from controller.manifest import ApprovedManifest
 from controller.operators import Operator, Role
+from controller.pool import Contribution
+from controller.settlement import SeatWager, Spot
 from controller.table_rules import table_rules
 
 if TYPE_CHECKING:
@@ -45,6 +50,7 @@ def load_state(database: sqlite_utils.Database) -> LedgerState:
         (row["table_id"], row["round_id"]): wagers_from_json(row["wagers"])
         for row in database.query("SELECT * FROM rounds")
     }
+    rounds = _with_contributions(database, rounds)
     pending = {
         row["payout_id"]: payout_from_row(row)
         for row in database.query("SELECT * FROM payouts WHERE status = 'pending'")
@@ -72,6 +78,53 @@ def load_state(database: sqlite_utils.Database) -> LedgerState:
         pending=pending,
         revision=int(revision_row[0]["value"]) if revision_row else 0,
     )
+
+
+Rounds = dict[tuple[str, str], tuple[SeatWager, ...]]
+
+
+def _with_contributions(database: sqlite_utils.Database, rounds: Rounds) -> Rounds:
+    """Open rounds whose progressive wagers all carry the contribution they made at lock.
+
+    A round stored before contributions were kept with their wagers (left open when the
+    controller was upgraded) lacks them; a void must reverse them exactly, and a replay from
+    empty records them, so they are read from the ``contributed`` effects journaled with the
+    lock, the last one for each table, round and seat (round ids may come back).
+    """
+    missing = {
+        (table_id, round_id, wager.seat)
+        for (table_id, round_id), wagers in rounds.items()
+        for wager in wagers
+        if wager.spot is Spot.PROGRESSIVE and wager.contribution is None
+    }
+    if not missing:
+        return rounds
+    found: dict[tuple[str, str, int], Contribution] = {}
+    query = (
+        "SELECT effects FROM journal WHERE outcome = 'applied' "
+        "AND kind IN ('bets-locked', 'wager-locked') ORDER BY seq"
+    )
+    for row in database.query(query):
+        for effect in decode_effects(row["effects"]):
+            if not isinstance(effect, Contributed):
+                continue
+            key = (effect.table_id, effect.round_id, effect.seat)
+            if key in missing:
+                found[key] = Contribution(
+                    effect.wager_cents, Fraction(effect.to_meter),
+                    Fraction(effect.to_reserve), Fraction(effect.to_overflow),
+                )  # fmt: skip
+    # A wager no lock contributed for is not one the journal made: it stays without, so that
+    # `jackpotd verify` reports the round and the ledger refuses to reverse what it never added.
+    return {
+        (table_id, round_id): tuple(
+            replace(wager, contribution=found.get((table_id, round_id, wager.seat)))
+            if wager.spot is Spot.PROGRESSIVE and wager.contribution is None
+            else wager
+            for wager in wagers
+        )
+        for (table_id, round_id), wagers in rounds.items()
+    }
 
 
 def manifest_json(manifest: ApprovedManifest) -> str:
