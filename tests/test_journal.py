@@ -83,7 +83,8 @@ def test_brief_3_wager_and_its_effects_are_materialized_with_its_journal_row(
     [(pool_id, state, seq)] = table_rows(path, "pools")
     assert (pool_id, seq) == (POOL, 3)
     assert json.loads(str(state))["meter"] == "4000113/4"
-    assert table_rows(path, "rounds") == [(TABLE, "r1", '[[1,"progressive",100]]')]
+    # The open round keeps the wager's exact contribution, for a void to reverse.
+    assert table_rows(path, "rounds") == [(TABLE, "r1", '[[1,"progressive",100,"113/4","2","0"]]')]
 
 
 def test_brief_3_settlement_writes_journal_row_pool_payouts_and_closes_round_together(
@@ -309,7 +310,7 @@ def test_brief_3_refused_event_is_journaled_as_rejected_with_reason_and_moves_no
         "x", REJECTED, receipt.reason, "[]",
     )  # fmt: skip
     assert table_rows(path, "pools") == pools_before
-    assert table_rows(path, "rounds") == [(TABLE, "r0", '[[1,"progressive",100]]')]
+    assert table_rows(path, "rounds") == [(TABLE, "r0", '[[1,"progressive",100,"113/4","2","0"]]')]
     report = verify(path)
     assert report.ok, report.problems
     assert report.pools == {POOL: SEED_CENTS + 28}
@@ -431,7 +432,9 @@ def test_brief_3_failure_after_the_journal_row_rolls_back_the_whole_transaction(
         assert journal.state is state
         assert rows_of(path) == rows
         assert table_rows(path, "pools") == pools
-        assert table_rows(path, "rounds") == [(TABLE, "r1", '[[1,"progressive",100]]')]
+        assert table_rows(path, "rounds") == [
+            (TABLE, "r1", '[[1,"progressive",100,"113/4","2","0"]]')
+        ]
 
         # A refused event touches no pool: it is still journaled, in its own transaction.
         refused = journal.append(wager("r1-bad", "r1", 4, amount=300))
