@@ -17,13 +17,15 @@ and the device's ``seq`` (unique per device; resends repeat it, and the event id
     done       {"v":1,"device":"shoe","seq":60,"round":"r-0042"}    -> DealComplete
     void       {"v":1,"device":"dealer","seq":5,"round":"r-0042","reason":"misdeal"}
                                                                     -> RoundVoided
-    heartbeat  {"v":1,"device":"shoe","seq":61}                     -> Heartbeat (not journaled)
+    heartbeat  {"v":1,"device":"shoe","seq":61,"last":60}           -> Heartbeat (not journaled)
 
 The fields follow the reference serial protocol (:mod:`drivers.serial.protocol`): ``device``
 is 1-32 of ``A-Z a-z 0-9 . _ -``; ``seq`` 0 to 2**32-1; ``seat`` 1-99; ``position`` 0-99 (0 is
 the dealer); ``spot`` one of ``bonus``, ``ace-high``, ``progressive``; ``amount_cents`` 0 to
 10**12 (default 0); ``round`` 1-64 of ``A-Z a-z 0-9 . _ : -``; ``card`` a card code (``As``,
-``Td``, ``Jk``) kept as sent; a void's ``reason`` is optional text (default ``misdeal``).
+``Td``, ``Jk``) kept as sent; a void's ``reason`` is optional text (default ``misdeal``); a
+heartbeat's ``last`` is optional (0 to 2**32-1). A device numbers its events 1, 2, 3... and
+never uses a number twice; its heartbeats take no event number (their ``seq`` counts apart).
 Unknown fields are refused, so that a misspelt ``amount`` is not read as zero cents.
 
 **Out, from the controller**: ``meter/<pool>`` (:class:`MeterPayload`), ``meter/<pool>/hit``
@@ -33,10 +35,25 @@ and drop what it has already seen.
 
 Rejections carry a short ``reason`` token (``bad-json``, ``bad-version``, ``bad-seat``,
 ``missing-field``...) for counters and the journaled fault, and a ``detail`` for people.
+
+**Hostile payloads** (docs/faults.md, "Poison messages"). A table's devices hold valid broker
+credentials, so every payload is read as if an attacker wrote it:
+
+* whatever the decoder raises is a :class:`PayloadError`: deep nesting that exhausts the
+  parser's recursion (``RecursionError``, not a ``DecodeError``), a number too long to convert,
+  anything else, is the rejection ``undecodable``, journaled and acknowledged like any other,
+  never an exception that stops the source and gets the message delivered again;
+* an object with the same key twice is refused (``duplicate-key``) instead of the last value
+  silently winning (``{"amount_cents":500,"amount_cents":100000000}``);
+* a heartbeat may carry ``last``, the ``seq`` of the last event the device sent, so that an
+  event lost on the way (a broker queue overflowing, a message published before the
+  controller first subscribed) shows as a gap (:mod:`controller.device_sequences`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -56,7 +73,7 @@ from controller.events import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
 
@@ -97,6 +114,8 @@ class Heartbeat:
     table_id: str
     device: str
     seq: int
+    last: int | None = None
+    """The ``seq`` of the last event the device sent, if it says (end-to-end gap detection)."""
 
 
 TableMessage = BetSensed | BetsLocked | CardDealt | DealComplete | RoundVoided | Heartbeat
@@ -151,7 +170,9 @@ class VoidPayload(TablePayload, frozen=True):
 
 
 class HeartbeatPayload(TablePayload, frozen=True):
-    """``event/heartbeat``: the device is alive."""
+    """``event/heartbeat``: the device is alive, and the last event it sent was ``last``."""
+
+    last: Seq | None = None
 
 
 # Controller payloads (out).
@@ -224,6 +245,28 @@ def _validation_reason(message: str) -> str:
     return "bad-payload"
 
 
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    value = dict(pairs)
+    if len(value) != len(pairs):
+        keys = [key for key, _ in pairs]
+        twice = next(key for key in keys if keys.count(key) > 1)
+        raise PayloadError("duplicate-key", f"the key {twice!r} appears more than once")
+    return value
+
+
+_PAIRS: Final = json.JSONDecoder(object_pairs_hook=_unique_pairs)
+
+
+def check_unique_keys(data: bytes) -> None:
+    """Refuse JSON (already known to be valid) in which an object has a key twice.
+
+    msgspec, like most parsers, keeps the last value of a repeated key; a device could then
+    show one amount to a reader that keeps the first and another to the ledger. The standard
+    library's parser hands each object's pairs over in order, so a repeat can be seen.
+    """
+    _PAIRS.decode(data.decode())
+
+
 def decode_object(data: bytes) -> dict[str, Any]:
     """A JSON object of schema version 1, else :class:`PayloadError` (``bad-json``...)."""
     if len(data) > MAX_PAYLOAD:
@@ -232,6 +275,7 @@ def decode_object(data: bytes) -> dict[str, Any]:
         value = msgspec.json.decode(data)
     except msgspec.DecodeError as error:
         raise PayloadError("bad-json", f"{error} in {_preview(data)}") from None
+    check_unique_keys(data)
     if not isinstance(value, dict):
         raise PayloadError("bad-payload", f"expected a JSON object, got {_preview(data)}")
     if "v" not in value:
@@ -317,8 +361,8 @@ def _void(head: _Head, void: VoidPayload) -> RoundVoided:
     )
 
 
-def _heartbeat(head: _Head, _: HeartbeatPayload) -> Heartbeat:
-    return Heartbeat(head.table_id, head.device, head.seq)
+def _heartbeat(head: _Head, beat: HeartbeatPayload) -> Heartbeat:
+    return Heartbeat(head.table_id, head.device, head.seq, beat.last)
 
 
 _P = TypeVar("_P", bound=TablePayload)
@@ -346,6 +390,7 @@ class _EventType(Generic[_P]):
                 pass
             else:
                 if payload.v == SCHEMA_VERSION:
+                    check_unique_keys(data)
                     return payload
         value = decode_object(data)
         _convert(value, _HeadFields)
@@ -379,7 +424,25 @@ def decode_table_event(
     if kind is None:
         known = ", ".join(sorted(_EVENT_TYPES))
         raise PayloadError("unknown-type", f"event type {event_type!r} is not one of {known}")
-    return kind.decode(table_id, data, at or utc_now())
+    with undecodable_as_rejection(data):
+        return kind.decode(table_id, data, at or utc_now())
+
+
+@contextlib.contextmanager
+def undecodable_as_rejection(data: bytes) -> Iterator[None]:
+    """Turn anything a decoder raises, other than :class:`PayloadError`, into one.
+
+    A payload is input, and no input may stop the source: ``RecursionError`` from deep
+    nesting, ``ValueError`` from a number too long to convert, or an error nobody foresaw in a
+    parser are all the rejection ``undecodable``, journaled and acknowledged.
+    """
+    try:
+        yield
+    except PayloadError:
+        raise
+    except Exception as error:  # noqa: BLE001 - hostile input: every failure is a rejection
+        detail = f"{type(error).__name__}: {str(error)[:_PREVIEW]} in {_preview(data)}"
+        raise PayloadError("undecodable", detail) from None
 
 
 class _HeadFields(msgspec.Struct, frozen=True):
@@ -390,7 +453,7 @@ class _HeadFields(msgspec.Struct, frozen=True):
 
 def decode_status(data: bytes) -> bool:
     """Whether a status payload says ``online`` (True) or ``offline`` (False)."""
-    text = data.strip()
+    text = data.strip() if len(data) <= MAX_PAYLOAD else b""
     if text == ONLINE:
         return True
     if text == OFFLINE:

@@ -6,7 +6,7 @@ comma-separated fields, ``TYPE,device,seq,fields...``. Devices send (BRIEF §5):
     BET,<dev>,<seq>,<seat>,<spot>,<0|1>[,<amount_cents>]    -> BetSensed
     LOCK,<dev>,<seq>,<round>                                -> BetsLocked
     CARD,<dev>,<seq>,<round>,<position>,<card>              -> CardDealt
-    HB,<dev>,<seq>                                          -> a heartbeat (not an event)
+    HB,<dev>,<seq>[,<last>]                                 -> a heartbeat (not an event)
 
 and, as two extensions of the reference protocol that the ledger needs to close a round::
 
@@ -16,6 +16,12 @@ and, as two extensions of the reference protocol that the ledger needs to close 
 The host answers ``ACK,<dev>,<seq>`` once the message is durable (or was a heartbeat), and
 ``NAK,<dev>,<seq>,<reason>`` to a frame whose checksum was good but whose payload is not a
 valid message, so the device stops resending something that will never be accepted.
+
+A device numbers its events 1, 2, 3... and never uses a number twice; a heartbeat's ``seq``
+counts apart from them (it takes no event number), and its optional ``last`` is the ``seq``
+of the last event the device sent, so that a lost event shows as a gap
+(:mod:`controller.device_sequences`). Whatever a decoder raises on a payload is a
+:class:`ProtocolError` (``undecodable``): no input stops the link.
 
 Fields: ``dev`` is 1-32 of ``A-Z a-z 0-9 . _ -`` (it becomes part of the event id
 ``table/dev/seq``, so it has no ``/``); ``seq`` is a decimal number below 2**32, unique per
@@ -65,6 +71,8 @@ class Heartbeat:
     table_id: str
     device: str
     seq: int
+    last: int | None = None
+    """The ``seq`` of the last event the device sent, if it says (end-to-end gap detection)."""
 
 
 DeviceMessage = BetSensed | BetsLocked | CardDealt | DealComplete | RoundVoided | Heartbeat
@@ -206,9 +214,10 @@ def _void(head: _Stamp, fields: tuple[str, ...]) -> RoundVoided:
 
 
 def _heartbeat(head: _Stamp, fields: tuple[str, ...]) -> Heartbeat:
-    if fields:
+    if len(fields) > 1:
         raise ProtocolError("field-count")
-    return Heartbeat(head.table_id, head.device, head.seq)
+    last = _number(fields[0], "bad-last", 0, MAX_SEQ) if fields else None
+    return Heartbeat(head.table_id, head.device, head.seq, last)
 
 
 _DECODERS: Final[dict[str, Callable[[_Stamp, tuple[str, ...]], DeviceMessage]]] = {
@@ -249,6 +258,8 @@ def decode_message(header: Header, table_id: str, at: str | None = None) -> Devi
         return _DECODERS[header.kind](stamp, header.fields)
     except ProtocolError as error:
         raise ProtocolError(error.reason, header.device, header.seq) from None
+    except Exception:  # noqa: BLE001 - hostile input: every failure is a rejection
+        raise ProtocolError("undecodable", header.device, header.seq) from None
 
 
 def decode_payload(payload: str, table_id: str, at: str | None = None) -> DeviceMessage:
@@ -256,4 +267,10 @@ def decode_payload(payload: str, table_id: str, at: str | None = None) -> Device
 
     Raises :class:`ProtocolError`, with the device and seq when they could be read.
     """
-    return decode_message(parse_header(payload), table_id, at)
+    try:
+        header = parse_header(payload)
+    except ProtocolError:
+        raise
+    except Exception:  # noqa: BLE001 - hostile input: every failure is a rejection
+        raise ProtocolError("undecodable") from None
+    return decode_message(header, table_id, at)
