@@ -197,15 +197,45 @@ def test_brief_3_duplicate_event_id_returns_the_original_outcome_and_changes_not
         original = journal.append(wager("r1-w1", "r1", 1))
         state = journal.state
         repeat = journal.append(wager("r1-w1", "r1", 1))
-        # Same id, other contents: still the original's outcome, still not applied.
-        altered = journal.append(wager("r1-w1", "r1", 2))
         assert journal.state is state
-        for receipt in (repeat, altered):
-            assert receipt.duplicate
-            assert (receipt.seq, receipt.outcome, receipt.reason, receipt.effects) == (
-                original.seq, original.outcome, original.reason, original.effects,
-            )  # fmt: skip
+        assert repeat.duplicate
+        assert (repeat.seq, repeat.outcome, repeat.reason, repeat.effects) == (
+            original.seq, original.outcome, original.reason, original.effects,
+        )  # fmt: skip
     assert len(rows_of(path)) == 3
+    assert journal.state.pools[POOL].wagers_count == 1
+
+
+def test_reused_event_id_with_other_content_is_a_journaled_conflict_never_a_silent_ack(
+    tmp_path: Path,
+) -> None:
+    """A device whose counter was reset sends new content under an old id: not a resend."""
+    path = tmp_path / "journal.db"
+    with opened_journal(path) as journal:
+        journal.append(wager("r1-w1", "r1", 1))
+        state = journal.state
+        altered = journal.append(wager("r1-w1", "r1", 2))
+        assert altered.conflict
+        assert not altered.duplicate
+        assert altered.event_id.startswith("r1-w1#conflict-")
+        assert journal.state.pools == state.pools  # nothing applied, no meter moved
+        # The same conflicting message again (the device resends it): one fault, not two.
+        again = journal.append(wager("r1-w1", "r1", 2))
+        assert again.conflict
+        assert again.duplicate
+        assert again.seq == altered.seq
+        # And both in one batch: still one fault.
+        both = journal.append_many([wager("r1-w1", "r1", 3), wager("r1-w1", "r1", 3)])
+        assert [receipt.conflict for receipt in both] == [True, True]
+        assert both[1].duplicate
+        assert both[1].seq == both[0].seq
+    rows = rows_of(path)
+    faults = [row for row in rows if row["kind"] == "fault"]
+    assert len(faults) == 2
+    fault = json.loads(faults[0]["event"])
+    assert fault["reason"] == "sequence-reused"
+    assert '"seat":1' in fault["detail"]
+    assert '"seat":2' in fault["detail"]
     assert journal.state.pools[POOL].wagers_count == 1
 
 

@@ -118,6 +118,24 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "DROP TABLE journal",
         "ALTER TABLE journal_v6 RENAME TO journal",
     ),
+    # The highest event seq journaled per device (controller/journal/devices.py), filled in
+    # from the device events already journaled. A device's void carries its seq only in its
+    # id; its other events make the mark.
+    (
+        """CREATE TABLE device_seqs (
+            table_id TEXT NOT NULL,
+            device TEXT NOT NULL,
+            high INTEGER NOT NULL,
+            PRIMARY KEY (table_id, device)
+        )""",
+        (
+            "INSERT INTO device_seqs (table_id, device, high) "
+            "SELECT json_extract(event, '$.table_id'), json_extract(event, '$.device'), "
+            "max(json_extract(event, '$.seq')) FROM journal "
+            "WHERE kind IN ('bet-sensed', 'bets-locked', 'card-dealt', 'deal-complete') "
+            "GROUP BY 1, 2"
+        ),
+    ),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``."""
 

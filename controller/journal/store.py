@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import os
 import sqlite3
 from dataclasses import dataclass, replace
@@ -37,7 +38,9 @@ from controller.events import encode_event
 from controller.journal.batch import Batch
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.codec import pool_json, table_state_json, wagers_json
+from controller.journal.devices import DeviceHighs, read_highs
 from controller.journal.errors import JournalError
+from controller.journal.identity import conflict_fault, same_event
 from controller.journal.restore import load_state, manifest_json
 from controller.journal.schema import migrate
 from controller.ledger import LedgerError, LedgerState, apply
@@ -47,8 +50,12 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
 
+log = logging.getLogger(__name__)
+
 APPLIED: Final = "applied"
 REJECTED: Final = "rejected"
+INTERNAL_ERROR: Final = "internal error"
+"""How the reason of an event the ledger failed on (a bug, not a refusal) begins."""
 
 JOURNAL_COLUMNS: Final = (
     "seq", "event_id", "kind", "at", "event", "outcome", "reason", "effects", "prev_hash", "hash",
@@ -57,6 +64,7 @@ INSERT_JOURNAL: Final = (
     f"INSERT INTO journal ({', '.join(JOURNAL_COLUMNS)}) "  # noqa: S608 - fixed column names
     f"VALUES ({', '.join('?' for _ in JOURNAL_COLUMNS)})"
 )
+_EVENT: Final = JOURNAL_COLUMNS.index("event")
 LOOKUP_CHUNK: Final = 500
 """Event ids looked up per query (SQLite allows at least 999 parameters)."""
 PAGE_SIZE: Final = 2048
@@ -81,6 +89,9 @@ class Receipt:
     reason: str
     effects: tuple[AnyEffect, ...]
     duplicate: bool = False
+    conflict: bool = False
+    """The event reused an id the journal holds for other content: this is the fault recorded
+    instead (:mod:`controller.journal.identity`), and the event was not applied."""
 
     @property
     def applied(self) -> bool:
@@ -226,21 +237,23 @@ class Journal:
         ).fetchone()
         return (int(row[0]), str(row[1])) if row else (0, GENESIS)
 
-    def _known(self, event_ids: Sequence[str]) -> dict[str, Receipt]:
-        """The receipts (``duplicate=True``) of those ids the journal already holds."""
-        known: dict[str, Receipt] = {}
+    def _known(self, event_ids: Sequence[str]) -> dict[str, tuple[Receipt, str]]:
+        """The receipts (``duplicate=True``) and events of those ids the journal holds."""
+        known: dict[str, tuple[Receipt, str]] = {}
         unique = list(dict.fromkeys(event_ids))
         for first in range(0, len(unique), LOOKUP_CHUNK):
             chunk = unique[first : first + LOOKUP_CHUNK]
             marks = ", ".join("?" for _ in chunk)
             query = (
-                "SELECT seq, event_id, outcome, reason, effects FROM journal "  # noqa: S608
+                "SELECT seq, event_id, outcome, reason, effects, event FROM journal "  # noqa: S608
                 f"WHERE event_id IN ({marks})"
             )
-            for seq, event_id, outcome, reason, effects in self.db.conn.execute(query, chunk):
-                known[event_id] = Receipt(
+            rows = self.db.conn.execute(query, chunk)
+            for seq, event_id, outcome, reason, effects, event in rows:
+                receipt = Receipt(
                     seq, event_id, outcome, reason, tuple(decode_effects(effects)), duplicate=True
                 )
+                known[event_id] = (receipt, event)
         return known
 
     def append(self, event: AnyEvent) -> Receipt:
@@ -282,21 +295,32 @@ class Journal:
             start, tail = self.state, self._tail
             state = start
             known = self._known([event.event_id for event in events])
-            written: dict[str, Receipt] = {}
             receipts: list[Receipt] = []
             rows: list[tuple[Any, ...]] = []
             batch = Batch(start)
+            devices = DeviceHighs()
             for event in events:
-                receipt = known.get(event.event_id)
-                if receipt is None and event.event_id in written:  # twice in this batch
-                    receipt = replace(written[event.event_id], duplicate=True)
-                if receipt is None:
+                seen = known.get(event.event_id)
+                if seen is not None and not same_event(seen[1], event):
+                    event = conflict_fault(seen[0].seq, seen[1], event)  # noqa: PLW2901
+                    seen = known.get(event.event_id) or self._known([event.event_id]).get(
+                        event.event_id
+                    )
+                    conflict = True
+                else:
+                    conflict = False
+                if seen is None:
                     state, tail, receipt, row = self._write(state, tail, event)
                     rows.append(row)
                     batch.add(receipt, event, state)
-                    written[event.event_id] = receipt
-                receipts.append(receipt)
+                    devices.note(event)
+                    # A second copy later in this batch is a duplicate of this one.
+                    known[event.event_id] = (replace(receipt, duplicate=True), row[_EVENT])
+                else:
+                    receipt = seen[0]
+                receipts.append(replace(receipt, conflict=True) if conflict else receipt)
             connection.executemany(INSERT_JOURNAL, rows)
+            devices.write(connection)
             self._materialize(batch, state)
             self._materialize_payouts(batch)
         except BaseException:
@@ -313,6 +337,14 @@ class Journal:
             outcome, reason = APPLIED, ""
         except LedgerError as error:
             new_state, effects, outcome, reason = state, (), REJECTED, str(error)
+        except Exception as error:
+            # A fault in the ledger itself, which the event found. The ledger is pure, so the
+            # state is as it was: the event is refused and journaled like any refusal, and
+            # whoever sent it is answered, instead of the exception stopping the sequencer
+            # and the source receiving the same event again for ever.
+            log.exception("the ledger failed on %s", event.event_id)
+            new_state, effects, outcome = state, (), REJECTED
+            reason = f"{INTERNAL_ERROR}: {type(error).__name__}: {error}"
         seq = tail[0] + 1
         row: dict[str, Any] = {
             "seq": seq,
@@ -409,6 +441,10 @@ class Journal:
                         "WHERE payout_id = ?",
                         [effect.by, receipt.seq, effect.payout_id],
                     )
+
+    def device_highs(self) -> dict[tuple[str, str], int]:
+        """The highest event ``seq`` journaled from each device (:mod:`.devices`)."""
+        return read_highs(self.db.conn)
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every journal row in order."""
