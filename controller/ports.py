@@ -32,6 +32,15 @@ class ControllerUnavailableError(RuntimeError):
     """The controller is failing closed (its journal cannot be written): do not acknowledge."""
 
 
+class EventNotRecordedError(RuntimeError):
+    """The controller failed on this one event (a fault of its own): it is not journaled.
+
+    Unlike :class:`ControllerUnavailableError` the journal is fine and other events go on; the
+    source leaves this one unacknowledged, and parks it once it has failed the same way a few
+    times (docs/faults.md, "Poison messages").
+    """
+
+
 class Intake(Protocol):
     """What sources hand their inputs to."""
 
@@ -43,8 +52,12 @@ class Intake(Protocol):
         """Queue the event to be journaled (once per id); the future is done once it is durable."""
         ...
 
-    def heartbeat(self, table_id: str, device: str) -> None:
-        """A device of a table is alive (keeps the table open; never journaled)."""
+    def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
+        """A device of a table is alive (keeps the table open; never journaled).
+
+        ``last`` is the ``seq`` of the last event the device says it sent, if it says: events
+        it sent that never arrived are then journaled as a gap.
+        """
         ...
 
     async def reject(self, source: str, reason: str, detail: str = "") -> None:

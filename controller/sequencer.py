@@ -36,23 +36,30 @@ from time import perf_counter
 from typing import TYPE_CHECKING
 
 from controller.clock_watch import ClockWatch
+from controller.device_sequences import DeviceSequences
 from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus
 from controller.events import DeviceEvent, FaultRecorded
 from controller.journal import JournalError
+from controller.journal.identity import device_origin
 from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate, hit_announcement
-from controller.ports import ControllerUnavailableError
+from controller.ports import ControllerUnavailableError, EventNotRecordedError
+from controller.rejection_limit import SUPPRESSED, RejectionLimit
 from drivers.backoff import Backoff
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from controller.broadcast import Broadcast
+    from controller.device_sequences import Gap
     from controller.events import AnyEvent
     from controller.journal import Journal, Receipt
     from controller.journal.store import Transaction
     from controller.outputs import AnyUpdate
 
 log = logging.getLogger(__name__)
+
+DETAIL_MAX = 8000
+"""Characters of a rejection's detail journaled: a parked 4 KiB message whole, in base64."""
 
 
 def utc_now() -> str:
@@ -71,6 +78,16 @@ class SequencerStats:
     queue_to_commit_seconds: list[float] = field(default_factory=list)
     held_rounds: int = 0
     journal_failures: int = 0
+    conflicts: Counter[str] = field(default_factory=Counter)
+    """Events refused for reusing an id with other content, by table."""
+    gaps: Counter[str] = field(default_factory=Counter)
+    """Gaps in a device's sequence numbers journaled, by table."""
+    lost_events: Counter[str] = field(default_factory=Counter)
+    """Events those gaps left out, by table."""
+    rejections_left_out: int = 0
+    """Rejections counted but not journaled one by one (a flood; see RejectionLimit)."""
+    internal_errors: int = 0
+    """Events the controller failed on (a fault of its own), left unrecorded."""
 
     def drain_latencies(self) -> tuple[list[float], list[float]]:
         """The latencies observed since the last call (for histograms)."""
@@ -102,7 +119,7 @@ class _Waiting:
 class Sequencer:
     """Implements :class:`controller.ports.Intake`; run :meth:`run` as one task."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the sequencer's collaborators, each but the first two optional
         self,
         journal: Journal,
         broadcast: Broadcast,
@@ -110,6 +127,7 @@ class Sequencer:
         clock: Callable[[], str] = utc_now,
         batch_max: int = 512,
         on_heartbeat: Callable[..., AnyEvent | None] | None = None,
+        rejection_limit: RejectionLimit | None = None,
     ) -> None:
         self.journal = journal
         self.broadcast = broadcast
@@ -124,6 +142,11 @@ class Sequencer:
         self.failed_reason: str | None = None
         self._queue: asyncio.Queue[_Waiting] = asyncio.Queue()
         self._on_heartbeat = on_heartbeat
+        self.sequences = DeviceSequences(journal.device_highs())
+        """Every device's sequence numbers, watched for lost events."""
+        self._gaps: dict[str, Gap] = {}
+        self.rejection_limit = rejection_limit or RejectionLimit()
+        self._flush_timer: asyncio.TimerHandle | None = None
         self._closing = False
         self._writing = asyncio.Lock()
         # Never shut down while the sequencer lives: run() may still commit a batch it took
@@ -151,37 +174,81 @@ class Sequencer:
             return future
         if isinstance(event, DeviceEvent):
             self._revive(event.table_id, event.device)
+        origin = device_origin(event)
+        if origin is not None:
+            self.sequences.seen(*origin)
         self._queue.put_nowait(_Waiting(event, future, perf_counter()))
         return future
+
+    def _queue_aside(self, event: AnyEvent) -> None:
+        """Queue an event nobody waits for (a reopening, a gap, a count of left-out input)."""
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume)
+        self._queue.put_nowait(_Waiting(event, future, perf_counter()))
 
     def _revive(self, table_id: str, device: str) -> None:
         """Queue the reopening of a table closed for silence ahead of what it just sent."""
         if self._on_heartbeat is None:
             return
         revival = self._on_heartbeat(table_id, device, revive=self.available)
-        if revival is None:
-            return
-        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
-        future.add_done_callback(_consume)
-        self._queue.put_nowait(_Waiting(revival, future, perf_counter()))
+        if revival is not None:
+            self._queue_aside(revival)
 
-    def heartbeat(self, table_id: str, device: str) -> None:
+    def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
         """A device is alive; the liveness monitor is told (the heartbeat is never journaled).
 
         Failing closed, it is still noted, so that tables heard during the outage are not
-        closed for silence the moment the journal is back.
+        closed for silence the moment the journal is back. Its ``last`` (the number of the
+        last event the device sent) finds events that never arrived; each gap found is
+        journaled once (:mod:`controller.device_sequences`).
         """
         self._revive(table_id, device)
+        if not self.available:
+            return  # the gaps are found again at the next heartbeat
+        for gap in self.sequences.heartbeat(table_id, device, last):
+            fault = gap.fault(self.clock())
+            self._gaps[fault.event_id] = gap
+            log.error("ALARM %s", fault.detail)
+            self._queue_aside(fault)
 
     async def reject(self, source: str, reason: str, detail: str = "") -> None:
-        """Bad input: counted, logged and journaled as a fault (best effort when failing)."""
+        """Bad input: counted, logged and journaled as a fault (best effort when failing).
+
+        A flood is journaled one by one only up to a rate; the rest are counted in one row
+        per interval (:mod:`controller.rejection_limit`).
+        """
         self.stats.rejected[reason] += 1
+        if not self.rejection_limit.admit(source, reason):
+            self.stats.rejections_left_out += 1
+            self._flush_left_out_later()
+            return
         log.warning("rejected input from %s: %s %s", source, reason, detail[:200])
-        fault = FaultRecorded(f"fault-{uuid.uuid4()}", self.clock(), source, reason, detail[:1000])
+        detail = detail[:DETAIL_MAX]
+        fault = FaultRecorded(f"fault-{uuid.uuid4()}", self.clock(), source, reason, detail)
         try:
             await self.submit(fault)
         except ControllerUnavailableError:
             log.warning("fault not journaled: the controller is failing closed")
+
+    def _flush_left_out_later(self) -> None:
+        """Journal the rows of rejections left out once their interval ends."""
+        deadline = self.rejection_limit.next_deadline()
+        if self._flush_timer is not None or deadline is None:
+            return
+        delay = max(0.0, deadline - self.rejection_limit.monotonic())
+        self._flush_timer = asyncio.get_running_loop().call_later(delay, self._flush_left_out)
+
+    def _flush_left_out(self, *, everything: bool = False) -> None:
+        self._flush_timer = None
+        for left_out in self.rejection_limit.due(everything=everything):
+            event_id = f"fault-{uuid.uuid4()}"
+            self._queue_aside(
+                FaultRecorded(
+                    event_id, self.clock(), left_out.source, SUPPRESSED, left_out.detail()
+                )
+            )
+        if not everything:
+            self._flush_left_out_later()
 
     async def run(self) -> None:
         """Journal events in arrival order until cancelled or closed."""
@@ -227,6 +294,21 @@ class Sequencer:
             self._fail_closed(str(error))
             self._refuse(batch)
             return
+        except Exception as error:
+            # Not the journal failing (that is JournalError) but something an event found in
+            # the controller. Nothing was written. Commit the events one by one, so that only
+            # the one that fails is left unrecorded: its source counts it and, if it keeps
+            # failing, parks it (docs/faults.md, "Poison messages"). The rest go on.
+            if len(batch) > 1:
+                for waiting in batch:
+                    await self._commit([waiting])
+                return
+            self.stats.internal_errors += 1
+            log.exception("cannot record %s", batch[0].event.event_id)
+            if not batch[0].future.done():
+                reason = f"{batch[0].event.event_id}: {type(error).__name__}: {error}"
+                batch[0].future.set_exception(EventNotRecordedError(reason))
+            return
         self._answer(batch, self.journal.adopt(transaction), started)
 
     async def _durable(self, transaction: Transaction) -> None:
@@ -255,11 +337,23 @@ class Sequencer:
             self.stats.queue_to_commit_seconds.append(finished - waiting.queued)
             if not receipt.duplicate:
                 updates.extend(self._updates(receipt, waiting.event))
+                self._count_faults(receipt, waiting.event)
             if not waiting.future.done():
                 waiting.future.set_result(receipt)
         for hook in self.on_commit:
             hook(receipts)
         self.broadcast.publish(updates)
+
+    def _count_faults(self, receipt: Receipt, event: AnyEvent) -> None:
+        """Count what the alerts watch: conflicting reuses of an id and lost events."""
+        if receipt.conflict:
+            table_id = str(getattr(event, "table_id", ""))
+            self.stats.conflicts[table_id] += 1
+            log.error("ALARM %s reused with other content (%s)", event.event_id, receipt.event_id)
+        gap = self._gaps.pop(event.event_id, None)
+        if gap is not None:
+            self.stats.gaps[gap.table_id] += 1
+            self.stats.lost_events[gap.table_id] += gap.count
 
     def _updates(self, receipt: Receipt, event: AnyEvent) -> list[AnyUpdate]:
         """What the sinks must hear about, from the effects of a committed event."""
@@ -350,6 +444,9 @@ class Sequencer:
     async def close(self) -> None:
         """Stop taking events, journal those already queued, and say the controller is offline."""
         self._closing = True
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+        self._flush_left_out(everything=True)
         async with self._writing:
             while not self._queue.empty():
                 size = min(self.batch_max, self._queue.qsize())
