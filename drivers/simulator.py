@@ -48,8 +48,8 @@ class DeviceLink(Protocol):
         """Deliver one device event and wait until the controller has it (or gave up)."""
         ...
 
-    async def heartbeat(self, table_id: str, device: str) -> None:
-        """Tell the controller the device is alive."""
+    async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
+        """Tell the controller the device is alive, and the last event it sent."""
         ...
 
 
@@ -75,9 +75,9 @@ class InProcessLink:
             self.backoff.reset()
             return
 
-    async def heartbeat(self, table_id: str, device: str) -> None:
+    async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
         """Report a heartbeat."""
-        self.intake.heartbeat(table_id, device)
+        self.intake.heartbeat(table_id, device, last)
 
 
 @dataclass(slots=True)
@@ -173,10 +173,19 @@ class SimulatedTable:
         }
 
     async def heartbeats(self, interval_s: float) -> None:
-        """Heartbeat from the console every ``interval_s`` until cancelled."""
+        """Heartbeat from each device every ``interval_s`` until cancelled.
+
+        Each says the ``seq`` of the last event it sent, so that a lost one shows as a gap.
+        """
         while True:
-            await self.link.heartbeat(self.plan.table_id, f"console-{self.session}")
+            await self.heartbeat_once()
             await asyncio.sleep(interval_s)
+
+    async def heartbeat_once(self) -> None:
+        """One heartbeat from each device (the console's even before it sent anything)."""
+        devices = dict.fromkeys([f"console-{self.session}", *self._seq])
+        for device in devices:
+            await self.link.heartbeat(self.plan.table_id, device, self._seq.get(device))
 
 
 def describe_hand(cards: list[str]) -> str:

@@ -43,6 +43,8 @@ class JournalIntake:
         self.receipts: list[Receipt] = []
         """The receipt of each ``submit`` that returned, in order."""
         self.heartbeats: list[tuple[str, str]] = []
+        self.lasts: list[int | None] = []
+        """The ``last`` of each heartbeat, in order."""
         self.rejects: list[tuple[str, str, str]] = []
         self.unavailable = False
         self._waiters: set[asyncio.Event] = set()
@@ -66,9 +68,10 @@ class JournalIntake:
             self._changed()
         return future
 
-    def heartbeat(self, table_id: str, device: str) -> None:
-        """Record that a device is alive."""
+    def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
+        """Record that a device is alive (and the last event it says it sent)."""
         self.heartbeats.append((table_id, device))
+        self.lasts.append(last)
         self._changed()
 
     async def reject(self, source: str, reason: str, detail: str = "") -> None:

@@ -254,9 +254,9 @@ class Recorder:
                 self.idle.set()
         self.sent.append(event)
 
-    async def heartbeat(self, table_id: str, device: str) -> None:
+    async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
         """Pass the heartbeat on."""
-        await self.link.heartbeat(table_id, device)
+        await self.link.heartbeat(table_id, device, last)
 
     async def paused(self) -> None:
         """Hold the next event and wait until the one in flight (if any) is delivered."""
@@ -398,7 +398,7 @@ def sample_events() -> list[DeviceInput]:
         async def send(self, event: DeviceInput) -> None:
             self.events.append(event)
 
-        async def heartbeat(self, table_id: str, device: str) -> None:
+        async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
             pass
 
     capture = Capture()

@@ -154,13 +154,13 @@ class Cable:
         while self.plugged.is_set():  # nothing more on this line: the test unplugs it now
             await asyncio.sleep(0.01)
 
-    async def heartbeat(self, table_id: str, device: str) -> None:
+    async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
         """A heartbeat when plugged in (dropped otherwise: a late one says nothing)."""
         link = self.link
         if link is None:
             return
         with contextlib.suppress(LinkClosedError):
-            await link.heartbeat(table_id, device)
+            await link.heartbeat(table_id, device, last)
 
     def ids(self) -> list[str]:
         """The acknowledged event ids, in order."""

@@ -88,9 +88,9 @@ class Devices:
         await self.link.send(event)
         self.acked.append(event)
 
-    async def heartbeat(self, table_id: str, device: str) -> None:
+    async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
         """One heartbeat, unanswered while the daemon is down."""
-        await self.link.heartbeat(table_id, device)
+        await self.link.heartbeat(table_id, device, last)
 
     def ids(self) -> list[str]:
         """The acknowledged event ids, in order."""

@@ -41,9 +41,16 @@ and hands it to the :class:`~controller.ports.Intake`. The delivery guarantee is
   pipelined) and counted as done once journaled; each new connection starts again from what
   was journaled.
 * **Bad input** (a topic with a bad table id, an unknown table when ``known_tables`` is given,
-  malformed JSON, another schema version, an invalid field) goes to ``intake.reject`` with a
-  short reason, is counted in :attr:`MqttSource.rejected`, acknowledged, and never stops the
-  source.
+  malformed JSON, another schema version, an invalid field, anything the decoder raises) goes
+  to ``intake.reject`` with a short reason, is counted in :attr:`MqttSource.rejected`,
+  acknowledged, and never stops the source.
+* **Poison messages.** A message the controller fails on (:class:`EventNotRecordedError`, or
+  any error from the intake: a fault of the controller's own) stays unacknowledged like one
+  refused while failing closed, and the connection starts again so that the broker delivers it
+  again. The same message failing :data:`~drivers.poison.DEAD_LETTER_AFTER` times is parked:
+  journaled whole as a ``dead-letter`` fault, counted in :attr:`MqttSource.health`, and
+  acknowledged, so that the tables' messages behind it flow again (:mod:`drivers.poison`).
+  A source that keeps failing (connections, or a message) reports it to ``/healthz``.
 
 **Controller status.** The connection's last will is ``offline``, retained, on
 ``controller/<id>/status``; the source publishes ``online`` there (retained) when it connects,
@@ -70,6 +77,7 @@ again), until cancelled.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -78,7 +86,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 import aiomqtt
 
-from controller.ports import ControllerUnavailableError
+from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from drivers.backoff import Backoff
 from drivers.mqtt.connection import (
     QOS,
@@ -102,6 +110,7 @@ from drivers.mqtt.payloads import (
     utc_now,
 )
 from drivers.mqtt.topics import TableStatusTopic, TopicError, Topics
+from drivers.poison import DEAD_LETTER, DEAD_LETTER_AFTER, PoisonCount, SourceHealth, digest
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
@@ -118,6 +127,15 @@ GATHER_IDLE_TURNS: Final = 2
 """Turns of the event loop without a new message that end the gathering of a burst."""
 GATHER_MAX: Final = 256
 """The most messages gathered into one hand-over to the intake."""
+
+
+def _payload(message: aiomqtt.Message) -> bytes:
+    payload = message.payload
+    return bytes(payload) if isinstance(payload, bytes | bytearray) else str(payload).encode()
+
+
+def _message_key(message: aiomqtt.Message) -> str:
+    return digest(message.topic.value.encode(), _payload(message))
 
 
 class _FailingClosedError(Exception):
@@ -204,6 +222,11 @@ class MqttSource:
         """Messages left unacknowledged because the controller was failing closed."""
         self.last_error: str | None = None
         """Why the connection last failed, for the status display."""
+        self.health = SourceHealth()
+        """Whether the source keeps failing (``/healthz``), and the messages it parked."""
+        self._poison = PoisonCount()
+        self._poisoned = False
+        """A message could not be recorded and was not parked yet."""
         self._failing = False
         self._start = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         # Table statuses: as journaled (kept across connections), and as seen on this
@@ -233,6 +256,8 @@ class MqttSource:
                     if connected_before:
                         self.reconnects += 1
                     connected_before = True
+                    if not self._poisoned:
+                        self.health.worked()
                     if not self._failing:
                         self._backoff.reset()
                     log.info("%s: connected to %s:%s", self.name, *self._address())
@@ -252,6 +277,7 @@ class MqttSource:
 
     def _failed(self, what: str, error: BaseException) -> None:
         self.last_error = f"{what}: {error}"
+        self.health.failed(self.last_error)
         log.warning("%s: %s: %s", self.name, what, error)
 
     async def _serve(self, client: AckingClient, intake: Intake, baseline: int) -> None:
@@ -267,7 +293,7 @@ class MqttSource:
             if not self._failing:
                 await guarded(client.publish(self.status_topic, ONLINE, qos=QOS, retain=True))
             await until_first_ends(
-                self._read(client, intake, pipeline), self._acknowledge(client, pipeline)
+                self._read(client, intake, pipeline), self._acknowledge(client, intake, pipeline)
             )
         except _FailingClosedError:
             await say_status(client, self.status_topic, OFFLINE)
@@ -300,12 +326,22 @@ class MqttSource:
             at = utc_now()
             handling = pipeline.handling
             for message in arrived:
-                item = self._take(client, message, intake, at)
+                try:
+                    item = self._take(client, message, intake, at)
+                except Exception as error:  # noqa: BLE001 - no input may stop the source
+                    detail = f"{type(error).__name__}: {error}"
+                    item = self._reject_later(client, message, intake, "undecodable", detail)
                 handling.append(item)
                 outcome = item.outcome
-                if outcome is not None and outcome.done() and outcome.exception() is not None:
+                if (
+                    outcome is not None
+                    and outcome.done()
+                    and isinstance(outcome.exception(), ControllerUnavailableError)
+                ):
                     # Refused at once (failing closed): what follows is not even tried (it
                     # would be journaled ahead of this one); the broker delivers it again.
+                    # (One event the controller failed on is the acknowledger's to park or
+                    # not; what follows it is journaled meanwhile, and once only.)
                     pipeline.stalled = True
                     break
             pipeline.more.set()
@@ -315,7 +351,7 @@ class MqttSource:
         # acknowledges what came before the refused message and then ends the connection.
         await asyncio.Future()
 
-    async def _acknowledge(self, client: AckingClient, pipeline: _Pipeline) -> None:
+    async def _acknowledge(self, client: AckingClient, intake: Intake, pipeline: _Pipeline) -> None:
         """Acknowledge the messages in the order they arrived, each once it is handled."""
         handling = pipeline.handling
         while True:
@@ -327,9 +363,13 @@ class MqttSource:
                 try:
                     receipt = await outcome
                 except Exception as error:
-                    # It and every message after it stay unacknowledged.
-                    pipeline.stalled = True
-                    raise self._not_recorded(message, error) from error
+                    if not await self._parked(intake, message, error):
+                        # It and every message after it stay unacknowledged.
+                        pipeline.stalled = True
+                        raise self._not_recorded(message, error) from error
+                    receipt = None
+                else:
+                    self._handled(message)
                 if receipt is not None:
                     self.submitted += 1
                     if receipt.duplicate:
@@ -342,13 +382,45 @@ class MqttSource:
             # Handled: journaled, rejected (and the fault journaled) or a heartbeat.
             client.ack(message)
 
+    def _handled(self, message: aiomqtt.Message) -> None:
+        if self._poisoned:
+            self._poisoned = False
+            self._poison.forget(_message_key(message))
+            self.health.worked()
+
+    async def _parked(self, intake: Intake, message: aiomqtt.Message, error: Exception) -> bool:
+        """Park a message that keeps failing (journal it, then it is acknowledged)."""
+        if isinstance(error, (ControllerUnavailableError, _FailingClosedError)):
+            return False  # the journal is down, not this message: never parked for that
+        key = _message_key(message)
+        failures = self._poison.failed(key)
+        self._poisoned = True
+        self.health.failed(f"{message.topic.value}: {error}")
+        if failures < DEAD_LETTER_AFTER:
+            return False
+        topic = message.topic.value
+        detail = (
+            f"parked after {failures} failures ({type(error).__name__}: {error}); "
+            f"sha256 {key}; payload base64 {base64.b64encode(_payload(message)).decode()}"
+        )
+        log.error("ALARM %s: dead-lettered %s: %s", self.name, topic, error)
+        try:
+            await intake.reject(f"{self.name}:{topic}", DEAD_LETTER, detail)
+        except ControllerUnavailableError:
+            return False
+        self._poison.forget(key)
+        self._poisoned = False
+        self.health.dead_letters += 1
+        self.health.worked()
+        return True
+
     def _not_recorded(self, message: aiomqtt.Message, error: Exception) -> _FailingClosedError:
         """Why a message stays unacknowledged, counted once."""
         if isinstance(error, _FailingClosedError):
             return error  # a rejection not recorded: counted already
         self.unacknowledged += 1
         topic = message.topic.value
-        if isinstance(error, ControllerUnavailableError):
+        if isinstance(error, ControllerUnavailableError | EventNotRecordedError):
             return _FailingClosedError(f"{topic} not acknowledged: {error}")
         # Not in the intake's contract: a bug. Keep the message (unacknowledged) rather than
         # lose it, and say so loudly; the backoff keeps the retries slow.
@@ -383,7 +455,7 @@ class MqttSource:
         except PayloadError as error:
             return self._reject_later(client, message, intake, error.reason, error.detail)
         if isinstance(decoded, Heartbeat):
-            intake.heartbeat(decoded.table_id, decoded.device)
+            intake.heartbeat(decoded.table_id, decoded.device, decoded.last)
             self.heartbeats += 1
             return _Handling(message, None)
         return _Handling(message, _enqueue(intake, decoded))

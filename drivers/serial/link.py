@@ -13,6 +13,11 @@ with :mod:`drivers.serial.protocol` and hands the event to the intake. It answer
   and counted in :attr:`SerialSource.errors`.
 * nothing while the controller fails closed (``ControllerUnavailableError``): the device keeps
   resending and nothing is lost.
+* nothing to a frame the controller fails on (:class:`EventNotRecordedError`, or any error from
+  the intake: a fault of its own), so that the device resends it; the same frame failing
+  :data:`~drivers.poison.DEAD_LETTER_AFTER` times is parked: journaled whole as a
+  ``dead-letter`` fault and answered ``NAK,<dev>,<seq>,dead-letter``, so the device moves on
+  (:mod:`drivers.poison`). Whatever the decoder raises is a rejection (``undecodable``).
 
 Frames are handled one at a time, in order, so a table's events reach the sequencer in the
 order the devices sent them. When the port fails (it cannot be opened, a read fails, or it
@@ -30,6 +35,7 @@ from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
 from controller.ports import ControllerUnavailableError
 from drivers.backoff import Backoff
+from drivers.poison import DEAD_LETTER, DEAD_LETTER_AFTER, PoisonCount, SourceHealth, digest
 from drivers.serial.framing import FrameError, FrameReader, encode_frame
 from drivers.serial.protocol import (
     Heartbeat,
@@ -125,6 +131,9 @@ class SerialSource:
         """Frames left unanswered because the controller was failing closed."""
         self.last_error: str | None = None
         """Why the port last failed or could not be opened, for the status display."""
+        self.health = SourceHealth()
+        """Whether the link keeps failing (``/healthz``), and the frames it parked."""
+        self._poison = PoisonCount()
 
     async def run(self, intake: Intake) -> None:
         """Keep the port open and serve it until cancelled.
@@ -140,6 +149,7 @@ class SerialSource:
                 self._failed("cannot open", error)
                 continue
             self._backoff.reset()
+            self.health.worked()
             if opened_before:
                 self.reconnects += 1
             opened_before = True
@@ -155,6 +165,7 @@ class SerialSource:
 
     def _failed(self, what: str, error: BaseException) -> None:
         self.last_error = f"{what}: {error}"
+        self.health.failed(self.last_error)
         log.warning("%s: %s %s: %s", self.name, what, self.settings.url, error)
 
     async def _serve(self, reader: ByteReader, writer: ByteWriter, intake: Intake) -> None:
@@ -183,13 +194,11 @@ class SerialSource:
             header = parse_header(payload)
             message = decode_message(header, self.settings.table_id)
         except ProtocolError as error:
-            if not await self._reject(intake, error.reason, payload):
-                return None
-            if error.device is None or error.seq is None:
-                return None
-            return nak(error.device, error.seq, error.reason)
+            return await self._refused(intake, error, payload)
+        except Exception:  # noqa: BLE001 - no input may stop the link
+            return await self._refused(intake, ProtocolError("undecodable"), payload)
         if isinstance(message, Heartbeat):
-            intake.heartbeat(message.table_id, message.device)
+            intake.heartbeat(message.table_id, message.device, message.last)
         else:
             try:
                 await intake.submit(message)
@@ -198,7 +207,39 @@ class SerialSource:
                 self.unacknowledged += 1
                 log.warning("%s: not acknowledging %s: %s", self.name, message.event_id, error)
                 return None
+            except Exception as error:  # noqa: BLE001 - a fault of the controller's own
+                return await self._not_recorded(intake, header.device, header.seq, payload, error)
+            self._poison.forget(digest(payload.encode()))
+            self.health.worked()
         return ack(header.device, header.seq)
+
+    async def _refused(self, intake: Intake, error: ProtocolError, payload: str) -> str | None:
+        """A payload that is no valid message: rejected, and NAKed if it can be."""
+        if not await self._reject(intake, error.reason, payload):
+            return None
+        if error.device is None or error.seq is None:
+            return None
+        return nak(error.device, error.seq, error.reason)
+
+    async def _not_recorded(
+        self, intake: Intake, device: str, seq: int, payload: str, error: Exception
+    ) -> str | None:
+        """A frame the controller failed on: silence (it is resent), or parked if it keeps on."""
+        key = digest(payload.encode())
+        failures = self._poison.failed(key)
+        self.health.failed(f"{device}/{seq}: {error}")
+        if failures < DEAD_LETTER_AFTER:
+            self.unacknowledged += 1
+            log.error("%s: cannot record %s/%s (%s): %s", self.name, device, seq, failures, error)
+            return None
+        detail = f"parked after {failures} failures ({type(error).__name__}: {error}): {payload}"
+        log.error("ALARM %s: dead-lettered %s/%s: %s", self.name, device, seq, error)
+        if not await self._reject(intake, DEAD_LETTER, detail):
+            return None
+        self._poison.forget(key)
+        self.health.dead_letters += 1
+        self.health.worked()
+        return nak(device, seq, DEAD_LETTER)
 
     async def _flush(self, frames: FrameReader, intake: Intake) -> None:
         # A frame cut off by the failure is resent by the device; report what was held.

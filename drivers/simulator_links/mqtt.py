@@ -85,9 +85,12 @@ def mqtt_event(event: DeviceInput) -> tuple[str, bytes]:
             return "done", _payload(DonePayload, head | {"round": event.round_id})
 
 
-def mqtt_heartbeat(device: str, seq: int) -> bytes:
-    """The payload of ``table/<tid>/event/heartbeat``."""
-    return _payload(HeartbeatPayload, {"device": device, "seq": seq})
+def mqtt_heartbeat(device: str, seq: int, last: int | None = None) -> bytes:
+    """The payload of ``table/<tid>/event/heartbeat``, with the last event's ``seq`` if any."""
+    fields: dict[str, object] = {"device": device, "seq": seq}
+    if last is not None:
+        fields["last"] = last
+    return _payload(HeartbeatPayload, fields)
 
 
 @dataclass(slots=True)
@@ -204,7 +207,7 @@ class MqttTableLink:
         # has sent a message cannot; it is still delivered (and its id applied once).
         await asyncio.shield(acked)
 
-    async def heartbeat(self, table_id: str, device: str) -> None:
+    async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
         """Publish a heartbeat now if connected; drop it otherwise (never queued)."""
         if table_id != self.table_id:
             raise ValueError(f"heartbeat of table {table_id} on the link of {self.table_id}")
@@ -212,7 +215,7 @@ class MqttTableLink:
         if client is None:
             self.heartbeats_dropped += 1
             return
-        payload = mqtt_heartbeat(device, self._heartbeat_seqs.next(device))
+        payload = mqtt_heartbeat(device, self._heartbeat_seqs.next(device), last)
         topic = self.topics.table_event(self.table_id, "heartbeat")
         try:
             await guarded(client.publish(topic, payload, qos=QOS, timeout=self.timeout_s))

@@ -42,9 +42,9 @@ def serial_payload(event: DeviceInput) -> str:
             return f"DONE,{head},{event.round_id}"
 
 
-def serial_heartbeat(device: str, seq: int) -> str:
-    """The payload of a heartbeat frame."""
-    return f"HB,{device},{seq}"
+def serial_heartbeat(device: str, seq: int, last: int | None = None) -> str:
+    """The payload of a heartbeat frame, with the last event's ``seq`` if any."""
+    return f"HB,{device},{seq}" if last is None else f"HB,{device},{seq},{last}"
 
 
 class FrameWriter(Protocol):
@@ -120,12 +120,12 @@ class SerialTableLink:
             raise NakError(answer or "")
         self.acknowledged.append(event.event_id)
 
-    async def heartbeat(self, table_id: str, device: str) -> None:
+    async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
         """Write a heartbeat once and wait a moment for its ACK (a late one is just dropped)."""
         if table_id != self.table_id:
             raise ValueError(f"heartbeat of table {table_id} on the link of {self.table_id}")
         seq = self._heartbeat_seqs.next(device)
-        answer = await self.exchange(serial_heartbeat(device, seq), resend=False)
+        answer = await self.exchange(serial_heartbeat(device, seq, last), resend=False)
         if answer is None:
             self.heartbeats_unanswered += 1
         else:
