@@ -67,6 +67,25 @@ class RawPool(Raw, frozen=True):
     limit: str | None = None
 
 
+class RawSpotLimits(Raw, frozen=True):
+    """``minimum`` and ``maximum`` of one spot in a table's ``wager_limits``, as written."""
+
+    minimum: str | None = None
+    maximum: str | None = None
+
+
+class RawWagerLimits(Raw, frozen=True):
+    """A table's ``wager_limits``: per-spot overrides of ``minimum_wager`` and ``maximum_wager``.
+
+    ``progressive`` is read only to refuse it with its reason: that spot takes its paytable's
+    one denomination.
+    """
+
+    bonus: RawSpotLimits | None = None
+    ace_high: RawSpotLimits | None = None
+    progressive: RawSpotLimits | None = None
+
+
 class RawTable(Raw, frozen=True):
     """One ``[[tables]]`` entry as written."""
 
@@ -78,6 +97,8 @@ class RawTable(Raw, frozen=True):
     progressive: str | None = None
     pool: str | None = None
     minimum_wager: str = "$1"
+    maximum_wager: str = "$1,000"
+    wager_limits: RawWagerLimits | None = None
     envy_minimum: str = "$5"
     envy_includes_dealer: bool = True
     max_payout: str | None = None

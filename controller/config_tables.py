@@ -13,15 +13,17 @@ from controller.config_schema import (
     PoolConfig,
     RawPool,
     RawTable,
+    RawWagerLimits,
     TableConfig,
     Transport,
     TransportKind,
 )
-from controller.events import TableConfigured
+from controller.events import SpotLimits, TableConfigured
 from controller.money import format_cents, format_percent
 from controller.paytable import DYNASTY_PROFILES, Paytable, Wager
 from controller.paytable_files import PaytableError, parse_paytable
 from controller.pool import PoolTerms
+from controller.settlement import Spot
 from controller.table_rules import (
     MAX_PAYOUT_FLOOR_CENTS,
     ODDS_WAGERS,
@@ -31,6 +33,7 @@ from controller.table_rules import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Collection
     from importlib.resources.abc import Traversable
 
     from controller.settings import BrokerSettings, SerialPortSettings
@@ -114,13 +117,15 @@ class TableChecks(ValueChecks):
         if bonus is not None and bonus.paytable.wager is Wager.DYNASTY_BONUS:
             self.dynasty(f"{key}.bonus", bonus.paytable, controller.dynasty_profile)
         self.table_pool(f"{key}.pool", raw.pool, progressive, pools)
+        minimum = self.dollars(f"{key}.minimum_wager", raw.minimum_wager, minimum=1)
+        limits = self.wager_limits(key, raw, minimum, chosen.keys())
         event = TableConfigured(
             event_id="",
             at="",
             table_id=table_id,
             paytables={ref.name: ref.text for ref in chosen.values()},
             seats=raw.seats,
-            minimum_wager_cents=self.dollars(f"{key}.minimum_wager", raw.minimum_wager, minimum=1),
+            minimum_wager_cents=minimum,
             bonus=bonus.name if bonus else None,
             ace_high=ace_high.name if ace_high else None,
             progressive=progressive.name if progressive else None,
@@ -132,6 +137,7 @@ class TableChecks(ValueChecks):
             tax_wager_multiple=controller.tax_wager_multiple,
             hit_order=str(controller.hit_order),
             reason=f"configured in {self.source}",
+            wager_limits=limits,
         )
         rules = self.rules(key, event)
         if raw.max_payout is not None:
@@ -152,6 +158,47 @@ class TableChecks(ValueChecks):
         return TableConfig(
             table_id, transport, tuple(chosen.values()), event, rules, heartbeat, key
         )
+
+    def wager_limits(
+        self, key: str, raw: RawTable, minimum: int, offered: Collection[str]
+    ) -> dict[str, SpotLimits]:
+        """Each odds spot's minimum and maximum wager (docs/rules.md § 8), keyed by spot.
+
+        ``minimum_wager`` and ``maximum_wager`` apply to every odds spot the table offers;
+        ``wager_limits.<bonus|ace_high>`` overrides either for one spot. The progressive spot
+        takes its paytable's one denomination, so it has no limits to set.
+        """
+        maximum = self.dollars(f"{key}.maximum_wager", raw.maximum_wager, minimum=1)
+        if maximum < minimum:
+            raise self.fail(
+                f"{key}.maximum_wager",
+                f"{format_cents(maximum)} is below minimum_wager {format_cents(minimum)}",
+            )
+        overrides = raw.wager_limits or RawWagerLimits()
+        if overrides.progressive is not None:
+            raise self.fail(
+                f"{key}.wager_limits.progressive",
+                "the progressive wager is its paytable's one denomination; it takes no limits",
+            )
+        limits: dict[str, SpotLimits] = {}
+        for slot, spot in (("bonus", Spot.BONUS), ("ace_high", Spot.ACE_HIGH)):
+            where, override = f"{key}.wager_limits.{slot}", getattr(overrides, slot)
+            if slot not in offered:
+                if override is not None:
+                    raise self.fail(where, f"the table offers no {slot} wager")
+                continue
+            low, high = minimum, maximum
+            if override is not None and override.minimum is not None:
+                low = self.dollars(f"{where}.minimum", override.minimum, minimum=1)
+            if override is not None and override.maximum is not None:
+                high = self.dollars(f"{where}.maximum", override.maximum, minimum=1)
+            if high < low:
+                raise self.fail(
+                    where,
+                    f"the maximum {format_cents(high)} is below the minimum {format_cents(low)}",
+                )
+            limits[str(spot)] = SpotLimits(low, high)
+        return limits
 
     def transport(
         self,
