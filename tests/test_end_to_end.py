@@ -750,13 +750,17 @@ async def test_malformed_mqtt_payload_and_bad_serial_frames_are_rejected_play_go
 
             await mqtt_link.publish_raw("bet", b'{"v":1,"device":')  # cut short: not JSON
             await mqtt_link.publish_raw("lock", b'{"v":2,"device":"console","seq":1}')
+            # A poison message: msgspec raises RecursionError, not a DecodeError, on it.
+            await mqtt_link.publish_raw("bet", b"[" * 2000 + b"]" * 2000)
+            twice = b'{"v":1,"device":"x","seq":1,"seat":1,"spot":"bonus","present":true,'
+            await mqtt_link.publish_raw("bet", twice + b'"amount_cents":500,"amount_cents":9}')
             good = encode_frame("LOCK,console-x,1,r-x")
             crc = good[-6:-2]
             damaged = good[:-6] + (b"0000" if crc != b"0000" else b"FFFF") + b"\r\n"
             await serial_link.write_raw(damaged)
             nak = await within(serial_link.exchange("BET,sensor-x,1,0,progressive,1"), "a NAK")
             assert nak == "NAK,sensor-x,1,bad-seat"
-            await running.until(lambda: len(running.ids("fault-")) >= 4, "four faults journaled")
+            await running.until(lambda: len(running.ids("fault-")) >= 6, "six faults journaled")
 
             await within(play(simulation, 2), "rounds after the bad input")
             await all_journaled(running, tables)
@@ -769,12 +773,16 @@ async def test_malformed_mqtt_payload_and_bad_serial_frames_are_rejected_play_go
             assert rejected == {
                 (event_topic + "bet", "bad-json"): 1,
                 (event_topic + "lock", "bad-version"): 1,
+                (event_topic + "bet", "undecodable"): 1,
+                (event_topic + "bet", "duplicate-key"): 1,
                 ("serial:t3-line", "bad-crc"): 1,
                 ("serial:t3-line", "bad-seat"): 1,
             }
             status, metrics = await running.get("metrics")
             assert status == 200
-            for reason in ("bad-json", "bad-version", "bad-crc", "bad-seat"):
+            health = await running.get("healthz")
+            assert health[0] == 200, health  # every MQTT table still plays: no crash loop
+            for reason in ("bad-json", "bad-version", "undecodable", "duplicate-key", "bad-crc"):
                 assert metric(metrics, f'jackpotd_rejected_inputs_total{{reason="{reason}"}}') == 1
             frame_errors = (
                 'jackpotd_serial_frame_errors_total{port="serial:t3-line",reason="bad-crc"}'
