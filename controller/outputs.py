@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 if TYPE_CHECKING:
-    from controller.effects import PayoutMade
+    from controller.effects import PayoutMade, WagerRefused
 
 
 class Update(msgspec.Struct, frozen=True, tag_field="type"):
@@ -54,6 +54,21 @@ class TableUpdate(Update, frozen=True, tag="table"):
     reason: str
 
 
+class WagerRefusal(Update, frozen=True, tag="wager-refused"):
+    """A chip that did not become a wager when bets were locked, and why (it is returned).
+
+    Shown to its table (docs/rules.md § 8): a chip outside its spot's limits, a progressive
+    chip of another denomination, a spot the table does not offer.
+    """
+
+    table_id: str
+    round_id: str
+    seat: int
+    spot: str
+    amount_cents: int
+    reason: str
+
+
 class ControllerUpdate(Update, frozen=True, tag="controller"):
     """The controller as a whole went online, or offline (failing closed)."""
 
@@ -61,7 +76,7 @@ class ControllerUpdate(Update, frozen=True, tag="controller"):
     reason: str
 
 
-AnyUpdate = MeterUpdate | HitAnnouncement | TableUpdate | ControllerUpdate
+AnyUpdate = MeterUpdate | HitAnnouncement | TableUpdate | WagerRefusal | ControllerUpdate
 
 
 def hit_announcement(payout: PayoutMade, at: str, seq: int) -> HitAnnouncement | None:
@@ -85,4 +100,18 @@ def hit_announcement(payout: PayoutMade, at: str, seq: int) -> HitAnnouncement |
         pending,
         payout.tax_report,
         payout.hand,
+    )
+
+
+def wager_refusal(refused: WagerRefused, at: str, seq: int) -> WagerRefusal:
+    """The refusal journaled at row ``seq``, for its table's devices and displays."""
+    return WagerRefusal(
+        at,
+        seq,
+        refused.table_id,
+        refused.round_id,
+        refused.seat,
+        refused.spot,
+        refused.amount_cents,
+        refused.reason,
     )

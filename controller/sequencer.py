@@ -37,11 +37,17 @@ from typing import TYPE_CHECKING
 
 from controller.clock_watch import ClockWatch
 from controller.device_sequences import DeviceSequences
-from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus
+from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus, WagerRefused
 from controller.events import DeviceEvent, FaultRecorded
 from controller.journal import JournalError
 from controller.journal.identity import device_origin
-from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate, hit_announcement
+from controller.outputs import (
+    ControllerUpdate,
+    MeterUpdate,
+    TableUpdate,
+    hit_announcement,
+    wager_refusal,
+)
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from controller.rejection_limit import SUPPRESSED, RejectionLimit
 from drivers.backoff import Backoff
@@ -379,6 +385,8 @@ class Sequencer:
                     updates.append(announcement)
             elif isinstance(effect, TableStatus):
                 updates.append(TableUpdate(at, seq, effect.table_id, effect.online, effect.reason))
+            elif isinstance(effect, WagerRefused):
+                updates.append(wager_refusal(effect, at, seq))
             elif isinstance(effect, RoundHeld):
                 self.stats.held_rounds += 1
                 log.error(
