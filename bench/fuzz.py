@@ -5,6 +5,11 @@ Targets: the serial framer and payload decoder (bytes off a wire), the MQTT payl
 wrote). Inputs are mutations of valid seeds (bit flips, byte insertions and deletions, splices
 of two seeds, runs of random bytes) plus pure noise, from a fixed seed so a run is repeatable.
 
+Then the structural attacks of bench/structural.py, which mutation rarely builds (deep
+nesting, duplicate keys, huge numbers, NaN, long strings, invalid UTF-8, lone surrogates), each
+in every field of every message: through the MQTT payload decoder, and through the serial
+protocol decoder both directly and framed.
+
 Each input must end in an accepted value or in the target's documented error, within a time
 bound; anything else (another exception, a hang) is a finding and the run exits 1. Every
 rejection is counted by reason. Results go to bench/results/fuzz.json. The property-based
@@ -14,6 +19,7 @@ tests in tests/ (hypothesis) cover the same targets with shrinking; this runs th
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import random
 import time
@@ -21,10 +27,12 @@ from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from structural import mqtt_attacks, serial_attacks
+
 from controller.cards import CardError, HandError, SevenCardHand
 from controller.config import ConfigError, parse_config
 from drivers.mqtt.payloads import PayloadError, decode_table_event
-from drivers.serial.framing import FrameError, FrameReader, encode_frame
+from drivers.serial.framing import FrameError, FrameReader, crc16, encode_frame
 from drivers.serial.protocol import ProtocolError, decode_payload
 
 if TYPE_CHECKING:
@@ -57,7 +65,8 @@ MQTT_SEEDS = [
     ("void", b'{"v":1,"device":"c1","seq":7,"round":"R1","reason":"misdeal"}'),
     ("heartbeat", b'{"v":1,"device":"c1","seq":8}'),
 ]
-CARD_SEEDS = [b"As Kd Tc 9h 5s 3c Jk", b"10h 10d 2c 3c 4c 5c 6c", b"ac kd qh js ts 9s 8s"]
+CARD_SEEDS = [b"As Kd Tc 9h 5s 3c Jk", b"Th Td 2c 3c 4c 5c 6c", b"Ac Kd Qh Js Ts 9s 8s"]
+"""Canonical codes: the card parser is the devices' (strict) one; see controller/cards.py."""
 CONFIG_SEED = (Path(__file__).parent.parent / "deploy" / "jackpotd.toml").read_bytes()
 
 
@@ -126,6 +135,68 @@ def card_target(data: bytes) -> str:
     return "accepted"
 
 
+def serial_frame(payload: str) -> bytes:
+    """A frame with a good CRC around any payload, even one the framer would refuse."""
+    data = payload.encode("utf-8", "surrogatepass")
+    return b"$%s*%04X\r\n" % (data, crc16(data))
+
+
+def structural(name: str, attacks: Sequence[tuple[str, Callable[[], str]]]) -> dict[str, object]:
+    """Run each named attack once; any exception is a crash (a finding), as is a slow one."""
+    outcomes: Counter[str] = Counter()
+    crashes: list[str] = []
+    slowest = 0.0
+    started = time.perf_counter()
+    for label, attack in attacks:
+        begin = time.perf_counter()
+        try:
+            outcomes[attack()] += 1
+        except Exception as error:  # noqa: BLE001 - every other exception is a finding
+            outcomes["crash"] += 1
+            crashes.append(f"{label}: {type(error).__name__}: {str(error)[:120]}")
+        elapsed = time.perf_counter() - begin
+        slowest = max(slowest, elapsed)
+        if elapsed > SLOW_S:
+            crashes.append(f"{label}: slow ({elapsed:.2f} s)")
+    print(
+        f"{name:<14} {len(attacks):>9,} attacks  slowest {slowest * 1000:6.1f} ms  "
+        f"accepted {outcomes['accepted']:>7,}  crashes {outcomes['crash']}"
+    )
+    return {
+        "inputs": len(attacks),
+        "seconds": time.perf_counter() - started,
+        "outcomes": dict(outcomes.most_common()),
+        "findings": crashes[:20],
+        "crashes": outcomes["crash"],
+    }
+
+
+def structural_results() -> dict[str, dict[str, object]]:
+    """The structural attacks on the MQTT decoder, the serial decoder and the serial framer."""
+    mqtt = [
+        (f"{kind}: {label}", functools.partial(mqtt_target(kind), data))
+        for kind, label, data in mqtt_attacks()
+    ]
+    serial = serial_attacks()
+    direct = [(label, functools.partial(serial_payload_target, text)) for label, text in serial]
+    framed = [
+        (label, functools.partial(serial_target, serial_frame(text))) for label, text in serial
+    ]
+    return {
+        "mqtt": structural("mqtt attacks", mqtt),
+        "serial": structural("serial attacks", direct),
+        "serial framed": structural("serial framed", framed),
+    }
+
+
+def serial_payload_target(payload: str) -> str:
+    try:
+        decode_payload(payload, "T1")
+    except ProtocolError as error:
+        return f"payload:{error.reason}"
+    return "accepted"
+
+
 def config_target(data: bytes) -> str:
     try:
         parse_config(data, "<fuzz>", Path.cwd())
@@ -188,11 +259,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"mqtt {kind}", mqtt_target(kind), [seed for _, seed in MQTT_SEEDS], per_kind, rng
         )
     results["mqtt"] = mqtt
+    attacks = structural_results()
+    results["structural"] = attacks
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2))
     findings = sum(
         len(r["findings"])
-        for r in (results["serial"], results["card"], results["config"], *mqtt.values())
+        for r in (
+            results["serial"],
+            results["card"],
+            results["config"],
+            *mqtt.values(),
+            *attacks.values(),
+        )
     )  # type: ignore[arg-type, misc]
     print(f"results in {RESULTS}; findings: {findings}")
     if findings:
