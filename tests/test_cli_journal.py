@@ -349,3 +349,24 @@ def test_issue7_a_manager_revokes_an_operator(
     )
     assert status == 1
     assert "last manager" in err
+
+
+def test_void_by_a_supervisor_returns_the_wagers_and_reverses_their_contributions(
+    journal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with Journal(journal) as opened:
+        before = opened.state.pools["P1"]
+        opened.append(WagerLocked("w4", LATER, "T1", "R2", 1, "progressive", 100))
+        assert opened.state.pools["P1"].meter == before.meter + 28
+    status, out, err = run(
+        capsys, "void", "T1", "R2", "--reason", "misdeal", "--by", "Dana", "--db", str(journal)
+    )
+    assert status == 0, err
+    with Journal(journal) as opened:
+        assert opened.state.pools["P1"] == before
+        assert ("T1", "R2") not in opened.state.rounds
+    status, out, _ = run(capsys, "report", "--db", str(journal), "--json")
+    assert status == 0
+    (pool,) = json.loads(out)["pools"]
+    assert pool["balanced"] is True
+    assert pool["refunded_by_voids"] == {"meter": "28", "reserve": "0", "overflow": "0"}

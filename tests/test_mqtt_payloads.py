@@ -79,7 +79,13 @@ def test_lock_card_done_decode_with_the_round() -> None:
 def test_void_decodes_to_round_voided_by_the_device() -> None:
     void = decode("void", {"v": 1, "device": "dealer", "seq": 5, "round": "r-7", "reason": "x"})
     assert void == RoundVoided(
-        "t1/dealer/5", AT, "t1", round_id="r-7", by="device dealer", reason="x"
+        "t1/dealer/5",
+        AT,
+        "t1",
+        round_id="r-7",
+        by="device dealer",
+        reason="x",
+        refund_contributions=True,
     )
     default = decode("void", {"v": 1, "device": "dealer", "seq": 6, "round": "r-7"})
     assert isinstance(default, RoundVoided)

@@ -290,10 +290,22 @@ def test_each_message_type_decodes() -> None:
         "T1/shoe/10", AT, "T1", "shoe", 10, round_id="R-0001"
     )
     assert decode_payload("VOID,shoe,11,R-0001", "T1", AT) == RoundVoided(
-        "T1/shoe/11", AT, "T1", round_id="R-0001", by="device shoe", reason="misdeal"
+        "T1/shoe/11",
+        AT,
+        "T1",
+        round_id="R-0001",
+        by="device shoe",
+        reason="misdeal",
+        refund_contributions=True,
     )
     assert decode_payload("VOID,shoe,12,R-0001,card exposed", "T1", AT) == RoundVoided(
-        "T1/shoe/12", AT, "T1", round_id="R-0001", by="device shoe", reason="card exposed"
+        "T1/shoe/12",
+        AT,
+        "T1",
+        round_id="R-0001",
+        by="device shoe",
+        reason="card exposed",
+        refund_contributions=True,
     )
     assert decode_payload("HB,shoe,0013", "T1", AT) == Heartbeat("T1", "shoe", 13)
 

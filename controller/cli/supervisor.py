@@ -185,8 +185,11 @@ def run_verify_hit(args: argparse.Namespace) -> int:
 
 
 def run_void(args: argparse.Namespace) -> int:
-    """Void a round: its wagers are returned."""
-    event = RoundVoided(f"void-{uuid.uuid4()}", now(), args.table, args.round, args.by, args.reason)
+    """Void a round: its wagers are returned and their contributions reversed."""
+    event = RoundVoided(
+        f"void-{uuid.uuid4()}", now(), args.table, args.round, args.by, args.reason,
+        refund_contributions=True,
+    )  # fmt: skip
     with open_journal(args) as journal:
         authenticate(journal, args.by, "void-round", args.pin_file)
         return report_receipt(args, journal.append(event))

@@ -358,6 +358,7 @@ def _void(head: _Head, void: VoidPayload) -> RoundVoided:
         round_id=void.round,
         by=f"device {head.device}",
         reason=void.reason.strip() or "misdeal",
+        refund_contributions=True,
     )
 
 

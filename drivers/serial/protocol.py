@@ -210,6 +210,7 @@ def _void(head: _Stamp, fields: tuple[str, ...]) -> RoundVoided:
         round_id=_round(fields[0]),
         by=f"device {head.device}",
         reason=reason or "misdeal",
+        refund_contributions=True,
     )
 
 
