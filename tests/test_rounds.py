@@ -186,10 +186,10 @@ def test_issue5_a_held_round_is_voided_or_settled_by_a_supervisor(table: LedgerS
     settled, effects = run(state, RoundSettled("fix", AT, "T1", "R1", DEALER, {"1": FIVE_ACES}))
     assert settled.table_states["T1"].phase is Phase.BETTING
     assert any(isinstance(effect, PayoutMade) and effect.line == "five-aces" for effect in effects)
-    voided, effects = run(state, RoundVoided("void", AT, "T1", "R1", "Dana", "misdeal"))
+    voided, effects = run(state, RoundVoided("void", AT, "T1", "R1", "Dana", "misdeal", True))
     (refund,) = [effect for effect in effects if isinstance(effect, PayoutMade)]
     assert (refund.kind, refund.returned_cents) == ("void", 100)
-    assert voided.pools["P1"].meter == state.pools["P1"].meter  # the contribution stays
+    assert voided.pools["P1"] == table.pools["P1"]  # the contribution is reversed exactly
     assert voided.table_states["T1"].phase is Phase.BETTING
 
 
