@@ -106,7 +106,7 @@ def test_the_text_report_names_the_rows_and_the_clock_step(
     assert main(["report", "--from", "2026-11-30", "--db", str(stepped)]) == 0
     out = capsys.readouterr().out
     assert "journal rows 4 to 7" in out
-    assert "1 rows are dated earlier than the row before" in out
+    assert "rows dated earlier than the row before them: 1;" in out
     assert "clock step, row 5 at 2026-11-29T23:59:45.000Z: the wall clock stepped back 60" in out
 
 

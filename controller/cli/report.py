@@ -247,8 +247,8 @@ def _print_coverage(covered: Coverage) -> None:
         print(f"journal rows {covered.first_seq} to {covered.last_seq}")
     if covered.clock_steps or covered.dated_back:
         print(
-            f"the clock stepped: {covered.dated_back} rows are dated earlier than the row "
-            "before; rows are taken in journal order"
+            "the clock stepped: rows dated earlier than the row before them: "
+            f"{covered.dated_back}; rows are taken in journal order"
         )
         for step in covered.clock_steps:
             print(f"  clock step, {step}")
