@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from controller.events import FaultRecorded
-from controller.ports import ControllerUnavailableError
+from controller.ports import ControllerUnavailableError, EventNotRecordedError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -113,3 +113,26 @@ class JournalIntake:
     def _changed(self) -> None:
         for waiter in self._waiters:
             waiter.set()
+
+
+class PoisonedIntake(JournalIntake):
+    """Fails on one event every time, as a fault of the controller's own would (injected).
+
+    The rest is journaled as usual. For the tests of poison messages (docs/faults.md).
+    """
+
+    def __init__(self, journal: Journal, poison: str) -> None:
+        super().__init__(journal)
+        self.poison = poison
+        self.attempts = 0
+        """How many times the poison was handed over."""
+
+    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
+        """Journal the event, unless it is the poison: that fails every time."""
+        if event.event_id != self.poison:
+            return super().enqueue(event)
+        self.attempts += 1
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        future.set_exception(EventNotRecordedError(f"{event.event_id}: injected fault"))
+        self._changed()
+        return future

@@ -14,7 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from intake import JournalIntake
+from intake import JournalIntake, PoisonedIntake
 from mosquitto import mosquitto_fixture  # noqa: F401 - registers the fixture
 from test_mqtt_driver import (
     CONTROLLER_STATUS,
@@ -32,7 +32,6 @@ from test_mqtt_driver import (
 
 from controller.broadcast import Broadcast
 from controller.journal import Journal
-from controller.ports import EventNotRecordedError
 from controller.rejection_limit import RejectionLimit
 from controller.sequencer import Sequencer
 from drivers.backoff import Backoff
@@ -44,8 +43,6 @@ if TYPE_CHECKING:
 
     from mosquitto import Broker
 
-    from controller.events import AnyEvent
-    from controller.journal import Receipt
 
 DEEP = b"[" * 2000 + b"]" * 2000
 
@@ -172,30 +169,11 @@ def test_duplicate_keys_are_refused_not_read_as_the_last_value(
     assert intake.submitted == []
 
 
-class FaultyIntake(JournalIntake):
-    """Fails on one event as a controller bug would (the fault injected); the rest journal."""
-
-    def __init__(self, journal: Journal, poison: str) -> None:
-        super().__init__(journal)
-        self.poison = poison
-        self.attempts = 0
-
-    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
-        """Journal the event, unless it is the poison: that fails every time."""
-        if event.event_id != self.poison:
-            return super().enqueue(event)
-        self.attempts += 1
-        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
-        future.set_exception(EventNotRecordedError(f"{event.event_id}: injected fault"))
-        self._changed()
-        return future
-
-
 def test_a_message_that_keeps_failing_is_parked_whole_and_the_table_plays_on(
     mosquitto: Broker, journal: Journal
 ) -> None:
     poison = lock(1)
-    intake = FaultyIntake(journal, "t1/dealer/1")
+    intake = PoisonedIntake(journal, "t1/dealer/1")
     source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
 
     async def scenario() -> None:

@@ -96,6 +96,60 @@ def test_heartbeat_is_no_event() -> None:
     assert decode("heartbeat", {"v": 1, "device": "shoe", "seq": 61}) == Heartbeat("t1", "shoe", 61)
 
 
+def test_a_heartbeat_carries_the_last_event_the_device_sent() -> None:
+    beat = {"v": 1, "device": "shoe", "seq": 1061, "last": 60}
+    assert decode("heartbeat", beat) == Heartbeat("t1", "shoe", 1061, 60)
+    assert refused("heartbeat", {**beat, "last": -1}) == "bad-last"
+
+
+def refused(event_type: str, payload: object) -> str:
+    with pytest.raises(PayloadError) as raised:
+        decode(event_type, payload)
+    return raised.value.reason
+
+
+# Hostile payloads (docs/faults.md, "Poison messages", "Duplicate keys").
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [
+        b"[" * 2000 + b"]" * 2000,
+        b"{" * 5000,
+        b'{"v":1,"device":"d","seq":1,"x":' + b"[" * 3000 + b"]" * 3000 + b"}",
+        b'{"v":1,"device":"d","seq":1,"seat":1,"spot":"bonus","present":true,"amount_cents":'
+        + b"9" * 4000
+        + b"}",
+    ],
+    ids=["deep-array", "deep-object", "deep-field", "long-number"],
+)
+def test_whatever_the_decoder_raises_is_a_payload_error(payload: bytes) -> None:
+    for event_type in ("bet", "lock", "heartbeat"):
+        with pytest.raises(PayloadError):
+            decode(event_type, payload)
+    with pytest.raises(PayloadError):
+        decode_status(payload)
+
+
+def test_2000_nested_brackets_are_undecodable_not_a_recursion_error() -> None:
+    assert refused("bet", b"[" * 2000 + b"]" * 2000) == "undecodable"
+
+
+def test_a_key_given_twice_is_refused_not_read_as_its_last_value() -> None:
+    head = b'{"v":1,"device":"bs","seq":1,"seat":1,"spot":"bonus","present":true,'
+    assert refused("bet", head + b'"amount_cents":500,"amount_cents":100000000}') == (
+        "duplicate-key"
+    )
+    assert refused("lock", b'{"v":1,"v":1,"device":"d","seq":1,"round":"r"}') == "duplicate-key"
+    assert refused("heartbeat", b'{"v":1,"device":"d","device":"e","seq":1}') == "duplicate-key"
+
+
+@pytest.mark.parametrize("reason", ["a\nCRITICAL forged", "x\u202ey", "nul\x00", "\u2028"])
+def test_a_void_reason_is_one_line_of_text(reason: str) -> None:
+    payload = {"v": 1, "device": "d", "seq": 1, "round": "r1", "reason": reason}
+    assert refused("void", payload) == "bad-reason"
+
+
 def test_time_defaults_to_the_controllers_clock() -> None:
     event = decode_table_event("t1", "done", b'{"v":1,"device":"s","seq":1,"round":"r"}')
     assert isinstance(event, DealComplete)

@@ -10,12 +10,11 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
-from intake import JournalIntake
+from intake import JournalIntake, PoisonedIntake
 from serial_fakes import FakeDevice, FakePorts
 from test_serial_link import TABLE, WAIT_S, port_settings, running
 
 from controller.journal import Journal
-from controller.ports import EventNotRecordedError
 from drivers.serial import protocol
 from drivers.serial.link import SerialSource
 
@@ -23,8 +22,19 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from controller.events import AnyEvent
-    from controller.journal import Receipt
+
+async def exchange(intake: JournalIntake, payloads: list[str]) -> tuple[SerialSource, list[str]]:
+    """A fake line with one device on it: send each payload until answered; the answers."""
+    ports = FakePorts()
+    source = SerialSource(port_settings("fake:///table-1"), ports)
+    device = FakeDevice(resend_after=0.01)
+    try:
+        async with running(source, intake), asyncio.timeout(WAIT_S):
+            device.attach((await ports.line(0)).device_reader, ports.lines[0].device_write)
+            return source, [await device.send(payload) for payload in payloads]
+    finally:
+        await device.close()
+        ports.close()
 
 
 @pytest.fixture
@@ -33,44 +43,12 @@ def journal(tmp_path: Path) -> Iterator[Journal]:
         yield opened
 
 
-class FaultyIntake(JournalIntake):
-    """Fails on one event as a controller bug would (the fault injected); the rest journal."""
-
-    def __init__(self, journal: Journal, poison: str) -> None:
-        super().__init__(journal)
-        self.poison = poison
-        self.attempts = 0
-
-    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
-        """Journal the event, unless it is the poison: that fails every time."""
-        if event.event_id != self.poison:
-            return super().enqueue(event)
-        self.attempts += 1
-        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
-        future.set_exception(EventNotRecordedError(f"{event.event_id}: injected fault"))
-        self._changed()
-        return future
-
-
 def test_a_frame_that_keeps_failing_is_parked_nakked_and_the_device_moves_on(
     journal: Journal,
 ) -> None:
-    async def scenario() -> tuple[FaultyIntake, SerialSource, list[str]]:
-        intake = FaultyIntake(journal, f"{TABLE}/bets-1/1")
-        ports = FakePorts()
-        source = SerialSource(port_settings("fake:///table-1"), ports)
-        device = FakeDevice(resend_after=0.01)
-        try:
-            async with running(source, intake), asyncio.timeout(WAIT_S):
-                device.attach((await ports.line(0)).device_reader, ports.lines[0].device_write)
-                poisoned = await device.send("LOCK,bets-1,1,R1")
-                after = await device.send("LOCK,bets-1,2,R2")
-        finally:
-            await device.close()
-            ports.close()
-        return intake, source, [poisoned, after]
-
-    intake, source, answers = asyncio.run(scenario())
+    intake = PoisonedIntake(journal, f"{TABLE}/bets-1/1")
+    payloads = ["LOCK,bets-1,1,R1", "LOCK,bets-1,2,R2"]
+    source, answers = asyncio.run(exchange(intake, payloads))
     assert answers == ["NAK,bets-1,1,dead-letter", "ACK,bets-1,2"]
     assert intake.attempts == 3  # resent twice by the device, then parked
     assert intake.reasons() == ["dead-letter"]
@@ -89,44 +67,17 @@ def test_whatever_the_decoder_raises_is_a_rejection_not_a_dead_link(
         raise RecursionError("maximum recursion depth exceeded")
 
     monkeypatch.setitem(protocol._DECODERS, "VOID", broken)
-
-    async def scenario() -> list[str]:
-        intake = JournalIntake(journal)
-        ports = FakePorts()
-        source = SerialSource(port_settings("fake:///table-1"), ports)
-        device = FakeDevice(resend_after=0.01)
-        try:
-            async with running(source, intake), asyncio.timeout(WAIT_S):
-                device.attach((await ports.line(0)).device_reader, ports.lines[0].device_write)
-                return [
-                    await device.send("VOID,dealer,1,R1"),
-                    await device.send("LOCK,dealer,2,R1"),
-                ]
-        finally:
-            await device.close()
-            ports.close()
-            assert intake.reasons() == ["undecodable"]
-
-    assert asyncio.run(scenario()) == ["NAK,dealer,1,undecodable", "ACK,dealer,2"]
+    intake = JournalIntake(journal)
+    _source, answers = asyncio.run(exchange(intake, ["VOID,dealer,1,R1", "LOCK,dealer,2,R1"]))
+    assert answers == ["NAK,dealer,1,undecodable", "ACK,dealer,2"]
+    assert intake.reasons() == ["undecodable"]
 
 
 def test_a_heartbeat_says_the_last_event_the_device_sent(journal: Journal) -> None:
-    async def scenario() -> list[int | None]:
-        intake = JournalIntake(journal)
-        ports = FakePorts()
-        source = SerialSource(port_settings("fake:///table-1"), ports)
-        device = FakeDevice(resend_after=0.01)
-        try:
-            async with running(source, intake), asyncio.timeout(WAIT_S):
-                device.attach((await ports.line(0)).device_reader, ports.lines[0].device_write)
-                assert await device.send("HB,shoe-1,2147483648,41") == "ACK,shoe-1,2147483648"
-                assert await device.send("HB,shoe-1,2147483649") == "ACK,shoe-1,2147483649"
-                assert await device.send("HB,shoe-1,2147483650,x") == (
-                    "NAK,shoe-1,2147483650,bad-last"
-                )
-        finally:
-            await device.close()
-            ports.close()
-        return intake.lasts
-
-    assert asyncio.run(scenario()) == [41, None]
+    intake = JournalIntake(journal)
+    beats = ["HB,shoe-1,2147483648,41", "HB,shoe-1,2147483649", "HB,shoe-1,2147483650,x"]
+    _source, answers = asyncio.run(exchange(intake, beats))
+    assert answers == [
+        "ACK,shoe-1,2147483648", "ACK,shoe-1,2147483649", "NAK,shoe-1,2147483650,bad-last",
+    ]  # fmt: skip
+    assert intake.lasts == [41, None]

@@ -95,7 +95,13 @@ Seat = Annotated[int, msgspec.Meta(ge=1, le=99)]
 Position = Annotated[int, msgspec.Meta(ge=0, le=99)]
 Cents = Annotated[int, msgspec.Meta(ge=0, le=10**12)]
 Spot = Literal["bonus", "ace-high", "progressive"]
-Reason = Annotated[str, msgspec.Meta(max_length=200)]
+Reason = Annotated[
+    str,
+    msgspec.Meta(
+        max_length=200, pattern="^[^\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]*$"
+    ),
+]
+"""Free text, but one line of it: no control, line-separator or bidirectional characters."""
 
 
 class PayloadError(ValueError):
