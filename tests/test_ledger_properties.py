@@ -5,8 +5,12 @@ Hypothesis plays random histories through :func:`controller.ledger.apply` from a
 tables with a progressive paytable (Progressive Paytables 1, 4 with its reserve and returned
 wager, and 5 with its fully wild joker) and Fortune Paytable 1; progressive and bonus wagers;
 rounds dealt from one 53-card deck, biased toward five aces, seven-card straight flushes and
-royal matches so that meters are really hit; meter adjustments and terms changes, valid or not;
-verifications of pending hits; and events that must be refused. After every event:
+royal matches so that meters are really hit; bonus wagers inside and outside each table's wager
+limits (a table configured without limits, as before they existed, takes any); rounds voided at
+once or left open while other tables play, hit the pool, adjust it or change its terms, then
+voided (reversing their contributions, or with a void's first meaning, keeping them); meter
+adjustments and terms changes, valid or not; verifications of pending hits; and events that
+must be refused. After every event:
 
 (a) for every pool, money in (contributions + house funding + adjustments), tallied here from
     the events and effects, equals meter + reserve + overflow + paid, exactly (BRIEF §2);
@@ -15,7 +19,9 @@ verifications of pending hits; and events that must be refused. After every even
     (BRIEF §3);
 (d) the same events applied twice from empty (and again after a journal round trip) give
     identical states and effects, and a refused event leaves the state unchanged (BRIEF §3);
-(e) the from-meter amounts of the payouts add up to the pool's paid total.
+(e) the from-meter amounts of the payouts add up to the pool's paid total;
+(f) a void reverses exactly what its wagers contributed at lock, and the qualifying-wager
+    counters go back down; voided at once, the pool is exactly as it was before the round.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from fractions import Fraction
 from importlib import resources
 from typing import TYPE_CHECKING
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -35,6 +42,7 @@ from controller.effects import (
     Adjusted,
     Balances,
     Contributed,
+    ContributionRefunded,
     MeterPaid,
     PayoutMade,
     TermsChanged,
@@ -48,6 +56,8 @@ from controller.events import (
     PoolOpened,
     PoolTermsChanged,
     RoundSettled,
+    RoundVoided,
+    SpotLimits,
     TableConfigured,
     WagerLocked,
     decode_event,
@@ -55,6 +65,7 @@ from controller.events import (
 )
 from controller.ledger import LedgerError, LedgerState, apply
 from controller.pool import Pool, PoolError, PoolTerms
+from controller.settlement import Spot
 
 if TYPE_CHECKING:
     from controller.effects import AnyEffect
@@ -81,6 +92,12 @@ BIG_HANDS = (
 )
 CODES = tuple(card.code for card in DECK)
 ACCOUNTS = ("meter", "reserve", "overflow")
+BONUS_LIMITS = (
+    {"bonus": SpotLimits(100, 10_000)},
+    {"bonus": SpotLimits(500, 2_500)},
+    {"bonus": SpotLimits(1, 1)},
+)
+BONUS_AMOUNTS = (None, 1, 100, 499, 500, 2_500, 2_501, 10_000, 10_001, 10**12)
 
 EXAMPLES = 200
 
@@ -109,6 +126,13 @@ class Harness:
     books: dict[str, Books] = field(default_factory=dict)
     counter: int = 0
     hits: int = 0
+    voids: int = 0
+    shortfalls: int = 0
+    """Refunds that found an account short (a hit, reseed or reset came between lock and void)."""
+    shares: dict[tuple[str, str, int], Contributed] = field(default_factory=dict)
+    """The contribution of each progressive wager locked and not yet settled or voided."""
+    open_rounds: list[tuple[str, str]] = field(default_factory=list)
+    """Rounds locked and left open, to be voided after other events."""
 
     def next_id(self, prefix: str = "e") -> str:
         """A fresh event or round id."""
@@ -166,8 +190,15 @@ class Harness:
                     event.amount_cents * terms.reserve_rate
                 )
                 self.books[pool_id].contributions += expected
+                self.shares[event.table_id, event.round_id, event.seat] = contributed
             case RoundSettled():
                 self._tally_round(before, event, after, effects)
+                for key in [
+                    key for key in self.shares if key[:2] == (event.table_id, event.round_id)
+                ]:
+                    del self.shares[key]
+            case RoundVoided():
+                self._tally_void(before, event, after, effects)
             case MeterAdjusted():
                 self.books[event.pool_id].adjustments += event.amount_cents
             case PoolTermsChanged() if event.apply_now:
@@ -180,6 +211,47 @@ class Harness:
                 self.books[event.pool_id].house += shortfall - from_reserve
             case _:
                 pass
+
+    def _tally_void(
+        self,
+        before: LedgerState,
+        event: RoundVoided,
+        after: LedgerState,
+        effects: tuple[AnyEffect, ...],
+    ) -> None:
+        """(f): what each wager contributed at lock comes back off the pool, exactly."""
+        self.voids += 1
+        refunds = {e.seat: e for e in effects if isinstance(e, ContributionRefunded)}
+        locked = {
+            key[2]: self.shares.pop(key)
+            for key in list(self.shares)
+            if key[:2] == (event.table_id, event.round_id)
+        }
+        if not event.refund_contributions:  # a void's first meaning: contributions stay
+            assert not refunds
+            return
+        assert refunds.keys() == locked.keys()
+        pool_id = before.tables[event.table_id].pool_id
+        if pool_id is None or not refunds:
+            return
+        for seat, refund in refunds.items():
+            share = locked[seat]
+            parts = (share.to_meter, share.to_reserve, share.to_overflow)
+            assert (refund.to_meter, refund.to_reserve, refund.to_overflow) == parts
+            taken = (refund.from_meter, refund.from_reserve, refund.from_overflow)
+            total = sum(map(parse_fraction, parts), Fraction(0))
+            assert sum(map(parse_fraction, taken), Fraction(0)) == total
+            assert refund.reseed_cents == (
+                refund.reseed_from_reserve_cents + refund.reseed_from_house_cents
+            )
+            if taken != parts or refund.reseed_cents:
+                self.shortfalls += 1
+            books = self.books[pool_id]
+            books.contributions -= total
+            books.house += refund.reseed_from_house_cents
+        old, new = before.pools[pool_id], after.pools[pool_id]
+        assert new.wagers_count == old.wagers_count - len(refunds)
+        assert new.wagers_cents == old.wagers_cents - sum(r.wager_cents for r in refunds.values())
 
     def _tally_round(
         self,
@@ -259,6 +331,8 @@ def _recorded_decrease(pool_id: str, effects: tuple[AnyEffect, ...]) -> bool:
             return True
         if isinstance(effect, TermsChanged) and effect.pool_id == pool_id and effect.applied:
             return True
+        if isinstance(effect, ContributionRefunded) and effect.pool_id == pool_id:
+            return True
     return False
 
 
@@ -316,6 +390,9 @@ def configure_tables(data: st.DataObject, harness: Harness, pool_ids: list[str])
             max_payout_cents=data.draw(st.sampled_from([None, 5_000_000])),
             verification_cents=data.draw(st.sampled_from([None, 100_000, 1_000_000])),
             hit_order=data.draw(st.sampled_from(["sequential", "split"])),
+            wager_limits=data.draw(
+                st.sampled_from([msgspec.UNSET, *BONUS_LIMITS]), label="bonus limits"
+            ),
         )
         harness.submit(event, valid=True)
         table_ids.append(event.table_id)
@@ -349,6 +426,7 @@ def play_round(data: st.DataObject, harness: Harness, table_id: str) -> None:
     assert rules.progressive is not None
     assert rules.progressive.progressive is not None
     round_id = harness.next_id("r")
+    before_round = dict(harness.state.pools)
     seats = data.draw(
         st.lists(st.integers(1, rules.seats), min_size=1, max_size=rules.seats, unique=True),
         label="occupied seats",
@@ -373,7 +451,7 @@ def play_round(data: st.DataObject, harness: Harness, table_id: str) -> None:
             wagered.add(seat)
             if data.draw(st.integers(0, 9)) == 0:  # the same spot twice is refused
                 harness.submit(_with(lock, harness), valid=False)
-        bonus = data.draw(st.sampled_from([None, 100, 499, 500, 2_500, 10_000]), label="bonus")
+        bonus = data.draw(st.sampled_from(BONUS_AMOUNTS), label="bonus")
         if bonus is not None:
             lock = WagerLocked(
                 event_id=harness.next_id(),
@@ -384,8 +462,21 @@ def play_round(data: st.DataObject, harness: Harness, table_id: str) -> None:
                 spot="bonus",
                 amount_cents=bonus,
             )
-            harness.submit(lock, valid=True)
-            wagered.add(seat)
+            limits = rules.wager_limits
+            inside = limits is None or (
+                limits[Spot.BONUS].minimum_cents <= bonus <= limits[Spot.BONUS].maximum_cents
+            )
+            if harness.submit(lock, valid=inside):
+                wagered.add(seat)
+    ending = data.draw(
+        st.sampled_from(["settle"] * 3 + ["void", "later", "later"]), label="round ends"
+    )
+    if ending == "later":  # voided after other events (steps "void")
+        harness.open_rounds.append((table_id, round_id))
+        return
+    if ending == "void":
+        void_round(data, harness, table_id, round_id, pools_before=before_round)
+        return
     dealer, *hands = deal(data, len(seats) + 1)
     settled = RoundSettled(
         event_id=harness.next_id(),
@@ -406,6 +497,78 @@ def play_round(data: st.DataObject, harness: Harness, table_id: str) -> None:
         missing = str(min(wagered))
         hands_left = {seat: cards for seat, cards in settled.hands.items() if seat != missing}
         harness.submit(_with(settled, harness, hands=hands_left), valid=False)
+    harness.submit(settled, valid=True)
+
+
+def void_round(
+    data: st.DataObject,
+    harness: Harness,
+    table_id: str,
+    round_id: str,
+    pools_before: dict[str, Pool] | None = None,
+) -> None:
+    """Void a round, by default reversing its contributions (every producer asks for that)."""
+    refund = data.draw(st.sampled_from([True, True, True, False]), label="refund contributions")
+    event = RoundVoided(
+        event_id=harness.next_id(), at=AT, table_id=table_id, round_id=round_id,
+        by="supervisor 7", reason="misdeal", refund_contributions=refund,
+    )  # fmt: skip
+    if (table_id, round_id) not in harness.state.rounds:  # no wager locked: nothing to void
+        harness.submit(event, valid=False)
+        return
+    harness.submit(event, valid=True)
+    if pools_before is not None and refund:
+        # (f) voided right after lock: every pool exactly as before the round, counters too.
+        assert dict(harness.state.pools) == pools_before
+    # The same void again: the round is over.
+    harness.submit(_with(event, harness), valid=False)
+
+
+def void_later(data: st.DataObject, harness: Harness) -> None:
+    if not harness.open_rounds:
+        return
+    index = data.draw(st.integers(0, len(harness.open_rounds) - 1), label="open round")
+    table_id, round_id = harness.open_rounds.pop(index)
+    pool_id = harness.state.tables[table_id].pool_id
+    move = data.draw(st.sampled_from([None, "hit", "seed", "reserve"]), label="move the pool")
+    if pool_id is not None and move is not None:
+        # Between lock and void, the pool moves so that an account no longer holds what the
+        # round's wagers put in: a new seed above the meter, applied now, or the reserve spent.
+        pool = harness.state.pools[pool_id]
+        if move == "hit":
+            jackpot(harness, table_id)
+        elif move == "seed":
+            terms = PoolTermsChanged(
+                event_id=harness.next_id(), at=AT, pool_id=pool_id, paytable=pool.terms.paytable,
+                seed_cents=pool.meter_cents + 1, rate_of_progression=Decimal("0.28"),
+                apply_now=True, by="supervisor 7", reason="new seed",
+            )  # fmt: skip
+            harness.submit(terms, valid=True)
+        elif pool.reserve_cents > 0:
+            spend = MeterAdjusted(
+                event_id=harness.next_id(), at=AT, pool_id=pool_id, account="reserve",
+                amount_cents=-pool.reserve_cents, by="supervisor 7", reason="reserve spent",
+            )  # fmt: skip
+            harness.submit(spend, valid=True)
+    void_round(data, harness, table_id, round_id)
+
+
+def jackpot(harness: Harness, table_id: str) -> None:
+    """A round on ``table_id`` whose seat 1 holds a natural seven-card straight flush: 100 %."""
+    rules = harness.state.tables[table_id]
+    assert rules.progressive is not None
+    assert rules.progressive.progressive is not None
+    round_id = harness.next_id("r")
+    lock = WagerLocked(
+        event_id=harness.next_id(), at=AT, table_id=table_id, round_id=round_id, seat=1,
+        spot="progressive", amount_cents=rules.progressive.progressive.wager_cents,
+    )  # fmt: skip
+    harness.submit(lock, valid=True)
+    settled = RoundSettled(
+        event_id=harness.next_id(), at=AT, table_id=table_id, round_id=round_id,
+        dealer=["2c", "4h", "6s", "8c", "Tc", "Qh", "Ks"],
+        hands={"1": ["3d", "4d", "5d", "6d", "7d", "8d", "9d"]},
+    )  # fmt: skip
     harness.submit(settled, valid=True)
 
 
@@ -572,7 +735,9 @@ def play(data: st.DataObject) -> Harness:
     steps = data.draw(st.integers(3, 25), label="steps")
     for _ in range(steps):
         step = data.draw(
-            st.sampled_from(["round"] * 6 + ["adjust", "terms", "terms", "verify", "nonsense"]),
+            st.sampled_from(
+                ["round"] * 6 + ["adjust", "terms", "terms", "verify", "nonsense", "void", "void"]
+            ),
             label="step",
         )
         if step == "round":
@@ -583,6 +748,8 @@ def play(data: st.DataObject) -> Harness:
             change_terms(data, harness, data.draw(st.sampled_from(pool_ids)))
         elif step == "verify":
             verify(data, harness)
+        elif step == "void":
+            void_later(data, harness)
         else:
             nonsense(data, harness)
     return harness
@@ -637,17 +804,28 @@ def test_brief_3_replay_is_deterministic_and_refused_events_change_nothing(
     assert third_state == first_state
 
 
-def test_hypothesis_histories_really_hit_the_meters() -> None:
-    """The biased deals make meter hits common enough for the properties to mean something."""
-    hits: list[int] = []
+def test_hypothesis_histories_really_hit_the_meters_and_void_rounds() -> None:
+    """Meter hits and voids are common enough for the properties to mean something.
 
-    @settings(max_examples=30, deadline=None, database=None)
+    The deals are biased toward hits; voids come both at once and after a hit, a reseed or a
+    change of terms has moved the pool.
+    """
+    hits: list[int] = []
+    voids: list[int] = []
+    shortfalls: list[int] = []
+
+    @settings(max_examples=60, deadline=None, database=None)
     @given(st.data())
     def run(data: st.DataObject) -> None:
-        hits.append(play(data).hits)
+        harness = play(data)
+        hits.append(harness.hits)
+        voids.append(harness.voids)
+        shortfalls.append(harness.shortfalls)
 
     run()
     assert sum(hits) > 0
+    assert sum(voids) > 0
+    assert sum(shortfalls) > 0
 
 
 DEALER_PLAIN = ("3c", "4c", "5h", "7s", "9d", "Jh", "Qs")
