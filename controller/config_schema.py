@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Final
 
 import msgspec
 
@@ -105,11 +105,18 @@ class RawTable(Raw, frozen=True):
     heartbeat_timeout_s: float | None = None
 
 
+MAX_STREAMS: Final = 4096
+"""The most ``[web] max_streams`` may allow: each stream is a socket, and the unit's
+``LimitNOFILE`` (systemd/jackpotd.service) keeps room above it for the journal, broker and ports."""
+
+
 class WebSettings(Raw, frozen=True):
     """The ``[web]`` table: where the meter display and ``/metrics`` listen."""
 
     host: str = "127.0.0.1"
     port: int = 8080
+    max_streams: Annotated[int, msgspec.Meta(ge=1, le=MAX_STREAMS)] = 64
+    """Open ``/events`` streams at most; more are answered 503 (docs/faults.md)."""
 
 
 class SimulatorSettings(Raw, frozen=True):

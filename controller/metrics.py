@@ -9,6 +9,7 @@ path: the journal is the record, metrics are a view.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
@@ -47,6 +48,15 @@ class MqttStats(Protocol):
     reconnects: int
 
 
+@dataclass
+class StreamCounts:
+    """The display's ``/events`` streams: its cap, those open, those refused at the cap."""
+
+    cap: int = 0
+    open: int = 0
+    refused: int = 0
+
+
 def _dollars(cents: float) -> float:
     return cents / 100
 
@@ -60,6 +70,8 @@ class ControllerMetrics(Collector):
         self.liveness = liveness
         self.serial: list[SerialStats] = []
         self.mqtt: list[MqttStats] = []
+        self.streams = StreamCounts()
+        """Replaced by the display's own counts when it starts (controller/display)."""
         self.registry = CollectorRegistry(auto_describe=True)
         self.commit_seconds = Histogram(
             "jackpotd_journal_commit_seconds",
@@ -122,6 +134,7 @@ class ControllerMetrics(Collector):
         yield from self._tables()
         yield from self._health()
         yield from self._clock()
+        yield from self._streams()
 
     def _pools(self) -> Iterator[Metric]:
         families = {
@@ -253,6 +266,17 @@ class ControllerMetrics(Collector):
         for direction, count in sorted(self.sequencer.clock_watch.steps.items()):
             steps.add_metric([direction], count)
         yield steps
+
+    def _streams(self) -> Iterator[Metric]:
+        streams = GaugeMetricFamily("jackpotd_display_streams", "Open /events streams.")
+        streams.add_metric([], self.streams.open)
+        cap = GaugeMetricFamily("jackpotd_display_streams_max", "The [web] max_streams cap.")
+        cap.add_metric([], self.streams.cap)
+        refused = CounterMetricFamily(
+            "jackpotd_display_streams_refused", "/events streams refused at the cap (503)."
+        )
+        refused.add_metric([], self.streams.refused)
+        yield from (streams, cap, refused)
 
     def _oldest_pending_seconds(self) -> float:
         if not self.journal.state.pending:

@@ -221,7 +221,12 @@ async def serve(
             group.create_task(runtime.sequencer.recover()),
             group.create_task(liveness.run(runtime.sequencer)),
             group.create_task(
-                serve_display(Display(runtime), config.web.host, config.web.port, web_started)
+                serve_display(
+                    Display(runtime, max_streams=config.web.max_streams),
+                    config.web.host,
+                    config.web.port,
+                    web_started,
+                )
             ),
             *(group.create_task(sign.run()) for sign in simulation.virtual_signs),
         ]

@@ -33,6 +33,7 @@ def test_unit_is_type_notify_with_watchdog_user_and_hardening() -> None:
         "ConfigurationDirectory=jackpotd",
         "ProtectSystem=strict",
         "NoNewPrivileges=yes",
+        "LimitNOFILE=",
     ):
         assert line in text, line
 

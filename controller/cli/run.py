@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.config import load_config
 from controller.demo import demo_config
+from controller.logsafe import log_handler
 from controller.money import format_cents
 from controller.service import Simulation, install_signal_handlers, serve
 from drivers.signs.emulator import VirtualAlphaSign
@@ -44,11 +45,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def _logging(level: str) -> None:
-    logging.basicConfig(
-        level=level.upper(),
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
+    # One line per record, input escaped: a device cannot forge log lines (docs/faults.md).
+    logging.basicConfig(level=level.upper(), handlers=[log_handler(sys.stderr)])
 
 
 async def _serve(config: Config, simulation: Simulation | None = None) -> Runtime:

@@ -9,13 +9,17 @@
 | ``/healthz`` | 200 when the journal is writable, 503 while failing closed |
 
 The page is self-contained (no external assets) so that it works on an isolated floor network,
-and read-only: nothing here changes a meter.
+and read-only: nothing here changes a meter. At most ``[web] max_streams`` ``/events`` streams
+are open at once; more are answered 503 with a ``Retry-After``, so that pages left open (or a
+client opening streams in a loop) cannot use up the daemon's sockets and starve ``/healthz``
+and ``/metrics`` (docs/faults.md, "Too many display streams").
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -23,19 +27,23 @@ import msgspec
 from aiohttp import web
 
 from controller.lines import Line
+from controller.metrics import StreamCounts
 
 if TYPE_CHECKING:
     from controller.runtime import Runtime
 
 KEEPALIVE_S = 15.0
+RETRY_AFTER_S = 30
+"""What a stream refused at the cap is told to wait (the page itself retries after this)."""
 PAGE = (resources.files("controller.display") / "page.html").read_text(encoding="utf-8")
 _JSON = msgspec.json.Encoder()
+log = logging.getLogger(__name__)
 
 
 class Display:
     """The web endpoints over the live controller."""
 
-    def __init__(self, runtime: Runtime) -> None:
+    def __init__(self, runtime: Runtime, *, max_streams: int) -> None:
         self.controller_id = runtime.controller_id
         self.journal = runtime.journal
         self.broadcast = runtime.broadcast
@@ -43,6 +51,10 @@ class Display:
         self.liveness = runtime.liveness
         self.metrics = runtime.metrics
         self.virtual_signs = runtime.virtual_signs
+        self.streams = StreamCounts(cap=max_streams)
+        self._refusing = False
+        if self.metrics is not None:
+            self.metrics.streams = self.streams
 
     def app(self) -> web.Application:
         """The aiohttp application."""
@@ -131,7 +143,39 @@ class Display:
         return web.json_response(self.snapshot())
 
     async def events(self, request: web.Request) -> web.StreamResponse:
-        """Server-sent events: one per update, with a keep-alive comment when idle."""
+        """Server-sent events, up to the cap of open streams; 503 beyond it."""
+        streams = self.streams
+        if streams.open >= streams.cap:
+            return self._refuse_stream()
+        streams.open += 1
+        try:
+            return await self._stream(request)
+        finally:
+            streams.open -= 1
+            # Logged again only once the streams have fallen well below the cap, so that
+            # clients hovering at the cap cannot fill the log.
+            if streams.open <= streams.cap // 2:
+                self._refusing = False
+
+    def _refuse_stream(self) -> web.Response:
+        streams = self.streams
+        streams.refused += 1
+        if not self._refusing:
+            self._refusing = True
+            log.warning(
+                "display: %d /events streams open, the [web] max_streams cap: "
+                "further streams are refused (jackpotd_display_streams_refused_total)",
+                streams.open,
+            )
+        return web.Response(
+            status=503,
+            text=f"503 too many live display streams: {streams.open} of {streams.cap} open "
+            f"([web] max_streams). Try again in {RETRY_AFTER_S} s.\n",
+            headers={"Retry-After": str(RETRY_AFTER_S), "Cache-Control": "no-store"},
+        )
+
+    async def _stream(self, request: web.Request) -> web.StreamResponse:
+        """One update per event, with a keep-alive comment when idle."""
         response = web.StreamResponse(
             headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
         )
@@ -182,7 +226,9 @@ async def serve_display(
     display: Display, host: str, port: int, started: asyncio.Event | None = None
 ) -> None:
     """Serve until cancelled."""
-    runner = web.AppRunner(display.app(), access_log=None)
+    # A client that goes away ends its handler at once: a closed page's stream frees its place
+    # under the cap now, not at its next keep-alive.
+    runner = web.AppRunner(display.app(), access_log=None, handler_cancellation=True)
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
