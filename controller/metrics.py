@@ -17,7 +17,14 @@ from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 
-from controller.effects import Contributed, PayoutMade, parse_fraction
+from controller.effects import (
+    Contributed,
+    ContributionRefunded,
+    PayoutMade,
+    Share,
+    WagerRefused,
+    parse_fraction,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -94,6 +101,8 @@ class ControllerMetrics(Collector):
         )
         self.wagers: Counter[tuple[str, str]] = Counter()
         self.contributions: defaultdict[tuple[str, str], float] = defaultdict(float)
+        self.refunded: defaultdict[tuple[str, str], float] = defaultdict(float)
+        self.refused_wagers: Counter[tuple[str, str]] = Counter()
         self.hits: Counter[tuple[str, str, str]] = Counter()
         self.payouts: Counter[tuple[str, str, str]] = Counter()
         self.payout_cents: Counter[tuple[str, str, str]] = Counter()
@@ -112,6 +121,10 @@ class ControllerMetrics(Collector):
             for effect in receipt.effects:
                 if isinstance(effect, Contributed):
                     self.contributions[effect.pool_id, effect.table_id] += _total(effect)
+                elif isinstance(effect, ContributionRefunded):
+                    self.refunded[effect.pool_id, effect.table_id] += _total(effect)
+                elif isinstance(effect, WagerRefused):
+                    self.refused_wagers[effect.table_id, effect.spot] += 1
                 elif isinstance(effect, PayoutMade):
                     line = effect.line or "none"
                     if effect.kind != "envy":
@@ -177,6 +190,18 @@ class ControllerMetrics(Collector):
         )
         for (pool, table), cents in sorted(self.contributions.items()):
             contributions.add_metric([pool, table], _dollars(cents))
+        refunded = CounterMetricFamily(
+            "jackpotd_contributions_refunded_dollars",
+            "Contributions reversed by voids.",
+            labels=["pool", "table"],
+        )
+        for (pool, table), cents in sorted(self.refunded.items()):
+            refunded.add_metric([pool, table], _dollars(cents))
+        refused = CounterMetricFamily(
+            "jackpotd_wagers_refused", "Chips refused at lock.", labels=["table", "spot"]
+        )
+        for (table, spot), count in sorted(self.refused_wagers.items()):
+            refused.add_metric([table, spot], count)
         hits = CounterMetricFamily(
             "jackpotd_hits", "Progressive hits.", labels=["pool", "table", "line"]
         )
@@ -197,7 +222,7 @@ class ControllerMetrics(Collector):
         for reason, count in sorted(self.sequencer.stats.rejected.items()):
             rejected.add_metric([reason], count)
         rejected.add_metric(["ledger"], self.sequencer.stats.events.get("rejected", 0))
-        yield from (wagers, contributions, hits, payouts, amounts, rejected)
+        yield from (wagers, contributions, refunded, refused, hits, payouts, amounts, rejected)
 
     def _tables(self) -> Iterator[Metric]:
         online = GaugeMetricFamily(
@@ -294,6 +319,6 @@ class ControllerMetrics(Collector):
         return generate_latest(self.registry)
 
 
-def _total(effect: Contributed) -> float:
+def _total(effect: Share) -> float:
     parts = (effect.to_meter, effect.to_reserve, effect.to_overflow)
     return float(sum(parse_fraction(part) for part in parts))

@@ -130,6 +130,8 @@ def exported() -> dict[str, Family]:
         metrics.hits["P1", "T1", "royal-flush"] += 1
         metrics.payouts["T1", "progressive", "royal-flush"] += 1
         metrics.payout_cents["T1", "progressive", "royal-flush"] += 1_000_000
+        metrics.refunded["P1", "T1"] += 28
+        metrics.refused_wagers["T1", "bonus"] += 1
         metrics.event_to_sign_seconds.labels(sign="alpha-1").observe(0.2)
         metrics.mqtt += [Stub("mqtt"), Stub("mqtt-display")]
         metrics.serial.append(Stub("serial:t2-devices", errors=Counter({"bad-crc": 1})))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from controller.broadcast import Broadcast
 from controller.cli.report import reconcile
 from controller.effects import (
     Balances,
@@ -44,6 +45,8 @@ from controller.events import (
 from controller.journal import Journal
 from controller.journal.verify import verify
 from controller.ledger import LedgerError, LedgerState, apply
+from controller.metrics import ControllerMetrics
+from controller.sequencer import Sequencer
 from controller.table_state import Phase
 
 AT = "2026-11-29T15:00:00Z"
@@ -274,3 +277,22 @@ def _meter_before(journal: Journal, seq: int) -> Fraction:
             if isinstance(effect, Balances):
                 meter = parse_fraction(effect.meter)
     return meter
+
+
+def test_reversed_contributions_are_counted_in_the_metrics(tmp_path: Path) -> None:
+    """``jackpotd_contributions_refunded_dollars_total``: what voids took back, per table."""
+    tables = {"fortune-1": paytable("fortune-1"), "progressive-1": paytable("progressive-1")}
+    with Journal(tmp_path / "journal.db") as journal:
+        metrics = ControllerMetrics(journal, Sequencer(journal, Broadcast()), None)
+        receipts = journal.append_many([
+            PoolOpened("pool", AT, "P1", "progressive-1", SEED, Decimal("0.28")),
+            TableConfigured("cfg", AT, "T1", tables, bonus="fortune-1",
+                            progressive="progressive-1", pool_id="P1"),
+            *(WagerLocked(f"w{seat}", AT, "T1", "D1", seat, "progressive", 100) for seat in (1, 2)),
+            void("D1", by="Dana"),
+        ])  # fmt: skip
+        assert all(receipt.applied for receipt in receipts)
+        metrics.observe(receipts)
+        text = metrics.exposition().decode()
+    assert 'jackpotd_contributions_dollars_total{pool="P1",table="T1"} 0.56' in text
+    assert 'jackpotd_contributions_refunded_dollars_total{pool="P1",table="T1"} 0.56' in text

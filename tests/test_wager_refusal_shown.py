@@ -3,7 +3,7 @@
 The sequencer publishes a ``wager-refused`` update (:class:`controller.outputs.WagerRefusal`)
 for every chip that did not become a wager, once the journal row that refused it has
 committed: the web display's event stream carries it, and the MQTT sink can send it to the
-table. A real journal file and the real sequencer.
+table; ``jackpotd_wagers_refused_total`` counts it. A real journal file and the real sequencer.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from controller.broadcast import Broadcast
 from controller.effects import WagerRefused
 from controller.events import BetSensed, BetsLocked, PoolOpened, SpotLimits, TableConfigured
 from controller.journal import Journal
+from controller.metrics import ControllerMetrics
 from controller.outputs import WagerRefusal
 from controller.sequencer import Sequencer
 
@@ -44,6 +45,8 @@ async def test_a_ten_billion_dollar_bonus_chip_is_refused_at_lock_and_shown_to_t
     broadcast = Broadcast()
     updates = broadcast.subscribe(replay=False)
     sequencer = Sequencer(journal, broadcast)
+    metrics = ControllerMetrics(journal, sequencer, None)
+    sequencer.on_commit.append(metrics.observe)
     runner = asyncio.create_task(sequencer.run())
     try:
         await sequencer.submit(BetSensed("T1/s/1", AT, "T1", "s", 1, 1, "bonus", True, 10**12))
@@ -60,6 +63,8 @@ async def test_a_ten_billion_dollar_bonus_chip_is_refused_at_lock_and_shown_to_t
         "the bonus wager of $10,000,000,000.00 is above table T1's maximum of $100.00",
     )  # fmt: skip
     assert update.reason == refused.reason
+    exposition = metrics.exposition().decode()
+    assert 'jackpotd_wagers_refused_total{spot="bonus",table="T1"} 1.0' in exposition
 
 
 async def _next_refusal(updates: object) -> AnyUpdate:
