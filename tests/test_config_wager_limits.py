@@ -9,11 +9,12 @@ reconfigured at the next start.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import msgspec
 import pytest
-from test_config import BASE
+from test_config import BASE, check
 
 from controller.config import Config, ConfigError, load_config
 from controller.config_events import config_events
@@ -134,3 +135,14 @@ def test_a_table_configured_before_limits_is_reconfigured_with_them_at_start(
     (again,) = config_events(config, state, AT)
     state, _ = apply(state, again)
     assert state.tables["t1"].wager_limits == {Spot.BONUS: SpotLimits(100, 100_000)}
+
+
+def test_config_check_shows_each_spots_limits(capsys: pytest.CaptureFixture[str]) -> None:
+    status, out, err = check(capsys, str(SAMPLE))
+    assert (status, err) == (0, "")
+    assert "t1: 6 seats over mqtt;" in out
+    assert "bonus $5.00 to $100.00, max payout $100,000.00" in out
+    assert "t3: 6 seats over simulator; ace high ace-high-1; ace-high $5.00 to $1,000.00" in out
+    status, out, _ = check(capsys, str(SAMPLE), "--json")
+    tables = {table["id"]: table["wager_limits"] for table in json.loads(out)["tables"]}
+    assert tables["t1"] == {"bonus": {"minimum_cents": 500, "maximum_cents": 10_000}}

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     import argparse
 
     from controller.config import Config, PoolConfig, TableConfig
+    from controller.events import TableConfigured
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -75,7 +76,14 @@ def _table_text(table: TableConfig) -> str:
     if event.pool_id is not None:
         bets[-1] += f" -> pool {event.pool_id}"
     cap = event.max_payout_cents
-    limits = f"minimum {format_cents(event.minimum_wager_cents)}"
+    spots = event.wager_limits if isinstance(event.wager_limits, dict) else {}
+    limits = (
+        ", ".join(
+            f"{spot} {format_cents(limit.minimum_cents)} to {format_cents(limit.maximum_cents)}"
+            for spot, limit in sorted(spots.items())
+        )
+        or f"minimum {format_cents(event.minimum_wager_cents)}"
+    )
     limits += f", max payout {format_cents(cap)}" if cap is not None else ", no max payout"
     return (
         f"{table.table_id}: {event.seats} seats over {table.transport}; {'; '.join(bets)}; {limits}"
@@ -171,6 +179,7 @@ def as_json(config: Config) -> dict[str, Any]:
                 "progressive": table.event.progressive,
                 "pool": table.event.pool_id,
                 "minimum_wager_cents": table.event.minimum_wager_cents,
+                "wager_limits": _limits_json(table.event),
                 "envy_minimum_cents": table.event.envy_minimum_cents,
                 "envy_includes_dealer": table.event.envy_includes_dealer,
                 "max_payout_cents": table.event.max_payout_cents,
@@ -207,4 +216,14 @@ def as_json(config: Config) -> dict[str, Any]:
             "bet_probability": config.simulator.bet_probability,
             "hit_every": config.simulator.hit_every,
         },
+    }
+
+
+def _limits_json(event: TableConfigured) -> dict[str, dict[str, int]]:
+    """Each odds spot's minimum and maximum wager, in cents (docs/rules.md § 8)."""
+    if not isinstance(event.wager_limits, dict):
+        return {}
+    return {
+        spot: {"minimum_cents": limit.minimum_cents, "maximum_cents": limit.maximum_cents}
+        for spot, limit in sorted(event.wager_limits.items())
     }
