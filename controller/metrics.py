@@ -55,6 +55,31 @@ class MqttStats(Protocol):
     reconnects: int
 
 
+class Health(Protocol):
+    """Whether a source keeps failing, and what it parked (drivers.poison.SourceHealth)."""
+
+    @property
+    def trouble(self) -> str | None:
+        """Why the source keeps failing; None while it works."""
+        ...
+
+    @property
+    def dead_letters(self) -> int:
+        """Messages parked since start."""
+        ...
+
+
+class HealthReporting(Protocol):
+    """A source that reports its health (the MQTT source, a serial link)."""
+
+    name: str
+
+    @property
+    def health(self) -> Health:
+        """Its health."""
+        ...
+
+
 @dataclass
 class StreamCounts:
     """The display's ``/events`` streams: its cap, those open, those refused at the cap."""
@@ -77,6 +102,8 @@ class ControllerMetrics(Collector):
         self.liveness = liveness
         self.serial: list[SerialStats] = []
         self.mqtt: list[MqttStats] = []
+        self.sources: list[HealthReporting] = []
+        """Sources whose health ``/healthz`` and the metrics report."""
         self.streams = StreamCounts()
         """Replaced by the display's own counts when it starts (controller/display)."""
         self.registry = CollectorRegistry(auto_describe=True)
@@ -148,6 +175,7 @@ class ControllerMetrics(Collector):
         yield from self._health()
         yield from self._clock()
         yield from self._streams()
+        yield from self._hostile_input()
 
     def _pools(self) -> Iterator[Metric]:
         families = {
@@ -282,16 +310,6 @@ class ControllerMetrics(Collector):
             reconnects.add_metric([client.name], client.reconnects)
         yield from (pending, oldest, up, failures, held, connected, reconnects)
 
-    def _clock(self) -> Iterator[Metric]:
-        steps = CounterMetricFamily(
-            "jackpotd_clock_steps",
-            "Steps of the wall clock that dates events, journaled as clock-step faults.",
-            labels=["direction"],
-        )
-        for direction, count in sorted(self.sequencer.clock_watch.steps.items()):
-            steps.add_metric([direction], count)
-        yield steps
-
     def _streams(self) -> Iterator[Metric]:
         streams = GaugeMetricFamily("jackpotd_display_streams", "Open /events streams.")
         streams.add_metric([], self.streams.open)
@@ -302,6 +320,59 @@ class ControllerMetrics(Collector):
         )
         refused.add_metric([], self.streams.refused)
         yield from (streams, cap, refused)
+
+    def _clock(self) -> Iterator[Metric]:
+        steps = CounterMetricFamily(
+            "jackpotd_clock_steps",
+            "Steps of the wall clock that dates events, journaled as clock-step faults.",
+            labels=["direction"],
+        )
+        for direction, count in sorted(self.sequencer.clock_watch.steps.items()):
+            steps.add_metric([direction], count)
+        yield steps
+
+    def _hostile_input(self) -> Iterator[Metric]:
+        """What the alerts on devices watch (docs/faults.md): conflicts, gaps, floods, poison."""
+        stats = self.sequencer.stats
+        conflicts = CounterMetricFamily(
+            "jackpotd_device_sequence_conflicts",
+            "Event ids reused by a device with other content (journaled, not applied).",
+            labels=["table"],
+        )
+        for table, count in sorted(stats.conflicts.items()):
+            conflicts.add_metric([table], count)
+        gaps = CounterMetricFamily(
+            "jackpotd_device_sequence_gaps",
+            "Gaps in a device's sequence numbers: events sent that never arrived.",
+            labels=["table"],
+        )
+        lost = CounterMetricFamily(
+            "jackpotd_device_events_lost", "Events those gaps left out.", labels=["table"]
+        )
+        for table, count in sorted(stats.gaps.items()):
+            gaps.add_metric([table], count)
+            lost.add_metric([table], stats.lost_events[table])
+        left_out = CounterMetricFamily(
+            "jackpotd_rejections_not_journaled",
+            "Rejections beyond the rate journaled one by one (counted in a row per interval).",
+        )
+        left_out.add_metric([], stats.rejections_left_out)
+        internal = CounterMetricFamily(
+            "jackpotd_internal_errors", "Events the controller failed on (a fault of its own)."
+        )
+        internal.add_metric([], stats.internal_errors)
+        failing = GaugeMetricFamily(
+            "jackpotd_source_failing", "1 while a source keeps failing.", labels=["source"]
+        )
+        dead = CounterMetricFamily(
+            "jackpotd_dead_letters",
+            "Messages parked after failing again and again.",
+            labels=["source"],
+        )
+        for source in self.sources:
+            failing.add_metric([source.name], 0.0 if source.health.trouble is None else 1.0)
+            dead.add_metric([source.name], source.health.dead_letters)
+        yield from (conflicts, gaps, lost, left_out, internal, failing, dead)
 
     def _oldest_pending_seconds(self) -> float:
         if not self.journal.state.pending:

@@ -137,6 +137,7 @@ def _sources(config: Config, runtime: Runtime) -> tuple[list[Source], list[Sink]
         sinks.append(sink)
         if runtime.metrics is not None:
             runtime.metrics.mqtt += [source, sink]
+            runtime.metrics.sources.append(source)
     for settings in config.signs:
         from drivers.signs.serial_sign import AlphaSign  # noqa: PLC0415 - only with signs
 
@@ -151,6 +152,7 @@ def _sources(config: Config, runtime: Runtime) -> tuple[list[Source], list[Sink]
             sources.append(serial)
             if runtime.metrics is not None:
                 runtime.metrics.serial.append(serial)
+                runtime.metrics.sources.append(serial)
     return sources, sinks
 
 

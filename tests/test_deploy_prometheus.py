@@ -44,6 +44,7 @@ from controller.metrics import ControllerMetrics
 from controller.sequencer import Sequencer, utc_now
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource
+from drivers.poison import SourceHealth
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -85,6 +86,14 @@ class Stub:
     connected: bool = True
     reconnects: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class Reporting:
+    """What metrics read of a source's health."""
+
+    name: str
+    health: SourceHealth
 
 
 def _paytable(name: str) -> str:
@@ -135,6 +144,14 @@ def exported() -> dict[str, Family]:
         metrics.event_to_sign_seconds.labels(sign="alpha-1").observe(0.2)
         metrics.mqtt += [Stub("mqtt"), Stub("mqtt-display")]
         metrics.serial.append(Stub("serial:t2-devices", errors=Counter({"bad-crc": 1})))
+        # What hostile or broken devices would have counted (docs/faults.md).
+        stats = sequencer.stats
+        stats.conflicts["T1"] += 1
+        stats.gaps["T1"] += 1
+        stats.lost_events["T1"] += 3
+        stats.rejections_left_out += 1
+        stats.internal_errors += 1
+        metrics.sources.append(Reporting("mqtt", SourceHealth(failures_in_row=3, dead_letters=1)))
         text = metrics.exposition().decode()
     families = {}
     for family in text_string_to_metric_families(text):

@@ -109,7 +109,7 @@ def test_issue5_display_metrics_and_health_while_running_then_sigterm_drains(
             "jackpotd_pending_hits",
         ):
             assert name in text, name
-        assert json.loads(get(url + "healthz")[1]) == {"ok": True, "reason": ""}
+        assert json.loads(get(url + "healthz")[1]) == {"ok": True, "reason": "", "sources": {}}
         with urllib.request.urlopen(url + "events", timeout=5) as events:  # noqa: S310
             first = events.readline().decode()
         assert first.startswith("event: ")

@@ -6,7 +6,7 @@
 | ``/events`` | server-sent events: every update as it is published (meters coalesced) |
 | ``/api/state`` | the whole display state as JSON |
 | ``/metrics`` | Prometheus metrics |
-| ``/healthz`` | 200 when the journal is writable, 503 while failing closed |
+| ``/healthz`` | 200 when the journal is writable and every source works, else 503 |
 
 The page is self-contained (no external assets) so that it works on an isolated floor network,
 and read-only: nothing here changes a meter. At most ``[web] max_streams`` ``/events`` streams
@@ -208,9 +208,21 @@ class Display:
         )
 
     async def health(self, _: web.Request) -> web.Response:
-        """Liveness for load balancers and monitors."""
+        """Liveness for load balancers and monitors: the journal, and every source.
+
+        503 while the journal fails closed, and while a source keeps failing (a broker it
+        cannot reach, a port it cannot open, a message it fails on again and again): a floor
+        whose tables cannot be heard is not healthy, even if the journal is.
+        """
         ok = self.sequencer.available
-        body = {"ok": ok, "reason": self.sequencer.failed_reason or ""}
+        reason = self.sequencer.failed_reason or ""
+        sources = {}
+        for source in self.metrics.sources if self.metrics is not None else ():
+            trouble = source.health.trouble
+            sources[source.name] = trouble or "ok"
+            if trouble is not None and ok:
+                ok, reason = False, f"source {source.name} {trouble}"
+        body = {"ok": ok, "reason": reason, "sources": sources}
         return web.json_response(body, status=200 if ok else 503)
 
 
