@@ -1,5 +1,7 @@
-"""Write ``journal_before_void_refunds.db``: a journal as the controller wrote it before voids
-reversed contributions and before wager limits (commit 5922130).
+"""Write ``journal_before_void_refunds.db``, a journal of the controller before void refunds.
+
+That is how the controller wrote it before voids reversed contributions and before wager
+limits (commit 5922130).
 
 Run it with that commit's code on the path, never with today's (the file is the point):
 
@@ -52,11 +54,26 @@ def main(path: str) -> None:
 
     tables = {"fortune-1": paytable("fortune-1"), "progressive-1": paytable("progressive-1")}
     events = [
-        PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, Decimal("0.2875"),
-                   Decimal("0.0125"), limit_cents=1_000_100),
+        PoolOpened(
+            "pool",
+            AT,
+            "P1",
+            "progressive-1",
+            1_000_000,
+            Decimal("0.2875"),
+            Decimal("0.0125"),
+            limit_cents=1_000_100,
+        ),
         *(
-            TableConfigured(f"cfg-{table}", AT, table, tables, bonus="fortune-1",
-                            progressive="progressive-1", pool_id="P1")
+            TableConfigured(
+                f"cfg-{table}",
+                AT,
+                table,
+                tables,
+                bonus="fortune-1",
+                progressive="progressive-1",
+                pool_id="P1",
+            )
             for table in ("T1", "T2")
         ),
         # A held round voided by a device: the wagers come back, the contribution stays.
@@ -91,7 +108,7 @@ def main(path: str) -> None:
             receipt = journal.append(event)  # type: ignore[arg-type]
             assert receipt.applied, (event, receipt.reason)
         pool = journal.state.pools["P1"]
-        print(pool.meter, pool.reserve, pool.overflow, pool.contributions, pool.wagers_count)
+        print(pool.meter, pool.reserve, pool.overflow, pool.contributions, pool.wagers_count)  # noqa: T201
 
 
 if __name__ == "__main__":
