@@ -10,7 +10,8 @@ The pool obeys one identity at every step, which the property tests check:
 
     contributions + house funding + adjustments == meter + reserve + overflow + paid
 
-where contributions are net of those a void reversed (:meth:`Pool.refund`). Everything here is pure: each operation returns a new :class:`Pool` and a record of what moved.
+where contributions are net of those a void reversed (:meth:`Pool.refund`). Everything here
+is pure: each operation returns a new :class:`Pool` and a record of what moved.
 """
 
 from __future__ import annotations
