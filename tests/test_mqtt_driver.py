@@ -30,10 +30,21 @@ from controller.events import (
     TableStatusChanged,
 )
 from controller.journal import Journal
-from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
+from controller.outputs import (
+    ControllerUpdate,
+    HitAnnouncement,
+    MeterUpdate,
+    TableUpdate,
+    WagerRefusal,
+)
 from controller.settings import BrokerSettings
 from drivers.backoff import Backoff
-from drivers.mqtt.payloads import decode_hit, decode_meter, decode_table_state
+from drivers.mqtt.payloads import (
+    decode_hit,
+    decode_meter,
+    decode_table_state,
+    decode_wager_refused,
+)
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource
 from drivers.mqtt.topics import Topics
@@ -525,6 +536,7 @@ def test_sink_publishes_meters_retained_hits_commands_and_status(
     queue: asyncio.Queue[Any] = asyncio.Queue()
     meter_topic, hit_topic = TOPICS.meter("main"), TOPICS.hit("main")
     command_topic = TOPICS.table_command("t1", "state")
+    refused_topic = TOPICS.table_command("t1", "refused")
 
     async def scenario() -> None:
         async with (
@@ -539,7 +551,8 @@ def test_sink_publishes_meters_retained_hits_commands_and_status(
                 meter(50_000, 4),
                 hit("p-2", 5, pool=None),
                 TableUpdate(AT, 6, "t1", online=False, reason="table offline"),
-                ControllerUpdate(AT, 7, online=False, reason="journal unavailable"),
+                WagerRefusal(AT, 7, "t1", "r9", 2, "bonus", 10**12, "above the maximum"),
+                ControllerUpdate(AT, 8, online=False, reason="journal unavailable"),
             ):
                 queue.put_nowait(update)
             await display.until(last_is(CONTROLLER_STATUS, b"offline"), "the status update")
@@ -556,6 +569,12 @@ def test_sink_publishes_meters_retained_hits_commands_and_status(
             assert (no_pool.payout, no_pool.pool, no_pool.amount_cents) == ("p-2", None, 1_234_500)
             (command,) = display.payloads(command_topic)
             assert decode_table_state(command).open is False
+            await display.until(lambda w: bool(w.payloads(refused_topic)), "the refusal")
+            refusal = decode_wager_refused(display.payloads(refused_topic)[0])
+            assert (refusal.round, refusal.seat, refusal.spot, refusal.amount_cents) == (
+                "r9", 2, "bonus", 10**12,
+            )  # fmt: skip
+            assert refusal.reason == "above the maximum"
             retained = {m.topic.value for m in display.messages if m.retain}
             assert not retained  # live messages arrive unflagged; the broker keeps the retained
         # A display connecting later gets the latest meter and status, retained; no hits.

@@ -19,6 +19,7 @@ from controller.outputs import (
     HitAnnouncement,
     MeterUpdate,
     TableUpdate,
+    WagerRefusal,
 )
 from drivers.signs.behaviour import Show, SignBehaviour, SignRules, SignRulesError, Step
 
@@ -115,6 +116,16 @@ def test_other_pools_are_ignored() -> None:
     sign.feed(0.1, hit("p1", pool="emperor"))
     sign.feed(0.2, hit("p2", pool=None))
     assert sign.shown == []
+
+
+def test_a_wager_refused_at_a_table_changes_nothing_on_the_sign() -> None:
+    sign = Clocked(rules())
+    sign.feed(0.0, meter(100))
+    shown = list(sign.shown)
+    refusal = WagerRefusal("2026-01-01T00:00:00.000Z", 9, "t1", "r1", 1, "bonus", 99, "too much")
+    sign.feed(0.5, refusal)
+    assert sign.shown == shown
+    assert sign.wake_at is None
 
 
 def test_a_moving_meter_is_rate_limited_and_its_latest_value_shown_within_250_ms() -> None:

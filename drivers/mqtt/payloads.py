@@ -75,7 +75,13 @@ from controller.events import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
+    from controller.outputs import (
+        ControllerUpdate,
+        HitAnnouncement,
+        MeterUpdate,
+        TableUpdate,
+        WagerRefusal,
+    )
 
 SCHEMA_VERSION: Final = 1
 MAX_PAYLOAD: Final = 4096
@@ -213,6 +219,19 @@ class HitPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seq: int
     hand: str = ""
     """The winning hand's cards (``As Ks Qs Js Ts Jk 2c``), when the controller knows them."""
+
+
+class WagerRefusedPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``table/<tid>/cmd/refused``: a chip that did not become a wager at lock, and why."""
+
+    v: int
+    round: str
+    seat: int
+    spot: str
+    amount_cents: int
+    reason: str
+    at: str
+    seq: int
 
 
 class TableStatePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -522,6 +541,27 @@ def table_state_payload(update: TableUpdate) -> bytes:
             v=SCHEMA_VERSION, open=update.online, reason=update.reason, at=update.at, seq=update.seq
         )
     )
+
+
+def wager_refused_payload(update: WagerRefusal) -> bytes:
+    """The payload of ``table/<tid>/cmd/refused``."""
+    return _ENCODER.encode(
+        WagerRefusedPayload(
+            v=SCHEMA_VERSION,
+            round=update.round_id,
+            seat=update.seat,
+            spot=update.spot,
+            amount_cents=update.amount_cents,
+            reason=update.reason,
+            at=update.at,
+            seq=update.seq,
+        )
+    )
+
+
+def decode_wager_refused(data: bytes) -> WagerRefusedPayload:
+    """Parse a ``table/<tid>/cmd/refused`` payload; raises PayloadError."""
+    return _convert(decode_object(data), WagerRefusedPayload)
 
 
 def controller_status_payload(update: ControllerUpdate) -> bytes:

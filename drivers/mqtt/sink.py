@@ -10,6 +10,7 @@ update                 topic                              retained  while the br
 ``HitAnnouncement``    ``meter/<pool>/hit``               no        outbox (journal database)
                        (``meter/_/hit`` with no pool)
 ``TableUpdate``        ``table/<tid>/cmd/state``          no        outbox (journal database)
+``WagerRefusal``       ``table/<tid>/cmd/refused``        no        outbox (journal database)
 ``ControllerUpdate``   ``controller/<id>/status``         yes       latest value
 =====================  =================================  ========  ===========================
 
@@ -61,6 +62,7 @@ from controller.outputs import (
     HitAnnouncement,
     MeterUpdate,
     TableUpdate,
+    WagerRefusal,
     hit_announcement,
 )
 from drivers.backoff import Backoff
@@ -82,6 +84,7 @@ from drivers.mqtt.payloads import (
     meter_payload,
     table_state_payload,
     utc_now,
+    wager_refused_payload,
 )
 from drivers.mqtt.topics import TopicError, Topics
 from drivers.tasks import until_first_ends
@@ -97,6 +100,8 @@ log = logging.getLogger(__name__)
 
 STATE_COMMAND: Final = "state"
 """``table/<tid>/cmd/state``: the table's progressive is open or closed."""
+REFUSED_COMMAND: Final = "refused"
+"""``table/<tid>/cmd/refused``: a chip did not become a wager at lock (it is returned)."""
 
 
 class MqttSink:
@@ -212,6 +217,9 @@ class MqttSink:
                 case TableUpdate():
                     topic = self.topics.table_command(update.table_id, STATE_COMMAND)
                     self._enqueue(topic, table_state_payload(update))
+                case WagerRefusal():
+                    topic = self.topics.table_command(update.table_id, REFUSED_COMMAND)
+                    self._enqueue(topic, wager_refused_payload(update))
         except TopicError as error:
             # A configuration the controller accepted but MQTT cannot name: say so, go on.
             self.skipped += 1

@@ -216,6 +216,8 @@ class SignBehaviour:
             case ControllerUpdate():
                 self.controller_down = None if update.online else (update.reason or "offline")
                 self._fault_changed(now)
+            case _:
+                return False  # nothing a sign shows (a wager refused at a table)
         return True
 
     def _fault_changed(self, now: float) -> None:
