@@ -34,13 +34,14 @@ from controller.runtime import Runtime
 from controller.sequencer import Sequencer, utc_now
 from controller.systemd import Notifier
 from drivers.backoff import Backoff
-from drivers.simulator import InProcessLink, SimulatedTable, TablePlan
+from drivers.simulator import ODDS_CHIPS, InProcessLink, SimulatedTable, TablePlan
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from controller.config import Config
     from controller.ports import Sink, Source
+    from controller.settlement import TableRules
     from drivers.signs.emulator import VirtualAlphaSign
 
 log = logging.getLogger(__name__)
@@ -175,12 +176,23 @@ def _simulated(config: Config, runtime: Runtime, simulation: Simulation) -> list
             progressive_wager_cents=progressive.wager_cents if progressive else None,
             occupancy=settings.occupancy if settings else 0.7,
             bet_probability=settings.bet_probability if settings else 0.6,
+            bonus_amounts=_chips_within_limits(rules),
         )
         hit_every = simulation.hit_every or (settings.hit_every if settings else 0)
         link = InProcessLink(runtime.sequencer)
         table_rng = random.Random(rng.random())  # noqa: S311 - simulated players
         tables.append(SimulatedTable(plan, link, table_rng, session, hit_every))
     return tables
+
+
+def _chips_within_limits(rules: TableRules) -> tuple[int, ...]:
+    """The simulated players' odds chips, kept within every odds spot's limits."""
+    chips = ODDS_CHIPS
+    if not rules.wager_limits:
+        return chips
+    low = max(limits.minimum_cents for limits in rules.wager_limits.values())
+    high = min(limits.maximum_cents for limits in rules.wager_limits.values())
+    return tuple(chip for chip in chips if low <= chip <= high) or (low,)
 
 
 async def _play(table: SimulatedTable, simulation: Simulation, heartbeat_s: float) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 from controller.cards import DECK, HAND_SIZE, format_cards, parse_cards
 from controller.events import (
@@ -80,6 +80,10 @@ class InProcessLink:
         self.intake.heartbeat(table_id, device, last)
 
 
+ODDS_CHIPS: Final[tuple[int, ...]] = (100, 500, 500, 1000, 2500)
+"""The chips simulated players put on odds spots, in cents (one draw from these)."""
+
+
 @dataclass(slots=True)
 class TablePlan:
     """What a simulated table offers and how its players bet."""
@@ -90,7 +94,7 @@ class TablePlan:
     ace_high: bool = False
     progressive_wager_cents: int | None = 100
     occupancy: float = 0.7
-    bonus_amounts: tuple[int, ...] = (100, 500, 500, 1000, 2500)
+    bonus_amounts: tuple[int, ...] = ODDS_CHIPS
     bet_probability: float = 0.6
 
 
