@@ -136,6 +136,13 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             "GROUP BY 1, 2"
         ),
     ),
+    # Operators who sign with Ed25519 keys (controller/authority.py): the public key, the
+    # count of failed authentications in a row, and whether they are locked out.
+    (
+        "ALTER TABLE operators ADD COLUMN public_key TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE operators ADD COLUMN failures INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE operators ADD COLUMN locked INTEGER NOT NULL DEFAULT 0",
+    ),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``."""
 
