@@ -283,8 +283,8 @@ def test_each_message_type_decodes() -> None:
     assert decode_payload("CARD,shoe,8,R-0001,0,Jk", "T1", AT) == CardDealt(
         "T1/shoe/8", AT, "T1", "shoe", 8, round_id="R-0001", position=0, card="Jk"
     )
-    assert decode_payload("CARD,shoe,9,R-0001,6,td", "T1", AT) == CardDealt(
-        "T1/shoe/9", AT, "T1", "shoe", 9, round_id="R-0001", position=6, card="td"
+    assert decode_payload("CARD,shoe,9,R-0001,6,Td", "T1", AT) == CardDealt(
+        "T1/shoe/9", AT, "T1", "shoe", 9, round_id="R-0001", position=6, card="Td"
     )
     assert decode_payload("DONE,shoe,10,R-0001", "T1", AT) == DealComplete(
         "T1/shoe/10", AT, "T1", "shoe", 10, round_id="R-0001"
@@ -341,7 +341,9 @@ def test_at_defaults_to_now_in_utc() -> None:
         ("CARD,d,1,R1,1,", "bad-card", "d", 1),
         ("DONE,d,1,", "bad-round", "d", 1),
         ("VOID,d,1,R1,a,b", "field-count", "d", 1),
-        ("HB,d,1,extra", "field-count", "d", 1),
+        ("CARD,d,1,R1,1,td", "bad-card", "d", 1),
+        ("HB,d,1,extra", "bad-last", "d", 1),
+        ("HB,d,1,5,6", "field-count", "d", 1),
     ],
 )
 def test_invalid_payloads_name_a_reason_and_what_could_be_read(
