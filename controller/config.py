@@ -209,6 +209,10 @@ class _Loader(TableChecks):
                 "controller.heartbeat_timeout_s", raw.heartbeat_timeout_s
             ),
             paytable_dirs=self.paytable_dirs,
+            dual_control_cents=self.dollars(
+                "controller.dual_control_amount", raw.dual_control_amount, minimum=1
+            ),
+            lockout_after=self.count("controller.lockout_after", raw.lockout_after),
         )
 
     def broker(

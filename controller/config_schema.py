@@ -54,6 +54,8 @@ class RawController(Raw, frozen=True):
     hit_order: str = "sequential"
     heartbeat_timeout_s: float = 10.0
     paytable_dirs: list[str] = []
+    dual_control_amount: str = "$10,000"
+    lockout_after: int = 5
 
 
 class RawPool(Raw, frozen=True):
@@ -202,6 +204,10 @@ class ControllerConfig:
     hit_order: HitOrder
     heartbeat_timeout_s: float
     paytable_dirs: tuple[Path, ...]
+    dual_control_cents: int = 1_000_000
+    """A verification of a win at or above this needs two operators' signatures."""
+    lockout_after: int = 5
+    """Failed authentications in a row that lock an operator out."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,6 +100,12 @@ class ValueChecks:
             raise self.fail(key, f"must be above 0, not {value}")
         return value
 
+    def count(self, key: str, value: int, *, low: int = 1, high: int = 100) -> int:
+        """A whole number from ``low`` to ``high``."""
+        if not low <= value <= high:
+            raise self.fail(key, f"must be from {low} to {high}, not {value}")
+        return value
+
     def port(self, key: str, port: int) -> int:
         """A number above zero."""
         if not 1 <= port <= 65535:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from controller.config import Config, parse_config
+from controller.config_approval import Approver
+from controller.keys import generate, open_key, seal, write_key_file
 
 TEMPLATE = """
 [controller]
@@ -87,3 +89,22 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     for name, url in signs:
         text += SIGN.format(name=name, url=url, tables=ids)
     return parse_config(text, "<demo configuration>", Path.cwd())
+
+
+DEMO_MANAGER = "demo-manager"
+DEMO_PASSPHRASE = "demo only, never for real money"  # noqa: S105 - the demo's, on purpose
+"""The demo manager's passphrase: the demo plays with money nobody owns, so it is no secret."""
+
+
+def demo_approver(journal: Path) -> Approver:
+    """The demo's manager, whose key file sits beside the demo's journal (made at first use).
+
+    It enrolls itself on a new journal and approves the demo's configuration at each start:
+    the one place where the controller signs by itself (docs/security.md).
+    """
+    path = journal.with_name(f"{journal.stem}.manager.key")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_key_file(path, seal(generate(), DEMO_MANAGER, DEMO_PASSPHRASE, n=2**14))
+    name, key = open_key(path, DEMO_PASSPHRASE)
+    return Approver(name, key)

@@ -213,6 +213,28 @@ class ManifestSet(Effect, frozen=True, tag="manifest"):
     configuration: str
 
 
+class AuthenticationCounted(Effect, frozen=True, tag="authentication-failed"):
+    """A failed authentication of an operator; ``locked`` when it locked them out."""
+
+    name: str
+    failures: int
+    locked: bool
+
+
+class OperatorUnlockedEffect(Effect, frozen=True, tag="operator-unlocked"):
+    """An operator locked out may act again."""
+
+    name: str
+    by: str
+
+
+class ConfigurationSet(Effect, frozen=True, tag="configuration"):
+    """A manager's approval of a configuration took effect, with the changes it made."""
+
+    configuration: str
+    changes: int
+
+
 class Balances(Effect, frozen=True, tag="balances"):
     """A pool's exact balances after the event, and its running totals (for reports)."""
 
@@ -246,6 +268,9 @@ AnyEffect = (
     | TableStatus
     | OperatorChanged
     | ManifestSet
+    | AuthenticationCounted
+    | OperatorUnlockedEffect
+    | ConfigurationSet
     | Balances
 )
 

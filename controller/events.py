@@ -4,6 +4,13 @@ Every event carries a unique ``event_id`` (the journal applies an id once) and t
 it happened (UTC, ISO 8601), so that replaying the journal never consults a clock. Money is
 integer cents; rates are exact decimals (``"0.28"``). Who made a supervisor's change and why
 travel with it (``by``, ``reason``).
+
+**Signatures.** An event that moves money or authority by an operator's decision (a
+verification, an adjustment, an enrollment, a void of a held round, a change of terms, an
+approval) carries ``signatures``: each an enrolled operator's Ed25519 signature over the event
+itself (:mod:`controller.signatures`), which the ledger checks whatever the entry path
+(:mod:`controller.authority`). The field is ``UNSET`` (never encoded) on events journaled
+before signatures existed, so their text, and their hash chain, are unchanged.
 """
 
 from __future__ import annotations
@@ -13,6 +20,17 @@ from decimal import Decimal
 import msgspec
 
 SCHEMA_VERSION = 1
+
+
+class Signature(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One operator's Ed25519 signature over an event (base64)."""
+
+    operator: str
+    signature: str
+
+
+Signatures = list[Signature] | msgspec.UnsetType
+"""The signatures an event carries; ``UNSET`` on events from before signatures existed."""
 
 
 class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind"):
@@ -47,6 +65,7 @@ class PoolTermsChanged(Event, frozen=True, tag="pool-terms-changed"):
     reserve_rate: Decimal = Decimal(0)
     limit_cents: int | None = None
     apply_now: bool = False
+    signatures: Signatures = msgspec.UNSET
 
 
 class SpotLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -93,6 +112,7 @@ class WagerLocked(Event, frozen=True, tag="wager-locked"):
     seat: int
     spot: str
     amount_cents: int
+    signatures: Signatures = msgspec.UNSET
 
 
 class RoundSettled(Event, frozen=True, tag="round-settled"):
@@ -102,6 +122,7 @@ class RoundSettled(Event, frozen=True, tag="round-settled"):
     round_id: str
     dealer: list[str]
     hands: dict[str, list[str]]
+    signatures: Signatures = msgspec.UNSET
 
 
 class HitVerified(Event, frozen=True, tag="hit-verified"):
@@ -109,6 +130,7 @@ class HitVerified(Event, frozen=True, tag="hit-verified"):
 
     payout_id: str
     by: str
+    signatures: Signatures = msgspec.UNSET
 
 
 class MeterAdjusted(Event, frozen=True, tag="meter-adjusted"):
@@ -119,6 +141,7 @@ class MeterAdjusted(Event, frozen=True, tag="meter-adjusted"):
     amount_cents: int
     by: str
     reason: str
+    signatures: Signatures = msgspec.UNSET
 
 
 class DeviceEvent(Event, frozen=True):
@@ -177,6 +200,7 @@ class RoundVoided(Event, frozen=True, tag="round-voided", omit_defaults=True):
     by: str
     reason: str
     refund_contributions: bool = False
+    signatures: Signatures = msgspec.UNSET
 
 
 class TableStatusChanged(Event, frozen=True, tag="table-status"):
@@ -188,7 +212,12 @@ class TableStatusChanged(Event, frozen=True, tag="table-status"):
 
 
 class OperatorEnrolled(Event, frozen=True, tag="operator-enrolled"):
-    """An operator may now act; only the salted hash of the PIN is journaled."""
+    """An operator may now act: their Ed25519 public key (never the private key) and role.
+
+    Operators enrolled before keys existed carry the salted hash of a PIN instead
+    (``salt``, ``pin_hash``, ``kdf``), which the ledger no longer accepts as proof once a site
+    has enrolled a keyed operator (:mod:`controller.authority`).
+    """
 
     name: str
     role: str
@@ -196,6 +225,8 @@ class OperatorEnrolled(Event, frozen=True, tag="operator-enrolled"):
     pin_hash: str
     kdf: str
     by: str
+    public_key: str | msgspec.UnsetType = msgspec.UNSET
+    signatures: Signatures = msgspec.UNSET
 
 
 class OperatorRevoked(Event, frozen=True, tag="operator-revoked"):
@@ -204,6 +235,24 @@ class OperatorRevoked(Event, frozen=True, tag="operator-revoked"):
     name: str
     by: str
     reason: str
+    signatures: Signatures = msgspec.UNSET
+
+
+class OperatorUnlocked(Event, frozen=True, tag="operator-unlocked"):
+    """A manager lifted an operator's lockout after failed authentications."""
+
+    name: str
+    by: str
+    reason: str
+    signatures: Signatures = msgspec.UNSET
+
+
+class AuthenticationFailed(Event, frozen=True, tag="authentication-failed"):
+    """An operator's key could not be opened (a wrong passphrase): counted toward a lockout."""
+
+    operator: str
+    action: str
+    detail: str = ""
 
 
 class ManifestApproved(Event, frozen=True, tag="manifest-approved"):
@@ -214,6 +263,25 @@ class ManifestApproved(Event, frozen=True, tag="manifest-approved"):
     configuration: str
     files: list[tuple[str, str]]
     by: str
+    signatures: Signatures = msgspec.UNSET
+
+
+class ConfigurationApproved(Event, frozen=True, tag="configuration-approved"):
+    """A manager approved a configuration file (its digest) and the changes it makes.
+
+    Pools opened, terms changed and tables configured by the configuration take effect only
+    inside this signed bundle, all or none (:mod:`controller.authority`).
+    """
+
+    configuration: str
+    changes: list[PoolOpened | PoolTermsChanged | TableConfigured]
+    by: str
+    reason: str = "configuration approved"
+    dual_control_cents: int | None = None
+    """A verification of a win at or above this needs two operators' signatures."""
+    lockout_after: int = 5
+    """Failed authentications in a row that lock an operator out."""
+    signatures: Signatures = msgspec.UNSET
 
 
 class FaultRecorded(Event, frozen=True, tag="fault"):
@@ -241,6 +309,9 @@ AnyEvent = (
     | OperatorEnrolled
     | OperatorRevoked
     | ManifestApproved
+    | ConfigurationApproved
+    | OperatorUnlocked
+    | AuthenticationFailed
     | FaultRecorded
 )
 

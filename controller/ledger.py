@@ -14,11 +14,10 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import assert_never
 
+from controller.authority import DUAL, require
 from controller.effects import (
     Adjusted,
     AnyEffect,
-    ManifestSet,
-    OperatorChanged,
     PoolOpenedEffect,
     TableSet,
     TermsChanged,
@@ -26,9 +25,11 @@ from controller.effects import (
 )
 from controller.events import (
     AnyEvent,
+    AuthenticationFailed,
     BetSensed,
     BetsLocked,
     CardDealt,
+    ConfigurationApproved,
     DealComplete,
     FaultRecorded,
     HitVerified,
@@ -36,6 +37,7 @@ from controller.events import (
     MeterAdjusted,
     OperatorEnrolled,
     OperatorRevoked,
+    OperatorUnlocked,
     PoolOpened,
     PoolTermsChanged,
     RoundSettled,
@@ -47,13 +49,18 @@ from controller.events import (
 from controller.ledger_state import (
     LedgerError,
     LedgerState,
-    authorize,
     balances,
     pool_of,
     with_pool,
 )
-from controller.manifest import ApprovedManifest
-from controller.operators import Operator, Role
+from controller.operator_events import (
+    approve_configuration,
+    approve_manifest,
+    authentication_failed,
+    enroll,
+    revoke,
+    unlock,
+)
 from controller.pool import Pool, PoolError, PoolTerms
 from controller.rounds import (
     Outcome,
@@ -102,7 +109,7 @@ def _change_terms(state: LedgerState, event: PoolTermsChanged) -> Outcome:
     if not event.by or not event.reason:
         raise LedgerError("a change of terms needs who made it and why")
     if event.by != CONFIGURATION:
-        authorize(state, event.by, "change-terms")
+        state = require(state, event, "change-terms")
     revision = state.revision + 1
     try:
         changed = pool.change_terms(_terms(event), revision, now=event.apply_now)
@@ -148,7 +155,10 @@ def _verify_hit(state: LedgerState, event: HitVerified) -> Outcome:
         raise LedgerError(f"no pending payout {event.payout_id!r}")
     if not event.by:
         raise LedgerError("a verification needs the supervisor's name")
-    authorize(state, event.by, "verify-hit")
+    dual = state.authority.dual_control_cents
+    payout = state.pending[event.payout_id]
+    signers = DUAL if dual is not None and payout.win_cents >= dual else 1
+    state = require(state, event, "verify-hit", signers=signers)
     pending = {k: v for k, v in state.pending.items() if k != event.payout_id}
     return replace(state, pending=pending), [Verified(event.payout_id, event.by)]
 
@@ -157,7 +167,7 @@ def _adjust(state: LedgerState, event: MeterAdjusted) -> Outcome:
     pool = pool_of(state, event.pool_id)
     if not event.by or not event.reason.strip():
         raise LedgerError("an adjustment needs who made it and why")
-    authorize(state, event.by, "adjust")
+    state = require(state, event, "adjust", signers=DUAL)
     try:
         adjusted = pool.adjust(event.account, event.amount_cents)
     except PoolError as error:
@@ -169,49 +179,39 @@ def _adjust(state: LedgerState, event: MeterAdjusted) -> Outcome:
     return with_pool(state, adjusted), effects
 
 
-def _enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
-    if state.operators:
-        authorize(state, event.by, "enroll")
-    if event.name in state.operators:
-        raise LedgerError(f"operator {event.name!r} is already enrolled")
-    try:
-        role = Role(event.role)
-    except ValueError:
-        raise LedgerError(f"unknown role {event.role!r}") from None
-    if not state.operators and role is not Role.MANAGER:
-        raise LedgerError("the first operator enrolled must be a manager")
-    operator = Operator(event.name, role, event.salt, event.pin_hash, event.kdf)
-    state = replace(state, operators={**state.operators, event.name: operator})
-    return state, [OperatorChanged(event.name, str(role))]
+def _outside_approval(state: LedgerState, event: AnyEvent) -> LedgerState:
+    """Refuse a configuration change on its own once authority is signed (see below)."""
+    if state.authority.signed:
+        raise LedgerError(
+            f"{type(event).__struct_config__.tag}: a configuration change takes effect only "
+            "inside a manager's signed configuration approval"
+        )
+    return state
 
 
-def _revoke(state: LedgerState, event: OperatorRevoked) -> Outcome:
-    authorize(state, event.by, "enroll")
-    if event.name not in state.operators:
-        raise LedgerError(f"no operator {event.name!r}")
-    remaining = {name: op for name, op in state.operators.items() if name != event.name}
-    if not any(op.role is Role.MANAGER for op in remaining.values()):
-        raise LedgerError("the last manager cannot be revoked")
-    return replace(state, operators=remaining), [OperatorChanged(event.name, "")]
-
-
-def _approve_manifest(state: LedgerState, event: ManifestApproved) -> Outcome:
-    if not state.operators:
-        raise LedgerError("enroll a manager before approving a manifest")
-    authorize(state, event.by, "approve-manifest")
-    files = tuple((path, digest) for path, digest in event.files)
-    manifest = ApprovedManifest(event.version, event.software, event.configuration, files, event.by)
-    return replace(state, manifest=manifest), [ManifestSet(event.software, event.configuration)]
+def _configuration_change(
+    state: LedgerState, change: PoolOpened | PoolTermsChanged | TableConfigured
+) -> Outcome:
+    """One change of an approved configuration (controller.operator_events)."""
+    match change:
+        case PoolOpened():
+            return _open_pool(state, change)
+        case PoolTermsChanged():
+            return _change_terms(state, change)
+        case TableConfigured():
+            return _configure_table(state, change)
 
 
 def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 - one per kind
     match event:
         case PoolOpened():
-            return _open_pool(state, event)
+            return _open_pool(_outside_approval(state, event), event)
         case PoolTermsChanged():
+            if event.by == CONFIGURATION:
+                state = _outside_approval(state, event)
             return _change_terms(state, event)
         case TableConfigured():
-            return _configure_table(state, event)
+            return _configure_table(_outside_approval(state, event), event)
         case WagerLocked():
             return on_wager_locked(state, event)
         case RoundSettled():
@@ -233,11 +233,17 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
         case MeterAdjusted():
             return _adjust(state, event)
         case OperatorEnrolled():
-            return _enroll(state, event)
+            return enroll(state, event)
         case OperatorRevoked():
-            return _revoke(state, event)
+            return revoke(state, event)
+        case OperatorUnlocked():
+            return unlock(state, event)
+        case AuthenticationFailed():
+            return authentication_failed(state, event)
         case ManifestApproved():
-            return _approve_manifest(state, event)
+            return approve_manifest(state, event)
+        case ConfigurationApproved():
+            return approve_configuration(state, event, _configuration_change)
         case FaultRecorded():
             return state, []
         case _:

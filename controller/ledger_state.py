@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from controller.effects import Balances, fraction_text
+from controller.operators import Authority
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -40,6 +41,7 @@ class LedgerState:
     operators: Mapping[str, Operator] = field(default_factory=dict)
     manifest: ApprovedManifest | None = None
     revision: int = 0
+    authority: Authority = field(default_factory=Authority)
 
 
 def balances(pool: Pool) -> Balances:

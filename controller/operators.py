@@ -1,12 +1,15 @@
-"""Operators: the people whose actions change money, each with a role and a hashed PIN.
+"""Operators: the people whose actions change money, each with a role and a signing key.
 
 Supervisor actions (verifying a hit, adjusting a meter, voiding a round, changing a pool's
-terms) must come from an authenticated operator (issue 7). Operators are journaled like
-everything else, so the record shows who could act and when that changed; the journal holds
-only a salted **scrypt** hash of each PIN (RFC 7914, the standard library's
-``hashlib.scrypt``), never the PIN. Checking a PIN happens at the edge (the command line);
-the ledger then refuses any supervisor action whose ``by`` is not an enrolled operator with the
-right role, once a site has enrolled its first operator.
+terms, approving software or configuration) must come from an enrolled operator. Operators
+are journaled like everything else, so the record shows who could act and when that changed.
+
+An operator enrolled today holds an Ed25519 key (:mod:`controller.keys`); the journal holds
+only the public key, and the ledger checks every privileged event's signatures against it
+(:mod:`controller.authority`). Operators enrolled before keys existed have a salted **scrypt**
+hash of a PIN instead (RFC 7914); a PIN was only ever checked at the command line, so it is
+accepted as proof only on a journal that has never enrolled a keyed operator (an old journal
+replaying as it was written).
 """
 
 from __future__ import annotations
@@ -39,8 +42,33 @@ ACTIONS: Final[dict[str, frozenset[Role]]] = {
     "change-terms": frozenset({Role.MANAGER}),
     "enroll": frozenset({Role.MANAGER}),
     "approve-manifest": frozenset({Role.MANAGER}),
+    "approve-config": frozenset({Role.MANAGER}),
+    "settle-round": frozenset({Role.SUPERVISOR, Role.MANAGER}),
+    "unlock": frozenset({Role.MANAGER}),
 }
 """The roles allowed to take each action."""
+
+
+LOCKOUT_AFTER: Final = 5
+"""Failed authentications in a row that lock an operator out, unless configured."""
+
+
+@dataclass(frozen=True, slots=True)
+class Authority:
+    """How the ledger checks authority: signatures or not, and the approved settings.
+
+    ``signed`` becomes true with the first operator enrolled with a key and never goes back:
+    from then on every privileged event needs valid signatures. ``configuration`` is the
+    digest of the configuration a manager last approved; ``dual_control_cents`` the win at or
+    above which a verification needs two operators; ``lockout_after`` how many failed
+    authentications in a row lock an operator out. The last three come with a signed
+    configuration approval.
+    """
+
+    signed: bool = False
+    configuration: str | None = None
+    dual_control_cents: int | None = None
+    lockout_after: int = LOCKOUT_AFTER
 
 
 class PinError(ValueError):
@@ -49,13 +77,19 @@ class PinError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class Operator:
-    """An enrolled operator: name, role, and the salted hash of the PIN."""
+    """An enrolled operator: name, role, and public key (or, before keys, a PIN's hash)."""
 
     name: str
     role: Role
     salt: str
     pin_hash: str
     kdf: str = KDF
+    public_key: str = ""
+    """Base64 of the Ed25519 public key; empty for an operator enrolled with a PIN."""
+    failures: int = 0
+    """Failed authentications in a row (a wrong passphrase), reset by a signed action."""
+    locked: bool = False
+    """Locked out after too many failures, until a manager unlocks them."""
 
     def may(self, action: str) -> bool:
         """Whether this operator's role allows an action."""

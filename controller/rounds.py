@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from controller.authority import require
 from controller.cards import CardError, HandError, SevenCardHand
 from controller.effects import (
     AnyEffect,
@@ -152,7 +153,9 @@ def lock_wager(state: LedgerState, request: WagerRequest) -> Outcome:
 
 
 def on_wager_locked(state: LedgerState, event: WagerLocked) -> Outcome:
-    """A wager locked by direct entry."""
+    """A wager locked by direct entry (a supervisor's, once authority is signed)."""
+    if state.authority.signed:
+        state = require(state, event, "settle-round")
     _require_online(state, event.table_id)
     request = WagerRequest(
         event.table_id, event.round_id, event.seat, event.spot, event.amount_cents
@@ -225,7 +228,9 @@ def _settle(
 
 
 def on_round_settled(state: LedgerState, event: RoundSettled) -> Outcome:
-    """A round settled with all its cards given at once."""
+    """A round settled with all its cards given at once (a supervisor's, once signed)."""
+    if state.authority.signed:
+        state = require(state, event, "settle-round")
     rules = table_of(state, event.table_id)
     try:
         seats = {int(seat): cards for seat, cards in event.hands.items()}

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from controller.broadcast import Broadcast
+from controller.config_approval import Approver, configuration_approval, split
 from controller.config_events import config_events
 from controller.display import Display, serve_display
 from controller.events import FaultRecorded
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from controller.config import Config
+    from controller.events import AnyEvent
     from controller.ports import Sink, Source
     from controller.settlement import TableRules
     from drivers.signs.emulator import VirtualAlphaSign
@@ -99,12 +101,55 @@ def _self_check(config: Config, journal: Journal) -> None:
         raise StartupError(f"start-up self-check failed: {detail}")
 
 
-def build_runtime(config: Config) -> Runtime:
+@dataclass(frozen=True, slots=True)
+class AuthorityPolicy:
+    """How start-up treats the authority of the journal it opens (docs/security.md).
+
+    ``jackpotd run`` requires signed authority: a manager enrolled with a key, and every
+    change the configuration makes to pools and tables approved by a manager's signature.
+    The demo brings its own manager (``approver``). In-process tests that build journals of
+    their own may run a journal whose authority was never signed, as before signatures.
+    """
+
+    require_signed: bool = False
+    approver: Approver | None = None
+
+
+def _configuration(config: Config, journal: Journal, policy: AuthorityPolicy) -> list[AnyEvent]:
+    """What start-up journals for ``config``: approved changes, and what moves no money."""
+    at = utc_now()
+    approver = policy.approver
+    if approver is not None and not journal.state.authority.signed:
+        journal.append(approver.enrollment(at))
+    signed = journal.state.authority.signed
+    if not signed and not policy.require_signed:
+        return config_events(config, journal.state, at)  # authority never signed: as before
+    if not signed:
+        journal.close()
+        raise StartupError(
+            f"{config.controller.journal}: no operator holds a signing key; enroll a manager "
+            "(jackpotd operator add) and approve the configuration (jackpotd config approve)"
+        )
+    _changes, others = split(config_events(config, journal.state, at))
+    approval = configuration_approval(config, journal.state, at, approver.name if approver else "")
+    if approval is None:
+        return others
+    if approver is None:
+        journal.close()
+        raise StartupError(
+            f"{config.source}: the configuration changes {len(approval.changes)} pools or "
+            "tables, or its authority settings, and no manager has approved it: "
+            f"jackpotd config approve --config {config.source} --key KEY_FILE"
+        )
+    return [approver.sign(approval), *others]
+
+
+def build_runtime(config: Config, *, authority: AuthorityPolicy = AuthorityPolicy()) -> Runtime:
     """Open the journal and bring it in line with the configuration."""
     config.controller.journal.parent.mkdir(parents=True, exist_ok=True)
     journal = Journal(config.controller.journal)
     _self_check(config, journal)
-    events = config_events(config, journal.state, utc_now())
+    events = _configuration(config, journal, authority)
     refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
     if refused:
         journal.close()
@@ -216,9 +261,10 @@ async def serve(
     *,
     simulation: Simulation | None = None,
     started: Callable[[Runtime, str], None] | None = None,
+    authority: AuthorityPolicy = AuthorityPolicy(),
 ) -> Runtime:
     """Run the controller until ``stop`` is set; return its runtime (journal still open)."""
-    runtime = build_runtime(config)
+    runtime = build_runtime(config, authority=authority)
     liveness = runtime.liveness
     if liveness is None:  # pragma: no cover - build_runtime always makes one
         raise StartupError("no liveness monitor")

@@ -24,11 +24,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
+from controller.authority import require
 from controller.effects import AnyEffect, ContributionRefunded, RoundClosed, fraction_text
 from controller.ledger_state import (
     LedgerError,
     LedgerState,
-    authorize,
     balances,
     pool_of,
     table_of,
@@ -50,13 +50,14 @@ DEVICE: Final = "device "
 """How the drivers name a device in ``by``: ``device <name>``."""
 
 
-def _authorize(state: LedgerState, table: TableState, event: RoundVoided) -> None:
-    """Refuse a void by someone who may not void this round now."""
+def _authorize(state: LedgerState, table: TableState, event: RoundVoided) -> LedgerState:
+    """Refuse a void by someone who may not void this round now; the state after the check."""
     if not event.by.startswith(DEVICE):
-        authorize(state, event.by, "void-round")
-        return
+        return require(state, event, "void-round")
     if not event.refund_contributions:
-        return  # journaled under the first rules, replayed under them
+        if state.authority.signed:
+            raise LedgerError("a device's void reverses the round's contributions")
+        return state  # journaled under the first rules, replayed under them
     if table.round_id == event.round_id and table.phase is Phase.HELD:
         raise LedgerError(
             f"round {event.round_id} is held for a supervisor ({table.held_reason}): "
@@ -67,6 +68,7 @@ def _authorize(state: LedgerState, table: TableState, event: RoundVoided) -> Non
             f"a device may void only the round being dealt on table {event.table_id}, "
             f"not round {event.round_id}"
         )
+    return state
 
 
 def _refunded(pool_id: str, event: RoundVoided, seat: int, refund: ContributionRefund) -> AnyEffect:
@@ -117,7 +119,7 @@ def on_round_voided(state: LedgerState, event: RoundVoided) -> Outcome:
         raise LedgerError(f"round {event.round_id} is not open on table {event.table_id}")
     if not event.by or not event.reason:
         raise LedgerError("a void needs who decided it and why")
-    _authorize(state, table, event)
+    state = _authorize(state, table, event)
     wagers = state.rounds.get(key, ())
     effects: list[AnyEffect] = []
     for wager in wagers:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.cli import config_approve
 from controller.config import ConfigError, load_config
 from controller.money import format_cents, format_percent
 
@@ -24,12 +25,13 @@ if TYPE_CHECKING:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``config check`` to the command line."""
-    parser = commands.add_parser("config", help="check a configuration file")
+    parser = commands.add_parser("config", help="check or approve a configuration file")
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     check = actions.add_parser("check", help="validate a configuration file and summarize it")
     check.add_argument("path", type=Path, help="the configuration file (TOML)")
     check.add_argument("--json", action="store_true", help="print JSON")
     check.set_defaults(run=run_check)
+    config_approve.register(actions)
 
 
 def run_check(args: argparse.Namespace) -> int:

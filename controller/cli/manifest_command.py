@@ -1,7 +1,8 @@
 """``jackpotd version`` and ``jackpotd manifest``: the software and configuration digests.
 
 ``jackpotd version --verbose`` prints every digest the start-up self-check compares;
-``jackpotd manifest approve`` journals them as approved (a manager's action, with a PIN);
+``jackpotd manifest approve`` journals them as approved (a manager's action, signed with their
+key: ``--key``);
 ``jackpotd manifest check`` says whether what is installed matches what was approved.
 """
 
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from controller import __version__
 from controller.cli.common import CommandError, add_db, now, open_journal, report_receipt
-from controller.cli.operators import add_pin, authenticate
+from controller.cli.signing import add_signers, signed, signers
 from controller.config import load_config
 from controller.events import ManifestApproved
 from controller.manifest import current
@@ -36,8 +37,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     approve = actions.add_parser("approve", help="journal the current digests as approved")
     add_db(approve)
     approve.add_argument("--config", type=Path, required=True)
-    approve.add_argument("--by", required=True, help="the approving manager")
-    add_pin(approve)
+    add_signers(approve)
     approve.set_defaults(run=run_approve)
     check = actions.add_parser("check", help="compare the installed software with the approved")
     add_db(check)
@@ -74,12 +74,12 @@ def run_approve(args: argparse.Namespace) -> int:
     """Journal the installed software and the configuration as approved."""
     manifest = current(_config_digest(args.config))
     with open_journal(args, must_exist=False) as journal:
-        authenticate(journal, args.by, "approve-manifest", args.pin_file)
+        keys = signers(args, journal, "approve-manifest")
         event = ManifestApproved(
             f"manifest-{uuid.uuid4()}", now(), manifest.version, manifest.software,
-            manifest.configuration, list(manifest.files), args.by,
+            manifest.configuration, list(manifest.files), keys[0][0],
         )  # fmt: skip
-        return report_receipt(args, journal.append(event))
+        return report_receipt(args, journal.append(signed(event, keys)))
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.config import load_config
-from controller.demo import demo_config
+from controller.demo import demo_approver, demo_config
 from controller.logsafe import log_handler
 from controller.money import format_cents
-from controller.service import Simulation, install_signal_handlers, serve
+from controller.service import AuthorityPolicy, Simulation, install_signal_handlers, serve
 from drivers.signs.emulator import VirtualAlphaSign
 
 if TYPE_CHECKING:
@@ -49,7 +49,9 @@ def _logging(level: str) -> None:
     logging.basicConfig(level=level.upper(), handlers=[log_handler(sys.stderr)])
 
 
-async def _serve(config: Config, simulation: Simulation | None = None) -> Runtime:
+async def _serve(
+    config: Config, simulation: Simulation | None = None, *, authority: AuthorityPolicy
+) -> Runtime:
     stop = asyncio.Event()
     install_signal_handlers(stop)
     simulation = simulation or Simulation()
@@ -66,7 +68,9 @@ async def _serve(config: Config, simulation: Simulation | None = None) -> Runtim
 
     waiter = asyncio.create_task(finish_when_done()) if simulation.rounds is not None else None
     try:
-        return await serve(config, stop, simulation=simulation, started=started)
+        return await serve(
+            config, stop, simulation=simulation, started=started, authority=authority
+        )
     finally:
         if waiter is not None:
             waiter.cancel()
@@ -77,7 +81,8 @@ def run_service(args: argparse.Namespace) -> int:
     _logging(args.log_level)
     config = load_config(args.config)
     pace = config.simulator.round_interval_s if config.simulator else 1.0
-    runtime = asyncio.run(_serve(config, Simulation(interval_s=pace)))
+    signed = AuthorityPolicy(require_signed=True)
+    runtime = asyncio.run(_serve(config, Simulation(interval_s=pace), authority=signed))
     runtime.journal.close()
     return 0
 
@@ -128,7 +133,8 @@ def run_demo(args: argparse.Namespace) -> int:
         virtual_signs=[sign],
     )
     try:
-        runtime = asyncio.run(_serve(config, simulation))
+        demo = AuthorityPolicy(approver=demo_approver(config.controller.journal))
+        runtime = asyncio.run(_serve(config, simulation, authority=demo))
     finally:
         sign.close()
     report = summary(runtime, simulation)

@@ -1,4 +1,4 @@
-"""Supervisors' and auditors' commands over the journal: meters, hits, verify-hit, adjust, verify.
+"""Supervisors' and auditors' commands over the journal: meters, hits, verify-hit, adjust, apply.
 
 Every command takes ``--db PATH`` (default ``var/journal.db``, or ``$JACKPOTD_DB``) and
 ``--json``. Commands that change something (``verify-hit``, ``adjust``) append an event with
@@ -13,10 +13,9 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 from controller.cli.common import add_db, now, open_journal, report_receipt
-from controller.cli.operators import add_pin, authenticate
+from controller.cli.signing import add_signers, signed, signers
 from controller.effects import fraction_text
 from controller.events import HitVerified, MeterAdjusted, RoundVoided, decode_event
-from controller.journal.verify import verify
 from controller.money import MoneyError, format_cents, format_percent, parse_dollars
 from controller.pool import ACCOUNTS
 
@@ -41,8 +40,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     verify_hit = commands.add_parser("verify-hit", help="verify a pending payout so it is paid")
     add_db(verify_hit)
     verify_hit.add_argument("hit", help="the payout id (see jackpotd hits --pending)")
-    verify_hit.add_argument("--by", required=True, help="the verifying supervisor")
-    add_pin(verify_hit)
+    add_signers(verify_hit, dual=True)
     verify_hit.set_defaults(run=run_verify_hit)
 
     adjust = commands.add_parser("adjust", help="a documented correction to a pool")
@@ -51,8 +49,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     adjust.add_argument("--amount", required=True, help="signed dollars, e.g. -12.34 or +$5")
     adjust.add_argument("--account", choices=ACCOUNTS, default="meter")
     adjust.add_argument("--reason", required=True)
-    adjust.add_argument("--by", required=True)
-    add_pin(adjust)
+    add_signers(adjust, dual=True)
     adjust.set_defaults(run=run_adjust)
 
     void = commands.add_parser("void", help="void a round (a misdeal, or a held round)")
@@ -60,13 +57,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     void.add_argument("table")
     void.add_argument("round")
     void.add_argument("--reason", required=True)
-    void.add_argument("--by", required=True)
-    add_pin(void)
+    add_signers(void)
     void.set_defaults(run=run_void)
-
-    check = commands.add_parser("verify", help="check the hash chain and replay the journal")
-    add_db(check)
-    check.set_defaults(run=run_verify)
 
     feed = commands.add_parser("apply", help="append events from a JSON-lines file (labs, tests)")
     add_db(feed)
@@ -177,22 +169,22 @@ def run_hits(args: argparse.Namespace) -> int:
 
 
 def run_verify_hit(args: argparse.Namespace) -> int:
-    """Mark a pending payout verified."""
-    event = HitVerified(f"verify-{uuid.uuid4()}", now(), args.hit, args.by)
+    """Mark a pending payout verified (two signers at or above the dual-control amount)."""
     with open_journal(args) as journal:
-        authenticate(journal, args.by, "verify-hit", args.pin_file)
-        return report_receipt(args, journal.append(event))
+        keys = signers(args, journal, "verify-hit")
+        event = HitVerified(f"verify-{uuid.uuid4()}", now(), args.hit, keys[0][0])
+        return report_receipt(args, journal.append(signed(event, keys)))
 
 
 def run_void(args: argparse.Namespace) -> int:
     """Void a round: its wagers are returned and their contributions reversed."""
-    event = RoundVoided(
-        f"void-{uuid.uuid4()}", now(), args.table, args.round, args.by, args.reason,
-        refund_contributions=True,
-    )  # fmt: skip
     with open_journal(args) as journal:
-        authenticate(journal, args.by, "void-round", args.pin_file)
-        return report_receipt(args, journal.append(event))
+        keys = signers(args, journal, "void-round")
+        event = RoundVoided(
+            f"void-{uuid.uuid4()}", now(), args.table, args.round, keys[0][0], args.reason,
+            refund_contributions=True,
+        )  # fmt: skip
+        return report_receipt(args, journal.append(signed(event, keys)))
 
 
 def run_adjust(args: argparse.Namespace) -> int:
@@ -204,28 +196,12 @@ def run_adjust(args: argparse.Namespace) -> int:
         cents = sign * parse_dollars(amount if amount.startswith("$") else f"${amount}")
     except MoneyError as error:
         raise MoneyError(f"--amount: {error}") from None
-    event = MeterAdjusted(
-        f"adjust-{uuid.uuid4()}", now(), args.pool, args.account, cents, args.by, args.reason
-    )
     with open_journal(args) as journal:
-        authenticate(journal, args.by, "adjust", args.pin_file)
-        return report_receipt(args, journal.append(event))
-
-
-def run_verify(args: argparse.Namespace) -> int:
-    """Check the chain and replay; exit 1 with the problems on any mismatch."""
-    report = verify(args.db)
-    if args.json:
-        document = {"ok": report.ok, "rows": report.rows, "pools": report.pools}
-        print(json.dumps(document | {"problems": report.problems}, indent=2))
-    elif report.ok:
-        meters = ", ".join(f"{pool} {format_cents(cents)}" for pool, cents in report.pools.items())
-        print(f"journal OK: {report.rows:,} rows, chain intact, replay matches ({meters})")
-    else:
-        print(f"journal FAILED verification ({args.db}):", file=sys.stderr)
-        for problem in report.problems:
-            print(f"  {problem}", file=sys.stderr)
-    return 0 if report.ok else 1
+        keys = signers(args, journal, "adjust")
+        event = MeterAdjusted(
+            f"adjust-{uuid.uuid4()}", now(), args.pool, args.account, cents, keys[0][0], args.reason
+        )
+        return report_receipt(args, journal.append(signed(event, keys)))
 
 
 def run_apply(args: argparse.Namespace) -> int:

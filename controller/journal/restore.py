@@ -12,6 +12,8 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from controller.effects import Contributed, decode_effects
 from controller.events import TableConfigured, decode_event
 from controller.journal.codec import (
@@ -23,7 +25,7 @@ from controller.journal.codec import (
 from controller.journal.errors import JournalError
 from controller.ledger import LedgerState
 from controller.manifest import ApprovedManifest
-from controller.operators import Operator, Role
+from controller.operators import Authority, Operator, Role
 from controller.pool import Contribution
 from controller.settlement import SeatWager, Spot
 from controller.table_rules import table_rules
@@ -62,12 +64,15 @@ def load_state(database: sqlite_utils.Database) -> LedgerState:
     }
     operators = {
         row["name"]: Operator(
-            row["name"], Role(row["role"]), row["salt"], row["pin_hash"], row["kdf"]
+            row["name"], Role(row["role"]), row["salt"], row["pin_hash"], row["kdf"],
+            row["public_key"], int(row["failures"]), bool(row["locked"]),
         )
         for row in database.query("SELECT * FROM operators")
-    }
+    }  # fmt: skip
     manifest_row = list(database.query("SELECT value FROM meta WHERE key = 'manifest'"))
+    authority_row = list(database.query("SELECT value FROM meta WHERE key = 'authority'"))
     return LedgerState(
+        authority=authority_from_json(authority_row[0]["value"]) if authority_row else Authority(),
         manifest=manifest_from_json(manifest_row[0]["value"]) if manifest_row else None,
         operators=operators,
         pools=pools,
@@ -125,6 +130,16 @@ def _with_contributions(database: sqlite_utils.Database, rounds: Rounds) -> Roun
         )
         for (table_id, round_id), wagers in rounds.items()
     }
+
+
+def authority_json(authority: Authority) -> str:
+    """How the ledger checks authority, as its ``meta`` row holds it."""
+    return msgspec.json.encode(authority).decode()
+
+
+def authority_from_json(text: str) -> Authority:
+    """The inverse of :func:`authority_json`."""
+    return msgspec.json.decode(text, type=Authority)
 
 
 def manifest_json(manifest: ApprovedManifest) -> str:

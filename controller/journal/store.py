@@ -41,7 +41,7 @@ from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs, read_highs
 from controller.journal.errors import JournalError
 from controller.journal.identity import conflict_fault, same_event
-from controller.journal.restore import load_state, manifest_json
+from controller.journal.restore import authority_json, load_state, manifest_json
 from controller.journal.schema import migrate
 from controller.ledger import LedgerError, LedgerState, apply
 
@@ -231,6 +231,11 @@ class Journal:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    @property
+    def head(self) -> tuple[int, str]:
+        """The last row this journal knows: its ``seq`` and ``hash`` (0 and zeros if none)."""
+        return self._tail
+
     def _last_row(self) -> tuple[int, str]:
         row = self.db.conn.execute(
             "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
@@ -412,6 +417,8 @@ class Journal:
             meta.append(("revision", str(new.revision)))
         if new.manifest is not old.manifest and new.manifest is not None:
             meta.append(("manifest", manifest_json(new.manifest)))
+        if new.authority != old.authority:
+            meta.append(("authority", authority_json(new.authority)))
         self._upsert("meta", ("key",), ("value",), meta)
         if new.operators is not old.operators:
             self._materialize_operators(batch, new)
@@ -420,10 +427,14 @@ class Journal:
         for name in batch.start.operators.keys() - new.operators.keys():
             self.db.conn.execute("DELETE FROM operators WHERE name = ?", [name])
         rows = [
-            (name, str(operator.role), operator.salt, operator.pin_hash, operator.kdf, seq)
+            (
+                name, str(operator.role), operator.salt, operator.pin_hash, operator.kdf,
+                operator.public_key, operator.failures, int(operator.locked), seq,
+            )
             for name, operator, seq in batch.changed("operators", new.operators)
-        ]
-        self._upsert("operators", ("name",), ("role", "salt", "pin_hash", "kdf", "seq"), rows)
+        ]  # fmt: skip
+        columns = ("role", "salt", "pin_hash", "kdf", "public_key", "failures", "locked", "seq")
+        self._upsert("operators", ("name",), columns, rows)
 
     def _materialize_payouts(self, batch: Batch) -> None:
         """Payouts and their verifications, in the order of the events that made them."""

@@ -1,0 +1,106 @@
+"""Signing at the command line: operators' key files, passphrases, and failed attempts.
+
+A command that moves money or authority takes ``--key FILE`` once per operator who signs it
+(twice for dual control: two people, each with their own key file and passphrase). Each
+passphrase is read from the matching ``--passphrase-file``, else from
+``$JACKPOTD_PASSPHRASE`` (scripts; with two signers ``$JACKPOTD_PASSPHRASE_1`` and ``_2``),
+else typed at a prompt that does not echo.
+
+A wrong passphrase is journaled as a failed authentication of that operator before the
+command gives up, so that repeated guesses lock the operator out in the ledger
+(:mod:`controller.authority`) whichever command they came through. Nothing here decides
+anything: the ledger checks every signature again, whatever path the event takes.
+"""
+
+from __future__ import annotations
+
+import getpass
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from controller.cli.common import CommandError, now
+from controller.events import AuthenticationFailed
+from controller.keys import KeyFileError, open_key, read_key_file
+from controller.signatures import sign, with_signature
+
+if TYPE_CHECKING:
+    import argparse
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from controller.events import AnyEvent
+    from controller.journal import Journal
+
+E = TypeVar("E", bound="AnyEvent")
+
+PASSPHRASE_ENVIRONMENT = "JACKPOTD_PASSPHRASE"  # noqa: S105 - a variable name
+
+
+def add_signers(parser: argparse.ArgumentParser, *, dual: bool = False) -> None:
+    """The options naming who signs (``--key``) and their passphrases."""
+    what = "once per operator signing (twice: dual control)" if dual else "the operator's"
+    parser.add_argument(
+        "--key", type=Path, action="append", required=True, help=f"a key file, {what}"
+    )
+    parser.add_argument(
+        "--passphrase-file",
+        type=Path,
+        action="append",
+        default=[],
+        help=f"a file holding a key's passphrase, in the order of --key (else "
+        f"${PASSPHRASE_ENVIRONMENT} or a prompt)",
+    )
+
+
+def read_secret(path: Path | None, prompt: str, environment: str) -> str:
+    """A passphrase from a file, the environment or the terminal."""
+    if path is not None:
+        try:
+            return path.read_text(encoding="utf-8").rstrip("\r\n")
+        except OSError as error:
+            raise CommandError(f"{path}: cannot read the passphrase: {error.strerror}") from None
+    if secret := os.environ.get(environment):
+        return secret
+    if not sys.stdin.isatty():
+        raise CommandError(f"no passphrase: use --passphrase-file, ${environment} or a terminal")
+    return getpass.getpass(prompt)
+
+
+def signers(
+    args: argparse.Namespace, journal: Journal, action: str
+) -> list[tuple[str, Ed25519PrivateKey]]:
+    """Open each ``--key`` with its passphrase; journal a failed attempt and refuse."""
+    files: list[Path] = args.key
+    passphrases: list[Path] = args.passphrase_file
+    if len(passphrases) > len(files):
+        raise CommandError("--passphrase-file: more passphrase files than --key files")
+    opened: list[tuple[str, Ed25519PrivateKey]] = []
+    for index, path in enumerate(files):
+        try:
+            name = read_key_file(path).operator
+        except KeyFileError as error:
+            raise CommandError(str(error)) from None
+        passphrase_file = passphrases[index] if index < len(passphrases) else None
+        environment = PASSPHRASE_ENVIRONMENT
+        if len(files) > 1:
+            environment += f"_{index + 1}"
+        secret = read_secret(passphrase_file, f"passphrase of {name} ({path}): ", environment)
+        try:
+            opened.append(open_key(path, secret))
+        except KeyFileError as error:
+            if name in journal.state.operators:
+                journal.append(
+                    AuthenticationFailed(f"auth-{uuid.uuid4()}", now(), name, action, str(error))
+                )
+            raise CommandError(str(error)) from None
+    return opened
+
+
+def signed(event: E, keys: list[tuple[str, Ed25519PrivateKey]]) -> E:
+    """``event`` signed by each operator, in order."""
+    for name, key in keys:
+        event = with_signature(event, sign(event, name, key))  # type: ignore[assignment]
+    return event

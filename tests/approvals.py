@@ -1,0 +1,100 @@
+"""A site whose authority is signed, for tests: keyed operators, signed events, approvals.
+
+``Site.create(journal)`` enrolls a manager (self-signed, which makes the journal's authority
+signed for good) and two supervisors, each with a fresh Ed25519 key held in memory (and, on
+request, a key file under a fast scrypt setting: tests need not wait half a second a key).
+``site.sign(event, "mgr")`` signs an event as operators would; ``site.approve(config)`` signs
+and journals the configuration approval the daemon needs; ``site.key_file(name, folder)``
+writes an operator's key file for command-line tests.
+
+Import it as ``from approvals import Site`` (tests/ is on the path).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, TypeVar
+
+from controller import keys
+from controller.config_approval import configuration_approval
+from controller.events import OperatorEnrolled
+from controller.signatures import sign, with_signature
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from controller.config import Config
+    from controller.events import AnyEvent
+    from controller.journal import Journal, Receipt
+
+E = TypeVar("E", bound="AnyEvent")
+
+FAST_SCRYPT_N = 2**10
+"""The KDF cost of tests' key files (real ones use keys.SCRYPT_N)."""
+PASSPHRASE = "correct horse battery staple"  # noqa: S105 - the tests' own, not a secret
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def enrollment(name: str, role: str, key: Ed25519PrivateKey, by: str) -> OperatorEnrolled:
+    """An unsigned enrollment of ``name`` with ``key``'s public half."""
+    return OperatorEnrolled(
+        f"operator-{uuid.uuid4()}", now(), name, role, "", "", "ed25519", by,
+        public_key=keys.public_key_text(key),
+    )  # fmt: skip
+
+
+@dataclass
+class Site:
+    """A journal with keyed operators (see the module docstring)."""
+
+    journal: Journal
+    keys: dict[str, Ed25519PrivateKey] = field(default_factory=dict)
+
+    @classmethod
+    def create(
+        cls, journal: Journal, manager: str = "mgr", supervisors: tuple[str, ...] = ("sup1", "sup2")
+    ) -> Site:
+        """A manager (who makes the journal's authority signed) and supervisors, with keys."""
+        site = cls(journal)
+        site.keys[manager] = keys.generate()
+        first = enrollment(manager, "manager", site.keys[manager], manager)
+        site.append(site.sign(first, manager))
+        for name in supervisors:
+            site.enroll(name, "supervisor", by=manager)
+        return site
+
+    def enroll(self, name: str, role: str, *, by: str) -> Receipt:
+        """Enroll ``name`` with a fresh key, signed by ``by``."""
+        self.keys[name] = keys.generate()
+        return self.append(self.sign(enrollment(name, role, self.keys[name], by), by))
+
+    def sign(self, event: E, *names: str) -> E:
+        """``event`` signed by each of ``names``, in order."""
+        for name in names:
+            event = with_signature(event, sign(event, name, self.keys[name]))  # type: ignore[assignment]
+        return event
+
+    def append(self, event: AnyEvent) -> Receipt:
+        """Journal ``event``; it must be applied."""
+        receipt = self.journal.append(event)
+        assert receipt.applied, (event, receipt.reason)
+        return receipt
+
+    def approve(self, config: Config, by: str = "mgr") -> Receipt | None:
+        """Sign and journal the approval ``config`` needs (None if it needs none)."""
+        approval = configuration_approval(config, self.journal.state, now(), by)
+        return None if approval is None else self.append(self.sign(approval, by))
+
+    def key_file(self, name: str, folder: Path) -> Path:
+        """Write ``name``'s key file (fast scrypt) sealed under :data:`PASSPHRASE`."""
+        path = folder / f"{name}.key"
+        sealed = keys.seal(self.keys[name], name, PASSPHRASE, n=FAST_SCRYPT_N)
+        keys.write_key_file(path, sealed)
+        return path
