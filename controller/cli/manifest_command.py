@@ -89,7 +89,7 @@ def run_check(args: argparse.Namespace) -> int:
         approved = journal.state.manifest
     if approved is None:
         raise CommandError("no manifest has been approved in this journal")
-    problems = manifest.differences(approved)
+    problems = manifest.itemized(approved)
     for problem in problems:
         print(problem)
     if not problems:
