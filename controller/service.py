@@ -85,20 +85,27 @@ async def supervise(
         await asyncio.sleep(backoff.next_delay())
 
 
-def _self_check(config: Config, journal: Journal) -> None:
+def _self_check(config: Config, journal: Journal, *, require_manifest: bool) -> None:
     """Refuse to run software or a configuration other than the approved (BRIEF §3)."""
     approved = journal.state.manifest
-    if approved is None:
+    if approved is None and not require_manifest:
         log.warning("no approved manifest in the journal: run jackpotd manifest approve")
         return
-    problems = current(config.digest).differences(approved)
+    problems = (
+        [f"no approved manifest in {config.controller.journal}"]
+        if approved is None
+        else current(config.digest).differences(approved)
+    )
     if problems:
         detail = "; ".join(problems)
         journal.append(
             FaultRecorded(f"fault-{uuid.uuid4()}", utc_now(), "self-check", "manifest", detail)
         )
         journal.close()
-        raise StartupError(f"start-up self-check failed: {detail}")
+        raise StartupError(
+            f"start-up self-check failed: {detail} (a manager approves what is installed with "
+            f"jackpotd manifest approve --config {config.source}; docs/operations.md)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +151,20 @@ def _configuration(config: Config, journal: Journal, policy: AuthorityPolicy) ->
     return [approver.sign(approval), *others]
 
 
-def build_runtime(config: Config, *, authority: AuthorityPolicy = AuthorityPolicy()) -> Runtime:
-    """Open the journal and bring it in line with the configuration."""
+def build_runtime(
+    config: Config,
+    *,
+    require_manifest: bool = False,
+    authority: AuthorityPolicy = AuthorityPolicy(),
+) -> Runtime:
+    """Open the journal and bring it in line with the configuration.
+
+    ``require_manifest``: refuse to start without an approved manifest (``jackpotd run``);
+    without it, a journal with none only draws a warning (the demo, in-process tests).
+    """
     config.controller.journal.parent.mkdir(parents=True, exist_ok=True)
     journal = Journal(config.controller.journal)
-    _self_check(config, journal)
+    _self_check(config, journal, require_manifest=require_manifest)
     events = _configuration(config, journal, authority)
     refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
     if refused:
@@ -255,16 +271,17 @@ async def _play(table: SimulatedTable, simulation: Simulation, heartbeat_s: floa
         simulation.finished.set()
 
 
-async def serve(
+async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a few
     config: Config,
     stop: asyncio.Event,
     *,
     simulation: Simulation | None = None,
     started: Callable[[Runtime, str], None] | None = None,
+    require_manifest: bool = False,
     authority: AuthorityPolicy = AuthorityPolicy(),
 ) -> Runtime:
     """Run the controller until ``stop`` is set; return its runtime (journal still open)."""
-    runtime = build_runtime(config, authority=authority)
+    runtime = build_runtime(config, require_manifest=require_manifest, authority=authority)
     liveness = runtime.liveness
     if liveness is None:  # pragma: no cover - build_runtime always makes one
         raise StartupError("no liveness monitor")

@@ -8,11 +8,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.bytecode import restart_uncached, restarted, uncached
 from controller.config import load_config
 from controller.demo import demo_approver, demo_config
 from controller.logsafe import log_handler
 from controller.money import format_cents
-from controller.service import AuthorityPolicy, Simulation, install_signal_handlers, serve
+from controller.service import (
+    AuthorityPolicy,
+    Simulation,
+    StartupError,
+    install_signal_handlers,
+    serve,
+)
 from drivers.signs.emulator import VirtualAlphaSign
 
 if TYPE_CHECKING:
@@ -50,7 +57,11 @@ def _logging(level: str) -> None:
 
 
 async def _serve(
-    config: Config, simulation: Simulation | None = None, *, authority: AuthorityPolicy
+    config: Config,
+    simulation: Simulation | None = None,
+    *,
+    require_manifest: bool = False,
+    authority: AuthorityPolicy,
 ) -> Runtime:
     stop = asyncio.Event()
     install_signal_handlers(stop)
@@ -69,7 +80,12 @@ async def _serve(
     waiter = asyncio.create_task(finish_when_done()) if simulation.rounds is not None else None
     try:
         return await serve(
-            config, stop, simulation=simulation, started=started, authority=authority
+            config,
+            stop,
+            simulation=simulation,
+            started=started,
+            require_manifest=require_manifest,
+            authority=authority,
         )
     finally:
         if waiter is not None:
@@ -78,11 +94,18 @@ async def _serve(
 
 def run_service(args: argparse.Namespace) -> int:
     """Run until SIGTERM or SIGINT; exit 0 after draining."""
+    if not uncached():
+        # Before anything else: the service never runs code from a bytecode cache.
+        if restarted():
+            raise StartupError("the interpreter reads a bytecode cache despite -X pycache_prefix")
+        restart_uncached()
     _logging(args.log_level)
     config = load_config(args.config)
     pace = config.simulator.round_interval_s if config.simulator else 1.0
+    # Only the demo, on its embedded defaults, runs without an approved manifest.
     signed = AuthorityPolicy(require_signed=True)
-    runtime = asyncio.run(_serve(config, Simulation(interval_s=pace), authority=signed))
+    simulation = Simulation(interval_s=pace)
+    runtime = asyncio.run(_serve(config, simulation, require_manifest=True, authority=signed))
     runtime.journal.close()
     return 0
 
