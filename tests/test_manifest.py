@@ -6,12 +6,15 @@ then refuses to start when either differs, and says which.
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
+import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
+from approvals import PASSPHRASE, Site, now
+from software_rig import write_config
 
 from controller.cli import main
 from controller.config import load_config
@@ -20,30 +23,46 @@ from controller.journal import Journal
 from controller.manifest import current, software_files
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
-PIN = "902114"
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+@dataclass
+class Rig:
+    """The site's configuration and journal (unpacked as a pair), and its operators' keys."""
+
+    config: Path
+    database: Path
+    keys: dict[str, Ed25519PrivateKey]
+
+    def __iter__(self) -> Iterator[Path]:
+        return iter((self.config, self.database))
 
 
 @pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
-    config = tmp_path / "jackpotd.toml"
-    config.write_text(
-        f'[controller]\nsite = "s"\nid = "c"\njournal = "journal.db"\n\n'
-        '[[tables]]\nid = "T1"\ntransport = "simulator"\nbonus = "fortune-1"\n\n'
-        f"[web]\nport = {free_port()}\n"
-    )
+def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Rig:
+    """A configuration, and its journal with a signed site whose configuration is approved.
+
+    The manager's and a supervisor's key files are beside them (``mgr.key``, ``sup1.key``).
+    """
+    config = write_config(tmp_path)
     database = tmp_path / "journal.db"
-    monkeypatch.setenv("JACKPOTD_NEW_PIN", PIN)
-    monkeypatch.setenv("JACKPOTD_PIN", PIN)
-    assert main(["operator", "add", "Morgan", "--role", "manager", "--db", str(database)]) == 0
-    return config, database
+    with Journal(database) as journal:
+        approvals = Site.create(journal)
+        approvals.approve(load_config(config))
+        approvals.key_file("mgr", tmp_path)
+        approvals.key_file("sup1", tmp_path)
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE", PASSPHRASE)
+    return Rig(config, database, approvals.keys)
+
+
+def approve(config: Path, database: Path, key: str = "mgr") -> int:
+    key_file = str(database.parent / f"{key}.key")
+    return main(
+        ["manifest", "approve", "--config", str(config), "--key", key_file, "--db", str(database)]
+    )
 
 
 def run_daemon(config: Path) -> subprocess.CompletedProcess[str]:
@@ -62,26 +81,12 @@ def test_every_installed_file_is_in_the_manifest() -> None:
 
 
 def test_brief_3_a_changed_configuration_refuses_to_start(
-    site: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    site: Rig, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config, database = site
-    assert (
-        main(
-            [
-                "manifest",
-                "approve",
-                "--config",
-                str(config),
-                "--by",
-                "Morgan",
-                "--db",
-                str(database),
-            ]
-        )
-        == 0
-    )
+    assert approve(config, database) == 0
     assert main(["manifest", "check", "--config", str(config), "--db", str(database)]) == 0
-    assert "match the manifest approved by Morgan" in capsys.readouterr().out
+    assert "match the manifest approved by mgr" in capsys.readouterr().out
     config.write_text(config.read_text().replace('bonus = "fortune-1"', 'bonus = "fortune-2"'))
     assert main(["manifest", "check", "--config", str(config), "--db", str(database)]) == 1
     assert "configuration file differs" in capsys.readouterr().out
@@ -91,7 +96,7 @@ def test_brief_3_a_changed_configuration_refuses_to_start(
 
 
 def test_brief_3_changed_software_refuses_to_start_and_names_the_file(
-    site: tuple[Path, Path],
+    site: Rig,
 ) -> None:
     config, database = site
     manifest = current(load_config(config).digest)
@@ -100,54 +105,37 @@ def test_brief_3_changed_software_refuses_to_start_and_names_the_file(
         for path, digest in manifest.files
     ]
     with Journal(database) as journal:
-        receipt = journal.append(
-            ManifestApproved("m1", "2026-11-29T15:00:00Z", manifest.version, "not-this-software",
-                             manifest.configuration, tampered, "Morgan"),
-        )  # fmt: skip
-        assert receipt.applied
+        approvals = Site(journal, site.keys)
+        event = ManifestApproved(
+            f"manifest-{uuid.uuid4()}",
+            now(),
+            manifest.version,
+            "not-this-software",
+            manifest.configuration,
+            tampered,
+            "mgr",
+        )
+        approvals.append(approvals.sign(event, "mgr"))
     done = run_daemon(config)
     assert done.returncode == 1
     assert "the software differs from the approved manifest" in done.stderr
-    assert "controller/pool.py" in done.stderr
+    assert "file changed: controller/pool.py" in done.stderr
     with Journal(database) as journal:
         faults = [row["event"] for row in journal.rows() if row["kind"] == "fault"]
     assert any("self-check" in fault for fault in faults)
 
 
 def test_approving_a_manifest_is_a_managers_action(
-    site: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    site: Rig, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config, database = site
-    monkeypatch.setenv("JACKPOTD_NEW_PIN", "555666")
-    assert (
-        main(
-            [
-                "operator",
-                "add",
-                "Dana",
-                "--role",
-                "supervisor",
-                "--by",
-                "Morgan",
-                "--db",
-                str(database),
-            ]
-        )
-        == 0
-    )
-    monkeypatch.setenv("JACKPOTD_PIN", "555666")
-    assert (
-        main(
-            ["manifest", "approve", "--config", str(config), "--by", "Dana", "--db", str(database)]
-        )
-        == 1
-    )
-    assert "may not approve-manifest" in capsys.readouterr().err
+    assert approve(config, database, key="sup1") == 1
+    assert "sup1 (supervisor) may not approve-manifest" in capsys.readouterr().err
+    with Journal(database) as journal:
+        assert journal.state.manifest is None
 
 
-def test_version_verbose_prints_the_digests(
-    site: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_version_verbose_prints_the_digests(site: Rig, capsys: pytest.CaptureFixture[str]) -> None:
     config, _ = site
     assert main(["version", "--verbose", "--config", str(config)]) == 0
     out = capsys.readouterr().out
