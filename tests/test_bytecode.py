@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from software_rig import (
+    ROOT,
     WAIT_S,
     approved_site,
     copy_distribution,
@@ -135,3 +136,18 @@ def test_every_module_the_service_imports_is_compiled_from_its_source(tmp_path: 
 def test_the_unit_runs_the_service_without_a_bytecode_cache() -> None:
     assert unit_environment() == ENVIRONMENT
     assert not Path(NOWHERE).exists()
+
+
+def test_a_module_planted_in_the_working_folder_is_not_imported_by_the_service(
+    tmp_path: Path,
+) -> None:
+    # The service's working folder is its state folder, which it may write, and `python -m`
+    # puts the working folder first on the import path unless the path is safe.
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "msgspec.py").write_text("raise SystemExit(66)\n")
+    plain = jackpotd("version", env=environment(ROOT, service=False), cwd=state)
+    assert plain.returncode == 66, "shadowed: the attack is real"
+    service = jackpotd("version", env=environment(ROOT, service=True), cwd=state)
+    assert service.returncode == 0, service.stderr
+    assert service.stdout.startswith("jackpotd ")

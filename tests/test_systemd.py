@@ -34,6 +34,12 @@ def test_unit_is_type_notify_with_watchdog_user_and_hardening() -> None:
         "ProtectSystem=strict",
         "NoNewPrivileges=yes",
         "LimitNOFILE=",
+        # No bytecode cache read or written, no writable folder on the import path
+        # (controller/bytecode.py; tests/test_bytecode.py plants the .pyc).
+        "Environment=PYTHONDONTWRITEBYTECODE=1",
+        "Environment=PYTHONPYCACHEPREFIX=/dev/null/jackpotd-pycache",
+        "Environment=PYTHONSAFEPATH=1",
+        "Environment=PYTHONNOUSERSITE=1",
     ):
         assert line in text, line
 
