@@ -94,7 +94,16 @@ class Site:
 
     def key_file(self, name: str, folder: Path) -> Path:
         """Write ``name``'s key file (fast scrypt) sealed under :data:`PASSPHRASE`."""
-        path = folder / f"{name}.key"
-        sealed = keys.seal(self.keys[name], name, PASSPHRASE, n=FAST_SCRYPT_N)
-        keys.write_key_file(path, sealed)
-        return path
+        return key_file(folder, name, self.keys[name])
+
+
+def key_file(folder: Path, name: str, key: Ed25519PrivateKey | None = None) -> Path:
+    """Write ``folder/NAME.key``: ``key`` (else a new one) of ``name``, under :data:`PASSPHRASE`.
+
+    As ``jackpotd operator key`` writes it, but at the tests' fast scrypt setting; a key of
+    nobody enrolled, without ``key``.
+    """
+    path = folder / f"{name}.key"
+    sealed = keys.seal(key or keys.generate(), name, PASSPHRASE, n=FAST_SCRYPT_N)
+    keys.write_key_file(path, sealed)
+    return path

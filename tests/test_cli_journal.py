@@ -1,21 +1,30 @@
 """The supervisors' and auditors' commands over a real journal file (BRIEF §3, issue 4).
 
-``jackpotd apply`` feeds a small stream of events; the other commands read and change it.
+The fixture is a site whose authority is signed, restored with ``jackpotd apply`` from a small
+stream of signed events: a manager who enrolls themself and three supervisors (their keys in
+files beside the journal, sealed under a passphrase: tests/approvals.py), the manager's
+approval of a pool and a table, wagers and a round settled by a supervisor. The other commands
+read and change it, signing with ``--key``.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import sqlite3
 from decimal import Decimal
 from importlib import resources
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import pytest
+from approvals import PASSPHRASE, key_file
 
+from controller import keys
 from controller.cli import main
 from controller.events import (
+    ConfigurationApproved,
     HitVerified,
+    OperatorEnrolled,
     PoolOpened,
     RoundSettled,
     TableConfigured,
@@ -23,48 +32,76 @@ from controller.events import (
     encode_event,
 )
 from controller.journal import Journal
+from controller.signatures import sign, with_signature
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from controller.events import AnyEvent
+
+E = TypeVar("E", bound="AnyEvent")
+
+ENROLLED = "2026-11-28T09:00:00Z"
 AT = "2026-11-29T15:00:00Z"
 LATER = "2026-11-30T09:00:00Z"
 FIVE_ACES = ["Ac", "Ad", "Ah", "As", "Jk", "2d", "3d"]
 NOTHING = ["2c", "4c", "6d", "8h", "Ts", "Qd", "9c"]
+MANAGER = "Morgan Manager"
+SUPERVISORS = ("Dana Supervisor", "Lee", "Dana")
 
 
 def paytable(name: str) -> str:
     return (resources.files("controller") / "paytables" / f"{name}.toml").read_text()
 
 
-MANAGER_PIN = "483920"
-SUPERVISOR_PIN = "771202"
+def key(journal: Path, name: str) -> str:
+    """The key file of an operator of the fixture's site."""
+    return str(journal.parent / f"{name}.key")
 
 
-def enroll(
-    database: Path, name: str, role: str, pin: str, monkeypatch: pytest.MonkeyPatch, *by: str
-) -> int:
-    monkeypatch.setenv("JACKPOTD_NEW_PIN", pin)
-    monkeypatch.setenv("JACKPOTD_PIN", MANAGER_PIN)
-    return main(["operator", "add", name, "--role", role, *by, "--db", str(database)])
+def signed_by(journal: Path, event: E, name: str) -> E:
+    """``event`` signed with ``name``'s key file, as the command line signs it."""
+    operator, private = keys.open_key(journal.parent / f"{name}.key", PASSPHRASE)
+    return with_signature(event, sign(event, operator, private))  # type: ignore[return-value]
 
 
 @pytest.fixture
 def journal(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Path:
-    events = [
-        PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, Decimal("0.28")),
-        TableConfigured(
-            "table",
-            AT,
-            "T1",
-            {"fortune-1": paytable("fortune-1"), "progressive-1": paytable("progressive-1")},
-            bonus="fortune-1",
-            progressive="progressive-1",
-            pool_id="P1",
-            verification_cents=100_000,
-        ),
+    database = tmp_path / "journal.db"
+    operators = {name: keys.generate() for name in (MANAGER, *SUPERVISORS)}
+    for name, private in operators.items():
+        key_file(tmp_path, name, private)
+    enrollments = [
+        OperatorEnrolled(
+            f"operator-{number}", ENROLLED, name, "supervisor" if number else "manager", "", "",
+            "ed25519", MANAGER, public_key=keys.public_key_text(private),
+        )
+        for number, (name, private) in enumerate(operators.items())
+    ]  # fmt: skip
+    approval = ConfigurationApproved(
+        "configuration-1",
+        AT,
+        "digest-of-the-site-configuration",
+        [
+            PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, Decimal("0.28")),
+            TableConfigured(
+                "table",
+                AT,
+                "T1",
+                {"fortune-1": paytable("fortune-1"), "progressive-1": paytable("progressive-1")},
+                bonus="fortune-1",
+                progressive="progressive-1",
+                pool_id="P1",
+                verification_cents=100_000,
+            ),
+        ],
+        MANAGER,
+        dual_control_cents=500_000,
+        lockout_after=3,
+    )
+    entered: list[AnyEvent] = [
         WagerLocked("w1", AT, "T1", "R1", 1, "progressive", 100),
         WagerLocked("w2", AT, "T1", "R1", 2, "progressive", 100),
         WagerLocked("w3", AT, "T1", "R1", 2, "bonus", 500),
@@ -77,21 +114,16 @@ def journal(
             {"1": FIVE_ACES, "2": ["Kc", "Kd", "Kh", "Ks", "5s", "6s", "9d"]},
         ),
     ]
+    events = [
+        *(signed_by(database, event, MANAGER) for event in enrollments),
+        signed_by(database, approval, MANAGER),
+        *(signed_by(database, event, "Dana") for event in entered),
+    ]
     feed = tmp_path / "events.jsonl"
     feed.write_bytes(b"\n".join(encode_event(event) for event in events))
-    database = tmp_path / "journal.db"
     assert main(["apply", str(feed), "--db", str(database)]) == 0
-    assert "6 events, 0 refused" in capsys.readouterr().out
-    assert enroll(database, "Morgan Manager", "manager", MANAGER_PIN, monkeypatch) == 0
-    by_manager = ("--by", "Morgan Manager")
-    assert (
-        enroll(database, "Dana Supervisor", "supervisor", SUPERVISOR_PIN, monkeypatch, *by_manager)
-        == 0
-    )
-    assert enroll(database, "Lee", "supervisor", SUPERVISOR_PIN, monkeypatch, *by_manager) == 0
-    assert enroll(database, "Dana", "supervisor", SUPERVISOR_PIN, monkeypatch, *by_manager) == 0
-    monkeypatch.setenv("JACKPOTD_PIN", SUPERVISOR_PIN)
-    capsys.readouterr()
+    assert "9 events, 0 refused" in capsys.readouterr().out
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE", PASSPHRASE)
     return database
 
 
@@ -128,8 +160,9 @@ def test_hits_pending_and_verify_hit(journal: Path, capsys: pytest.CaptureFixtur
     assert [hit["payout_id"] for hit in pending] == ["s1/1/progressive"]
     assert pending[0]["tax_report"] is True
     status, out, _ = run(
-        capsys, "verify-hit", "s1/1/progressive", "--by", "Dana Supervisor", "--db", str(journal)
-    )
+        capsys, "verify-hit", "s1/1/progressive", "--key", key(journal, "Dana Supervisor"),
+        "--db", str(journal),
+    )  # fmt: skip
     assert status == 0
     assert "journaled as row" in out
     status, out, _ = run(capsys, "hits", "--pending", "--db", str(journal))
@@ -141,63 +174,43 @@ def test_hits_pending_and_verify_hit(journal: Path, capsys: pytest.CaptureFixtur
 def test_verify_hit_twice_is_refused_and_journaled(
     journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert (
-        run(capsys, "verify-hit", "s1/1/progressive", "--by", "Dana", "--db", str(journal))[0] == 0
-    )
-    status, _, err = run(
-        capsys, "verify-hit", "s1/1/progressive", "--by", "Dana", "--db", str(journal)
-    )
+    verify_hit = ("verify-hit", "s1/1/progressive", "--key", key(journal, "Dana"))
+    assert run(capsys, *verify_hit, "--db", str(journal))[0] == 0
+    status, _, err = run(capsys, *verify_hit, "--db", str(journal))
     assert status == 1
     assert "no pending payout" in err
+    with Journal(journal) as opened:
+        outcomes = [row["outcome"] for row in opened.rows() if row["kind"] == "hit-verified"]
+    assert outcomes == ["applied", "rejected"]
 
 
 def test_adjust_needs_reason_and_respects_the_seed(
     journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    passphrase = journal.parent / "passphrase"
+    passphrase.write_text(PASSPHRASE + "\n")
+    # Dual control: two supervisors sign every adjustment, each with their key and passphrase.
+    signers = (
+        "--key", key(journal, "Lee"), "--passphrase-file", str(passphrase),
+        "--key", key(journal, "Dana"), "--passphrase-file", str(passphrase),
+    )  # fmt: skip
     status, _, err = run(
-        capsys,
-        "adjust",
-        "P1",
-        "--amount",
-        "-5",
-        "--reason",
-        "typo",
-        "--by",
-        "Lee",
-        "--db",
-        str(journal),
-    )
+        capsys, "adjust", "P1", "--amount", "-5", "--reason", "typo", *signers,
+        "--db", str(journal),
+    )  # fmt: skip
     assert status == 1
     assert "below its seed" in err
     status, _, _ = run(
-        capsys,
-        "adjust",
-        "P1",
-        "--amount",
-        "+$12.34",
-        "--reason",
-        "sensor double count",
-        "--by",
-        "Lee",
-        "--db",
-        str(journal),
-    )
+        capsys, "adjust", "P1", "--amount", "+$12.34", "--reason", "sensor double count",
+        *signers, "--db", str(journal),
+    )  # fmt: skip
     assert status == 0
     out = run(capsys, "meters", "--db", str(journal), "--json")[1]
     assert json.loads(out)["pools"][0]["meter_cents"] == 1_001_234
     status, _, err = run(
-        capsys,
-        "adjust",
-        "P1",
-        "--amount",
-        "lots",
-        "--reason",
-        "x",
-        "--by",
-        "Lee",
-        "--db",
-        str(journal),
-    )
+        capsys, "adjust", "P1", "--amount", "lots", "--reason", "x", *signers,
+        "--db", str(journal),
+    )  # fmt: skip
     assert status == 1
     assert "--amount" in err
 
@@ -225,14 +238,14 @@ def test_verify_passes_then_detects_tampering(
 ) -> None:
     status, out, _ = run(capsys, "verify", "--db", str(journal))
     assert status == 0
-    assert "journal OK: 10 rows" in out
-    with sqlite3.connect(journal) as connection:
+    assert "journal OK: 9 rows" in out
+    with sqlite3.connect(journal) as connection:  # row 9: the round that paid $1,000.05
         connection.execute(
-            "UPDATE journal SET effects = replace(effects, '100005', '100006') WHERE seq = 6"
+            "UPDATE journal SET effects = replace(effects, '100005', '100006') WHERE seq = 9"
         )
     status, _, err = run(capsys, "verify", "--db", str(journal))
     assert status == 1
-    assert "row 6" in err
+    assert "row 9" in err
     assert "hash" in err
 
 
@@ -257,98 +270,114 @@ def test_apply_reports_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "missing required field" in err
 
 
-# Operators and PINs (issue 7 "Hardening")
+# Operators and their keys (issue 7 "Hardening"; docs/security.md)
 
 
-def test_issue7_a_wrong_pin_is_refused_and_journaled(
+def test_a_wrong_passphrase_is_refused_and_journaled(
     journal: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("JACKPOTD_PIN", "000000")
+    tried = "not Dana's passphrase at all"
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE", tried)
     status, _, err = run(
-        capsys, "verify-hit", "s1/1/progressive", "--by", "Dana", "--db", str(journal)
-    )
+        capsys, "verify-hit", "s1/1/progressive", "--key", key(journal, "Dana"),
+        "--db", str(journal),
+    )  # fmt: skip
     assert status == 1
-    assert "wrong PIN for Dana" in err
+    assert "wrong passphrase for Dana" in err
     with sqlite3.connect(journal) as connection:
-        faults = connection.execute("SELECT event FROM journal WHERE kind = 'fault'").fetchall()
-    assert any("wrong-pin" in event for (event,) in faults)
+        failed = connection.execute(
+            "SELECT event FROM journal WHERE kind = 'authentication-failed'"
+        ).fetchall()
+    assert [json.loads(event)["operator"] for (event,) in failed] == ["Dana"]
+    assert tried.encode() not in journal.read_bytes()
     assert "s1/1/progressive" in run(capsys, "hits", "--pending", "--db", str(journal))[1]
 
 
-def test_issue7_only_enrolled_operators_with_the_right_role_may_act(
-    journal: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+def test_only_enrolled_operators_with_the_right_role_may_act(
+    journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    eve = str(key_file(journal.parent, "Eve"))  # a well-made key nobody enrolled
     status, _, err = run(
-        capsys, "verify-hit", "s1/1/progressive", "--by", "Eve", "--db", str(journal)
+        capsys, "verify-hit", "s1/1/progressive", "--key", eve, "--db", str(journal)
     )
     assert status == 1
     assert "'Eve' is not an enrolled operator" in err
-    status = enroll(journal, "Sam", "supervisor", "123456", monkeypatch, "--by", "Dana")
+    sam = str(key_file(journal.parent, "Sam"))
+    status, _, err = run(
+        capsys, "operator", "add", "Sam", "--role", "supervisor", "--public-key", sam,
+        "--key", key(journal, "Dana"), "--db", str(journal),
+    )  # fmt: skip
     assert status == 1
-    assert "Dana (supervisor) may not enroll" in capsys.readouterr().err
+    assert "Dana (supervisor) may not enroll" in err
+    status, _, err = run(
+        capsys, "operator", "add", "Lee", "--role", "supervisor", "--public-key", sam,
+        "--key", key(journal, MANAGER), "--db", str(journal),
+    )  # fmt: skip
+    assert status == 1
+    assert "is the key of Sam, not Lee" in err
 
 
-def test_issue7_the_first_operator_must_be_a_manager(
+def test_the_first_operator_is_a_manager_who_signs_with_their_own_key(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    database = tmp_path / "fresh.db"
-    assert enroll(database, "Pat", "supervisor", "123456", monkeypatch) == 1
-    assert "first operator enrolled must be a manager" in capsys.readouterr().err
-    assert enroll(database, "Pat", "manager", "12345", monkeypatch) == 1
-    assert "at least 6" in capsys.readouterr().err
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE", PASSPHRASE)
+    database = str(tmp_path / "fresh.db")
+    pat, other = str(key_file(tmp_path, "Pat")), str(key_file(tmp_path, "Kim"))
+    enroll = ("operator", "add", "Pat", "--public-key", pat, "--db", database)
+    status, _, err = run(capsys, *enroll, "--role", "supervisor", "--key", pat)
+    assert status == 1
+    assert "the first operator enrolled with a key must be a manager" in err
+    status, _, err = run(capsys, *enroll, "--role", "manager", "--key", other)
+    assert status == 1
+    assert "must sign their own enrollment" in err
+    assert run(capsys, *enroll, "--role", "manager", "--key", pat)[0] == 0
+    with Journal(database) as opened:
+        assert opened.state.authority.signed
+        assert list(opened.state.operators) == ["Pat"]
 
 
-def test_issue7_the_journal_holds_a_scrypt_hash_never_the_pin(
+def test_the_journal_holds_public_keys_never_a_private_key_or_passphrase(
     journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = journal.read_bytes()
-    assert SUPERVISOR_PIN.encode() not in text
-    assert MANAGER_PIN.encode() not in text
+    assert PASSPHRASE.encode() not in text
+    for name in (MANAGER, *SUPERVISORS):
+        _, private = keys.open_key(journal.parent / f"{name}.key", PASSPHRASE)
+        assert keys.public_key_text(private).encode() in text
+        secret = private.private_bytes_raw()
+        for form in (secret, secret.hex().encode(), base64.b64encode(secret)):
+            assert form not in text, name
     status, out, _ = run(capsys, "operator", "list", "--db", str(journal))
     assert status == 0
-    assert "Dana Supervisor\tsupervisor" in out
+    assert "Dana Supervisor\tsupervisor\t" in out
+    assert "0 failed attempts" in out
     assert "scrypt" not in out
+    assert PASSPHRASE not in out
 
 
-def test_issue7_the_ledger_refuses_a_supervisor_action_by_a_non_operator(journal: Path) -> None:
+def test_the_ledger_refuses_a_supervisor_action_by_a_non_operator(journal: Path) -> None:
+    verification = HitVerified("forged", AT, "s1/1/progressive", "Mallory")
+    forged = with_signature(verification, sign(verification, "Mallory", keys.generate()))
     with Journal(journal) as opened:
-        receipt = opened.append(HitVerified("forged", AT, "s1/1/progressive", "Mallory"))
+        receipt = opened.append(forged)
     assert not receipt.applied
     assert "'Mallory' is not an enrolled operator" in receipt.reason
 
 
-def test_issue7_a_manager_revokes_an_operator(
-    journal: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("JACKPOTD_PIN", MANAGER_PIN)
-    status, _, _ = run(
-        capsys,
-        "operator",
-        "revoke",
-        "Lee",
-        "--reason",
-        "left the company",
-        "--by",
-        "Morgan Manager",
-        "--db",
-        str(journal),
-    )
+def test_a_manager_revokes_an_operator(journal: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    manager = ("--key", key(journal, MANAGER), "--db", str(journal))
+    status, _, _ = run(capsys, "operator", "revoke", "Lee", "--reason", "left", *manager)
     assert status == 0
     assert "Lee" not in run(capsys, "operator", "list", "--db", str(journal))[1]
-    status, _, err = run(
-        capsys,
-        "operator",
-        "revoke",
-        "Morgan Manager",
-        "--reason",
-        "x",
-        "--by",
-        "Morgan Manager",
-        "--db",
-        str(journal),
-    )
+    status, _, err = run(capsys, "operator", "revoke", MANAGER, "--reason", "x", *manager)
     assert status == 1
     assert "last manager" in err
+    status, _, err = run(
+        capsys, "verify-hit", "s1/1/progressive", "--key", key(journal, "Lee"),
+        "--db", str(journal),
+    )  # fmt: skip
+    assert status == 1
+    assert "'Lee' is not an enrolled operator" in err
 
 
 def test_void_by_a_supervisor_returns_the_wagers_and_reverses_their_contributions(
@@ -356,11 +385,13 @@ def test_void_by_a_supervisor_returns_the_wagers_and_reverses_their_contribution
 ) -> None:
     with Journal(journal) as opened:
         before = opened.state.pools["P1"]
-        opened.append(WagerLocked("w4", LATER, "T1", "R2", 1, "progressive", 100))
+        entered = WagerLocked("w4", LATER, "T1", "R2", 1, "progressive", 100)
+        assert opened.append(signed_by(journal, entered, "Lee")).applied
         assert opened.state.pools["P1"].meter == before.meter + 28
     status, out, err = run(
-        capsys, "void", "T1", "R2", "--reason", "misdeal", "--by", "Dana", "--db", str(journal)
-    )
+        capsys, "void", "T1", "R2", "--reason", "misdeal", "--key", key(journal, "Dana"),
+        "--db", str(journal),
+    )  # fmt: skip
     assert status == 0, err
     with Journal(journal) as opened:
         assert opened.state.pools["P1"] == before
