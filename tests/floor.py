@@ -4,28 +4,36 @@
 ``tests/test_fault_serial_unplug.py`` run the real daemon with one pool (progressive-1), play
 simulated tables and check the journal against what the devices had acknowledged. The two
 fault tests put every table on a pty line (:func:`write_config`).
+
+Every test that starts ``python -m controller run`` first readies its journal with
+:func:`approved_site`, as a site's manager does before the first start (docs/operations.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import random
 import socket
 import sqlite3
 import uuid
 from contextlib import closing
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
 import pytest
+from approvals import Site
+from software_rig import approve_manifest
 
+from controller.config import load_config
 from controller.events import BetSensed, BetsLocked
+from controller.journal import Journal
 from drivers.simulator import SimulatedTable, TablePlan
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Iterable, Mapping
-    from pathlib import Path
 
     from controller.events import DeviceInput
     from drivers.simulator import DeviceLink
@@ -56,6 +64,27 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return int(probe.getsockname()[1])
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def approved_site(config: Path) -> Site:
+    """Ready the journal ``config`` names for ``jackpotd run``; its operators' keys.
+
+    ``run`` starts only on a journal whose authority is signed, with the configuration and the
+    installed software approved by a manager: so a manager (``mgr``) and two supervisors
+    (``sup1``, ``sup2``) are enrolled with keys (tests/approvals.py), then the manager signs
+    the configuration's approval and the manifest a child process sees (tests/software_rig.py).
+    """
+    settings = load_config(config)
+    settings.controller.journal.parent.mkdir(parents=True, exist_ok=True)
+    child = os.environ | {"PYTHONPATH": str(ROOT)}
+    with Journal(settings.controller.journal) as journal:
+        site = Site.create(journal)
+        site.approve(settings)
+        approve_manifest(site, config, child)
+    return site
 
 
 def write_config(tmp_path: Path, site: str, lines: Mapping[str, object], port: int) -> Path:

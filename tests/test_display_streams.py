@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
+from floor import approved_site
 from playwright.async_api import async_playwright
 
 from controller.config import ConfigError, parse_config
@@ -70,6 +71,7 @@ def write_config(folder: Path, port: int, max_streams: int) -> Path:
         f"[web]\nport = {port}\nmax_streams = {max_streams}\n\n"
         "[simulator]\nround_interval_s = 0.05\n"
     )
+    approved_site(config)
     return config
 
 

@@ -20,8 +20,8 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from floor import approved_site
 
-from controller.journal import Journal
 from controller.journal.verify import verify
 
 if TYPE_CHECKING:
@@ -88,6 +88,7 @@ def test_issue7_journal_disk_full_fails_closed_and_recovers_when_space_returns(
         'progressive = "progressive-1"\npool = "P1"\n\n'
         f"[web]\nport = {port}\n\n[simulator]\nround_interval_s = 0.02\n"
     )
+    approved_site(config)
     url = f"http://127.0.0.1:{port}/"
     daemon = subprocess.Popen(
         [sys.executable, "-m", "controller", "run", "--config", str(config)],
@@ -141,7 +142,7 @@ def test_issue7_read_only_journal_file_system_is_refused_with_the_reason_until_w
         f'pool = "P1"\n\n[web]\nport = {port}\n\n[simulator]\nround_interval_s = 0.02\n'
     )
     command = [sys.executable, "-m", "controller", "run", "--config", str(config)]
-    Journal(small_disk / "journal.db").close()  # the journal of earlier runs
+    approved_site(config)  # the journal of earlier runs
     before = {path.name: path.read_bytes() for path in small_disk.iterdir()}
     remount = ["mount", "-o", "remount,ro", str(small_disk)]
     assert subprocess.run(remount, capture_output=True, check=False).returncode == 0

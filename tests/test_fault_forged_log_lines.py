@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import aiomqtt
+from floor import approved_site
 
 from controller.logsafe import CONTINUATION
 from drivers.serial.framing import encode_frame
@@ -83,6 +84,7 @@ def write_config(folder: Path, broker: Broker, serial_path: str, port: int) -> P
         'progressive = "progressive-1"\npool = "P1"\n\n'
         f'[web]\nhost = "127.0.0.1"\nport = {port}\n'
     )
+    approved_site(config)
     return config
 
 

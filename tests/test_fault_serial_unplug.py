@@ -41,6 +41,7 @@ from floor import (
     DEVICE_KINDS,
     POOL,
     SEED_CENTS,
+    approved_site,
     free_port,
     get_json,
     journal_rows,
@@ -237,6 +238,7 @@ async def test_issue7_serial_device_unplugged_and_replugged_under_the_daemon(
     for cable in (t1, t2):
         await cable.plug_in()
     config = write_config(tmp_path, "plug", {"t1": t1.by_path, "t2": t2.by_path}, port)
+    approved_site(config)
     log = tmp_path / "daemon.log"
     stop = asyncio.Event()
     with log.open("wb") as stderr:

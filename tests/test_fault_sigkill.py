@@ -45,6 +45,7 @@ from floor import (
     DEVICE_KINDS,
     POOL,
     SEED_CENTS,
+    approved_site,
     free_port,
     get_json,
     journal_rows,
@@ -276,6 +277,7 @@ async def test_issue7_sigkill_of_the_daemon_under_serial_load_loses_and_doubles_
     with PtyPair() as pty1, PtyPair() as pty2:
         ptys = dict(zip(TABLES, (pty1, pty2), strict=True))
         config = write_config(tmp_path, "kill", {t: pty.path for t, pty in ptys.items()}, port)
+        approved_site(config)
         async with contextlib.AsyncExitStack() as stack:
             devices = {}
             for table_id, pty in ptys.items():

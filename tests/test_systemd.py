@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from floor import approved_site
 
 UNIT = Path(__file__).parent.parent / "systemd" / "jackpotd.service"
 
@@ -92,6 +93,7 @@ port = {free_port()}
 round_interval_s = 0.05
 """
     )
+    approved_site(path)
     return path
 
 
