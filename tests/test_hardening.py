@@ -11,10 +11,12 @@
 * **A password file open to other users** is refused at start-up: exit status 1, one line on
   stderr in the ``file: key: reason`` form, nothing started and no journal created. One
   closed to others (0600, 0640) is accepted.
-* **Operators' PINs** (``jackpotd operator``, PINs from ``$JACKPOTD_NEW_PIN``, ``$JACKPOTD_PIN``
-  and ``--pin-file``/``--new-pin-file``) never reach the journal file, its WAL, or what the
-  commands print, as text, hex or base64; a wrong PIN is refused and recorded as a fault
-  that does not hold the PIN tried.
+* **Operators' keys and passphrases** (``jackpotd operator key`` and ``operator add``,
+  passphrases from ``$JACKPOTD_NEW_PASSPHRASE``, ``$JACKPOTD_PASSPHRASE`` and
+  ``--passphrase-file``): a key file is written 0600 and never overwritten; the journal holds
+  only public keys. No passphrase and no private key reaches the journal file, its WAL, or
+  what the commands print, as text, hex or base64; a wrong passphrase is refused and journaled
+  as a failed authentication that does not hold the passphrase tried.
 
 Every wait is bounded.
 """
@@ -41,7 +43,10 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
+from floor import approved_site
 from mosquitto import MOSQUITTO, Broker
+
+from controller.keys import open_key, public_key_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -76,13 +81,13 @@ def get(url: str) -> tuple[int, str]:
         return error.code, error.read().decode()
 
 
-def encodings(secret: str) -> list[bytes]:
-    """The secret as text, hex and base64: none of them may be written anywhere."""
-    raw = secret.encode()
+def encodings(secret: str | bytes) -> list[bytes]:
+    """The secret as text (or bytes), hex and base64: none of them may be written anywhere."""
+    raw = secret.encode() if isinstance(secret, str) else secret
     return [raw, raw.hex().encode(), base64.b64encode(raw), base64.b64encode(raw).rstrip(b"=")]
 
 
-def assert_absent(secret: str, where: str, data: bytes | str) -> None:
+def assert_absent(secret: str | bytes, where: str, data: bytes | str) -> None:
     blob = data.encode() if isinstance(data, str) else data
     for form in encodings(secret):
         assert form not in blob, f"the secret is in {where}"
@@ -146,6 +151,8 @@ def write_config(
 
 
 def start(config: Path, log: Path) -> subprocess.Popen[str]:
+    """``jackpotd run`` at ``--log-level DEBUG`` on an approved site, its log in ``log``."""
+    approved_site(config)
     with log.open("w") as stderr:
         return subprocess.Popen(
             [sys.executable, "-m", "controller", "run", "--config", str(config),
@@ -308,7 +315,7 @@ def test_issue7_a_password_written_into_the_configuration_is_refused_without_ech
 
 
 def jackpotd(*argv: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    """``python -m controller ARGV`` with only the PIN variables given (none inherited)."""
+    """``python -m controller ARGV`` with only the passphrase variables given (none inherited)."""
     environment = {k: v for k, v in os.environ.items() if not k.startswith("JACKPOTD_")}
     return subprocess.run(
         [sys.executable, "-m", "controller", *argv],
@@ -317,58 +324,86 @@ def jackpotd(*argv: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )  # fmt: skip
 
 
-def test_issue7_operators_pins_never_reach_the_journal_or_the_output(tmp_path: Path) -> None:
+def test_issue7_operators_keys_and_passphrases_never_reach_the_journal_or_the_output(
+    tmp_path: Path,
+) -> None:
     database = str(tmp_path / "journal.db")
-    manager_pin = f"Mgr-{uuid.uuid4().hex[:10]}"
-    supervisor_pin = f"Sup-{uuid.uuid4().hex[:10]}"
-    filed_pin = f"File-{uuid.uuid4().hex[:10]}"
-    wrong_pin = f"Bad-{uuid.uuid4().hex[:10]}"
-    pin_file = tmp_path / "manager.pin"
-    pin_file.write_text(manager_pin + "\n")
-    new_pin_file = tmp_path / "new.pin"
-    new_pin_file.write_text(filed_pin + "\n")
+    passphrases = {name: f"Pass-{uuid.uuid4().hex[:16]}" for name in ("Morgan", "Dana", "Lee")}
+    wrong = f"Bad-{uuid.uuid4().hex[:16]}"
+    key_files = {name: tmp_path / f"{name.lower()}.key" for name in passphrases}
+    passphrase_files = {name: tmp_path / f"{name.lower()}.passphrase" for name in passphrases}
+    for name, passphrase in passphrases.items():
+        passphrase_files[name].write_text(passphrase + "\n")
+    manager = str(key_files["Morgan"])
     runs = [
-        # The first operator, a manager, enrolled from the environment.
-        jackpotd("operator", "add", "Morgan", "--role", "manager", "--db", database,
-                 env={"JACKPOTD_NEW_PIN": manager_pin}),
-        # A supervisor, the manager authenticating with $JACKPOTD_PIN.
-        jackpotd("operator", "add", "Dana", "--role", "supervisor", "--by", "Morgan",
-                 "--db", database,
-                 env={"JACKPOTD_PIN": manager_pin, "JACKPOTD_NEW_PIN": supervisor_pin}),
-        # Another, both PINs from files.
-        jackpotd("operator", "add", "Lee", "--role", "supervisor", "--by", "Morgan",
-                 "--pin-file", str(pin_file), "--new-pin-file", str(new_pin_file),
-                 "--db", database),
+        # Each operator makes their key: the new passphrase from the environment or a file.
+        jackpotd("operator", "key", "Morgan", "--out", manager,
+                 env={"JACKPOTD_NEW_PASSPHRASE": passphrases["Morgan"]}),
+        jackpotd("operator", "key", "Dana", "--out", str(key_files["Dana"]),
+                 "--passphrase-file", str(passphrase_files["Dana"])),
+        jackpotd("operator", "key", "Lee", "--out", str(key_files["Lee"]),
+                 env={"JACKPOTD_NEW_PASSPHRASE": passphrases["Lee"]}),
+        # The first operator, a manager, signs their own enrollment ($JACKPOTD_PASSPHRASE);
+        # then enrolls the supervisors (the passphrase from the environment, then a file).
+        jackpotd("operator", "add", "Morgan", "--role", "manager", "--public-key", manager,
+                 "--key", manager, "--db", database,
+                 env={"JACKPOTD_PASSPHRASE": passphrases["Morgan"]}),
+        jackpotd("operator", "add", "Dana", "--role", "supervisor",
+                 "--public-key", str(key_files["Dana"]), "--key", manager, "--db", database,
+                 env={"JACKPOTD_PASSPHRASE": passphrases["Morgan"]}),
+        jackpotd("operator", "add", "Lee", "--role", "supervisor",
+                 "--public-key", str(key_files["Lee"]), "--key", manager,
+                 "--passphrase-file", str(passphrase_files["Morgan"]), "--db", database),
     ]  # fmt: skip
-    assert [run.returncode for run in runs] == [0, 0, 0], [run.stderr for run in runs]
-    wrong = jackpotd(
-        "operator", "revoke", "Lee", "--reason", "test", "--by", "Morgan", "--db", database,
-        env={"JACKPOTD_PIN": wrong_pin},
+    assert [run.returncode for run in runs] == [0] * 6, [run.stderr for run in runs]
+    for path in key_files.values():
+        assert path.stat().st_mode & 0o777 == 0o600, path
+    again = jackpotd(
+        "operator", "key", "Morgan", "--out", manager,
+        env={"JACKPOTD_NEW_PASSPHRASE": passphrases["Morgan"]},
     )  # fmt: skip
-    assert wrong.returncode == 1
-    assert wrong.stderr == "jackpotd: wrong PIN for Morgan\n"
+    assert again.returncode == 1
+    assert "cannot create the key file: File exists" in again.stderr
+    refused = jackpotd(
+        "operator", "revoke", "Lee", "--reason", "test", "--key", manager, "--db", database,
+        env={"JACKPOTD_PASSPHRASE": wrong},
+    )  # fmt: skip
+    assert refused.returncode == 1
+    assert refused.stderr == f"jackpotd: {manager}: wrong passphrase for Morgan\n"
     runs += [
-        wrong,
+        again,
+        refused,
         jackpotd("operator", "list", "--db", database),
         jackpotd("verify", "--db", database, "--json"),
         jackpotd("meters", "--db", database, "--json"),
     ]
     assert [run.returncode for run in runs[-3:]] == [0, 0, 0]
     assert json.loads(runs[-2].stdout)["ok"] is True
+    private = {name: open_key(path, passphrases[name])[1] for name, path in key_files.items()}
+    public = {name: public_key_text(key) for name, key in private.items()}
+    for name, key in public.items():  # each operator's `operator key` printed it
+        assert f"key of {name}, public key {key}" in "".join(run.stdout for run in runs[:3])
     assert runs[-3].stdout.splitlines() == [
-        "Dana\tsupervisor",
-        "Lee\tsupervisor",
-        "Morgan\tmanager",
+        f"Dana\tsupervisor\t{public['Dana'][:12]}...\t0 failed attempts",
+        f"Lee\tsupervisor\t{public['Lee'][:12]}...\t0 failed attempts",
+        f"Morgan\tmanager\t{public['Morgan'][:12]}...\t1 failed attempts",
     ]
 
-    # The journal holds each operator's scrypt hash; the wrong attempt is a fault naming who
-    # and what, never the PIN tried.
+    # The journal holds public keys and the failed attempt (who, what), never a secret.
     journal = (tmp_path / "journal.db").read_bytes()
-    assert journal.count(b"scrypt:") >= 3
-    assert b"wrong-pin" in journal
+    for key in public.values():
+        assert key.encode() in journal
+    assert b"authentication-failed" in journal
+    secrets = [*passphrases.values(), wrong]
     files = sorted(tmp_path.glob("journal.db*"))
-    for pin in (manager_pin, supervisor_pin, filed_pin, wrong_pin):
-        for file in files:
-            assert_absent(pin, file.name, file.read_bytes())
+    for secret in secrets:
+        for file in [*files, *key_files.values()]:
+            assert_absent(secret, file.name, file.read_bytes())
         for run in runs:
-            assert_absent(pin, f"the output of {run.args[3:5]}", run.stdout + run.stderr)
+            assert_absent(secret, f"the output of {run.args[3:5]}", run.stdout + run.stderr)
+    for name, key in private.items():
+        raw = key.private_bytes_raw()
+        for file in [*files, *key_files.values()]:
+            assert_absent(raw, f"{file.name} ({name}'s private key)", file.read_bytes())
+        for run in runs:
+            assert_absent(raw, f"the output of {run.args[3:5]}", run.stdout + run.stderr)
