@@ -292,6 +292,25 @@ class FaultRecorded(Event, frozen=True, tag="fault"):
     detail: str = ""
 
 
+class CheckpointRecorded(Event, frozen=True, tag="checkpoint"):
+    """The controller's signed statement of the journal's head and state (docs/journal.md).
+
+    Journaled by the controller every so many rows, and at a clean shutdown: row ``head_seq``
+    of the journal has the hash ``head_hash``, and the ledger's state after it has the digest
+    ``state_digest`` (:mod:`controller.journal.snapshot`) and these meters (cents). The
+    ``signature`` is the controller key's (``key_id``) Ed25519 signature over all of it
+    (:mod:`controller.journal.checkpoints`). The ledger applies it as a no-op.
+    """
+
+    controller: str
+    head_seq: int
+    head_hash: str
+    state_digest: str
+    meters: dict[str, int]
+    key_id: str
+    signature: str
+
+
 AnyEvent = (
     PoolOpened
     | PoolTermsChanged
@@ -313,6 +332,7 @@ AnyEvent = (
     | OperatorUnlocked
     | AuthenticationFailed
     | FaultRecorded
+    | CheckpointRecorded
 )
 
 

@@ -29,6 +29,7 @@ from controller.events import (
     BetSensed,
     BetsLocked,
     CardDealt,
+    CheckpointRecorded,
     ConfigurationApproved,
     DealComplete,
     FaultRecorded,
@@ -244,7 +245,7 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return approve_manifest(state, event)
         case ConfigurationApproved():
             return approve_configuration(state, event, _configuration_change)
-        case FaultRecorded():
+        case FaultRecorded() | CheckpointRecorded():
             return state, []
         case _:
             assert_never(event)

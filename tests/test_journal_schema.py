@@ -92,7 +92,7 @@ def test_brief_3_journal_of_schema_5_is_upgraded_with_its_rows_and_chain_unchang
         assert snapshot(journal.state) == state
         assert journal.append(wager("r4-w1", "r4", 1)).seq == len(before["journal"]) + 1
     with closing(sqlite3.connect(path)) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 8
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 9
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
         with pytest.raises(sqlite3.IntegrityError):  # the file still refuses an id twice
             raw.execute(

@@ -143,6 +143,15 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
         "ALTER TABLE operators ADD COLUMN failures INTEGER NOT NULL DEFAULT 0",
         "ALTER TABLE operators ADD COLUMN locked INTEGER NOT NULL DEFAULT 0",
     ),
+    # Snapshots of the ledger state at the last few signed checkpoints
+    # (controller/journal/checkpoints.py): start-up replays from the last one that verifies.
+    (
+        """CREATE TABLE snapshots (
+            seq INTEGER PRIMARY KEY REFERENCES journal (seq),
+            head_seq INTEGER NOT NULL,
+            state TEXT NOT NULL
+        )""",
+    ),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``."""
 

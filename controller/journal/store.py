@@ -37,6 +37,7 @@ from controller.effects import AnyEffect, PayoutMade, Verified, decode_effects, 
 from controller.events import encode_event
 from controller.journal.batch import Batch
 from controller.journal.chain import GENESIS, row_hash
+from controller.journal.checkpoints import store_snapshot
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs, read_highs
 from controller.journal.errors import JournalError
@@ -49,6 +50,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from controller.events import AnyEvent
+    from controller.journal.checkpoints import Sealed
 
 log = logging.getLogger(__name__)
 
@@ -265,13 +267,19 @@ class Journal:
         """Apply and journal one event durably (see the module docstring)."""
         return self.append_many([event])[0]
 
-    def append_many(self, events: Sequence[AnyEvent]) -> list[Receipt]:
-        """Apply and journal several events in one transaction (group commit)."""
-        transaction = self.prepare(events)
+    def append_many(
+        self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None
+    ) -> list[Receipt]:
+        """Apply and journal several events in one transaction (group commit).
+
+        ``snapshot``: a signed checkpoint among the events, whose snapshot of the state is
+        stored in the same transaction (:mod:`controller.journal.checkpoints`).
+        """
+        transaction = self.prepare(events, snapshot=snapshot)
         transaction.commit()
         return self.adopt(transaction)
 
-    def prepare(self, events: Sequence[AnyEvent]) -> Transaction:
+    def prepare(self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None) -> Transaction:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next.
 
         The write lock is held from here until :meth:`Transaction.commit` returns, and nothing
@@ -279,7 +287,7 @@ class Journal:
         write and its ``fsync``) beside the event loop; see :mod:`controller.sequencer`.
         """
         try:
-            return self._prepare(events)
+            return self._prepare(events, snapshot)
         except sqlite3.Error as error:
             raise _write_error(self.path, error) from error
 
@@ -290,7 +298,7 @@ class Journal:
         self.state, self._tail = transaction.state, transaction.tail
         return transaction.receipts
 
-    def _prepare(self, events: Sequence[AnyEvent]) -> Transaction:
+    def _prepare(self, events: Sequence[AnyEvent], snapshot: Sealed | None) -> Transaction:
         connection = self.db.conn
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -328,6 +336,8 @@ class Journal:
             devices.write(connection)
             self._materialize(batch, state)
             self._materialize_payouts(batch)
+            if snapshot is not None:
+                store_snapshot(connection, receipts, snapshot)
         except BaseException:
             _roll_back(connection)
             raise

@@ -9,6 +9,12 @@ Three checks, each row in order:
 3. **State**: the state rebuilt from the whole journal equals the materialized state (pools to
    the fraction of a cent, tables, open rounds, pending payouts, configuration revision), and
    every pool's money adds up (money in = meter + reserve + overflow + paid).
+
+Then the controller's **checkpoints** (:mod:`controller.journal.checkpoint_audit`): each states
+the hash of a row before it and the replayed state there, and, given the controller's public
+keys, its signature verifies. And the **anchors** (:mod:`controller.journal.anchors`): each
+saved head is in the chain, or this is not the history that was anchored. The report gives
+the head (the last row and its hash), to be kept as an anchor.
 """
 
 from __future__ import annotations
@@ -16,19 +22,33 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 import sqlite_utils
 
 from controller.effects import AnyEffect, PayoutMade, Verified, encode_effects
 from controller.events import decode_event, encode_event
+from controller.journal.anchors import check_anchor
 from controller.journal.chain import GENESIS, row_hash
+from controller.journal.checkpoint_audit import (
+    AtHead,
+    CheckpointSummary,
+    at_head,
+    audit,
+    audit_snapshots,
+    checkpoints_in,
+)
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
 from controller.journal.restore import load_state
 from controller.journal.store import APPLIED, REJECTED, payout_columns
 from controller.ledger import LedgerError, LedgerState, apply
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from controller.journal.anchors import Anchor
 
 MAX_PROBLEMS: Final = 20
 
@@ -40,6 +60,13 @@ class VerifyReport:
     rows: int = 0
     pools: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    head: tuple[int, str] = (0, GENESIS)
+    """The last row and its hash: what to keep off the box as an anchor."""
+    checkpoints: list[CheckpointSummary] = field(default_factory=list)
+    keys: int = 0
+    """Controller public keys the checkpoints' signatures were checked with."""
+    anchors: int = 0
+    """Saved heads checked."""
 
     @property
     def ok(self) -> bool:
@@ -71,9 +98,10 @@ def _expect_payouts(
             }
 
 
-def _replay_row(
+def replay_row(
     state: LedgerState, row: dict[str, object], report: VerifyReport, payouts: Payouts
 ) -> LedgerState:
+    """The state after one journal row, whose outcome and effects the replay must give."""
     seq = row["seq"]
     try:
         event = decode_event(str(row["event"]))
@@ -129,8 +157,24 @@ def _compare_state(replayed: LedgerState, stored: LedgerState, report: VerifyRep
         )
 
 
-def verify(path: Path | str) -> VerifyReport:
-    """Check a journal file; raises :class:`JournalError` if it cannot be read at all."""
+def check_link(row: dict[str, Any], expected: int, previous: str, report: VerifyReport) -> None:
+    """The row's place in the chain: its number, the hash before it and its own."""
+    if row["seq"] != expected:
+        report.problem(f"row {row['seq']}: expected row {expected}; rows are missing")
+    if row["prev_hash"] != previous:
+        report.problem(f"row {row['seq']}: the chain is broken (previous hash differs)")
+    if row_hash(row["prev_hash"], row) != row["hash"]:
+        report.problem(f"row {row['seq']}: the row's contents do not match its hash")
+
+
+def verify(
+    path: Path | str, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()
+) -> VerifyReport:
+    """Check a journal file; raises :class:`JournalError` if it cannot be read at all.
+
+    ``keys``: the controller's public keys (base64) to check the checkpoints' signatures with;
+    ``anchors``: saved heads that must be in the chain.
+    """
     location = Path(path)
     if not location.exists():
         raise JournalError(f"{location}: no such journal")
@@ -140,18 +184,18 @@ def verify(path: Path | str) -> VerifyReport:
         rows = [dict(row) for row in connection.execute("SELECT * FROM journal ORDER BY seq")]
     except sqlite3.Error as error:
         raise JournalError(f"{location}: cannot read the journal: {error}") from error
-    report = VerifyReport(rows=len(rows))
+    report = VerifyReport(rows=len(rows), keys=len(keys), anchors=len(anchors))
     previous, state = GENESIS, LedgerState()
     payouts: Payouts = {}
+    checkpoints = checkpoints_in(rows)
+    wanted = {event.head_seq for event in checkpoints.values()}
+    at_heads: dict[int, AtHead] = {0: at_head(state)} if 0 in wanted else {}
     for expected, row in enumerate(rows, start=1):
-        if row["seq"] != expected:
-            report.problem(f"row {row['seq']}: expected row {expected}; rows are missing")
-        if row["prev_hash"] != previous:
-            report.problem(f"row {row['seq']}: the chain is broken (previous hash differs)")
-        if row_hash(row["prev_hash"], row) != row["hash"]:
-            report.problem(f"row {row['seq']}: the row's contents do not match its hash")
+        check_link(row, expected, previous, report)
         previous = row["hash"]
-        state = _replay_row(state, row, report, payouts)
+        state = replay_row(state, row, report, payouts)
+        if row["seq"] in wanted:
+            at_heads[row["seq"]] = at_head(state)
     try:
         stored_state = load_state(sqlite_utils.Database(connection))
     except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:
@@ -162,5 +206,12 @@ def verify(path: Path | str) -> VerifyReport:
     for payout_id in sorted(payouts.keys() | stored.keys()):
         if payouts.get(payout_id) != stored.get(payout_id):
             report.problem(f"payout {payout_id}: the stored payout differs from the replay")
+    hashes = {int(row["seq"]): str(row["hash"]) for row in rows}
+    report.head = (int(rows[-1]["seq"]), str(rows[-1]["hash"])) if rows else (0, GENESIS)
+    report.checkpoints = audit(checkpoints, at_heads, hashes, keys=keys, problem=report.problem)
+    audit_snapshots(connection, checkpoints, report.problem)
     connection.close()
+    for anchor in anchors:
+        for problem in check_anchor(anchor, len(rows), hashes.get, keys):
+            report.problem(problem)
     return report

@@ -1,0 +1,153 @@
+"""Start-up never trusts the stored state: it checks it against the journal first.
+
+The materialized tables (pools, tables, live table states, open rounds, pending payouts,
+operators, ``meta``) are what the controller restores from; someone who can write the file can
+edit them (a meter set by hand) without touching a journal row. So before the daemon builds
+on them, :func:`check_state` rebuilds the state the journal gives and compares:
+
+1. it takes the **last checkpoint that verifies** (:mod:`.checkpoints`): signed with this
+   controller's key, its stored snapshot the state it signed, and the row it covers holding the
+   hash it signed. A checkpoint under this controller's key id whose signature does not verify
+   is someone else's writing: the check fails. One signed with another key (before a key
+   rotation) or whose snapshot was damaged is passed over for an earlier one, and said so;
+2. it restores the state from that checkpoint's snapshot, and replays only the rows after the
+   row it covers, checking their chain from the hash the checkpoint signed and that each gives
+   its journaled outcome and effects; with no checkpoint, from the first row;
+3. it compares the result with the materialized state, part by part, and names every value
+   that differs (:func:`controller.journal.snapshot.differences`).
+
+The work is the rows since the last checkpoint, which the controller writes every so many
+rows (:mod:`controller.checkpointing`), whatever the journal's length. The rows before the
+checkpoint are vouched for by its signature; ``jackpotd verify`` checks all of them.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from controller.controller_key import signature_verifies
+from controller.journal.chain import GENESIS, row_hash
+from controller.journal.checkpoints import (
+    KIND,
+    Checkpointed,
+    StoredSnapshot,
+    checkpoint_of,
+    signed_bytes,
+    stored_snapshots,
+)
+from controller.journal.snapshot import differences, digest, state_from_text
+from controller.journal.verify import VerifyReport, check_link, replay_row
+from controller.ledger import LedgerState
+
+if TYPE_CHECKING:
+    from controller.controller_key import ControllerKey
+    from controller.events import CheckpointRecorded
+    from controller.journal import Journal
+
+
+@dataclass(slots=True)
+class StateCheck:
+    """What the start-up check found."""
+
+    checkpoint: Checkpointed | None = None
+    """The checkpoint replayed from (None: from the first row)."""
+    replayed: int = 0
+    """Journal rows replayed: those after the row the checkpoint covers."""
+    problems: list[str] = field(default_factory=list)
+    """Why the daemon must not start; empty if the stored state is the journal's."""
+    notes: list[str] = field(default_factory=list)
+    """Checkpoints passed over, and why (worth an operator's look, not a refusal)."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the stored state is the one the journal gives."""
+        return not self.problems
+
+
+def _row(connection: sqlite3.Connection, seq: int) -> dict[str, Any] | None:
+    cursor = connection.execute("SELECT * FROM journal WHERE seq = ?", [seq])
+    names = [column[0] for column in cursor.description]
+    found = cursor.fetchone()
+    return dict(zip(names, found, strict=True)) if found else None
+
+
+def _head_holds(connection: sqlite3.Connection, event: CheckpointRecorded) -> bool:
+    """Whether the row the checkpoint covers is in the journal with the hash it signed."""
+    if event.head_seq == 0:
+        return event.head_hash == GENESIS
+    head = _row(connection, event.head_seq)
+    return (
+        head is not None
+        and head["hash"] == event.head_hash
+        and row_hash(str(head["prev_hash"]), head) == event.head_hash
+    )
+
+
+def _trusted(
+    connection: sqlite3.Connection, snapshot: StoredSnapshot, key: ControllerKey, check: StateCheck
+) -> tuple[CheckpointRecorded, LedgerState] | None:
+    """The snapshot's checkpoint and state, if they can be trusted (see the module docstring)."""
+    row = _row(connection, snapshot.seq)
+    event = checkpoint_of(str(row["event"])) if row and row["kind"] == KIND else None
+    where = f"checkpoint at row {snapshot.seq}"
+    if event is None:
+        check.notes.append(f"snapshot of row {snapshot.seq}: that row is not a checkpoint")
+        return None
+    if event.key_id != key.key_id:
+        check.notes.append(f"{where}: signed by another key ({event.key_id}), not used")
+        return None
+    if not signature_verifies(key.public_key, event.signature, signed_bytes(event)):
+        check.problems.append(
+            f"{where}: its signature under this controller's key does not verify: "
+            "someone else wrote it"
+        )
+        return None
+    if not _head_holds(connection, event):
+        check.problems.append(
+            f"{where}: row {event.head_seq} does not have the hash it signed: "
+            "the journal was rewritten"
+        )
+        return None
+    if snapshot.head_seq != event.head_seq or digest(snapshot.state) != event.state_digest:
+        check.notes.append(f"{where}: its stored snapshot is not the state it signed, not used")
+        return None
+    try:
+        return event, state_from_text(snapshot.state)
+    except ValueError as error:
+        check.notes.append(f"{where}: {error}, not used")
+        return None
+
+
+def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
+    """Check the journal's materialized state against its rows (see the module docstring)."""
+    connection = journal.db.conn
+    check = StateCheck()
+    start, previous, state = 0, GENESIS, LedgerState()
+    try:
+        snapshots = stored_snapshots(connection)
+    except sqlite3.Error as error:
+        check.problems.append(f"the snapshots cannot be read: {error}")
+        return check
+    for snapshot in snapshots:
+        trusted = _trusted(connection, snapshot, key, check)
+        if check.problems:
+            return check
+        if trusted is not None:
+            event, state = trusted
+            start, previous = event.head_seq, event.head_hash
+            check.checkpoint = Checkpointed(snapshot.seq, event)
+            break
+    report = VerifyReport()
+    cursor = connection.execute("SELECT * FROM journal WHERE seq > ? ORDER BY seq", [start])
+    names = [column[0] for column in cursor.description]
+    for values in cursor:
+        row = dict(zip(names, values, strict=True))
+        check.replayed += 1
+        check_link(row, start + check.replayed, previous, report)
+        previous = str(row["hash"])
+        state = replay_row(state, row, report, {})
+    check.problems += report.problems
+    check.problems += differences(journal.state, state)
+    return check
