@@ -12,7 +12,7 @@ import asyncio
 from collections import deque
 from typing import TYPE_CHECKING
 
-from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate
+from controller.outputs import CheckpointUpdate, ControllerUpdate, MeterUpdate, TableUpdate
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -62,7 +62,7 @@ class Broadcast:
         self.latest: dict[str, AnyUpdate] = {}
 
     def subscribe(self, *, replay: bool = True) -> Subscription:
-        """A new subscription, primed with the latest meter, table and controller states."""
+        """A new subscription, primed with the latest states (meters, tables, checkpoint...)."""
         subscription = Subscription(self)
         if replay:
             for update in self.latest.values():
@@ -94,5 +94,7 @@ def _state_key(update: AnyUpdate) -> str | None:
             return f"table/{update.table_id}"
         case ControllerUpdate():
             return "controller"
+        case CheckpointUpdate():
+            return "checkpoint"
         case _:
             return None

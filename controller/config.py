@@ -36,6 +36,7 @@ from controller.config_schema import (
 )
 from controller.config_tables import Context, TableChecks
 from controller.config_values import names
+from controller.controller_key import CREDENTIALS
 from controller.ranking import AceFive
 from controller.settlement import HitOrder
 
@@ -66,6 +67,9 @@ _PAYTABLE_NAME: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELD: Final = re.compile(r"Object (?:contains unknown|missing required) field `([^`]+)`")
 _DYNASTY: Final = {"pa": ("pa", "pa-caption"), "nj": ("nj",)}
 """The Dynasty Bonus readings each jurisdiction allows, its default first (docs/rules.md 5.4)."""
+MIN_CHECKPOINT_ROWS: Final = 100
+MAX_CHECKPOINT_ROWS: Final = 1_000_000
+"""Rows between checkpoints: fewer makes the journal mostly checkpoints, more a slow start-up."""
 
 
 def load_config(path: Path) -> Config:
@@ -213,7 +217,29 @@ class _Loader(TableChecks):
                 "controller.dual_control_amount", raw.dual_control_amount, minimum=1
             ),
             lockout_after=self.count("controller.lockout_after", raw.lockout_after),
+            key_file=self.key_file(raw.key_file),
+            checkpoint_rows=self.checkpoint_rows(raw.checkpoint_rows),
+            checkpoint_interval_s=self.positive(
+                "controller.checkpoint_interval_s", raw.checkpoint_interval_s
+            ),
         )
+
+    def key_file(self, text: str | None) -> str | None:
+        """The controller key's path, relative to this file; ``${CREDENTIALS_DIRECTORY}`` kept."""
+        if text is None or text.startswith(CREDENTIALS):
+            return text
+        if not text.strip():
+            raise self.fail("controller.key_file", "names no file")
+        return str(self.path(text))
+
+    def checkpoint_rows(self, rows: int) -> int:
+        """Rows between checkpoints: start-up replays at most about this many."""
+        if not MIN_CHECKPOINT_ROWS <= rows <= MAX_CHECKPOINT_ROWS:
+            raise self.fail(
+                "controller.checkpoint_rows",
+                f"must be from {MIN_CHECKPOINT_ROWS:,} to {MAX_CHECKPOINT_ROWS:,}, not {rows:,}",
+            )
+        return rows
 
     def broker(
         self, raw: BrokerSettings | None, keys: RawBrokerKeys | None, controller: ControllerConfig

@@ -56,6 +56,9 @@ class RawController(Raw, frozen=True):
     paytable_dirs: list[str] = []
     dual_control_amount: str = "$10,000"
     lockout_after: int = 5
+    key_file: str | None = None
+    checkpoint_rows: int = 10_000
+    checkpoint_interval_s: float = 300.0
 
 
 class RawPool(Raw, frozen=True):
@@ -208,6 +211,13 @@ class ControllerConfig:
     """A verification of a win at or above this needs two operators' signatures."""
     lockout_after: int = 5
     """Failed authentications in a row that lock an operator out."""
+    key_file: str | None = None
+    """The controller's signing key (controller/controller_key.py): a path, or one under
+    ``${CREDENTIALS_DIRECTORY}`` (expanded when the service starts)."""
+    checkpoint_rows: int = 10_000
+    """A signed checkpoint after this many journal rows (controller/checkpointing.py)..."""
+    checkpoint_interval_s: float = 300.0
+    """...or this many seconds after the last one, whichever comes first."""
 
 
 @dataclass(frozen=True, slots=True)

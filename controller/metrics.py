@@ -176,6 +176,8 @@ class ControllerMetrics(Collector):
         yield from self._clock()
         yield from self._streams()
         yield from self._hostile_input()
+        yield from self._authority()
+        yield from self._checkpoint()
 
     def _pools(self) -> Iterator[Metric]:
         families = {
@@ -331,6 +333,25 @@ class ControllerMetrics(Collector):
             steps.add_metric([direction], count)
         yield steps
 
+    def _authority(self) -> Iterator[Metric]:
+        """Wrong passphrases and the lockouts they cause (docs/security.md), from the ledger.
+
+        The command line journals its failed attempts itself; the controller takes in what
+        another process journaled at its next write, so they count here as well.
+        """
+        operators = self.journal.state.operators.values()
+        locked = GaugeMetricFamily(
+            "jackpotd_operators_locked_out",
+            "Operators locked out after failed authentications, until a manager unlocks them.",
+        )
+        locked.add_metric([], sum(operator.locked for operator in operators))
+        failures = GaugeMetricFamily(
+            "jackpotd_operator_failed_authentications",
+            "Failed authentications in a row, over all operators (a signed action resets them).",
+        )
+        failures.add_metric([], sum(operator.failures for operator in operators))
+        yield from (locked, failures)
+
     def _hostile_input(self) -> Iterator[Metric]:
         """What the alerts on devices watch (docs/faults.md): conflicts, gaps, floods, poison."""
         stats = self.sequencer.stats
@@ -373,6 +394,22 @@ class ControllerMetrics(Collector):
             failing.add_metric([source.name], 0.0 if source.health.trouble is None else 1.0)
             dead.add_metric([source.name], source.health.dead_letters)
         yield from (conflicts, gaps, lost, left_out, internal, failing, dead)
+
+    def _checkpoint(self) -> Iterator[Metric]:
+        """The last signed checkpoint: what an attacker with the journal file cannot rewrite."""
+        schedule = self.sequencer.checkpoints
+        last = schedule.last if schedule is not None else None
+        seq = GaugeMetricFamily(
+            "jackpotd_checkpoint_seq",
+            "The journal row the last signed checkpoint covers (0 before the first).",
+        )
+        seq.add_metric([], last.event.head_seq if last is not None else 0)
+        when = GaugeMetricFamily(
+            "jackpotd_checkpoint_timestamp_seconds",
+            "When the last signed checkpoint was made (Unix time; 0 before the first).",
+        )
+        when.add_metric([], schedule.last_timestamp if schedule is not None else 0.0)
+        yield from (seq, when)
 
     def _oldest_pending_seconds(self) -> float:
         if not self.journal.state.pending:

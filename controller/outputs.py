@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from controller.events import CheckpointRecorded  # noqa: TC001 - msgspec resolves it
+
 if TYPE_CHECKING:
     from controller.effects import PayoutMade, WagerRefused
 
@@ -76,7 +78,19 @@ class ControllerUpdate(Update, frozen=True, tag="controller"):
     reason: str
 
 
-AnyUpdate = MeterUpdate | HitAnnouncement | TableUpdate | WagerRefusal | ControllerUpdate
+class CheckpointUpdate(Update, frozen=True, tag="checkpoint"):
+    """A signed checkpoint journaled at row ``seq``, published off the box.
+
+    Published where the journal's writer cannot rewrite it (docs/journal.md, "Checkpoints and
+    anchors"): the retained MQTT topic, the metrics and the log.
+    """
+
+    checkpoint: CheckpointRecorded
+
+
+AnyUpdate = (
+    MeterUpdate | HitAnnouncement | TableUpdate | WagerRefusal | ControllerUpdate | CheckpointUpdate
+)
 
 
 def hit_announcement(payout: PayoutMade, at: str, seq: int) -> HitAnnouncement | None:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from controller.clock_watch import ClockWatch
 from controller.device_sequences import DeviceSequences
 from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus, WagerRefused
-from controller.events import DeviceEvent, FaultRecorded
+from controller.events import CheckpointRecorded, DeviceEvent, FaultRecorded
 from controller.journal import JournalError
 from controller.journal.identity import device_origin
 from controller.outputs import (
@@ -56,9 +56,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from controller.broadcast import Broadcast
+    from controller.checkpointing import CheckpointSchedule
     from controller.device_sequences import Gap
     from controller.events import AnyEvent
     from controller.journal import Journal, Receipt
+    from controller.journal.checkpoints import Sealed
     from controller.journal.store import Transaction
     from controller.outputs import AnyUpdate
 
@@ -161,6 +163,8 @@ class Sequencer:
         self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-commit")
         self.on_commit: list[Callable[[Sequence[Receipt]], None]] = []
         """Called with the receipts of each commit, before the updates are published."""
+        self.checkpoints: CheckpointSchedule | None = None
+        """When to journal a signed checkpoint (controller/checkpointing.py); None: never."""
 
     @property
     def available(self) -> bool:
@@ -260,16 +264,43 @@ class Sequencer:
         """Journal events in arrival order until cancelled or closed."""
         self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=True, reason="started")])
         while True:
-            first = await self._queue.get()
-            batch = [first]
-            while len(batch) < self.batch_max and not self._queue.empty():
+            first = await self._next()
+            batch = [first] if first is not None else []
+            while batch and len(batch) < self.batch_max and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             async with self._writing:
                 if self.failed_reason is None:
-                    self._watch_clock(batch)
-                    await self._commit(batch)
+                    if batch:
+                        self._watch_clock(batch)
+                        await self._commit(batch)
+                    await self._checkpoint_if_due()
                 else:
                     self._refuse(batch)
+
+    async def _next(self) -> _Waiting | None:
+        """The next event; None when a checkpoint falls due first (controller/checkpointing.py)."""
+        schedule = self.checkpoints
+        wait = schedule.seconds_left(self.journal.head[0]) if schedule else None
+        if wait is None or self.failed_reason is not None:
+            return await self._queue.get()
+        try:
+            async with asyncio.timeout(wait):
+                return await self._queue.get()
+        except TimeoutError:
+            return None
+
+    async def _checkpoint_if_due(self, *, closing: bool = False) -> None:
+        """Journal a signed checkpoint of the head if one is due (always when closing)."""
+        schedule = self.checkpoints
+        if schedule is None or self.failed_reason is not None:
+            return
+        head = self.journal.head[0]
+        if not (schedule.due(head) or (closing and schedule.rows_behind(head) > 0)):
+            return
+        sealed = schedule.seal(self.journal, self.clock())
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume)
+        await self._commit([_Waiting(sealed.event, future, perf_counter())], snapshot=sealed)
 
     def _watch_clock(self, batch: list[_Waiting]) -> None:
         """Journal a step of the wall clock since the last batch, ahead of this batch.
@@ -291,10 +322,11 @@ class Sequencer:
             if not waiting.future.done():
                 waiting.future.set_exception(ControllerUnavailableError(self.failed_reason or ""))
 
-    async def _commit(self, batch: list[_Waiting]) -> None:
+    async def _commit(self, batch: list[_Waiting], snapshot: Sealed | None = None) -> None:
         started = perf_counter()
         try:
-            transaction = self.journal.prepare([waiting.event for waiting in batch])
+            events = [waiting.event for waiting in batch]
+            transaction = self.journal.prepare(events, snapshot=snapshot)
             await self._durable(transaction)
         except JournalError as error:
             self._fail_closed(str(error))
@@ -364,6 +396,8 @@ class Sequencer:
     def _updates(self, receipt: Receipt, event: AnyEvent) -> list[AnyUpdate]:
         """What the sinks must hear about, from the effects of a committed event."""
         at, seq = event.at, receipt.seq
+        if isinstance(event, CheckpointRecorded) and self.checkpoints is not None:
+            return [self.checkpoints.recorded(seq, event)]
         updates: list[AnyUpdate] = []
         for effect in receipt.effects:
             if isinstance(effect, Balances):
@@ -463,4 +497,5 @@ class Sequencer:
                     await self._commit(batch)
                 else:
                     self._refuse(batch)
+            await self._checkpoint_if_due(closing=True)
         self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=False, reason="stopping")])

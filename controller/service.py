@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from controller.broadcast import Broadcast
+from controller.checkpointing import resume_checkpoints, schedule_for
 from controller.config_approval import Approver, configuration_approval, split
 from controller.config_events import config_events
 from controller.display import Display, serve_display
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from controller.config import Config
+    from controller.controller_key import ControllerKey
     from controller.events import AnyEvent
     from controller.ports import Sink, Source
     from controller.settlement import TableRules
@@ -156,15 +158,21 @@ def build_runtime(
     *,
     require_manifest: bool = False,
     authority: AuthorityPolicy = AuthorityPolicy(),
+    key: ControllerKey | None = None,
 ) -> Runtime:
     """Open the journal and bring it in line with the configuration.
 
     ``require_manifest``: refuse to start without an approved manifest (``jackpotd run``);
     without it, a journal with none only draws a warning (the demo, in-process tests).
+    ``key``: the controller's signing key (else the one ``[controller] key_file`` names);
+    the stored state is checked against the journal before anything builds on it
+    (controller/checkpointing.py).
     """
+    checkpoints = schedule_for(config, key)
     config.controller.journal.parent.mkdir(parents=True, exist_ok=True)
     journal = Journal(config.controller.journal)
     _self_check(config, journal, require_manifest=require_manifest)
+    resume_checkpoints(journal, checkpoints, utc_now())
     events = _configuration(config, journal, authority)
     refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
     if refused:
@@ -179,6 +187,8 @@ def build_runtime(
         offline=offline,
     )
     sequencer = Sequencer(journal, broadcast, on_heartbeat=liveness.seen)
+    sequencer.checkpoints = checkpoints
+    broadcast.publish(checkpoints.updates())
     runtime = Runtime(config.controller.controller_id, journal, broadcast, sequencer, liveness)
     runtime.metrics = ControllerMetrics(journal, sequencer, liveness)
     sequencer.on_commit.append(runtime.metrics.observe)
@@ -279,9 +289,10 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     started: Callable[[Runtime, str], None] | None = None,
     require_manifest: bool = False,
     authority: AuthorityPolicy = AuthorityPolicy(),
+    key: ControllerKey | None = None,
 ) -> Runtime:
     """Run the controller until ``stop`` is set; return its runtime (journal still open)."""
-    runtime = build_runtime(config, require_manifest=require_manifest, authority=authority)
+    runtime = build_runtime(config, require_manifest=require_manifest, authority=authority, key=key)
     liveness = runtime.liveness
     if liveness is None:  # pragma: no cover - build_runtime always makes one
         raise StartupError("no liveness monitor")

@@ -12,6 +12,7 @@ from controller import __version__
 from controller.cards import CardError, HandError
 from controller.cli import (
     analyze,
+    anchors,
     config_command,
     hand,
     manifest_command,
@@ -23,7 +24,9 @@ from controller.cli import (
 )
 from controller.cli.common import CommandError
 from controller.config import ConfigError
+from controller.controller_key import ControllerKeyError
 from controller.journal import JournalError
+from controller.journal.anchors import AnchorError
 from controller.money import MoneyError
 from controller.paytable_files import PaytableError
 from controller.service import StartupError
@@ -47,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     hand.register(commands)
     analyze.register(commands)
     supervisor.register(commands)
+    anchors.register(commands)
     operators.register(commands)
     manifest_command.register(commands)
     report.register(commands)
@@ -72,6 +76,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         CommandError,
         ConfigError,
         StartupError,
+        ControllerKeyError,
+        AnchorError,
     ) as error:
         print(f"jackpotd: {error}", file=sys.stderr)
         return EXIT_INPUT

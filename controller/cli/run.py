@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.bytecode import restart_uncached, restarted, uncached
+from controller.checkpointing import controller_key
 from controller.config import load_config
+from controller.controller_key import ControllerKey
 from controller.demo import demo_approver, demo_config
 from controller.logsafe import log_handler
 from controller.money import format_cents
@@ -62,6 +64,7 @@ async def _serve(
     *,
     require_manifest: bool = False,
     authority: AuthorityPolicy,
+    key: ControllerKey,
 ) -> Runtime:
     stop = asyncio.Event()
     install_signal_handlers(stop)
@@ -86,6 +89,7 @@ async def _serve(
             started=started,
             require_manifest=require_manifest,
             authority=authority,
+            key=key,
         )
     finally:
         if waiter is not None:
@@ -101,11 +105,14 @@ def run_service(args: argparse.Namespace) -> int:
         restart_uncached()
     _logging(args.log_level)
     config = load_config(args.config)
+    key = controller_key(config)  # before anything starts: a missing key is one line
     pace = config.simulator.round_interval_s if config.simulator else 1.0
     # Only the demo, on its embedded defaults, runs without an approved manifest.
     signed = AuthorityPolicy(require_signed=True)
     simulation = Simulation(interval_s=pace)
-    runtime = asyncio.run(_serve(config, simulation, require_manifest=True, authority=signed))
+    runtime = asyncio.run(
+        _serve(config, simulation, require_manifest=True, authority=signed, key=key)
+    )
     runtime.journal.close()
     return 0
 
@@ -157,7 +164,9 @@ def run_demo(args: argparse.Namespace) -> int:
     )
     try:
         demo = AuthorityPolicy(approver=demo_approver(config.controller.journal))
-        runtime = asyncio.run(_serve(config, simulation, authority=demo))
+        # The demo's checkpoints are signed with a key made for the run, in memory only.
+        key = ControllerKey.generate()
+        runtime = asyncio.run(_serve(config, simulation, authority=demo, key=key))
     finally:
         sign.close()
     report = summary(runtime, simulation)

@@ -1,0 +1,188 @@
+"""``jackpotd verify``, ``jackpotd anchor save`` and ``jackpotd key``: proving the history.
+
+* ``verify`` checks the chain, replays the journal, checks the controller's checkpoints (their
+  signatures, given ``--controller-key`` or the keys an anchors file lists) and the saved
+  heads of ``--anchor`` files; it prints the head to keep (``--json``: a valid anchor line).
+* ``anchor save --to FILE`` verifies the journal against the anchors and keys FILE already
+  holds, and only then appends the head to it: keep FILE off the box.
+* ``key generate --out FILE`` makes the controller's signing key (mode 0600, never over an
+  existing file) and prints its public half, to keep off the box; ``key show FILE`` prints the
+  public half of a key file again.
+
+docs/journal.md ("Checkpoints and anchors") and docs/operations.md say how they are used.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from controller.cli.common import CommandError, add_db, now
+from controller.controller_key import ControllerKey, load_key, read_public_key, write_key
+from controller.journal.anchors import Anchors, read_anchors
+from controller.journal.verify import verify
+from controller.money import format_cents
+
+if TYPE_CHECKING:
+    import argparse
+
+    from controller.journal.verify import VerifyReport
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``verify``, ``anchor`` and ``key``."""
+    check = commands.add_parser(
+        "verify", help="check the hash chain, replay the journal, check checkpoints and anchors"
+    )
+    add_db(check)
+    _add_trust(check)
+    check.set_defaults(run=run_verify)
+
+    anchor = commands.add_parser("anchor", help="save the journal's head off the box")
+    anchor_commands = anchor.add_subparsers(dest="anchor_command", metavar="ACTION", required=True)
+    save = anchor_commands.add_parser(
+        "save", help="verify, then append the head to an anchors file"
+    )
+    add_db(save)
+    save.add_argument("--to", required=True, type=Path, help="the anchors file (kept off the box)")
+    _add_trust(save)
+    save.set_defaults(run=run_anchor_save)
+
+    key = commands.add_parser("key", help="the controller's signing key")
+    key_commands = key.add_subparsers(dest="key_command", metavar="ACTION", required=True)
+    generate = key_commands.add_parser("generate", help="make a new controller key")
+    generate.add_argument("--out", required=True, type=Path, help="the key file to write (0600)")
+    generate.add_argument("--public-out", type=Path, help="also write the public key here")
+    generate.set_defaults(run=run_key_generate)
+    show = key_commands.add_parser("show", help="print a key file's public key and id")
+    show.add_argument("key_file", type=Path)
+    show.set_defaults(run=run_key_show)
+
+
+def _add_trust(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--controller-key",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="a controller public key (as jackpotd key generate printed it); repeatable",
+    )
+    parser.add_argument(
+        "--anchor",
+        action="append",
+        default=[],
+        type=Path,
+        metavar="FILE",
+        help="an anchors file: saved heads that must be in the chain, and controller keys; "
+        "repeatable",
+    )
+
+
+def _trust(paths: list[Path], keys: list[Path]) -> Anchors:
+    anchors = Anchors()
+    for path in paths:
+        anchors.add(read_anchors(path))
+    for path in keys:
+        anchors.add(Anchors(keys=[read_public_key(path)]))
+    return anchors
+
+
+def verify_document(report: VerifyReport) -> dict[str, Any]:
+    """What ``verify --json`` prints; its ``head`` is an anchor (when ``ok``)."""
+    last = report.checkpoints[-1] if report.checkpoints else None
+    return {
+        "ok": report.ok,
+        "rows": report.rows,
+        "pools": report.pools,
+        "head": {"seq": report.head[0], "hash": report.head[1]},
+        "checkpoint": last.document() if last else None,
+        "checkpoints": len(report.checkpoints),
+        "controller_keys": report.keys,
+        "anchors": report.anchors,
+        "problems": report.problems,
+    }
+
+
+def _print_report(report: VerifyReport, db: str) -> None:
+    if not report.ok:
+        print(f"journal FAILED verification ({db}):", file=sys.stderr)
+        for problem in report.problems:
+            print(f"  {problem}", file=sys.stderr)
+        return
+    meters = ", ".join(f"{pool} {format_cents(cents)}" for pool, cents in report.pools.items())
+    print(f"journal OK: {report.rows:,} rows, chain intact, replay matches ({meters})")
+    print(f"head: row {report.head[0]} {report.head[1]}")
+    if report.checkpoints:
+        last = report.checkpoints[-1]
+        print(
+            f"checkpoints: {len(report.checkpoints)}, signatures {last.signature}; the last at "
+            f"row {last.row} covers row {last.head_seq} (key {last.key_id}, {last.at})"
+        )
+    else:
+        print("checkpoints: none")
+    if report.anchors:
+        print(f"anchors: {report.anchors} saved heads are in the chain")
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    """Check the journal; exit 1 with the problems on any mismatch."""
+    trust = _trust(args.anchor, args.controller_key)
+    report = verify(args.db, keys=trust.keys, anchors=trust.heads)
+    if args.json:
+        print(json.dumps(verify_document(report), indent=2))
+    else:
+        _print_report(report, args.db)
+    return 0 if report.ok else 1
+
+
+def run_anchor_save(args: argparse.Namespace) -> int:
+    """Verify against what the anchors file holds; if it passes, append the head to it."""
+    existing = [args.to] if args.to.exists() else []
+    trust = _trust([*existing, *args.anchor], args.controller_key)
+    report = verify(args.db, keys=trust.keys, anchors=trust.heads)
+    if not report.ok:
+        _print_report(report, args.db)
+        print(f"nothing saved to {args.to}", file=sys.stderr)
+        return 1
+    saved = Anchors() if not existing else read_anchors(args.to)
+    # Keys given for the first time are kept with the heads they checked.
+    lines: list[dict[str, Any]] = [
+        {"controller_key": key} for key in trust.keys if key not in saved.keys
+    ]
+    lines.append({"seq": report.head[0], "hash": report.head[1], "saved": now()})
+    with args.to.open("a", encoding="utf-8") as file:
+        file.writelines(json.dumps(line) + "\n" for line in lines)
+    if args.json:
+        print(json.dumps(lines[-1]))
+    else:
+        print(f"anchored row {report.head[0]} {report.head[1]} in {args.to}")
+    return 0
+
+
+def _print_public(key: ControllerKey) -> None:
+    print(f"public key: {key.public_key}")
+    print(f"key id:     {key.key_id}")
+    print("for an anchors file (jackpotd verify --anchor FILE):")
+    print(json.dumps({"controller_key": key.public_key, "key_id": key.key_id}))
+
+
+def run_key_generate(args: argparse.Namespace) -> int:
+    """Write a new controller key; print its public half to keep off the box."""
+    if args.public_out is not None and args.public_out.exists():
+        raise CommandError(f"{args.public_out}: exists; not overwritten")
+    key = ControllerKey.generate()
+    write_key(args.out, key)
+    if args.public_out is not None:
+        args.public_out.write_text(key.public_key + "\n", encoding="utf-8")
+    print(f"controller key written to {args.out} (mode 0600); keep its public half off this box:")
+    _print_public(key)
+    return 0
+
+
+def run_key_show(args: argparse.Namespace) -> int:
+    """Print the public key and id of a controller key file."""
+    _print_public(load_key(args.key_file))
+    return 0

@@ -1,0 +1,282 @@
+"""Start-up never trusts the stored state (docs/faults.md, "Edited materialized state").
+
+Before the daemon builds on the materialized tables it rebuilds the state from the last
+checkpoint that verifies (its snapshot, then the rows after it) and compares: a meter edited
+by hand in the ``pools`` table stops the start, named with both values, and the refusal is
+journaled. The check replays only the rows after the last checkpoint, whatever the journal's
+length (the tests count the rows replayed). A checkpoint someone else signed, a snapshot
+edited, a row edited after the checkpoint or a history rewritten before it are each found.
+
+Every journal is a real SQLite file, edited as an intruder with the file would edit it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from contextlib import closing
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import msgspec
+import pytest
+from journal_rig import AT, NOTHING, OTHER, POOL, opened_journal, rows_of, settle, wager
+
+from controller.checkpointing import CheckpointSchedule, StoredStateError, resume_checkpoints
+from controller.config import parse_config
+from controller.controller_key import ControllerKey
+from controller.journal import Journal
+from controller.journal.chain import row_hash
+from controller.journal.checkpoints import seal, signed_bytes
+from controller.journal.snapshot import digest, snapshot_text
+from controller.journal.state_check import check_state
+from controller.service import build_runtime
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from controller.events import AnyEvent
+
+
+def config_text(journal: Path) -> str:
+    return (
+        f'[controller]\nsite = "s"\nid = "c1"\njournal = "{journal}"\n\n'
+        '[[pools]]\nid = "pool-a"\npaytable = "progressive-1"\n\n'
+        '[[tables]]\nid = "T1"\ntransport = "simulator"\nprogressive = "progressive-1"\n'
+        'pool = "pool-a"\n\n[web]\nport = 1\n'
+    )
+
+
+def start(journal: Path, key: ControllerKey) -> None:
+    """The daemon's start-up (build_runtime), then its journal closed again."""
+    config = parse_config(config_text(journal), "test.toml", journal.parent)
+    runtime = build_runtime(config, key=key)
+    runtime.journal.close()
+
+
+def rounds(first: int, count: int) -> list[AnyEvent]:
+    events: list[AnyEvent] = []
+    for number in range(first, first + count):
+        round_id = f"x{number}"
+        events += [
+            wager(f"{round_id}-w1", round_id, 1),
+            wager(f"{round_id}-w2", round_id, 2),
+            settle(f"{round_id}-settle", round_id, {1: NOTHING, 2: OTHER}),
+        ]
+    return events
+
+
+def play(journal: Journal, first: int, count: int) -> None:
+    events = rounds(first, count)
+    for start_at in range(0, len(events), 300):
+        journal.append_many(events[start_at : start_at + 300])
+
+
+def schedule(key: ControllerKey) -> CheckpointSchedule:
+    return CheckpointSchedule(key, "c1")
+
+
+def checkpoint(journal: Journal, key: ControllerKey) -> int:
+    """A checkpoint as the running controller journals it; its row."""
+    sealed = seal(key, "c1", journal.state, journal.head, AT)
+    return journal.append_many([sealed.event], snapshot=sealed)[0].seq
+
+
+def set_meter(path: Path, cents: str) -> None:
+    """Edit the pool's meter in the materialized ``pools`` table, as an intruder would."""
+    with closing(sqlite3.connect(path)) as raw, raw:
+        (text,) = raw.execute("SELECT state FROM pools WHERE pool_id = ?", [POOL]).fetchone()
+        document = json.loads(text)
+        document["meter"] = cents
+        raw.execute("UPDATE pools SET state = ? WHERE pool_id = ?", [json.dumps(document), POOL])
+
+
+@pytest.fixture
+def key() -> ControllerKey:
+    return ControllerKey.generate()
+
+
+def test_the_daemon_refuses_to_start_on_an_edited_meter(played: Path, key: ControllerKey) -> None:
+    start(played, key)  # once as it was: the check passes and a checkpoint is written
+    with Journal(played) as journal:
+        meter = journal.state.pools[POOL].meter
+        rows = journal.head[0]
+    set_meter(played, "250000000")  # $2,500,000
+    with pytest.raises(StoredStateError) as refused:
+        start(played, key)
+    assert f"pools/{POOL}: meter 250000000 in the table, {meter} by the journal" in str(
+        refused.value
+    )
+    assert str(refused.value).startswith(f"{played}: the stored state is not what the journal")
+    last = rows_of(played)[-1]
+    assert last["seq"] == rows + 1
+    assert (last["kind"], json.loads(str(last["event"]))["source"]) == ("fault", "start-up check")
+    assert "meter 250000000 in the table" in json.loads(str(last["event"]))["detail"]
+    # It stays refused, start after start, until the table is put right.
+    with pytest.raises(StoredStateError):
+        start(played, key)
+    set_meter(played, str(meter))
+    start(played, key)
+
+
+def test_the_check_replays_only_the_rows_after_the_last_checkpoint(
+    tmp_path: Path, key: ControllerKey
+) -> None:
+    replayed = {}
+    for size in (100, 2000):
+        path = tmp_path / f"journal-{size}.db"
+        with opened_journal(path) as journal:
+            play(journal, 0, size)
+            checkpoint(journal, key)
+            play(journal, size, 3)  # nine rows after it, in both
+            check = check_state(journal, key)
+            assert check.ok, check.problems
+            assert check.checkpoint is not None
+            replayed[journal.head[0]] = check.replayed
+    (short, long_) = sorted(replayed)
+    assert long_ - short == 1900 * 3
+    assert replayed[short] == replayed[long_] == 1 + 9  # the checkpoint's own row, and after
+
+
+def test_a_journal_without_a_checkpoint_is_replayed_whole_then_checkpointed(
+    played: Path, key: ControllerKey
+) -> None:
+    with Journal(played) as journal:
+        rows = journal.head[0]
+        assert check_state(journal, key).replayed == rows
+        resumed = resume_checkpoints(journal, schedule(key), AT)
+        assert resumed.last is not None
+        assert resumed.last.row == rows + 1
+        assert check_state(journal, key).replayed == 1
+
+
+def test_a_checkpoint_signed_with_another_key_is_passed_over(
+    played: Path, key: ControllerKey, caplog: pytest.LogCaptureFixture
+) -> None:
+    old = ControllerKey.generate()  # the key before a rotation
+    with Journal(played) as journal:
+        row = checkpoint(journal, old)
+        with caplog.at_level(logging.WARNING):
+            resumed = resume_checkpoints(journal, schedule(key), AT)
+    assert f"checkpoint at row {row}: signed by another key ({old.key_id}), not used" in (
+        caplog.text
+    )
+    assert resumed.last is not None
+    assert resumed.last.event.key_id == key.key_id
+
+
+def test_a_doctored_state_under_a_checkpoint_of_another_key_is_found(
+    played: Path, key: ControllerKey
+) -> None:
+    """The intruder edits the meter, and writes a checkpoint and snapshot that agree with it."""
+    with Journal(played) as journal:
+        checkpoint(journal, key)
+        pool = journal.state.pools[POOL]
+        meter = pool.meter
+        doctored = replace(journal.state, pools={POOL: replace(pool, meter=pool.meter * 100)})
+        sealed = seal(ControllerKey.generate(), "c1", doctored, journal.head, AT)
+        journal.append_many([sealed.event], snapshot=sealed)
+    set_meter(played, str(meter * 100))
+    with Journal(played) as journal:
+        check = check_state(journal, key)
+    assert f"pools/{POOL}: meter {meter * 100} in the table, {meter} by the journal" in (
+        check.problems
+    )
+
+
+def test_a_checkpoint_forged_under_the_controllers_key_id_stops_the_start(
+    played: Path, key: ControllerKey
+) -> None:
+    intruder = ControllerKey.generate()
+    with Journal(played) as journal:
+        sealed = seal(intruder, "c1", journal.state, journal.head, AT)
+        event = msgspec.structs.replace(sealed.event, key_id=key.key_id)
+        event = msgspec.structs.replace(event, signature=intruder.sign(signed_bytes(event)))
+        row = journal.append_many([event], snapshot=replace(sealed, event=event))[0].seq
+        check = check_state(journal, key)
+    assert check.problems == [
+        (
+            f"checkpoint at row {row}: its signature under this controller's key does not verify: "
+            "someone else wrote it"
+        )
+    ]
+
+
+def test_an_edited_snapshot_is_passed_over_for_an_earlier_checkpoint(
+    played: Path, key: ControllerKey
+) -> None:
+    with Journal(played) as journal:
+        first = checkpoint(journal, key)
+        play(journal, 0, 2)
+        second = checkpoint(journal, key)
+    with closing(sqlite3.connect(played)) as raw, raw:
+        raw.execute("UPDATE snapshots SET state = ? WHERE seq = ?", ["{}", second])
+    with Journal(played) as journal:
+        check = check_state(journal, key)
+    assert check.ok, check.problems
+    assert check.checkpoint is not None
+    assert check.checkpoint.row == first
+    assert check.notes == [
+        f"checkpoint at row {second}: its stored snapshot is not the state it signed, not used"
+    ]
+
+
+def test_a_row_edited_after_the_checkpoint_stops_the_start(
+    played: Path, key: ControllerKey
+) -> None:
+    with Journal(played) as journal:
+        checkpoint(journal, key)
+        play(journal, 0, 1)
+        seq = journal.head[0] - 1  # the second wager's row
+    with closing(sqlite3.connect(played)) as raw, raw:
+        raw.execute(
+            "UPDATE journal SET event = replace(event, '\"amount_cents\":100', "
+            "'\"amount_cents\":900') WHERE seq = ?",
+            [seq],
+        )
+    with Journal(played) as journal:
+        problems = check_state(journal, key).problems
+    assert f"row {seq}: the row's contents do not match its hash" in problems
+
+
+def test_a_history_rewritten_before_the_checkpoint_stops_the_start(
+    played: Path, key: ControllerKey
+) -> None:
+    with Journal(played) as journal:
+        row = checkpoint(journal, key)
+    # Rewrite row 3 and every hash after it, so that the chain itself verifies again.
+    with closing(sqlite3.connect(played)) as raw, raw:
+        raw.row_factory = sqlite3.Row
+        raw.execute("UPDATE journal SET at = '2024-05-01T12:00:01Z' WHERE seq = 3")
+        previous = str(raw.execute("SELECT hash FROM journal WHERE seq = 2").fetchone()[0])
+        for found in raw.execute("SELECT * FROM journal WHERE seq >= 3 ORDER BY seq").fetchall():
+            record = dict(found)
+            digest_ = row_hash(previous, record)
+            raw.execute(
+                "UPDATE journal SET prev_hash = ?, hash = ? WHERE seq = ?",
+                [previous, digest_, record["seq"]],
+            )
+            previous = digest_
+    with Journal(played) as journal:
+        problems = check_state(journal, key).problems
+    assert problems == [
+        (
+            f"checkpoint at row {row}: row {row - 1} does not have the hash it signed: "
+            "the journal was rewritten"
+        )
+    ]
+
+
+def test_the_snapshot_stored_is_the_state_the_checkpoint_signed(
+    played: Path, key: ControllerKey
+) -> None:
+    with Journal(played) as journal:
+        state = journal.state
+        row = checkpoint(journal, key)
+    with closing(sqlite3.connect(played)) as raw:
+        seq, head, text = raw.execute("SELECT seq, head_seq, state FROM snapshots").fetchone()
+    event = json.loads(str(rows_of(played)[-1]["event"]))
+    assert (seq, head) == (row, row - 1)
+    assert text == snapshot_text(state)
+    assert digest(text) == event["state_digest"]
