@@ -49,8 +49,9 @@ from shipped_broker import (
     subscribe,
 )
 
+from controller.events import CheckpointRecorded
 from controller.journal import Journal
-from controller.outputs import HitAnnouncement, MeterUpdate, TableUpdate
+from controller.outputs import CheckpointUpdate, HitAnnouncement, MeterUpdate, TableUpdate
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource
 
@@ -171,6 +172,7 @@ def forbidden_to_t1() -> list[str]:
         TOPICS.hit("main"),
         TOPICS.hit(None),
         TOPICS.controller_status(CONTROLLER),
+        TOPICS.controller_checkpoint(CONTROLLER),
         f"{TOPICS.prefix}table/t1/event/bet/extra",
         f"{TOPICS.prefix}table/t1/other",
     ]
@@ -323,6 +325,7 @@ def test_the_controller_reads_tables_and_writes_meters_hits_commands_and_status(
         TOPICS.hit("main"),
         TOPICS.table_command("t1", "state"),
     )
+    checkpoint = TOPICS.controller_checkpoint(CONTROLLER)
 
     async def scenario(journal: Journal) -> tuple[MqttSource, MqttSink]:
         intake = JournalIntake(journal)
@@ -353,11 +356,18 @@ def test_the_controller_reads_tables_and_writes_meters_hits_commands_and_status(
                         AT, 2, "p-1", "main", "t1", 3, "royal-flush", 1_000, True, True
                     ),
                     TableUpdate(AT, 3, "t1", online=False, reason="test"),
+                    CheckpointUpdate(
+                        AT,
+                        4,
+                        CheckpointRecorded(
+                            "c-1", AT, CONTROLLER, 3, "ab" * 32, "cd" * 32, {}, "k", "s"
+                        ),
+                    ),
                 ):
                     updates.put_nowait(update)
                 await monitor.until(
-                    lambda w: {meter, hit, command} <= dict(w.live()).keys(),
-                    "the meter, the hit and the command",
+                    lambda w: {meter, hit, command, checkpoint} <= dict(w.live()).keys(),
+                    "the meter, the hit, the command and the checkpoint",
                 )
                 await table.until(lambda w: command in dict(w.live()), "the command at t1")
                 assert intake.heartbeats == [("t1", "shoe")]

@@ -31,7 +31,8 @@ Unknown fields are refused, so that a misspelt ``amount`` is not read as zero ce
 **Out, from the controller**: ``meter/<pool>`` (:class:`MeterPayload`), ``meter/<pool>/hit``
 (:class:`HitPayload`) and ``table/<tid>/cmd/state`` (:class:`TableStatePayload`), each carrying
 the time ``at`` and the journal row ``seq`` of the change, so that a display can order them
-and drop what it has already seen.
+and drop what it has already seen. ``controller/<id>/checkpoint`` (:class:`CheckpointPayload`)
+is the controller's last signed checkpoint, whose ``seq`` is the row it covers.
 
 Rejections carry a short ``reason`` token (``bad-json``, ``bad-version``, ``bad-seat``,
 ``missing-field``...) for counters and the journaled fault, and a ``detail`` for people.
@@ -76,6 +77,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from controller.outputs import (
+        CheckpointUpdate,
         ControllerUpdate,
         HitAnnouncement,
         MeterUpdate,
@@ -232,6 +234,27 @@ class WagerRefusedPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=Tru
     reason: str
     at: str
     seq: int
+
+
+class CheckpointPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``controller/<id>/checkpoint``, retained: the controller's last signed checkpoint.
+
+    Row ``seq`` of the journal has the hash ``hash``, and the state there the digest
+    ``state_digest`` and these meters; ``signature`` is the controller key's (``key_id``) over
+    them (controller/journal/checkpoints.py). The checkpoint itself is journaled at ``row``.
+    Saved off the box, a payload is an anchor (``jackpotd verify --anchor``).
+    """
+
+    v: int
+    controller: str
+    seq: int
+    hash: str
+    row: int
+    state_digest: str
+    meters: dict[str, int]
+    key_id: str
+    signature: str
+    at: str
 
 
 class TableStatePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -562,6 +585,30 @@ def wager_refused_payload(update: WagerRefusal) -> bytes:
 def decode_wager_refused(data: bytes) -> WagerRefusedPayload:
     """Parse a ``table/<tid>/cmd/refused`` payload; raises PayloadError."""
     return _convert(decode_object(data), WagerRefusedPayload)
+
+
+def checkpoint_payload(update: CheckpointUpdate) -> bytes:
+    """The retained payload of ``controller/<id>/checkpoint``."""
+    checkpoint = update.checkpoint
+    return _ENCODER.encode(
+        CheckpointPayload(
+            v=SCHEMA_VERSION,
+            controller=checkpoint.controller,
+            seq=checkpoint.head_seq,
+            hash=checkpoint.head_hash,
+            row=update.seq,
+            state_digest=checkpoint.state_digest,
+            meters=checkpoint.meters,
+            key_id=checkpoint.key_id,
+            signature=checkpoint.signature,
+            at=checkpoint.at,
+        )
+    )
+
+
+def decode_checkpoint(data: bytes) -> CheckpointPayload:
+    """Parse a ``controller/<id>/checkpoint`` payload; raises PayloadError."""
+    return _convert(decode_object(data), CheckpointPayload)
 
 
 def controller_status_payload(update: ControllerUpdate) -> bytes:

@@ -12,6 +12,7 @@ update                 topic                              retained  while the br
 ``TableUpdate``        ``table/<tid>/cmd/state``          no        outbox (journal database)
 ``WagerRefusal``       ``table/<tid>/cmd/refused``        no        outbox (journal database)
 ``ControllerUpdate``   ``controller/<id>/status``         yes       latest value
+``CheckpointUpdate``   ``controller/<id>/checkpoint``     yes       latest value
 =====================  =================================  ========  ===========================
 
 **Nothing is lost while the broker is away.** The updates are consumed by one task that never
@@ -24,10 +25,10 @@ waits for the broker, and published by another, per connection:
   first. A hit the journal committed but the controller died before storing here is found
   in the journal's payouts at the next start and announced then (see
   :mod:`drivers.mqtt.outbox`).
-* Meters and the controller's status are states: only the latest value matters, so the sink
-  keeps the latest per topic in memory (a slow broker sees the updates coalesced, the latest
-  value winning) and republishes every one of them, retained, after each reconnection. After
-  a restart, the broadcast hands a new sink the latest states.
+* Meters, the controller's status and its last checkpoint are states: only the latest value
+  matters, so the sink keeps the latest per topic in memory (a slow broker sees the updates
+  coalesced, the latest value winning) and republishes every one of them, retained, after each
+  reconnection. After a restart, the broadcast hands a new sink the latest states.
 
 The order within a connection is: outbox first, then the retained values; a hit is therefore
 published before the meter reset that follows it.
@@ -58,6 +59,7 @@ from typing import TYPE_CHECKING, Final
 import aiomqtt
 
 from controller.outputs import (
+    CheckpointUpdate,
     ControllerUpdate,
     HitAnnouncement,
     MeterUpdate,
@@ -79,6 +81,7 @@ from drivers.mqtt.outbox import Outbox, OutboxError, OutboxMessage
 from drivers.mqtt.payloads import (
     OFFLINE,
     ONLINE,
+    checkpoint_payload,
     controller_status_payload,
     hit_payload,
     meter_payload,
@@ -127,6 +130,7 @@ class MqttSink:
         self.client_id = f"{settings.client_id}-out"
         controller_id = settings.controller_id or settings.client_id
         self.status_topic = self.topics.controller_status(controller_id)
+        self.checkpoint_topic = self.topics.controller_checkpoint(controller_id)
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
         self.connected = False
         """Whether the connection to the broker is up now."""
@@ -208,6 +212,8 @@ class MqttSink:
                     self._retain(self.topics.meter(update.pool_id), meter_payload(update))
                 case ControllerUpdate():
                     self._retain(self.status_topic, controller_status_payload(update))
+                case CheckpointUpdate():
+                    self._retain(self.checkpoint_topic, checkpoint_payload(update))
                 case HitAnnouncement():
                     if update.payout_id in self._caught_up:  # committed while catching up
                         self._caught_up.discard(update.payout_id)

@@ -6,6 +6,7 @@ Every topic sits under ``<site>/jackpot/v1/``::
     table/<tid>/event/<type>    not retained                      written by a table
     table/<tid>/cmd/<name>      not retained                      written by the controller
     controller/<id>/status      retained, last will "offline"     written by the controller
+    controller/<id>/checkpoint  retained                          written by the controller
     meter/<pool>                retained                          written by the controller
     meter/<pool>/hit            not retained                      written by the controller
 
@@ -114,6 +115,10 @@ class Topics:
     def controller_status(self, controller_id: str) -> str:
         """The controller's ``online``/``offline`` (retained; its last will is ``offline``)."""
         return f"{self.prefix}controller/{check_identifier(controller_id, 'controller')}/status"
+
+    def controller_checkpoint(self, controller_id: str) -> str:
+        """The controller's last signed checkpoint (retained; docs/journal.md)."""
+        return f"{self.prefix}controller/{check_identifier(controller_id, 'controller')}/checkpoint"
 
     def meter(self, pool_id: str) -> str:
         """A pool's meters (retained)."""
