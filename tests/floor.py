@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import aiohttp
 import pytest
 from approvals import Site
+from controller_keys import KEY_LINE, write_controller_key
 from software_rig import approve_manifest
 
 from controller.config import load_config
@@ -89,8 +90,10 @@ def approved_site(config: Path) -> Site:
 
 def write_config(tmp_path: Path, site: str, lines: Mapping[str, object], port: int) -> Path:
     """One pool (progressive-1) and a table on each pty line; short reopen backoff."""
+    write_controller_key(tmp_path)
     text = (
-        f'[controller]\nsite = "{site}"\nid = "{site}"\njournal = "{tmp_path / "journal.db"}"\n\n'
+        f'[controller]\nsite = "{site}"\nid = "{site}"\njournal = "{tmp_path / "journal.db"}"\n'
+        f"{KEY_LINE}\n"
     )
     for table_id, device_path in lines.items():
         text += (

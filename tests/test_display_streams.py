@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
+from controller_keys import KEY_LINE, write_controller_key
 from floor import approved_site
 from playwright.async_api import async_playwright
 
@@ -63,8 +64,10 @@ def free_port() -> int:
 
 def write_config(folder: Path, port: int, max_streams: int) -> Path:
     config = folder / "jackpotd.toml"
+    write_controller_key(folder)
     config.write_text(
-        '[controller]\nsite = "streams"\nid = "streams"\njournal = "journal.db"\n\n'
+        '[controller]\nsite = "streams"\nid = "streams"\njournal = "journal.db"\n'
+        f"{KEY_LINE}\n"
         '[[pools]]\nid = "P1"\npaytable = "progressive-1"\n\n'
         '[[tables]]\nid = "T1"\ntransport = "simulator"\nbonus = "fortune-1"\n'
         'progressive = "progressive-1"\npool = "P1"\n\n'

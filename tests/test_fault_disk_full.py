@@ -20,6 +20,7 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from controller_keys import KEY_LINE, write_controller_key
 from floor import approved_site
 
 from controller.journal.verify import verify
@@ -81,8 +82,10 @@ def test_issue7_journal_disk_full_fails_closed_and_recovers_when_space_returns(
 ) -> None:
     port = free_port()
     config = tmp_path / "jackpotd.toml"
+    write_controller_key(tmp_path)
     config.write_text(
-        f'[controller]\nsite = "s"\nid = "c"\njournal = "{small_disk / "journal.db"}"\n\n'
+        f'[controller]\nsite = "s"\nid = "c"\njournal = "{small_disk / "journal.db"}"\n'
+        f"{KEY_LINE}\n"
         '[[pools]]\nid = "P1"\npaytable = "progressive-1"\n\n'
         '[[tables]]\nid = "T1"\ntransport = "simulator"\nbonus = "fortune-1"\n'
         'progressive = "progressive-1"\npool = "P1"\n\n'
@@ -135,8 +138,10 @@ def test_issue7_read_only_journal_file_system_is_refused_with_the_reason_until_w
     """
     port = free_port()
     config = tmp_path / "jackpotd.toml"
+    write_controller_key(tmp_path)
     config.write_text(
-        f'[controller]\nsite = "s"\nid = "c"\njournal = "{small_disk / "journal.db"}"\n\n'
+        f'[controller]\nsite = "s"\nid = "c"\njournal = "{small_disk / "journal.db"}"\n'
+        f"{KEY_LINE}\n"
         '[[pools]]\nid = "P1"\npaytable = "progressive-1"\n\n'
         '[[tables]]\nid = "T1"\ntransport = "simulator"\nprogressive = "progressive-1"\n'
         f'pool = "P1"\n\n[web]\nport = {port}\n\n[simulator]\nround_interval_s = 0.02\n'

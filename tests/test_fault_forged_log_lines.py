@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import aiomqtt
+from controller_keys import KEY_LINE, write_controller_key
 from floor import approved_site
 
 from controller.logsafe import CONTINUATION
@@ -71,8 +72,9 @@ def until(condition: Callable[[], bool], what: str) -> None:
 
 def write_config(folder: Path, broker: Broker, serial_path: str, port: int) -> Path:
     config = folder / "jackpotd.toml"
+    write_controller_key(folder)
     config.write_text(
-        f'[controller]\nsite = "{SITE}"\nid = "{SITE}"\njournal = "journal.db"\n\n'
+        f'[controller]\nsite = "{SITE}"\nid = "{SITE}"\njournal = "journal.db"\n{KEY_LINE}\n'
         f'[broker]\nhost = "{broker.host}"\nport = {broker.port}\nkeepalive_s = 5\n'
         "backoff_initial_s = 0.05\nbackoff_cap_s = 0.5\n\n"
         f'[[serial]]\nname = "t2-line"\nurl = "{serial_path}"\ntable_id = "t2"\n'

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
+from controller_keys import KEY_LINE, write_controller_key
 from floor import approved_site
 from mosquitto import MOSQUITTO, Broker
 
@@ -137,8 +138,10 @@ def write_config(
     password_file.write_text(password + "\n")
     password_file.chmod(mode)
     config = folder / "jackpotd.toml"
+    write_controller_key(folder)
     config.write_text(
-        f'[controller]\nsite = "{SITE}"\nid = "{folder.name}"\njournal = "journal.db"\n\n'
+        f'[controller]\nsite = "{SITE}"\nid = "{folder.name}"\njournal = "journal.db"\n'
+        f"{KEY_LINE}\n"
         f'[broker]\nhost = "{host}"\nport = {broker_port}\nusername = "{USER}"\n'
         'password_file = "mqtt-password"\nkeepalive_s = 5\n'
         "backoff_initial_s = 0.05\nbackoff_cap_s = 0.5\n\n"

@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from controller_keys import KEY_LINE, write_controller_key
 from floor import approved_site
 
 UNIT = Path(__file__).parent.parent / "systemd" / "jackpotd.service"
@@ -68,13 +69,14 @@ def free_port() -> int:
 @pytest.fixture
 def config(tmp_path: Path) -> Path:
     path = tmp_path / "jackpotd.toml"
+    write_controller_key(tmp_path)
     path.write_text(
         f"""
 [controller]
 site = "test"
 id = "c1"
 journal = "journal.db"
-
+{KEY_LINE}
 [[pools]]
 id = "P1"
 paytable = "progressive-1"

@@ -14,6 +14,8 @@
 #   DIR/broker/passwd                       mosquitto's password file (hashed), every user
 #   DIR/clients/CLIENT.crt, CLIENT.key      each client's certificate
 #   DIR/passwords/USER                      each user's password, in clear text
+#   DIR/controller.key                      the controller's checkpoint signing key (Ed25519,
+#                                           PEM; docs/journal.md, "Checkpoints and anchors")
 # Running it again keeps what exists (CA, certificates, passwords), makes what is missing (a new
 # table's), and writes the password file again. Delete DIR/passwords/USER and run it again to
 # give USER a new password; delete DIR/clients/CLIENT.* to give it a new certificate.
@@ -117,3 +119,7 @@ for user in jackpotd-in jackpotd-out sign monitor $tables; do
 done
 mv "$dir/broker/passwd.new" "$dir/broker/passwd"
 echo "wrote $dir/broker/passwd"
+if [ ! -f "$dir/controller.key" ]; then
+    openssl genpkey -algorithm ed25519 -out "$dir/controller.key"
+    echo "made the controller's signing key"
+fi
