@@ -17,7 +17,10 @@ never in the journal and never on the controller unless the operator brings it:
 
 Passphrases that are trivial to guess are refused (:func:`check_passphrase`): at least
 :data:`MIN_PASSPHRASE` characters, at least :data:`MIN_DISTINCT` distinct ones, not a run
-(``abcdef...``, ``123456...``) and not a well-known password.
+(``abcdef...``, ``123456...``), not a well-known password and not holding the operator's name;
+nor a well-known password or the operator's name padded with a run or a few characters
+(``password123456``): beyond those, at least :data:`MIN_LEFT` letters or digits must be left
+that are not a run.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import base64
 import itertools
 import os
 import secrets
+import string
 from typing import TYPE_CHECKING, Final
 
 import msgspec
@@ -44,6 +48,7 @@ SCRYPT_R: Final = 8
 SCRYPT_P: Final = 1
 MIN_PASSPHRASE: Final = 12
 MIN_DISTINCT: Final = 6
+MIN_LEFT: Final = 8
 _WELL_KNOWN: Final = frozenset(
     {
         "password", "passw0rd", "letmein", "qwerty", "qwertyuiop", "iloveyou", "welcome",
@@ -93,9 +98,20 @@ def public_key_text(key: Ed25519PrivateKey) -> str:
     return _b64(key.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw))
 
 
+def _step(a: str, b: str) -> int:
+    # Digits wrap around as on a keyboard's row: 7890123 is a run (steps -1..8, modulo 10).
+    if a in string.digits and b in string.digits:
+        return (ord(b) - ord(a) + 1) % 10 - 1
+    return ord(b) - ord(a)
+
+
 def _is_run(text: str) -> bool:
-    steps = {ord(b) - ord(a) for a, b in itertools.pairwise(text)}
+    steps = {_step(a, b) for a, b in itertools.pairwise(text)}
     return len(steps) == 1 and steps <= {-1, 0, 1}
+
+
+def _alphanumeric(text: str) -> str:
+    return "".join(char for char in text.casefold() if char.isalnum())
 
 
 def check_passphrase(passphrase: str, operator: str = "") -> None:
@@ -107,9 +123,25 @@ def check_passphrase(passphrase: str, operator: str = "") -> None:
     folded = passphrase.casefold()
     if _is_run(folded):
         raise PassphraseError("a passphrase is not a run of characters (abcd..., 1234...)")
-    bare = "".join(char for char in folded if char.isalnum())
-    if bare in _WELL_KNOWN or (operator and operator.casefold() in folded):
+    bare = _alphanumeric(passphrase)
+    name = _alphanumeric(operator)
+    if (
+        bare in _WELL_KNOWN
+        or (operator and operator.casefold() in folded)
+        or (name and name in bare)
+    ):
         raise PassphraseError("a passphrase is not a well-known password nor the operator's name")
+    # What is left once the well-known words and the parts of the name are taken out.
+    parts = {_alphanumeric(part) for part in operator.split()}
+    left = bare
+    known = _WELL_KNOWN | {part for part in parts if len(part) > 2}  # initials are no name
+    for word in sorted(known, key=len, reverse=True):
+        left = left.replace(word, "")
+    if len(left) < MIN_LEFT or _is_run(left):
+        raise PassphraseError(
+            "a passphrase is more than a well-known password or the operator's name and a few "
+            f"characters (at least {MIN_LEFT} letters or digits besides them, not a run)"
+        )
 
 
 def _derive(passphrase: str, kdf: _Kdf) -> bytes:
