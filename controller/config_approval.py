@@ -10,12 +10,16 @@ into a :class:`~controller.events.ConfigurationApproved`, which a manager signs
 changes on their own once authority is signed. What moves no money (closing a table the file no
 longer names) is journaled as it is.
 
-The bundle's id is the file's digest and the ledger's configuration revision, so approving the
-same file twice against the same ledger is one approval.
+The bundle's id is the file's digest, the ledger's configuration revision and a random part.
+Approving a file the ledger already runs finds nothing to approve; and an approval refused
+(signed by a supervisor, forged, fed through ``jackpotd apply``) never holds the id of the
+manager's approval that comes next, as a predictable id would (a refused event's id is spent:
+the journal would take the manager's approval for a conflicting copy of it).
 """
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
@@ -72,7 +76,7 @@ def configuration_approval(
     if not changes and unchanged and authority.configuration is not None:
         return None
     return ConfigurationApproved(
-        f"configuration/{config.digest[:16]}/{state.revision}",
+        f"configuration/{config.digest[:16]}/{state.revision}/{uuid.uuid4().hex[:12]}",
         at,
         configuration=config.digest,
         changes=changes,

@@ -148,7 +148,8 @@ def _configuration(config: Config, journal: Journal, policy: AuthorityPolicy) ->
         raise StartupError(
             f"{config.source}: the configuration changes {len(approval.changes)} pools or "
             "tables, or its authority settings, and no manager has approved it: "
-            f"jackpotd config approve --config {config.source} --key KEY_FILE"
+            f"jackpotd config approve --config {config.source} --key KEY_FILE "
+            f"--db {config.controller.journal}"
         )
     return [approver.sign(approval), *others]
 
