@@ -70,20 +70,22 @@ def free_port() -> int:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def approved_site(config: Path) -> Site:
+def approved_site(config: Path, *, configuration: bool = True) -> Site:
     """Ready the journal ``config`` names for ``jackpotd run``; its operators' keys.
 
     ``run`` starts only on a journal whose authority is signed, with the configuration and the
     installed software approved by a manager: so a manager (``mgr``) and two supervisors
     (``sup1``, ``sup2``) are enrolled with keys (tests/approvals.py), then the manager signs
-    the configuration's approval and the manifest a child process sees (tests/software_rig.py).
+    the configuration's approval (unless ``configuration`` is false) and the manifest a child
+    process sees (tests/software_rig.py).
     """
     settings = load_config(config)
     settings.controller.journal.parent.mkdir(parents=True, exist_ok=True)
     child = os.environ | {"PYTHONPATH": str(ROOT)}
     with Journal(settings.controller.journal) as journal:
         site = Site.create(journal)
-        site.approve(settings)
+        if configuration:
+            site.approve(settings)
         approve_manifest(site, config, child)
     return site
 

@@ -394,8 +394,8 @@ def test_issue7_operators_keys_and_passphrases_never_reach_the_journal_or_the_ou
 
     # The journal holds public keys and the failed attempt (who, what), never a secret.
     journal = (tmp_path / "journal.db").read_bytes()
-    for key in public.values():
-        assert key.encode() in journal
+    for text in public.values():
+        assert text.encode() in journal
     assert b"authentication-failed" in journal
     secrets = [*passphrases.values(), wrong]
     files = sorted(tmp_path.glob("journal.db*"))
@@ -404,8 +404,8 @@ def test_issue7_operators_keys_and_passphrases_never_reach_the_journal_or_the_ou
             assert_absent(secret, file.name, file.read_bytes())
         for run in runs:
             assert_absent(secret, f"the output of {run.args[3:5]}", run.stdout + run.stderr)
-    for name, key in private.items():
-        raw = key.private_bytes_raw()
+    for name, private_key in private.items():
+        raw = private_key.private_bytes_raw()
         for file in [*files, *key_files.values()]:
             assert_absent(raw, f"{file.name} ({name}'s private key)", file.read_bytes())
         for run in runs:
