@@ -14,13 +14,19 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
+from controller_keys import KEY_LINE, write_controller_key
+from floor import approved_site
 from journal_rig import AT, NOTHING, OTHER, POOL, opened_journal, rows_of, settle, wager
 
 from controller.checkpointing import CheckpointSchedule, StoredStateError, resume_checkpoints
@@ -34,9 +40,9 @@ from controller.journal.state_check import check_state
 from controller.service import build_runtime
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from controller.events import AnyEvent
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def config_text(journal: Path) -> str:
@@ -118,6 +124,42 @@ def test_the_daemon_refuses_to_start_on_an_edited_meter(played: Path, key: Contr
         start(played, key)
     set_meter(played, str(meter))
     start(played, key)
+
+
+def test_jackpotd_run_refuses_an_edited_meter_in_one_line(tmp_path: Path) -> None:
+    """The same through the command the service runs, on an approved site."""
+    write_controller_key(tmp_path)
+    config = tmp_path / "jackpotd.toml"
+    config.write_text(
+        f'[controller]\nsite = "s"\nid = "c1"\njournal = "journal.db"\n{KEY_LINE}\n'
+        '[[pools]]\nid = "P1"\npaytable = "progressive-1"\n\n'
+        '[[tables]]\nid = "T1"\ntransport = "simulator"\nprogressive = "progressive-1"\n'
+        'pool = "P1"\n\n[web]\nport = 1\n'
+    )
+    approved_site(config)  # the manager's keys, the configuration and the software approved
+    journal = tmp_path / "journal.db"
+    with Journal(journal) as opened:
+        meter = opened.state.pools["P1"].meter
+    with closing(sqlite3.connect(journal)) as raw, raw:
+        (text,) = raw.execute("SELECT state FROM pools WHERE pool_id = 'P1'").fetchone()
+        raw.execute(
+            "UPDATE pools SET state = ? WHERE pool_id = 'P1'",
+            [json.dumps(json.loads(text) | {"meter": "250000000"})],
+        )
+    done = subprocess.run(
+        [sys.executable, "-m", "controller", "run", "--config", str(config)],
+        capture_output=True, text=True, timeout=60, cwd=ROOT, check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == 1
+    refusal = [line for line in done.stderr.splitlines() if line.startswith("jackpotd: ")]
+    assert refusal == [
+        (
+            f"jackpotd: {journal}: the stored state is not what the journal gives, refusing to "
+            f"start: pools/P1: meter 250000000 in the table, {meter} by the journal"
+        )
+    ], done.stderr
+    assert "meter display" not in done.stdout
 
 
 def test_the_check_replays_only_the_rows_after_the_last_checkpoint(
