@@ -32,6 +32,7 @@ from journal_rig import AT, NOTHING, OTHER, POOL, opened_journal, rows_of, settl
 from controller.checkpointing import CheckpointSchedule, StoredStateError, resume_checkpoints
 from controller.config import parse_config
 from controller.controller_key import ControllerKey
+from controller.events import MeterAdjusted, decode_event
 from controller.journal import Journal
 from controller.journal.chain import row_hash
 from controller.journal.checkpoints import seal, signed_bytes
@@ -305,6 +306,27 @@ def test_a_history_rewritten_before_the_checkpoint_stops_the_start(
     assert problems == [
         (
             f"checkpoint at row {row}: row {row - 1} does not have the hash it signed: "
+            "the journal was rewritten"
+        )
+    ]
+
+
+def test_a_rebuild_keeping_the_controllers_checkpoints_stops_the_start(
+    played: Path, key: ControllerKey, tmp_path: Path
+) -> None:
+    """The intruder drops a forged row and appends the rest again, checkpoints included."""
+    with Journal(played) as journal:
+        journal.append(MeterAdjusted("forged-1", AT, POOL, "reserve", 5_000_000, "x", "top-up"))
+        play(journal, 0, 2)
+        row = checkpoint(journal, key)
+    kept = [decode_event(str(r["event"])) for r in rows_of(played) if r["event_id"] != "forged-1"]
+    with Journal(tmp_path / "rebuilt.db") as rebuilt:
+        rebuilt.append_many(kept)
+        assert not rebuilt.db.conn.execute("SELECT * FROM snapshots").fetchall()
+        check = check_state(rebuilt, key)
+    assert check.problems == [
+        (
+            f"checkpoint at row {row - 1}: row {row - 1} does not have the hash it signed: "
             "the journal was rewritten"
         )
     ]

@@ -12,7 +12,9 @@ on them, :func:`check_state` rebuilds the state the journal gives and compares:
    rotation) or whose snapshot was damaged is passed over for an earlier one, and said so;
 2. it restores the state from that checkpoint's snapshot, and replays only the rows after the
    row it covers, checking their chain from the hash the checkpoint signed and that each gives
-   its journaled outcome and effects; with no checkpoint, from the first row;
+   its journaled outcome and effects; with no checkpoint, from the first row. Each checkpoint
+   of this controller's key it meets must verify and state the hash and the state the replay
+   found (a history rebuilt with the controller's checkpoints in it fails here);
 3. it compares the result with the materialized state, part by part, and names every value
    that differs (:func:`controller.journal.snapshot.differences`).
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from controller.controller_key import signature_verifies
 from controller.journal.chain import GENESIS, row_hash
@@ -37,7 +39,7 @@ from controller.journal.checkpoints import (
     signed_bytes,
     stored_snapshots,
 )
-from controller.journal.snapshot import differences, digest, state_from_text
+from controller.journal.snapshot import differences, digest, state_digest, state_from_text
 from controller.journal.verify import VerifyReport, check_link, replay_row
 from controller.ledger import LedgerState
 
@@ -45,6 +47,12 @@ if TYPE_CHECKING:
     from controller.controller_key import ControllerKey
     from controller.events import CheckpointRecorded
     from controller.journal import Journal
+
+
+FORGED: Final = (
+    "{where}: its signature under this controller's key does not verify: someone else wrote it"
+)
+REWRITTEN: Final = "{where}: row {head} does not have the hash it signed: the journal was rewritten"
 
 
 @dataclass(slots=True)
@@ -99,16 +107,10 @@ def _trusted(
         check.notes.append(f"{where}: signed by another key ({event.key_id}), not used")
         return None
     if not signature_verifies(key.public_key, event.signature, signed_bytes(event)):
-        check.problems.append(
-            f"{where}: its signature under this controller's key does not verify: "
-            "someone else wrote it"
-        )
+        check.problems.append(FORGED.format(where=where))
         return None
     if not _head_holds(connection, event):
-        check.problems.append(
-            f"{where}: row {event.head_seq} does not have the hash it signed: "
-            "the journal was rewritten"
-        )
+        check.problems.append(REWRITTEN.format(where=where, head=event.head_seq))
         return None
     if snapshot.head_seq != event.head_seq or digest(snapshot.state) != event.state_digest:
         check.notes.append(f"{where}: its stored snapshot is not the state it signed, not used")
@@ -118,6 +120,35 @@ def _trusted(
     except ValueError as error:
         check.notes.append(f"{where}: {error}, not used")
         return None
+
+
+def _own_checkpoint(
+    connection: sqlite3.Connection,
+    row: dict[str, Any],
+    before: tuple[int, str],
+    state: LedgerState,
+    key: ControllerKey,
+) -> str | None:
+    """What is wrong with a checkpoint of this controller's the replay meets, if anything.
+
+    ``before`` is the row before it (seq, hash) and ``state`` the state after that row: what
+    the checkpoint, made by this controller, must have signed (a history rebuilt with the
+    controller's old checkpoints in it shows here).
+    """
+    event = checkpoint_of(str(row["event"]))
+    if event is None or event.key_id != key.key_id:
+        return None
+    where, head = f"checkpoint at row {row['seq']}", event.head_seq
+    if not signature_verifies(key.public_key, event.signature, signed_bytes(event)):
+        return FORGED.format(where=where)
+    if head == before[0]:
+        if event.head_hash != before[1]:
+            return REWRITTEN.format(where=where, head=head)
+        if event.state_digest != state_digest(state):
+            return f"{where}: the state it signed is not the journal's at row {head}"
+    elif not 0 <= head < before[0] or not _head_holds(connection, event):
+        return REWRITTEN.format(where=where, head=head)
+    return None
 
 
 def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
@@ -144,6 +175,9 @@ def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
     names = [column[0] for column in cursor.description]
     for values in cursor:
         row = dict(zip(names, values, strict=True))
+        if row["kind"] == KIND:
+            found = _own_checkpoint(connection, row, (start + check.replayed, previous), state, key)
+            check.problems += [found] if found else []
         check.replayed += 1
         check_link(row, start + check.replayed, previous, report)
         previous = str(row["hash"])
