@@ -12,6 +12,7 @@ Every journal is a real SQLite file, edited as an intruder with the file would e
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -29,15 +30,18 @@ from controller_keys import KEY_LINE, write_controller_key
 from floor import approved_site
 from journal_rig import AT, NOTHING, OTHER, POOL, opened_journal, rows_of, settle, wager
 
+from controller.broadcast import Broadcast
 from controller.checkpointing import CheckpointSchedule, StoredStateError, resume_checkpoints
 from controller.config import parse_config
 from controller.controller_key import ControllerKey
 from controller.events import MeterAdjusted, decode_event
-from controller.journal import Journal
+from controller.journal import Journal, JournalError
 from controller.journal.chain import row_hash
 from controller.journal.checkpoints import seal, signed_bytes
 from controller.journal.snapshot import digest, snapshot_text
 from controller.journal.state_check import check_state
+from controller.ports import ControllerUnavailableError
+from controller.sequencer import Sequencer
 from controller.service import build_runtime
 
 if TYPE_CHECKING:
@@ -330,6 +334,39 @@ def test_a_rebuild_keeping_the_controllers_checkpoints_stops_the_start(
             "the journal was rewritten"
         )
     ]
+
+
+def test_a_running_controller_does_not_take_on_tables_edited_beside_it(played: Path) -> None:
+    """An edited meter, then a supervisor's command appending on top of it: fail closed."""
+    with Journal(played) as daemon:
+        meter = daemon.state.pools[POOL].meter
+        set_meter(played, "250000000")
+        with Journal(played) as command:  # opens the edited tables and builds on them
+            command.append(wager("cli-w1", "rx", 1))
+        with pytest.raises(JournalError) as refused:
+            daemon.append(wager("d-w1", "rx", 2))
+        message = str(refused.value)
+        assert message.startswith(f"{played}: another process wrote the journal, and the stored")
+        assert f"pools/{POOL}: meter " in message
+        assert "replay gives other effects than the journal records" in message
+        assert daemon.state.pools[POOL].meter == meter  # nothing moved
+
+
+async def test_the_sequencer_fails_closed_on_tables_edited_beside_it(tmp_path: Path) -> None:
+    path = tmp_path / "journal.db"
+    with opened_journal(path) as journal:
+        sequencer = Sequencer(journal, Broadcast())
+        runner = asyncio.create_task(sequencer.run())
+        await sequencer.submit(wager("d-w1", "rx", 1))
+        set_meter(path, "250000000")
+        with Journal(path) as command:
+            command.append(wager("cli-w1", "rx", 2))
+        with pytest.raises(ControllerUnavailableError):
+            await sequencer.submit(wager("d-w2", "rx", 3))
+        runner.cancel()
+        assert sequencer.failed_reason is not None
+        assert "another process wrote the journal" in sequencer.failed_reason
+        assert f"pools/{POOL}: meter " in sequencer.failed_reason
 
 
 def test_the_snapshot_stored_is_the_state_the_checkpoint_signed(

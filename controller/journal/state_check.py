@@ -170,12 +170,26 @@ def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
             start, previous = event.head_seq, event.head_hash
             check.checkpoint = Checkpointed(snapshot.seq, event)
             break
+    state = _replay(connection, (start, previous), state, key, check)
+    check.problems += differences(journal.state, state)
+    return check
+
+
+def _replay(
+    connection: sqlite3.Connection,
+    after: tuple[int, str],
+    state: LedgerState,
+    key: ControllerKey | None,
+    check: StateCheck,
+) -> LedgerState:
+    """The state after the rows that follow row ``after`` (seq, hash), checked as they go."""
+    start, previous = after
     report = VerifyReport()
     cursor = connection.execute("SELECT * FROM journal WHERE seq > ? ORDER BY seq", [start])
     names = [column[0] for column in cursor.description]
     for values in cursor:
         row = dict(zip(names, values, strict=True))
-        if row["kind"] == KIND:
+        if key is not None and row["kind"] == KIND:
             found = _own_checkpoint(connection, row, (start + check.replayed, previous), state, key)
             check.problems += [found] if found else []
         check.replayed += 1
@@ -183,5 +197,19 @@ def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
         previous = str(row["hash"])
         state = replay_row(state, row, report, {})
     check.problems += report.problems
-    check.problems += differences(journal.state, state)
-    return check
+    return state
+
+
+def catch_up(
+    connection: sqlite3.Connection, state: LedgerState, tail: tuple[int, str], stored: LedgerState
+) -> tuple[LedgerState, StateCheck]:
+    """The state after the rows another process appended after ``tail``, and what is wrong.
+
+    A running controller trusts its own state, not the tables another writer left: it replays
+    that writer's rows from its own state and the tables must then agree
+    (:meth:`controller.journal.Journal.prepare` fails closed if they do not).
+    """
+    check = StateCheck()
+    replayed = _replay(connection, tail, state, None, check)
+    check.problems += differences(stored, replayed)
+    return replayed, check

@@ -15,8 +15,9 @@ once, as it stands after the last event that changed it (with that event's row a
 same as if the events had been appended one by one.
 
 Another process (a supervisor's command) may append to the same file: under the write lock,
-the journal checks that the last row is still the one it knows and otherwise reloads the state
-from the file first.
+the journal checks that the last row is still the one it knows and otherwise catches up first,
+replaying that process's rows from its own state; the tables must equal the result, or nothing
+is written (:meth:`Journal._catch_up`).
 """
 
 from __future__ import annotations
@@ -233,6 +234,25 @@ class Journal:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
+    def _catch_up(self) -> LedgerState:
+        """The state after another writer's rows: replayed from ours, the tables checked.
+
+        The tables that writer left are not taken on trust (docs/faults.md, "Edited state"):
+        if they differ from the replay of its rows, nothing is written and the caller fails
+        closed.
+        """
+        # Imported here: the check replays as verify does, and verify reads this module.
+        from controller.journal.state_check import catch_up  # noqa: PLC0415
+
+        state, check = catch_up(self.db.conn, self.state, self._tail, self._load())
+        if not check.ok:
+            shown = "; ".join(check.problems[:5])
+            raise JournalError(
+                f"{self.path}: another process wrote the journal, and the stored state is not "
+                f"what its rows give: {shown}"
+            )
+        return state
+
     @property
     def head(self) -> tuple[int, str]:
         """The last row this journal knows: its ``seq`` and ``hash`` (0 and zeros if none)."""
@@ -303,7 +323,7 @@ class Journal:
         connection.execute("BEGIN IMMEDIATE")
         try:
             if self._last_row() != self._tail:  # another process wrote: catch up first
-                self.state = self._load()
+                self.state = self._catch_up()
                 self._tail = self._last_row()
             start, tail = self.state, self._tail
             state = start
