@@ -3,9 +3,9 @@
 **At start-up** (:func:`resume_checkpoints`, from :func:`controller.service.build_runtime`)
 the materialized state is checked against the journal from the last checkpoint that verifies
 (:mod:`controller.journal.state_check`). On any difference the daemon refuses to start,
-naming each value that differs, and journals the refusal as a fault. Otherwise, if rows were
-replayed (the journal has no checkpoint yet, or rows after its last one), a checkpoint is
-written at once, so that the next start replays from here.
+naming each value that differs, and journals the refusal as a fault. Otherwise, if rows came
+after the last checkpoint (or the journal has none yet), a checkpoint is written at once, so
+that the next start replays from here.
 
 **While running**, the sequencer asks :class:`CheckpointSchedule` after each commit, and when
 no event arrives, whether a checkpoint is due: every ``[controller] checkpoint_rows`` journal
@@ -193,7 +193,7 @@ def resume_checkpoints(
         check.replayed, since,
     )  # fmt: skip
     schedule.resume(check.checkpoint)
-    if check.replayed:
+    if schedule.rows_behind(journal.head[0]) > 0:  # rows came after the last checkpoint
         sealed = schedule.seal(journal, at)
         receipt = journal.append_many([sealed.event], snapshot=sealed)[0]
         schedule.recorded(receipt.seq, sealed.event)

@@ -196,6 +196,10 @@ def test_a_journal_without_a_checkpoint_is_replayed_whole_then_checkpointed(
         assert resumed.last is not None
         assert resumed.last.row == rows + 1
         assert check_state(journal, key).replayed == 1
+        # A start right after it (a clean shutdown's checkpoint is the last row) adds nothing.
+        again = resume_checkpoints(journal, schedule(key), AT)
+        assert again.last == resumed.last
+        assert journal.head[0] == rows + 1
 
 
 def test_a_checkpoint_signed_with_another_key_is_passed_over(
