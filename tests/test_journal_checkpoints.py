@@ -185,6 +185,29 @@ def test_an_edited_snapshot_is_refused(played: Path, key: ControllerKey) -> None
     ]
 
 
+def test_the_checkpoints_of_a_rotated_key_verify_with_both_public_keys(
+    played: Path, key: ControllerKey, tmp_path: Path
+) -> None:
+    new = ControllerKey.generate()
+    with Journal(played) as journal:
+        checkpoint(journal, key)
+        play(journal, 1, 1)
+        checkpoint(journal, new)  # after the rotation (docs/operations.md)
+    anchors = tmp_path / "anchors.jsonl"
+    anchors.write_text(
+        "".join(json.dumps({"controller_key": k.public_key}) + "\n" for k in (key, new))
+    )
+    done = jackpotd("verify", "--db", played, "--anchor", anchors)
+    assert done.returncode == 0, done.stderr
+    assert "checkpoints: 2, signatures verified" in done.stdout
+    both = verify(played, keys=[key.public_key, new.public_key])
+    assert [summary.key_id for summary in both.checkpoints] == [key.key_id, new.key_id]
+    only_new = verify(played, keys=[new.public_key])
+    assert only_new.problems == [
+        f"row {both.checkpoints[0].row}: checkpoint signed by key {key.key_id}, not a key given"
+    ]
+
+
 def test_only_the_last_snapshots_are_kept(played: Path, key: ControllerKey) -> None:
     rows = []
     with Journal(played) as journal:
