@@ -112,9 +112,12 @@ async def _outlast(future: asyncio.Future[None]) -> None:
 
 
 def _consume(future: asyncio.Future[Receipt]) -> None:
-    """Retrieve the outcome of a future nobody awaits (a reopening), so none goes unseen."""
+    """Retrieve the outcome of an event the controller queued itself, so none goes unseen.
+
+    A table's reopening, a gap, a clock step, a checkpoint: nobody awaits their receipt.
+    """
     if not future.cancelled() and future.exception() is not None:
-        log.warning("table reopening not journaled: %s", future.exception())
+        log.warning("event queued by the controller not journaled: %s", future.exception())
 
 
 @dataclass(slots=True)
