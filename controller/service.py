@@ -106,7 +106,8 @@ def _self_check(config: Config, journal: Journal, *, require_manifest: bool) -> 
         journal.close()
         raise StartupError(
             f"start-up self-check failed: {detail} (a manager approves what is installed with "
-            f"jackpotd manifest approve --config {config.source}; docs/operations.md)"
+            f"jackpotd manifest approve --config {config.source} --db {config.controller.journal}"
+            " --key KEY_FILE; docs/operations.md)"
         )
 
 

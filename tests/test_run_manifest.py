@@ -43,8 +43,8 @@ def test_run_refuses_to_start_without_an_approved_manifest(tmp_path: Path) -> No
     assert out == ""
     assert err.splitlines()[-1] == (
         f"jackpotd: start-up self-check failed: no approved manifest in {database} "
-        f"(a manager approves what is installed with jackpotd manifest approve --config {config}; "
-        "docs/operations.md)"
+        f"(a manager approves what is installed with jackpotd manifest approve --config {config} "
+        f"--db {database} --key KEY_FILE; docs/operations.md)"
     )
     with Journal(database) as journal:
         faults = [row["event"] for row in journal.rows() if row["kind"] == "fault"]

@@ -53,11 +53,20 @@ def receipt_json(receipt: Receipt) -> dict[str, Any]:
         "outcome": receipt.outcome,
         "reason": receipt.reason,
         "duplicate": receipt.duplicate,
+        "conflict": receipt.conflict,
     }
 
 
 def report_receipt(args: argparse.Namespace, receipt: Receipt) -> int:
-    """Print what became of an event; exit status 1 if the ledger refused it."""
+    """Print what became of an event; exit status 1 if the ledger refused it.
+
+    An event whose id the journal holds for other content is not applied (a conflict,
+    :mod:`controller.journal.identity`): that is a refusal too, never a success.
+    """
+    if receipt.conflict:
+        message = f"refused: its id is journaled with other content (row {receipt.seq})"
+        print(json.dumps(receipt_json(receipt)) if args.json else message, file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(receipt_json(receipt)))
     elif receipt.applied:
