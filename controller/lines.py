@@ -10,6 +10,11 @@ The Ace High outcomes of Face Up Pai Gow are about two hands, the dealer's and t
 dealt from one deck; :func:`controller.qualify.ace_high_outcomes` derives them from the
 per-hand ``ACE_HIGH_*`` lines.
 
+The ``INSURANCE_*`` lines are the New Jersey insurance wager's: a *pai gow* hand (no pair,
+straight or flush) named by its top card, the joker ranked as an ace and nothing else
+(N.J.A.C. 13:69F-11.2(h)). Whichever joker mode the paytable states, these lines read the
+joker so.
+
 Every line has one bit, so the set of lines a hand qualifies for is a plain ``int``.
 """
 
@@ -55,6 +60,14 @@ class Line(StrEnum):
     BOTH_ACE_HIGH = "dealer-and-player-ace-high"
     DEALER_ONLY_ACE_HIGH_WITH_JOKER = "dealer-only-ace-high-with-joker"
     DEALER_ONLY_ACE_HIGH_NO_JOKER = "dealer-only-ace-high-no-joker"
+    INSURANCE_ACE_HIGH = "insurance-ace-high"
+    INSURANCE_ACE_HIGH_WITH_JOKER = "insurance-ace-high-with-joker"
+    INSURANCE_ACE_HIGH_NO_JOKER = "insurance-ace-high-no-joker"
+    INSURANCE_KING_HIGH = "insurance-king-high"
+    INSURANCE_QUEEN_HIGH = "insurance-queen-high"
+    INSURANCE_JACK_HIGH = "insurance-jack-high"
+    INSURANCE_TEN_HIGH = "insurance-ten-high"
+    INSURANCE_NINE_HIGH = "insurance-nine-high"
 
     @property
     def bit(self) -> int:
@@ -82,6 +95,9 @@ BIT: Final[dict[Line, int]] = {line: 1 << position for position, line in enumera
 PA: Final = "58 Pa. Code § 645a.6"
 NJ: Final = "N.J.A.C. 13:69F-11"
 FACE_UP: Final = "58 Pa. Code § 688a.12(b)"
+INSURANCE: Final = f"{NJ}.2(h)"
+"""The insurance wager's joker rule; the wager itself is 13:69F-11.15, not in the seeds."""
+INSURANCE_PAI_GOW: Final = "a pai gow hand with the joker an ace (no pair, straight or flush)"
 
 DEFINITIONS: Final[dict[Line, LineDefinition]] = {
     Line.SEVEN_CARD_STRAIGHT_FLUSH_NATURAL: LineDefinition(
@@ -216,6 +232,40 @@ DEFINITIONS: Final[dict[Line, LineDefinition]] = {
         "the dealer's hand is ace high with a natural ace; the player's is not ace high",
         (FACE_UP,),
         dealer_and_player=True,
+    ),
+    Line.INSURANCE_ACE_HIGH: LineDefinition(
+        "Pai gow, ace high",
+        f"{INSURANCE_PAI_GOW}, topped by a natural ace or the joker",
+        (INSURANCE,),
+    ),
+    Line.INSURANCE_ACE_HIGH_WITH_JOKER: LineDefinition(
+        "Pai gow, ace high with joker",
+        f"{INSURANCE_PAI_GOW}, the joker its ace (no natural ace)",
+        (INSURANCE,),
+    ),
+    Line.INSURANCE_ACE_HIGH_NO_JOKER: LineDefinition(
+        "Pai gow, ace high, no joker",
+        f"{INSURANCE_PAI_GOW}, a natural ace and no joker",
+        (INSURANCE,),
+    ),
+    Line.INSURANCE_KING_HIGH: LineDefinition(
+        "Pai gow, king high",
+        f"{INSURANCE_PAI_GOW}, no ace or joker, topped by a king",
+        (INSURANCE,),
+    ),
+    Line.INSURANCE_QUEEN_HIGH: LineDefinition(
+        "Pai gow, queen high", f"{INSURANCE_PAI_GOW}, topped by a queen", (INSURANCE,)
+    ),
+    Line.INSURANCE_JACK_HIGH: LineDefinition(
+        "Pai gow, jack high", f"{INSURANCE_PAI_GOW}, topped by a jack", (INSURANCE,)
+    ),
+    Line.INSURANCE_TEN_HIGH: LineDefinition(
+        "Pai gow, 10 high", f"{INSURANCE_PAI_GOW}, topped by a 10", (INSURANCE,)
+    ),
+    Line.INSURANCE_NINE_HIGH: LineDefinition(
+        "Pai gow, nine high",
+        f"{INSURANCE_PAI_GOW}, topped by a nine (2-3-4-5-7-8-9 or 2-3-4-6-7-8-9)",
+        (INSURANCE,),
     ),
 }
 

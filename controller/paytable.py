@@ -32,6 +32,7 @@ class Wager(StrEnum):
     EMPERORS_TREASURE = "emperors-treasure"
     DYNASTY_BONUS = "dynasty-bonus"
     PROGRESSIVE = "progressive"
+    INSURANCE = "insurance"
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +132,8 @@ class Paytable:
     joker: JokerMode
     lines: tuple[PaytableLine, ...]
     progressive: ProgressiveTerms | None = None
+    sample: bool = False
+    """A sample the project ships for a wager whose regulation prints no pays; never a filing."""
     _by_mask: dict[int, PaytableLine | tuple[PaytableLine, ...] | None] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -280,6 +283,18 @@ WAGER_LINES: Final[dict[Wager, frozenset[Line]]] = {
             Line.FLUSH,
             Line.STRAIGHT,
             Line.THREE_OF_A_KIND,
+        }
+    ),
+    Wager.INSURANCE: frozenset(
+        {
+            Line.INSURANCE_ACE_HIGH,
+            Line.INSURANCE_ACE_HIGH_WITH_JOKER,
+            Line.INSURANCE_ACE_HIGH_NO_JOKER,
+            Line.INSURANCE_KING_HIGH,
+            Line.INSURANCE_QUEEN_HIGH,
+            Line.INSURANCE_JACK_HIGH,
+            Line.INSURANCE_TEN_HIGH,
+            Line.INSURANCE_NINE_HIGH,
         }
     ),
 }

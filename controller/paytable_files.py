@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from importlib import resources
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
@@ -32,9 +32,14 @@ from controller.paytable import (
     Wager,
 )
 
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
 _ODDS: Final = re.compile(r"^(\d{1,3}(?:,\d{3})*|\d+) to 1$")
 _METER: Final = re.compile(r"^(?:(\$[\d,.]+)/)?(\d+(?:\.\d+)?%) of meter$")
 _NAME: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+SAMPLES: Final = "samples"
+"""The folder of ``controller/paytables`` that holds the sample paytables."""
 
 
 class PaytableError(ValueError):
@@ -70,6 +75,7 @@ class _RawPaytable(msgspec.Struct, forbid_unknown_fields=True):
     joker: str
     lines: list[_RawLine]
     progressive: _RawProgressive | None = None
+    sample: bool = False
 
 
 def parse_pay(text: str) -> Pay:
@@ -160,6 +166,8 @@ def _line(source: str, index: int, raw: _RawLine, wager: Wager) -> PaytableLine:
     envy = None
     if raw.envy is not None and wager is Wager.ACE_HIGH:
         raise PaytableError(source, f"{key}.envy", "Ace High paytables have no Envy column")
+    if raw.envy is not None and wager is Wager.INSURANCE:
+        raise PaytableError(source, f"{key}.envy", "insurance paytables have no Envy column")
     if raw.envy is not None:
         try:
             envy = parse_dollars(raw.envy)
@@ -223,6 +231,13 @@ def parse_paytable(text: str | bytes, source: str) -> Paytable:
         raise PaytableError(
             source, "joker", f"unknown joker mode {raw.joker!r}; semi-wild or fully-wild"
         ) from None
+    if wager is Wager.INSURANCE and joker is not JokerMode.SEMI_WILD:
+        raise PaytableError(
+            source,
+            "joker",
+            "the insurance wager ranks the joker as an ace (N.J.A.C. 13:69F-11.2(h)); "
+            "write semi-wild",
+        )
     if not raw.lines:
         raise PaytableError(source, "lines", "a paytable has at least one line")
     rows = [_line(source, index, row, wager) for index, row in enumerate(raw.lines)]
@@ -238,7 +253,9 @@ def parse_paytable(text: str | bytes, source: str) -> Paytable:
             source, "progressive", f"the [progressive] table is {reason} progressive paytables"
         )
     terms = _progressive(source, raw.progressive) if raw.progressive is not None else None
-    return Paytable(raw.name, raw.title, wager, raw.source, joker, tuple(rows), terms)
+    return Paytable(
+        raw.name, raw.title, wager, raw.source, joker, tuple(rows), terms, sample=raw.sample
+    )
 
 
 def load_paytable_file(path: Path) -> Paytable:
@@ -254,14 +271,29 @@ def load_paytable_file(path: Path) -> Paytable:
 
 
 def seed_paytables() -> dict[str, Paytable]:
-    """Every paytable shipped with the controller, by name, in the seed's order."""
-    folder = resources.files("controller") / "paytables"
+    """Every paytable of the regulations shipped with the controller, by name, in seed order."""
+    return _shipped(resources.files("controller") / "paytables", "controller/paytables")
+
+
+def sample_paytables() -> dict[str, Paytable]:
+    """The samples shipped for wagers whose regulation prints no pays (docs/paytables.md).
+
+    Each says ``sample = true``; an operator files their own paytable for such a wager.
+    """
+    folder = resources.files("controller") / "paytables" / SAMPLES
+    return _shipped(folder, f"controller/paytables/{SAMPLES}", sample=True)
+
+
+def _shipped(folder: Traversable, where: str, *, sample: bool = False) -> dict[str, Paytable]:
     tables = {}
     for entry in sorted(folder.iterdir(), key=lambda item: _seed_order(item.name)):
         if entry.name.endswith(".toml"):
-            paytable = parse_paytable(entry.read_bytes(), f"controller/paytables/{entry.name}")
+            paytable = parse_paytable(entry.read_bytes(), f"{where}/{entry.name}")
             if paytable.name in tables or paytable.name != entry.name.removesuffix(".toml"):
                 raise PaytableError(paytable.name, "name", "must match its file name, once")
+            if paytable.sample is not sample or ("sample" in paytable.name) is not sample:
+                wanted = "is a sample: say sample = true" if sample else "is no sample"
+                raise PaytableError(f"{where}/{entry.name}", "sample", f"a file here {wanted}")
             tables[paytable.name] = paytable
     return tables
 
@@ -280,7 +312,7 @@ def find_paytable(name_or_path: str) -> Paytable:
     """A seed paytable by name, or a paytable file by path (anything ending in ``.toml``)."""
     if name_or_path.endswith(".toml"):
         return load_paytable_file(Path(name_or_path))
-    tables = seed_paytables()
+    tables = seed_paytables() | sample_paytables()
     try:
         return tables[name_or_path]
     except KeyError:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from controller.cards import JOKER_INDEX, JokerMode
+from controller.cards import HAND_SIZE, JOKER_INDEX, JokerMode
 from controller.lines import BIT, Line
 
 if TYPE_CHECKING:
@@ -50,6 +50,21 @@ SUIT_RANK_BIT: Final[tuple[tuple[int, ...], ...]] = tuple(
 """Per suit, per card: the card's rank bit if it is of that suit, else 0."""
 
 ACE_HIGH: Final = BIT[Line.ACE_HIGH_WITH_JOKER] | BIT[Line.ACE_HIGH_NO_JOKER]
+INSURANCE_TOPS: Final = (
+    Line.INSURANCE_NINE_HIGH,
+    Line.INSURANCE_TEN_HIGH,
+    Line.INSURANCE_JACK_HIGH,
+    Line.INSURANCE_QUEEN_HIGH,
+    Line.INSURANCE_KING_HIGH,
+)
+"""The insurance lines below ace high, by top card from the nine (rank index 7) up."""
+_INSURANCE_LOWEST_TOP: Final = 7
+INSURANCE: Final = (
+    sum(BIT[line] for line in INSURANCE_TOPS)
+    | BIT[Line.INSURANCE_ACE_HIGH]
+    | BIT[Line.INSURANCE_ACE_HIGH_WITH_JOKER]
+    | BIT[Line.INSURANCE_ACE_HIGH_NO_JOKER]
+)
 _ROYAL = BIT[Line.ROYAL_FLUSH]
 _NATURAL_ROYAL = BIT[Line.NATURAL_ROYAL_FLUSH]
 _NATURAL_ACE_FIVE = BIT[Line.NATURAL_ACE_FIVE_STRAIGHT_FLUSH]
@@ -123,7 +138,8 @@ def _with_extra(counts: Sequence[int], rank: int) -> list[int]:
 def rank_lines(counts: Sequence[int], joker: bool, mode: JokerMode) -> int:  # noqa: FBT001
     """Every line that depends on ranks alone, before any flush is considered.
 
-    The ace-high lines assume no flush; :func:`flush_lines` callers clear them when there is one.
+    The ace-high and insurance lines assume no flush; where there is a flush suit, callers
+    clear what :func:`spoilt_by_flush` names.
     """
     present = sum(1 << rank for rank in range(RANKS) if counts[rank])
     if not joker:
@@ -145,7 +161,39 @@ def rank_lines(counts: Sequence[int], joker: bool, mode: JokerMode) -> int:  # n
             lines |= BIT[Line.ACE_HIGH_WITH_JOKER]
         elif counts[ACE]:
             lines |= BIT[Line.ACE_HIGH_NO_JOKER]
-    return lines
+    return lines | insurance_lines(counts, joker)
+
+
+def insurance_lines(counts: Sequence[int], joker: bool) -> int:  # noqa: FBT001
+    """The insurance wager's pai gow line by top card, before any flush is considered.
+
+    N.J.A.C. 13:69F-11.2(h): for this wager the joker is ranked as an ace, and only that: it
+    pairs a natural ace and completes A-K-Q-J-10 or A-2-3-4-5, nothing else, and it has no
+    suit. So the hand is a pai gow when its ranks, the joker's ace included, are seven different
+    ones with no five in a row; a flush (five *natural* cards of one suit) is cleared by
+    :func:`spoilt_by_flush`. The lowest pai gow is nine high (2-3-4-5-7-8-9).
+    """
+    ranks = sum(1 << rank for rank in range(RANKS) if counts[rank])
+    if joker:
+        if counts[ACE]:
+            return 0  # the joker and an ace are a pair of aces
+        ranks |= 1 << ACE
+    if ranks.bit_count() != HAND_SIZE or has_run(ranks, 5):
+        return 0
+    if ranks >> ACE:
+        ace = Line.INSURANCE_ACE_HIGH_WITH_JOKER if joker else Line.INSURANCE_ACE_HIGH_NO_JOKER
+        return BIT[Line.INSURANCE_ACE_HIGH] | BIT[ace]
+    return BIT[INSURANCE_TOPS[ranks.bit_length() - 1 - _INSURANCE_LOWEST_TOP]]
+
+
+def spoilt_by_flush(suited: int) -> int:
+    """The rank-only lines a flush suit holding ``suited`` ranks clears (see the module doc).
+
+    Face Up's ace high is no pai gow once the joker can make a flush (four suited cards and the
+    joker); the insurance wager's only once five natural cards are of one suit (its joker has
+    no suit, 13:69F-11.2(h)).
+    """
+    return ACE_HIGH | (INSURANCE if suited.bit_count() >= 5 else 0)
 
 
 def flush_lines(suited: int, joker: bool) -> int:  # noqa: FBT001
@@ -253,7 +301,7 @@ class Qualifier:
         suit_lines = self._by_suited.get(suit_key)
         if suit_lines is None:
             suit_lines = self._by_suited[suit_key] = flush_lines(suited, bool(joker))
-        lines = (lines & ~ACE_HIGH) | suit_lines
+        lines = (lines & ~spoilt_by_flush(suited)) | suit_lines
         if suit_lines & NEEDS_OTHER_SUITS:
             others = [
                 sum(SUIT_RANK_BIT[other][card] for card in cards)

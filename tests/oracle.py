@@ -27,6 +27,8 @@ hand with plain poker rules, and combining the answers:
   - Ace high is read off the other lines: no pair, no straight and no flush (each with the
     joker's help), and the top card an ace (a natural ace without the joker, or the joker as
     the ace without a natural ace).
+  - The NJ insurance wager's pai gow lines (:func:`insurance_lines`) give the joker one
+    substitution in either mode, an unsuited ace (N.J.A.C. 13:69F-11.2(h)).
 
 - *Five-card values* (:func:`five_card_value`): the joker becomes every allowed card and the
   best concrete value is kept. Semi-wild: an unsuited ace, or any card not already in the five
@@ -113,6 +115,24 @@ ACE_HIGH_NO_JOKER: Final = "ace-high-no-joker"
 BOTH_ACE_HIGH: Final = "dealer-and-player-ace-high"
 DEALER_ONLY_ACE_HIGH_WITH_JOKER: Final = "dealer-only-ace-high-with-joker"
 DEALER_ONLY_ACE_HIGH_NO_JOKER: Final = "dealer-only-ace-high-no-joker"
+INSURANCE_ACE_HIGH: Final = "insurance-ace-high"
+INSURANCE_ACE_HIGH_WITH_JOKER: Final = "insurance-ace-high-with-joker"
+INSURANCE_ACE_HIGH_NO_JOKER: Final = "insurance-ace-high-no-joker"
+INSURANCE_BY_TOP: Final = {
+    9: "insurance-nine-high",
+    TEN: "insurance-ten-high",
+    11: "insurance-jack-high",
+    QUEEN: "insurance-queen-high",
+    KING: "insurance-king-high",
+}
+INSURANCE_LINES: Final = frozenset(
+    {
+        INSURANCE_ACE_HIGH,
+        INSURANCE_ACE_HIGH_WITH_JOKER,
+        INSURANCE_ACE_HIGH_NO_JOKER,
+        *INSURANCE_BY_TOP.values(),
+    }
+)
 
 PER_HAND_LINES: Final = frozenset(
     {
@@ -143,6 +163,7 @@ PER_HAND_LINES: Final = frozenset(
         PAIR,
         ACE_HIGH_WITH_JOKER,
         ACE_HIGH_NO_JOKER,
+        *INSURANCE_LINES,
     }
 )
 OUTCOME_LINES: Final = frozenset(
@@ -570,7 +591,30 @@ def qualifying_lines(codes: str | Iterable[str], mode: str = SEMI_WILD) -> froze
             lines.add(ACE_HIGH_NO_JOKER)
         if has_joker and ACE not in ranks:  # never in fully-wild: there the joker pairs
             lines.add(ACE_HIGH_WITH_JOKER)
-    return frozenset(lines)
+    return frozenset(lines | insurance_lines(naturals, has_joker=has_joker))
+
+
+def insurance_lines(naturals: Sequence[NaturalCard], *, has_joker: bool) -> set[str]:
+    """The NJ insurance wager's pai gow line, in either joker mode (N.J.A.C. 13:69F-11.2(h)).
+
+    For this wager the joker is ranked as an ace and is nothing else: it becomes one unsuited
+    ace, and the seven concrete cards are then a pai gow hand when no two share a rank, no five
+    of them are a straight, and no five are of one suit. The line names the top card.
+    """
+    cards = [*naturals, (ACE, NO_SUIT)] if has_joker else list(naturals)
+    ranks = [rank for rank, _ in cards]
+    if len(set(ranks)) < len(ranks):
+        return set()
+    if any(_straight_top(five) is not None for five in combinations(ranks, 5)):
+        return set()
+    suits = Counter(suit for _, suit in cards if suit != NO_SUIT)
+    if max(suits.values()) >= 5:
+        return set()
+    top = max(ranks)
+    if top != ACE:
+        return {INSURANCE_BY_TOP[top]}
+    kind = INSURANCE_ACE_HIGH_WITH_JOKER if has_joker else INSURANCE_ACE_HIGH_NO_JOKER
+    return {INSURANCE_ACE_HIGH, kind}
 
 
 def ace_high_outcome(

@@ -35,12 +35,32 @@ def test_version_via_the_installed_module() -> None:
 def test_paytables_lists_all_18_seed_paytables(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "paytables")
     assert status == 0
-    names = [line.split()[0] for line in out.splitlines()]
-    assert names == [
+    rows = [line.split() for line in out.splitlines()]
+    assert [row[0] for row in rows if row[3] == "seed"] == [
         *(f"ace-high-{n}" for n in range(1, 6)),
         *(f"fortune-{n}" for n in range(1, 7)),
         *(f"progressive-{n}" for n in range(1, 8)),
     ]
+    assert [row[3] for row in rows[:18]] == ["seed"] * 18
+
+
+def test_paytables_lists_the_samples_after_the_seeds_marked_as_samples(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    status, out, _ = run(capsys, "paytables")
+    assert status == 0
+    samples = [line.split() for line in out.splitlines()][18:]
+    assert {"insurance-sample-1", "insurance-sample-2"} <= {row[0] for row in samples}
+    assert all(row[3] == "SAMPLE" and "sample" in row[0] for row in samples)
+    assert all(line.endswith("(SAMPLE)") for line in out.splitlines()[18:])
+    status, out, _ = run(capsys, "paytables", "--json")
+    listed = {table["name"]: table["sample"] for table in json.loads(out)}
+    assert listed["insurance-sample-1"] is True
+    assert listed["fortune-1"] is False
+    status, out, _ = run(capsys, "paytables", "show", "insurance-sample-2")
+    assert status == 0
+    assert "SAMPLE: no regulation prints these pays; an operator files their own" in out
+    assert "insurance-ace-high-with-joker" in out
 
 
 def test_paytables_show_prints_every_attribute(capsys: pytest.CaptureFixture[str]) -> None:

@@ -95,7 +95,7 @@ distinct_ranks = functools.partial(st.lists, st.integers(2, oracle.ACE), unique=
 
 THEMES = (
     *("run", "royal", "royal", "wheel", "wheel", "sets", "quads-joker"),
-    *("ace-high", "joker-high", "flush", "random"),
+    *("ace-high", "joker-high", "flush", "random", "pai-gow"),
 )
 
 
@@ -132,6 +132,10 @@ def templates(draw: st.DrawFn) -> list[str]:
         ranks = draw(st.lists(st.integers(2, oracle.KING), min_size=6, max_size=6, unique=True))
         top = code(oracle.ACE, other) if theme == "ace-high" else JOKER
         return [top, *(code(rank, draw(st.sampled_from(SUITS))) for rank in ranks)]
+    if theme == "pai-gow":  # seven different ranks up to a top card: the insurance lines
+        top = draw(st.integers(9, oracle.KING))
+        ranks = draw(st.lists(st.integers(2, top - 1), min_size=6, max_size=6, unique=True))
+        return [code(rank, draw(st.sampled_from(SUITS))) for rank in (*ranks, top)]
     if theme == "flush":  # five or six of one suit
         ranks = draw(distinct_ranks(min_size=7, max_size=7))
         suits = [suit] * draw(st.integers(5, 6))

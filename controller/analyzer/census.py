@@ -27,7 +27,13 @@ from math import comb, prod
 from typing import TYPE_CHECKING
 
 from controller.cards import HAND_SIZE, JokerMode
-from controller.qualify import ACE_HIGH, NEEDS_OTHER_SUITS, flush_lines, match_lines, rank_lines
+from controller.qualify import (
+    NEEDS_OTHER_SUITS,
+    flush_lines,
+    match_lines,
+    rank_lines,
+    spoilt_by_flush,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -108,6 +114,7 @@ def _count_with_flush(deck: Deck, mode: JokerMode, joker: bool, census: Counter[
         for suited_ranks in combinations(deck.ranks, held):
             suited = sum(1 << rank for rank in suited_ranks)
             suit_lines = _flush_lines(suited, joker)
+            kept = ~spoilt_by_flush(suited)
             base = [(suited >> rank) & 1 for rank in range(13)]
             if suit_lines & NEEDS_OTHER_SUITS:
                 for chosen in combinations(other_cards, rest):
@@ -116,14 +123,14 @@ def _count_with_flush(deck: Deck, mode: JokerMode, joker: bool, census: Counter[
                     for rank, suit in chosen:
                         held_counts[rank] += 1
                         masks[suit] |= 1 << rank
-                    lines = _rank_lines(tuple(held_counts), joker, mode) & ~ACE_HIGH
+                    lines = _rank_lines(tuple(held_counts), joker, mode) & kept
                     lines |= suit_lines | match_lines(suit_lines, masks)
                     census[lines] += deck.suits
                 continue
             for profile in rest_profiles:
                 counts = tuple(b + p for b, p in zip(base, profile, strict=True))
                 ways = prod(comb(others_per_rank, count) for count in profile if count)
-                lines = (_rank_lines(counts, joker, mode) & ~ACE_HIGH) | suit_lines
+                lines = (_rank_lines(counts, joker, mode) & kept) | suit_lines
                 census[lines] += deck.suits * ways
 
 

@@ -1,4 +1,4 @@
-"""``jackpotd paytables``: list the seed paytables, or show one with every attribute."""
+"""``jackpotd paytables``: list the seed paytables and the samples, or show one in full."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from controller.money import format_cents, format_percent
-from controller.paytable_files import find_paytable, seed_paytables
+from controller.paytable_files import find_paytable, sample_paytables, seed_paytables
 
 if TYPE_CHECKING:
     import argparse
@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``paytables`` and ``paytables show`` to the command line."""
-    parser = commands.add_parser("paytables", help="list the seed paytables or show one")
+    parser = commands.add_parser(
+        "paytables", help="list the seed paytables and the samples, or show one"
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_list)
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
@@ -26,15 +28,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     show.set_defaults(run=run_show)
 
 
+SAMPLE_NOTE = "SAMPLE: no regulation prints these pays; an operator files their own"
+
+
 def run_list(args: argparse.Namespace) -> int:
-    """Print one line per seed paytable."""
-    tables = seed_paytables()
+    """Print one line per seed paytable, then one per sample, marked as a sample."""
+    tables = [*seed_paytables().values(), *sample_paytables().values()]
     if args.json:
-        print(json.dumps([as_json(table) for table in tables.values()], indent=2))
+        print(json.dumps([as_json(table) for table in tables], indent=2))
         return 0
-    width = max(len(name) for name in tables)
-    for name, table in tables.items():
-        print(f"{name:<{width}}  {table.wager:<14} {table.joker.value:<10}  {table.title}")
+    width = max(len(table.name) for table in tables)
+    wager_width = max(len(table.wager) for table in tables)
+    for table in tables:
+        kind = "SAMPLE" if table.sample else "seed"
+        print(
+            f"{table.name:<{width}}  {table.wager:<{wager_width}}  {table.joker.value:<10}  "
+            f"{kind:<6}  {table.title}"
+        )
     return 0
 
 
@@ -47,6 +57,8 @@ def run_show(args: argparse.Namespace) -> int:
     print(f"{table.title}  [{table.name}]")
     print(f"Source: {table.source}")
     print(f"Wager: {table.wager}; joker: {table.joker.value}")
+    if table.sample:
+        print(SAMPLE_NOTE)
     if (terms := table.progressive) is not None:
         returned = "returned" if terms.original_wager_returned else "not returned"
         print(f"Wager amount: {format_cents(terms.wager_cents)}")
@@ -71,6 +83,7 @@ def as_json(table: Paytable) -> dict[str, Any]:
         "wager": str(table.wager),
         "source": table.source,
         "joker": table.joker.value,
+        "sample": table.sample,
         "lines": [
             {
                 "line": str(row.line),
