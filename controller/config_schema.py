@@ -105,7 +105,8 @@ class RawTable(Raw, frozen=True):
     maximum_wager: str = "$1,000"
     wager_limits: RawWagerLimits | None = None
     envy_minimum: str = "$5"
-    envy_includes_dealer: bool = True
+    envy_includes_dealer: bool | None = None
+    """Read only to refuse ``true``: § 688a.1 never pays Envy for the dealer's hand."""
     max_payout: str | None = None
     heartbeat_timeout_s: float | None = None
 

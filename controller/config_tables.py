@@ -119,6 +119,12 @@ class TableChecks(ValueChecks):
         self.table_pool(f"{key}.pool", raw.pool, progressive, pools)
         minimum = self.dollars(f"{key}.minimum_wager", raw.minimum_wager, minimum=1)
         limits = self.wager_limits(key, raw, minimum, chosen.keys())
+        if raw.envy_includes_dealer:
+            raise self.fail(
+                f"{key}.envy_includes_dealer",
+                "the Envy Bonus is paid for another player's hand, never the dealer's "
+                "(58 Pa. Code § 688a.1; docs/rules.md § 9); remove the key",
+            )
         event = TableConfigured(
             event_id="",
             at="",
@@ -131,7 +137,7 @@ class TableChecks(ValueChecks):
             progressive=progressive.name if progressive else None,
             pool_id=raw.pool,
             envy_minimum_cents=self.dollars(f"{key}.envy_minimum", raw.envy_minimum),
-            envy_includes_dealer=raw.envy_includes_dealer,
+            envy_includes_dealer=False,
             verification_cents=controller.verification_cents,
             tax_threshold_cents=controller.tax_threshold_cents,
             tax_wager_multiple=controller.tax_wager_multiple,

@@ -82,6 +82,12 @@ class TableConfigured(Event, frozen=True, tag="table-configured"):
     maximum wager, enforced when bets are locked (docs/rules.md § 8). Every configuration
     writes it; an event journaled before it existed lacks it (``UNSET``, never encoded), and
     its table enforces no limits, so that old journals replay exactly as they were played.
+
+    ``envy_includes_dealer`` is written ``false`` by every configuration: the Envy Bonus is
+    paid for another player's hand, never the dealer's (58 Pa. Code § 688a.1; docs/rules.md
+    § 9). An event journaled before that lacks it (``UNSET``, never encoded) and keeps the old
+    default, true, so that its rounds replay as they were paid; ``true`` written out is
+    likewise replayed, never configured anew.
     """
 
     table_id: str
@@ -93,7 +99,7 @@ class TableConfigured(Event, frozen=True, tag="table-configured"):
     progressive: str | None = None
     pool_id: str | None = None
     envy_minimum_cents: int = 500
-    envy_includes_dealer: bool = True
+    envy_includes_dealer: bool | msgspec.UnsetType = msgspec.UNSET
     max_payout_cents: int | None = None
     verification_cents: int | None = None
     tax_threshold_cents: int = 60_000

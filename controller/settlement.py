@@ -11,9 +11,11 @@ The rules it applies, in order:
 2. Progressive wagers are taken seat by seat from the dealer's left (seat 1 upward); each hit
    is paid from the meter as it stands after the one before (or, with ``HitOrder.SPLIT``,
    seats that hit the same meter line share one pay equally).
-3. Envy: every seat with a qualifying wager (at least ``envy_minimum_cents`` on a paytable with
-   an Envy column) receives the Envy amount for each *other* hand at the table that makes an
-   Envy line, the dealer's too if the rules say so. Several add up. Never for its own hand.
+3. Envy (58 Pa. Code § 688a.1): every seat with a qualifying wager (a Progressive Payout or
+   Fortune Bonus wager of at least ``envy_minimum_cents`` on a paytable with an Envy column)
+   receives the Envy amount for each *other player's* hand at the table that makes an Envy
+   line, whether or not that player wagered. Several add up. Never for its own hand, never for
+   the dealer's (only rules rebuilt from a journal written before this rule say otherwise).
 4. The maximum payout (§ 688a.12(e)) caps a player's odds winnings on one hand; it never
    touches meter pays or Envy.
 5. A payout at or above the verification amount is PENDING until a supervisor verifies it;
@@ -133,7 +135,9 @@ class TableRules:
     progressive: Paytable | None = None
     pool_id: str | None = None
     envy_minimum_cents: int = 500
-    envy_includes_dealer: bool = True
+    envy_includes_dealer: bool = False
+    """Whether the dealer's hand pays Envy: never under § 688a.1; true only for a table whose
+    ``table-configured`` event was journaled before the rule (docs/rules.md § 9)."""
     max_payout_cents: int | None = None
     verification_cents: int | None = None
     tax_threshold_cents: int = 60_000

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
+import msgspec
+
 from controller.paytable import FixedPay, MeterPay, Odds, Wager
 from controller.paytable_files import PaytableError, parse_paytable
 from controller.settlement import HitOrder, Spot, TableRules
@@ -76,6 +78,18 @@ def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
     return most + envy * others
 
 
+def envy_includes_dealer(event: TableConfigured) -> bool:
+    """Whether the table pays Envy for the dealer's hand: as journaled, or true if unwritten.
+
+    § 688a.1 pays Envy for another player's hand only, and every configuration writes false.
+    An event journaled before that carries no value and was played with the old default,
+    true; its rounds replay as they were paid (docs/rules.md § 9).
+    """
+    if isinstance(event.envy_includes_dealer, msgspec.UnsetType):
+        return True
+    return event.envy_includes_dealer
+
+
 def table_rules(event: TableConfigured) -> TableRules:
     """Validated rules of one table."""
     where = f"table {event.table_id}"
@@ -121,7 +135,7 @@ def table_rules(event: TableConfigured) -> TableRules:
         progressive=progressive,
         pool_id=event.pool_id,
         envy_minimum_cents=event.envy_minimum_cents,
-        envy_includes_dealer=event.envy_includes_dealer,
+        envy_includes_dealer=envy_includes_dealer(event),
         max_payout_cents=event.max_payout_cents,
         verification_cents=event.verification_cents,
         tax_threshold_cents=event.tax_threshold_cents,

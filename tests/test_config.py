@@ -228,7 +228,7 @@ ERRORS = [
         T,
         T + 'minimum_wager = "$25"\nmax_payout = "$100,000"\n',
         "tables[0].max_payout",
-        "below the § 688a.12(e) floor of $131,500.00",  # 5,000 to 1 at $25, $500, 6 Envy
+        "below the § 688a.12(e) floor of $130,500.00",  # 5,000 to 1 at $25, $500, 5 Envy
     ),
     # transports and serial ports
     ('"simulator"', '"mqtt"', "tables[0].transport", "'mqtt' needs a [broker] table"),
@@ -390,7 +390,7 @@ def test_defaults_fill_a_minimal_file(tmp_path: Path) -> None:
     assert table.transport.kind is TransportKind.SIMULATOR
     assert table.event.seats == 6
     assert (table.event.minimum_wager_cents, table.event.envy_minimum_cents) == (100, 500)
-    assert table.event.envy_includes_dealer
+    assert table.event.envy_includes_dealer is False  # § 688a.1: never the dealer's hand
     assert table.event.max_payout_cents is None
     assert table.heartbeat_timeout_s == 10
     assert config.pools[0].terms.seed_cents == 1_000_000

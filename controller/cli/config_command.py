@@ -183,7 +183,7 @@ def as_json(config: Config) -> dict[str, Any]:
                 "minimum_wager_cents": table.event.minimum_wager_cents,
                 "wager_limits": _limits_json(table.event),
                 "envy_minimum_cents": table.event.envy_minimum_cents,
-                "envy_includes_dealer": table.event.envy_includes_dealer,
+                "envy_includes_dealer": table.rules.envy_includes_dealer,
                 "max_payout_cents": table.event.max_payout_cents,
                 "heartbeat_timeout_s": table.heartbeat_timeout_s,
             }
