@@ -89,6 +89,7 @@ class RawWagerLimits(Raw, frozen=True):
     bonus: RawSpotLimits | None = None
     ace_high: RawSpotLimits | None = None
     progressive: RawSpotLimits | None = None
+    dynasty: RawSpotLimits | None = None
 
 
 class RawTable(Raw, frozen=True):
@@ -100,6 +101,8 @@ class RawTable(Raw, frozen=True):
     bonus: str | None = None
     ace_high: str | None = None
     progressive: str | None = None
+    dynasty: str | None = None
+    """The EZ Pai Gow Dynasty Bonus paytable (a ``dynasty-bonus`` one)."""
     pool: str | None = None
     minimum_wager: str = "$1"
     maximum_wager: str = "$1,000"

@@ -18,9 +18,10 @@ from controller.config_schema import (
     Transport,
     TransportKind,
 )
+from controller.dynasty import off_profile
 from controller.events import SpotLimits, TableConfigured
 from controller.money import format_cents, format_percent
-from controller.paytable import DYNASTY_PROFILES, Paytable, Wager
+from controller.paytable import Paytable, Wager
 from controller.paytable_files import PaytableError, parse_paytable
 from controller.pool import PoolTerms
 from controller.settlement import Spot
@@ -103,6 +104,7 @@ class TableChecks(ValueChecks):
             ("bonus", raw.bonus, ODDS_WAGERS),
             ("ace_high", raw.ace_high, frozenset({Wager.ACE_HIGH})),
             ("progressive", raw.progressive, frozenset({Wager.PROGRESSIVE})),
+            ("dynasty", raw.dynasty, frozenset({Wager.DYNASTY_BONUS})),
         )
         chosen = {
             slot: self.paytable(f"{key}.{slot}", ref, wagers)
@@ -110,12 +112,19 @@ class TableChecks(ValueChecks):
             if ref is not None
         }
         if not chosen:
-            raise self.fail(key, "offers no side bet; set bonus, ace_high or progressive")
+            raise self.fail(key, "offers no side bet; set bonus, ace_high, progressive or dynasty")
         bonus, ace_high, progressive = (
             chosen.get(slot) for slot in ("bonus", "ace_high", "progressive")
         )
         if bonus is not None and bonus.paytable.wager is Wager.DYNASTY_BONUS:
-            self.dynasty(f"{key}.bonus", bonus.paytable, controller.dynasty_profile)
+            raise self.fail(
+                f"{key}.bonus",
+                f"{bonus.name} is a Dynasty Bonus paytable: offer it on the EZ Pai Gow spot, "
+                f'dynasty = "{bonus.name}"',
+            )
+        dynasty = chosen.get("dynasty")
+        if dynasty is not None:
+            self.dynasty(f"{key}.dynasty", dynasty.paytable, controller.dynasty_profile)
         self.table_pool(f"{key}.pool", raw.pool, progressive, pools)
         minimum = self.dollars(f"{key}.minimum_wager", raw.minimum_wager, minimum=1)
         limits = self.wager_limits(key, raw, minimum, chosen.keys())
@@ -144,6 +153,8 @@ class TableChecks(ValueChecks):
             hit_order=str(controller.hit_order),
             reason=f"configured in {self.source}",
             wager_limits=limits,
+            dynasty=dynasty.name if dynasty else msgspec.UNSET,
+            dynasty_profile=controller.dynasty_profile if dynasty else msgspec.UNSET,
         )
         rules = self.rules(key, event)
         if raw.max_payout is not None:
@@ -171,8 +182,8 @@ class TableChecks(ValueChecks):
         """Each odds spot's minimum and maximum wager (docs/rules.md § 8), keyed by spot.
 
         ``minimum_wager`` and ``maximum_wager`` apply to every odds spot the table offers;
-        ``wager_limits.<bonus|ace_high>`` overrides either for one spot. The progressive spot
-        takes its paytable's one denomination, so it has no limits to set.
+        ``wager_limits.<bonus|ace_high|dynasty>`` overrides either for one spot. The progressive
+        spot takes its paytable's one denomination, so it has no limits to set.
         """
         maximum = self.dollars(f"{key}.maximum_wager", raw.maximum_wager, minimum=1)
         if maximum < minimum:
@@ -187,7 +198,11 @@ class TableChecks(ValueChecks):
                 "the progressive wager is its paytable's one denomination; it takes no limits",
             )
         limits: dict[str, SpotLimits] = {}
-        for slot, spot in (("bonus", Spot.BONUS), ("ace_high", Spot.ACE_HIGH)):
+        for slot, spot in (
+            ("bonus", Spot.BONUS),
+            ("ace_high", Spot.ACE_HIGH),
+            ("dynasty", Spot.DYNASTY),
+        ):
             where, override = f"{key}.wager_limits.{slot}", getattr(overrides, slot)
             if slot not in offered:
                 if override is not None:
@@ -245,25 +260,19 @@ class TableChecks(ValueChecks):
             )
 
     def dynasty(self, key: str, paytable: Paytable, profile: str) -> None:
-        """The pool a table's progressive wagers feed, paying the same paytable."""
-        every = {line for lines in DYNASTY_PROFILES.values() for line in lines}
-        for row in paytable.lines:
-            if row.line in every and row.line not in DYNASTY_PROFILES[profile]:
-                raise self.fail(
-                    key,
-                    f"{paytable.name} pays {row.line}, which the {profile!r} Dynasty profile "
-                    "(controller.dynasty_profile) does not define",
-                )
+        """A Dynasty Bonus paytable must follow the jurisdiction's profile."""
+        reason = off_profile(paytable, profile)
+        if reason is not None:
+            raise self.fail(key, f"{reason} (controller.dynasty_profile, docs/rules.md § 5.4)")
 
     def rules(self, key: str, event: TableConfigured) -> TableRules:
-        """A Dynasty Bonus paytable must follow the jurisdiction's profile."""
+        """The table rules of a configuration event, or the reason they are refused."""
         try:
             return table_rules(event)
         except TableRulesError as error:  # pragma: no cover - the checks above come first
             raise self.fail(key, str(error)) from None
 
     def paytable(self, key: str, ref: str, wagers: frozenset[Wager]) -> PaytableRef:
-        """The table rules of a configuration event, or the reason they are refused."""
         """A paytable by name (``paytable_dirs``, then the seeds) or by ``.toml`` path."""
         found = self.refs.get(ref) or self.read_paytable(key, ref)
         self.refs[ref] = found

@@ -108,6 +108,12 @@ class TableConfigured(Event, frozen=True, tag="table-configured"):
     by: str = "config"
     reason: str = "table configured"
     wager_limits: dict[str, SpotLimits] | msgspec.UnsetType = msgspec.UNSET
+    dynasty: str | msgspec.UnsetType = msgspec.UNSET
+    """The EZ Pai Gow Dynasty Bonus paytable (the ``dynasty`` spot); ``UNSET`` (never encoded)
+    on a table without it, so events of tables without it read as they always did."""
+    dynasty_profile: str | msgspec.UnsetType = msgspec.UNSET
+    """The reading of the Dynasty hands that paytable keeps to (:mod:`controller.dynasty`),
+    written with ``dynasty`` and only with it."""
 
 
 class WagerLocked(Event, frozen=True, tag="wager-locked"):

@@ -98,6 +98,7 @@ def _spot(rules: TableRules, text: str, seat: int) -> Spot:
         Spot.BONUS: rules.bonus,
         Spot.ACE_HIGH: rules.ace_high,
         Spot.PROGRESSIVE: rules.progressive,
+        Spot.DYNASTY: rules.dynasty,
     }
     if offered[spot] is None:
         raise LedgerError(f"table {rules.table_id} offers no {spot} wager")

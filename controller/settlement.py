@@ -6,15 +6,16 @@ pool and one :class:`Payout` per wager (win, push or loss) and per Envy bonus. I
 
 The rules it applies, in order:
 
-1. Bonus (odds) wagers and Ace High wagers are paid on the highest-paying line, "N to 1" with
-   the wager returned, a push returning the wager.
+1. Bonus (odds) wagers, Dynasty Bonus wagers and Ace High wagers are paid on the
+   highest-paying line, "N to 1" with the wager returned, a push returning the wager.
 2. Progressive wagers are taken seat by seat from the dealer's left (seat 1 upward); each hit
    is paid from the meter as it stands after the one before (or, with ``HitOrder.SPLIT``,
    seats that hit the same meter line share one pay equally).
-3. Envy (58 Pa. Code § 688a.1): every seat with a qualifying wager (a Progressive Payout or
-   Fortune Bonus wager of at least ``envy_minimum_cents`` on a paytable with an Envy column)
-   receives the Envy amount for each *other player's* hand at the table that makes an Envy
-   line, whether or not that player wagered. Several add up. Never for its own hand, never for
+3. Envy (58 Pa. Code § 688a.1): every seat with a qualifying wager (a Progressive Payout,
+   Fortune Bonus or Dynasty Bonus wager of at least ``envy_minimum_cents`` on a paytable with
+   an Envy column; § 645a.6(g), N.J.A.C. 13:69F-11(i) for the Dynasty Bonus) receives the
+   Envy amount for each *other player's* hand at the table that makes an Envy line, whether
+   or not that player wagered. Several add up. Never for its own hand, never for
    the dealer's (only rules rebuilt from a journal written before this rule say otherwise).
 4. The maximum payout (§ 688a.12(e)) caps a player's odds winnings on one hand; it never
    touches meter pays or Envy.
@@ -55,6 +56,8 @@ class Spot(StrEnum):
     BONUS = "bonus"
     ACE_HIGH = "ace-high"
     PROGRESSIVE = "progressive"
+    DYNASTY = "dynasty"
+    """The EZ Pai Gow Dynasty Bonus (N.J.A.C. 13:69F-11(i); 58 Pa. Code § 645a.6(g))."""
 
 
 class HitOrder(StrEnum):
@@ -146,6 +149,8 @@ class TableRules:
     wager_limits: Mapping[Spot, SpotLimits] | None = None
     """Each odds spot's minimum and maximum wager; None (no limits) only for a table configured
     before limits existed (:mod:`controller.wager_limits`)."""
+    dynasty: Paytable | None = None
+    """The EZ Pai Gow Dynasty Bonus paytable, on the lines of the table's Dynasty profile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,7 +312,11 @@ def _progressive(
 
 def _envy(rules: TableRules, table_round: TableRound, meter: Fraction | None) -> list[Payout]:
     """Envy bonuses: for each qualifying wager, one per other hand that makes an Envy line."""
-    tables = {Spot.BONUS: rules.bonus, Spot.PROGRESSIVE: rules.progressive}
+    tables = {
+        Spot.BONUS: rules.bonus,
+        Spot.PROGRESSIVE: rules.progressive,
+        Spot.DYNASTY: rules.dynasty,
+    }
     others = dict(table_round.hands)
     if rules.envy_includes_dealer:
         others[DEALER_SEAT] = table_round.dealer
@@ -352,17 +361,18 @@ def _flag(rules: TableRules, payout: Payout) -> Payout:
 
 
 def _odds_wagers(rules: TableRules, table_round: TableRound, seat: int) -> list[Payout]:
-    """One seat's bonus and Ace High wagers, capped by the maximum payout."""
+    """One seat's bonus, Dynasty and Ace High wagers, capped by the maximum payout."""
     payouts = []
     hand = table_round.hands[seat]
     for wager in table_round.wagers:
         if wager.seat != seat or wager.spot is Spot.PROGRESSIVE:
             continue
         payout_id = table_round.payout_id(seat, wager.spot)
-        if wager.spot is Spot.BONUS:
-            if rules.bonus is None:
-                raise SettlementError(f"table {rules.table_id} takes no bonus wagers")
-            row = rules.bonus.line_for(_mask(rules.bonus, hand))
+        if wager.spot in (Spot.BONUS, Spot.DYNASTY):
+            table = rules.bonus if wager.spot is Spot.BONUS else rules.dynasty
+            if table is None:
+                raise SettlementError(f"table {rules.table_id} takes no {wager.spot} wagers")
+            row = table.line_for(_mask(table, hand))
         else:
             if rules.ace_high is None:
                 raise SettlementError(f"table {rules.table_id} takes no Ace High wagers")

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from controller.dynasty import off_profile
 from controller.paytable import FixedPay, MeterPay, Odds, Wager
 from controller.paytable_files import PaytableError, parse_paytable
 from controller.settlement import HitOrder, Spot, TableRules
@@ -56,13 +57,18 @@ def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
     largest Envy of each paytable with an Envy column.
     """
     most = 0
-    for spot, table in ((Spot.BONUS, rules.bonus), (Spot.ACE_HIGH, rules.ace_high)):
+    odds = (
+        (Spot.BONUS, rules.bonus),
+        (Spot.ACE_HIGH, rules.ace_high),
+        (Spot.DYNASTY, rules.dynasty),
+    )
+    for spot, table in odds:
         if table is not None:
             most += minimum_of(rules, spot, minimum_wager_cents) * max(
                 (row.pays.to_one for row in table.lines if isinstance(row.pays, Odds)), default=0
             )
     envy = 0  # each wager with an Envy column collects its own Envy
-    for table in (rules.bonus, rules.progressive):
+    for table in (rules.bonus, rules.progressive, rules.dynasty):
         if table is not None:
             envy += max((row.envy_cents or 0 for row in table.lines), default=0)
     if rules.progressive is not None:
@@ -90,6 +96,21 @@ def envy_includes_dealer(event: TableConfigured) -> bool:
     return event.envy_includes_dealer
 
 
+def _dynasty(event: TableConfigured) -> Paytable | None:
+    """The Dynasty Bonus paytable, checked against the profile journaled with it."""
+    where = f"table {event.table_id}: dynasty_profile"
+    name = None if isinstance(event.dynasty, msgspec.UnsetType) else event.dynasty
+    profile = event.dynasty_profile
+    if (name is None) != isinstance(profile, msgspec.UnsetType):
+        raise TableRulesError(f"{where}: a Dynasty paytable and its profile go together")
+    table = _paytable(event, "dynasty", name, frozenset({Wager.DYNASTY_BONUS}))
+    if table is not None and not isinstance(profile, msgspec.UnsetType):
+        reason = off_profile(table, profile)
+        if reason is not None:
+            raise TableRulesError(f"{where}: {reason}")
+    return table
+
+
 def table_rules(event: TableConfigured) -> TableRules:
     """Validated rules of one table."""
     where = f"table {event.table_id}"
@@ -114,12 +135,14 @@ def table_rules(event: TableConfigured) -> TableRules:
             raise TableRulesError(f"{where}: {key}: cannot be negative")
     bonus = _paytable(event, "bonus", event.bonus, ODDS_WAGERS)
     ace_high = _paytable(event, "ace_high", event.ace_high, frozenset({Wager.ACE_HIGH}))
+    dynasty = _dynasty(event)
     offered = [
         spot
         for spot, table in (
             (Spot.BONUS, bonus),
             (Spot.ACE_HIGH, ace_high),
             (Spot.PROGRESSIVE, progressive),
+            (Spot.DYNASTY, dynasty),
         )
         if table is not None
     ]
@@ -142,6 +165,7 @@ def table_rules(event: TableConfigured) -> TableRules:
         tax_wager_multiple=event.tax_wager_multiple,
         hit_order=hit_order,
         wager_limits=limits,
+        dynasty=dynasty,
     )
     if event.max_payout_cents is not None:
         floor = max(MAX_PAYOUT_FLOOR_CENTS, most_one_player_wins(rules, event.minimum_wager_cents))

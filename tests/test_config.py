@@ -327,14 +327,29 @@ def test_paytable_dirs_come_before_the_seeds(tmp_path: Path) -> None:
 
 def test_the_dynasty_profile_follows_the_jurisdiction(tmp_path: Path) -> None:
     write(tmp_path, DYNASTY_AK, "paytables/dynasty-lab.toml")
-    text = edited('bonus = "fortune-1"', 'bonus = "dynasty-lab"').replace(
+    text = edited('bonus = "fortune-1"', 'bonus = "fortune-1"\ndynasty = "dynasty-lab"').replace(
         'id = "c1"\n', 'id = "c1"\npaytable_dirs = ["paytables"]\n'
     )
     error = error_of(tmp_path, text)
-    assert error.key == "tables[0].bonus"
-    assert "the 'pa' Dynasty profile (controller.dynasty_profile) does not define" in error.reason
+    assert error.key == "tables[0].dynasty"
+    assert "which the 'pa' Dynasty profile does not define (controller.dynasty_profile" in (
+        error.reason
+    )
     caption = text.replace('id = "c1"\n', 'id = "c1"\ndynasty_profile = "pa-caption"\n')
-    assert load(tmp_path, caption).controller.dynasty_profile == "pa-caption"
+    config = load(tmp_path, caption)
+    assert config.controller.dynasty_profile == "pa-caption"
+    event = config.tables[0].event
+    assert (event.dynasty, event.dynasty_profile) == ("dynasty-lab", "pa-caption")
+
+
+def test_a_dynasty_paytable_is_offered_on_its_own_spot_not_the_bonus(tmp_path: Path) -> None:
+    write(tmp_path, DYNASTY_AK, "paytables/dynasty-lab.toml")
+    text = edited('bonus = "fortune-1"', 'bonus = "paytables/dynasty-lab.toml"')
+    error = error_of(
+        tmp_path, text.replace('id = "c1"\n', 'id = "c1"\ndynasty_profile = "pa-caption"\n')
+    )
+    assert error.key == "tables[0].bonus"
+    assert 'offer it on the EZ Pai Gow spot, dynasty = "dynasty-lab"' in error.reason
 
 
 def test_nj_allows_ace_five_lowest(tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from controller.cli import config_approve
 from controller.config import ConfigError, load_config
 from controller.money import format_cents, format_percent
@@ -64,6 +66,21 @@ def _pool_text(pool: PoolConfig) -> str:
     return text
 
 
+def _dynasty_text(event: TableConfigured) -> str | None:
+    """The Dynasty paytable and the profile it keeps to, if the table offers the wager."""
+    if isinstance(event.dynasty, msgspec.UnsetType):
+        return None
+    return f"{event.dynasty} ({event.dynasty_profile} profile)"
+
+
+def _dynasty_json(event: TableConfigured) -> dict[str, str | None]:
+    """``dynasty`` and ``dynasty_profile`` of a table, null where it offers no Dynasty."""
+    if isinstance(event.dynasty, msgspec.UnsetType):
+        return {"dynasty": None, "dynasty_profile": None}
+    profile = event.dynasty_profile
+    return {"dynasty": event.dynasty, "dynasty_profile": str(profile)}
+
+
 def _table_text(table: TableConfig) -> str:
     event = table.event
     bets = [
@@ -71,6 +88,7 @@ def _table_text(table: TableConfig) -> str:
         for slot, name in (
             ("bonus", event.bonus),
             ("ace high", event.ace_high),
+            ("dynasty", _dynasty_text(event)),
             ("progressive", event.progressive),
         )
         if name is not None
@@ -179,6 +197,7 @@ def as_json(config: Config) -> dict[str, Any]:
                 "bonus": table.event.bonus,
                 "ace_high": table.event.ace_high,
                 "progressive": table.event.progressive,
+                **_dynasty_json(table.event),
                 "pool": table.event.pool_id,
                 "minimum_wager_cents": table.event.minimum_wager_cents,
                 "wager_limits": _limits_json(table.event),
