@@ -88,6 +88,7 @@ class RawWagerLimits(Raw, frozen=True):
 
     bonus: RawSpotLimits | None = None
     ace_high: RawSpotLimits | None = None
+    insurance: RawSpotLimits | None = None
     progressive: RawSpotLimits | None = None
     dynasty: RawSpotLimits | None = None
 
@@ -100,6 +101,8 @@ class RawTable(Raw, frozen=True):
     seats: int = 6
     bonus: str | None = None
     ace_high: str | None = None
+    insurance: str | None = None
+    """The NJ insurance wager's paytable (an ``insurance`` one, filed by the operator)."""
     progressive: str | None = None
     dynasty: str | None = None
     """The EZ Pai Gow Dynasty Bonus paytable (a ``dynasty-bonus`` one)."""

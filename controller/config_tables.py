@@ -22,7 +22,7 @@ from controller.dynasty import off_profile
 from controller.events import SpotLimits, TableConfigured
 from controller.money import format_cents, format_percent
 from controller.paytable import Paytable, Wager
-from controller.paytable_files import PaytableError, parse_paytable
+from controller.paytable_files import SAMPLES, PaytableError, parse_paytable
 from controller.pool import PoolTerms
 from controller.settlement import Spot
 from controller.table_rules import (
@@ -103,6 +103,7 @@ class TableChecks(ValueChecks):
         slots = (
             ("bonus", raw.bonus, ODDS_WAGERS),
             ("ace_high", raw.ace_high, frozenset({Wager.ACE_HIGH})),
+            ("insurance", raw.insurance, frozenset({Wager.INSURANCE})),
             ("progressive", raw.progressive, frozenset({Wager.PROGRESSIVE})),
             ("dynasty", raw.dynasty, frozenset({Wager.DYNASTY_BONUS})),
         )
@@ -112,7 +113,9 @@ class TableChecks(ValueChecks):
             if ref is not None
         }
         if not chosen:
-            raise self.fail(key, "offers no side bet; set bonus, ace_high, progressive or dynasty")
+            raise self.fail(
+                key, "offers no side bet; set bonus, ace_high, insurance, progressive or dynasty"
+            )
         bonus, ace_high, progressive = (
             chosen.get(slot) for slot in ("bonus", "ace_high", "progressive")
         )
@@ -128,6 +131,7 @@ class TableChecks(ValueChecks):
         self.table_pool(f"{key}.pool", raw.pool, progressive, pools)
         minimum = self.dollars(f"{key}.minimum_wager", raw.minimum_wager, minimum=1)
         limits = self.wager_limits(key, raw, minimum, chosen.keys())
+        insurance = chosen.get("insurance")
         if raw.envy_includes_dealer:
             raise self.fail(
                 f"{key}.envy_includes_dealer",
@@ -152,6 +156,7 @@ class TableChecks(ValueChecks):
             tax_wager_multiple=controller.tax_wager_multiple,
             hit_order=str(controller.hit_order),
             reason=f"configured in {self.source}",
+            insurance=insurance.name if insurance else msgspec.UNSET,
             wager_limits=limits,
             dynasty=dynasty.name if dynasty else msgspec.UNSET,
             dynasty_profile=controller.dynasty_profile if dynasty else msgspec.UNSET,
@@ -201,6 +206,7 @@ class TableChecks(ValueChecks):
         for slot, spot in (
             ("bonus", Spot.BONUS),
             ("ace_high", Spot.ACE_HIGH),
+            ("insurance", Spot.INSURANCE),
             ("dynasty", Spot.DYNASTY),
         ):
             where, override = f"{key}.wager_limits.{slot}", getattr(overrides, slot)
@@ -276,6 +282,12 @@ class TableChecks(ValueChecks):
         """A paytable by name (``paytable_dirs``, then the seeds) or by ``.toml`` path."""
         found = self.refs.get(ref) or self.read_paytable(key, ref)
         self.refs[ref] = found
+        if found.paytable.sample:
+            raise self.fail(
+                key,
+                f"{found.name} is a sample, not a filed paytable: file your own in "
+                "controller.paytable_dirs (docs/paytables.md)",
+            )
         if found.paytable.wager not in wagers:
             wanted = " or ".join(sorted(wagers))
             raise self.fail(
@@ -294,7 +306,8 @@ class TableChecks(ValueChecks):
             file: Traversable | None = self.path(ref)
         elif _PAYTABLE_NAME.match(ref):
             candidates: list[Traversable] = [d / f"{ref}.toml" for d in self.paytable_dirs]
-            file = next((c for c in [*candidates, seed] if c.is_file()), None)
+            sample = seeds / SAMPLES / f"{ref}.toml"  # found only to be refused by name
+            file = next((c for c in [*candidates, seed, sample] if c.is_file()), None)
         else:
             raise self.fail(key, f"{ref!r} is neither a paytable name nor a .toml path")
         if file is None:

@@ -108,6 +108,9 @@ class TableConfigured(Event, frozen=True, tag="table-configured"):
     by: str = "config"
     reason: str = "table configured"
     wager_limits: dict[str, SpotLimits] | msgspec.UnsetType = msgspec.UNSET
+    insurance: str | msgspec.UnsetType = msgspec.UNSET
+    """The NJ insurance wager's paytable (the ``insurance`` spot); ``UNSET`` (never encoded) on
+    a table without it, so that events of tables without it read as they always did."""
     dynasty: str | msgspec.UnsetType = msgspec.UNSET
     """The EZ Pai Gow Dynasty Bonus paytable (the ``dynasty`` spot); ``UNSET`` (never encoded)
     on a table without it, so events of tables without it read as they always did."""

@@ -97,6 +97,7 @@ def _spot(rules: TableRules, text: str, seat: int) -> Spot:
     offered = {
         Spot.BONUS: rules.bonus,
         Spot.ACE_HIGH: rules.ace_high,
+        Spot.INSURANCE: rules.insurance,
         Spot.PROGRESSIVE: rules.progressive,
         Spot.DYNASTY: rules.dynasty,
     }

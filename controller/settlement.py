@@ -21,6 +21,10 @@ The rules it applies, in order:
    touches meter pays or Envy.
 5. A payout at or above the verification amount is PENDING until a supervisor verifies it;
    one at or above the tax threshold and the wager multiple is flagged for tax reporting.
+
+The NJ insurance wager (the ``insurance`` spot) is an odds wager like the bonus: it is paid on
+the seat's own seven cards when they are a pai gow hand, the joker an ace (N.J.A.C.
+13:69F-11.2(h)), and the maximum payout caps it with the seat's other odds pays.
 """
 
 from __future__ import annotations
@@ -55,6 +59,8 @@ class Spot(StrEnum):
 
     BONUS = "bonus"
     ACE_HIGH = "ace-high"
+    INSURANCE = "insurance"
+    """The NJ insurance wager on the seat's own hand (N.J.A.C. 13:69F-11.2(h), 11.15)."""
     PROGRESSIVE = "progressive"
     DYNASTY = "dynasty"
     """The EZ Pai Gow Dynasty Bonus (N.J.A.C. 13:69F-11(i); 58 Pa. Code § 645a.6(g))."""
@@ -135,6 +141,7 @@ class TableRules:
     seats: int = 6
     bonus: Paytable | None = None
     ace_high: Paytable | None = None
+    insurance: Paytable | None = None
     progressive: Paytable | None = None
     pool_id: str | None = None
     envy_minimum_cents: int = 500
@@ -360,6 +367,13 @@ def _flag(rules: TableRules, payout: Payout) -> Payout:
     )
 
 
+def _insurance_row(rules: TableRules, hand: SevenCardHand) -> PaytableLine | None:
+    """The line an insurance wager wins: the seat's own seven cards (docs/rules.md § 5.10)."""
+    if rules.insurance is None:
+        raise SettlementError(f"table {rules.table_id} takes no insurance wagers")
+    return rules.insurance.line_for(_mask(rules.insurance, hand))
+
+
 def _odds_wagers(rules: TableRules, table_round: TableRound, seat: int) -> list[Payout]:
     """One seat's bonus, Dynasty and Ace High wagers, capped by the maximum payout."""
     payouts = []
@@ -368,6 +382,9 @@ def _odds_wagers(rules: TableRules, table_round: TableRound, seat: int) -> list[
         if wager.seat != seat or wager.spot is Spot.PROGRESSIVE:
             continue
         payout_id = table_round.payout_id(seat, wager.spot)
+        if wager.spot is Spot.INSURANCE:
+            payouts.append(_odds_payout(payout_id, wager, _insurance_row(rules, hand)))
+            continue
         if wager.spot in (Spot.BONUS, Spot.DYNASTY):
             table = rules.bonus if wager.spot is Spot.BONUS else rules.dynasty
             if table is None:

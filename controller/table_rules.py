@@ -49,6 +49,11 @@ def _paytable(
     return table
 
 
+def _top_odds(table: Paytable) -> int:
+    """The most an odds paytable pays, as N of "N to 1"."""
+    return max((row.pays.to_one for row in table.lines if isinstance(row.pays, Odds)), default=0)
+
+
 def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
     """The most one player can win in a round betting the minimum, meters aside (§ 688a.12(e)).
 
@@ -57,6 +62,8 @@ def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
     largest Envy of each paytable with an Envy column.
     """
     most = 0
+    if rules.insurance is not None:
+        most += minimum_of(rules, Spot.INSURANCE, minimum_wager_cents) * _top_odds(rules.insurance)
     odds = (
         (Spot.BONUS, rules.bonus),
         (Spot.ACE_HIGH, rules.ace_high),
@@ -135,12 +142,19 @@ def table_rules(event: TableConfigured) -> TableRules:
             raise TableRulesError(f"{where}: {key}: cannot be negative")
     bonus = _paytable(event, "bonus", event.bonus, ODDS_WAGERS)
     ace_high = _paytable(event, "ace_high", event.ace_high, frozenset({Wager.ACE_HIGH}))
+    insurance = _paytable(
+        event,
+        "insurance",
+        None if isinstance(event.insurance, msgspec.UnsetType) else event.insurance,
+        frozenset({Wager.INSURANCE}),
+    )
     dynasty = _dynasty(event)
     offered = [
         spot
         for spot, table in (
             (Spot.BONUS, bonus),
             (Spot.ACE_HIGH, ace_high),
+            (Spot.INSURANCE, insurance),
             (Spot.PROGRESSIVE, progressive),
             (Spot.DYNASTY, dynasty),
         )
@@ -155,6 +169,7 @@ def table_rules(event: TableConfigured) -> TableRules:
         seats=event.seats,
         bonus=bonus,
         ace_high=ace_high,
+        insurance=insurance,
         progressive=progressive,
         pool_id=event.pool_id,
         envy_minimum_cents=event.envy_minimum_cents,

@@ -1,6 +1,6 @@
 """Wager limits: the least and the most each side-bet spot of a table takes (docs/rules.md § 8).
 
-A table's configuration gives every odds spot it offers (the bonus wager, Ace High) a minimum
+A table's configuration gives every odds spot it offers (bonus, Ace High, insurance) a minimum
 and a maximum, journaled in ``TableConfigured.wager_limits``; the progressive spot takes its
 paytable's one denomination and nothing else, so it has no limits of its own. A chip outside
 its spot's limits is refused when bets are locked: it never becomes a wager, and the refusal

@@ -92,6 +92,7 @@ class TablePlan:
     seats: int = 6
     bonus: bool = True
     ace_high: bool = False
+    insurance: bool = False
     progressive_wager_cents: int | None = 100
     occupancy: float = 0.7
     bonus_amounts: tuple[int, ...] = ODDS_CHIPS
@@ -130,6 +131,8 @@ class SimulatedTable:
                 bets.append((seat, "bonus", rng.choice(plan.bonus_amounts)))
             if plan.ace_high and rng.random() < plan.bet_probability / 2:
                 bets.append((seat, "ace-high", rng.choice(plan.bonus_amounts)))
+            if plan.insurance and rng.random() < plan.bet_probability / 2:
+                bets.append((seat, "insurance", rng.choice(plan.bonus_amounts)))
             if plan.progressive_wager_cents and rng.random() < plan.bet_probability:
                 bets.append((seat, "progressive", plan.progressive_wager_cents))
         return bets

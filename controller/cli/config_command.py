@@ -81,6 +81,11 @@ def _dynasty_json(event: TableConfigured) -> dict[str, str | None]:
     return {"dynasty": event.dynasty, "dynasty_profile": str(profile)}
 
 
+def _insurance(table: TableConfig) -> str | None:
+    """The name of the table's insurance paytable, or None where it offers no insurance."""
+    return table.rules.insurance.name if table.rules.insurance is not None else None
+
+
 def _table_text(table: TableConfig) -> str:
     event = table.event
     bets = [
@@ -88,6 +93,7 @@ def _table_text(table: TableConfig) -> str:
         for slot, name in (
             ("bonus", event.bonus),
             ("ace high", event.ace_high),
+            ("insurance", _insurance(table)),
             ("dynasty", _dynasty_text(event)),
             ("progressive", event.progressive),
         )
@@ -196,6 +202,7 @@ def as_json(config: Config) -> dict[str, Any]:
                 "seats": table.event.seats,
                 "bonus": table.event.bonus,
                 "ace_high": table.event.ace_high,
+                "insurance": _insurance(table),
                 "progressive": table.event.progressive,
                 **_dynasty_json(table.event),
                 "pool": table.event.pool_id,

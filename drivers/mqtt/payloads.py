@@ -22,7 +22,8 @@ and the device's ``seq`` (unique per device; resends repeat it, and the event id
 The fields follow the reference serial protocol (:mod:`drivers.serial.protocol`): ``device``
 is 1-32 of ``A-Z a-z 0-9 . _ -``; ``seq`` 0 to 2**32-1; ``seat`` 1-99; ``position`` 0-99 (0 is
 the dealer); ``spot`` one of ``bonus``, ``ace-high``, ``progressive``, ``dynasty`` (the EZ Pai
-Gow Dynasty Bonus); ``amount_cents`` 0 to 10**12 (default 0); ``round`` 1-64 of
+Gow Dynasty Bonus), ``insurance`` (the NJ insurance wager);
+``amount_cents`` 0 to 10**12 (default 0); ``round`` 1-64 of
 ``A-Z a-z 0-9 . _ : -``; ``card`` a card code (``As``, ``Td``, ``Jk``) kept as sent; a void's
 ``reason`` is optional text (default ``misdeal``); a heartbeat's ``last`` is optional (0 to
 2**32-1). A device numbers its events 1, 2, 3... and never uses a number twice; its heartbeats
@@ -103,7 +104,7 @@ RoundId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
 Seat = Annotated[int, msgspec.Meta(ge=1, le=99)]
 Position = Annotated[int, msgspec.Meta(ge=0, le=99)]
 Cents = Annotated[int, msgspec.Meta(ge=0, le=10**12)]
-Spot = Literal["bonus", "ace-high", "progressive", "dynasty"]
+Spot = Literal["bonus", "ace-high", "progressive", "dynasty", "insurance"]
 Reason = Annotated[
     str,
     msgspec.Meta(

@@ -26,8 +26,9 @@ of the last event the device sent, so that a lost event shows as a gap
 Fields: ``dev`` is 1-32 of ``A-Z a-z 0-9 . _ -`` (it becomes part of the event id
 ``table/dev/seq``, so it has no ``/``); ``seq`` is a decimal number below 2**32, unique per
 device (the ACK echoes it without leading zeros); ``seat`` is 1-99 and ``position`` 0-99 (0 is
-the dealer); ``spot`` is ``bonus``, ``ace-high``, ``progressive`` or ``dynasty`` (the EZ Pai
-Gow Dynasty Bonus); ``amount_cents`` a decimal count of cents; ``round`` is 1-64 of
+the dealer); ``spot`` is ``bonus``, ``ace-high``, ``progressive``, ``dynasty`` (the EZ Pai
+Gow Dynasty Bonus) or ``insurance`` (the NJ insurance wager);
+``amount_cents`` a decimal count of cents; ``round`` is 1-64 of
 ``A-Z a-z 0-9 . _ : -``; ``card`` a card code such as ``As``, ``Td`` or ``Jk`` (kept as sent);
 a VOID reason is free text without a comma.
 """
@@ -52,7 +53,7 @@ from controller.events import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SPOTS: Final = frozenset({"bonus", "ace-high", "progressive", "dynasty"})
+SPOTS: Final = frozenset({"bonus", "ace-high", "progressive", "dynasty", "insurance"})
 MAX_SEQ: Final = 2**32 - 1
 
 _DEVICE: Final = re.compile(r"[A-Za-z0-9._-]{1,32}")
