@@ -247,6 +247,7 @@ def _simulated(config: Config, runtime: Runtime, simulation: Simulation) -> list
             bonus=rules.bonus is not None,
             ace_high=rules.ace_high is not None,
             insurance=rules.insurance is not None,
+            dynasty=rules.dynasty is not None,
             progressive_wager_cents=progressive.wager_cents if progressive else None,
             occupancy=settings.occupancy if settings else 0.7,
             bet_probability=settings.bet_probability if settings else 0.6,

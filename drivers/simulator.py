@@ -93,6 +93,7 @@ class TablePlan:
     bonus: bool = True
     ace_high: bool = False
     insurance: bool = False
+    dynasty: bool = False
     progressive_wager_cents: int | None = 100
     occupancy: float = 0.7
     bonus_amounts: tuple[int, ...] = ODDS_CHIPS
@@ -133,6 +134,8 @@ class SimulatedTable:
                 bets.append((seat, "ace-high", rng.choice(plan.bonus_amounts)))
             if plan.insurance and rng.random() < plan.bet_probability / 2:
                 bets.append((seat, "insurance", rng.choice(plan.bonus_amounts)))
+            if plan.dynasty and rng.random() < plan.bet_probability:
+                bets.append((seat, "dynasty", rng.choice(plan.bonus_amounts)))
             if plan.progressive_wager_cents and rng.random() < plan.bet_probability:
                 bets.append((seat, "progressive", plan.progressive_wager_cents))
         return bets

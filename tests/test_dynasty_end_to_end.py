@@ -12,11 +12,12 @@ pending verification of the large win announced to the signs, and ``jackpotd ver
 
 from __future__ import annotations
 
+import asyncio
 import json
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from floor import free_port
+from floor import free_port, within
 from test_end_to_end import daemon, probe, tables_announced
 
 from controller.config import load_config
@@ -29,6 +30,7 @@ from controller.events import (
     device_event_id,
 )
 from controller.journal.verify import verify
+from controller.service import Simulation, serve
 from controller.settings import BrokerSettings
 from drivers.mqtt.payloads import decode_hit
 from drivers.mqtt.topics import Topics
@@ -54,8 +56,11 @@ CHIPS = {1: 500, 2: 2_500, 3: 60_000}
 SF7 = "seven-card-straight-flush-natural"
 
 
-def write_config(tmp_path: Path, broker: Broker) -> Config:
-    """An NJ site, one EZ table on MQTT offering the Dynasty spot on a filed paytable."""
+def write_config(tmp_path: Path, broker: Broker | None) -> Config:
+    """An NJ site, one EZ table offering the Dynasty spot on a filed paytable.
+
+    The table is on MQTT with a broker, else simulated in-process (drivers/simulator.py).
+    """
     sample = resources.files("controller") / "paytables" / "samples" / "dynasty-sample-nj-1.toml"
     filed = (
         sample.read_text()
@@ -67,9 +72,15 @@ def write_config(tmp_path: Path, broker: Broker) -> Config:
     text = (
         f'[controller]\nsite = "{SITE}"\nid = "{SITE}"\njournal = "{tmp_path / "journal.db"}"\n'
         'jurisdiction = "nj"\nverification_amount = "$10,000"\npaytable_dirs = ["paytables"]\n\n'
-        f'[broker]\nhost = "{broker.host}"\nport = {broker.port}\nkeepalive_s = 5\n'
-        "backoff_initial_s = 0.05\nbackoff_cap_s = 0.5\n\n"
-        f'[[tables]]\nid = "{TABLE}"\ntransport = "mqtt"\ndynasty = "house-dynasty-1"\n'
+    )
+    if broker is not None:
+        text += (
+            f'[broker]\nhost = "{broker.host}"\nport = {broker.port}\nkeepalive_s = 5\n'
+            "backoff_initial_s = 0.05\nbackoff_cap_s = 0.5\n\n"
+        )
+    transport = "mqtt" if broker is not None else "simulator"
+    text += (
+        f'[[tables]]\nid = "{TABLE}"\ntransport = "{transport}"\ndynasty = "house-dynasty-1"\n'
         'minimum_wager = "$5"\nmaximum_wager = "$500"\n\n'
         f'[web]\nhost = "127.0.0.1"\nport = {free_port()}\n'
     )
@@ -153,4 +164,22 @@ async def test_13_69f_11_i_dynasty_wager_and_its_envy_settle_through_the_daemon(
         )  # fmt: skip
         assert shown.hand == "2h 3h 4h 5h 6h 7h 8h"
         await running.stop()
+    assert verify(tmp_path / "journal.db").ok
+
+
+async def test_a_simulated_ez_table_bets_on_the_dynasty_spot_and_is_paid(tmp_path: Path) -> None:
+    """The demo's simulated players bet the Dynasty spot of a table that offers it."""
+    config = write_config(tmp_path, None)
+    simulation = Simulation(rounds=12, interval_s=0.01, seed=5)
+    stop = asyncio.Event()
+    task = asyncio.create_task(serve(config, stop, simulation=simulation))
+    await within(simulation.finished.wait(), "12 simulated rounds")
+    stop.set()
+    runtime = await within(task, "the daemon to stop")
+    rows = list(runtime.journal.db.query("SELECT spot, kind, wager_cents FROM payouts"))
+    runtime.journal.close()
+    assert {row["spot"] for row in rows} == {"dynasty"}
+    wagers = [row for row in rows if row["kind"] != "envy"]
+    assert len(wagers) >= 12
+    assert all(500 <= row["wager_cents"] <= 50_000 for row in wagers)  # within the limits
     assert verify(tmp_path / "journal.db").ok

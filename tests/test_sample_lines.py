@@ -32,6 +32,7 @@ from controller.analyzer.census import mask_census
 from controller.analyzer.deck import FULL_DECK, Deck
 from controller.analyzer.report import Analyzer
 from controller.cards import DECK, JokerMode, SevenCardHand
+from controller.cli import main
 from controller.lines import BIT, Line
 from controller.paytable import DYNASTY_PROFILES
 from controller.paytable_files import sample_paytables
@@ -61,6 +62,22 @@ def engine_line(name: str, hand: list[str] | tuple[str, ...]) -> str | None:
     table = SAMPLES[name]
     row = table.line_for(qualifier(table.joker)(SevenCardHand.parse(list(hand)).indices))
     return None if row is None else str(row.line)
+
+
+# 0. Listed, marked as samples.
+
+
+def test_jackpotd_paytables_lists_each_sample_marked_as_a_sample(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["paytables"]) == 0
+    listed = {row.split()[0]: row.split() for row in capsys.readouterr().out.splitlines()}
+    for name in NAMES:
+        assert listed[name][1:4] == [str(SAMPLES[name].wager), "semi-wild", "SAMPLE"], name
+    assert main(["paytables", "show", "dynasty-sample-nj-1"]) == 0
+    shown = capsys.readouterr().out
+    assert "SAMPLE: no regulation prints these pays; an operator files their own" in shown
+    assert "natural-ace-five-straight-flush-plus-natural-suited-ace-queen" in shown
 
 
 # 1. The readings.
