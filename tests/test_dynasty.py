@@ -12,13 +12,16 @@ project's, their hands the regulations'.
 
 from __future__ import annotations
 
+import json
 from importlib import resources
 from itertools import count
+from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
 
 from controller.cards import SevenCardHand
+from controller.cli import main
 from controller.dynasty import off_profile
 from controller.effects import PayoutMade, WagerRefused
 from controller.events import (
@@ -49,6 +52,9 @@ from controller.table_rules import TableRulesError, most_one_player_wins, table_
 from controller.wager_limits import out_of_limits
 from drivers.mqtt.payloads import decode_table_event
 from drivers.serial.protocol import decode_payload
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SAMPLES = sample_paytables()
 NJ = SAMPLES["dynasty-sample-nj-1"]
@@ -387,3 +393,28 @@ def test_the_devices_report_the_dynasty_spot_over_mqtt_and_serial() -> None:
     frame = decode_payload("BET,bs-1,8,2,dynasty,1,500", "T1", at=AT)
     assert isinstance(frame, BetSensed)
     assert (frame.seat, frame.spot, frame.amount_cents) == (2, "dynasty", 500)
+
+
+# --- jackpotd config check ------------------------------------------------------------------
+
+
+def test_config_check_shows_the_dynasty_paytable_and_its_profile(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    filed = text_of("dynasty-sample-pa-1").replace("sample = true\n", "")
+    (tmp_path / "house-dynasty-1.toml").write_text(
+        filed.replace('name = "dynasty-sample-pa-1"', 'name = "house-dynasty-1"')
+    )
+    config = tmp_path / "jackpotd.toml"
+    config.write_text(
+        '[controller]\nsite = "lab"\nid = "c1"\npaytable_dirs = ["."]\n\n'
+        '[[tables]]\nid = "t1"\ntransport = "simulator"\ndynasty = "house-dynasty-1"\n'
+    )
+    assert main(["config", "check", str(config)]) == 0
+    assert "t1: 6 seats over simulator; dynasty house-dynasty-1 (pa profile);" in (
+        capsys.readouterr().out
+    )
+    assert main(["config", "check", str(config), "--json"]) == 0
+    (table,) = json.loads(capsys.readouterr().out)["tables"]
+    assert (table["dynasty"], table["dynasty_profile"]) == ("house-dynasty-1", "pa")
+    assert table["wager_limits"] == {"dynasty": {"minimum_cents": 100, "maximum_cents": 100_000}}
