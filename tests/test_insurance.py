@@ -24,6 +24,7 @@ import oracle
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_cli import run
 from test_config import BASE, edited, error_of, load, write
 
 from controller.analyzer.census import mask_census
@@ -529,3 +530,19 @@ def test_devices_report_an_insurance_chip_over_mqtt_and_serial() -> None:
     serial = decode_payload("BET,sensor-1,8,3,insurance,1,500", "t1", at=AT)
     assert isinstance(serial, BetSensed)
     assert (serial.seat, serial.spot, serial.amount_cents) == (3, "insurance", 500)
+
+
+# --- jackpotd hand -------------------------------------------------------------------------
+
+
+def test_jackpotd_hand_says_how_the_insurance_wager_reads_the_joker(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The best five may use the joker as a ten; the insurance line does not (13:69F-11.2(h))."""
+    status, out, _ = run(capsys, "hand", "Jk Kd Qc Js 9h 3c 2d", "--paytable", "insurance-sample-2")
+    assert status == 0
+    assert "straight, K high" in out
+    assert "Line:      Pai gow, ace high with joker: pays 3 to 1" in out
+    assert "ranks the joker as an ace and nothing else (N.J.A.C. 13:69F-11.2(h))" in out
+    status, out, _ = run(capsys, "hand", "Jk Kd Qc Js 9h 3c 2d", "--paytable", "fortune-1")
+    assert "Note:" not in out

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.cards import JokerMode, SevenCardHand
 from controller.money import format_cents, parse_dollars
+from controller.paytable import Wager
 from controller.paytable_files import PaytableError, find_paytable
 from controller.qualify import ace_high_outcomes, qualifier
 from controller.ranking import AceFive, best_five
@@ -15,6 +16,11 @@ if TYPE_CHECKING:
     import argparse
 
     from controller.paytable import Paytable, PaytableLine
+
+INSURANCE_JOKER = (
+    "the insurance wager ranks the joker as an ace and nothing else (N.J.A.C. 13:69F-11.2(h)); "
+    "the best five above may use it otherwise"
+)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -94,4 +100,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             envy = f", Envy {format_cents(row.envy_cents)}" if row.envy_cents else ""
             print(f"Line:      {row.outcome}: pays {row.pays}{envy}")
+        if table.wager is Wager.INSURANCE:
+            print(f"Note:      {INSURANCE_JOKER}")
     return 0
