@@ -254,9 +254,9 @@ def test_a_reused_sequence_number_with_new_content_is_a_journaled_conflict(
             async with table_client(mosquitto.port) as table:
                 for message in (first, first, clone, clone):
                     await send(table, "t1", *message)
-            await floor.until(lambda: source.submitted == 4, "four receipts")
+            events = floor.sequencer.stats.events
+            await floor.until(lambda: sum(events.values()) == 4, "four receipts")
         runner.cancel()
-        assert source.duplicates == 2  # the resend of each
         return floor.sequencer
 
     sequencer = asyncio.run(scenario())
@@ -292,10 +292,10 @@ def test_events_lost_before_the_controller_subscribed_or_in_between_show_as_gaps
         ):
             await status.until(last_is(CONTROLLER_STATUS, b"online"), "online")
             async with table_client(mosquitto.port) as table:
-                for message in (bet(3), bet(5), bet(6), heartbeat(1000, 7)):
+                # The broker delivers them in order: the first heartbeat finds the numbers
+                # missing, the second (a heartbeat interval later) declares them lost.
+                for message in (bet(3), bet(5), bet(6), heartbeat(1000, 7), heartbeat(1001, 7)):
                     await send(table, "t1", *message)
-                await floor.until(lambda: source.heartbeats == 1, "the first heartbeat")
-                await send(table, "t1", *heartbeat(1001, 7))
                 await floor.until(lambda: gaps["t1"] == 3, "three gaps")
                 await send(table, "t1", *heartbeat(1002, 7))
                 await send(table, "t1", *bet(8))
