@@ -639,6 +639,38 @@ def ace_high_outcome(
 
 
 # ---------------------------------------------------------------------------------------------
+# Natural lines: what a hand makes without the joker (the analyzer's natural and joker split)
+
+
+def natural_lines(codes: str | Iterable[str], mode: str = SEMI_WILD) -> frozenset[str]:
+    """The lines of a seven-card hand that its natural cards make by themselves."""
+    return split_lines(codes, mode)[1]
+
+
+def split_lines(
+    codes: str | Iterable[str], mode: str = SEMI_WILD
+) -> tuple[frozenset[str], frozenset[str]]:
+    """A hand's lines (:func:`qualifying_lines`), and those its natural cards make by themselves.
+
+    A hand without the joker makes each of its lines naturally. In a hand with the joker, a
+    line is natural when the six natural cards alone, under plain poker rules and with no
+    substitution, already make it: the straight, flush and rank-count lines that
+    :func:`suited_lines` and :func:`rank_lines` give any cards. The pai gow lines (Face Up's ace
+    high, the insurance lines) never are: in a hand with the joker they need the joker as the
+    ace, since a natural ace beside it would pair it.
+    """
+    _check_mode(mode)
+    key = _key(codes)
+    naturals, has_joker = _parse_hand(key, 7)
+    lines = qualifying_lines(key, mode)
+    if not has_joker:
+        return lines, lines
+    alone = suited_lines([(rank, suit, False) for rank, suit in naturals])
+    alone |= rank_lines([rank for rank, _ in naturals])
+    return lines, lines & frozenset(alone)
+
+
+# ---------------------------------------------------------------------------------------------
 # Paytables: the line a hand is paid on, and the Dynasty Bonus hands of each reading
 
 DYNASTY_HANDS: Final[dict[str, tuple[str, ...]]] = {

@@ -3,7 +3,8 @@
 1. Counts that can be derived by hand and published counts are reproduced on the full deck.
 2. On reduced decks small enough to enumerate, every hand is classified one by one by the
    independent oracle (tests/oracle.py) and the resulting census must equal the analyzer's
-   combinatorial census exactly, mask for mask; the same for Ace High dealer/player pairs.
+   combinatorial census exactly, mask for mask, and so must the natural part of each mask
+   (the lines a hand makes without the joker); the same for Ace High dealer/player pairs.
    bench/analyze.py --brute-force does the full-deck enumeration (minutes, not for tests).
 """
 
@@ -19,7 +20,7 @@ import oracle
 import pytest
 
 from controller.analyzer.ace_high import ace_high_counts
-from controller.analyzer.census import mask_census, suitings_without_flush
+from controller.analyzer.census import mask_census, split_census, suitings_without_flush
 from controller.analyzer.deck import FULL_DECK, Deck
 from controller.analyzer.report import Analyzer
 from controller.cards import DECK, JokerMode
@@ -88,6 +89,30 @@ def test_645a6_b1_five_aces_are_four_aces_joker_and_any_two(analyzer: Analyzer) 
     assert line_count(analyzer, "fortune-1", Line.FIVE_ACES) == comb(48, 2)
 
 
+def test_natural_and_joker_split_of_lines_counted_by_hand(analyzer: Analyzer) -> None:
+    def split(name: str, line: Line) -> tuple[int | None, int | None]:
+        (figures,) = [f for f in analyzer.analyze(TABLES[name]).lines if f.row.line == line]
+        return figures.natural, figures.with_joker
+
+    assert split("fortune-1", Line.SEVEN_CARD_STRAIGHT_FLUSH_NATURAL) == (32, 0)
+    assert split("fortune-1", Line.SEVEN_CARD_STRAIGHT_FLUSH_WITH_JOKER) == (0, 196)
+    # 12 natural royals with K-Q beside them; 60 royals the joker completes (the match is
+    # always natural).
+    assert split("fortune-1", Line.ROYAL_FLUSH_PLUS_SUITED_KING_QUEEN) == (12, 60)
+    assert split("fortune-1", Line.FIVE_ACES) == (0, comb(48, 2))
+    # Fully wild, no five-of-a-kind row: four of a kind is natural in the 224,848 joker-free
+    # hands that hold it (published) and beside the joker with four of any rank but the ace
+    # (four aces and the joker are five aces): 12 ranks x C(48, 2) other cards.
+    natural = 224_848 + 12 * comb(48, 2)
+    assert split("progressive-7", Line.FOUR_OF_A_KIND) == (natural, 1_134_560 - natural)
+
+
+def test_688a12_d_four_of_a_kind_on_progressive_7_is_1_in_135_86(analyzer: Analyzer) -> None:
+    count = line_count(analyzer, "progressive-7", Line.FOUR_OF_A_KIND)
+    assert count == 1_134_560
+    assert round(comb(53, 7) / count, 2) == 135.86
+
+
 def test_joker_free_census_reproduces_the_published_seven_card_poker_counts() -> None:
     # Best five-card hand of seven cards from 52: the standard table (e.g. B. Alspach,
     # "Pai Gow Poker Computations", 2003, Table 1).
@@ -109,13 +134,19 @@ def test_joker_free_census_reproduces_the_published_seven_card_poker_counts() ->
     assert best == published
 
 
-def test_688a12_c_fortune_2_house_edge_agrees_with_the_published_7_8_percent(
+def test_688a12_c_fortune_3_house_edge_and_envy_agree_with_the_published_figures(
     analyzer: Analyzer,
 ) -> None:
-    # 8,000/2,000/1,000/400/150/50/25/5/4/3/2: "the house edge is 7.8 percent before taking an
-    # envy bonus into account" (J. Grochowski, Casino City Times, 17 May 2015).
-    edge = analyzer.analyze(TABLES["fortune-2"]).house_edge
-    assert round(float(edge) * 100, 1) == 7.8
+    # 5,000/2,000/1,000/400/150/50/25/5/4/3/2 with Envy up to $3,000: "the house edge is 7.8
+    # percent before taking an envy bonus into account", and "each additional player at the
+    # table reduces the house edge by 0.92 percent" (J. Grochowski, Casino City Times, 17 May
+    # 2015, citing M. Shackelford), the Envy per other player on a $5 wager.
+    analysis = analyzer.analyze(TABLES["fortune-3"])
+    assert round(float(analysis.house_edge) * 100, 1) == 7.8
+    envy = analysis.envy_return_at_minimum
+    assert envy is not None
+    assert round(float(envy) * 100, 4) == 0.9185
+    assert round(float(envy) * 100, 2) == 0.92
 
 
 def test_every_seed_paytable_pays_each_hand_on_at_most_one_line(analyzer: Analyzer) -> None:
@@ -251,15 +282,25 @@ def test_suitings_without_flush_add_up_to_all_suitings() -> None:
 # Brute force on reduced decks, with the independent oracle.
 
 
+def bits(slugs: frozenset[str]) -> int:
+    return sum(BIT[Line(slug)] for slug in slugs)
+
+
 @cache
-def oracle_census(deck: Deck, mode: JokerMode) -> Counter[int]:
+def oracle_split_census(deck: Deck, mode: JokerMode) -> Counter[tuple[int, int]]:
+    """(Lines, the lines the natural cards make alone) -> hands, one hand at a time."""
     codes = [DECK[index].code for index in deck.card_indices]
-    census: Counter[int] = Counter()
+    census: Counter[tuple[int, int]] = Counter()
     for hand in combinations(codes, 7):
-        mask = 0
-        for slug in oracle.qualifying_lines(hand, mode.value):
-            mask |= BIT[Line(slug)]
-        census[mask] += 1
+        lines, alone = oracle.split_lines(hand, mode.value)
+        census[bits(lines), bits(alone)] += 1
+    return census
+
+
+def oracle_census(deck: Deck, mode: JokerMode) -> Counter[int]:
+    census: Counter[int] = Counter()
+    for (mask, _), hands in oracle_split_census(deck, mode).items():
+        census[mask] += hands
     return census
 
 
@@ -269,6 +310,8 @@ def test_census_equals_oracle_enumeration_on_reduced_decks(deck: Deck, mode: Jok
     exact = mask_census(deck, mode)
     assert sum(exact.values()) == deck.hands
     assert exact == oracle_census(deck, mode)
+    # And the lines each hand makes without the joker, mask for mask.
+    assert split_census(deck, mode) == oracle_split_census(deck, mode)
 
 
 @pytest.mark.parametrize("deck", list(REDUCED.values()), ids=list(REDUCED))
@@ -278,11 +321,14 @@ def test_paytable_line_counts_equal_oracle_enumeration_on_reduced_decks(deck: De
         if table.dealer_and_player:
             continue
         brute: Counter[Line] = Counter()
-        for mask, hands in oracle_census(deck, table.joker).items():
+        natural: Counter[Line] = Counter()
+        for (mask, alone), hands in oracle_split_census(deck, table.joker).items():
             row = table.line_for(mask)
             if row is not None:
                 brute[row.line] += hands
+                natural[row.line] += hands if alone & row.line.bit else 0
         assert reduced.line_counts(table) == (deck.hands, dict(brute))
+        assert reduced.natural_counts(table) == {line: n for line, n in natural.items() if n}
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from controller.analyzer.census import natural_lines
 from controller.cards import Card, JokerMode, SevenCardHand, parse_cards
 from controller.lines import lines_in
 from controller.qualify import ace_high_outcomes, qualifier
@@ -556,3 +557,17 @@ def test_645a6_b10_every_two_card_hand_ranks_as_oracle() -> None:
     for i in range(len(hands) - 1):
         expected = oracle.compare_two(hands[i], hands[i + 1])
         assert sign(values[i], values[i + 1]) == expected, (hands[i], hands[i + 1])
+
+
+# ---------------------------------------------------------------------------------------------
+# The analyzer's natural and joker split: the lines a hand's natural cards make alone
+
+
+@pytest.mark.parametrize("mode", MODES)
+@settings(max_examples=600, deadline=None)
+@given(hand=sevens)
+def test_natural_lines_match_oracle(mode: str, hand: list[str]) -> None:
+    cards = SevenCardHand.parse(hand).indices
+    got = frozenset(line.value for line in lines_in(natural_lines(cards, JokerMode(mode))))
+    expected = oracle.natural_lines(hand, mode)
+    assert got == expected, describe(hand, mode, expected, got)

@@ -438,3 +438,42 @@ def test_fully_wild_joker_hand_is_never_ace_high(hand: list[str]) -> None:
     assert oracle.PAIR in got
     assert not got & {oracle.ACE_HIGH_WITH_JOKER, oracle.ACE_HIGH_NO_JOKER}
     assert oracle.qualifying_lines(hand, SEMI_WILD) - got <= {oracle.ACE_HIGH_WITH_JOKER}
+
+
+# ---------------------------------------------------------------------------------------------
+# Natural lines: what the hand makes without the joker
+
+
+@pytest.mark.parametrize(
+    ("codes", "mode", "natural", "with_joker"),
+    [
+        # Five aces needs the joker; the four aces are a natural four of a kind.
+        ("Ac Ad Ah As Jk 2d 3d", SEMI_WILD, {"four-of-a-kind"}, {"five-aces", "five-of-a-kind"}),
+        # Four kings and the joker: semi-wild, the joker is an ace and adds nothing.
+        ("Kc Kd Kh Ks Jk 7c 2d", SEMI_WILD, {"four-of-a-kind"}, set()),
+        ("Kc Kd Kh Ks Jk 7c 2d", FULLY_WILD, {"four-of-a-kind"}, {"five-of-a-kind", "full-house"}),
+        # Six hearts with a gap: a natural flush; the seven-card straight flush needs the joker.
+        ("3h 4h 5h 6h Jk 8h 9h", SEMI_WILD, {"flush"}, {"seven-card-straight-flush-with-joker"}),
+        # A natural royal flush stays natural beside the joker.
+        ("Ts Js Qs Ks As Jk Qh", SEMI_WILD, {"royal-flush", "natural-royal-flush"}, set()),
+        # A royal with the joker and a natural K-Q: the royal match needs the joker.
+        (
+            "As Ks Qs Js Jk Kh Qh",
+            SEMI_WILD,
+            {"two-pair"},
+            {"royal-flush", "royal-flush-plus-natural-suited-king-queen"},
+        ),
+        # No joker: every line is natural.
+        ("3c 4c 5c 6c 7c 8c 9c", SEMI_WILD, {"seven-card-straight-flush-natural"}, set()),
+        # Ace high with the joker as the ace is never natural.
+        ("Jk Kh Qh 9c 7d 3d 2h", SEMI_WILD, set(), {"ace-high-with-joker"}),
+    ],
+)
+def test_natural_lines_are_those_the_natural_cards_make_alone(
+    codes: str, mode: str, natural: set[str], with_joker: set[str]
+) -> None:
+    made = oracle.natural_lines(codes, mode)
+    assert made <= lines(codes, mode)
+    assert natural <= made
+    assert not with_joker & made
+    assert with_joker <= lines(codes, mode)

@@ -5,26 +5,42 @@ printing. "Return" is what comes back per unit wagered, the wager included: an `
 returns ``N + 1``, a push returns 1, a loss 0. For a progressive paytable the return is a
 linear function of the meter ``M`` (in cents): ``R(M) = a + b * M``; see docs/analyzer.md for
 the long-run return including contributions.
+
+Each line's count is also split into the hands that make it with their natural cards alone
+and those that need the joker (:func:`controller.analyzer.census.natural_lines`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final, Protocol
 
 from controller.analyzer.ace_high import AceHighCounts, ace_high_counts
-from controller.analyzer.census import mask_census
+from controller.analyzer.census import SplitCensus, masks_of, split_census
 from controller.analyzer.deck import FULL_DECK, Deck
+from controller.analyzer.progressive import PayClass, ProgressiveFigures
 from controller.lines import Line
-from controller.paytable import FixedPay, Odds, Push, meter_percent, pay_value
+from controller.paytable import FixedPay, Odds, Push
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from controller.cards import JokerMode
     from controller.paytable import Paytable, PaytableLine, ProgressiveTerms
+
+
+QUALIFYING_WAGER_CENTS: Final = 500
+"""58 Pa. Code § 688a.1: a Qualifying Wager for the Envy Bonus is at least $5."""
+
+
+class Progress(Protocol):
+    """Where an :class:`Analyzer` says what it counts (``jackpotd analyze`` shows it on stderr)."""
+
+    def __call__(self, step: str) -> None:
+        """A step begins."""
+
+    def counted(self, hands: int, total: int) -> None:
+        """``hands`` of the step's ``total`` are counted so far."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,193 +54,19 @@ class LineFigures:
     """Return per unit wagered from the meter part of the pay, per cent of meter (b of R(M))."""
     fixed_return: Fraction
     """Return per unit wagered from the rest: odds, fixed pays and the returned wager (a)."""
+    natural: int | None = None
+    """Of ``count``, the hands whose natural cards make the line without the joker; None for
+    Ace High, whose outcomes are about two hands and name the joker themselves."""
+
+    @property
+    def with_joker(self) -> int | None:
+        """Of ``count``, the hands that make the line only with the joker."""
+        return None if self.natural is None else self.count - self.natural
 
     @property
     def one_in(self) -> Fraction | None:
         """The line comes once in this many hands (or pairs)."""
         return 1 / self.probability if self.probability else None
-
-
-@dataclass(frozen=True, slots=True)
-class PayClass:
-    """Hands that qualify for the same rows of a paytable, and how many there are."""
-
-    rows: tuple[PaytableLine, ...]
-    count: int
-
-
-@dataclass(frozen=True, slots=True)
-class Crossover:
-    """A meter above which some hands are paid on another, meter-paid, line."""
-
-    meter_cents: Fraction
-    count: int
-    below: PaytableLine
-    above: PaytableLine
-
-
-@dataclass(frozen=True, slots=True)
-class ProgressiveFigures:
-    """Meter-dependent figures of a progressive paytable (money in cents, rates per unit).
-
-    A hand is paid on its highest-paying line at the meter, so the return is piecewise linear
-    in the meter; it changes slope only at a :class:`Crossover`. Figures named "at seed" take
-    the lines as they are paid at the meter seed.
-    """
-
-    paytable: Paytable
-    terms: ProgressiveTerms
-    total: int
-    classes: tuple[PayClass, ...]
-
-    def _coefficients(self, meter_cents: Fraction | int) -> tuple[Fraction, Fraction]:
-        """(a, b) of the linear piece of R(M) = a + b * M in force at a meter."""
-        base = share = Fraction(0)
-        returned = self.terms.wager_cents if self.terms.original_wager_returned else 0
-        for pay_class in self.classes:
-            row = self.paytable.best_of(pay_class.rows, meter_cents)
-            if row is None:
-                continue
-            base += pay_class.count * (pay_value(row.pays, 0) + returned)
-            share += pay_class.count * meter_percent(row.pays)
-        scale = self.total * self.terms.wager_cents
-        return base / scale, share / scale
-
-    def return_at(self, meter_cents: Fraction | int) -> Fraction:
-        """R(M): the return per unit wagered when the meter shows ``meter_cents``."""
-        base, share = self._coefficients(meter_cents)
-        return base + share * meter_cents
-
-    @property
-    def return_at_seed(self) -> Fraction:
-        """R at the meter seed."""
-        return self.return_at(self.terms.meter_seed_cents)
-
-    @property
-    def return_base(self) -> Fraction:
-        """The a of R(M) = a + b * M at the seed: odds, fixed pays and returned wagers."""
-        return self._coefficients(self.terms.meter_seed_cents)[0]
-
-    @property
-    def return_per_meter_cent(self) -> Fraction:
-        """The b of R(M) = a + b * M at the seed: the return added by each cent on the meter."""
-        return self._coefficients(self.terms.meter_seed_cents)[1]
-
-    @property
-    def crossovers(self) -> tuple[Crossover, ...]:
-        """Meters at which hands change line, from the seed up, merged per pair of lines."""
-        found: dict[tuple[Fraction, PaytableLine, PaytableLine], int] = {}
-        for pay_class in self.classes:
-            for meter in self._switch_points(pay_class.rows):
-                below = self.paytable.best_of(pay_class.rows, meter - 1)
-                above = self.paytable.best_of(pay_class.rows, meter + 1)
-                if below is not None and above is not None and below != above:
-                    key = (meter, below, above)
-                    found[key] = found.get(key, 0) + pay_class.count
-        return tuple(
-            Crossover(meter, count, below, above)
-            for (meter, below, above), count in sorted(found.items(), key=lambda item: item[0][0])
-        )
-
-    def _switch_points(self, rows: tuple[PaytableLine, ...]) -> list[Fraction]:
-        """Meters above the seed where two of the rows pay the same and their order flips."""
-        seed = self.terms.meter_seed_cents
-        points = []
-        for index, first in enumerate(rows):
-            for second in rows[index + 1 :]:
-                slope = meter_percent(first.pays) - meter_percent(second.pays)
-                if slope:
-                    meter = (pay_value(second.pays, 0) - pay_value(first.pays, 0)) / slope
-                    if meter > seed:
-                        points.append(meter)
-        return points
-
-    @property
-    def break_even_meter_cents(self) -> Fraction | None:
-        """The lowest meter at which the wager returns 100 %, if the meter pays anything.
-
-        R never falls as the meter rises, so the pieces are searched from the seed up; if R is
-        already 100 % at the seed, the seed's piece is extended down to where it crosses 100 %.
-        """
-        starts = [Fraction(self.terms.meter_seed_cents)]
-        starts += sorted({crossover.meter_cents for crossover in self.crossovers})
-        for index, start in enumerate(starts):
-            end = starts[index + 1] if index + 1 < len(starts) else None
-            inside = start + 1 if end is None else (start + end) / 2
-            base, share = self._coefficients(inside)
-            if not share:
-                continue
-            meter = (1 - base) / share
-            if end is None or meter < end:
-                return meter
-        return None
-
-    def _meter_lines_at(self, meter_cents: Fraction | int) -> tuple[Fraction, Fraction]:
-        """(probability of a 100 % hit, return per meter cent from partial hits) at a meter."""
-        top = partial = Fraction(0)
-        for pay_class in self.classes:
-            row = self.paytable.best_of(pay_class.rows, meter_cents)
-            percent = meter_percent(row.pays) if row is not None else Fraction(0)
-            if percent == 1:
-                top += pay_class.count
-            elif percent:
-                partial += pay_class.count * percent
-        return top / self.total, partial / (self.total * self.terms.wager_cents)
-
-    @property
-    def _beyond_crossovers(self) -> Fraction:
-        """A meter above every crossover, where the lines paid no longer change."""
-        crossovers = self.crossovers
-        last = crossovers[-1].meter_cents if crossovers else Fraction(self.terms.meter_seed_cents)
-        return last + 1
-
-    @property
-    def top_hit_probability(self) -> Fraction:
-        """Probability that a hand is paid 100 % of the meter (lines as paid at the seed)."""
-        return self._meter_lines_at(self.terms.meter_seed_cents)[0]
-
-    @property
-    def wagers_per_top_hit(self) -> Fraction | None:
-        """Expected wagers between hits that pay 100 % of the meter."""
-        top = self.top_hit_probability
-        return 1 / top if top else None
-
-    @property
-    def contribution_rate(self) -> Fraction:
-        """Rate of progression plus reserve rate: the part of each wager set aside."""
-        return self.terms.rate_of_progression + self.terms.reserve_rate
-
-    @property
-    def seed_cost_rate(self) -> Fraction:
-        """Reseeding after 100 % hits, per unit wagered: seed x P(top hit) / wager."""
-        seed = self.terms.meter_seed_cents
-        return self.top_hit_probability * seed / self.terms.wager_cents
-
-    @property
-    def long_run_return(self) -> tuple[Fraction, Fraction]:
-        """Bounds of the long-run return with every contribution paid out (docs/analyzer.md).
-
-        Over a long run the meters pay out all progression plus every seed put up, and the
-        house pays the rest: long-run return = fixed part + rate of progression + reseeding
-        per unit wagered. Reseeding costs the seed after each 100 % hit, and after a partial
-        hit at most what the hit took below the seed (at most percent x seed). As the meter
-        rises, hands only move to lines with a larger share of the meter (see
-        :attr:`crossovers`), so the fixed part is largest at the seed and smallest beyond the
-        last crossover, and the meter lines the other way round; the bounds take the extremes.
-        With no partial-meter lines and no crossover the two coincide.
-        """
-        seed = self.terms.meter_seed_cents
-        per_wager = Fraction(seed, self.terms.wager_cents)
-        progression = self.terms.rate_of_progression
-        low_meter, high_meter = Fraction(seed), self._beyond_crossovers
-        fixed = [self._coefficients(meter)[0] for meter in (low_meter, high_meter)]
-        lines = [self._meter_lines_at(meter) for meter in (low_meter, high_meter)]
-        least_top = min(top for top, _ in lines)
-        most_top = max(top for top, _ in lines)
-        most_partial = max(partial for _, partial in lines)
-        low = min(fixed) + progression + least_top * per_wager
-        high = max(fixed) + progression + most_top * per_wager + most_partial * seed
-        return low, high
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,17 +99,28 @@ class Analysis:
 
     @property
     def envy_per_other_hand_cents(self) -> Fraction | None:
-        """Expected Envy paid to a qualifying player for each other hand at the table."""
+        """Expected Envy paid to a Qualifying Wager for each other *player's* hand at the table.
+
+        Every other player's hand has the single-hand distribution, so the figure for a table
+        is this times the other players; the dealer's hand never pays Envy (§ 688a.1).
+        """
         if not self.paytable.has_envy:
             return None
         return sum(
             (line.probability * (line.row.envy_cents or 0) for line in self.lines), Fraction(0)
         )
 
+    @property
+    def envy_return_at_minimum(self) -> Fraction | None:
+        """That Envy per unit wagered on the least Qualifying Wager, $5 (§ 688a.1)."""
+        envy = self.envy_per_other_hand_cents
+        return None if envy is None else envy / QUALIFYING_WAGER_CENTS
+
 
 def _figures(
     row: PaytableLine, count: int, total: int, terms: ProgressiveTerms | None
 ) -> LineFigures:
+    """A row's figures; its natural split is added by :meth:`Analyzer.analyze`."""
     probability = Fraction(count, total)
     pays = row.pays
     if isinstance(pays, Odds):
@@ -291,20 +144,27 @@ def _figures(
 class Analyzer:
     """Analyses paytables over one deck, computing each joker mode's census only once."""
 
-    def __init__(
-        self, deck: Deck = FULL_DECK, progress: Callable[[str], None] | None = None
-    ) -> None:
+    def __init__(self, deck: Deck = FULL_DECK, progress: Progress | None = None) -> None:
         self.deck = deck
         self._progress = progress
+        self._split: dict[JokerMode, SplitCensus] = {}
         self._census: dict[JokerMode, Counter[int]] = {}
         self._ace_high: AceHighCounts | None = None
+
+    def split_census(self, mode: JokerMode) -> SplitCensus:
+        """(Qualifying mask, its natural part) -> hands, for one joker mode."""
+        if mode not in self._split:
+            progress, hands = self._progress, self.deck.hands
+            if progress is not None:
+                progress(f"counting {hands:,} hands, joker {mode.value}")
+            report = None if progress is None else (lambda done: progress.counted(done, hands))
+            self._split[mode] = split_census(self.deck, mode, report)
+        return self._split[mode]
 
     def census(self, mode: JokerMode) -> Counter[int]:
         """Qualifying mask -> hands, for one joker mode."""
         if mode not in self._census:
-            if self._progress:
-                self._progress(f"counting {self.deck.hands:,} hands, joker {mode.value}")
-            self._census[mode] = mask_census(self.deck, mode)
+            self._census[mode] = masks_of(self.split_census(mode))
         return self._census[mode]
 
     def ace_high(self) -> AceHighCounts:
@@ -342,11 +202,23 @@ class Analyzer:
                 by_line[row.line] += pay_class.count
         return self.deck.hands, dict(by_line)
 
+    def natural_counts(self, paytable: Paytable, meter_cents: int | None = None) -> dict[Line, int]:
+        """How many of the hands each line pays make it without the joker (not for Ace High)."""
+        natural: Counter[Line] = Counter()
+        for (mask, natural_mask), hands in self.split_census(paytable.joker).items():
+            row = paytable.best_of(paytable.qualifying_rows(mask), meter_cents)
+            if row is not None and natural_mask & row.line.bit:
+                natural[row.line] += hands
+        return dict(natural)
+
     def analyze(self, paytable: Paytable) -> Analysis:
         """The exact analysis of one paytable."""
         total, by_line = self.line_counts(paytable)
         terms = paytable.progressive
         lines = [_figures(row, by_line.get(row.line, 0), total, terms) for row in paytable.lines]
+        if not paytable.dealer_and_player:
+            natural = self.natural_counts(paytable)
+            lines = [replace(line, natural=natural.get(line.row.line, 0)) for line in lines]
         progressive = None
         if terms is not None:
             classes = self.pay_classes(paytable)

@@ -8,13 +8,14 @@ import time
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TextIO
 
-from controller.analyzer.report import Analysis, Analyzer, ProgressiveFigures
+from controller.analyzer.report import QUALIFYING_WAGER_CENTS, Analysis, Analyzer
 from controller.money import format_cents, format_percent
 from controller.paytable_files import find_paytable, seed_paytables
 
 if TYPE_CHECKING:
     import argparse
 
+    from controller.analyzer.progressive import ProgressiveFigures
     from controller.paytable import Paytable
 
 
@@ -43,22 +44,63 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 class Progress:
-    """Progress on stderr for work over a second: what is being counted, then the time it took."""
+    """Progress on stderr: each step, the percentage of hands counted, then the time it took.
+
+    On a terminal the percentage rewrites the step's line as it grows; elsewhere (``--progress``
+    into a file or a pipe) a line is written at each quarter, so a log stays short. Nothing is
+    ever written to stdout, which holds the result (and the JSON).
+    """
 
     def __init__(self, stream: TextIO, *, enabled: bool) -> None:
         self.stream = stream
         self.enabled = enabled
+        self.inline = enabled and stream.isatty()
         self.started = time.perf_counter()
+        self.step = ""
+        self.mark = -1
+        """The last percentage shown in this step, in steps of 1 (terminal) or 25."""
+
+    def _stamp(self) -> str:
+        return f"[{time.perf_counter() - self.started:5.1f}s]"
+
+    def _end_line(self) -> None:
+        if self.inline and self.step:
+            print(file=self.stream, flush=True)
+        self.step = ""
 
     def __call__(self, step: str) -> None:
         """Report a step (with the time since the start) if progress is shown."""
-        if self.enabled:
-            elapsed = time.perf_counter() - self.started
-            print(f"[{elapsed:5.1f}s] {step} ...", file=self.stream, flush=True)
+        if not self.enabled:
+            return
+        self._end_line()
+        self.step, self.mark = step, -1 if self.inline else 0  # no "0 %" line in a log
+        end = "" if self.inline else "\n"
+        print(f"{self._stamp()} {step} ...", end=end, file=self.stream, flush=True)
+
+    def counted(self, hands: int, total: int) -> None:
+        """Show the percentage of the step's hands counted, when it moved on enough."""
+        if not self.enabled or not total:
+            return
+        percent = hands * 100 // total
+        mark = percent if self.inline else percent - percent % 25
+        if mark <= self.mark:
+            return
+        self.mark = mark
+        if self.inline:
+            print(f"\r{self._stamp()} {self.step}: {percent:3d} %", end="", file=self.stream)
+            self.stream.flush()
+        else:
+            print(f"{self._stamp()} {self.step}: {percent} %", file=self.stream, flush=True)
 
     def done(self) -> None:
         """Say how long it all took."""
-        self(f"done in {time.perf_counter() - self.started:.1f}s")
+        if self.enabled:
+            self._end_line()
+            print(
+                f"{self._stamp()} done in {time.perf_counter() - self.started:.1f}s",
+                file=self.stream,
+                flush=True,
+            )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,6 +132,22 @@ def _one_in(value: Fraction | None) -> float | None:
     return float(value) if value is not None else None
 
 
+def _crossovers_json(figures: ProgressiveFigures) -> list[dict[str, Any]]:
+    """Each meter above the seed from which hands move to a line with more of the meter."""
+    return [
+        {
+            "meter_cents": float(crossover.meter_cents),
+            "meter_exact_cents": _ratio(crossover.meter_cents),
+            "count": crossover.count,
+            "line_below": str(crossover.below.line),
+            "outcome_below": crossover.below.outcome,
+            "line_above": str(crossover.above.line),
+            "outcome_above": crossover.above.outcome,
+        }
+        for crossover in figures.crossovers
+    ]
+
+
 def as_json(analysis: Analysis) -> dict[str, Any]:
     """The JSON contract of docs/analyzer.md: counts exact, derived figures as floats and ratios."""
     table = analysis.paytable
@@ -104,6 +162,8 @@ def as_json(analysis: Analysis) -> dict[str, Any]:
                 "line": str(line.row.line),
                 "outcome": line.row.outcome,
                 "count": line.count,
+                "count_natural": line.natural,
+                "count_with_joker": line.with_joker,
                 "probability": float(line.probability),
                 "one_in": _one_in(line.one_in),
                 "pays": str(line.row.pays),
@@ -126,6 +186,8 @@ def as_json(analysis: Analysis) -> dict[str, Any]:
     if (envy := analysis.envy_per_other_hand_cents) is not None:
         document["envy_per_other_hand_cents"] = float(envy)
         document["envy_per_other_hand_exact_cents"] = _ratio(envy)
+        at_minimum = envy / QUALIFYING_WAGER_CENTS
+        document["envy_percent_of_5_dollars_per_other_hand"] = float(at_minimum * 100)
     if (figures := analysis.progressive) is not None:
         terms = figures.terms
         low, high = figures.long_run_return
@@ -140,6 +202,8 @@ def as_json(analysis: Analysis) -> dict[str, Any]:
             "return_base": float(figures.return_base),
             "return_per_meter_dollar": float(figures.return_per_meter_cent * 100),
             "break_even_meter_cents": float(break_even) if break_even is not None else None,
+            "break_even_meter_exact_cents": _ratio(break_even) if break_even is not None else None,
+            "crossovers": _crossovers_json(figures),
             "wagers_per_top_hit": _one_in(figures.wagers_per_top_hit),
             "rate_of_progression": format_percent(terms.rate_of_progression),
             "reserve_rate": format_percent(terms.reserve_rate),
@@ -163,19 +227,22 @@ def print_analysis(analysis: Analysis) -> None:
     print(f"{analysis.total:,} {unit} of the 53-card deck, counted exactly")
     print()
     width = max(len(line.row.outcome) for line in analysis.lines) + 2
+    split = analysis.ace_high is None  # Ace High outcomes name the joker themselves
     header = (
-        f"{'Outcome':<{width}}{'Count':>22} {'Probability':>12} {'1 in':>16} "
-        f"{'Pays':>22} {'Return':>10}"
+        f"{'Outcome':<{width}}{'Count':>22}"
+        + (f" {'Natural':>12} {'With joker':>12}" if split else "")
+        + f" {'Probability':>12} {'1 in':>16} {'Pays':>22} {'Return':>10}"
     )
     print(header)
     print("-" * len(header))
     seed = analysis.progressive.terms.meter_seed_cents if analysis.progressive else 0
     for line in analysis.lines:
-        one_in = f"{float(line.one_in):,.1f}" if line.one_in else "never"
+        one_in = f"{float(line.one_in):,.2f}" if line.one_in else "never"
         share = float(line.fixed_return + line.meter_share * seed)
+        natural = f" {line.natural or 0:>12,} {line.with_joker or 0:>12,}" if split else ""
         print(
-            f"{line.row.outcome:<{width}}{line.count:>22,} {float(line.probability):>12.4e} "
-            f"{one_in:>16} {line.row.pays!s:>22} {share:>10.6f}"
+            f"{line.row.outcome:<{width}}{line.count:>22,}{natural} "
+            f"{float(line.probability):>12.4e} {one_in:>16} {line.row.pays!s:>22} {share:>10.6f}"
         )
     losing = analysis.losing_count
     print(f"{'No win':<{width}}{losing:>22,} {losing / analysis.total:>12.4e}")
@@ -189,7 +256,11 @@ def print_analysis(analysis: Analysis) -> None:
         dealer = Fraction(counts.natural_hands + counts.joker_hands, counts.hands)
         print(f"Dealer ace high: {float(dealer):.6f} of hands")
     if (envy := analysis.envy_per_other_hand_cents) is not None:
-        print(f"Envy per other hand at the table: {float(envy) / 100:.6f} dollars")
+        at_minimum = float(envy / QUALIFYING_WAGER_CENTS * 100)
+        print(
+            f"Envy per other player's hand at the table (never the dealer's): "
+            f"{float(envy) / 100:.6f} dollars, {at_minimum:.4f} % of a $5 Qualifying Wager"
+        )
     if analysis.progressive is not None:
         print_progressive(analysis.progressive)
 
