@@ -207,7 +207,7 @@ def test_wagers_per_top_hit_is_one_over_the_100_percent_lines(analyzer: Analyzer
     assert figures.wagers_per_top_hit == Fraction(comb(53, 7), comb(48, 2))  # five aces
 
 
-def test_brief_2_progressive_5_five_aces_move_line_at_a_10000_meter(analyzer: Analyzer) -> None:
+def test_rules_4_2_progressive_5_five_aces_move_line_at_a_10000_meter(analyzer: Analyzer) -> None:
     analysis = analyzer.analyze(TABLES["progressive-5"])
     figures = analysis.progressive
     assert figures is not None

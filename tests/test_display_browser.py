@@ -36,7 +36,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-async def test_issue6_display_shows_live_meters_and_a_hit_in_headless_chromium(
+async def test_display_shows_live_meters_and_a_hit_in_headless_chromium(
     tmp_path: Path,
 ) -> None:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")

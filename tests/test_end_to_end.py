@@ -447,7 +447,7 @@ def test_simulator_serial_payloads_decode_to_the_events_they_encode(
 # MQTT end to end.
 
 
-async def test_mqtt_tables_end_to_end_journal_once_meters_hits_and_display_agree_brief_1_3_5(
+async def test_mqtt_tables_end_to_end_journal_once_meters_hits_and_display_agree(
     mosquitto: Broker, tmp_path: Path
 ) -> None:
     """Two tables over a real mosquitto: each event journaled once, signs and display = journal.
@@ -530,7 +530,7 @@ async def test_mqtt_tables_end_to_end_journal_once_meters_hits_and_display_agree
 # Broker restarts in the middle of play.
 
 
-async def test_broker_restart_mid_play_loses_and_double_counts_no_wager_brief_1_3_5(
+async def test_broker_restart_mid_play_loses_and_double_counts_no_wager(
     mosquitto: Broker, tmp_path: Path
 ) -> None:
     """Two broker restarts (SIGTERM) while two tables play: no wager lost, none counted twice.
@@ -572,7 +572,7 @@ async def test_broker_restart_mid_play_loses_and_double_counts_no_wager_brief_1_
     assert verify(tmp_path / "journal.db").ok
 
 
-async def test_broker_crash_sigkill_with_autosave_loses_and_double_counts_nothing_brief_1_5(
+async def test_broker_crash_sigkill_with_autosave_loses_and_double_counts_nothing(
     mosquitto: Broker, tmp_path: Path
 ) -> None:
     """The broker SIGKILLed twice mid-round (persistence autosaved on every change), restarted.
@@ -621,7 +621,7 @@ async def test_broker_crash_sigkill_with_autosave_loses_and_double_counts_nothin
     assert verify(tmp_path / "journal.db").ok
 
 
-async def test_outage_past_heartbeat_timeout_closes_tables_then_reopens_them_brief_3(
+async def test_outage_past_heartbeat_timeout_closes_tables_then_reopens_them(
     mosquitto: Broker, tmp_path: Path
 ) -> None:
     """A broker outage longer than the tables' timeout: CLOSED (journaled, told), then reopened.
@@ -686,7 +686,7 @@ async def line_up(link: SerialTableLink) -> None:
     await within(link.exchange(serial_heartbeat("probe", HEARTBEAT_SEQ_BASE)), "the port open")
 
 
-async def test_serial_table_over_a_pty_through_pyserial_end_to_end_brief_5(
+async def test_serial_table_over_a_pty_through_pyserial_end_to_end(
     tmp_path: Path,
 ) -> None:
     """A table's devices on a pty line, the daemon on its slave through pyserial: N rounds.
@@ -726,7 +726,7 @@ async def test_serial_table_over_a_pty_through_pyserial_end_to_end_brief_5(
 # Malformed input end to end.
 
 
-async def test_malformed_mqtt_payload_and_bad_serial_frames_are_rejected_play_goes_on_brief_3(
+async def test_malformed_mqtt_payload_and_bad_serial_frames_are_rejected_play_goes_on(
     mosquitto: Broker, tmp_path: Path
 ) -> None:
     """Garbage on MQTT and a bad-CRC (and a bad-payload) serial frame: faults, counters, no harm.
@@ -795,7 +795,7 @@ async def test_malformed_mqtt_payload_and_bad_serial_frames_are_rejected_play_go
 # Liveness: a table heard again.
 
 
-async def test_a_table_heard_again_after_silence_has_its_first_bet_accepted_brief_3(
+async def test_a_table_heard_again_after_silence_has_its_first_bet_accepted(
     tmp_path: Path,
 ) -> None:
     """A table closed for silence reopens when it is heard again, and that bet counts.

@@ -77,7 +77,7 @@ def fill(disk: Path) -> Path:
     return filler
 
 
-def test_issue7_journal_disk_full_fails_closed_and_recovers_when_space_returns(
+def test_faults_journal_disk_full_fails_closed_and_recovers_when_space_returns(
     small_disk: Path, tmp_path: Path
 ) -> None:
     port = free_port()
@@ -124,7 +124,7 @@ def test_issue7_journal_disk_full_fails_closed_and_recovers_when_space_returns(
     assert verify(small_disk / "journal.db").ok
 
 
-def test_issue7_read_only_journal_file_system_is_refused_with_the_reason_until_writable(
+def test_faults_read_only_journal_file_system_is_refused_with_the_reason_until_writable(
     small_disk: Path, tmp_path: Path
 ) -> None:
     """A journal that cannot be written is never run on: the daemon says why and stops.

@@ -230,7 +230,7 @@ def check_journal(path: Path, t1: Cable, t2: Cable) -> int:
     return meter
 
 
-async def test_issue7_serial_device_unplugged_and_replugged_under_the_daemon(
+async def test_faults_serial_device_unplugged_and_replugged_under_the_daemon(
     tmp_path: Path,
 ) -> None:
     port = free_port()

@@ -268,7 +268,7 @@ def check_journal(rig: Rig, state: Any) -> int:
     return wagers
 
 
-async def test_issue7_sigkill_of_the_daemon_under_serial_load_loses_and_doubles_nothing(
+async def test_faults_sigkill_of_the_daemon_under_serial_load_loses_and_doubles_nothing(
     tmp_path: Path,
 ) -> None:
     started = time.monotonic()

@@ -198,7 +198,7 @@ async def retained_status(broker: Broker, controller_id: str) -> bytes:
     raise AssertionError("no status")  # pragma: no cover - the loop returns or times out
 
 
-def test_issue7_the_broker_password_is_in_no_log_metric_page_or_journal(
+def test_security_the_broker_password_is_in_no_log_metric_page_or_journal(
     passworded_broker: Broker, tmp_path: Path
 ) -> None:
     port = free_port()
@@ -248,7 +248,7 @@ def test_issue7_the_broker_password_is_in_no_log_metric_page_or_journal(
         assert_absent(PASSWORD, " ".join(argv[:3]), checked.stdout + checked.stderr)
 
 
-def test_issue7_a_wrong_password_is_refused_and_not_logged(
+def test_security_a_wrong_password_is_refused_and_not_logged(
     passworded_broker: Broker, tmp_path: Path
 ) -> None:
     port = free_port()
@@ -278,7 +278,7 @@ def test_issue7_a_wrong_password_is_refused_and_not_logged(
 
 
 @pytest.mark.parametrize("mode", [0o644, 0o604, 0o606, 0o666], ids=lambda mode: f"{mode:o}")
-def test_issue7_a_password_file_open_to_others_is_refused_at_start_up(
+def test_security_a_password_file_open_to_others_is_refused_at_start_up(
     tmp_path: Path, mode: int
 ) -> None:
     folder = tmp_path / "pit-3"
@@ -300,7 +300,7 @@ def test_issue7_a_password_file_open_to_others_is_refused_at_start_up(
     assert not (folder / "journal.db").exists(), "refused before anything was opened"
 
 
-def test_issue7_a_password_written_into_the_configuration_is_refused_without_echoing_it(
+def test_security_a_password_written_into_the_configuration_is_refused_without_echoing_it(
     tmp_path: Path,
 ) -> None:
     folder = tmp_path / "pit-4"
@@ -327,7 +327,7 @@ def jackpotd(*argv: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )  # fmt: skip
 
 
-def test_issue7_operators_keys_and_passphrases_never_reach_the_journal_or_the_output(
+def test_security_operators_keys_and_passphrases_never_reach_the_journal_or_the_output(
     tmp_path: Path,
 ) -> None:
     database = str(tmp_path / "journal.db")

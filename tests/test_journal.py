@@ -58,7 +58,7 @@ if TYPE_CHECKING:
 # --- one event, one transaction; restoring ---------------------------------------------------
 
 
-def test_brief_3_wager_and_its_effects_are_materialized_with_its_journal_row(
+def test_journal_wager_and_its_effects_are_materialized_with_its_journal_row(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "journal.db"
@@ -87,7 +87,7 @@ def test_brief_3_wager_and_its_effects_are_materialized_with_its_journal_row(
     assert table_rows(path, "rounds") == [(TABLE, "r1", '[[1,"progressive",100,"113/4","2","0"]]')]
 
 
-def test_brief_3_settlement_writes_journal_row_pool_payouts_and_closes_round_together(
+def test_journal_settlement_writes_journal_row_pool_payouts_and_closes_round_together(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "journal.db"
@@ -117,7 +117,7 @@ def test_brief_3_settlement_writes_journal_row_pool_payouts_and_closes_round_tog
     assert payouts["r1-settle/2/progressive"]["status"] == "paid"
 
 
-def test_brief_3_reopening_the_journal_restores_the_same_state(played: Path) -> None:
+def test_journal_reopening_the_journal_restores_the_same_state(played: Path) -> None:
     with Journal(played) as journal:
         journal.append(wager("r4-w2", "r4", 2))  # an open round too
         journal.append(MeterAdjusted("adj", AT, POOL, "reserve", 500, "tech-3", "reserve audit"))
@@ -131,7 +131,7 @@ def test_brief_3_reopening_the_journal_restores_the_same_state(played: Path) -> 
         assert [row["seq"] for row in reopened.rows()] == list(range(1, 14))
 
 
-def test_brief_3_pending_payout_survives_reopen_and_is_verified_once(tmp_path: Path) -> None:
+def test_journal_pending_payout_survives_reopen_and_is_verified_once(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     with opened_journal(path) as journal:
         journal.append(wager("r1-w1", "r1", 1))
@@ -153,7 +153,7 @@ def test_brief_3_pending_payout_survives_reopen_and_is_verified_once(tmp_path: P
     assert verify(path).ok
 
 
-def test_brief_3_group_commit_writes_a_batch_in_order(tmp_path: Path) -> None:
+def test_journal_group_commit_writes_a_batch_in_order(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     with Journal(path) as journal:
         receipts = journal.append_many(
@@ -165,7 +165,7 @@ def test_brief_3_group_commit_writes_a_batch_in_order(tmp_path: Path) -> None:
     assert verify(path).ok
 
 
-def test_brief_3_payouts_read_back_are_the_payouts_as_journaled(played: Path) -> None:
+def test_journal_payouts_read_back_are_the_payouts_as_journaled(played: Path) -> None:
     """What a sink catching up reads equals each journal row's payout effects, as made."""
     with closing(sqlite3.connect(played)) as raw:
         as_journaled = [
@@ -189,7 +189,7 @@ def test_brief_3_payouts_read_back_are_the_payouts_as_journaled(played: Path) ->
 # --- idempotency ----------------------------------------------------------------------------
 
 
-def test_brief_3_duplicate_event_id_returns_the_original_outcome_and_changes_nothing(
+def test_journal_duplicate_event_id_returns_the_original_outcome_and_changes_nothing(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "journal.db"
@@ -239,7 +239,7 @@ def test_reused_event_id_with_other_content_is_a_journaled_conflict_never_a_sile
     assert journal.state.pools[POOL].wagers_count == 1
 
 
-def test_brief_3_duplicate_event_id_is_recognized_after_a_reopen(played: Path) -> None:
+def test_journal_duplicate_event_id_is_recognized_after_a_reopen(played: Path) -> None:
     rows_before = rows_of(played)
     pools_before = table_rows(played, "pools")
     payouts_before = table_rows(played, "payouts")
@@ -262,7 +262,7 @@ def test_brief_3_duplicate_event_id_is_recognized_after_a_reopen(played: Path) -
     assert table_rows(played, "payouts") == payouts_before
 
 
-def test_brief_3_duplicate_of_a_rejected_event_stays_rejected_even_if_now_acceptable(
+def test_journal_duplicate_of_a_rejected_event_stays_rejected_even_if_now_acceptable(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "journal.db"
@@ -321,7 +321,7 @@ def test_brief_3_duplicate_of_a_rejected_event_stays_rejected_even_if_now_accept
         "pool-opened-twice",
     ],
 )
-def test_brief_3_refused_event_is_journaled_as_rejected_with_reason_and_moves_no_meter(
+def test_journal_refused_event_is_journaled_as_rejected_with_reason_and_moves_no_meter(
     tmp_path: Path, event: AnyEvent, reason: str
 ) -> None:
     path = tmp_path / "journal.db"
@@ -346,7 +346,7 @@ def test_brief_3_refused_event_is_journaled_as_rejected_with_reason_and_moves_no
     assert report.pools == {POOL: SEED_CENTS + 28}
 
 
-def test_brief_3_fault_is_journaled_and_moves_nothing(tmp_path: Path) -> None:
+def test_journal_fault_is_journaled_and_moves_nothing(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     with opened_journal(path) as journal:
         before = snapshot(journal.state)
@@ -360,7 +360,7 @@ def test_brief_3_fault_is_journaled_and_moves_nothing(tmp_path: Path) -> None:
 # --- replay ---------------------------------------------------------------------------------
 
 
-def test_brief_3_replay_from_empty_reproduces_the_exact_meters(played: Path) -> None:
+def test_journal_replay_from_empty_reproduces_the_exact_meters(played: Path) -> None:
     with Journal(played) as journal:
         journal.append(
             PoolTermsChanged(
@@ -387,7 +387,7 @@ def test_brief_3_replay_from_empty_reproduces_the_exact_meters(played: Path) -> 
 # --- two writers ----------------------------------------------------------------------------
 
 
-def test_brief_3_second_writer_on_the_same_file_is_caught_up_before_the_next_append(
+def test_journal_second_writer_on_the_same_file_is_caught_up_before_the_next_append(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "journal.db"
@@ -422,7 +422,7 @@ def test_brief_3_second_writer_on_the_same_file_is_caught_up_before_the_next_app
 # --- write failures -------------------------------------------------------------------------
 
 
-def test_brief_3_locked_database_fails_the_append_and_leaves_state_unchanged(
+def test_journal_locked_database_fails_the_append_and_leaves_state_unchanged(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "journal.db"
@@ -442,7 +442,7 @@ def test_brief_3_locked_database_fails_the_append_and_leaves_state_unchanged(
     assert verify(path).ok
 
 
-def test_brief_3_failure_after_the_journal_row_rolls_back_the_whole_transaction(
+def test_journal_failure_after_the_journal_row_rolls_back_the_whole_transaction(
     tmp_path: Path,
 ) -> None:
     """A write that fails half-way (here: the pools table refuses) leaves no journal row."""

@@ -112,7 +112,7 @@ def assert_same_file(tmp_path: Path, events: list[AnyEvent], sizes: list[int]) -
 
 @SETTINGS
 @given(data=st.data(), seed=st.integers(0, 2**32), sizes=st.lists(st.integers(1, 40)))
-def test_brief_3_a_batch_of_ledger_events_writes_what_one_at_a_time_writes(
+def test_journal_group_commit_a_batch_of_ledger_events_writes_what_one_at_a_time_writes(
     tmp_path: Path, data: st.DataObject, seed: int, sizes: list[int]
 ) -> None:
     rng = random.Random(seed)  # noqa: S311 - which events are resent, not a secret
@@ -170,7 +170,7 @@ def device_history(seed: int, rounds: int) -> list[AnyEvent]:
 
 @SETTINGS
 @given(seed=st.integers(0, 2**32), sizes=st.lists(st.integers(1, 60), min_size=1))
-def test_brief_4_group_commit_of_device_events_writes_what_one_at_a_time_writes(
+def test_journal_group_commit_of_device_events_writes_what_one_at_a_time_writes(
     tmp_path: Path, seed: int, sizes: list[int]
 ) -> None:
     rng = random.Random(seed)  # noqa: S311 - which events are resent, not a secret
@@ -178,7 +178,9 @@ def test_brief_4_group_commit_of_device_events_writes_what_one_at_a_time_writes(
     assert_same_file(tmp_path, events, sizes)
 
 
-def test_brief_4_device_histories_make_payouts_and_move_every_table(tmp_path: Path) -> None:
+def test_journal_group_commit_device_histories_make_payouts_and_move_every_table(
+    tmp_path: Path,
+) -> None:
     """The histories above are worth comparing: every kind of device event, jackpots paid."""
     events = device_history(7, rounds=3)
     kinds = {type(event).__name__ for event in events}

@@ -36,13 +36,13 @@ rows = st.fixed_dictionaries(
 
 @settings(max_examples=2_000)
 @given(previous=st.text(alphabet="0123456789abcdef", min_size=64, max_size=64), row=rows)
-def test_brief_3_row_hash_is_the_hash_the_stdlib_json_gave_for_any_text(
+def test_journal_chain_row_hash_is_the_hash_the_stdlib_json_gave_for_any_text(
     previous: str, row: dict[str, object]
 ) -> None:
     assert row_hash(previous, row) == stdlib_row_hash(previous, row)
 
 
-def test_brief_3_row_hash_agrees_on_every_escape_json_knows() -> None:
+def test_journal_chain_row_hash_agrees_on_every_escape_json_knows() -> None:
     every_escape = "".join(chr(code) for code in range(0x80)) + "\u2028\u2029\u00e9\U0001f0a1"
     row: dict[str, object] = {"seq": 1} | dict.fromkeys(TEXT_FIELDS, every_escape)
     assert row_hash(GENESIS, row) == stdlib_row_hash(GENESIS, row)

@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 # --- schema migrations ----------------------------------------------------------------------
 
 
-def test_brief_3_fresh_journal_is_migrated_to_the_latest_schema_version(tmp_path: Path) -> None:
+def test_journal_schema_fresh_journal_is_migrated_to_the_latest_schema_version(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "journal.db"
     Journal(path).close()
     with closing(sqlite3.connect(path)) as raw:
@@ -48,7 +50,7 @@ def test_brief_3_fresh_journal_is_migrated_to_the_latest_schema_version(tmp_path
         assert len(list(journal.rows())) == 2
 
 
-def test_brief_3_journal_from_a_newer_controller_is_refused(tmp_path: Path) -> None:
+def test_journal_schema_journal_from_a_newer_controller_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     with opened_journal(path):
         pass
@@ -76,7 +78,7 @@ def _unique_indexes(path: Path) -> list[list[str]]:
         ]
 
 
-def test_brief_3_journal_of_schema_5_is_upgraded_with_its_rows_and_chain_unchanged(
+def test_journal_schema_journal_of_schema_5_is_upgraded_with_its_rows_and_chain_unchanged(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "journal.db"
@@ -106,7 +108,7 @@ def test_brief_3_journal_of_schema_5_is_upgraded_with_its_rows_and_chain_unchang
     assert verify(path).ok
 
 
-def test_brief_3_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None:
+def test_journal_schema_a_file_that_is_not_a_journal_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     path.write_bytes(b"this is not a database" * 100)
     with pytest.raises(JournalError, match="cannot open the journal"):
@@ -121,7 +123,7 @@ def _page_size(path: Path) -> int:
         return int(raw.execute("PRAGMA page_size").fetchone()[0])
 
 
-def test_brief_3_a_new_journal_has_small_pages_and_an_old_one_keeps_its_own(
+def test_journal_schema_a_new_journal_has_small_pages_and_an_old_one_keeps_its_own(
     tmp_path: Path,
 ) -> None:
     """2 KiB pages for a new file (fewer WAL bytes per commit); a 4 KiB file works as it is."""
@@ -141,7 +143,7 @@ def test_brief_3_a_new_journal_has_small_pages_and_an_old_one_keeps_its_own(
     assert verify(new).ok
 
 
-def test_brief_3_materialized_rows_are_updated_in_place(tmp_path: Path) -> None:
+def test_journal_schema_materialized_rows_are_updated_in_place(tmp_path: Path) -> None:
     """A changed pool or table state keeps its row (an upsert, not a delete and insert)."""
     path = tmp_path / "journal.db"
 
@@ -166,7 +168,7 @@ def test_brief_3_materialized_rows_are_updated_in_place(tmp_path: Path) -> None:
 # --- prepared, committed, read ----------------------------------------------------------------
 
 
-def test_brief_3_readers_see_a_batch_only_once_it_is_committed(tmp_path: Path) -> None:
+def test_journal_schema_readers_see_a_batch_only_once_it_is_committed(tmp_path: Path) -> None:
     with opened_journal(tmp_path / "journal.db") as journal:
         rows = "SELECT count(*) AS n FROM journal"
         before = next(iter(journal.reader.query(rows)))["n"]

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 # --- the hash chain -------------------------------------------------------------------------
 
 
-def test_brief_3_good_journal_chains_every_row_to_the_one_before(played: Path) -> None:
+def test_journal_verify_good_journal_chains_every_row_to_the_one_before(played: Path) -> None:
     rows = rows_of(played)
     assert [row["seq"] for row in rows] == list(range(1, len(rows) + 1))
     previous = GENESIS
@@ -210,7 +210,7 @@ TAMPERING = [
 
 
 @pytest.mark.parametrize("tamper", TAMPERING, ids=lambda tamper: tamper.__name__)
-def test_brief_3_journal_is_append_only_and_tamper_evident_edit_detected(
+def test_journal_verify_journal_is_append_only_and_tamper_evident_edit_detected(
     played: Path, connection: sqlite3.Connection, tamper: Callable[[sqlite3.Connection], list[str]]
 ) -> None:
     expected = tamper(connection)
@@ -220,7 +220,7 @@ def test_brief_3_journal_is_append_only_and_tamper_evident_edit_detected(
         assert problem in report.problems, report.problems
 
 
-def test_brief_3_rehashed_row_is_still_caught_by_the_next_rows_link_only(
+def test_journal_verify_rehashed_row_is_still_caught_by_the_next_rows_link_only(
     played: Path, connection: sqlite3.Connection
 ) -> None:
     seq = _seq_of(connection, "r1-w2")
@@ -232,7 +232,7 @@ def test_brief_3_rehashed_row_is_still_caught_by_the_next_rows_link_only(
     assert f"row {seq + 1}: the chain is broken (previous hash differs)" in problems
 
 
-def test_brief_3_rehashing_the_last_row_is_caught_by_replay(
+def test_journal_verify_rehashing_the_last_row_is_caught_by_replay(
     played: Path, connection: sqlite3.Connection
 ) -> None:
     """No row follows the last one: the replay, not the chain, must catch its edit."""
@@ -249,7 +249,7 @@ def test_brief_3_rehashing_the_last_row_is_caught_by_replay(
     [("r1-settle/1/progressive", "pending"), ("r1-settle/2/progressive", "paid")],
     ids=["pending-hit", "paid-loss"],
 )
-def test_brief_3_payout_row_edited_in_place_is_detected(
+def test_journal_verify_payout_row_edited_in_place_is_detected(
     tmp_path: Path, payout_id: str, status: str
 ) -> None:
     """A payout row is what a supervisor is asked to pay and what reports read: it is checked."""
@@ -283,7 +283,7 @@ def test_brief_3_payout_row_edited_in_place_is_detected(
     ],
     ids=["pool-state", "table-config", "round-wagers"],
 )
-def test_brief_3_garbled_materialized_row_is_reported_not_a_crash(
+def test_journal_verify_garbled_materialized_row_is_reported_not_a_crash(
     played: Path, connection: sqlite3.Connection, garble: str
 ) -> None:
     """``verify`` reports a problem or raises JournalError; it does not crash on bad JSON."""
@@ -298,7 +298,7 @@ def test_brief_3_garbled_materialized_row_is_reported_not_a_crash(
         Journal(played)
 
 
-def test_brief_3_verify_of_a_missing_file_is_an_error(tmp_path: Path) -> None:
+def test_journal_verify_verify_of_a_missing_file_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(JournalError, match="no such journal"):
         verify(tmp_path / "absent.db")
     assert not (tmp_path / "absent.db").exists()

@@ -780,7 +780,9 @@ SETTINGS = settings(
 
 @SETTINGS
 @given(st.data())
-def test_brief_2_every_pool_balances_to_the_cent_after_every_event(data: st.DataObject) -> None:
+def test_money_identity_every_pool_balances_to_the_cent_after_every_event(
+    data: st.DataObject,
+) -> None:
     """(a), (b), (c) and (e), checked by the harness after each event."""
     harness = play(data)
     assert harness.events
@@ -788,7 +790,7 @@ def test_brief_2_every_pool_balances_to_the_cent_after_every_event(data: st.Data
 
 @SETTINGS
 @given(st.data())
-def test_brief_3_replay_is_deterministic_and_refused_events_change_nothing(
+def test_journal_replay_is_deterministic_and_refused_events_change_nothing(
     data: st.DataObject,
 ) -> None:
     """(d): the same events, applied twice and after a journal round trip, agree exactly."""
@@ -834,7 +836,7 @@ FIVE_ACES = ("Ac", "Ad", "Ah", "As", "Jk", "2d", "3d")
 
 
 @pytest.mark.parametrize("seat", ["9", "0", "-3"])
-def test_brief_3_hand_for_a_seat_the_table_does_not_have_is_refused(seat: str) -> None:
+def test_rules_8_hand_for_a_seat_the_table_does_not_have_is_refused(seat: str) -> None:
     """A two-seat table: a hand "at seat 9" is not a hand at the table and earns no Envy."""
     harness = Harness()
     harness.submit(
@@ -903,7 +905,7 @@ POOL_OPS = st.lists(
     extra=st.none() | st.integers(0, 100_000),
     ops=POOL_OPS,
 )
-def test_brief_2_pool_identity_holds_for_any_sequence_of_operations(
+def test_money_identity_holds_for_any_sequence_of_operations(
     seed: int, rate: str, reserve: str, extra: int | None, ops: list[tuple[object, ...]]
 ) -> None:
     limit = None if extra is None else seed + extra

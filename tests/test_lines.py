@@ -193,7 +193,7 @@ def test_688a12_d_fully_wild_joker_makes_five_of_a_kind() -> None:
     assert paid(TABLES["progressive-2"], "Ac Ad Ah As Jk 2c 3d") is Line.FIVE_OF_A_KIND
 
 
-def test_brief_2_five_aces_is_paid_on_whichever_line_pays_more_at_the_meter() -> None:
+def test_rules_4_2_five_aces_is_paid_on_whichever_line_pays_more_at_the_meter() -> None:
     table = TABLES["progressive-5"]  # Five aces 10 % of meter, Five-of-a-kind $1,000
     mask = qualifier(table.joker)(SevenCardHand.parse("Ac Ad Ah As Jk 2c 3d").indices)
 
@@ -209,7 +209,7 @@ def test_brief_2_five_aces_is_paid_on_whichever_line_pays_more_at_the_meter() ->
     assert paid(table, "Kc Kd Kh Ks Jk 2c 3d") is Line.FIVE_OF_A_KIND
 
 
-def test_brief_2_highest_paying_line_never_depends_on_the_meter_when_one_dominates() -> None:
+def test_rules_4_2_highest_paying_line_never_depends_on_the_meter_when_one_dominates() -> None:
     table = TABLES["progressive-1"]  # Five aces 10 % of meter, Four-of-a-kind $75
     mask = qualifier(table.joker)(SevenCardHand.parse("Ac Ad Ah As Jk 2c 3d").indices)
     assert table.line_for(mask, 1_000_000) is table.line_for(mask, 10**9)
@@ -227,7 +227,7 @@ def test_688a12_d_fully_wild_joker_pairs_any_rank() -> None:
 # Fortune Bonus lines and "highest-paying line" (BRIEF §2).
 
 
-def test_brief_2_trips_and_straight_is_paid_as_trips_where_trips_pay_more() -> None:
+def test_rules_4_2_trips_and_straight_is_paid_as_trips_where_trips_pay_more() -> None:
     text = "5c 6d 7h 8s 9c 9d 9h"
     assert {Line.THREE_OF_A_KIND, Line.STRAIGHT} <= lines(text)
     assert paid(TABLES["fortune-1"], text) is Line.THREE_OF_A_KIND
@@ -244,7 +244,7 @@ def test_688a12_c_three_pair_pushes_on_paytable_1_only() -> None:
     assert paid(TABLES["fortune-2"], text) is None
 
 
-def test_brief_2_joker_and_ace_count_as_a_pair_of_aces_in_three_pair() -> None:
+def test_rules_5_6_joker_and_ace_count_as_a_pair_of_aces_in_three_pair() -> None:
     assert Line.THREE_PAIR in lines("Ac Jk Kd Kh 7s 7c 2d")
     assert Line.THREE_PAIR not in lines("Qc Jk Kd Kh 7s 7c 2d")
 

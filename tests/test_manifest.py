@@ -80,7 +80,7 @@ def test_every_installed_file_is_in_the_manifest() -> None:
     assert paths == sorted(paths)
 
 
-def test_brief_3_a_changed_configuration_refuses_to_start(
+def test_operations_manifest_a_changed_configuration_refuses_to_start(
     site: Rig, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config, database = site
@@ -95,7 +95,7 @@ def test_brief_3_a_changed_configuration_refuses_to_start(
     assert "start-up self-check failed: the configuration file differs" in done.stderr
 
 
-def test_brief_3_changed_software_refuses_to_start_and_names_the_file(
+def test_operations_manifest_changed_software_refuses_to_start_and_names_the_file(
     site: Rig,
 ) -> None:
     config, database = site

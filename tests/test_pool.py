@@ -49,7 +49,7 @@ def hit(number: int) -> HitRecord:
 # --- contributions ------------------------------------------------------------------------
 
 
-def test_brief_2_pool_opens_at_its_seed_funded_by_the_house() -> None:
+def test_money_pool_opens_at_its_seed_funded_by_the_house() -> None:
     pool = balanced(Pool.open("P1", PoolTerms(SEED, Fraction(28, 100))))
     assert pool.meter == SEED
     assert pool.meter_cents == SEED
@@ -58,7 +58,7 @@ def test_brief_2_pool_opens_at_its_seed_funded_by_the_house() -> None:
     assert pool.paid_cents == pool.hits_count == 0
 
 
-def test_brief_2_contribution_carries_sub_cent_remainders() -> None:
+def test_money_contribution_carries_sub_cent_remainders() -> None:
     # 0.75% of a $1 wager is 3/4 of a cent: the meter shows whole cents, nothing is lost.
     pool = Pool.open("P1", PoolTerms(SEED, Fraction(3, 400)))
     shown = []
@@ -76,7 +76,7 @@ def test_brief_2_contribution_carries_sub_cent_remainders() -> None:
     assert pool.contributions == 750
 
 
-def test_brief_2_contribution_is_wager_times_rate_exactly_for_an_awkward_rate() -> None:
+def test_money_contribution_is_wager_times_rate_exactly_for_an_awkward_rate() -> None:
     # 28% of $1 is 28 cents; 0.28% of $3.33 is 0.9324 cents, carried exactly.
     pool = Pool.open("P1", PoolTerms(SEED, Fraction(28, 10_000)))
     pool = contributed(pool, 333, 3)
@@ -84,7 +84,7 @@ def test_brief_2_contribution_is_wager_times_rate_exactly_for_an_awkward_rate() 
     assert pool.meter_cents == SEED + 2  # 2.7972 cents shows as 2
 
 
-def test_brief_2_reserve_rate_goes_to_the_reserve_exactly() -> None:
+def test_money_reserve_rate_goes_to_the_reserve_exactly() -> None:
     # Progressive Paytable 4: $5 wager, 1% to the meter and 1% to the reserve.
     pool = Pool.open("P4", PoolTerms(SEED, Fraction(1, 100), Fraction(1, 100)))
     pool, contribution = pool.contribute(5 * DOLLAR)
@@ -101,13 +101,13 @@ def test_brief_2_reserve_rate_goes_to_the_reserve_exactly() -> None:
     assert pool.reserve_cents == 2
 
 
-def test_brief_3_pool_counts_qualifying_wagers_and_amount_in() -> None:
+def test_money_meters_pool_counts_qualifying_wagers_and_amount_in() -> None:
     pool = contributed(Pool.open("P", PoolTerms(SEED, Fraction(28, 100))), DOLLAR, 12)
     assert pool.wagers_count == 12
     assert pool.wagers_cents == 12 * DOLLAR
 
 
-def test_brief_3_non_positive_wager_contributes_nothing() -> None:
+def test_rules_8_non_positive_wager_contributes_nothing() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(28, 100)))
     for wager in (0, -100):
         with pytest.raises(PoolError):
@@ -124,7 +124,7 @@ def test_brief_3_non_positive_wager_contributes_nothing() -> None:
         (SEED, Fraction(1, 10), Fraction(0), SEED - 1),
     ],
 )
-def test_brief_3_unreasonable_terms_are_refused(
+def test_rules_8_unreasonable_terms_are_refused(
     seed: int, rate: Fraction, reserve: Fraction, limit: int | None
 ) -> None:
     with pytest.raises(PoolError):
@@ -134,7 +134,7 @@ def test_brief_3_unreasonable_terms_are_refused(
 # --- 100 % hits and reseeding -------------------------------------------------------------
 
 
-def test_brief_2_full_hit_resets_to_seed_reserve_funding_first_and_house_the_rest() -> None:
+def test_money_full_hit_resets_to_seed_reserve_funding_first_and_house_the_rest() -> None:
     # 28% to the meter and 2% to the reserve of 100 wagers of $100.
     pool = Pool.open("P", PoolTerms(SEED, Fraction(28, 100), Fraction(2, 100)))
     pool = contributed(pool, 100 * DOLLAR, 100)
@@ -155,7 +155,7 @@ def test_brief_2_full_hit_resets_to_seed_reserve_funding_first_and_house_the_res
     assert pool.hits_count == 1
 
 
-def test_brief_2_reserve_that_covers_the_seed_funds_it_all_and_keeps_the_rest() -> None:
+def test_money_reserve_that_covers_the_seed_funds_it_all_and_keeps_the_rest() -> None:
     seed = 500
     pool = Pool.open("P", PoolTerms(seed, Fraction(10, 100), Fraction(10, 100)))
     pool = contributed(pool, DOLLAR, 100)
@@ -172,7 +172,7 @@ def test_brief_2_reserve_that_covers_the_seed_funds_it_all_and_keeps_the_rest() 
     assert pool.house_funding_cents == seed  # only the opening seed
 
 
-def test_brief_2_reserve_funds_whole_cents_only_and_keeps_its_sub_cent_part() -> None:
+def test_money_reserve_funds_whole_cents_only_and_keeps_its_sub_cent_part() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100), Fraction(3, 1000)))
     pool = contributed(pool, DOLLAR, 5)  # reserve 1.5 cents, meter seed + 5
     pool, payment = pool.pay(Fraction(1))
@@ -183,7 +183,7 @@ def test_brief_2_reserve_funds_whole_cents_only_and_keeps_its_sub_cent_part() ->
     assert pool.meter == SEED
 
 
-def test_brief_2_full_hit_pays_whole_cents_and_sub_cent_part_stays_on_meter() -> None:
+def test_money_full_hit_pays_whole_cents_and_sub_cent_part_stays_on_meter() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(3, 400)))
     pool = contributed(pool, DOLLAR, 3)  # meter seed + 2.25 cents
     pool, payment = pool.pay(Fraction(1))
@@ -197,7 +197,7 @@ def test_brief_2_full_hit_pays_whole_cents_and_sub_cent_part_stays_on_meter() ->
 # --- percent hits -------------------------------------------------------------------------
 
 
-def test_brief_2_percent_hit_pays_meter_times_percent_rounded_down_to_the_cent() -> None:
+def test_money_percent_hit_pays_meter_times_percent_rounded_down_to_the_cent() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(3, 400)))
     pool = pool.adjust("meter", SEED)
     pool = contributed(pool, DOLLAR, 5)  # meter $20,000.0375
@@ -214,7 +214,7 @@ def test_brief_2_percent_hit_pays_meter_times_percent_rounded_down_to_the_cent()
     assert pool.meter_cents == 1_800_003
 
 
-def test_brief_2_percent_hit_rounds_down_never_to_nearest() -> None:
+def test_money_percent_hit_rounds_down_never_to_nearest() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100))).adjust("meter", 999_999)
     pool, payment = pool.pay(Fraction(1, 10))  # 10% of 1,999,999 = 199,999.9
     balanced(pool)
@@ -222,7 +222,7 @@ def test_brief_2_percent_hit_rounds_down_never_to_nearest() -> None:
     assert pool.meter == 1_800_000
 
 
-def test_brief_2_ten_percent_hit_below_seed_is_funded_back_to_seed() -> None:
+def test_money_ten_percent_hit_below_seed_is_funded_back_to_seed() -> None:
     # Meter $10,500, seed $10,000: 10% pays $1,050 and leaves $9,450; $550 brings it to the seed,
     # $100 from the reserve and $450 from the house.
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100))).adjust("meter", 50_000)
@@ -238,7 +238,7 @@ def test_brief_2_ten_percent_hit_below_seed_is_funded_back_to_seed() -> None:
     assert pool.reserve == 0
 
 
-def test_brief_2_percent_hit_does_not_apply_queued_terms() -> None:
+def test_money_percent_hit_does_not_apply_queued_terms() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100))).adjust("meter", SEED)
     pool = pool.change_terms(PoolTerms(2 * SEED, Fraction(5, 100)), 2, now=False)
     pool, payment = pool.pay(Fraction(1, 10))
@@ -249,7 +249,7 @@ def test_brief_2_percent_hit_does_not_apply_queued_terms() -> None:
 
 
 @pytest.mark.parametrize("percent", [Fraction(0), Fraction(-1, 10), Fraction(11, 10)])
-def test_brief_2_meter_pay_is_above_zero_and_at_most_the_whole_meter(percent: Fraction) -> None:
+def test_money_meter_pay_is_above_zero_and_at_most_the_whole_meter(percent: Fraction) -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100)))
     with pytest.raises(PoolError):
         pool.pay(percent)
@@ -258,7 +258,7 @@ def test_brief_2_meter_pay_is_above_zero_and_at_most_the_whole_meter(percent: Fr
 # --- limit and overflow -------------------------------------------------------------------
 
 
-def test_brief_2_contributions_above_the_limit_go_to_overflow() -> None:
+def test_money_contributions_above_the_limit_go_to_overflow() -> None:
     seed, limit = 1000, 1100
     pool = Pool.open("P", PoolTerms(seed, Fraction(1, 2), limit_cents=limit))
     pool = pool.adjust("meter", 80)  # 1,080 cents
@@ -276,14 +276,14 @@ def test_brief_2_contributions_above_the_limit_go_to_overflow() -> None:
     assert pool.contributions == 100  # all of it is accounted for
 
 
-def test_brief_2_limit_splits_a_sub_cent_contribution_exactly() -> None:
+def test_money_limit_splits_a_sub_cent_contribution_exactly() -> None:
     pool = Pool.open("P", PoolTerms(1000, Fraction(3, 400), limit_cents=1001))
     pool = contributed(pool, DOLLAR, 2)  # 1.5 cents: 1 fits, 0.5 overflows
     assert pool.meter == 1001
     assert pool.overflow == Fraction(1, 2)
 
 
-def test_brief_2_after_a_reset_the_overflow_moves_back_onto_the_meter_up_to_the_limit() -> None:
+def test_money_after_a_reset_the_overflow_moves_back_onto_the_meter_up_to_the_limit() -> None:
     seed, limit = 1000, 1100
     pool = Pool.open("P", PoolTerms(seed, Fraction(1, 2), limit_cents=limit))
     pool = contributed(pool, DOLLAR, 8)  # 400 cents: 100 to the meter, 300 to overflow
@@ -306,7 +306,7 @@ def test_brief_2_after_a_reset_the_overflow_moves_back_onto_the_meter_up_to_the_
     assert pool.overflow == 0
 
 
-def test_brief_2_overflow_that_fits_under_the_limit_moves_back_whole() -> None:
+def test_money_overflow_that_fits_under_the_limit_moves_back_whole() -> None:
     pool = Pool.open("P", PoolTerms(1000, Fraction(1, 2), limit_cents=1100))
     pool = contributed(pool, DOLLAR, 3)  # 150 cents: 100 to the meter, 50 overflow
     pool, payment = pool.pay(Fraction(1))
@@ -320,7 +320,7 @@ def test_brief_2_overflow_that_fits_under_the_limit_moves_back_whole() -> None:
 # --- adjustments --------------------------------------------------------------------------
 
 
-def test_brief_3_adjustment_is_tracked_and_keeps_the_books_balanced() -> None:
+def test_money_corrections_adjustment_is_tracked_and_keeps_the_books_balanced() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100)))
     pool = balanced(pool.adjust("meter", 12_345))
     pool = balanced(pool.adjust("reserve", 500))
@@ -342,13 +342,15 @@ def test_brief_3_adjustment_is_tracked_and_keeps_the_books_balanced() -> None:
         ("jackpot", 100, "unknown account"),
     ],
 )
-def test_brief_3_unreasonable_adjustment_is_refused(account: str, cents: int, why: str) -> None:
+def test_money_corrections_unreasonable_adjustment_is_refused(
+    account: str, cents: int, why: str
+) -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100), limit_cents=SEED + 10_000))
     with pytest.raises(PoolError, match=why):
         pool.adjust(account, cents)
 
 
-def test_brief_3_adjustment_to_exactly_the_seed_or_the_limit_is_allowed() -> None:
+def test_money_corrections_adjustment_to_exactly_the_seed_or_the_limit_is_allowed() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100), limit_cents=SEED + 10_000))
     up = balanced(pool.adjust("meter", 10_000))
     assert up.meter == SEED + 10_000
@@ -356,7 +358,7 @@ def test_brief_3_adjustment_to_exactly_the_seed_or_the_limit_is_allowed() -> Non
     assert down.meter == SEED
 
 
-def test_brief_3_adjustment_cannot_take_a_sub_cent_meter_below_its_seed() -> None:
+def test_money_corrections_adjustment_cannot_take_a_sub_cent_meter_below_its_seed() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(3, 400)))
     pool = contributed(pool, DOLLAR, 2)  # seed + 1.5 cents
     assert balanced(pool.adjust("meter", -1)).meter == SEED + Fraction(1, 2)
@@ -364,7 +366,7 @@ def test_brief_3_adjustment_cannot_take_a_sub_cent_meter_below_its_seed() -> Non
         pool.adjust("meter", -2)
 
 
-def test_brief_3_reserve_cannot_be_adjusted_below_zero_by_a_sub_cent() -> None:
+def test_money_corrections_reserve_cannot_be_adjusted_below_zero_by_a_sub_cent() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100), Fraction(3, 1000)))
     pool = contributed(pool, DOLLAR, 5)  # reserve 1.5 cents
     assert balanced(pool.adjust("reserve", -1)).reserve == Fraction(1, 2)
@@ -375,7 +377,7 @@ def test_brief_3_reserve_cannot_be_adjusted_below_zero_by_a_sub_cent() -> None:
 # --- terms changes ------------------------------------------------------------------------
 
 
-def test_brief_3_config_change_waits_until_jackpot_is_won() -> None:
+def test_money_changes_of_terms_config_change_waits_until_jackpot_is_won() -> None:
     old = PoolTerms(SEED, Fraction(1, 100))
     new = PoolTerms(2 * SEED, Fraction(5, 100), Fraction(1, 100), paytable="progressive-4")
     pool = Pool.open("P", old, revision=1)
@@ -401,7 +403,7 @@ def test_brief_3_config_change_waits_until_jackpot_is_won() -> None:
     assert (contribution.to_meter, contribution.to_reserve) == (5, 1)
 
 
-def test_brief_3_config_change_applied_now_takes_effect_at_once() -> None:
+def test_money_changes_of_terms_config_change_applied_now_takes_effect_at_once() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100)))
     pool = pool.adjust("reserve", 300_000)
     pool = pool.change_terms(PoolTerms(2 * SEED, Fraction(1, 100)), 2, now=False)
@@ -417,7 +419,9 @@ def test_brief_3_config_change_applied_now_takes_effect_at_once() -> None:
     assert pool.house_funding_cents == SEED + SEED - 300_000
 
 
-def test_brief_3_config_change_applied_now_to_a_lower_seed_leaves_the_meter() -> None:
+def test_money_changes_of_terms_config_change_applied_now_to_a_lower_seed_leaves_the_meter() -> (
+    None
+):
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100))).adjust("meter", 5000)
     pool = balanced(pool.change_terms(PoolTerms(SEED // 2, Fraction(1, 100)), 2, now=True))
     assert pool.meter == SEED + 5000
@@ -425,7 +429,7 @@ def test_brief_3_config_change_applied_now_to_a_lower_seed_leaves_the_meter() ->
 
 
 @pytest.mark.parametrize("now", [False, True])
-def test_brief_3_new_limit_below_the_amount_showing_is_refused(now: bool) -> None:
+def test_money_changes_of_terms_new_limit_below_the_amount_showing_is_refused(now: bool) -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(3, 400)))
     pool = pool.adjust("meter", 10_000)
     pool = contributed(pool, DOLLAR, 2)  # showing seed + 10,001 (exact seed + 10,001.5)
@@ -441,7 +445,7 @@ def test_brief_3_new_limit_below_the_amount_showing_is_refused(now: bool) -> Non
 # --- split pays and hit history -----------------------------------------------------------
 
 
-def test_brief_2_split_pay_rounds_each_share_down_and_keeps_the_remainder_on_the_meter() -> None:
+def test_money_split_pay_rounds_each_share_down_and_keeps_the_remainder_on_the_meter() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100))).adjust("meter", SEED + 30)
     before = pool.meter  # 2,000,030 cents
     pool, payment = pool.pay(Fraction(1, 10), ways=2)
@@ -456,7 +460,7 @@ def test_brief_2_split_pay_rounds_each_share_down_and_keeps_the_remainder_on_the
     assert pool.meter == before - 200_002 - 180_000
 
 
-def test_brief_2_split_full_hit_shares_the_meter_and_resets_once() -> None:
+def test_money_split_full_hit_shares_the_meter_and_resets_once() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100))).adjust("meter", 501)
     pool, payment = pool.pay(Fraction(1), ways=2)  # 1,000,501 cents between two winners
     balanced(pool)
@@ -468,13 +472,13 @@ def test_brief_2_split_full_hit_shares_the_meter_and_resets_once() -> None:
     assert pool.meter == SEED
 
 
-def test_brief_2_pay_needs_at_least_one_winner() -> None:
+def test_money_pay_needs_at_least_one_winner() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100)))
     with pytest.raises(PoolError):
         pool.pay(Fraction(1), ways=0)
 
 
-def test_brief_3_pool_keeps_the_last_25_hits_newest_first() -> None:
+def test_money_meters_pool_keeps_the_last_25_hits_newest_first() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(1, 100))).adjust("meter", SEED)
     meters = []
     for number in range(30):
@@ -493,7 +497,7 @@ def test_brief_3_pool_keeps_the_last_25_hits_newest_first() -> None:
     )
 
 
-def test_brief_2_identity_holds_through_a_long_mixed_history() -> None:
+def test_money_identity_holds_through_a_long_mixed_history() -> None:
     pool = Pool.open("P", PoolTerms(SEED, Fraction(7, 1000), Fraction(3, 1000), SEED + 50_000))
     for step in range(400):
         pool, _ = pool.contribute(DOLLAR * (1 + step % 7))

@@ -80,7 +80,7 @@ def deal(state: LedgerState, round_id: str, hands: dict[int, list[str]]) -> Ledg
     return run(state, *events)[0]
 
 
-def test_issue5_wagers_count_only_when_locked(table: LedgerState) -> None:
+def test_table_rounds_wagers_count_only_when_locked(table: LedgerState) -> None:
     state, _ = run(
         table, device(BetSensed, 1, "progressive", True), device(BetSensed, 2, "bonus", True, 500)
     )
@@ -93,7 +93,7 @@ def test_issue5_wagers_count_only_when_locked(table: LedgerState) -> None:
     assert state.table_states["T1"].phase is Phase.DEALING
 
 
-def test_issue5_a_full_round_from_devices_settles_and_pays(table: LedgerState) -> None:
+def test_table_rounds_a_full_round_from_devices_settles_and_pays(table: LedgerState) -> None:
     state, _ = run(
         table,
         device(BetSensed, 1, "progressive", True),
@@ -116,13 +116,15 @@ def test_issue5_a_full_round_from_devices_settles_and_pays(table: LedgerState) -
     assert ("T1", "R1") not in state.rounds
 
 
-def test_issue5_bets_after_lock_are_refused(table: LedgerState) -> None:
+def test_table_rounds_bets_after_lock_are_refused(table: LedgerState) -> None:
     state, _ = run(table, device(BetsLocked, "R1"))
     with pytest.raises(LedgerError, match="bets are locked"):
         apply(state, device(BetSensed, 1, "bonus", True, 500))
 
 
-def test_issue5_an_invalid_bet_at_lock_is_refused_and_the_others_lock(table: LedgerState) -> None:
+def test_table_rounds_an_invalid_bet_at_lock_is_refused_and_the_others_lock(
+    table: LedgerState,
+) -> None:
     state, _ = run(
         table,
         device(BetSensed, 1, "progressive", True, 200),
@@ -143,7 +145,7 @@ def test_issue5_an_invalid_bet_at_lock_is_refused_and_the_others_lock(table: Led
         ("Kd", 9, "position 9"),
     ],
 )
-def test_issue5_a_card_that_cannot_be_right_holds_the_round_without_touching_meters(
+def test_table_rounds_a_card_that_cannot_be_right_holds_the_round_without_touching_meters(
     table: LedgerState, card: str, position: int, reason: str
 ) -> None:
     state, _ = run(table, device(BetSensed, 1, "progressive", True), device(BetsLocked, "R1"))
@@ -159,7 +161,7 @@ def test_issue5_a_card_that_cannot_be_right_holds_the_round_without_touching_met
         apply(state, device(CardDealt, "R1", 2, "7h"))
 
 
-def test_issue5_two_jokers_hold_the_round(table: LedgerState) -> None:
+def test_table_rounds_two_jokers_hold_the_round(table: LedgerState) -> None:
     state, _ = run(table, device(BetsLocked, "R1"))
     state = deal(state, "R1", {1: ["Jk"]})
     state, effects = run(state, device(CardDealt, "R1", 2, "Jk"))
@@ -167,7 +169,7 @@ def test_issue5_two_jokers_hold_the_round(table: LedgerState) -> None:
     assert "second joker" in effects[0].reason
 
 
-def test_issue5_an_eighth_card_or_a_short_hand_holds_the_round(table: LedgerState) -> None:
+def test_table_rounds_an_eighth_card_or_a_short_hand_holds_the_round(table: LedgerState) -> None:
     state, _ = run(table, device(BetsLocked, "R1"))
     state = deal(state, "R1", {0: DEALER, 1: FIVE_ACES})
     state, effects = run(state, device(CardDealt, "R1", 1, "9h"))
@@ -179,7 +181,7 @@ def test_issue5_an_eighth_card_or_a_short_hand_holds_the_round(table: LedgerStat
     assert "seat 2 has 5 cards" in effects[0].reason
 
 
-def test_issue5_a_held_round_is_voided_or_settled_by_a_supervisor(table: LedgerState) -> None:
+def test_table_rounds_a_held_round_is_voided_or_settled_by_a_supervisor(table: LedgerState) -> None:
     state, _ = run(table, device(BetSensed, 1, "progressive", True), device(BetsLocked, "R1"))
     state = deal(state, "R1", {1: ["Ac", "Ac"]})
     assert state.table_states["T1"].phase is Phase.HELD
@@ -193,7 +195,7 @@ def test_issue5_a_held_round_is_voided_or_settled_by_a_supervisor(table: LedgerS
     assert voided.table_states["T1"].phase is Phase.BETTING
 
 
-def test_brief_3_an_offline_table_refuses_wagers_until_it_is_back(table: LedgerState) -> None:
+def test_table_rounds_an_offline_table_refuses_wagers_until_it_is_back(table: LedgerState) -> None:
     state, _ = run(
         table, TableStatusChanged("off", AT, "T1", online=False, reason="heartbeat lost")
     )
@@ -205,13 +207,13 @@ def test_brief_3_an_offline_table_refuses_wagers_until_it_is_back(table: LedgerS
     assert effects
 
 
-def test_issue5_cards_for_a_round_not_in_play_are_refused(table: LedgerState) -> None:
+def test_table_rounds_cards_for_a_round_not_in_play_are_refused(table: LedgerState) -> None:
     with pytest.raises(LedgerError, match="not in play"):
         apply(table, device(CardDealt, "R9", 1, "As"))
     _state, effects = run(table, device(BetsLocked, "R1"), device(CardDealt, "R1", 1, "As"))
     assert CardRecorded("T1", "R1", 1, "As") in effects
 
 
-def test_brief_3_an_event_from_an_unknown_table_is_refused(table: LedgerState) -> None:
+def test_table_rounds_an_event_from_an_unknown_table_is_refused(table: LedgerState) -> None:
     with pytest.raises(LedgerError, match="unknown table 'T9'"):
         apply(table, device(BetSensed, 1, "bonus", True, 500, table="T9"))

@@ -63,7 +63,7 @@ def bets(count: int) -> list[BetSensed | BetsLocked]:
     return events
 
 
-async def test_brief_4_events_are_journaled_in_one_order_with_group_commit(
+async def test_architecture_events_are_journaled_in_one_order_with_group_commit(
     journal: Journal,
 ) -> None:
     broadcast = Broadcast()
@@ -81,7 +81,7 @@ async def test_brief_4_events_are_journaled_in_one_order_with_group_commit(
     assert all(update.seq <= receipts[-1].seq for update in meters)
 
 
-async def test_brief_4_enqueued_events_are_journaled_in_the_order_queued(
+async def test_architecture_enqueued_events_are_journaled_in_the_order_queued(
     journal: Journal,
 ) -> None:
     """``enqueue`` queues at once (no task): the futures resolve in queue order, one commit."""
@@ -96,7 +96,7 @@ async def test_brief_4_enqueued_events_are_journaled_in_the_order_queued(
     assert sequencer.stats.commits == 1
 
 
-async def test_brief_3_enqueue_while_failing_closed_gives_a_refused_receipt(
+async def test_architecture_enqueue_while_failing_closed_gives_a_refused_receipt(
     journal: Journal, tmp_path: Path
 ) -> None:
     sequencer = Sequencer(journal, Broadcast())
@@ -138,7 +138,7 @@ async def test_a_duplicate_event_is_acknowledged_and_not_republished(journal: Jo
     assert [update async for update in _drain(updates)] == []
 
 
-async def test_brief_3_losing_the_journal_fails_closed_then_recovers(
+async def test_architecture_losing_the_journal_fails_closed_then_recovers(
     journal: Journal, tmp_path: Path
 ) -> None:
     broadcast = Broadcast()
@@ -173,7 +173,9 @@ async def test_brief_3_losing_the_journal_fails_closed_then_recovers(
     assert any(isinstance(u, ControllerUpdate) and u.online for u in reopened)
 
 
-async def test_brief_3_a_silent_table_is_closed_and_reopens_when_heard(journal: Journal) -> None:
+async def test_architecture_a_silent_table_is_closed_and_reopens_when_heard(
+    journal: Journal,
+) -> None:
     broadcast = Broadcast()
     clock = [0.0]
     liveness = Liveness({"T1": 5.0}, monotonic=lambda: clock[0], clock=lambda: AT)
@@ -231,7 +233,7 @@ async def started(entered: threading.Event) -> None:
     assert await asyncio.get_running_loop().run_in_executor(None, entered.wait, 10)
 
 
-async def test_brief_3_a_commit_cancelled_midway_still_ends_and_its_state_is_kept(
+async def test_architecture_a_commit_cancelled_midway_still_ends_and_its_state_is_kept(
     journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entered, release = hold_first_commit(monkeypatch)
@@ -250,7 +252,7 @@ async def test_brief_3_a_commit_cancelled_midway_still_ends_and_its_state_is_kep
     submitted.cancel()
 
 
-async def test_brief_3_an_event_taken_just_before_shutdown_is_still_journaled(
+async def test_architecture_an_event_taken_just_before_shutdown_is_still_journaled(
     journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entered, release = hold_first_commit(monkeypatch)

@@ -56,7 +56,9 @@ def wait_for_url(process: subprocess.Popen[str]) -> str:
     return line.rsplit(" ", 1)[1].strip()
 
 
-def test_issue5_demo_runs_rounds_summarises_and_leaves_a_verified_journal(tmp_path: Path) -> None:
+def test_operations_demo_runs_rounds_summarises_and_leaves_a_verified_journal(
+    tmp_path: Path,
+) -> None:
     port = free_port()
     done = subprocess.run(
         [sys.executable, "-m", "controller", "demo", "--rounds", "20", "--tables", "3",
@@ -72,7 +74,7 @@ def test_issue5_demo_runs_rounds_summarises_and_leaves_a_verified_journal(tmp_pa
     assert report.rows > 60 * 10
 
 
-def test_issue5_display_metrics_and_health_while_running_then_sigterm_drains(
+def test_operations_display_metrics_and_health_while_running_then_sigterm_drains(
     tmp_path: Path,
 ) -> None:
     port = free_port()
@@ -120,7 +122,9 @@ def test_issue5_display_metrics_and_health_while_running_then_sigterm_drains(
     assert verify(tmp_path / "var" / "demo.db").ok
 
 
-def test_issue5_run_refuses_a_bad_configuration_with_file_key_and_reason(tmp_path: Path) -> None:
+def test_operations_run_refuses_a_bad_configuration_with_file_key_and_reason(
+    tmp_path: Path,
+) -> None:
     config = tmp_path / "bad.toml"
     config.write_text(
         '[controller]\nsite = "s"\nid = "c"\n\n[[tables]]\nid = "T1"\ntransport = "mqtt"\n'

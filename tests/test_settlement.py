@@ -132,7 +132,7 @@ def paytable_text(name: str) -> str:
         ("5c 6h 7h 8c 9d Js 2c", "straight", 2),
     ],
 )
-def test_brief_2_fortune_bonus_pays_n_to_1_on_the_highest_line_and_returns_the_wager(
+def test_money_payouts_fortune_bonus_pays_n_to_1_on_the_highest_line_and_returns_the_wager(
     cards: str, line: str, to_one: int
 ) -> None:
     rules = TableRules("T1", bonus=FORTUNE)
@@ -148,7 +148,7 @@ def test_brief_2_fortune_bonus_pays_n_to_1_on_the_highest_line_and_returns_the_w
     assert settlement.meter_payments == ()
 
 
-def test_brief_2_fortune_three_pair_is_a_push_returning_the_wager() -> None:
+def test_money_payouts_fortune_three_pair_is_a_push_returning_the_wager() -> None:
     rules = TableRules("T1", bonus=FORTUNE)
     settlement = settle_round(rules, dealt({1: "Qc Qd 9h 9s 5c 5h 7d"}, [(1, Spot.BONUS, 500)]))
     payout = only(settlement, 1)
@@ -158,7 +158,7 @@ def test_brief_2_fortune_three_pair_is_a_push_returning_the_wager() -> None:
 
 
 @pytest.mark.parametrize("cards", ["Jc Jd 3h 6s 7h 9d Qh", "As Qd 9h 7c 5s 3d 2c"])
-def test_brief_2_fortune_hand_without_a_line_loses_the_wager(cards: str) -> None:
+def test_money_payouts_fortune_hand_without_a_line_loses_the_wager(cards: str) -> None:
     rules = TableRules("T1", bonus=FORTUNE)
     payout = only(settle_round(rules, dealt({1: cards}, [(1, Spot.BONUS, 500)])), 1)
     assert payout.kind is PayoutKind.LOSS
@@ -181,7 +181,7 @@ DEALER_ACE_HIGH_JOKER = "Jk Kd Qh 9h 7c 5s 3d"  # the joker plays as the ace
         (DEALER_ACE_HIGH, "Qc Qd 8h 6s 4c 3c Jd", "dealer-only-ace-high-no-joker", 8),
     ],
 )
-def test_brief_2_ace_high_pays_on_the_dealer_and_player_hands(
+def test_rules_5_7_ace_high_pays_on_the_dealer_and_player_hands(
     dealer: str, player: str, line: str, to_one: int
 ) -> None:
     rules = TableRules("T1", ace_high=ACE_HIGH)
@@ -202,7 +202,7 @@ def test_brief_2_ace_high_pays_on_the_dealer_and_player_hands(
         "Jk Ad 9h 7c 5s 3d Qh",  # joker + ace is a pair of aces
     ],
 )
-def test_brief_2_ace_high_loses_when_the_dealer_hand_is_not_a_pai_gow_ace_high(
+def test_rules_5_7_ace_high_loses_when_the_dealer_hand_is_not_a_pai_gow_ace_high(
     dealer: str,
 ) -> None:
     rules = TableRules("T1", ace_high=ACE_HIGH)
@@ -214,7 +214,9 @@ def test_brief_2_ace_high_loses_when_the_dealer_hand_is_not_a_pai_gow_ace_high(
 # --- progressive pays ---------------------------------------------------------------------
 
 
-def test_brief_2_progressive_fixed_pay_is_the_whole_amount_when_the_wager_is_not_returned() -> None:
+def test_money_payouts_progressive_fixed_pay_is_the_whole_amount_if_the_wager_is_not_returned() -> (
+    None
+):
     rules = TableRules("T1", progressive=PROG1, pool_id="P1")
     pool = pool_at(1_234_567)
     table_round = dealt({1: "Th Jh Qh Kh Ah 3c 5d"}, [(1, Spot.PROGRESSIVE, 100)])
@@ -228,7 +230,7 @@ def test_brief_2_progressive_fixed_pay_is_the_whole_amount_when_the_wager_is_not
     assert settlement.pool == pool  # a fixed pay never touches the meter
 
 
-def test_brief_2_progressive_fixed_pay_returns_the_wager_where_the_paytable_says_so() -> None:
+def test_money_payouts_progressive_fixed_pay_returns_the_wager_where_the_paytable_says_so() -> None:
     rules = TableRules("T1", progressive=PROG4, pool_id="P1")
     table_round = dealt({1: "9c 9d 9h 9s 2c 5d Jh"}, [(1, Spot.PROGRESSIVE, 500)])
     payout = only(settle_round(rules, table_round, pool_at(SEED)), 1)
@@ -236,7 +238,7 @@ def test_brief_2_progressive_fixed_pay_returns_the_wager_where_the_paytable_says
     assert (payout.win_cents, payout.returned_cents, payout.total_cents) == (10_000, 500, 10_500)
 
 
-def test_brief_2_progressive_loss_returns_nothing() -> None:
+def test_money_payouts_progressive_loss_returns_nothing() -> None:
     for table, wager in ((PROG1, 100), (PROG4, 500)):
         rules = TableRules("T1", progressive=table, pool_id="P1")
         table_round = dealt({1: "Jc Jd 3h 6s 7h 9d Qh"}, [(1, Spot.PROGRESSIVE, wager)])
@@ -245,7 +247,7 @@ def test_brief_2_progressive_loss_returns_nothing() -> None:
         assert payout.total_cents == 0
 
 
-def test_brief_2_progressive_percent_pay_is_rounded_down_and_the_rest_stays() -> None:
+def test_money_payouts_progressive_percent_pay_is_rounded_down_and_the_rest_stays() -> None:
     rules = TableRules("T1", progressive=PROG1, pool_id="P1")
     pool = pool_at(2_000_005)
     settlement = settle_round(rules, dealt({1: FIVE_ACES}, [(1, Spot.PROGRESSIVE, 100)]), pool)
@@ -264,7 +266,7 @@ def test_brief_2_progressive_percent_pay_is_rounded_down_and_the_rest_stays() ->
     assert payment.hit_id == payout.payout_id
 
 
-def test_brief_2_fixed_plus_hundred_percent_of_meter_pays_both_and_reseeds() -> None:
+def test_money_payouts_fixed_plus_hundred_percent_of_meter_pays_both_and_reseeds() -> None:
     # Progressive Paytable 4, "$5,000/100% of meter": $5,000 plus the whole meter, wager back.
     rules = TableRules("T1", progressive=PROG4, pool_id="P1")
     pool = pool_at(3_456_789, rate=Fraction(1, 100))
@@ -282,7 +284,7 @@ def test_brief_2_fixed_plus_hundred_percent_of_meter_pays_both_and_reseeds() -> 
 
 
 @pytest.mark.parametrize(("table", "wager"), [(PROG1, 500), (PROG1, 99), (PROG4, 100)])
-def test_brief_3_progressive_wager_must_equal_the_paytable_wager(
+def test_rules_8_progressive_wager_must_equal_the_paytable_wager(
     table: Paytable, wager: int
 ) -> None:
     rules = TableRules("T1", progressive=table, pool_id="P1")
@@ -293,7 +295,9 @@ def test_brief_3_progressive_wager_must_equal_the_paytable_wager(
 # --- several hits on one pool in one round ------------------------------------------------
 
 
-def test_brief_2_two_hits_in_one_round_are_paid_seat_1_first_from_the_meter_as_it_stands() -> None:
+def test_money_payouts_two_hits_in_a_round_are_paid_seat_1_first_from_the_meter_as_it_stands() -> (
+    None
+):
     rules = TableRules("T1", progressive=PROG1, pool_id="P1")
     pool = pool_at(2_000_005)
     # Wagers listed out of order: seat 1 (five aces, 10%) is still paid first.
@@ -312,7 +316,9 @@ def test_brief_2_two_hits_in_one_round_are_paid_seat_1_first_from_the_meter_as_i
     assert settlement.pool.paid_cents == 2_000_005
 
 
-def test_brief_2_ten_percent_hit_after_a_reset_takes_the_meter_below_seed_and_is_refunded() -> None:
+def test_money_payouts_10_percent_hit_after_a_reset_takes_meter_below_seed_and_is_refunded() -> (
+    None
+):
     rules = TableRules("T1", progressive=PROG1, pool_id="P1")
     pool = pool_at(2_000_005)
     table_round = dealt(
@@ -334,7 +340,7 @@ def test_brief_2_ten_percent_hit_after_a_reset_takes_the_meter_below_seed_and_is
     assert settlement.pool.house_funding_cents == SEED + SEED + 100_000
 
 
-def test_brief_2_two_full_hits_sequential_second_gets_the_new_seed() -> None:
+def test_money_payouts_two_full_hits_sequential_second_gets_the_new_seed() -> None:
     rules = TableRules("T1", progressive=PROG1, pool_id="P1")
     table_round = dealt(
         {1: SEVEN_SF, 2: SEVEN_SF_HEARTS}, [(1, Spot.PROGRESSIVE, 100), (2, Spot.PROGRESSIVE, 100)]
@@ -346,7 +352,7 @@ def test_brief_2_two_full_hits_sequential_second_gets_the_new_seed() -> None:
     assert settlement.pool.hits_count == 2
 
 
-def test_brief_2_split_option_shares_one_full_hit_equally() -> None:
+def test_money_payouts_split_option_shares_one_full_hit_equally() -> None:
     rules = TableRules("T1", progressive=PROG1, pool_id="P1", hit_order=HitOrder.SPLIT)
     table_round = dealt(
         {1: SEVEN_SF, 2: SEVEN_SF_HEARTS}, [(1, Spot.PROGRESSIVE, 100), (2, Spot.PROGRESSIVE, 100)]
@@ -363,7 +369,7 @@ def test_brief_2_split_option_shares_one_full_hit_equally() -> None:
     assert settlement.pool.hits_count == 1
 
 
-def test_brief_2_split_option_shares_a_percent_line_and_each_keeps_the_fixed_part() -> None:
+def test_money_payouts_split_option_shares_a_percent_line_and_each_keeps_the_fixed_part() -> None:
     # Progressive Paytable 4, royal match "$5,000/20% of meter", hit by seats 1 and 2.
     table_round = dealt(
         {1: ROYAL_MATCH, 2: ROYAL_MATCH_DIAMONDS},
@@ -395,7 +401,9 @@ def test_brief_2_split_option_shares_a_percent_line_and_each_keeps_the_fixed_par
     assert only(sequential, 2).from_meter_cents == 320_002
 
 
-def test_brief_2_sequential_hit_after_a_reset_is_paid_on_the_best_line_at_the_new_meter() -> None:
+def test_money_payouts_sequential_hit_after_a_reset_is_paid_on_the_best_line_at_the_new_meter() -> (
+    None
+):
     # Progressive Paytable 5 (fully wild): five aces is both "Five aces" (10% of the meter) and
     # "Five-of-a-kind" ($1,000). At $20,000 the 10% pays more; after seat 1's reset to $5,000
     # the $1,000 pays more, and seat 2 is paid that.
@@ -410,7 +418,7 @@ def test_brief_2_sequential_hit_after_a_reset_is_paid_on_the_best_line_at_the_ne
     assert (second.win_cents, second.from_meter_cents) == (100_000, 0)
 
 
-def test_brief_2_split_hit_after_a_reset_is_paid_on_its_best_line_at_that_meter() -> None:
+def test_money_payouts_split_hit_after_a_reset_is_paid_on_its_best_line_at_that_meter() -> None:
     # The same round with the SPLIT option: no two seats share a line, so each hit is paid in
     # seat order from the meter as it stands, and a hand is paid on its highest-paying line.
     # After the reset to $5,000, "Five aces" is worth $500 and "Five-of-a-kind" $1,000.
@@ -523,7 +531,7 @@ def test_688a1_a_player_never_receives_envy_for_their_own_hand() -> None:
         assert payout.envy_from_seat != payout.seat
 
 
-def test_brief_2_envy_on_a_progressive_paytable_with_an_envy_column() -> None:
+def test_688a1_envy_on_a_progressive_paytable_with_an_envy_column() -> None:
     # Progressive Paytable 4: seat 2's natural seven-card straight flush is $1,000 Envy to seat 1.
     rules = TableRules("T1", progressive=PROG4, pool_id="P1")
     table_round = dealt(
@@ -634,7 +642,7 @@ QUADS_B = "Qc Qd Qh Qs 2h 4d Tc"
 DEALER_PLAIN = "Kc Kd 3s 5h 7d 8c 2s"
 
 
-def test_brief_2_payout_at_or_above_the_verification_amount_is_pending() -> None:
+def test_money_payouts_payout_at_or_above_the_verification_amount_is_pending() -> None:
     rules = TableRules("T1", bonus=FORTUNE, verification_cents=120_000)
     settlement = settle_round(
         rules,
@@ -648,7 +656,7 @@ def test_brief_2_payout_at_or_above_the_verification_amount_is_pending() -> None
     assert only(settlement, 2).status is PayoutStatus.PAID
 
 
-def test_brief_2_pending_jackpot_reseeds_the_meter_at_once() -> None:
+def test_money_payouts_pending_jackpot_reseeds_the_meter_at_once() -> None:
     rules = TableRules("T1", progressive=PROG1, pool_id="P1", verification_cents=1_000_000)
     settlement = settle_round(
         rules, dealt({1: SEVEN_SF}, [(1, Spot.PROGRESSIVE, 100)]), pool_at(1_500_000)
@@ -660,7 +668,7 @@ def test_brief_2_pending_jackpot_reseeds_the_meter_at_once() -> None:
     assert settlement.pool.meter == SEED
 
 
-def test_brief_2_tax_flag_needs_600_dollars_boundary() -> None:
+def test_money_payouts_tax_flag_needs_600_dollars_boundary() -> None:
     # Royal match pays 1,000 to 1, always above 300x the wager: only the $600 decides.
     rules = TableRules("T1", bonus=FORTUNE)
     at = only(settle_round(rules, dealt({1: ROYAL_MATCH}, [(1, Spot.BONUS, 60)])), 1)
@@ -669,7 +677,7 @@ def test_brief_2_tax_flag_needs_600_dollars_boundary() -> None:
     assert (under.win_cents, under.tax_report) == (59_000, False)
 
 
-def test_brief_2_tax_flag_needs_300_times_the_wager() -> None:
+def test_money_payouts_tax_flag_needs_300_times_the_wager() -> None:
     # Five aces pays 250 to 1: $2,500 on $10 is over $600 but only 250x the wager.
     rules = TableRules("T1", bonus=FORTUNE)
     payout = only(settle_round(rules, dealt({1: FIVE_ACES}, [(1, Spot.BONUS, 1000)])), 1)
@@ -689,7 +697,7 @@ def test_brief_2_tax_flag_needs_300_times_the_wager() -> None:
         (1, 1, True),
     ],
 )
-def test_brief_2_tax_flag_thresholds_are_configurable_and_inclusive(
+def test_money_payouts_tax_flag_thresholds_are_configurable_and_inclusive(
     threshold: int, multiple: int, flagged: bool
 ) -> None:
     rules = TableRules(
@@ -711,7 +719,7 @@ def test_brief_2_tax_flag_thresholds_are_configurable_and_inclusive(
         ({1: FIVE_ACES, 2: "Jk 5d 6h 8s Tc Qd Kh"}, DEALER_PLAIN, "two jokers"),
     ],
 )
-def test_brief_3_duplicate_cards_across_hands_are_refused(
+def test_rules_8_duplicate_cards_across_hands_are_refused(
     hands: dict[int, str], dealer: str, message: str
 ) -> None:
     rules = TableRules("T1", bonus=FORTUNE)
@@ -720,13 +728,13 @@ def test_brief_3_duplicate_cards_across_hands_are_refused(
         settle_round(rules, dealt(hands, wagers, dealer))
 
 
-def test_brief_3_wager_for_a_seat_without_a_hand_is_refused() -> None:
+def test_rules_8_wager_for_a_seat_without_a_hand_is_refused() -> None:
     rules = TableRules("T1", bonus=FORTUNE)
     with pytest.raises(SettlementError, match="seat 2 has a wager but no hand"):
         settle_round(rules, dealt({1: FIVE_ACES}, [(1, Spot.BONUS, 500), (2, Spot.BONUS, 500)]))
 
 
-def test_brief_3_two_wagers_on_one_spot_are_refused() -> None:
+def test_rules_8_two_wagers_on_one_spot_are_refused() -> None:
     rules = TableRules("T1", progressive=PROG1, pool_id="P1")
     pool = pool_at(SEED)
     table_round = dealt({1: SEVEN_SF}, [(1, Spot.PROGRESSIVE, 100), (1, Spot.PROGRESSIVE, 100)])
@@ -734,7 +742,7 @@ def test_brief_3_two_wagers_on_one_spot_are_refused() -> None:
         settle_round(rules, table_round, pool)
 
 
-def test_brief_3_wager_on_a_spot_the_table_does_not_offer_is_refused() -> None:
+def test_rules_8_wager_on_a_spot_the_table_does_not_offer_is_refused() -> None:
     with pytest.raises(SettlementError, match="no progressive"):
         settle_round(
             TableRules("T1", bonus=FORTUNE),
@@ -747,6 +755,6 @@ def test_brief_3_wager_on_a_spot_the_table_does_not_offer_is_refused() -> None:
         settle_round(TableRules("T1"), dealt({1: SEVEN_SF}, [(1, Spot.ACE_HIGH, 100)]))
 
 
-def test_brief_3_non_positive_wager_is_refused() -> None:
+def test_rules_8_non_positive_wager_is_refused() -> None:
     with pytest.raises(SettlementError, match="above \\$0"):
         settle_round(TableRules("T1", bonus=FORTUNE), dealt({1: SEVEN_SF}, [(1, Spot.BONUS, 0)]))

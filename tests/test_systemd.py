@@ -99,7 +99,7 @@ round_interval_s = 0.05
     return path
 
 
-def test_issue5_daemon_sends_ready_watchdog_and_stopping_to_notify_socket(
+def test_operations_systemd_daemon_sends_ready_watchdog_and_stopping_to_notify_socket(
     config: Path, tmp_path: Path
 ) -> None:
     address = str(tmp_path / "notify.sock")
