@@ -1,8 +1,9 @@
 """Child process of the crash test: applies a deterministic stream of events to a real journal.
 
-Run as ``python tests/journal_child.py DBPATH START COUNT SEED``. It prints ``ready`` once its
-imports are done, opens the journal, makes sure the two pools and the two tables exist (fixed
-event ids, so that a restart re-sends them harmlessly), then appends events ``START`` to
+Run as ``python tests/journal_child.py DBPATH START COUNT SEED``. It opens the journal, prints
+``ready`` once the journal file exists with its schema, makes sure the two pools and the two
+tables exist (fixed event ids, so that a restart re-sends them harmlessly), then appends events
+``START`` to
 ``START + COUNT - 1`` of the stream for ``SEED``. After each ``append`` returns (the event is
 committed) it prints ``ack EVENT_ID OUTCOME DUPLICATE`` and flushes: an acknowledgement means
 "durable".
@@ -122,9 +123,12 @@ def main(argv: list[str]) -> int:
     """Open the journal, set it up, append the slice of the stream, acknowledge each event."""
     path, start, count, seed = argv[1], int(argv[2]), int(argv[3]), argv[4]
     out = sys.stdout
-    out.write("ready\n")
-    out.flush()
     with Journal(path) as journal:
+        # ``ready`` only once the journal is open: the parent starts its kill timer on this
+        # line, and a kill before the file and its schema exist would leave nothing to check
+        # (the test flaked under load when ``ready`` came before the open).
+        out.write("ready\n")
+        out.flush()
         events = itertools.islice(stream(seed), start, start + count)
         for event in itertools.chain(setup_events(), events):
             receipt = journal.append(event)

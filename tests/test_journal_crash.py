@@ -85,7 +85,12 @@ def _pump(stream: IO[str], lines: queue.Queue[str | None]) -> None:
 def run_child(
     path: Path, start: int, count: int, kill_after: float | None, stderr_path: Path
 ) -> ChildRun:
-    """Start the child at ``start``; SIGKILL it ``kill_after`` seconds after it is ready."""
+    """Start the child at ``start``; SIGKILL it ``kill_after`` seconds after it is ready.
+
+    The child says ``ready`` only once it has opened the journal, so a kill always finds the
+    file and its schema in place: waiting on that line, not on a delay, is what keeps the
+    test from racing the child's start under load.
+    """
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     command = [sys.executable, str(CHILD), str(path), str(start), str(count), STREAM_SEED]

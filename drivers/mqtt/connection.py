@@ -37,7 +37,11 @@ _T = TypeVar("_T")
 
 
 class AckingClient(aiomqtt.Client):
-    """An aiomqtt client whose QoS 1 messages the caller acknowledges (see the module docstring)."""
+    """An aiomqtt client whose QoS 1 messages the caller acknowledges (see the module docstring).
+
+    The only place the drivers touch aiomqtt's private API (``_client``, ``_queue``);
+    tests/test_mqtt_acking_client.py guards it, and pyproject.toml bounds aiomqtt above.
+    """
 
     def enable_manual_ack(self) -> None:
         """Send no ``PUBACK`` until :meth:`ack`; call before connecting."""
