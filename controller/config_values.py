@@ -51,11 +51,11 @@ class ValueChecks:
         return ConfigError(self.source, key, reason)
 
     def path(self, text: str) -> Path:
-        """An error naming this file, the key and the reason."""
+        """A path from the file, relative to its folder."""
         return self.base_dir / Path(text).expanduser()
 
     def choice(self, key: str, value: str, kind: type[_E]) -> _E:
-        """A path from the file, relative to its folder."""
+        """One of an enumeration's values, or an error listing them."""
         try:
             return kind(value)
         except ValueError:
@@ -63,7 +63,7 @@ class ValueChecks:
             raise self.fail(key, f"{value!r} is not one of {choices}") from None
 
     def dollars(self, key: str, text: str, *, minimum: int = 0) -> int:
-        """One of an enumeration's values, or an error listing them."""
+        """A dollar amount in cents, at least ``minimum``."""
         try:
             cents = parse_dollars(text)
         except MoneyError as error:
@@ -73,7 +73,7 @@ class ValueChecks:
         return cents
 
     def percent(self, key: str, text: str) -> Fraction:
-        """A dollar amount in cents, at least ``minimum``."""
+        """A percentage as an exact fraction, at most 100 % of the wager."""
         try:
             rate = parse_percent(text)
         except MoneyError as error:
@@ -83,7 +83,7 @@ class ValueChecks:
         return rate
 
     def identifier(self, key: str, value: str, seen: dict[str, str] | None = None) -> str:
-        """A percentage as an exact fraction."""
+        """An id usable in topics and journal ids, unique among ``seen``."""
         if not _ID.match(value):
             raise self.fail(
                 key, f"{value!r}: use letters, digits, '-' and '_' (ids appear in MQTT topics)"
@@ -95,7 +95,7 @@ class ValueChecks:
         return value
 
     def positive(self, key: str, value: float) -> float:
-        """An id usable in topics and journal ids, unique among ``seen``."""
+        """A number above zero."""
         if not value > 0:
             raise self.fail(key, f"must be above 0, not {value}")
         return value
@@ -107,13 +107,12 @@ class ValueChecks:
         return value
 
     def port(self, key: str, port: int) -> int:
-        """A number above zero."""
+        """A TCP port, 1 to 65535."""
         if not 1 <= port <= 65535:
             raise self.fail(key, f"a TCP port is 1 to 65535, not {port}")
         return port
 
     def existing_file(self, key: str, text: str | None, *, secret: bool = False) -> str | None:
-        """A TCP port."""
         """The file's path, if it exists; a ``secret`` one must be closed to other users."""
         if text is None:
             return None
