@@ -1,4 +1,6 @@
-"""Issue 4: SIGKILL at random moments loses no acknowledged event and applies none twice.
+"""SIGKILL at random moments loses no acknowledged event and applies none twice.
+
+docs/journal.md, "Durability"; docs/faults.md, "A journal writer killed with SIGKILL".
 
 A child process (:mod:`journal_child`) applies a deterministic stream of events to a real
 journal file and acknowledges each event once ``append`` has returned. The parent kills it with
@@ -249,7 +251,7 @@ def check_after_restart(
     return rows
 
 
-def test_issue4_sigkill_at_random_moments_loses_no_acknowledged_event(tmp_path: Path) -> None:
+def test_faults_sigkill_at_random_moments_loses_no_acknowledged_event(tmp_path: Path) -> None:
     path = tmp_path / "journal.db"
     rng = random.Random(PARENT_SEED)  # noqa: S311 - kill timing, not a secret
     expected = Expected()
