@@ -34,6 +34,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING, Final
 
+from controller.clock import utc_iso
 from controller.events import FaultRecorded
 
 if TYPE_CHECKING:
@@ -59,8 +60,7 @@ class Direction(StrEnum):
 
 
 def _iso(seconds: float) -> str:
-    moment = datetime.fromtimestamp(seconds, UTC)
-    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    return utc_iso(datetime.fromtimestamp(seconds, UTC))
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,10 +31,10 @@ import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from time import perf_counter
 from typing import TYPE_CHECKING
 
+from controller.clock import utc_now
 from controller.clock_watch import ClockWatch
 from controller.device_sequences import DeviceSequences
 from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus, WagerRefused
@@ -68,11 +68,6 @@ log = logging.getLogger(__name__)
 
 DETAIL_MAX = 8000
 """Characters of a rejection's detail journaled: a parked 4 KiB message whole, in base64."""
-
-
-def utc_now() -> str:
-    """The current time as events carry it: UTC, ISO 8601, milliseconds, ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(slots=True)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from controller.broadcast import Broadcast
 from controller.checkpointing import resume_checkpoints, schedule_for
+from controller.clock import utc_now
 from controller.config_approval import Approver, configuration_approval, split
 from controller.config_events import config_events
 from controller.display import Display, serve_display
@@ -33,7 +34,7 @@ from controller.manifest import current
 from controller.metrics import ControllerMetrics
 from controller.ports import ControllerUnavailableError
 from controller.runtime import Runtime
-from controller.sequencer import Sequencer, utc_now
+from controller.sequencer import Sequencer
 from controller.systemd import Notifier
 from drivers.backoff import Backoff
 from drivers.simulator import ODDS_CHIPS, InProcessLink, SimulatedTable, TablePlan

@@ -24,14 +24,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 from controller.cards import HAND_SIZE, Card, CardError
 
+from controller.settlement import DEALER_SEAT
 if TYPE_CHECKING:
     from collections.abc import Mapping
-
-DEALER_POSITION: Final = 0
 
 
 class Phase(StrEnum):
@@ -98,7 +97,7 @@ class TableState:
         self, wagering_seats: set[int]
     ) -> tuple[tuple[str, ...], dict[int, tuple[str, ...]]]:
         """The dealer's hand and each dealt seat's; raises :class:`RoundProblem` if incomplete."""
-        dealer = self.cards.get(DEALER_POSITION, ())
+        dealer = self.cards.get(DEALER_SEAT, ())
         if len(dealer) != HAND_SIZE:
             raise RoundProblem(f"the dealer has {len(dealer)} cards, not {HAND_SIZE}")
         seats = {position: hand for position, hand in self.cards.items() if position}

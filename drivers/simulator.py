@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
 from controller.cards import DECK, HAND_SIZE, format_cards, parse_cards
+from controller.clock import utc_now
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -28,7 +29,6 @@ from controller.events import (
     device_event_id,
 )
 from controller.ports import ControllerUnavailableError
-from controller.sequencer import utc_now
 from drivers.backoff import Backoff
 from drivers.registry import register_builtin
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from controller import keys
+from controller.clock import utc_now as now
 from controller.config_approval import configuration_approval
 from controller.events import OperatorEnrolled
 from controller.signatures import sign, with_signature
@@ -36,10 +36,6 @@ E = TypeVar("E", bound="AnyEvent")
 FAST_SCRYPT_N = 2**10
 """The KDF cost of tests' key files (real ones use keys.SCRYPT_N)."""
 PASSPHRASE = "correct horse battery staple"  # noqa: S105 - the tests' own, not a secret
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def enrollment(name: str, role: str, key: Ed25519PrivateKey, by: str) -> OperatorEnrolled:

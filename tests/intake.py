@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from controller.clock import utc_now
 from controller.events import FaultRecorded
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
 
@@ -27,10 +27,6 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
     from controller.journal import Journal, Receipt
-
-
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 class JournalIntake:
@@ -79,7 +75,7 @@ class JournalIntake:
         self.rejects.append((source, reason, detail))
         try:
             self.journal.append(
-                FaultRecorded(f"fault/test/{uuid.uuid4()}", _now(), source, reason, detail)
+                FaultRecorded(f"fault/test/{uuid.uuid4()}", utc_now(), source, reason, detail)
             )
         finally:
             self._changed()

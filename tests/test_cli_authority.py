@@ -24,7 +24,6 @@ import subprocess
 import sys
 import uuid
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -38,6 +37,7 @@ from floor import approved_site, free_port
 from controller import keys
 from controller.broadcast import Broadcast
 from controller.cli import main
+from controller.clock import utc_now as now
 from controller.config import load_config
 from controller.events import (
     ConfigurationApproved,
@@ -126,10 +126,6 @@ class Floor:
                 .exposition()
                 .decode()
             )
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def played(round_id: str, hand: list[str], seat: int = 1) -> list[AnyEvent]:

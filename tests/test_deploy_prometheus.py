@@ -36,12 +36,13 @@ import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
 from controller.broadcast import Broadcast
+from controller.clock import utc_now
 from controller.config import load_config
 from controller.events import BetSensed, BetsLocked, PoolOpened, TableConfigured
 from controller.journal import Journal
 from controller.liveness import Liveness
 from controller.metrics import ControllerMetrics
-from controller.sequencer import Sequencer, utc_now
+from controller.sequencer import Sequencer
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource
 from drivers.poison import SourceHealth

@@ -19,6 +19,7 @@ from floor import free_port, within
 from test_end_to_end import SITE, broker_settings, daemon, metric, tables_announced
 from test_insurance import house_insurance
 
+from controller.clock import utc_now
 from controller.config import load_config
 from controller.events import (
     BetSensed,
@@ -29,7 +30,6 @@ from controller.events import (
     device_event_id,
 )
 from controller.journal.verify import verify
-from controller.sequencer import utc_now
 from drivers.simulator_links import MqttTableLink
 
 if TYPE_CHECKING:

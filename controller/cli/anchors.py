@@ -19,7 +19,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import CommandError, add_db, now
+from controller.cli.common import CommandError, add_db
+from controller.clock import utc_now
 from controller.controller_key import ControllerKey, load_key, read_public_key, write_key
 from controller.journal.anchors import Anchors, read_anchors
 from controller.journal.verify import verify
@@ -152,7 +153,7 @@ def run_anchor_save(args: argparse.Namespace) -> int:
     lines: list[dict[str, Any]] = [
         {"controller_key": key} for key in trust.keys if key not in saved.keys
     ]
-    lines.append({"seq": report.head[0], "hash": report.head[1], "saved": now()})
+    lines.append({"seq": report.head[0], "hash": report.head[1], "saved": utc_now()})
     with args.to.open("a", encoding="utf-8") as file:
         file.writelines(json.dumps(line) + "\n" for line in lines)
     if args.json:

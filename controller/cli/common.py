@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from controller.journal import Journal, JournalError
@@ -30,11 +29,6 @@ def add_db(parser: argparse.ArgumentParser) -> None:
         help=f"the journal file (default {DEFAULT_DB}, or $JACKPOTD_DB)",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
-
-
-def now() -> str:
-    """The current UTC time, as events carry it."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def open_journal(args: argparse.Namespace, *, must_exist: bool = True) -> Journal:

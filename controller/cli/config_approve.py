@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from controller.cli.common import add_db, now, open_journal, report_receipt
+from controller.cli.common import add_db, open_journal, report_receipt
 from controller.cli.signing import add_signers, signed, signers
+from controller.clock import utc_now
 from controller.config import load_config
 from controller.config_approval import configuration_approval
 from controller.events import encode_event
@@ -41,7 +42,7 @@ def run_approve(args: argparse.Namespace) -> int:
     """Sign and journal the approval the configuration needs, if it needs one."""
     config = load_config(args.config)
     with open_journal(args, must_exist=False) as journal:
-        approval = configuration_approval(config, journal.state, now(), "")
+        approval = configuration_approval(config, journal.state, utc_now(), "")
         if approval is None:
             print(f"{args.config}: nothing to approve, the journal runs it already")
             return 0

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller import __version__
-from controller.cli.common import CommandError, add_db, now, open_journal, report_receipt
+from controller.cli.common import CommandError, add_db, open_journal, report_receipt
 from controller.cli.signing import add_signers, signed, signers
+from controller.clock import utc_now
 from controller.config import load_config
 from controller.events import ManifestApproved
 from controller.manifest import current
@@ -76,7 +77,7 @@ def run_approve(args: argparse.Namespace) -> int:
     with open_journal(args, must_exist=False) as journal:
         keys = signers(args, journal, "approve-manifest")
         event = ManifestApproved(
-            f"manifest-{uuid.uuid4()}", now(), manifest.version, manifest.software,
+            f"manifest-{uuid.uuid4()}", utc_now(), manifest.version, manifest.software,
             manifest.configuration, list(manifest.files), keys[0][0],
         )  # fmt: skip
         return report_receipt(args, journal.append(signed(event, keys)))

@@ -15,8 +15,9 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.cli.common import CommandError, add_db, now, open_journal, report_receipt
+from controller.cli.common import CommandError, add_db, open_journal, report_receipt
 from controller.cli.signing import add_signers, read_secret, signed, signers
+from controller.clock import utc_now
 from controller.events import OperatorEnrolled, OperatorRevoked, OperatorUnlocked
 from controller.keys import (
     KeyFileError,
@@ -104,7 +105,7 @@ def run_add(args: argparse.Namespace) -> int:
     with open_journal(args, must_exist=False) as journal:
         keys = signers(args, journal, "enroll")
         event = OperatorEnrolled(
-            f"operator-{uuid.uuid4()}", now(), args.name, args.role, "", "", "ed25519",
+            f"operator-{uuid.uuid4()}", utc_now(), args.name, args.role, "", "", "ed25519",
             keys[0][0], public_key=record.public_key,
         )  # fmt: skip
         return report_receipt(args, journal.append(signed(event, keys)))
@@ -128,7 +129,7 @@ def run_unlock(args: argparse.Namespace) -> int:
     with open_journal(args) as journal:
         keys = signers(args, journal, "unlock")
         event = OperatorUnlocked(
-            f"operator-{uuid.uuid4()}", now(), args.name, keys[0][0], args.reason
+            f"operator-{uuid.uuid4()}", utc_now(), args.name, keys[0][0], args.reason
         )
         return report_receipt(args, journal.append(signed(event, keys)))
 
@@ -138,6 +139,6 @@ def run_revoke(args: argparse.Namespace) -> int:
     with open_journal(args) as journal:
         keys = signers(args, journal, "enroll")
         event = OperatorRevoked(
-            f"operator-{uuid.uuid4()}", now(), args.name, keys[0][0], args.reason
+            f"operator-{uuid.uuid4()}", utc_now(), args.name, keys[0][0], args.reason
         )
         return report_receipt(args, journal.append(signed(event, keys)))

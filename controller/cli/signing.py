@@ -21,7 +21,8 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from controller.cli.common import CommandError, now
+from controller.cli.common import CommandError
+from controller.clock import utc_now
 from controller.events import AuthenticationFailed
 from controller.keys import KeyFileError, open_key, read_key_file
 from controller.signatures import sign, with_signature
@@ -93,7 +94,9 @@ def signers(
         except KeyFileError as error:
             if name in journal.state.operators:
                 journal.append(
-                    AuthenticationFailed(f"auth-{uuid.uuid4()}", now(), name, action, str(error))
+                    AuthenticationFailed(
+                        f"auth-{uuid.uuid4()}", utc_now(), name, action, str(error)
+                    )
                 )
             raise CommandError(str(error)) from None
     return opened

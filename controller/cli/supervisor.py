@@ -12,8 +12,9 @@ import sys
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import add_db, now, open_journal, report_receipt
+from controller.cli.common import add_db, open_journal, report_receipt
 from controller.cli.signing import add_signers, signed, signers
+from controller.clock import utc_now
 from controller.effects import fraction_text
 from controller.events import HitVerified, MeterAdjusted, RoundVoided, decode_event
 from controller.money import MoneyError, format_cents, format_percent, parse_dollars
@@ -172,7 +173,7 @@ def run_verify_hit(args: argparse.Namespace) -> int:
     """Mark a pending payout verified (two signers at or above the dual-control amount)."""
     with open_journal(args) as journal:
         keys = signers(args, journal, "verify-hit")
-        event = HitVerified(f"verify-{uuid.uuid4()}", now(), args.hit, keys[0][0])
+        event = HitVerified(f"verify-{uuid.uuid4()}", utc_now(), args.hit, keys[0][0])
         return report_receipt(args, journal.append(signed(event, keys)))
 
 
@@ -181,7 +182,7 @@ def run_void(args: argparse.Namespace) -> int:
     with open_journal(args) as journal:
         keys = signers(args, journal, "void-round")
         event = RoundVoided(
-            f"void-{uuid.uuid4()}", now(), args.table, args.round, keys[0][0], args.reason,
+            f"void-{uuid.uuid4()}", utc_now(), args.table, args.round, keys[0][0], args.reason,
             refund_contributions=True,
         )  # fmt: skip
         return report_receipt(args, journal.append(signed(event, keys)))
@@ -199,7 +200,13 @@ def run_adjust(args: argparse.Namespace) -> int:
     with open_journal(args) as journal:
         keys = signers(args, journal, "adjust")
         event = MeterAdjusted(
-            f"adjust-{uuid.uuid4()}", now(), args.pool, args.account, cents, keys[0][0], args.reason
+            f"adjust-{uuid.uuid4()}",
+            utc_now(),
+            args.pool,
+            args.account,
+            cents,
+            keys[0][0],
+            args.reason,
         )
         return report_receipt(args, journal.append(signed(event, keys)))
 

@@ -59,12 +59,12 @@ import contextlib
 import json
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, TypeVar
 
 import msgspec
 
 from controller.cards import Card, CardError
+from controller.clock import utc_now
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -74,6 +74,7 @@ from controller.events import (
     TableStatusChanged,
     device_event_id,
 )
+from controller.settlement import Spot  # noqa: TC001 - msgspec reads the annotation at run time
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -104,7 +105,6 @@ RoundId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
 Seat = Annotated[int, msgspec.Meta(ge=1, le=99)]
 Position = Annotated[int, msgspec.Meta(ge=0, le=99)]
 Cents = Annotated[int, msgspec.Meta(ge=0, le=10**12)]
-Spot = Literal["bonus", "ace-high", "progressive", "dynasty", "insurance"]
 Reason = Annotated[
     str,
     msgspec.Meta(
@@ -153,7 +153,7 @@ class BetPayload(TablePayload, frozen=True):
     """``event/bet``: a chip arrived on (or left) a side-bet spot."""
 
     seat: Seat
-    spot: Spot
+    spot: Spot  # the settlement's enumeration: a new spot is accepted here at once
     present: bool
     amount_cents: Cents = 0
 
@@ -269,11 +269,6 @@ class TableStatePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     seq: int
 
 
-def utc_now() -> str:
-    """The current time as the journal writes it: UTC, ISO 8601, milliseconds, ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
 def _preview(data: bytes) -> str:
     text = repr(data[:_PREVIEW])
     return text + "..." if len(data) > _PREVIEW else text
@@ -365,7 +360,7 @@ def _bet(head: _Head, bet: BetPayload) -> BetSensed:
         head.device,
         head.seq,
         seat=bet.seat,
-        spot=bet.spot,
+        spot=bet.spot.value,
         present=bet.present,
         amount_cents=bet.amount_cents,
     )

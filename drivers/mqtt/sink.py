@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Final
 
 import aiomqtt
 
+from controller.clock import utc_now
 from controller.outputs import (
     CheckpointUpdate,
     ControllerUpdate,
@@ -86,7 +87,6 @@ from drivers.mqtt.payloads import (
     hit_payload,
     meter_payload,
     table_state_payload,
-    utc_now,
     wager_refused_payload,
 )
 from drivers.mqtt.topics import TopicError, Topics

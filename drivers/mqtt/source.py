@@ -86,6 +86,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 import aiomqtt
 
+from controller.clock import utc_now
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from drivers.backoff import Backoff
 from drivers.mqtt.connection import (
@@ -107,7 +108,6 @@ from drivers.mqtt.payloads import (
     decode_status,
     decode_table_event,
     table_status_event,
-    utc_now,
 )
 from drivers.mqtt.topics import TableStatusTopic, TopicError, Topics
 from drivers.poison import DEAD_LETTER, DEAD_LETTER_AFTER, PoisonCount, SourceHealth, digest

@@ -37,10 +37,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
 from controller.cards import Card, CardError
+from controller.clock import utc_now
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -49,21 +49,18 @@ from controller.events import (
     RoundVoided,
     device_event_id,
 )
+from controller.settlement import Spot
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SPOTS: Final = frozenset({"bonus", "ace-high", "progressive", "dynasty", "insurance"})
+SPOTS: Final = frozenset(spot.value for spot in Spot)
+"""The settlement's spots (:class:`controller.settlement.Spot`), as the frames name them."""
 MAX_SEQ: Final = 2**32 - 1
 
 _DEVICE: Final = re.compile(r"[A-Za-z0-9._-]{1,32}")
 _ROUND: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _NUMBER: Final = re.compile(r"[0-9]{1,12}")
-
-
-def utc_now() -> str:
-    """The current time as the journal writes it: UTC, ISO 8601, milliseconds, ``Z``."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True, slots=True)
