@@ -1,6 +1,6 @@
 r"""Structural attacks on the input decoders: what a device with valid credentials can send.
 
-Random mutation rarely builds these, so they are written out (BRIEF §7, the threat model):
+Random mutation rarely builds these, so they are written out (docs/security.md, the threat model):
 
 * **nesting**: 2,000 ``[`` then 2,000 ``]``, objects nested as deep as the size limit allows,
   and both inside an otherwise valid payload;

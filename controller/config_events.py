@@ -7,7 +7,7 @@ them):
 * a pool the ledger has never seen is opened (``pool-opened``);
 * a pool whose terms differ from those in force, or from those already queued, gets its new
   terms queued until its jackpot is won (``pool-terms-changed``, ``apply_now`` false,
-  BRIEF §3);
+  docs/money.md);
 * a table whose rules differ from the ``table-configured`` event that set them is configured
   again, its paytables' TOML text included;
 * a table the ledger knows but the configuration no longer names is closed

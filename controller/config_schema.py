@@ -169,7 +169,7 @@ class RawKeys(msgspec.Struct, frozen=True):
 
 
 class Jurisdiction(StrEnum):
-    """The rules profile: which regulation's options apply (BRIEF §2)."""
+    """The rules profile: which regulation's options apply (docs/rules.md)."""
 
     PA = "pa"
     NJ = "nj"

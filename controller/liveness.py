@@ -1,10 +1,10 @@
 """Table liveness: a table whose devices go silent past its timeout is closed, then reopened.
 
-BRIEF §3: losing communication with a table makes its progressive unplayable. Every device
-event and heartbeat counts as a sign of life. When a table has been silent for its timeout,
-the monitor journals ``table-status`` offline (its wagers are then refused and its sign shows
-CLOSED); the first sign of life after that journals it online again. The monitor sleeps until
-the next deadline or the next change, never on a fixed poll.
+docs/architecture.md, "The standards it meets": losing communication with a table makes its
+progressive unplayable. Every device event and heartbeat counts as a sign of life. When a table has
+been silent for its timeout, the monitor journals ``table-status`` offline (its wagers are then
+refused and its sign shows CLOSED); the first sign of life after that journals it online again. The
+monitor sleeps until the next deadline or the next change, never on a fixed poll.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """The start-up self-check: digests of the running code and of the configuration.
 
-BRIEF §3: at start-up the controller checks its own software and configuration and refuses to
-run on a mismatch. The manifest is one entry per thing that can change what runs:
+docs/operations.md, "Approving the software": at start-up the controller checks its own software and
+configuration and refuses to run on a mismatch. The manifest is one entry per thing that can change
+what runs:
 
 * every file of the ``controller`` and ``drivers`` packages (``controller/ledger.py``), whatever
   its suffix, since an extension module or a sourceless ``.pyc`` beside a source is imported

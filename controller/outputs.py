@@ -1,8 +1,8 @@
 """What the controller tells the world once a change is durable: meters, hits, table states.
 
 The sequencer publishes these only after the journal transaction behind them has committed
-(BRIEF §4). Sinks (signs, MQTT meter topics, the web display, metrics) receive them through
-:class:`controller.broadcast.Broadcast`. Money is integer cents.
+(docs/architecture.md). Sinks (signs, MQTT meter topics, the web display, metrics) receive them
+through :class:`controller.broadcast.Broadcast`. Money is integer cents.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Paytables as typed values: what each line pays, its Envy amount, and the progressive terms.
 
 A hand is paid on exactly one line: the **highest-paying** line of the paytable that it
-qualifies for (BRIEF §2), ties going to the line listed first (the seed lists lines in order of
-pay, and the loader checks that odds and fixed pays never rise down the list). Where a
+qualifies for (docs/rules.md § 4.2), ties going to the line listed first (the seed lists lines in
+order of pay, and the loader checks that odds and fixed pays never rise down the list). Where a
 percent-of-meter pay competes with a fixed one, which pays more depends on the meter: on
 Progressive Paytable 5 (§ 688a.12(d)) four aces and the joker are both "Five aces" (10 % of the
 meter) and "Five-of-a-kind" ($1,000), so they are paid $1,000 while the meter is under $10,000

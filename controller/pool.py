@@ -1,7 +1,7 @@
 """A progressive pool: its meters, its terms, and every way money moves in or out of it.
 
 All balances are exact :class:`fractions.Fraction` amounts of cents. A meter *shows* whole
-cents (rounded down); the sub-cent part is carried, never rounded away (BRIEF §2). Pays are
+cents (rounded down); the sub-cent part is carried, never rounded away (docs/money.md). Pays are
 whole cents: a percent-of-meter pay is the meter x percent rounded down, and the sub-cent part
 stays on the meter. Seeds are funded in whole cents, first from the reserve's whole cents, then
 by the house; both are tracked.
@@ -30,7 +30,7 @@ class PoolError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class PoolTerms:
-    """What a pool is configured with. Changes wait until the jackpot is won (BRIEF §3)."""
+    """What a pool is configured with. Changes wait until the jackpot is won (docs/money.md)."""
 
     seed_cents: int
     rate_of_progression: Fraction

@@ -9,9 +9,9 @@ Two ways lead to a settled round, and both end in :func:`_settle`:
   (``round-settled``): used by supervisors to settle a held round with the cards as they should
   be, and by tests.
 
-A table that is offline (BRIEF §3) refuses bets and wagers. A wager outside its spot's limits
-(:mod:`controller.wager_limits`) is refused when bets are locked. Voids are in
-:mod:`controller.voids`.
+A table that is offline (docs/architecture.md, "Failing closed") refuses bets and wagers. A wager
+outside its spot's limits (:mod:`controller.wager_limits`) is refused when bets are locked. Voids
+are in :mod:`controller.voids`.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The sequencer: the one task that owns the journal, and so every meter (BRIEF §4).
+"""The sequencer: the one task that owns the journal, and so every meter (docs/architecture.md).
 
 Sources hand it events (:class:`controller.ports.Intake`); it takes them in one order, journals
 them in batches (group commit: everything waiting when a commit starts goes into it), answers

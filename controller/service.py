@@ -89,7 +89,7 @@ async def supervise(
 
 
 def _self_check(config: Config, journal: Journal, *, require_manifest: bool) -> None:
-    """Refuse to run software or a configuration other than the approved (BRIEF §3)."""
+    """Refuse to run software or a configuration other than the approved (docs/operations.md)."""
     approved = journal.state.manifest
     if approved is None and not require_manifest:
         log.warning("no approved manifest in the journal: run jackpotd manifest approve")

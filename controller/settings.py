@@ -19,7 +19,7 @@ class TlsSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class BrokerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The MQTT broker the controller uses (BRIEF §5)."""
+    """The MQTT broker the controller uses (docs/mqtt.md)."""
 
     host: str = "127.0.0.1"
     port: int = 1883

@@ -1,4 +1,4 @@
-"""Settling one table round: every side-bet payout, progressive hit and Envy bonus (BRIEF §2).
+"""Settling one table round: every side-bet payout, progressive hit and Envy bonus (docs/money.md).
 
 Given the table's rules, the locked wagers, the seven-card hands of the seats and of the
 dealer, and the pool the table's progressive wagers feed, :func:`settle_round` returns the new

@@ -1,6 +1,6 @@
 r"""A table's round, as its devices report it: bets sensed, bets locked, cards dealt, settled.
 
-States (BRIEF §1, issue 5)::
+States (docs/architecture.md, "Table rounds")::
 
     BETTING --LOCK--> DEALING --DONE--> settled (back to BETTING)
                          |  \--VOID--> void (wagers returned, back to BETTING)
@@ -15,7 +15,8 @@ States (BRIEF §1, issue 5)::
   a position that does not exist) or a deal that does not add up holds the round for a
   supervisor, with an alarm, and touches no meter. The supervisor voids it, or settles it with
   the cards as they should be.
-* A table that goes **offline** takes no bets until it is back (BRIEF §3).
+* A table that goes **offline** takes no bets until it is back (docs/architecture.md,
+  "Failing closed").
 
 This module is the pure state; :mod:`controller.ledger` applies the events to it.
 """

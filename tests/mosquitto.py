@@ -77,7 +77,7 @@ class Broker:
         self.config.write_text(
             f"listener {self.port} {self.host}\n"
             "allow_anonymous true\n"
-            # BRIEF §5: without it QoS 1 throughput collapses (Nagle and delayed ACK).
+            # Without it QoS 1 throughput collapses (Nagle, delayed ACK); docs/mqtt.md "The broker".
             "set_tcp_nodelay true\n"
             "persistence true\n"
             f"persistence_location {self.directory}/\n"

@@ -2,7 +2,7 @@
 
 The oracle shares no code with :mod:`controller`: it takes card codes (``"As"``, ``"Td"``,
 ``"Jk"``) and returns line and category slugs and plain comparable tuples. It is written from
-the rules in the brief (``BRIEF.md`` §2), 58 Pa. Code § 645a.6 and N.J.A.C. 13:69F-11, and it
+the rules as docs/rules.md reads them, 58 Pa. Code § 645a.6 and N.J.A.C. 13:69F-11, and it
 trades speed for being obviously right.
 
 How it works
@@ -710,8 +710,8 @@ def odds_of(pays: str) -> int:
 def paid_line(lines: Iterable[str], rows: Sequence[tuple[str, str]]) -> str | None:
     """The line of the highest-paying odds row (slug, pays) a hand has; ties: the first listed.
 
-    BRIEF §2: "each hand is paid on exactly one line, the highest-paying line of that paytable
-    that the hand qualifies for".
+    docs/rules.md § 4.2: "each hand is paid on exactly one line, the highest-paying line of that
+    paytable that the hand qualifies for".
     """
     held = set(lines)
     best: tuple[int, str] | None = None

@@ -1,4 +1,7 @@
-"""Cards and seven-card hands: the 53-card deck, card codes and hand validation (BRIEF §2)."""
+"""Cards and seven-card hands: the 53-card deck, card codes and hand validation.
+
+docs/rules.md § 1, "The deck and card codes".
+"""
 
 from __future__ import annotations
 

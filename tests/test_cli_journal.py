@@ -1,4 +1,6 @@
-"""The supervisors' and auditors' commands over a real journal file (BRIEF §3, issue 4).
+"""The supervisors' and auditors' commands over a real journal file.
+
+docs/journal.md, "Supervisors' and auditors' commands".
 
 The fixture is a site whose authority is signed, restored with ``jackpotd apply`` from a small
 stream of signed events: a manager who enrolls themself and three supervisors (their keys in
@@ -270,7 +272,7 @@ def test_apply_reports_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "missing required field" in err
 
 
-# Operators and their keys (issue 7 "Hardening"; docs/security.md)
+# Operators and their keys (docs/security.md)
 
 
 def test_a_wrong_passphrase_is_refused_and_journaled(

@@ -77,7 +77,7 @@ def broker(tmp_path_factory: pytest.TempPathFactory, credentials: Credentials) -
 def test_shipped_conf_has_what_the_controller_requires() -> None:
     settings = directives((SHIPPED / "mosquitto.conf").read_text(encoding="utf-8"))
     values = dict(settings)
-    # BRIEF §5 and docs/mqtt.md, "The broker".
+    # docs/mqtt.md, "The broker".
     assert ("set_tcp_nodelay", "true") in settings
     assert ("persistence", "true") in settings
     assert values["persistence_location"] == "/var/lib/mosquitto/"

@@ -1,15 +1,16 @@
 """The daemon end to end against real parts: mosquitto, pty serial lines, SQLite and HTTP.
 
-The issue: "Simulator: virtual tables ... speaking the real protocols (MQTT or serial) — used by
-the demo, the integration tests and the benchmarks". Here the real service
+The simulator's tables speak the real protocols (MQTT or serial), as they do for the demo and
+the benchmarks. Here the real service
 (:func:`controller.service.serve`, everything under one TaskGroup) runs in-process on a
 configuration written for the test, and :class:`drivers.simulator.SimulatedTable` tables play
-against it through :mod:`drivers.simulator_links`: MQTT clients on a real mosquitto (BRIEF §5,
-docs/mqtt.md) and devices on the master end of a pty whose slave the daemon opens through
-pyserial (BRIEF §5, "table peripheral serial v1"). The checks are the brief's promises
-(BRIEF §1, §3, §4): every event journaled exactly once, never a cent lost or counted twice
-through a broker restart, meters and hits on the signs' topics and on the display equal to
-the journal, bad input rejected while play goes on, and ``jackpotd verify`` passing after.
+against it through :mod:`drivers.simulator_links`: MQTT clients on a real mosquitto (docs/mqtt.md)
+and devices on the master end of a pty whose slave the daemon opens through pyserial
+(docs/architecture.md, "table peripheral serial v1"). The checks are the promises of
+docs/architecture.md ("The standards it meets", "One event's way through"): every event journaled
+exactly once, never a cent lost or counted twice through a broker restart, meters and hits on the
+signs' topics and on the display equal to the journal, bad input rejected while play goes on, and
+``jackpotd verify`` passing after.
 
 Every wait is bounded (:func:`within`); waits on the journal are woken by the sequencer's
 commit hook, never by polling.
@@ -415,7 +416,7 @@ def sample_events() -> list[DeviceInput]:
 def test_simulator_mqtt_payloads_decode_to_the_events_they_encode(
     sample_events: list[DeviceInput],
 ) -> None:
-    """Issue (simulator on the real protocols), docs/mqtt.md: decode(encode(e)) == e."""
+    """docs/mqtt.md, "From the tables": decode(encode(e)) == e."""
     kinds: Counter[str] = Counter()
     for event in sample_events:
         kind, payload = mqtt_event(event)
@@ -435,7 +436,7 @@ def test_simulator_mqtt_payloads_decode_to_the_events_they_encode(
 def test_simulator_serial_payloads_decode_to_the_events_they_encode(
     sample_events: list[DeviceInput],
 ) -> None:
-    """Issue (simulator on the real protocols), BRIEF §5 serial: decode(encode(e)) == e."""
+    """docs/architecture.md, "The reference serial protocol": decode(encode(e)) == e."""
     for event in sample_events:
         payload = serial_payload(event)
         assert decode_payload(payload, event.table_id, at=event.at) == event
@@ -452,9 +453,9 @@ async def test_mqtt_tables_end_to_end_journal_once_meters_hits_and_display_agree
 ) -> None:
     """Two tables over a real mosquitto: each event journaled once, signs and display = journal.
 
-    BRIEF §1 (signs show the meters live and JACKPOT on a hit), §3 (on a hit the signs show the
-    winning table and the amount), §4 (nothing reaches a sink before it is journaled), §5 (MQTT
-    QoS 1, persistent sessions, last wills).
+    docs/signs.md (signs show the meters live and JACKPOT on a hit), docs/architecture.md (on a
+    hit the signs show the winning table and the amount; nothing reaches a sink before it is
+    journaled), docs/mqtt.md (QoS 1, persistent sessions, last wills).
     """
     rounds = 12
     config = write_config(tmp_path, broker=mosquitto, mqtt=["t1", "t2"])
@@ -535,7 +536,8 @@ async def test_broker_restart_mid_play_loses_and_double_counts_no_wager(
 ) -> None:
     """Two broker restarts (SIGTERM) while two tables play: no wager lost, none counted twice.
 
-    BRIEF §1: never lose or double-count a cent through broker restarts. mosquitto saves its
+    docs/faults.md, "Broker restarts and crashes": never lose or double-count a cent through
+    broker restarts. mosquitto saves its
     sessions when it stops; the tables publish again what the broker had not acknowledged; the
     controller's session keeps what was queued for it; the journal applies each id once.
     """
@@ -626,9 +628,10 @@ async def test_outage_past_heartbeat_timeout_closes_tables_then_reopens_them(
 ) -> None:
     """A broker outage longer than the tables' timeout: CLOSED (journaled, told), then reopened.
 
-    BRIEF §3: losing communication with a table makes its progressive unplayable and its sign
-    shows CLOSED until it is back. The tables hear it on ``table/<tid>/cmd/state`` once the
-    broker is back (the sink's outbox, the table's persistent session), then play on.
+    docs/architecture.md, "The standards it meets": losing communication with a table makes its
+    progressive unplayable and its sign shows CLOSED until it is back. The tables hear it on
+    ``table/<tid>/cmd/state`` once the broker is back (the sink's outbox, the table's persistent
+    session), then play on.
     """
     rounds = 8
     config = write_config(tmp_path, broker=mosquitto, mqtt=["t1", "t2"], heartbeat_timeout_s=1)
@@ -691,7 +694,7 @@ async def test_serial_table_over_a_pty_through_pyserial_end_to_end(
 ) -> None:
     """A table's devices on a pty line, the daemon on its slave through pyserial: N rounds.
 
-    BRIEF §5 (serial "table peripheral serial v1"): frames with CRC, ACK after the journal
+    docs/architecture.md, "The reference serial protocol": frames with CRC, ACK after the journal
     commit, resend until ACKed. Serial acknowledges end to end, so once a send returns its
     event is journaled.
     """
@@ -731,8 +734,9 @@ async def test_malformed_mqtt_payload_and_bad_serial_frames_are_rejected_play_go
 ) -> None:
     """Garbage on MQTT and a bad-CRC (and a bad-payload) serial frame: faults, counters, no harm.
 
-    BRIEF §3: unreasonable input is rejected; §5: on a bad CRC the host resyncs and the device
-    resends; docs/mqtt.md "Rejected input": counted, journaled as a fault, acknowledged.
+    docs/architecture.md: unreasonable input is rejected ("The standards it meets"); on a bad CRC
+    the host resyncs and the device resends; docs/mqtt.md "Rejected input": counted, journaled as a
+    fault, acknowledged.
     """
     with PtyPair() as pty:
         config = write_config(tmp_path, broker=mosquitto, mqtt=["t1"], serial={"t3": pty.path})
@@ -800,11 +804,11 @@ async def test_a_table_heard_again_after_silence_has_its_first_bet_accepted(
 ) -> None:
     """A table closed for silence reopens when it is heard again, and that bet counts.
 
-    BRIEF §3: a table's wagers are refused while it is offline, "until it is back"; the
-    architecture (docs/architecture.md, "Failing closed"): it "reopens when it is heard
-    again". The first thing heard from the table here is a progressive bet on its sensor
-    (serial, so no status topic reopens it first): the table is back, the chip is on the
-    spot, and the wager must be locked and contribute like every other.
+    docs/architecture.md, "The standards it meets": a table's wagers are refused while it is
+    offline, "until it is back"; the architecture (docs/architecture.md, "Failing closed"): it
+    "reopens when it is heard again". The first thing heard from the table here is a progressive bet
+    on its sensor (serial, so no status topic reopens it first): the table is back, the chip is on
+    the spot, and the wager must be locked and contribute like every other.
     """
     with PtyPair() as pty:
         config = write_config(tmp_path, serial={"t3": pty.path}, heartbeat_timeout_s=1)

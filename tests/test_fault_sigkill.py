@@ -2,7 +2,7 @@
 
 ``tests/test_journal_crash.py`` kills a process that only writes the journal. This test kills
 the whole daemon (``python -m controller run --config ...``) while two tables play on it over
-the reference serial protocol (BRIEF §5), and restarts it, again and again:
+the reference serial protocol (docs/architecture.md), and restarts it, again and again:
 
 * Each table's devices (:class:`drivers.simulator_links.SerialTableLink`) are on the master end
   of a pty that stays open in this process across every restart; the daemon opens the slave

@@ -1,4 +1,4 @@
-"""The journal (BRIEF §3): one transaction per event, idempotent, tamper-evident, replayable.
+"""The journal (docs/journal.md): one transaction per event, idempotent, tamper-evident, replayable.
 
 Every test works on a real SQLite file under ``tmp_path``; tampering is done with :mod:`sqlite3`
 directly on that file, as an intruder with the file would do it, and failures are provoked

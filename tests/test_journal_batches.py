@@ -1,4 +1,4 @@
-"""Group commit writes the same file as one event at a time (BRIEF §3, §4).
+"""Group commit writes the same file as one event at a time (docs/journal.md, "Durability").
 
 The sequencer hands the journal whatever is waiting as one batch, and the journal does each
 batch's work once: the event ids are looked up together, the journal rows inserted in one

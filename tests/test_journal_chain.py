@@ -1,4 +1,4 @@
-"""The hash chain's bytes do not depend on which JSON encoder writes them (BRIEF §3).
+"""The hash chain's bytes do not depend on which JSON encoder writes them (docs/journal.md).
 
 A journal row's hash covers the compact JSON of its fields. Rows written by earlier versions
 of the controller were hashed over ``json.dumps(fields, ensure_ascii=False,

@@ -1,4 +1,6 @@
-"""The journal file's schema (BRIEF §3): its versions, and what readers see of a batch.
+"""The journal file's schema: its versions, and what readers see of a batch.
+
+docs/journal.md, "Schema versions".
 
 Each version's migration runs once, in order; a batch that is prepared but not yet committed
 is seen by no reader.

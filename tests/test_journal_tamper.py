@@ -1,4 +1,4 @@
-"""The journal's hash chain (BRIEF §3): every row chained to the one before, tampering found.
+"""The journal's hash chain (docs/journal.md): every row chained to the one before, tampering found.
 
 Every kind of tampering is done with :mod:`sqlite3` on the real file, as an intruder would do
 it, and ``jackpotd verify`` must find it.

@@ -13,12 +13,12 @@ adjustments and terms changes, valid or not; verifications of pending hits; and 
 must be refused. After every event:
 
 (a) for every pool, money in (contributions + house funding + adjustments), tallied here from
-    the events and effects, equals meter + reserve + overflow + paid, exactly (BRIEF §2);
-(b) the meter never shows below its seed, nor above its limit (BRIEF §2);
+    the events and effects, equals meter + reserve + overflow + paid, exactly (docs/money.md);
+(b) the meter never shows below its seed, nor above its limit (docs/money.md);
 (c) a meter only goes down with a recorded win, an adjustment or a terms change applied now
-    (BRIEF §3);
+    (docs/money.md);
 (d) the same events applied twice from empty (and again after a journal round trip) give
-    identical states and effects, and a refused event leaves the state unchanged (BRIEF §3);
+    identical states and effects, and a refused event leaves the state unchanged (docs/journal.md);
 (e) the from-meter amounts of the payouts add up to the pool's paid total;
 (f) a void reverses exactly what its wagers contributed at lock, and the qualifying-wager
     counters go back down; voided at once, the pool is exactly as it was before the round.
@@ -606,7 +606,10 @@ def adjust(data: st.DataObject, harness: Harness, pool_id: str) -> None:
 
 
 def _adjustment_allowed(pool: Pool, account: str, cents: int, reason: str) -> bool:
-    """BRIEF §3: a documented correction, never to below $0, below the seed or above the limit."""
+    """A documented correction, never to below $0, below the seed or above the limit.
+
+    docs/money.md, "Corrections".
+    """
     if not reason.strip() or cents == 0 or account not in ACCOUNTS:
         return False
     balance = getattr(pool, account) + cents
@@ -660,7 +663,7 @@ def change_terms(data: st.DataObject, harness: Harness, pool_id: str) -> None:
             assert after.terms.limit_cents == limit
             assert after.pending_terms is None
         else:
-            # BRIEF §3: the change waits until the jackpot is won.
+            # docs/money.md, "Changes of terms": the change waits until the jackpot is won.
             assert after.terms == before.terms
             assert after.pending_terms is not None
             assert after.pending_terms.seed_cents == seed

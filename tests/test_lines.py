@@ -224,7 +224,7 @@ def test_688a12_d_fully_wild_joker_pairs_any_rank() -> None:
     assert paid(TABLES["progressive-7"], "Kc Kd Kh 2s Jk 5c 9d") is Line.FOUR_OF_A_KIND
 
 
-# Fortune Bonus lines and "highest-paying line" (BRIEF §2).
+# Fortune Bonus lines and "highest-paying line" (docs/rules.md § 4.2).
 
 
 def test_rules_4_2_trips_and_straight_is_paid_as_trips_where_trips_pay_more() -> None:

@@ -1,4 +1,6 @@
-"""The start-up self-check of software and configuration (BRIEF §3; issue 7 "Hardening").
+"""The start-up self-check of software and configuration.
+
+docs/operations.md, "Approving the software".
 
 A manager approves the installed software and the configuration by digest; ``jackpotd run``
 then refuses to start when either differs, and says which.

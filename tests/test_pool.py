@@ -1,4 +1,4 @@
-"""A progressive pool obeys the money rules of BRIEF §2 and §3, cent for cent.
+"""A progressive pool obeys the money rules of docs/money.md, cent for cent.
 
 Each test is one rule, named after the paragraph it comes from: exact contributions with the
 sub-cent remainders carried, the reserve, a 100 % hit reseeding from the reserve first and the

@@ -1,8 +1,9 @@
 """Table rounds driven by devices: bets sensed and locked, cards dealt, settled, held, void.
 
-Issue 5 "Table rounds": wagers count only when locked; cards are validated (duplicates, two
-jokers, wrong count, a card from an unknown position) and an invalid round is held for a
-supervisor without touching any meter; a table that goes offline refuses wagers (BRIEF §3).
+docs/architecture.md, "Table rounds": wagers count only when locked; cards are validated
+(duplicates, two jokers, wrong count, a card from an unknown position) and an invalid round is held
+for a supervisor without touching any meter; a table that goes offline refuses wagers
+(docs/architecture.md, "Failing closed").
 """
 
 from __future__ import annotations

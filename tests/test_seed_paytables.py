@@ -376,7 +376,7 @@ def _seven_card_straight_flush(seed: SeedPaytable) -> Line:
 
 @pytest.mark.parametrize("name", list(SEED))
 def test_645a6_each_printed_outcome_is_paid_on_its_line(name: str):
-    """§ 645a.6(d) and (f): each printed outcome maps to the line the BRIEF's reading gives."""
+    """§ 645a.6(d) and (f): each printed outcome maps to the line docs/rules.md's reading gives."""
     seed = SEED[name]
     expected = [
         _seven_card_straight_flush(seed)

@@ -1,4 +1,6 @@
-"""The sequencer: one order, group commit, updates only after commit, failing closed (BRIEF §3, §4).
+"""The sequencer: one order, group commit, updates only after commit, failing closed.
+
+docs/architecture.md, "One event's way through" and "Failing closed".
 
 A real journal file throughout. The journal is made unwritable the way a disk or a rogue
 process would: a second connection holds an exclusive lock.

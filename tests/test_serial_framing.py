@@ -1,4 +1,4 @@
-"""Framing and payloads of the reference serial protocol (BRIEF §5).
+"""Framing and payloads of the reference serial protocol (docs/architecture.md).
 
 The CRC is checked against its published check value and an independent bitwise
 implementation; the framer against every malformed case we know of, and by hypothesis against

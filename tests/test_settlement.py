@@ -1,4 +1,6 @@
-"""Settling a round pays what BRIEF §2 says, on hand-built rounds and the real seed paytables.
+"""Settling a round pays what the rules say, on hand-built rounds and the real seed paytables.
+
+docs/money.md, "Payouts of a round", and docs/rules.md.
 
 Every expected amount is worked out by hand in the test from the paytable's printed value:
 Fortune odds (N to 1 with the wager returned, a push, a loss), Ace High with the dealer's and

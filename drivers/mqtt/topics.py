@@ -1,4 +1,4 @@
-"""The MQTT topic tree (BRIEF §5): builders for the controller's topics, a parser for tables'.
+"""The MQTT topic tree (docs/mqtt.md): builders for the controller's topics, a parser for tables'.
 
 Every topic sits under ``<site>/jackpot/v1/``::
 

@@ -1,4 +1,4 @@
-r"""Framing of the reference serial protocol ("table peripheral serial v1", BRIEF §5).
+r"""Framing of the reference serial protocol ("table peripheral serial v1", docs/architecture.md).
 
 A frame is one ASCII line: a payload between ``$`` and ``*``, the CRC of the payload, CR LF::
 
@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from typing import Final
 
 MAX_PAYLOAD: Final = 256
-"""Longest payload in bytes (BRIEF §5)."""
+"""Longest payload in bytes (docs/architecture.md)."""
 
 START: Final = b"$"
 END: Final = b"*"

@@ -1,7 +1,7 @@
 """Payloads of the reference serial protocol: device messages in, ACK and NAK out.
 
 A payload (the text between ``$`` and ``*``, see :mod:`drivers.serial.framing`) is a line of
-comma-separated fields, ``TYPE,device,seq,fields...``. Devices send (BRIEF §5)::
+comma-separated fields, ``TYPE,device,seq,fields...``. Devices send (docs/architecture.md)::
 
     BET,<dev>,<seq>,<seat>,<spot>,<0|1>[,<amount_cents>]    -> BetSensed
     LOCK,<dev>,<seq>,<round>                                -> BetsLocked

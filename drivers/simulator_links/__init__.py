@@ -14,8 +14,8 @@ drivers, framing and acknowledgements end to end:
   reconnects with capped backoff and publishes again, first and in order, whatever was not
   acknowledged (at least once: the controller applies an event id once). It also reads the
   controller's ``table/<tid>/cmd/state`` (open or CLOSED), as a table's sign would.
-* :class:`SerialTableLink`: the devices of one table on a serial line (BRIEF §5, reference
-  protocol "table peripheral serial v1"): ``BET``/``LOCK``/``CARD``/``DONE``/``HB`` frames
+* :class:`SerialTableLink`: the devices of one table on a serial line (docs/architecture.md, the
+  reference protocol "table peripheral serial v1"): ``BET``/``LOCK``/``CARD``/``DONE``/``HB`` frames
   (:func:`drivers.serial.framing.encode_frame`), each written again until the host answers
   ``ACK`` (or ``NAK``), so :meth:`SerialTableLink.send` returns once the event is *journaled*
   (serial acknowledges end to end). :class:`PtyPair` gives it a pseudo-terminal: the daemon
