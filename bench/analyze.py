@@ -1,4 +1,4 @@
-"""Benchmark and full-deck cross-check of the exact analyzer (issue 3).
+"""Benchmark and full-deck cross-check of the exact analyzer (docs/benchmarks.md).
 
 1. Times ``jackpotd analyze --all`` (all 18 seed paytables, one process, wall clock) against
    the 10 s target, and each paytable on its own in a fresh process.

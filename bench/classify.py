@@ -3,7 +3,8 @@
 Both classify the same 200,000 random joker-free seven-card hands, in the same run, so the
 ratio means something on a shared, noisy machine. treys ranks a hand by trying its 21 five-card
 subsets; the controller reduces a hand to its rank profile and flush suit and looks the line up
-in a paytable. Target (issue 2): at least 3x treys. Prints both rates and the ratio.
+in a paytable. Target (docs/benchmarks.md, "Targets"): at least 3x treys. Prints both rates and
+the ratio.
 """
 
 from __future__ import annotations

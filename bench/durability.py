@@ -1,4 +1,6 @@
-"""Benchmark: the cost of durability, the journal against a bare SQLite insert loop (issue 7).
+"""Benchmark: the cost of durability, the journal against a bare SQLite insert loop.
+
+docs/benchmarks.md.
 
 Both write to a file on disk in WAL mode with ``synchronous=FULL`` (every commit is fsync'd),
 in the same run, for several batch sizes (events per transaction):

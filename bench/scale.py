@@ -1,4 +1,6 @@
-"""Benchmark: memory and CPU per event as the floor grows: 10, 100 and 1,000 tables (issue 7).
+"""Benchmark: memory and CPU per event as the floor grows: 10, 100 and 1,000 tables.
+
+docs/benchmarks.md.
 
 For each size the daemon runs as in production (``jackpotd run``, its own process) on a
 configuration of that many tables, spread over a few pools, whose transport is ``simulator``:

@@ -1,4 +1,6 @@
-"""Benchmark: table events through a real broker into the daemon, and meters back out (issue 7).
+"""Benchmark: table events through a real broker into the daemon, and meters back out.
+
+docs/benchmarks.md.
 
 Simulated tables (:class:`drivers.simulator.SimulatedTable`, playing whole rounds: bets, lock,
 cards, deal complete) each publish on their own MQTT client
@@ -201,7 +203,7 @@ def combine(summaries: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], int]:
 
 
 def flatten(step: dict[str, Any]) -> dict[str, Any]:
-    """A step with the issue's fields at the top (and each side's details below)."""
+    """A step with the benchmark table's fields at the top (and each side's details below)."""
     relay, controller = step.get("relay"), step.get("controller")
     flat: dict[str, Any] = {"load_events_per_s": step["load"]}
     flat["events_per_s"] = controller["events_per_s"] if controller else None

@@ -60,7 +60,7 @@ TARGETS = ["controller/__init__.py", "controller/service.py", "prometheus_client
 def test_a_planted_pyc_runs_on_an_interpreter_that_reads_its_cache(
     target: str, tmp_path: Path
 ) -> None:
-    # The attack as the issue found it: with a bytecode cache, the planted code runs.
+    # The attack as it was found: with a bytecode cache, the planted code runs.
     software, marker = plant(target, tmp_path)
     env = environment(software, service=False) | {"PLANTED_MARKER": str(marker)}
     done = jackpotd("version", env=env)

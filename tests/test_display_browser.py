@@ -1,4 +1,4 @@
-"""The supervisors' meter display in a real headless Chromium (issue 6).
+"""The supervisors' meter display in a real headless Chromium.
 
 The daemon runs the demo's simulated tables; the page must show every pool's meter live (it
 changes without a reload), a hit appearing, pending jackpots with table, seat, hand and amount,

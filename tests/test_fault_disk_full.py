@@ -1,4 +1,6 @@
-"""Journal disk full: the controller fails closed, says why, and recovers (issue 7).
+"""Journal disk full: the controller fails closed, says why, and recovers.
+
+docs/faults.md, "The journal's disk fills up"; docs/architecture.md, "Failing closed".
 
 The journal lives on a small tmpfs mounted by the test (the tests run as root, as CI does);
 the daemon plays simulated tables on it. Filling the disk makes journal writes fail: every

@@ -1,4 +1,6 @@
-"""A serial device unplugged and plugged back in under the real daemon (issue 7).
+"""A serial device unplugged and plugged back in under the real daemon.
+
+docs/faults.md, "A serial adapter unplugged".
 
 ``tests/test_serial_link.py`` unplugs a pty under the serial driver alone. Here the whole
 daemon (``python -m controller run --config ...``) runs as a child process with two tables on

@@ -1,4 +1,6 @@
-"""SIGKILL of the real daemon under load, at random moments, over and over (issue 7).
+"""SIGKILL of the real daemon under load, at random moments, over and over.
+
+docs/faults.md, "The daemon killed with SIGKILL".
 
 ``tests/test_journal_crash.py`` kills a process that only writes the journal. This test kills
 the whole daemon (``python -m controller run --config ...``) while two tables play on it over
@@ -21,7 +23,7 @@ the reference serial protocol (docs/architecture.md), and restarts it, again and
   its clean replay is the seed plus 28% of every locked progressive wager the devices had
   acknowledged.
 
-Every wait is bounded; the whole test takes well under the issue's 90 s.
+Every wait is bounded; the whole test takes well under 90 s.
 """
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Hardening: secrets stay out of logs, metrics and the journal (issue 7 "Hardening").
+"""Hardening: secrets stay out of logs, metrics and the journal.
+
+docs/faults.md, "Secrets and hardening"; docs/security.md.
 
 * **The broker password.** The daemon (``python -m controller run``, at ``--log-level DEBUG``)
   logs in to a real mosquitto that refuses anonymous clients and knows one user (written with

@@ -229,7 +229,7 @@ def snapshot(state: LedgerState) -> dict[str, object]:
 def check_after_restart(
     path: Path, expected: Expected, acknowledged: dict[str, str]
 ) -> list[dict[str, object]]:
-    """Everything the issue asks of the file after a kill; returns the journal rows."""
+    """Everything docs/journal.md promises of the file after a kill; returns the journal rows."""
     report = verify(path)  # first, as an operator would, before anything reopens the file
     assert report.ok, report.problems
     rows = journal_rows(path)

@@ -1,4 +1,6 @@
-"""The service end to end: the demo, the display endpoints, metrics, SIGTERM drain (issue 5).
+"""The service end to end: the demo, the display endpoints, metrics, SIGTERM drain.
+
+docs/operations.md, "Run under systemd"; docs/architecture.md, "Start-up and shutdown".
 
 These run the real daemon (``python -m controller``) as a child process against a real SQLite
 file and talk to it over HTTP on a free loopback port.

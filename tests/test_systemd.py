@@ -1,4 +1,6 @@
-"""The systemd unit and the daemon's notifications (issue 5 "systemd").
+"""The systemd unit and the daemon's notifications.
+
+docs/operations.md, "Run under systemd".
 
 The unit is checked with ``systemd-analyze verify`` (installed with systemd); the daemon is run
 with ``NOTIFY_SOCKET`` pointing at a datagram socket the test owns, as systemd would, and must
