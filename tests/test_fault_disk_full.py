@@ -137,6 +137,8 @@ def test_faults_read_only_journal_file_system_is_refused_with_the_reason_until_w
     read-only. The daemon must not start (it could acknowledge nothing), must name the
     journal and the reason, and must start normally once the file system is writable again
     (under systemd, ``Restart=on-failure`` retries it).
+
+    docs/faults.md.
     """
     port = free_port()
     config = tmp_path / "jackpotd.toml"

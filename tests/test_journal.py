@@ -166,7 +166,10 @@ def test_journal_group_commit_writes_a_batch_in_order(tmp_path: Path) -> None:
 
 
 def test_journal_payouts_read_back_are_the_payouts_as_journaled(played: Path) -> None:
-    """What a sink catching up reads equals each journal row's payout effects, as made."""
+    """What a sink catching up reads equals each journal row's payout effects, as made.
+
+    docs/journal.md.
+    """
     with closing(sqlite3.connect(played)) as raw:
         as_journaled = [
             (int(row[0]), str(row[1]), effect)
@@ -445,7 +448,10 @@ def test_journal_locked_database_fails_the_append_and_leaves_state_unchanged(
 def test_journal_failure_after_the_journal_row_rolls_back_the_whole_transaction(
     tmp_path: Path,
 ) -> None:
-    """A write that fails half-way (here: the pools table refuses) leaves no journal row."""
+    """A write that fails half-way (here: the pools table refuses) leaves no journal row.
+
+    docs/journal.md.
+    """
     path = tmp_path / "journal.db"
     with opened_journal(path) as journal:
         journal.append(wager("r1-w1", "r1", 1))

@@ -181,7 +181,10 @@ def test_journal_group_commit_of_device_events_writes_what_one_at_a_time_writes(
 def test_journal_group_commit_device_histories_make_payouts_and_move_every_table(
     tmp_path: Path,
 ) -> None:
-    """The histories above are worth comparing: every kind of device event, jackpots paid."""
+    """The histories above are worth comparing: every kind of device event, jackpots paid.
+
+    docs/journal.md, "Durability".
+    """
     events = device_history(7, rounds=3)
     kinds = {type(event).__name__ for event in events}
     assert {"BetSensed", "BetsLocked", "CardDealt", "DealComplete"} <= kinds

@@ -128,7 +128,10 @@ def _page_size(path: Path) -> int:
 def test_journal_schema_a_new_journal_has_small_pages_and_an_old_one_keeps_its_own(
     tmp_path: Path,
 ) -> None:
-    """2 KiB pages for a new file (fewer WAL bytes per commit); a 4 KiB file works as it is."""
+    """2 KiB pages for a new file (fewer WAL bytes per commit); a 4 KiB file works as it is.
+
+    docs/journal.md, "Schema versions".
+    """
     new = tmp_path / "new.db"
     with opened_journal(new) as journal:
         play_rounds(journal)
@@ -146,7 +149,10 @@ def test_journal_schema_a_new_journal_has_small_pages_and_an_old_one_keeps_its_o
 
 
 def test_journal_schema_materialized_rows_are_updated_in_place(tmp_path: Path) -> None:
-    """A changed pool or table state keeps its row (an upsert, not a delete and insert)."""
+    """A changed pool or table state keeps its row (an upsert, not a delete and insert).
+
+    docs/journal.md, "Schema versions".
+    """
     path = tmp_path / "journal.db"
 
     def rowids() -> dict[str, list[tuple[object, ...]]]:

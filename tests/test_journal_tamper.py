@@ -235,7 +235,10 @@ def test_journal_verify_rehashed_row_is_still_caught_by_the_next_rows_link_only(
 def test_journal_verify_rehashing_the_last_row_is_caught_by_replay(
     played: Path, connection: sqlite3.Connection
 ) -> None:
-    """No row follows the last one: the replay, not the chain, must catch its edit."""
+    """No row follows the last one: the replay, not the chain, must catch its edit.
+
+    docs/journal.md, "Verification: `jackpotd verify`".
+    """
     seq = _seq_of(connection, "r3-settle")
     _update_event(connection, seq, lambda event: event["hands"].update({"1": NOTHING}))
     _rehash(connection, seq)
@@ -252,7 +255,10 @@ def test_journal_verify_rehashing_the_last_row_is_caught_by_replay(
 def test_journal_verify_payout_row_edited_in_place_is_detected(
     tmp_path: Path, payout_id: str, status: str
 ) -> None:
-    """A payout row is what a supervisor is asked to pay and what reports read: it is checked."""
+    """A payout row is what a supervisor is asked to pay and what reports read: it is checked.
+
+    docs/journal.md, "Verification: `jackpotd verify`".
+    """
     path = tmp_path / "journal.db"
     with opened_journal(path) as journal:
         journal.append(wager("r1-w1", "r1", 1))
@@ -286,7 +292,10 @@ def test_journal_verify_payout_row_edited_in_place_is_detected(
 def test_journal_verify_garbled_materialized_row_is_reported_not_a_crash(
     played: Path, connection: sqlite3.Connection, garble: str
 ) -> None:
-    """``verify`` reports a problem or raises JournalError; it does not crash on bad JSON."""
+    """``verify`` reports a problem or raises JournalError; it does not crash on bad JSON.
+
+    docs/journal.md, "Verification: `jackpotd verify`".
+    """
     connection.execute(garble)
     try:
         report = verify(played)

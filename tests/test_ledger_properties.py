@@ -786,7 +786,10 @@ SETTINGS = settings(
 def test_money_identity_every_pool_balances_to_the_cent_after_every_event(
     data: st.DataObject,
 ) -> None:
-    """(a), (b), (c) and (e), checked by the harness after each event."""
+    """(a), (b), (c) and (e), checked by the harness after each event.
+
+    docs/money.md, "The identity the property tests prove".
+    """
     harness = play(data)
     assert harness.events
 
@@ -796,7 +799,10 @@ def test_money_identity_every_pool_balances_to_the_cent_after_every_event(
 def test_journal_replay_is_deterministic_and_refused_events_change_nothing(
     data: st.DataObject,
 ) -> None:
-    """(d): the same events, applied twice and after a journal round trip, agree exactly."""
+    """(d): the same events, applied twice and after a journal round trip, agree exactly.
+
+    docs/journal.md.
+    """
     harness = play(data)
     first_state, first = replay(harness.events)
     second_state, second = replay(harness.events)
@@ -840,7 +846,10 @@ FIVE_ACES = ("Ac", "Ad", "Ah", "As", "Jk", "2d", "3d")
 
 @pytest.mark.parametrize("seat", ["9", "0", "-3"])
 def test_rules_8_hand_for_a_seat_the_table_does_not_have_is_refused(seat: str) -> None:
-    """A two-seat table: a hand "at seat 9" is not a hand at the table and earns no Envy."""
+    """A two-seat table: a hand "at seat 9" is not a hand at the table and earns no Envy.
+
+    docs/rules.md § 8; docs/architecture.md, "The standards it meets".
+    """
     harness = Harness()
     harness.submit(
         TableConfigured(

@@ -86,7 +86,10 @@ async def test_architecture_events_are_journaled_in_one_order_with_group_commit(
 async def test_architecture_enqueued_events_are_journaled_in_the_order_queued(
     journal: Journal,
 ) -> None:
-    """``enqueue`` queues at once (no task): the futures resolve in queue order, one commit."""
+    """``enqueue`` queues at once (no task): the futures resolve in queue order, one commit.
+
+    docs/architecture.md, "One event's way through" and "Failing closed".
+    """
     sequencer = Sequencer(journal, Broadcast())
     futures = [sequencer.enqueue(event) for event in bets(4)]
     assert not any(future.done() for future in futures)  # nothing is journaled before run()
