@@ -22,15 +22,17 @@ from dataclasses import dataclass
 from enum import Enum, IntEnum
 from typing import TYPE_CHECKING, Final
 
+from controller.errors import InputError
+
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
 
-class CardError(ValueError):
+class CardError(InputError, ValueError):
     """A card code that names no card of the deck."""
 
 
-class HandError(ValueError):
+class HandError(InputError, ValueError):
     """A set of cards that is not a valid hand (wrong count, duplicate card, two jokers)."""
 
 

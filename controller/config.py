@@ -77,7 +77,7 @@ def load_config(path: Path) -> Config:
     try:
         text = path.read_bytes()
     except OSError as error:
-        raise ConfigError(str(path), "(file)", f"cannot read: {error.strerror}") from None
+        raise ConfigError(str(path), "(file)", f"cannot read: {error.strerror}") from error
     return parse_config(text, str(path), path.absolute().parent)
 
 
@@ -89,9 +89,9 @@ def parse_config(text: str | bytes, source: str, base_dir: Path) -> Config:
         keys = msgspec.toml.decode(data, type=RawKeys)
     except msgspec.ValidationError as error:
         key, reason = _key_of(error)
-        raise ConfigError(source, key, reason) from None
+        raise ConfigError(source, key, reason) from error
     except msgspec.DecodeError as error:
-        raise ConfigError(source, "(file)", f"not valid TOML: {error}") from None
+        raise ConfigError(source, "(file)", f"not valid TOML: {error}") from error
     return _Loader(source, base_dir).load(raw, keys, hashlib.sha256(data).hexdigest())
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Final
 
 import msgspec
 
+from controller.errors import ConfigurationError
 from controller.events import TableConfigured  # noqa: TC001 - a dataclass field type
 from controller.settings import BrokerSettings, SerialPortSettings  # noqa: TC001 - msgspec resolves them
 from drivers.signs.serial_sign import AlphaSignSettings  # noqa: TC001 - msgspec resolves it
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from controller.settlement import HitOrder, TableRules
 
 
-class ConfigError(ValueError):
+class ConfigError(ConfigurationError, ValueError):
     """A configuration that cannot be used; the message is one line: ``file: key: reason``."""
 
     def __init__(self, source: str, key: str, reason: str) -> None:

@@ -276,7 +276,7 @@ class TableChecks(ValueChecks):
         try:
             return table_rules(event)
         except TableRulesError as error:  # pragma: no cover - the checks above come first
-            raise self.fail(key, str(error)) from None
+            raise self.fail(key, str(error)) from error
 
     def paytable(self, key: str, ref: str, wagers: frozenset[Wager]) -> PaytableRef:
         """A paytable by name (``paytable_dirs``, then the seeds) or by ``.toml`` path."""
@@ -319,9 +319,9 @@ class TableChecks(ValueChecks):
             text = file.read_text(encoding="utf-8")
             paytable = parse_paytable(text, f"seed paytable {ref}" if file is seed else origin)
         except OSError as error:
-            raise self.fail(key, f"cannot read {file}: {error.strerror}") from None
+            raise self.fail(key, f"cannot read {file}: {error.strerror}") from error
         except PaytableError as error:
-            raise self.fail(key, str(error)) from None
+            raise self.fail(key, str(error)) from error
         if paytable.name != file.name.removesuffix(".toml"):
             raise self.fail(key, f"{file}: name: {paytable.name!r} does not match the file name")
         return PaytableRef(paytable, text, origin)

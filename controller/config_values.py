@@ -67,7 +67,7 @@ class ValueChecks:
         try:
             cents = parse_dollars(text)
         except MoneyError as error:
-            raise self.fail(key, str(error)) from None
+            raise self.fail(key, str(error)) from error
         if cents < minimum:
             raise self.fail(key, f"must be at least {format_cents(minimum)}")
         return cents
@@ -77,7 +77,7 @@ class ValueChecks:
         try:
             rate = parse_percent(text)
         except MoneyError as error:
-            raise self.fail(key, str(error)) from None
+            raise self.fail(key, str(error)) from error
         if rate > 1:
             raise self.fail(key, f"{text} is above 100% of the wager")
         return rate
@@ -120,7 +120,7 @@ class ValueChecks:
         try:
             mode = path.stat().st_mode
         except OSError as error:
-            raise self.fail(key, f"cannot read {path}: {error.strerror}") from None
+            raise self.fail(key, f"cannot read {path}: {error.strerror}") from error
         if not stat.S_ISREG(mode):
             raise self.fail(key, f"{path} is not a file")
         if secret and mode & 0o007:

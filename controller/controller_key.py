@@ -38,6 +38,7 @@ from cryptography.exceptions import InvalidSignature, UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
+from controller.errors import ConfigurationError
 from controller.keys import KeyFileError, public_key_text, write_key_file
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ CREDENTIALS: Final = "${CREDENTIALS_DIRECTORY}"
 """The placeholder ``[controller] key_file`` may start with: systemd's credentials folder."""
 
 
-class ControllerKeyError(ValueError):
+class ControllerKeyError(ConfigurationError, ValueError):
     """The controller's key cannot be used: the message names the file and the reason."""
 
 
@@ -123,7 +124,7 @@ def load_key(path: Path) -> ControllerKey:
         data = path.read_bytes()
     except OSError as error:
         reason = f"cannot read the controller key: {error.strerror}"
-        raise ControllerKeyError(f"{path}: {reason}") from None
+        raise ControllerKeyError(f"{path}: {reason}") from error
     key = _pem_key(path, data) if data.lstrip().startswith(b"-----") else _record_key(path, data)
     return ControllerKey(key)
 
@@ -133,13 +134,13 @@ def _record_key(path: Path, data: bytes) -> Ed25519PrivateKey:
     try:
         record = msgspec.json.decode(data, type=_KeyRecord)
     except msgspec.MsgspecError as error:
-        raise ControllerKeyError(f"{path}: not a jackpotd controller key ({error})") from None
+        raise ControllerKeyError(f"{path}: not a jackpotd controller key ({error})") from error
     if record.v != 1 or record.kind != KIND:
         raise ControllerKeyError(f"{path}: not a jackpotd controller key")
     try:
         key = Ed25519PrivateKey.from_private_bytes(base64.b64decode(record.private_key))
     except (ValueError, binascii.Error) as error:
-        raise ControllerKeyError(f"{path}: a damaged controller key ({error})") from None
+        raise ControllerKeyError(f"{path}: a damaged controller key ({error})") from error
     if public_key_text(key) != record.public_key:
         raise ControllerKeyError(f"{path}: the private key does not match its public key")
     return key
@@ -150,7 +151,7 @@ def _pem_key(path: Path, data: bytes) -> Ed25519PrivateKey:
     try:
         key = load_pem_private_key(data, password=None)
     except (ValueError, TypeError, UnsupportedAlgorithm) as error:
-        raise ControllerKeyError(f"{path}: not a usable PEM private key ({error})") from None
+        raise ControllerKeyError(f"{path}: not a usable PEM private key ({error})") from error
     if not isinstance(key, Ed25519PrivateKey):
         raise ControllerKeyError(f"{path}: the controller key must be Ed25519")
     return key
@@ -161,7 +162,7 @@ def write_key(path: Path, key: ControllerKey) -> None:
     try:
         write_key_file(path, key.file_content())
     except KeyFileError as error:
-        raise ControllerKeyError(str(error).replace("key file", "controller key")) from None
+        raise ControllerKeyError(str(error).replace("key file", "controller key")) from error
 
 
 def public_key(text: str) -> str:
@@ -170,7 +171,7 @@ def public_key(text: str) -> str:
         raw = base64.b64decode(text.strip(), validate=True)
         Ed25519PublicKey.from_public_bytes(raw)
     except (ValueError, binascii.Error) as error:
-        raise ControllerKeyError(f"not an Ed25519 public key ({error})") from None
+        raise ControllerKeyError(f"not an Ed25519 public key ({error})") from error
     return base64.b64encode(raw).decode()
 
 
@@ -180,11 +181,11 @@ def read_public_key(path: Path) -> str:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else "not text"
-        raise ControllerKeyError(f"{path}: cannot read the public key: {reason}") from None
+        raise ControllerKeyError(f"{path}: cannot read the public key: {reason}") from error
     try:
         return public_key(text)
     except ControllerKeyError as error:
-        raise ControllerKeyError(f"{path}: {error}") from None
+        raise ControllerKeyError(f"{path}: {error}") from error
 
 
 def signature_verifies(public: str, signature: str, data: bytes) -> bool:

@@ -39,6 +39,8 @@ from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
+from controller.errors import InputError
+
 if TYPE_CHECKING:
     from pathlib import Path
 
@@ -58,11 +60,11 @@ _WELL_KNOWN: Final = frozenset(
 )  # fmt: skip
 
 
-class KeyFileError(ValueError):
+class KeyFileError(InputError, ValueError):
     """A key file that cannot be used: unreadable, not a key file, or the wrong passphrase."""
 
 
-class PassphraseError(ValueError):
+class PassphraseError(InputError, ValueError):
     """A passphrase too easy to guess to protect a signing key."""
 
 
@@ -171,7 +173,7 @@ def write_key_file(path: Path, content: bytes) -> None:
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except OSError as error:
-        raise KeyFileError(f"{path}: cannot create the key file: {error.strerror}") from None
+        raise KeyFileError(f"{path}: cannot create the key file: {error.strerror}") from error
     with os.fdopen(descriptor, "wb") as file:
         file.write(content)
 
@@ -181,11 +183,11 @@ def read_key_file(path: Path) -> _KeyFile:
     try:
         data = path.read_bytes()
     except OSError as error:
-        raise KeyFileError(f"{path}: cannot read the key file: {error.strerror}") from None
+        raise KeyFileError(f"{path}: cannot read the key file: {error.strerror}") from error
     try:
         record = msgspec.json.decode(data, type=_KeyFile)
     except msgspec.MsgspecError as error:
-        raise KeyFileError(f"{path}: not a jackpotd key file ({error})") from None
+        raise KeyFileError(f"{path}: not a jackpotd key file ({error})") from error
     if record.v != 1 or record.kind != KIND:
         raise KeyFileError(f"{path}: not a jackpotd operator key file")
     return record
@@ -201,7 +203,7 @@ def open_key(path: Path, passphrase: str) -> tuple[str, Ed25519PrivateKey]:
     except InvalidTag:
         raise KeyFileError(f"{path}: wrong passphrase for {record.operator}") from None
     except (ValueError, TypeError) as error:
-        raise KeyFileError(f"{path}: a damaged key file ({error})") from None
+        raise KeyFileError(f"{path}: a damaged key file ({error})") from error
     key = Ed25519PrivateKey.from_private_bytes(secret)
     if public_key_text(key) != record.public_key:
         raise KeyFileError(f"{path}: the key does not match its public key")

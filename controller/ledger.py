@@ -93,7 +93,7 @@ def _terms(event: PoolOpened | PoolTermsChanged) -> PoolTerms:
             paytable=event.paytable,
         )
     except PoolError as error:
-        raise LedgerError(f"pool {event.pool_id}: {error}") from None
+        raise LedgerError(f"pool {event.pool_id}: {error}") from error
 
 
 def _open_pool(state: LedgerState, event: PoolOpened) -> Outcome:
@@ -115,7 +115,7 @@ def _change_terms(state: LedgerState, event: PoolTermsChanged) -> Outcome:
     try:
         changed = pool.change_terms(_terms(event), revision, now=event.apply_now)
     except PoolError as error:
-        raise LedgerError(f"pool {event.pool_id}: {error}") from None
+        raise LedgerError(f"pool {event.pool_id}: {error}") from error
     reseed = changed.house_funding_cents + changed.reserve_funding_cents
     reseed -= pool.house_funding_cents + pool.reserve_funding_cents
     state = replace(with_pool(state, changed), revision=revision)
@@ -127,7 +127,7 @@ def _configure_table(state: LedgerState, event: TableConfigured) -> Outcome:
     try:
         rules = table_rules(event)
     except TableRulesError as error:
-        raise LedgerError(str(error)) from None
+        raise LedgerError(str(error)) from error
     if rules.pool_id is not None:
         pool = pool_of(state, rules.pool_id)
         if rules.progressive is not None and rules.progressive.name != pool.terms.paytable:
@@ -172,7 +172,7 @@ def _adjust(state: LedgerState, event: MeterAdjusted) -> Outcome:
     try:
         adjusted = pool.adjust(event.account, event.amount_cents)
     except PoolError as error:
-        raise LedgerError(f"pool {event.pool_id}: {error}") from None
+        raise LedgerError(f"pool {event.pool_id}: {error}") from error
     effects: list[AnyEffect] = [
         Adjusted(pool.pool_id, event.account, event.amount_cents),
         balances(adjusted),

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from controller.effects import Balances, fraction_text
+from controller.errors import RefusedError
 from controller.operators import Authority
 
 if TYPE_CHECKING:
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
     from controller.table_state import TableState
 
 
-class LedgerError(ValueError):
+class LedgerError(RefusedError, ValueError):
     """An event the ledger refuses; the state is unchanged."""
 
 

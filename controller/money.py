@@ -11,11 +11,13 @@ from decimal import Decimal, InvalidOperation
 from fractions import Fraction
 from typing import Final
 
+from controller.errors import InputError
+
 _DOLLARS: Final = re.compile(r"^\$(\d{1,3}(?:,\d{3})*|\d+)(?:\.(\d{2}))?$")
 _PERCENT: Final = re.compile(r"^(\d+(?:\.\d+)?)\s*%$")
 
 
-class MoneyError(ValueError):
+class MoneyError(InputError, ValueError):
     """Text that is not an amount of money or a rate."""
 
 

@@ -145,7 +145,7 @@ def approve_configuration(
         try:
             state, more = apply_change(state, change)
         except LedgerError as error:
-            raise LedgerError(f"configuration {event.configuration[:12]}: {error}") from None
+            raise LedgerError(f"configuration {event.configuration[:12]}: {error}") from error
         effects += more
     if event.lockout_after < 1:
         raise LedgerError("lockout_after is at least 1")

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+from controller.errors import InputError
+
 MIN_PIN_LENGTH: Final = 6
 KDF: Final = "scrypt:n=16384,r=8,p=1"
 _N, _R, _P, _LENGTH = 16384, 8, 1, 32
@@ -71,7 +73,7 @@ class Authority:
     lockout_after: int = LOCKOUT_AFTER
 
 
-class PinError(ValueError):
+class PinError(InputError, ValueError):
     """A PIN that cannot be used (too short, or not digits and letters)."""
 
 

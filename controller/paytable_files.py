@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from controller.cards import JokerMode
+from controller.errors import ConfigurationError
 from controller.lines import Line
 from controller.money import MoneyError, parse_dollars, parse_percent
 from controller.paytable import (
@@ -42,7 +43,7 @@ SAMPLES: Final = "samples"
 """The folder of ``controller/paytables`` that holds the sample paytables."""
 
 
-class PaytableError(ValueError):
+class PaytableError(ConfigurationError, ValueError):
     """A paytable file that cannot be loaded; the message names file, key and reason."""
 
     def __init__(self, source: str, key: str, reason: str) -> None:
@@ -147,7 +148,7 @@ def _line(source: str, index: int, raw: _RawLine, wager: Wager) -> PaytableLine:
     try:
         pays = parse_pay(raw.pays)
     except MoneyError as error:
-        raise PaytableError(source, f"{key}.pays", str(error)) from None
+        raise PaytableError(source, f"{key}.pays", str(error)) from error
     progressive = wager is Wager.PROGRESSIVE
     if progressive != isinstance(pays, FixedPay | MeterPay):
         wanted = "a dollar or meter pay" if progressive else "odds ('N to 1') or Push"
@@ -172,7 +173,7 @@ def _line(source: str, index: int, raw: _RawLine, wager: Wager) -> PaytableLine:
         try:
             envy = parse_dollars(raw.envy)
         except MoneyError as error:
-            raise PaytableError(source, f"{key}.envy", str(error)) from None
+            raise PaytableError(source, f"{key}.envy", str(error)) from error
         if envy <= 0:
             raise PaytableError(source, f"{key}.envy", "an Envy amount is positive")
     return PaytableLine(line, raw.outcome, pays, envy)
@@ -184,14 +185,14 @@ def _progressive(source: str, raw: _RawProgressive) -> ProgressiveTerms:
         try:
             values[key] = parse_dollars(getattr(raw, key))
         except MoneyError as error:
-            raise PaytableError(source, f"progressive.{key}", str(error)) from None
+            raise PaytableError(source, f"progressive.{key}", str(error)) from error
         if values[key] == 0:
             raise PaytableError(source, f"progressive.{key}", "must be above $0")
     for key in ("rate_of_progression", "reserve_rate"):
         try:
             values[key] = parse_percent(getattr(raw, key))
         except MoneyError as error:
-            raise PaytableError(source, f"progressive.{key}", str(error)) from None
+            raise PaytableError(source, f"progressive.{key}", str(error)) from error
     progression = parse_percent(raw.rate_of_progression)
     reserve = parse_percent(raw.reserve_rate)
     if progression + reserve > 1:
@@ -213,9 +214,9 @@ def parse_paytable(text: str | bytes, source: str) -> Paytable:
         raw = msgspec.toml.decode(text, type=_RawPaytable)
     except msgspec.ValidationError as error:
         key, reason = _key_of(error)
-        raise PaytableError(source, key, reason) from None
+        raise PaytableError(source, key, reason) from error
     except msgspec.DecodeError as error:
-        raise PaytableError(source, "(file)", f"not valid TOML: {error}") from None
+        raise PaytableError(source, "(file)", f"not valid TOML: {error}") from error
     if not _NAME.match(raw.name):
         raise PaytableError(source, "name", "use lowercase letters, digits and single hyphens")
     try:
@@ -263,7 +264,7 @@ def load_paytable_file(path: Path) -> Paytable:
     try:
         text = path.read_bytes()
     except OSError as error:
-        raise PaytableError(str(path), "(file)", f"cannot read: {error.strerror}") from None
+        raise PaytableError(str(path), "(file)", f"cannot read: {error.strerror}") from error
     paytable = parse_paytable(text, str(path))
     if paytable.name != path.stem:
         raise PaytableError(str(path), "name", f"{paytable.name!r} does not match the file name")

@@ -21,10 +21,12 @@ from fractions import Fraction
 from math import floor
 from typing import Final
 
+from controller.errors import RefusedError
+
 LAST_HITS: Final = 25
 
 
-class PoolError(ValueError):
+class PoolError(RefusedError, ValueError):
     """An operation the pool must refuse (it changes nothing)."""
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from controller.errors import UnavailableError
+
 if TYPE_CHECKING:
     import asyncio
     from collections.abc import AsyncIterator
@@ -28,11 +30,11 @@ if TYPE_CHECKING:
     from controller.outputs import AnyUpdate
 
 
-class ControllerUnavailableError(RuntimeError):
+class ControllerUnavailableError(UnavailableError, RuntimeError):
     """The controller is failing closed (its journal cannot be written): do not acknowledge."""
 
 
-class EventNotRecordedError(RuntimeError):
+class EventNotRecordedError(UnavailableError, RuntimeError):
     """The controller failed on this one event (a fault of its own): it is not journaled.
 
     Unlike :class:`ControllerUnavailableError` the journal is fine and other events go on; the

@@ -189,7 +189,7 @@ def _parse_hands(
     try:
         return SevenCardHand.parse(dealer), {s: SevenCardHand.parse(c) for s, c in seats.items()}
     except (CardError, HandError) as error:
-        raise LedgerError(f"round {round_id}: {error}") from None
+        raise LedgerError(f"round {round_id}: {error}") from error
 
 
 def _settle(
@@ -208,7 +208,7 @@ def _settle(
         table_round = TableRound(round_id, dealer, hands, state.rounds.get(key, ()), reference)
         settlement = settle_round(rules, table_round, pool)
     except (SettlementError, HandError) as error:
-        raise LedgerError(f"round {round_id}: {error}") from None
+        raise LedgerError(f"round {round_id}: {error}") from error
     effects: list[AnyEffect] = [
         _meter_paid(rules.pool_id or "", payment) for payment in settlement.meter_payments
     ]

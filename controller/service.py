@@ -27,6 +27,7 @@ from controller.clock import utc_now
 from controller.config_approval import Approver, configuration_approval, split
 from controller.config_events import config_events
 from controller.display import Display, serve_display
+from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
 from controller.journal import Journal
 from controller.liveness import Liveness
@@ -52,7 +53,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
-class StartupError(RuntimeError):
+class StartupError(ConfigurationError, RuntimeError):
     """The service cannot start (the configuration does not fit the journal)."""
 
 

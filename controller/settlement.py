@@ -34,6 +34,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from controller.cards import check_distinct
+from controller.errors import RefusedError
 from controller.paytable import FixedPay, MeterPay, Odds, Push
 from controller.pool import HitRecord
 from controller.qualify import ace_high_outcomes, qualifier
@@ -50,7 +51,7 @@ if TYPE_CHECKING:
 DEALER_SEAT = 0
 
 
-class SettlementError(ValueError):
+class SettlementError(RefusedError, ValueError):
     """A round that cannot be settled as given; nothing is paid and no meter moves."""
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from controller.dynasty import off_profile
+from controller.errors import ConfigurationError
 from controller.paytable import FixedPay, MeterPay, Odds, Wager
 from controller.paytable_files import PaytableError, parse_paytable
 from controller.settlement import HitOrder, Spot, TableRules
@@ -26,7 +27,7 @@ MAX_PAYOUT_FLOOR_CENTS: Final = 5_000_000
 ODDS_WAGERS: Final = frozenset({Wager.FORTUNE_BONUS, Wager.EMPERORS_TREASURE, Wager.DYNASTY_BONUS})
 
 
-class TableRulesError(ValueError):
+class TableRulesError(ConfigurationError, ValueError):
     """A table configuration the controller refuses; the message names the table and the key."""
 
 
@@ -41,7 +42,7 @@ def _paytable(
     try:
         table = parse_paytable(text, f"table {event.table_id} paytable {name}")
     except PaytableError as error:
-        raise TableRulesError(str(error)) from None
+        raise TableRulesError(str(error)) from error
     if table.name != name:
         raise TableRulesError(f"table {event.table_id}: {key}: the text is paytable {table.name!r}")
     if table.wager not in wagers:
@@ -163,7 +164,7 @@ def table_rules(event: TableConfigured) -> TableRules:
     try:
         limits = validated_limits(event, offered)
     except WagerLimitsError as error:
-        raise TableRulesError(f"{where}: {error}") from None
+        raise TableRulesError(f"{where}: {error}") from error
     rules = TableRules(
         table_id=event.table_id,
         seats=event.seats,

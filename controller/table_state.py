@@ -28,8 +28,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from controller.cards import HAND_SIZE, Card, CardError
-
+from controller.errors import RefusedError
 from controller.settlement import DEALER_SEAT
+
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
@@ -42,7 +43,7 @@ class Phase(StrEnum):
     HELD = "held"
 
 
-class RoundProblem(ValueError):  # noqa: N818 - a problem of the round, not of the program
+class RoundProblem(RefusedError, ValueError):  # noqa: N818 - a problem of the round, not of the program
     """What makes a round unsettleable; the round is held with this as the reason."""
 
 
@@ -76,7 +77,7 @@ class TableState:
         try:
             card = Card.parse(code)
         except CardError as error:
-            raise RoundProblem(str(error)) from None
+            raise RoundProblem(str(error)) from error
         # The hands hold canonical codes (card.code, below): a string match is a card match.
         if any(card.code in dealt for dealt in self.cards.values()):
             what = "a second joker" if card.is_joker else f"duplicate card {card.code}"

@@ -106,7 +106,7 @@ def _refund_contributions(
         try:
             pool, refund = pool.refund(wager.contribution)
         except PoolError as error:
-            raise LedgerError(f"pool {pool_id}: {error}") from None
+            raise LedgerError(f"pool {pool_id}: {error}") from error
         effects.append(_refunded(pool_id, event, wager.seat, refund))
     return with_pool(state, pool), [*effects, balances(pool)]
 

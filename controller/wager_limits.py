@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from controller.errors import ConfigurationError
 from controller.money import format_cents
 from controller.settlement import Spot
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from controller.settlement import TableRules
 
 
-class WagerLimitsError(ValueError):
+class WagerLimitsError(ConfigurationError, ValueError):
     """Limits a table cannot be configured with; the message names the spot and the reason."""
 
 

@@ -13,13 +13,15 @@ from importlib import import_module
 from importlib.metadata import entry_points
 from typing import Any, Final
 
+from controller.errors import ConfigurationError
+
 ENTRY_POINT_GROUP: Final = "jackpotd.drivers"
 
 BUILTIN: Final[dict[str, str]] = {}
 """Driver name -> ``module:attribute`` of its factory, for the drivers shipped here."""
 
 
-class UnknownDriverError(LookupError):
+class UnknownDriverError(ConfigurationError, LookupError):
     """No driver of that name is built in or installed."""
 
 

@@ -37,6 +37,7 @@ from math import comb, prod
 from typing import TYPE_CHECKING
 
 from controller.cards import HAND_SIZE, JOKER_INDEX, JokerMode
+from controller.errors import JackpotError
 from controller.qualify import (
     NEEDS_OTHER_SUITS,
     flush_lines,
@@ -58,7 +59,7 @@ TICK_EVERY = 64
 """Steps of the count between two progress reports (a report sums the census so far)."""
 
 
-class CensusError(AssertionError):
+class CensusError(JackpotError, AssertionError):
     """The counts do not add up to the number of hands: a bug, never an input problem."""
 
 

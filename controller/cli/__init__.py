@@ -6,10 +6,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-import msgspec
-
 from controller import __version__
-from controller.cards import CardError, HandError
 from controller.cli import (
     analyze,
     anchors,
@@ -22,14 +19,7 @@ from controller.cli import (
     run,
     supervisor,
 )
-from controller.cli.common import CommandError
-from controller.config import ConfigError
-from controller.controller_key import ControllerKeyError
-from controller.journal import JournalError
-from controller.journal.anchors import AnchorError
-from controller.money import MoneyError
-from controller.paytable_files import PaytableError
-from controller.service import StartupError
+from controller.errors import JackpotError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -60,25 +50,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; bad input is reported on stderr with exit status 1, never a traceback."""
+    """Run one command; bad input is reported on stderr with exit status 1, never a traceback.
+
+    Every error the package raises on purpose is a :class:`JackpotError` (controller/errors.py);
+    anything else is a bug and keeps its traceback.
+    """
     args = build_parser().parse_args(argv)
     try:
         status: int = args.run(args)
-    except (
-        CardError,
-        HandError,
-        PaytableError,
-        MoneyError,
-        JournalError,
-        analyze.PlotUnavailableError,
-        msgspec.ValidationError,
-        msgspec.DecodeError,
-        CommandError,
-        ConfigError,
-        StartupError,
-        ControllerKeyError,
-        AnchorError,
-    ) as error:
+    except JackpotError as error:
         print(f"jackpotd: {error}", file=sys.stderr)
         return EXIT_INPUT
     return status

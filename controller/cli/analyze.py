@@ -9,6 +9,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TextIO
 
 from controller.analyzer.report import QUALIFYING_WAGER_CENTS, Analysis, Analyzer
+from controller.errors import JackpotError
 from controller.money import format_cents, format_percent
 from controller.paytable_files import find_paytable, seed_paytables
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from controller.paytable import Paytable
 
 
-class PlotUnavailableError(RuntimeError):
+class PlotUnavailableError(JackpotError, RuntimeError):
     """``--plot`` without matplotlib installed."""
 
 

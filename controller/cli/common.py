@@ -7,6 +7,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from controller.errors import JackpotError
 from controller.journal import Journal, JournalError
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 DEFAULT_DB = "var/journal.db"
 
 
-class CommandError(ValueError):
+class CommandError(JackpotError, ValueError):
     """Bad input to a command; reported as one line on stderr with exit status 1."""
 
 

@@ -89,7 +89,7 @@ def run_key(args: argparse.Namespace) -> int:
     try:
         write_key_file(args.out, seal(key, args.name, passphrase))
     except (PassphraseError, KeyFileError) as error:
-        raise CommandError(str(error)) from None
+        raise CommandError(str(error)) from error
     print(f"{args.out}: key of {args.name}, public key {public_key_text(key)}")
     return 0
 
@@ -99,7 +99,7 @@ def run_add(args: argparse.Namespace) -> int:
     try:
         record = read_key_file(args.public_key)
     except KeyFileError as error:
-        raise CommandError(str(error)) from None
+        raise CommandError(str(error)) from error
     if record.operator != args.name:
         raise CommandError(f"{args.public_key} is the key of {record.operator}, not {args.name}")
     with open_journal(args, must_exist=False) as journal:

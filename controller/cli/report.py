@@ -32,6 +32,8 @@ from datetime import UTC, datetime
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from controller.cli.common import CommandError, add_db, open_journal
 from controller.clock_watch import CLOCK_STEP, FAULT_SOURCE
 from controller.effects import (
@@ -44,6 +46,7 @@ from controller.effects import (
 )
 from controller.effects import fraction_text as text
 from controller.events import FaultRecorded, decode_event
+from controller.journal import JournalError
 from controller.money import format_cents
 
 if TYPE_CHECKING:
@@ -211,7 +214,10 @@ def coverage(rows: list[dict[str, Any]], start: datetime | None, end: datetime |
     for row in inside:
         if row["kind"] != "fault":
             continue
-        event = decode_event(row["event"])
+        try:
+            event = decode_event(row["event"])
+        except msgspec.MsgspecError as error:
+            raise JournalError(f"row {row['seq']}: {error}") from error
         if isinstance(event, FaultRecorded) and (event.source, event.reason) == (
             FAULT_SOURCE,
             CLOCK_STEP,

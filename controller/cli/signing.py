@@ -62,7 +62,7 @@ def read_secret(path: Path | None, prompt: str, environment: str) -> str:
         try:
             return path.read_text(encoding="utf-8").rstrip("\r\n")
         except OSError as error:
-            raise CommandError(f"{path}: cannot read the passphrase: {error.strerror}") from None
+            raise CommandError(f"{path}: cannot read the passphrase: {error.strerror}") from error
     if secret := os.environ.get(environment):
         return secret
     if not sys.stdin.isatty():
@@ -83,7 +83,7 @@ def signers(
         try:
             name = read_key_file(path).operator
         except KeyFileError as error:
-            raise CommandError(str(error)) from None
+            raise CommandError(str(error)) from error
         passphrase_file = passphrases[index] if index < len(passphrases) else None
         environment = PASSPHRASE_ENVIRONMENT
         if len(files) > 1:
@@ -98,7 +98,7 @@ def signers(
                         f"auth-{uuid.uuid4()}", utc_now(), name, action, str(error)
                     )
                 )
-            raise CommandError(str(error)) from None
+            raise CommandError(str(error)) from error
     return opened
 
 

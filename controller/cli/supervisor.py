@@ -12,7 +12,9 @@ import sys
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import add_db, open_journal, report_receipt
+import msgspec
+
+from controller.cli.common import CommandError, add_db, open_journal, report_receipt
 from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
 from controller.effects import fraction_text
@@ -196,7 +198,7 @@ def run_adjust(args: argparse.Namespace) -> int:
     try:
         cents = sign * parse_dollars(amount if amount.startswith("$") else f"${amount}")
     except MoneyError as error:
-        raise MoneyError(f"--amount: {error}") from None
+        raise MoneyError(f"--amount: {error}") from error
     with open_journal(args) as journal:
         keys = signers(args, journal, "adjust")
         event = MeterAdjusted(
@@ -215,7 +217,10 @@ def run_apply(args: argparse.Namespace) -> int:
     """Append JSON-lines events; exit 1 if any was refused."""
     stream = sys.stdin if args.events == "-" else open(args.events, encoding="utf-8")  # noqa: SIM115, PTH123
     with stream, open_journal(args, must_exist=False) as journal:
-        events = [decode_event(line) for line in stream if line.strip()]
+        try:
+            events = [decode_event(line) for line in stream if line.strip()]
+        except msgspec.MsgspecError as error:
+            raise CommandError(str(error)) from error
         receipts = journal.append_many(events)
     refused = 0
     for receipt in receipts:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from controller.controller_key import ControllerKeyError, public_key
+from controller.errors import InputError
 from controller.events import CheckpointRecorded
 from controller.journal.checkpoints import signature_holds
 
@@ -40,7 +41,7 @@ _SIGNED: Final = ("controller", "state_digest", "meters", "key_id", "at", "signa
 """The fields that make a head a signed checkpoint statement (its MQTT payload)."""
 
 
-class AnchorError(ValueError):
+class AnchorError(InputError, ValueError):
     """An anchors file that cannot be read; the message names the file, line and reason."""
 
 
@@ -81,7 +82,7 @@ def _values(text: str) -> list[tuple[int, Any]]:
         try:
             value, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as error:
-            raise ValueError(f"line {line}: not JSON ({error.msg})") from None
+            raise ValueError(f"line {line}: not JSON ({error.msg})") from error
         found.append((line, value))
 
 
@@ -108,7 +109,7 @@ def _read_value(value: object, where: str, anchors: Anchors) -> None:
         try:
             key = public_key(str(value["controller_key"]))
         except ControllerKeyError as error:
-            raise AnchorError(f"{where}: controller_key: {error}") from None
+            raise AnchorError(f"{where}: controller_key: {error}") from error
         if key not in anchors.keys:
             anchors.keys.append(key)
     elif isinstance(value.get("head"), dict):
@@ -127,12 +128,12 @@ def read_anchors(path: Path) -> Anchors:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) else "not text"
-        raise AnchorError(f"{path}: cannot read the anchors: {reason}") from None
+        raise AnchorError(f"{path}: cannot read the anchors: {reason}") from error
     anchors = Anchors()
     try:
         values = _values(text)
     except ValueError as error:
-        raise AnchorError(f"{path}: {error}") from None
+        raise AnchorError(f"{path}: {error}") from error
     for line, value in values:
         _read_value(value, f"{path}:{line}", anchors)
     return anchors

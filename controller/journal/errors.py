@@ -1,7 +1,9 @@
 """The journal's errors, in a module of their own so that every journal module can raise them."""
 
+from controller.errors import JackpotError
 
-class JournalError(RuntimeError):
+
+class JournalError(JackpotError, RuntimeError):
     """The journal cannot be opened or written, or its contents do not add up."""
 
 

@@ -40,6 +40,7 @@ import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from controller.errors import UnavailableError
 from controller.journal.payouts import last_seq, payouts_after
 
 if TYPE_CHECKING:
@@ -64,7 +65,7 @@ MARK_SCHEMA: Final = """CREATE TABLE IF NOT EXISTS mqtt_outbox_mark (
 )"""
 
 
-class OutboxError(RuntimeError):
+class OutboxError(UnavailableError, RuntimeError):
     """The outbox cannot be opened or written."""
 
 

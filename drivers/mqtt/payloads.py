@@ -65,6 +65,7 @@ import msgspec
 
 from controller.cards import Card, CardError
 from controller.clock import utc_now
+from controller.errors import InputError
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -114,7 +115,7 @@ Reason = Annotated[
 """Free text, but one line of it: no control, line-separator or bidirectional characters."""
 
 
-class PayloadError(ValueError):
+class PayloadError(InputError, ValueError):
     """A payload that is no valid message: a short ``reason`` token and a ``detail``."""
 
     def __init__(self, reason: str, detail: str) -> None:
@@ -319,7 +320,7 @@ def decode_object(data: bytes) -> dict[str, Any]:
     try:
         value = msgspec.json.decode(data)
     except msgspec.DecodeError as error:
-        raise PayloadError("bad-json", f"{error} in {_preview(data)}") from None
+        raise PayloadError("bad-json", f"{error} in {_preview(data)}") from error
     check_unique_keys(data)
     if not isinstance(value, dict):
         raise PayloadError("bad-payload", f"expected a JSON object, got {_preview(data)}")
@@ -337,7 +338,7 @@ def _convert(value: dict[str, Any], kind: type[_T]) -> _T:
     try:
         return msgspec.convert(value, kind)
     except msgspec.ValidationError as error:
-        raise PayloadError(_validation_reason(str(error)), str(error)) from None
+        raise PayloadError(_validation_reason(str(error)), str(error)) from error
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,7 +377,7 @@ def _card(head: _Head, card: CardPayload) -> CardDealt:
     try:
         Card.parse(card.card)
     except CardError as error:
-        raise PayloadError("bad-card", str(error)) from None
+        raise PayloadError("bad-card", str(error)) from error
     return CardDealt(
         head.event_id,
         head.at,
@@ -486,9 +487,9 @@ def undecodable_as_rejection(data: bytes) -> Iterator[None]:
         yield
     except PayloadError:
         raise
-    except Exception as error:  # noqa: BLE001 - hostile input: every failure is a rejection
+    except Exception as error:  # hostile input: every failure is a rejection
         detail = f"{type(error).__name__}: {str(error)[:_PREVIEW]} in {_preview(data)}"
-        raise PayloadError("undecodable", detail) from None
+        raise PayloadError("undecodable", detail) from error
 
 
 class _HeadFields(msgspec.Struct, frozen=True):

@@ -87,6 +87,7 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 import aiomqtt
 
 from controller.clock import utc_now
+from controller.errors import UnavailableError
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from drivers.backoff import Backoff
 from drivers.mqtt.connection import (
@@ -138,7 +139,7 @@ def _message_key(message: aiomqtt.Message) -> str:
     return digest(message.topic.value.encode(), _payload(message))
 
 
-class _FailingClosedError(Exception):
+class _FailingClosedError(UnavailableError):
     """The controller could not record a message: leave it unacknowledged and reconnect."""
 
 

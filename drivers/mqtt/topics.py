@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Final
 
+from controller.errors import InputError
+
 NO_POOL: Final = "_"
 """The pool level of a hit that belongs to no pool."""
 
@@ -35,7 +37,7 @@ _IDENTIFIER: Final = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 _SITE_LEVEL: Final = re.compile(r"[^/+#\x00]+")
 
 
-class TopicError(ValueError):
+class TopicError(InputError, ValueError):
     """A topic or topic level the tree does not allow; ``reason`` is a short token."""
 
     def __init__(self, reason: str, detail: str) -> None:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Final
 
 from controller.cards import Card, CardError
 from controller.clock import utc_now
+from controller.errors import InputError
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -78,7 +79,7 @@ DeviceMessage = BetSensed | BetsLocked | CardDealt | DealComplete | RoundVoided 
 """What a valid payload decodes to: an event for the intake, or a heartbeat."""
 
 
-class ProtocolError(ValueError):
+class ProtocolError(InputError, ValueError):
     """A payload that is no valid message; ``device``/``seq`` are set when they were readable.
 
     ``reason`` is a short token (``unknown-type``, ``bad-seat``...) that goes into the NAK and
@@ -257,7 +258,7 @@ def decode_message(header: Header, table_id: str, at: str | None = None) -> Devi
     try:
         return _DECODERS[header.kind](stamp, header.fields)
     except ProtocolError as error:
-        raise ProtocolError(error.reason, header.device, header.seq) from None
+        raise ProtocolError(error.reason, header.device, header.seq) from error
     except Exception:  # noqa: BLE001 - hostile input: every failure is a rejection
         raise ProtocolError("undecodable", header.device, header.seq) from None
 

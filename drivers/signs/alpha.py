@@ -61,6 +61,8 @@ import re
 from dataclasses import dataclass
 from typing import Final, Literal
 
+from controller.errors import InputError
+
 NUL: Final = 0x00
 SOH: Final = 0x01
 STX: Final = 0x02
@@ -155,7 +157,7 @@ _ADDRESS: Final = re.compile(r"^[0-9A-F?]{2}$")
 _HEX4: Final = re.compile(rb"^[0-9A-F]{4}$")
 
 
-class AlphaProtocolError(ValueError):
+class AlphaProtocolError(InputError, ValueError):
     """A value the protocol cannot carry (a bad label, address, type code or size)."""
 
 

@@ -33,6 +33,7 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
+from controller.errors import ConfigurationError
 from controller.money import format_cents
 from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
 
@@ -54,7 +55,7 @@ EPSILON: Final = 1e-6
 """Timers may fire a hair early (the loop's clock resolution); this much counts as on time."""
 
 
-class SignRulesError(ValueError):
+class SignRulesError(ConfigurationError, ValueError):
     """Sign settings that cannot work (a rate above one second, an unknown format field)."""
 
 
@@ -96,7 +97,7 @@ class SignRules:
         try:
             parsed = list(string.Formatter().parse(self.jackpot_format))
         except ValueError as error:
-            raise SignRulesError(f"jackpot_format {self.jackpot_format!r}: {error}") from None
+            raise SignRulesError(f"jackpot_format {self.jackpot_format!r}: {error}") from error
         names = {name for _text, name, _spec, _conv in parsed if name is not None}
         unknown = names - JACKPOT_FIELDS
         if unknown:
@@ -106,7 +107,7 @@ class SignRules:
         try:
             self._format_jackpot("T1", 1, 100, "line")
         except (ValueError, TypeError) as error:
-            raise SignRulesError(f"jackpot_format {self.jackpot_format!r}: {error}") from None
+            raise SignRulesError(f"jackpot_format {self.jackpot_format!r}: {error}") from error
 
     def meter_text(self, cents: int) -> str:
         """A meter as the sign shows it: ``$12,345.67``."""

@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+from controller.errors import InputError, UnavailableError
+
 if TYPE_CHECKING:
     import asyncio
 
@@ -24,11 +26,11 @@ READ_SIZE: Final = 4096
 JSON_ENCODER: Final = msgspec.json.Encoder()
 
 
-class LinkClosedError(ConnectionError):
+class LinkClosedError(UnavailableError, ConnectionError):
     """The link was closed before the event was acknowledged."""
 
 
-class NakError(ValueError):
+class NakError(InputError, ValueError):
     """The serial host refused a frame (``NAK,<dev>,<seq>,<reason>``): it will never take it."""
 
     def __init__(self, answer: str) -> None:

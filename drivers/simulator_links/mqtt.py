@@ -62,7 +62,7 @@ def _payload(kind: type[TablePayload], fields: dict[str, Any]) -> bytes:
     try:
         struct = msgspec.convert({"v": SCHEMA_VERSION, **fields}, kind)
     except msgspec.ValidationError as error:
-        raise ValueError(f"cannot encode {fields!r}: {error}") from None
+        raise ValueError(f"cannot encode {fields!r}: {error}") from error
     return JSON_ENCODER.encode(struct)
 
 
