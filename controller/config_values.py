@@ -58,9 +58,9 @@ class ValueChecks:
         """One of an enumeration's values, or an error listing them."""
         try:
             return kind(value)
-        except ValueError:
+        except ValueError as error:
             choices = ", ".join(repr(option.value) for option in kind)
-            raise self.fail(key, f"{value!r} is not one of {choices}") from None
+            raise self.fail(key, f"{value!r} is not one of {choices}") from error
 
     def dollars(self, key: str, text: str, *, minimum: int = 0) -> int:
         """A dollar amount in cents, at least ``minimum``."""

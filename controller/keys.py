@@ -200,8 +200,8 @@ def open_key(path: Path, passphrase: str) -> tuple[str, Ed25519PrivateKey]:
     try:
         cipher = ChaCha20Poly1305(_derive(passphrase, record.kdf))
         secret = cipher.decrypt(_unb64(record.nonce), _unb64(record.ciphertext), associated)
-    except InvalidTag:
-        raise KeyFileError(f"{path}: wrong passphrase for {record.operator}") from None
+    except InvalidTag as error:
+        raise KeyFileError(f"{path}: wrong passphrase for {record.operator}") from error
     except (ValueError, TypeError) as error:
         raise KeyFileError(f"{path}: a damaged key file ({error})") from error
     key = Ed25519PrivateKey.from_private_bytes(secret)

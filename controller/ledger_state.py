@@ -64,8 +64,8 @@ def pool_of(state: LedgerState, pool_id: str) -> Pool:
     """A pool by id, or refuse the event."""
     try:
         return state.pools[pool_id]
-    except KeyError:
-        raise LedgerError(f"unknown pool {pool_id!r}") from None
+    except KeyError as error:
+        raise LedgerError(f"unknown pool {pool_id!r}") from error
 
 
 def with_pool(state: LedgerState, pool: Pool) -> LedgerState:
@@ -77,8 +77,8 @@ def table_of(state: LedgerState, table_id: str) -> TableRules:
     """A table's rules by id, or refuse the event."""
     try:
         return state.tables[table_id]
-    except KeyError:
-        raise LedgerError(f"unknown table {table_id!r}") from None
+    except KeyError as error:
+        raise LedgerError(f"unknown table {table_id!r}") from error
 
 
 def with_table_state(state: LedgerState, table: TableState) -> LedgerState:

@@ -59,8 +59,8 @@ if TYPE_CHECKING:
 def _role(text: str) -> Role:
     try:
         return Role(text)
-    except ValueError:
-        raise LedgerError(f"unknown role {text!r}") from None
+    except ValueError as error:
+        raise LedgerError(f"unknown role {text!r}") from error
 
 
 def enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:

@@ -141,8 +141,8 @@ def _line(source: str, index: int, raw: _RawLine, wager: Wager) -> PaytableLine:
     key = f"lines[{index}]"
     try:
         line = Line(raw.line)
-    except ValueError:
-        raise PaytableError(source, f"{key}.line", f"unknown line {raw.line!r}") from None
+    except ValueError as error:
+        raise PaytableError(source, f"{key}.line", f"unknown line {raw.line!r}") from error
     if line not in WAGER_LINES[wager]:
         raise PaytableError(source, f"{key}.line", f"{line} is not a {wager} hand")
     try:
@@ -221,17 +221,17 @@ def parse_paytable(text: str | bytes, source: str) -> Paytable:
         raise PaytableError(source, "name", "use lowercase letters, digits and single hyphens")
     try:
         wager = Wager(raw.wager)
-    except ValueError:
+    except ValueError as error:
         choices = ", ".join(wager.value for wager in Wager)
         raise PaytableError(
             source, "wager", f"unknown wager {raw.wager!r}; one of {choices}"
-        ) from None
+        ) from error
     try:
         joker = JokerMode(raw.joker)
-    except ValueError:
+    except ValueError as error:
         raise PaytableError(
             source, "joker", f"unknown joker mode {raw.joker!r}; semi-wild or fully-wild"
-        ) from None
+        ) from error
     if wager is Wager.INSURANCE and joker is not JokerMode.SEMI_WILD:
         raise PaytableError(
             source,
@@ -316,6 +316,6 @@ def find_paytable(name_or_path: str) -> Paytable:
     tables = seed_paytables() | sample_paytables()
     try:
         return tables[name_or_path]
-    except KeyError:
+    except KeyError as error:
         known = ", ".join(tables)
-        raise PaytableError(name_or_path, "(name)", f"no such paytable; known: {known}") from None
+        raise PaytableError(name_or_path, "(name)", f"no such paytable; known: {known}") from error

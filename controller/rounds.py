@@ -90,8 +90,8 @@ def _require_online(state: LedgerState, table_id: str) -> TableState:
 def _spot(rules: TableRules, text: str, seat: int) -> Spot:
     try:
         spot = Spot(text)
-    except ValueError:
-        raise LedgerError(f"unknown spot {text!r}") from None
+    except ValueError as error:
+        raise LedgerError(f"unknown spot {text!r}") from error
     if not 1 <= seat <= rules.seats:
         raise LedgerError(f"table {rules.table_id} has seats 1 to {rules.seats}, not {seat}")
     offered = {
@@ -236,8 +236,8 @@ def on_round_settled(state: LedgerState, event: RoundSettled) -> Outcome:
     rules = table_of(state, event.table_id)
     try:
         seats = {int(seat): cards for seat, cards in event.hands.items()}
-    except ValueError:
-        raise LedgerError(f"round {event.round_id}: seats are numbered 1 and up") from None
+    except ValueError as error:
+        raise LedgerError(f"round {event.round_id}: seats are numbered 1 and up") from error
     if len(seats) != len(event.hands) or not all(1 <= seat <= rules.seats for seat in seats):
         raise LedgerError(
             f"round {event.round_id}: hands must be for seats 1 to {rules.seats}, each once"

@@ -124,10 +124,10 @@ def table_rules(event: TableConfigured) -> TableRules:
     where = f"table {event.table_id}"
     try:
         hit_order = HitOrder(event.hit_order)
-    except ValueError:
+    except ValueError as error:
         raise TableRulesError(
             f"{where}: hit_order: sequential or split, not {event.hit_order!r}"
-        ) from None
+        ) from error
     if not 1 <= event.seats <= 9:
         raise TableRulesError(f"{where}: seats: 1 to 9, not {event.seats}")
     progressive = _paytable(event, "progressive", event.progressive, frozenset({Wager.PROGRESSIVE}))

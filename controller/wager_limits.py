@@ -46,8 +46,8 @@ def validated_limits(
     for name, limit in sorted(event.wager_limits.items()):
         try:
             spot = Spot(name)
-        except ValueError:
-            raise WagerLimitsError(f"wager_limits: {name!r} is not a spot") from None
+        except ValueError as error:
+            raise WagerLimitsError(f"wager_limits: {name!r} is not a spot") from error
         if spot is Spot.PROGRESSIVE:
             raise WagerLimitsError(
                 "wager_limits: progressive: the progressive wager is its paytable's one "

@@ -43,8 +43,8 @@ def load(name: str) -> Any:  # noqa: ANN401 - a factory's type is the driver's o
     drivers = available()
     try:
         target = drivers[name]
-    except KeyError:
+    except KeyError as error:
         known = ", ".join(sorted(drivers)) or "none"
-        raise UnknownDriverError(f"no driver named {name!r}; known: {known}") from None
+        raise UnknownDriverError(f"no driver named {name!r}; known: {known}") from error
     module, _, attribute = target.partition(":")
     return getattr(import_module(module), attribute)

@@ -69,8 +69,10 @@ def _moment(value: str | None, *, end: bool) -> datetime | None:
         return None
     try:
         moment = datetime.fromisoformat(value)
-    except ValueError:
-        raise CommandError(f"{value!r} is not an ISO date or time like 2026-11-29T18:00Z") from None
+    except ValueError as error:
+        raise CommandError(
+            f"{value!r} is not an ISO date or time like 2026-11-29T18:00Z"
+        ) from error
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     if end and len(value) == 10:  # a bare date covers the whole day

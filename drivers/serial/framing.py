@@ -62,8 +62,8 @@ def encode_frame(payload: str) -> bytes:
     """The frame carrying ``payload``; raises ValueError if the payload cannot be framed."""
     try:
         data = payload.encode("ascii")
-    except UnicodeEncodeError:
-        raise ValueError(f"payload {payload!r} is not ASCII") from None
+    except UnicodeEncodeError as error:
+        raise ValueError(f"payload {payload!r} is not ASCII") from error
     if len(data) > MAX_PAYLOAD:
         raise ValueError(f"payload of {len(data)} bytes exceeds {MAX_PAYLOAD}")
     if not _PRINTABLE.fullmatch(data) or START in data or END in data:

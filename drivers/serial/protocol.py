@@ -177,8 +177,8 @@ def _card(head: _Stamp, fields: tuple[str, ...]) -> CardDealt:
     position = _number(fields[1], "bad-position", 0, 99)
     try:
         Card.parse(fields[2])
-    except CardError:
-        raise ProtocolError("bad-card") from None
+    except CardError as error:
+        raise ProtocolError("bad-card") from error
     return CardDealt(
         head.event_id,
         head.at,
@@ -259,8 +259,8 @@ def decode_message(header: Header, table_id: str, at: str | None = None) -> Devi
         return _DECODERS[header.kind](stamp, header.fields)
     except ProtocolError as error:
         raise ProtocolError(error.reason, header.device, header.seq) from error
-    except Exception:  # noqa: BLE001 - hostile input: every failure is a rejection
-        raise ProtocolError("undecodable", header.device, header.seq) from None
+    except Exception as error:  # hostile input: every failure is a rejection
+        raise ProtocolError("undecodable", header.device, header.seq) from error
 
 
 def decode_payload(payload: str, table_id: str, at: str | None = None) -> DeviceMessage:
@@ -272,6 +272,6 @@ def decode_payload(payload: str, table_id: str, at: str | None = None) -> Device
         header = parse_header(payload)
     except ProtocolError:
         raise
-    except Exception:  # noqa: BLE001 - hostile input: every failure is a rejection
-        raise ProtocolError("undecodable") from None
+    except Exception as error:  # hostile input: every failure is a rejection
+        raise ProtocolError("undecodable") from error
     return decode_message(header, table_id, at)
