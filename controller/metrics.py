@@ -414,12 +414,10 @@ class ControllerMetrics(Collector):
     def _oldest_pending_seconds(self) -> float:
         if not self.journal.state.pending:
             return 0.0
-        rows = list(
-            self.journal.reader.query("SELECT min(at) AS at FROM payouts WHERE status = 'pending'")
-        )
-        if not rows or rows[0]["at"] is None:
+        oldest = self.journal.oldest_pending_at()
+        if oldest is None:
             return 0.0
-        since = datetime.fromisoformat(rows[0]["at"])
+        since = datetime.fromisoformat(oldest)
         return max(0.0, (datetime.now(UTC) - since).total_seconds())
 
     def exposition(self) -> bytes:

@@ -119,16 +119,17 @@ def run_service(args: argparse.Namespace) -> int:
 
 def summary(runtime: Runtime, simulation: Simulation) -> dict[str, Any]:
     """What a demo run did."""
-    database = runtime.journal.db
-    wagers = next(iter(database.query("SELECT count(*) AS n FROM payouts WHERE kind != 'envy'")))[
-        "n"
-    ]
+    journal = runtime.journal
+    wagers = journal.count_payouts(excluding_kind="envy")
     hits = [
-        dict(row)
-        for row in database.query(
-            "SELECT payout_id, table_id, seat, line, win_cents FROM payouts "
-            "WHERE kind = 'progressive' AND from_meter_cents > 0 ORDER BY seq"
-        )
+        {
+            "payout_id": hit.payout_id,
+            "table_id": hit.table_id,
+            "seat": hit.seat,
+            "line": hit.line,
+            "win_cents": hit.win_cents,
+        }
+        for hit in journal.hits()
     ]
     return {
         "rounds": {table.plan.table_id: table.rounds_played for table in simulation.tables},

@@ -144,18 +144,9 @@ def run_meters(args: argparse.Namespace) -> int:
 
 def run_hits(args: argparse.Namespace) -> int:
     """Print progressive hits and payouts that needed verification, newest first."""
-    where = ["(kind = 'progressive' OR verified_by IS NOT NULL OR status = 'pending')"]
-    params: list[Any] = []
-    if args.pending:
-        where.append("status = 'pending'")
-    if args.pool:
-        where.append("pool_id = ?")
-        params.append(args.pool)
     with open_journal(args) as journal:
-        query = f"SELECT * FROM payouts WHERE {' AND '.join(where)} ORDER BY seq DESC"  # noqa: S608
-        rows = [dict(row) for row in journal.db.query(query, params)]
-    for row in rows:
-        row["tax_report"] = bool(row["tax_report"])
+        records = journal.verification_records(pending_only=args.pending, pool_id=args.pool)
+    rows = [record.row() for record in records]
     if args.json:
         print(json.dumps({"hits": rows}, indent=2))
         return 0

@@ -77,21 +77,17 @@ class Display:
     def snapshot(self) -> dict[str, Any]:
         """Everything the page shows."""
         state = self.journal.state
-        database = self.journal.reader
-        rows = list(database.query("SELECT max(seq) AS seq FROM journal"))
-        pending = [
-            dict(row)
-            for row in database.query(
-                "SELECT payout_id, table_id, seat, line, win_cents, hand, at, tax_report "
-                "FROM payouts WHERE status = 'pending' ORDER BY seq"
-            )
-        ]
+        pending = [msgspec.structs.asdict(payout) for payout in self.journal.pending_payouts()]
         hits = [
-            dict(row)
-            for row in database.query(
-                "SELECT at, pool_id, table_id, seat, line, win_cents FROM payouts "
-                "WHERE kind = 'progressive' AND from_meter_cents > 0 ORDER BY seq DESC LIMIT 25"
-            )
+            {
+                "at": hit.at,
+                "pool_id": hit.pool_id,
+                "table_id": hit.table_id,
+                "seat": hit.seat,
+                "line": hit.line,
+                "win_cents": hit.win_cents,
+            }
+            for hit in self.journal.hits(newest_first=True, limit=25)
         ]
         for row in (*pending, *hits):
             row["label"] = _label(row["line"])
@@ -115,7 +111,7 @@ class Display:
                 "id": self.controller_id,
                 "online": self.sequencer.available,
                 "reason": self.sequencer.failed_reason or "",
-                "rows": rows[0]["seq"] or 0,
+                "rows": self.journal.committed_seq(),
             },
             "pools": [
                 {

@@ -43,6 +43,7 @@ from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs, read_highs
 from controller.journal.errors import JournalError
 from controller.journal.identity import conflict_fault, same_event
+from controller.journal.reads import ReadSide
 from controller.journal.restore import authority_json, load_state, manifest_json
 from controller.journal.schema import migrate
 from controller.ledger import LedgerError, LedgerState, apply
@@ -51,7 +52,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from controller.events import AnyEvent
+    from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
+    from controller.journal.port import JournalPort
+    from controller.journal.verify import VerifyReport
 
 log = logging.getLogger(__name__)
 
@@ -183,8 +187,12 @@ class Transaction:
         self.committed = True
 
 
-class Journal:
-    """The ledger's durable home. One writer per process; see the module docstring."""
+class Journal(ReadSide):
+    """The ledger's durable home. One writer per process; see the module docstring.
+
+    It is the SQLite backend of :class:`controller.journal.port.JournalPort`; its reads for
+    reports, displays and metrics come from :class:`controller.journal.reads.ReadSide`.
+    """
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
@@ -490,3 +498,14 @@ class Journal:
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every journal row in order."""
         yield from self.db.query("SELECT * FROM journal ORDER BY seq")
+
+    def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
+        """Check the chain and replay the journal from empty (:func:`.verify.verify`)."""
+        # Imported here: verify reads this module.
+        from controller.journal.verify import verify  # noqa: PLC0415
+
+        return verify(self.path, keys=keys, anchors=anchors)
+
+
+if TYPE_CHECKING:  # mypy proves the SQLite journal implements the port.
+    _BACKEND: type[JournalPort[Transaction]] = Journal

@@ -1,0 +1,110 @@
+"""What the rest of the controller needs of a journal: the port every backend implements.
+
+:class:`controller.journal.store.Journal` (one SQLite file) is today's backend; another (a
+replicated database, for high availability) implements the same protocol and passes the same
+contract tests (tests/test_journal_contract.py). docs/journal.md describes each member.
+
+Writes go through a :class:`PreparedAppend`: :meth:`JournalPort.prepare` writes a group of events
+without committing, the sequencer commits beside the event loop, and :meth:`JournalPort.adopt`
+moves the in-memory state on once the commit is durable. A failure anywhere leaves the journal
+and its state as they were (the caller fails closed).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
+    from controller.events import AnyEvent
+    from controller.journal.anchors import Anchor
+    from controller.journal.checkpoints import Sealed
+    from controller.journal.reads import Hit, PayoutRecord, PendingPayout
+    from controller.journal.store import Receipt
+    from controller.journal.verify import VerifyReport
+    from controller.ledger import LedgerState
+
+
+class PreparedAppend(Protocol):
+    """Events written under the journal's write lock, not yet durable."""
+
+    @property
+    def committed(self) -> bool:
+        """Whether :meth:`commit` has returned."""
+
+    @property
+    def receipts(self) -> list[Receipt]:
+        """What became of each event, valid once committed."""
+
+    def commit(self) -> None:
+        """Make the events durable, or roll back and raise ``JournalError``.
+
+        It may run in another thread than the one that prepared it.
+        """
+
+
+_Prepared = TypeVar("_Prepared", bound=PreparedAppend)
+
+
+class JournalPort(Protocol[_Prepared]):
+    """The ledger's durable home, as the sequencer, start-up, CLI, display and metrics use it.
+
+    Generic in the backend's prepared append: :meth:`adopt` takes back what :meth:`prepare` gave.
+    """
+
+    @property
+    def path(self) -> Path:
+        """Where the journal is: its file, or what names it in messages."""
+
+    @property
+    def state(self) -> LedgerState:
+        """The ledger's state after the last adopted row."""
+
+    @property
+    def head(self) -> tuple[int, str]:
+        """The last row this journal knows: its ``seq`` and ``hash``."""
+
+    def append(self, event: AnyEvent) -> Receipt:
+        """Apply and journal one event durably."""
+
+    def append_many(
+        self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None
+    ) -> list[Receipt]:
+        """Apply and journal several events in one transaction (group commit)."""
+
+    def prepare(self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None) -> _Prepared:
+        """Everything of :meth:`append_many` but the commit."""
+
+    def adopt(self, transaction: _Prepared) -> list[Receipt]:
+        """Move the state on to a committed transaction's; its receipts."""
+
+    def device_highs(self) -> dict[tuple[str, str], int]:
+        """The highest event ``seq`` journaled from each device."""
+
+    def committed_seq(self) -> int:
+        """The last committed row, as another reader sees it (0 if none)."""
+
+    def pending_payouts(self) -> list[PendingPayout]:
+        """The payouts awaiting verification, oldest first."""
+
+    def oldest_pending_at(self) -> str | None:
+        """When the oldest payout awaiting verification was made."""
+
+    def hits(self, *, newest_first: bool = False, limit: int | None = None) -> list[Hit]:
+        """The progressive hits paid from a meter."""
+
+    def count_payouts(self, *, excluding_kind: str) -> int:
+        """How many payouts the journal holds, those of one kind left out."""
+
+    def verification_records(
+        self, *, pending_only: bool = False, pool_id: str | None = None
+    ) -> list[PayoutRecord]:
+        """Progressive hits and payouts that needed verification, newest first."""
+
+    def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
+        """Check the chain and replay the journal from empty."""
+
+    def close(self) -> None:
+        """Release the backend's connections."""

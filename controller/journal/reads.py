@@ -1,0 +1,183 @@
+"""The journal's reads for reports, displays and metrics, as typed rows.
+
+Every query the rest of the controller runs on the journal lives here, behind named functions
+that :class:`controller.journal.store.Journal` (and any other backend of
+:class:`controller.journal.port.JournalPort`) offers as methods. They read the materialized
+``payouts`` table through sqlite-utils, on whatever connection they are given: the journal's
+read-only one for the display and metrics, which never touches the writer's connection a commit
+may be using (docs/journal.md).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import msgspec
+
+from controller.effects import PayoutMade
+
+if TYPE_CHECKING:
+    import sqlite_utils
+
+
+class PendingPayout(msgspec.Struct, frozen=True, kw_only=True):
+    """A payout awaiting a supervisor's verification, as the floor display lists it."""
+
+    payout_id: str
+    table_id: str
+    seat: int
+    line: str | None
+    win_cents: int
+    hand: str
+    at: str
+    tax_report: bool
+
+
+class Hit(msgspec.Struct, frozen=True, kw_only=True):
+    """A progressive hit paid (at least in part) from a pool's meter."""
+
+    payout_id: str
+    at: str
+    pool_id: str | None
+    table_id: str
+    seat: int
+    line: str | None
+    win_cents: int
+
+
+class PayoutRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """A row of the ``payouts`` table: the payout as it stands, and where the journal has it."""
+
+    payout: PayoutMade
+    seq: int
+    at: str
+    verified_by: str | None
+    verified_seq: int | None
+
+    def row(self) -> dict[str, Any]:
+        """The row with the table's column names, in its column order (docs/journal.md)."""
+        payout = msgspec.structs.asdict(self.payout)
+        hand = payout.pop("hand")
+        where = {"seq": self.seq, "at": self.at}
+        verified = {"verified_by": self.verified_by, "verified_seq": self.verified_seq}
+        return {"payout_id": payout.pop("payout_id"), **where, **payout, **verified, "hand": hand}
+
+
+_HIT: Final = "kind = 'progressive' AND from_meter_cents > 0"
+_NEEDED_VERIFICATION: Final = (
+    "(kind = 'progressive' OR verified_by IS NOT NULL OR status = 'pending')"
+)
+
+
+_Row = TypeVar("_Row", bound=msgspec.Struct)
+
+
+def _rows(
+    database: sqlite_utils.Database,
+    kind: type[_Row],
+    query: str,
+    params: list[object] | None = None,
+) -> list[_Row]:
+    # strict=False: SQLite stores booleans as 0 and 1.
+    return [
+        msgspec.convert(dict(row), kind, strict=False)
+        for row in database.query(query, params or [])
+    ]
+
+
+def committed_seq(database: sqlite_utils.Database) -> int:
+    """The last committed journal row, 0 if there is none."""
+    rows = list(database.query("SELECT coalesce(max(seq), 0) AS seq FROM journal"))
+    return int(rows[0]["seq"])
+
+
+def pending_payouts(database: sqlite_utils.Database) -> list[PendingPayout]:
+    """The payouts awaiting verification, oldest first."""
+    fields = ", ".join(PendingPayout.__struct_fields__)
+    query = f"SELECT {fields} FROM payouts WHERE status = 'pending' ORDER BY seq"  # noqa: S608
+    return _rows(database, PendingPayout, query)
+
+
+def oldest_pending_at(database: sqlite_utils.Database) -> str | None:
+    """When the oldest payout awaiting verification was made, ``None`` if none awaits."""
+    rows = list(database.query("SELECT min(at) AS at FROM payouts WHERE status = 'pending'"))
+    return str(rows[0]["at"]) if rows and rows[0]["at"] is not None else None
+
+
+def hits(
+    database: sqlite_utils.Database, *, newest_first: bool = False, limit: int | None = None
+) -> list[Hit]:
+    """The progressive hits paid from a meter, in journal order (or newest first)."""
+    fields = ", ".join(Hit.__struct_fields__)
+    order = "DESC" if newest_first else ""
+    query = f"SELECT {fields} FROM payouts WHERE {_HIT} ORDER BY seq {order}"  # noqa: S608
+    if limit is None:
+        return _rows(database, Hit, query)
+    return _rows(database, Hit, f"{query} LIMIT ?", [limit])
+
+
+def count_payouts(database: sqlite_utils.Database, *, excluding_kind: str) -> int:
+    """How many payouts the journal holds, those of one kind left out."""
+    query = "SELECT count(*) AS n FROM payouts WHERE kind != ?"
+    return int(next(iter(database.query(query, [excluding_kind])))["n"])
+
+
+def verification_records(
+    database: sqlite_utils.Database, *, pending_only: bool = False, pool_id: str | None = None
+) -> list[PayoutRecord]:
+    """Progressive hits and payouts that needed verification, newest first, filtered."""
+    where, params = [_NEEDED_VERIFICATION], list[object]()
+    if pending_only:
+        where.append("status = 'pending'")
+    if pool_id:
+        where.append("pool_id = ?")
+        params.append(pool_id)
+    query = f"SELECT * FROM payouts WHERE {' AND '.join(where)} ORDER BY seq DESC"  # noqa: S608
+    return [_record(row) for row in database.query(query, params)]
+
+
+def _record(row: dict[str, Any]) -> PayoutRecord:
+    made = {name: row[name] for name in PayoutMade.__struct_fields__}
+    made["tax_report"] = bool(made["tax_report"])
+    return PayoutRecord(
+        payout=PayoutMade(**made),
+        seq=row["seq"],
+        at=row["at"],
+        verified_by=row["verified_by"],
+        verified_seq=row["verified_seq"],
+    )
+
+
+class ReadSide:
+    """The named reads, as methods of a journal that has a read-only connection (``reader``)."""
+
+    @property
+    def reader(self) -> sqlite_utils.Database:
+        """The connection the reads run on; a journal backend provides it."""
+        raise NotImplementedError
+
+    def committed_seq(self) -> int:
+        """The last committed journal row, 0 if there is none (:func:`committed_seq`)."""
+        return committed_seq(self.reader)
+
+    def pending_payouts(self) -> list[PendingPayout]:
+        """The payouts awaiting verification, oldest first."""
+        return pending_payouts(self.reader)
+
+    def oldest_pending_at(self) -> str | None:
+        """When the oldest payout awaiting verification was made, ``None`` if none awaits."""
+        return oldest_pending_at(self.reader)
+
+    def hits(self, *, newest_first: bool = False, limit: int | None = None) -> list[Hit]:
+        """The progressive hits paid from a meter (:func:`hits`)."""
+        return hits(self.reader, newest_first=newest_first, limit=limit)
+
+    def count_payouts(self, *, excluding_kind: str) -> int:
+        """How many payouts the journal holds, those of one kind left out."""
+        return count_payouts(self.reader, excluding_kind=excluding_kind)
+
+    def verification_records(
+        self, *, pending_only: bool = False, pool_id: str | None = None
+    ) -> list[PayoutRecord]:
+        """Progressive hits and payouts that needed verification, newest first."""
+        return verification_records(self.reader, pending_only=pending_only, pool_id=pool_id)
