@@ -231,6 +231,23 @@ def test_journal_contract_a_verified_hit_leaves_the_pending_reads(
     assert [hit.payout_id for hit in journal.hits(newest_first=True, limit=1)] == [HIT]
 
 
+def test_journal_contract_payouts_since_a_row_are_given_as_made_for_a_sink_catching_up(
+    journal: JournalPort[Any],
+) -> None:
+    play_hit_round(journal)
+    made = journal.payouts_since(0)
+    assert len(made) == journal.count_payouts(excluding_kind="envy") == 4
+    assert [seq for seq, _, _ in made] == sorted(seq for seq, _, _ in made)
+    hit_seq = next(seq for seq, _, payout in made if payout.payout_id == HIT)
+    journal.append(HitVerified("r2-verify", AT, HIT, "supervisor-7"))
+    # Verified since, the hit is still given as it was made: pending.
+    since = journal.payouts_since(hit_seq - 1)
+    assert {seq for seq, _, _ in since} == {hit_seq}
+    (again,) = [payout for _, _, payout in since if payout.payout_id == HIT]
+    assert (again.payout_id, again.status) == (HIT, "pending")
+    assert journal.payouts_since(journal.head[0]) == []
+
+
 def test_journal_contract_device_highs_keep_each_devices_highest_seq(
     journal: JournalPort[Any],
 ) -> None:

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from pathlib import Path
 
+    from controller.effects import PayoutMade
     from controller.events import AnyEvent
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
@@ -102,6 +103,9 @@ class JournalPort(Protocol[_Prepared]):
         self, *, pending_only: bool = False, pool_id: str | None = None
     ) -> list[PayoutRecord]:
         """Progressive hits and payouts that needed verification, newest first."""
+
+    def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
+        """Each payout made after row ``seq``, as made: its row, its time, the payout."""
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty."""

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import msgspec
 
 from controller.effects import PayoutMade
+from controller.journal.payouts import payouts_after
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -181,3 +182,10 @@ class ReadSide:
     ) -> list[PayoutRecord]:
         """Progressive hits and payouts that needed verification, newest first."""
         return verification_records(self.reader, pending_only=pending_only, pool_id=pool_id)
+
+    def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
+        """Each payout made after row ``seq``, as made: its row, its time, the payout.
+
+        What a sink that announces hits reads to catch up after a crash (:mod:`.payouts`).
+        """
+        return payouts_after(self.reader.conn, seq)
