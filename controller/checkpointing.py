@@ -22,7 +22,7 @@ import logging
 import time
 import uuid
 from datetime import datetime
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from controller.config import ConfigError
 from controller.controller_key import ControllerKey, load_key, resolve
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from controller.config import Config
     from controller.events import CheckpointRecorded
     from controller.journal import Journal
+    from controller.journal.port import JournalPort
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class CheckpointSchedule:
             return None
         return max(0.0, self.every_s - (self.monotonic() - self._since))
 
-    def seal(self, journal: Journal, at: str) -> Sealed:
+    def seal(self, journal: JournalPort[Any], at: str) -> Sealed:
         """The checkpoint of the journal's head and state now, signed, to journal next."""
         self._since = self.monotonic()
         sealed = seal(self.key, self.controller, journal.state, journal.head, at)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
     from prometheus_client.metrics_core import Metric
 
-    from controller.journal import Journal, Receipt
+    from controller.journal import Receipt
+    from controller.journal.port import JournalPort
     from controller.liveness import Liveness
     from controller.sequencer import Sequencer
 
@@ -96,7 +97,9 @@ def _dollars(cents: float) -> float:
 class ControllerMetrics(Collector):
     """The controller's metrics; :meth:`observe` is called by the sequencer after each commit."""
 
-    def __init__(self, journal: Journal, sequencer: Sequencer, liveness: Liveness | None) -> None:
+    def __init__(
+        self, journal: JournalPort[Any], sequencer: Sequencer, liveness: Liveness | None
+    ) -> None:
         self.journal = journal
         self.sequencer = sequencer
         self.liveness = liveness

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.broadcast import Broadcast
-    from controller.journal import Journal
+    from controller.journal.port import JournalPort
     from controller.liveness import Liveness
     from controller.metrics import ControllerMetrics
     from controller.sequencer import Sequencer
@@ -19,7 +19,7 @@ class Runtime:
     """One controller's journal, sequencer, fan-out, liveness monitor and metrics."""
 
     controller_id: str
-    journal: Journal
+    journal: JournalPort[Any]
     broadcast: Broadcast
     sequencer: Sequencer
     liveness: Liveness | None = None

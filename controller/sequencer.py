@@ -32,7 +32,7 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from controller.clock import utc_now
 from controller.clock_watch import ClockWatch
@@ -59,9 +59,9 @@ if TYPE_CHECKING:
     from controller.checkpointing import CheckpointSchedule
     from controller.device_sequences import Gap
     from controller.events import AnyEvent
-    from controller.journal import Journal, Receipt
+    from controller.journal import Receipt
     from controller.journal.checkpoints import Sealed
-    from controller.journal.store import Transaction
+    from controller.journal.port import JournalPort, PreparedAppend
     from controller.outputs import AnyUpdate
 
 log = logging.getLogger(__name__)
@@ -127,7 +127,7 @@ class Sequencer:
 
     def __init__(  # noqa: PLR0913 - the sequencer's collaborators, each but the first two optional
         self,
-        journal: Journal,
+        journal: JournalPort[Any],
         broadcast: Broadcast,
         *,
         clock: Callable[[], str] = utc_now,
@@ -347,7 +347,7 @@ class Sequencer:
             return
         self._answer(batch, self.journal.adopt(transaction), started)
 
-    async def _durable(self, transaction: Transaction) -> None:
+    async def _durable(self, transaction: PreparedAppend) -> None:
         """Run the ``COMMIT`` in the commit thread; return (or raise) once it has ended."""
         loop = asyncio.get_running_loop()
         commit = loop.run_in_executor(self._committer, transaction.commit)
