@@ -9,7 +9,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 SYSTEM_PACKAGES := mosquitto:mosquitto socat:socat systemd-analyze:systemd chromium:chromium \
 	promtool:prometheus openssl:openssl
 
-.PHONY: test lint typecheck unit bench fuzz demo system-deps clean
+.PHONY: test test-fast lint typecheck unit unit-fast bench fuzz demo system-deps clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,10 @@ system-deps:
 
 test: lint typecheck unit
 
+# The inner loop: the same checks, without the tests marked slow, fault, browser or exhaustive
+# (markers in pyproject.toml). `make test` still runs everything.
+test-fast: lint typecheck unit-fast
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -40,6 +44,9 @@ typecheck: $(STAMP)
 
 unit: $(STAMP) system-deps
 	$(BIN)/pytest -q
+
+unit-fast: $(STAMP) system-deps
+	$(BIN)/pytest -q -m "not slow and not fault and not browser and not exhaustive"
 
 bench: $(STAMP) system-deps
 	mkdir -p bench/results

@@ -304,6 +304,7 @@ def oracle_census(deck: Deck, mode: JokerMode) -> Counter[int]:
     return census
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("mode", MODES, ids=lambda mode: mode.value)
 @pytest.mark.parametrize("deck", list(REDUCED.values()), ids=list(REDUCED))
 def test_census_equals_oracle_enumeration_on_reduced_decks(deck: Deck, mode: JokerMode) -> None:
@@ -314,6 +315,7 @@ def test_census_equals_oracle_enumeration_on_reduced_decks(deck: Deck, mode: Jok
     assert split_census(deck, mode) == oracle_split_census(deck, mode)
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("deck", list(REDUCED.values()), ids=list(REDUCED))
 def test_paytable_line_counts_equal_oracle_enumeration_on_reduced_decks(deck: Deck) -> None:
     reduced = Analyzer(deck)
@@ -331,6 +333,7 @@ def test_paytable_line_counts_equal_oracle_enumeration_on_reduced_decks(deck: De
         assert reduced.natural_counts(table) == {line: n for line, n in natural.items() if n}
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize(
     "deck",
     [

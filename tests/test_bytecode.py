@@ -81,6 +81,7 @@ def test_a_planted_pyc_never_runs_under_the_service(target: str, tmp_path: Path)
     assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_jackpotd_run_started_by_hand_replaces_itself_with_an_interpreter_without_a_cache(
     tmp_path: Path,
 ) -> None:

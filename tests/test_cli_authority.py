@@ -443,6 +443,7 @@ def test_config_approve_by_a_supervisor_is_refused(floor: Floor) -> None:
         assert journal.state.authority.configuration == load_config(floor.config).digest
 
 
+@pytest.mark.slow
 def test_run_on_an_unapproved_configuration_exits_with_one_line_saying_how_to_approve(
     tmp_path: Path,
 ) -> None:

@@ -17,7 +17,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from playwright.async_api import async_playwright
+
+pytestmark = pytest.mark.browser
 
 CHROMIUM_FLAGS = [
     "--no-sandbox",

@@ -164,6 +164,7 @@ async def streamed_past(stream: aiohttp.ClientResponse, mark: int) -> None:
         pass
 
 
+@pytest.mark.slow
 async def test_300_event_streams_leave_healthz_responsive_and_those_beyond_the_cap_get_503(
     daemon: Daemon,
 ) -> None:
@@ -240,6 +241,7 @@ async def test_300_event_streams_leave_healthz_responsive_and_those_beyond_the_c
     assert log.count("max_streams cap: further streams are refused") == 1, log
 
 
+@pytest.mark.browser
 async def test_a_page_refused_at_the_cap_tries_again_later_and_streams(tmp_path: Path) -> None:
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium is not None, "chromium is missing: make test installs it"

@@ -574,6 +574,7 @@ async def test_broker_restart_mid_play_loses_and_double_counts_no_wager(
     assert verify(tmp_path / "journal.db").ok
 
 
+@pytest.mark.fault
 async def test_broker_crash_sigkill_with_autosave_loses_and_double_counts_nothing(
     mosquitto: Broker, tmp_path: Path
 ) -> None:

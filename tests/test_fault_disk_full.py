@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
+pytestmark = pytest.mark.fault
+
 
 def free_port() -> int:
     with socket.socket() as sock:

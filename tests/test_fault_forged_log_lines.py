@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import aiomqtt
+import pytest
 from controller_keys import KEY_LINE, write_controller_key
 from floor import approved_site
 
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from mosquitto import Broker
+
+pytestmark = pytest.mark.fault
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_S = 30.0

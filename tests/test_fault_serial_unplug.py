@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pytest
 from floor import (
     CONTRIBUTION_CENTS,
     DEVICE_KINDS,
@@ -62,6 +63,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from controller.events import DeviceInput
+
+pytestmark = pytest.mark.fault
 
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from floor import (
     CONTRIBUTION_CENTS,
     DEVICE_KINDS,
@@ -66,6 +67,8 @@ if TYPE_CHECKING:
 
     from controller.events import DeviceInput
     from drivers.simulator import SimulatedTable
+
+pytestmark = pytest.mark.fault
 
 
 ROOT = Path(__file__).resolve().parent.parent

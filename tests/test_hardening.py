@@ -200,6 +200,7 @@ async def retained_status(broker: Broker, controller_id: str) -> bytes:
     raise AssertionError("no status")  # pragma: no cover - the loop returns or times out
 
 
+@pytest.mark.slow
 def test_security_the_broker_password_is_in_no_log_metric_page_or_journal(
     passworded_broker: Broker, tmp_path: Path
 ) -> None:
@@ -250,6 +251,7 @@ def test_security_the_broker_password_is_in_no_log_metric_page_or_journal(
         assert_absent(PASSWORD, " ".join(argv[:3]), checked.stdout + checked.stderr)
 
 
+@pytest.mark.slow
 def test_security_a_wrong_password_is_refused_and_not_logged(
     passworded_broker: Broker, tmp_path: Path
 ) -> None:
@@ -329,6 +331,7 @@ def jackpotd(*argv: str, env: dict[str, str] | None = None) -> subprocess.Comple
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_security_operators_keys_and_passphrases_never_reach_the_journal_or_the_output(
     tmp_path: Path,
 ) -> None:

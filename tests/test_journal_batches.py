@@ -26,6 +26,7 @@ from decimal import Decimal
 from importlib import resources
 from typing import TYPE_CHECKING
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_ledger_properties import play
@@ -168,6 +169,7 @@ def device_history(seed: int, rounds: int) -> list[AnyEvent]:
     return events + list(played)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(seed=st.integers(0, 2**32), sizes=st.lists(st.integers(1, 60), min_size=1))
 def test_journal_group_commit_of_device_events_writes_what_one_at_a_time_writes(

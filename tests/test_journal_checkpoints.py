@@ -263,6 +263,7 @@ def rebuilt(played: Path, dropped: set[str], path: Path) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_rebuilt_chain_is_refused_against_its_anchor(
     played: Path, key: ControllerKey, tmp_path: Path
 ) -> None:

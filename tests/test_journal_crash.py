@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import journal_child
+import pytest
 
 from controller.effects import MeterPaid, decode_effects
 from controller.events import decode_event
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from controller.events import AnyEvent
+
+pytestmark = pytest.mark.fault
 
 ROOT = Path(__file__).resolve().parent.parent
 CHILD = Path(__file__).resolve().parent / "journal_child.py"

@@ -781,6 +781,7 @@ SETTINGS = settings(
 # --- the properties -----------------------------------------------------------------------
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.data())
 def test_money_identity_every_pool_balances_to_the_cent_after_every_event(
@@ -794,6 +795,7 @@ def test_money_identity_every_pool_balances_to_the_cent_after_every_event(
     assert harness.events
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(st.data())
 def test_journal_replay_is_deterministic_and_refused_events_change_nothing(

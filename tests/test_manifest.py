@@ -82,6 +82,7 @@ def test_every_installed_file_is_in_the_manifest() -> None:
     assert paths == sorted(paths)
 
 
+@pytest.mark.slow
 def test_operations_manifest_a_changed_configuration_refuses_to_start(
     site: Rig, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -97,6 +98,7 @@ def test_operations_manifest_a_changed_configuration_refuses_to_start(
     assert "start-up self-check failed: the configuration file differs" in done.stderr
 
 
+@pytest.mark.slow
 def test_operations_manifest_changed_software_refuses_to_start_and_names_the_file(
     site: Rig,
 ) -> None:

@@ -16,6 +16,7 @@ from dataclasses import replace
 from importlib import metadata
 from pathlib import Path
 
+import pytest
 from software_rig import (
     approved_site,
     copy_distribution,
@@ -119,6 +120,7 @@ def install_by_hand(site: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_manifest_check_names_a_distribution_added_or_removed(tmp_path: Path) -> None:
     site = site_packages(tmp_path)
     path = [str(site), *sys.path]
@@ -155,6 +157,7 @@ def test_a_changed_interpreter_is_named() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_a_sourceless_pyc_in_place_of_a_source_is_named_and_refused(tmp_path: Path) -> None:
     # With no cache read, the one bytecode Python still loads is a .pyc beside the sources
     # with no .py of its name: the manifest covers every file of the packages.
@@ -178,6 +181,7 @@ def test_a_sourceless_pyc_in_place_of_a_source_is_named_and_refused(tmp_path: Pa
     assert "file added: controller/pool.pyc" in done.stderr
 
 
+@pytest.mark.slow
 def test_run_refuses_an_edited_dependency_and_names_the_file(tmp_path: Path) -> None:
     software = copy_distribution("pyserial", copy_software(site_packages(tmp_path)))
     config = write_config(tmp_path / "site")

@@ -105,6 +105,7 @@ async def run_until_checkpoints_are_retained(config: Config, broker: Broker) -> 
     return payload
 
 
+@pytest.mark.slow
 def test_the_last_checkpoint_is_retained_on_the_broker_and_anchors_the_journal(
     mosquitto: Broker, tmp_path: Path
 ) -> None:

@@ -323,6 +323,7 @@ REDUCED_DECKS = {
 }
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("name", REDUCED_DECKS)
 def test_645a6_every_seven_card_hand_of_reduced_deck_matches_oracle(name: str) -> None:
     """Every seven-card hand of the deck, with or without the joker, in both modes."""
@@ -468,6 +469,7 @@ FIVE_CARD_DECKS = {
 }
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("name", FIVE_CARD_DECKS)
 def test_645a6_b_c_every_five_card_hand_of_reduced_deck_ranks_as_oracle(

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
+import pytest
 from approvals import PASSPHRASE, Site
 from software_rig import ROOT, WAIT_S, free_port, write_config
 
@@ -30,6 +31,7 @@ def run(config: Path) -> subprocess.Popen[str]:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_run_refuses_to_start_without_an_approved_manifest(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     database = tmp_path / "journal.db"

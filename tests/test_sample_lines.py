@@ -151,6 +151,7 @@ REACHED = {
 }
 
 
+@pytest.mark.exhaustive
 @pytest.mark.parametrize("deck_name", REDUCED)
 def test_sample_line_counts_equal_the_oracles_hand_by_hand_on_reduced_decks(
     deck_name: str,

@@ -131,6 +131,7 @@ def test_the_daemon_refuses_to_start_on_an_edited_meter(played: Path, key: Contr
     start(played, key)
 
 
+@pytest.mark.slow
 def test_jackpotd_run_refuses_an_edited_meter_in_one_line(tmp_path: Path) -> None:
     """The same through the command the service runs, on an approved site."""
     write_controller_key(tmp_path)
