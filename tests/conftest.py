@@ -1,7 +1,14 @@
 """Shared test set-up: hypothesis profiles, and the real mosquitto broker fixture.
 
-``mosquitto`` (from tests/mosquitto.py) starts a real broker on a free loopback port;
-``played`` and ``connection`` (from tests/journal_rig.py) give a journal file with a few rounds.
+``mosquitto`` (from tests/support/mosquitto.py) starts a real broker on a free loopback port;
+``played`` and ``connection`` (from tests/support/journal_rig.py) give a journal file with a few
+rounds.
+
+The rigs live in ``tests/support/`` (a package) and are imported as ``from support.floor import
+...``: ``pythonpath = ["tests"]`` in pyproject.toml puts ``tests/`` on the path for every test
+module wherever it sits, and the fixtures are registered here (``pytest_plugins``), never by
+importing them into a test module. Scripts run as child processes by path
+(``tests/support/journal_child.py``) import only the installed packages.
 
 ``default`` keeps the local example database (under ``.hypothesis/``, git-ignored) so a failure
 found once is replayed first next time. ``ci`` keeps no database and prints the reproduction
@@ -15,7 +22,7 @@ import os
 
 from hypothesis import settings
 
-pytest_plugins = ["journal_rig", "mosquitto"]
+pytest_plugins = ["support.journal_rig", "support.mosquitto"]
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, database=None, print_blob=True)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from test_alpha_protocol import (
+from support.alpha_sign import (
     MEMORY,
     TEXT,
     FileEntry,

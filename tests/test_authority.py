@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 import pytest
-from approvals import Site, enrollment, now
-from journal_rig import (
+from support.approvals import Site, enrollment, now
+from support.journal_rig import (
     FIVE_ACES,
     NOTHING,
     POOL,

@@ -8,18 +8,13 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
+from support.cli_runs import run
 
 from controller import __version__
 from controller.cli import main
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    status = main(list(argv))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def test_version_via_the_installed_module() -> None:

@@ -3,7 +3,7 @@
 The site is a real one: a configuration file (a pool and a table, verification at $1,000,
 dual control at $5,000, lockout after 3 wrong passphrases), a journal whose authority is
 signed (a manager ``mgr`` and supervisors ``sup1``, ``sup2`` enrolled with keys, their key files
-beside it: tests/approvals.py), the configuration approved by the manager with
+beside it: tests/support/approvals.py), the configuration approved by the manager with
 ``jackpotd config approve``, and a five-aces hit of $1,000.02 awaiting verification, entered by a
 supervisor through ``jackpotd apply``.
 
@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from approvals import PASSPHRASE, Site
-from controller_keys import KEY_LINE, write_controller_key
-from floor import approved_site, free_port
+from support.approvals import PASSPHRASE, Site
+from support.controller_keys import KEY_LINE, write_controller_key
+from support.floor import approved_site, free_port
 
 from controller import keys
 from controller.broadcast import Broadcast

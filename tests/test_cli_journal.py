@@ -4,7 +4,7 @@ docs/journal.md, "Supervisors' and auditors' commands".
 
 The fixture is a site whose authority is signed, restored with ``jackpotd apply`` from a small
 stream of signed events: a manager who enrolls themself and three supervisors (their keys in
-files beside the journal, sealed under a passphrase: tests/approvals.py), the manager's
+files beside the journal, sealed under a passphrase: tests/support/approvals.py), the manager's
 approval of a pool and a table, wagers and a round settled by a supervisor. The other commands
 read and change it, signing with ``--key``.
 """
@@ -19,7 +19,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
 import pytest
-from approvals import PASSPHRASE, key_file
+from support.approvals import PASSPHRASE, key_file
 
 from controller import keys
 from controller.cli import main

@@ -8,7 +8,7 @@ not steps. The clocks are injected: a step is made by moving the wall clock alon
 from __future__ import annotations
 
 import pytest
-from fake_clocks import START_MONOTONIC, START_WALL, Clocks
+from support.fake_clocks import START_MONOTONIC, START_WALL, Clocks
 
 from controller.clock_watch import (
     ClockStep,

@@ -6,7 +6,6 @@ events are idempotent; the command reports a valid and an invalid file.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from decimal import Decimal
@@ -15,11 +14,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from support.cli_runs import check
+from support.config_files import BASE, edited, error_of, load, write
 
 from controller import config as config_module
 from controller import config_schema
-from controller.cli import config_command
-from controller.config import Config, ConfigError, Jurisdiction, TransportKind, load_config
+from controller.config import ConfigError, Jurisdiction, TransportKind, load_config
 from controller.config_events import config_events, exact_decimal
 from controller.events import (
     MeterAdjusted,
@@ -44,22 +44,6 @@ if TYPE_CHECKING:
 SAMPLE = Path(__file__).resolve().parent.parent / "deploy" / "jackpotd.toml"
 AT = "2025-01-01T00:00:00.000Z"
 
-BASE = """\
-[controller]
-site = "lab"
-id = "c1"
-
-[[pools]]
-id = "main"
-paytable = "progressive-1"
-
-[[tables]]
-id = "t1"
-transport = "simulator"
-bonus = "fortune-1"
-progressive = "progressive-1"
-pool = "main"
-"""
 
 DYNASTY_AK = """\
 name = "dynasty-lab"
@@ -78,31 +62,6 @@ line = "straight"
 outcome = "Straight"
 pays = "2 to 1"
 """
-
-
-def write(folder: Path, text: str, name: str = "jackpotd.toml") -> Path:
-    path = folder / name
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def load(folder: Path, text: str) -> Config:
-    return load_config(write(folder, text))
-
-
-def error_of(folder: Path, text: str) -> ConfigError:
-    with pytest.raises(ConfigError) as caught:
-        load(folder, text)
-    return caught.value
-
-
-def edited(old: str, new: str) -> str:
-    """BASE with ``old`` replaced by ``new``, or with ``new`` appended when ``old`` is empty."""
-    if not old:
-        return BASE + new
-    assert old in BASE
-    return BASE.replace(old, new, 1)
 
 
 # -- the sample ----------------------------------------------------------------------------------
@@ -588,15 +547,6 @@ def test_rates_travel_as_exact_decimals() -> None:
 
 
 # -- jackpotd config check ------------------------------------------------------------------------
-
-
-def check(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    parser = argparse.ArgumentParser(prog="jackpotd")
-    config_command.register(parser.add_subparsers(dest="command", required=True))
-    args = parser.parse_args(["config", "check", *argv])
-    status: int = args.run(args)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
 
 
 def test_config_check_summarizes_a_valid_file(capsys: pytest.CaptureFixture[str]) -> None:

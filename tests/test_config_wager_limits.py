@@ -14,7 +14,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from test_config import BASE, check
+from support.cli_runs import check
+from support.config_files import BASE
 
 from controller.config import Config, ConfigError, load_config
 from controller.config_events import config_events

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from controller_keys import KEY_LINE, write_controller_key
+from support.controller_keys import KEY_LINE, write_controller_key
 
 from controller.controller_key import (
     ControllerKey,

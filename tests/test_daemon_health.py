@@ -10,17 +10,16 @@ import asyncio
 import json
 from typing import TYPE_CHECKING
 
-from floor import WAIT_S
-from mosquitto import mosquitto_fixture  # noqa: F401 - registers the fixture
-from test_end_to_end import broker_settings, daemon, tables_announced, write_config
+from support.daemon import broker_settings, daemon, tables_announced, write_config
+from support.floor import WAIT_S
 
 from drivers.simulator_links import MqttTableLink
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from mosquitto import Broker
-    from test_end_to_end import Daemon
+    from support.daemon import Daemon
+    from support.mosquitto import Broker
 
 
 async def health_becomes(running: Daemon, status: int) -> dict[str, object]:

@@ -13,7 +13,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from test_deploy_prometheus import (
+from support.deploy_rig import (
     DEPLOY,
     bind_mounts,
     compose,

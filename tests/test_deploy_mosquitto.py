@@ -1,7 +1,7 @@
 """deploy/mosquitto against a real broker: TLS, a password per user, an ACL that confines tables.
 
 The broker runs the shipped ``mosquitto.conf`` and ACL with the shipped ``make-secrets.sh``'s
-credentials (the rig: tests/shipped_broker.py). tests/test_deploy_mosquitto_identity.py
+credentials (the rig: tests/support/shipped_broker.py). tests/test_deploy_mosquitto_identity.py
 proves what the broker's naming of sessions after users stops (session takeover).
 
 Mosquitto drops a publish the ACL forbids without telling an MQTT 3.1.1 client, so absence is
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 import pytest
-from floor import within
-from intake import JournalIntake
-from shipped_broker import (
+from support.floor import within
+from support.intake import JournalIntake
+from support.shipped_broker import (
     AT,
     CLIENT_ID,
     CONTROLLER,
@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from mosquitto import Broker
+    from support.mosquitto import Broker
 
 
 @pytest.fixture(scope="module")

@@ -9,7 +9,8 @@ named after its user, whatever id the client sent, so the hostile client gets it
 session and the controller's stay as they were. The controller logs in as two users
 (``jackpotd-in``, ``jackpotd-out``), one per connection, which keep two sessions.
 
-Each test starts its own broker on the shipped configuration and ACL (tests/shipped_broker.py),
+Each test starts its own broker on the shipped configuration and ACL
+(tests/support/shipped_broker.py),
 as the persistent sessions are what is tested; the controller is its own drivers
 (:class:`~drivers.mqtt.source.MqttSource`, :class:`~drivers.mqtt.sink.MqttSink`) over a real
 journal. One test runs the same attack with ``use_username_as_clientid`` left out of the shipped
@@ -28,9 +29,9 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from floor import within
-from intake import JournalIntake
-from shipped_broker import (
+from support.floor import within
+from support.intake import JournalIntake
+from support.shipped_broker import (
     AT,
     CLIENT_ID,
     CONTROLLER,
@@ -59,8 +60,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from mosquitto import Broker
-    from mqtt_watch import Watch
+    from support.mosquitto import Broker
+    from support.mqtt_watch import Watch
 
 STATUS = TOPICS.controller_status(CONTROLLER)
 CONTROLLER_IDS = (f"{CLIENT_ID}-in", f"{CLIENT_ID}-out")

@@ -34,9 +34,9 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
-from controller_keys import KEY_LINE, write_controller_key
-from floor import approved_site
 from playwright.async_api import async_playwright
+from support.controller_keys import KEY_LINE, write_controller_key
+from support.floor import approved_site
 
 from controller.config import ConfigError, parse_config
 from controller.config_schema import MAX_STREAMS

@@ -17,8 +17,8 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from floor import free_port, within
-from test_end_to_end import daemon, probe, tables_announced
+from support.daemon import daemon, probe, tables_announced
+from support.floor import free_port, within
 
 from controller.config import load_config
 from controller.events import (
@@ -39,7 +39,7 @@ from drivers.simulator_links import MqttTableLink
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from mosquitto import Broker
+    from support.mosquitto import Broker
 
     from controller.config import Config
 

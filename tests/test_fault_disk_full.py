@@ -22,8 +22,8 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from controller_keys import KEY_LINE, write_controller_key
-from floor import approved_site
+from support.controller_keys import KEY_LINE, write_controller_key
+from support.floor import approved_site
 
 from controller.journal.verify import verify
 

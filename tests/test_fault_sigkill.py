@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from floor import (
+from support.floor import (
     CONTRIBUTION_CENTS,
     DEVICE_KINDS,
     POOL,

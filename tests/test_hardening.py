@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
-from controller_keys import KEY_LINE, write_controller_key
-from floor import approved_site
-from mosquitto import MOSQUITTO, Broker
+from support.controller_keys import KEY_LINE, write_controller_key
+from support.floor import approved_site
+from support.mosquitto import MOSQUITTO, Broker
 
 from controller.keys import open_key, public_key_text
 

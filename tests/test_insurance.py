@@ -3,7 +3,8 @@
 The wager (authorized by 13:69F-11.15, which is not in the seeds) pays on the player's own seven
 cards when they are a *pai gow* hand (no pair, no straight, no flush), by the top card, the
 joker ranked as an ace and nothing else (rule (h)). Checked here: the lines hand by hand and
-against the independent oracle (tests/oracle.py), their exact counts over all 154,143,080 hands
+against the independent oracle (tests/support/oracle.py), their exact counts over all 154,143,080
+hands
 against a closed form, the sample paytables and their marking, the loader, the configuration
 and its journaled event, settlement (the maximum payout, no Envy), locking with wager limits,
 and the devices' ``insurance`` spot. The daemon end to end is tests/test_insurance_end_to_end.py.
@@ -20,12 +21,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
-import oracle
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_cli import run
-from test_config import BASE, edited, error_of, load, write
+from support import oracle
+from support.cli_runs import run
+from support.config_files import BASE, edited, error_of, load, write
+from support.insurance import house_insurance
 
 from controller.analyzer.census import mask_census
 from controller.analyzer.deck import FULL_DECK, Deck
@@ -277,19 +279,6 @@ def test_a_shipped_sample_must_say_so_and_a_seed_must_not(tmp_path: Path) -> Non
     write(tmp_path, text.replace("insurance-sample-1", "house-insurance-1"), "seeds/h.toml")
     with pytest.raises(PaytableError, match="name"):
         _shipped(tmp_path / "seeds", "seeds")
-
-
-def house_insurance(changes: dict[str, str] | None = None) -> str:
-    """An operator's own insurance paytable (the first sample's pays, no longer a sample)."""
-    text = (
-        'name = "house-insurance-1"\ntitle = "House insurance"\nwager = "insurance"\n'
-        'source = "Rules submission, 2026"\njoker = "semi-wild"\n\n'
-        '[[lines]]\nline = "insurance-nine-high"\noutcome = "Nine high"\npays = "500 to 1"\n\n'
-        '[[lines]]\nline = "insurance-ace-high"\noutcome = "Ace high"\npays = "1 to 1"\n'
-    )
-    for old, new in (changes or {}).items():
-        text = text.replace(old, new)
-    return text
 
 
 @pytest.mark.parametrize(

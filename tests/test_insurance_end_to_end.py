@@ -15,9 +15,9 @@ import json
 import uuid
 from typing import TYPE_CHECKING
 
-from floor import free_port, within
-from test_end_to_end import SITE, broker_settings, daemon, metric, tables_announced
-from test_insurance import house_insurance
+from support.daemon import SITE, broker_settings, daemon, metric, tables_announced
+from support.floor import free_port, within
+from support.insurance import house_insurance
 
 from controller.clock import utc_now
 from controller.config import load_config
@@ -35,7 +35,7 @@ from drivers.simulator_links import MqttTableLink
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from mosquitto import Broker
+    from support.mosquitto import Broker
 
     from controller.config import Config
 

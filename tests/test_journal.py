@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import pytest
-from journal_rig import (
+from support.journal_rig import (
     AT,
     FIVE_ACES,
     NOTHING,

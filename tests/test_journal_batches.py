@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_ledger_properties import play
+from support.histories import play
 
 from controller.events import PoolOpened, TableConfigured
 from controller.journal import Journal

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from journal_rig import AT, NOTHING, OTHER, POOL, rows_of, settle, wager
+from support.journal_rig import AT, NOTHING, OTHER, POOL, rows_of, settle, wager
 
 from controller.controller_key import ControllerKey, key_id
 from controller.events import CheckpointRecorded, MeterAdjusted, encode_event

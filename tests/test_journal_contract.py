@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from journal_rig import (
+from support.journal_rig import (
     AT,
     FIVE_ACES,
     NOTHING,

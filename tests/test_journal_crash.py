@@ -35,8 +35,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-import journal_child
 import pytest
+from support import journal_child
 
 from controller.effects import MeterPaid, decode_effects
 from controller.events import decode_event
@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.fault
 
 ROOT = Path(__file__).resolve().parent.parent
-CHILD = Path(__file__).resolve().parent / "journal_child.py"
+CHILD = Path(__file__).resolve().parent / "support" / "journal_child.py"
 KILLS = 55
 STREAM_SEED = "crash-7"
 PARENT_SEED = 20240501

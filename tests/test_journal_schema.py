@@ -13,7 +13,7 @@ from contextlib import closing
 from typing import TYPE_CHECKING
 
 import pytest
-from journal_rig import (
+from support.journal_rig import (
     POOL,
     opened_journal,
     play_rounds,

@@ -15,7 +15,7 @@ from contextlib import closing
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from journal_rig import POOL, TABLE, opened_journal, replay, rows_of, wager
+from support.journal_rig import POOL, TABLE, opened_journal, replay, rows_of, wager
 
 from controller.events import decode_event
 from controller.journal import Journal

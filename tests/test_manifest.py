@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
-from approvals import PASSPHRASE, Site, now
-from software_rig import write_config
+from support.approvals import PASSPHRASE, Site, now
+from support.software_rig import write_config
 
 from controller.cli import main
 from controller.config import load_config

@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from software_rig import (
+from support.software_rig import (
     approved_site,
     copy_distribution,
     copy_software,

@@ -16,13 +16,12 @@ from typing import TYPE_CHECKING
 import aiomqtt
 import paho.mqtt.client as paho
 import pytest
-from mosquitto import mosquitto_fixture  # noqa: F401 - registers the fixture
 
 from controller.settings import BrokerSettings
 from drivers.mqtt.connection import AckingClient, make_client
 
 if TYPE_CHECKING:
-    from mosquitto import Broker
+    from support.mosquitto import Broker
 
 WAIT_S = 15.0
 TOPIC = "test/acking"

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
-from controller_keys import KEY_LINE, write_controller_key
-from mqtt_watch import watching
+from support.controller_keys import KEY_LINE, write_controller_key
+from support.mqtt_watch import watching
 
 from controller.config import load_config
 from controller.journal.verify import verify
@@ -31,7 +31,7 @@ from drivers.mqtt.payloads import decode_checkpoint
 from drivers.mqtt.topics import TopicError, Topics
 
 if TYPE_CHECKING:
-    from mosquitto import Broker
+    from support.mosquitto import Broker
 
     from controller.config import Config
 

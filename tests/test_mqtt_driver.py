@@ -12,14 +12,25 @@ import asyncio
 import contextlib
 import json
 import sqlite3
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Self
 
 import aiomqtt
 import pytest
-from intake import JournalIntake
-from journal_rig import FIVE_ACES, POOL, opened_journal, settle, wager
-from mosquitto import mosquitto_fixture  # noqa: F401 - registers the fixture
-from mqtt_watch import Watch, watching
+from support.intake import JournalIntake
+from support.journal_rig import FIVE_ACES, POOL, opened_journal, settle, wager
+from support.mqtt_tables import (
+    CONTROLLER_STATUS,
+    TIMEOUT_S,
+    TOPICS,
+    event,
+    last_is,
+    running,
+    send,
+    settings_for,
+    table_client,
+    watch,
+    within,
+)
 
 from controller.events import (
     BetSensed,
@@ -37,7 +48,6 @@ from controller.outputs import (
     TableUpdate,
     WagerRefusal,
 )
-from controller.settings import BrokerSettings
 from drivers.backoff import Backoff
 from drivers.mqtt.payloads import (
     decode_hit,
@@ -47,102 +57,20 @@ from drivers.mqtt.payloads import (
 )
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource
-from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterator
+    from collections.abc import AsyncIterator, Iterator
     from pathlib import Path
 
-    from mosquitto import Broker
+    from support.mosquitto import Broker
 
-T = TypeVar("T")
 
-WAIT_S = 15.0
 """The bound on any one wait; a passing run takes a fraction of it."""
-TIMEOUT_S = 2.0
 """The drivers' wait for the broker's answers: short, as the proxy may accept and then drop."""
-SITE = "test"
-TOPICS = Topics(SITE)
-CONTROLLER_STATUS = TOPICS.controller_status("jackpotd")
 AT = "2025-01-02T03:04:05.000Z"
 
 
 # Helpers.
-
-
-def settings_for(port: int) -> BrokerSettings:
-    return BrokerSettings(
-        host="127.0.0.1",
-        port=port,
-        client_id="jackpotd",
-        site=SITE,
-        keepalive_s=5,
-        backoff_initial_s=0.02,
-        backoff_cap_s=0.3,
-    )
-
-
-def event(kind: str, **fields: Any) -> tuple[str, bytes]:
-    """A table event: its type and JSON payload."""
-    return kind, json.dumps({"v": 1, **fields}).encode()
-
-
-async def within(awaitable: Awaitable[T], what: str) -> T:
-    try:
-        async with asyncio.timeout(WAIT_S):
-            return await awaitable
-    except TimeoutError:
-        pytest.fail(f"timed out waiting for {what}")
-
-
-@contextlib.asynccontextmanager
-async def running(coroutine: Coroutine[Any, Any, None]) -> AsyncIterator[asyncio.Task[None]]:
-    """Run a driver in the background; cancel it on the way out (and surface its errors)."""
-    task = asyncio.create_task(coroutine)
-    try:
-        yield task
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await within(task, "the driver to stop")
-
-
-@contextlib.asynccontextmanager
-async def watch(
-    port: int, *filters: str, identifier: str | None = None, clean: bool = True
-) -> AsyncIterator[Watch]:
-    """A subscriber (a display, a test probe) at QoS 1."""
-    client = aiomqtt.Client("127.0.0.1", port, identifier=identifier, clean_session=clean)
-    async with client:
-        if filters:  # a persistent session resumes with its subscriptions
-            await client.subscribe([(f, 1) for f in filters])
-        async with watching(client, WAIT_S) as watcher:
-            yield watcher
-
-
-def last_is(topic: str, payload: bytes) -> Callable[[Watch], bool]:
-    return lambda w: w.payloads(topic)[-1:] == [payload]
-
-
-@contextlib.asynccontextmanager
-async def table_client(
-    port: int, table_id: str = "t1", *, will: bool = False
-) -> AsyncIterator[aiomqtt.Client]:
-    """A fake table: fixed id, persistent session, and its last will if asked."""
-    last_will = aiomqtt.Will(TOPICS.table_status(table_id), b"offline", qos=1, retain=True)
-    client = aiomqtt.Client(
-        "127.0.0.1",
-        port,
-        identifier=f"table-{table_id}",
-        clean_session=False,
-        will=last_will if will else None,
-    )
-    async with client:
-        yield client
-
-
-async def send(client: aiomqtt.Client, table_id: str, kind: str, payload: bytes) -> None:
-    await client.publish(TOPICS.table_event(table_id, kind), payload, qos=1)
 
 
 async def send_stream(port: int, table_id: str, events: list[tuple[str, bytes]]) -> None:

@@ -14,9 +14,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from intake import JournalIntake, PoisonedIntake
-from mosquitto import mosquitto_fixture  # noqa: F401 - registers the fixture
-from test_mqtt_driver import (
+from support.intake import JournalIntake, PoisonedIntake
+from support.mqtt_tables import (
     CONTROLLER_STATUS,
     TIMEOUT_S,
     TOPICS,
@@ -41,7 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterator
     from pathlib import Path
 
-    from mosquitto import Broker
+    from support.mosquitto import Broker
 
 
 DEEP = b"[" * 2000 + b"]" * 2000

@@ -16,7 +16,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import pytest
-from journal_rig import POOL, TABLE, opened_journal
+from support.journal_rig import POOL, TABLE, opened_journal
 
 from controller.cli import main
 from controller.events import FaultRecorded, WagerLocked

@@ -14,8 +14,8 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from approvals import PASSPHRASE, Site
-from software_rig import ROOT, WAIT_S, free_port, write_config
+from support.approvals import PASSPHRASE, Site
+from support.software_rig import ROOT, WAIT_S, free_port, write_config
 
 from controller.config import load_config
 from controller.journal import Journal

@@ -4,7 +4,8 @@ The sample paytables (``controller/paytables/samples``) pay the Dynasty Bonus ha
 58 Pa. Code § 645a.6(g) and N.J.A.C. 13:69F-11(i), the straight flushes with and without the
 joker of 13:69F-11(g) (pay table "B") and the Emperor's Treasure hands of § 645a.6(e). Here:
 
-1. the Dynasty profiles list the hands of the texts, as the independent oracle (tests/oracle.py)
+1. the Dynasty profiles list the hands of the texts, as the independent oracle
+(tests/support/oracle.py)
    reads them;
 2. on random hands and hands built to make the rare lines, each sample pays the line the
    oracle's highest-paying rule picks from the oracle's lines;
@@ -23,10 +24,10 @@ from importlib import resources
 from itertools import combinations
 from math import comb
 
-import oracle
 import pytest
 from hypothesis import given, settings
-from test_oracle_agreement import any_seven, rich_hands
+from support import oracle
+from support.hands import any_seven, rich_hands
 
 from controller.analyzer.census import mask_census
 from controller.analyzer.deck import FULL_DECK, Deck

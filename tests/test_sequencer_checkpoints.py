@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 import pytest
-from journal_rig import opened_journal, rows_of, wager
+from support.journal_rig import opened_journal, rows_of, wager
 
 from controller.broadcast import Broadcast
 from controller.checkpointing import CheckpointSchedule

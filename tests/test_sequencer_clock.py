@@ -1,6 +1,6 @@
 """The sequencer journals a step of the wall clock once, as a fault with its size (docs/faults.md).
 
-A real journal file; the wall and monotonic clocks are injected (tests/fake_clocks.py), so
+A real journal file; the wall and monotonic clocks are injected (tests/support/fake_clocks.py), so
 that a step is someone setting the system clock while the controller runs.
 """
 
@@ -11,9 +11,9 @@ import sqlite3
 from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
-from fake_clocks import Clocks
-from journal_rig import POOL, TABLE, opened_journal
 from prometheus_client.parser import text_string_to_metric_families
+from support.fake_clocks import Clocks
+from support.journal_rig import POOL, TABLE, opened_journal
 
 from controller.broadcast import Broadcast
 from controller.clock_watch import ClockWatch, Direction

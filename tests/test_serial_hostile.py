@@ -10,9 +10,9 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
-from intake import JournalIntake, PoisonedIntake
-from serial_fakes import FakeDevice, FakePorts
-from test_serial_link import TABLE, WAIT_S, port_settings, running
+from support.intake import JournalIntake, PoisonedIntake
+from support.serial_fakes import FakeDevice, FakePorts
+from support.serial_rig import TABLE, WAIT_S, port_settings, running
 
 from controller.journal import Journal
 from drivers.serial import protocol

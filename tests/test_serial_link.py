@@ -17,56 +17,31 @@ Every wait is bounded with ``asyncio.timeout``; nothing sleeps to poll.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import os
-import tty
 from collections import Counter
 from typing import TYPE_CHECKING
 
 import pytest
-from intake import JournalIntake
-from serial_fakes import FakeDevice, FakePorts, Faults, seeded
+from support.intake import JournalIntake
+from support.serial_fakes import FakeDevice, FakePorts, Faults, seeded
+from support.serial_rig import TABLE, WAIT_S, PtyDevicePort, port_settings, running
 
 from controller.events import decode_event
 from controller.journal import Journal
 from controller.ports import ControllerUnavailableError
-from controller.settings import SerialPortSettings
 from drivers import registry
 from drivers.serial.framing import crc16, encode_frame
 from drivers.serial.link import SerialSource
 from drivers.serial.protocol import Heartbeat, decode_payload
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import Iterator
     from pathlib import Path
-
-TABLE = "T1"
-WAIT_S = 10.0
-
-
-def port_settings(url: str) -> SerialPortSettings:
-    # Short backoff so that a replug is noticed within the test's time budget.
-    return SerialPortSettings(
-        name="table-1", url=url, table_id=TABLE, backoff_initial_s=0.01, backoff_cap_s=0.05
-    )
 
 
 @pytest.fixture
 def journal(tmp_path: Path) -> Iterator[Journal]:
     with Journal(tmp_path / "journal.db") as journal:
         yield journal
-
-
-@contextlib.asynccontextmanager
-async def running(source: SerialSource, intake: JournalIntake) -> AsyncIterator[None]:
-    """Run the link for the block; a crash of the link surfaces when the block ends."""
-    task = asyncio.create_task(source.run(intake))
-    try:
-        yield
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
 
 
 def round_payloads(round_id: str = "R1", first_seq: int = 1) -> list[str]:
@@ -102,48 +77,6 @@ def assert_journaled_exactly_once(intake: JournalIntake, payloads: list[str]) ->
 
 
 # --- pty pairs through the real pyserial stack ----------------------------------------------
-
-
-class PtyDevicePort:
-    """The device's end of a pty pair: the master fd, read through the event loop."""
-
-    def __init__(self) -> None:
-        self.master, self.slave = os.openpty()
-        # Raw from the start, so that bytes written before the link opens are not echoed back.
-        tty.setraw(self.slave)
-        os.set_blocking(self.master, False)
-        self.path = os.ttyname(self.slave)
-        self.reader = asyncio.StreamReader()
-        self._loop = asyncio.get_running_loop()
-        self._loop.add_reader(self.master, self._readable)
-        self.open = True
-
-    def _readable(self) -> None:
-        try:
-            data = os.read(self.master, 4096)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""  # EIO: the slave side is gone
-        if data:
-            self.reader.feed_data(data)
-        else:
-            self._loop.remove_reader(self.master)
-            self.reader.feed_eof()
-
-    def write(self, data: bytes) -> None:
-        """Write to the line; bytes written to an unplugged line are lost."""
-        if self.open:
-            os.write(self.master, data)
-
-    def unplug(self) -> None:
-        """Close the master: the link's reads on the slave fail."""
-        if self.open:
-            self.open = False
-            self._loop.remove_reader(self.master)
-            os.close(self.master)
-            os.close(self.slave)
-            self.reader.feed_eof()
 
 
 def test_pty_frames_are_journaled_acked_and_bad_ones_answered(journal: Journal) -> None:

@@ -26,9 +26,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from controller_keys import KEY_LINE, write_controller_key
-from floor import approved_site
-from journal_rig import AT, NOTHING, OTHER, POOL, opened_journal, rows_of, settle, wager
+from support.controller_keys import KEY_LINE, write_controller_key
+from support.floor import approved_site
+from support.journal_rig import AT, NOTHING, OTHER, POOL, opened_journal, rows_of, settle, wager
 
 from controller.broadcast import Broadcast
 from controller.checkpointing import CheckpointSchedule, StoredStateError, resume_checkpoints

@@ -14,10 +14,10 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from intake import JournalIntake
-from journal_rig import POOL, TABLE, opened_journal
-from serial_fakes import FakeDevice
-from test_serial_link import WAIT_S, PtyDevicePort, port_settings, running
+from support.intake import JournalIntake
+from support.journal_rig import POOL, TABLE, opened_journal
+from support.serial_fakes import FakeDevice
+from support.serial_rig import WAIT_S, PtyDevicePort, port_settings, running
 
 from controller.cards import DECK, Card
 from controller.cli import main

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from controller_keys import KEY_LINE, write_controller_key
-from floor import approved_site
+from support.controller_keys import KEY_LINE, write_controller_key
+from support.floor import approved_site
 
 UNIT = Path(__file__).parent.parent / "systemd" / "jackpotd.service"
 

@@ -24,14 +24,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiohttp
 import pytest
-from approvals import Site
-from controller_keys import KEY_LINE, write_controller_key
-from software_rig import approve_manifest
 
 from controller.config import load_config
 from controller.events import BetSensed, BetsLocked
 from controller.journal import Journal
 from drivers.simulator import SimulatedTable, TablePlan
+from support.approvals import Site
+from support.controller_keys import KEY_LINE, write_controller_key
+from support.software_rig import approve_manifest
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Iterable, Mapping
@@ -67,7 +67,7 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def approved_site(config: Path, *, configuration: bool = True) -> Site:
@@ -75,9 +75,9 @@ def approved_site(config: Path, *, configuration: bool = True) -> Site:
 
     ``run`` starts only on a journal whose authority is signed, with the configuration and the
     installed software approved by a manager: so a manager (``mgr``) and two supervisors
-    (``sup1``, ``sup2``) are enrolled with keys (tests/approvals.py), then the manager signs
+    (``sup1``, ``sup2``) are enrolled with keys (tests/support/approvals.py), then the manager signs
     the configuration's approval (unless ``configuration`` is false) and the manifest a child
-    process sees (tests/software_rig.py).
+    process sees (tests/support/software_rig.py).
     """
     settings = load_config(config)
     settings.controller.journal.parent.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,8 @@ recorded in plain lists for assertions. Setting ``unavailable`` makes ``submit``
 with :class:`ControllerUnavailableError`, as the sequencer does when its journal cannot be
 written.
 
-Import it as ``from intake import JournalIntake`` (tests/ is on the path, as for ``oracle``).
+Import it as ``from support.intake import JournalIntake`` (tests/ is on the path; see
+tests/conftest.py).
 Tests wait for what they expect with :meth:`JournalIntake.wait_until` (woken by every call,
 never by polling a clock), bounded by ``asyncio.timeout`` in the test.
 """

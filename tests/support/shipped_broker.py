@@ -29,18 +29,18 @@ from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 import pytest
-from floor import within
-from mosquitto import Broker
-from mqtt_watch import Watch, watching
 from paho.mqtt.reasoncodes import ReasonCode
 
 from controller.settings import BrokerSettings, TlsSettings
 from drivers.mqtt.topics import Topics
+from support.floor import within
+from support.mosquitto import Broker
+from support.mqtt_watch import Watch, watching
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Collection
 
-REPO: Final = Path(__file__).resolve().parent.parent
+REPO: Final = Path(__file__).resolve().parents[2]
 SHIPPED: Final = REPO / "deploy" / "mosquitto"
 SAMPLE: Final = tomllib.loads((REPO / "deploy" / "jackpotd.toml").read_text(encoding="utf-8"))
 SITE: Final[str] = SAMPLE["controller"]["site"]

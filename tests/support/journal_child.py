@@ -1,6 +1,7 @@
 """Child process of the crash test: applies a deterministic stream of events to a real journal.
 
-Run as ``python tests/journal_child.py DBPATH START COUNT SEED``. It opens the journal, prints
+Run as ``python tests/support/journal_child.py DBPATH START COUNT SEED``. It opens the journal,
+prints
 ``ready`` once the journal file exists with its schema, makes sure the two pools and the two
 tables exist (fixed event ids, so that a restart re-sends them harmlessly), then appends events
 ``START`` to

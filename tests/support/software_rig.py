@@ -28,18 +28,17 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from approvals import Site, now
-from controller_keys import KEY_LINE, write_controller_key
-
 from controller.config import load_config
 from controller.events import ManifestApproved
 from controller.journal import Journal
 from controller.manifest import current
+from support.approvals import Site, now
+from support.controller_keys import KEY_LINE, write_controller_key
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "jackpotd.service"
 WAIT_S = 60
 

@@ -7,7 +7,7 @@ request, a key file under a fast scrypt setting: tests need not wait half a seco
 and journals the configuration approval the daemon needs; ``site.key_file(name, folder)``
 writes an operator's key file for command-line tests.
 
-Import it as ``from approvals import Site`` (tests/ is on the path).
+Import it as ``from support.approvals import Site`` (tests/ is on the path; see tests/conftest.py).
 """
 
 from __future__ import annotations

@@ -13,9 +13,7 @@ installs it). Set ``MOSQUITTO`` to use another binary.
 
 The fixture function is ``mosquitto_fixture``, registered under the name ``mosquitto`` (so that
 a test's ``mosquitto`` argument shadows no import). Register it for every test module in
-``tests/conftest.py`` with ``pytest_plugins = ["mosquitto"]``, or import it where it is used::
-
-    from mosquitto import mosquitto_fixture  # noqa: F401 - registers the fixture
+``tests/conftest.py`` with ``pytest_plugins = ["support.mosquitto"]``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,8 @@
 ``write_controller_key(folder)`` writes a fresh key as ``folder/controller.key`` (mode 0600,
 as ``jackpotd key generate`` does) and returns it; a configuration in ``folder`` names it with
 :data:`KEY_LINE` in its ``[controller]`` table. Import it as
-``from controller_keys import KEY_LINE, write_controller_key`` (tests/ is on the path).
+``from support.controller_keys import KEY_LINE, write_controller_key`` (tests/ is on the path; see
+tests/conftest.py).
 """
 
 from __future__ import annotations
