@@ -2,10 +2,10 @@
 
 docs/faults.md, "A serial adapter unplugged".
 
-``tests/test_serial_link.py`` unplugs a pty under the serial driver alone. Here the whole
-daemon (``python -m controller run --config ...``) runs as a child process with two tables on
-two pty lines, reached as udev reaches a USB adapter: through a symlink (``ttyT1``) the
-configuration names. While both tables play, table t1's line is unplugged four times: the
+``tests/drivers/serial/test_serial_link.py`` unplugs a pty under the serial driver alone. Here
+the whole daemon (``python -m controller run --config ...``) runs as a child process with two
+tables on two pty lines, reached as udev reaches a USB adapter: through a symlink (``ttyT1``)
+the configuration names. While both tables play, table t1's line is unplugged four times: the
 symlink goes away, the devices' end (the pty master) is closed, and the daemon's reads on its
 end fail; a moment later a new pty appears behind the same symlink, as a re-plugged adapter
 does, and the devices carry on. Checks:
