@@ -12,7 +12,7 @@ It plays, on one pool with sub-cent rates and a limit, everything whose meaning 
 a device voiding a held round (its contribution kept), a supervisor voiding a direct-entry
 round, bonus wagers below the minimum and of $10,000,000,000 (accepted then), a 10 % hit and
 a 100 % hit with overflow released, and a round left open (being dealt) at the end, whose
-stored row lacks its contributions. ``tests/test_voids.py`` replays it.
+stored row lacks its contributions. ``tests/ledger/test_voids.py`` replays it.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ AT = "2026-11-29T15:00:00Z"
 SEED = 1_000_000
 DEALER = ["2c", "4c", "6d", "8h", "Ts", "Qd", "9c"]
 SEVEN_CARD_FLUSH = ["3s", "4s", "5s", "6s", "7s", "8s", "9s"]
-OLD_JOURNAL = Path(__file__).parent / "data" / "journal_before_void_refunds.db"
+OLD_JOURNAL = Path(__file__).parents[1] / "data" / "journal_before_void_refunds.db"
 ids = count(1)
 
 
