@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
 
-SAMPLE = Path(__file__).resolve().parent.parent / "deploy" / "jackpotd.toml"
+SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "jackpotd.toml"
 AT = "2025-01-01T00:00:00.000Z"
 
 

@@ -23,7 +23,7 @@ from controller.events import SpotLimits
 from controller.ledger import LedgerState, apply
 from controller.settlement import Spot
 
-SAMPLE = Path(__file__).resolve().parent.parent / "deploy" / "jackpotd.toml"
+SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "jackpotd.toml"
 AT = "2025-01-01T00:00:00.000Z"
 
 
