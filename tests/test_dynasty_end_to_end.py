@@ -32,7 +32,7 @@ from controller.events import (
 from controller.journal.verify import verify
 from controller.service import Simulation, serve
 from controller.settings import BrokerSettings
-from drivers.mqtt.payloads import decode_hit
+from drivers.mqtt.outgoing import decode_hit
 from drivers.mqtt.topics import Topics
 from drivers.simulator_links import MqttTableLink
 

@@ -49,8 +49,9 @@ from support.floor import (
 
 from controller.events import BetSensed, CardDealt, DeviceInput
 from controller.journal.verify import verify
+from drivers.mqtt.outgoing import MeterPayload, decode_hit, decode_meter
 from drivers.mqtt.payloads import Heartbeat as MqttHeartbeat
-from drivers.mqtt.payloads import MeterPayload, decode_hit, decode_meter, decode_table_event
+from drivers.mqtt.payloads import decode_table_event
 from drivers.mqtt.topics import Topics
 from drivers.serial.framing import encode_frame
 from drivers.serial.protocol import Heartbeat as SerialHeartbeat

@@ -27,7 +27,7 @@ from support.mqtt_watch import watching
 from controller.config import load_config
 from controller.journal.verify import verify
 from controller.service import Simulation, serve
-from drivers.mqtt.payloads import decode_checkpoint
+from drivers.mqtt.outgoing import decode_checkpoint
 from drivers.mqtt.topics import TopicError, Topics
 
 if TYPE_CHECKING:

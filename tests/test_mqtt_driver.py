@@ -49,12 +49,7 @@ from controller.outputs import (
     WagerRefusal,
 )
 from drivers.backoff import Backoff
-from drivers.mqtt.payloads import (
-    decode_hit,
-    decode_meter,
-    decode_table_state,
-    decode_wager_refused,
-)
+from drivers.mqtt.outgoing import decode_hit, decode_meter, decode_table_state, decode_wager_refused
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource
 

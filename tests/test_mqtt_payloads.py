@@ -14,20 +14,22 @@ from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, Ro
 from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
 from drivers import registry
 from drivers.mqtt import payloads
+from drivers.mqtt.outgoing import (
+    controller_status_payload,
+    decode_hit,
+    decode_meter,
+    decode_table_state,
+    hit_payload,
+    meter_payload,
+    table_state_payload,
+)
 from drivers.mqtt.payloads import (
     MAX_PAYLOAD,
     BetPayload,
     Heartbeat,
     PayloadError,
-    controller_status_payload,
-    decode_hit,
-    decode_meter,
     decode_status,
     decode_table_event,
-    decode_table_state,
-    hit_payload,
-    meter_payload,
-    table_state_payload,
     table_status_event,
 )
 from drivers.mqtt.topics import TableEventTopic, TableStatusTopic, TopicError, Topics
@@ -396,8 +398,8 @@ def careful(event_type: str, data: bytes) -> object:
     kind = payloads._EVENT_TYPES[event_type]
     try:
         value = payloads.decode_object(data)
-        payloads._convert(value, payloads._HeadFields)
-        payload = payloads._convert(value, kind.payload)
+        payloads.convert(value, payloads._HeadFields)
+        payload = payloads.convert(value, kind.payload)
         return kind.event(payloads._Head("t1", payload.device, payload.seq, AT), payload)
     except PayloadError as error:
         return (error.reason, error.detail)

@@ -79,9 +79,7 @@ from drivers.mqtt.connection import (
     say_status,
 )
 from drivers.mqtt.outbox import Outbox, OutboxError, OutboxMessage
-from drivers.mqtt.payloads import (
-    OFFLINE,
-    ONLINE,
+from drivers.mqtt.outgoing import (
     checkpoint_payload,
     controller_status_payload,
     hit_payload,
@@ -89,6 +87,7 @@ from drivers.mqtt.payloads import (
     table_state_payload,
     wager_refused_payload,
 )
+from drivers.mqtt.payloads import OFFLINE, ONLINE
 from drivers.mqtt.topics import TopicError, Topics
 from drivers.tasks import until_first_ends
 

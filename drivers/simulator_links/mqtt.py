@@ -22,6 +22,7 @@ from drivers.mqtt.connection import (
     raise_if_cancelled,
     say_status,
 )
+from drivers.mqtt.outgoing import TableStatePayload, decode_table_state
 from drivers.mqtt.payloads import (
     OFFLINE,
     ONLINE,
@@ -33,8 +34,6 @@ from drivers.mqtt.payloads import (
     LockPayload,
     PayloadError,
     TablePayload,
-    TableStatePayload,
-    decode_table_state,
 )
 from drivers.mqtt.topics import Topics
 from drivers.simulator_links.common import (

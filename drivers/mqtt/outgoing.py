@@ -1,0 +1,217 @@
+"""The JSON payloads the controller publishes, schema version 1: meters, hits, commands.
+
+``meter/<pool>`` (:class:`MeterPayload`, retained), ``meter/<pool>/hit`` (:class:`HitPayload`),
+``table/<tid>/cmd/state`` (:class:`TableStatePayload`), ``table/<tid>/cmd/refused``
+(:class:`WagerRefusedPayload`), each carrying the time ``at`` and the journal row ``seq`` of the
+change, so that a display can order them and drop what it has already seen;
+``controller/<id>/checkpoint`` (:class:`CheckpointPayload`) is the controller's last signed
+checkpoint, whose ``seq`` is the row it covers; ``controller/<id>/status`` is the plain string
+``online`` or ``offline``. The decoders are for displays, signs and tests. What the tables send
+is read by :mod:`drivers.mqtt.payloads`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from drivers.mqtt.payloads import OFFLINE, ONLINE, SCHEMA_VERSION, convert, decode_object
+
+if TYPE_CHECKING:
+    from controller.outputs import (
+        CheckpointUpdate,
+        ControllerUpdate,
+        HitAnnouncement,
+        MeterUpdate,
+        TableUpdate,
+        WagerRefusal,
+    )
+
+
+class MeterPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``meter/<pool>``, retained: a pool's meters as they now stand."""
+
+    v: int
+    pool: str
+    meter_cents: int
+    reserve_cents: int
+    overflow_cents: int
+    seed_cents: int
+    at: str
+    seq: int
+
+
+class HitPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``meter/<pool>/hit``: a hit to show on the signs (``pool`` is null on ``meter/_/hit``)."""
+
+    v: int
+    payout: str
+    pool: str | None
+    table: str
+    seat: int
+    line: str | None
+    amount_cents: int
+    pending: bool
+    tax_report: bool
+    at: str
+    seq: int
+    hand: str = ""
+    """The winning hand's cards (``As Ks Qs Js Ts Jk 2c``), when the controller knows them."""
+
+
+class WagerRefusedPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``table/<tid>/cmd/refused``: a chip that did not become a wager at lock, and why."""
+
+    v: int
+    round: str
+    seat: int
+    spot: str
+    amount_cents: int
+    reason: str
+    at: str
+    seq: int
+
+
+class CheckpointPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``controller/<id>/checkpoint``, retained: the controller's last signed checkpoint.
+
+    Row ``seq`` of the journal has the hash ``hash``, and the state there the digest
+    ``state_digest`` and these meters; ``signature`` is the controller key's (``key_id``) over
+    them (controller/journal/checkpoints.py). The checkpoint itself is journaled at ``row``.
+    Saved off the box, a payload is an anchor (``jackpotd verify --anchor``).
+    """
+
+    v: int
+    controller: str
+    seq: int
+    hash: str
+    row: int
+    state_digest: str
+    meters: dict[str, int]
+    key_id: str
+    signature: str
+    at: str
+
+
+class TableStatePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``table/<tid>/cmd/state``: the controller opened or closed the table's progressive."""
+
+    v: int
+    open: bool
+    reason: str
+    at: str
+    seq: int
+
+
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def meter_payload(update: MeterUpdate) -> bytes:
+    """The retained payload of ``meter/<pool>``."""
+    return _ENCODER.encode(
+        MeterPayload(
+            v=SCHEMA_VERSION,
+            pool=update.pool_id,
+            meter_cents=update.meter_cents,
+            reserve_cents=update.reserve_cents,
+            overflow_cents=update.overflow_cents,
+            seed_cents=update.seed_cents,
+            at=update.at,
+            seq=update.seq,
+        )
+    )
+
+
+def hit_payload(update: HitAnnouncement) -> bytes:
+    """The payload of ``meter/<pool>/hit``."""
+    return _ENCODER.encode(
+        HitPayload(
+            v=SCHEMA_VERSION,
+            payout=update.payout_id,
+            pool=update.pool_id,
+            table=update.table_id,
+            seat=update.seat,
+            line=update.line,
+            amount_cents=update.amount_cents,
+            pending=update.pending,
+            tax_report=update.tax_report,
+            at=update.at,
+            seq=update.seq,
+            hand=update.hand,
+        )
+    )
+
+
+def table_state_payload(update: TableUpdate) -> bytes:
+    """The payload of ``table/<tid>/cmd/state``."""
+    return _ENCODER.encode(
+        TableStatePayload(
+            v=SCHEMA_VERSION, open=update.online, reason=update.reason, at=update.at, seq=update.seq
+        )
+    )
+
+
+def wager_refused_payload(update: WagerRefusal) -> bytes:
+    """The payload of ``table/<tid>/cmd/refused``."""
+    return _ENCODER.encode(
+        WagerRefusedPayload(
+            v=SCHEMA_VERSION,
+            round=update.round_id,
+            seat=update.seat,
+            spot=update.spot,
+            amount_cents=update.amount_cents,
+            reason=update.reason,
+            at=update.at,
+            seq=update.seq,
+        )
+    )
+
+
+def decode_wager_refused(data: bytes) -> WagerRefusedPayload:
+    """Parse a ``table/<tid>/cmd/refused`` payload; raises PayloadError."""
+    return convert(decode_object(data), WagerRefusedPayload)
+
+
+def checkpoint_payload(update: CheckpointUpdate) -> bytes:
+    """The retained payload of ``controller/<id>/checkpoint``."""
+    checkpoint = update.checkpoint
+    return _ENCODER.encode(
+        CheckpointPayload(
+            v=SCHEMA_VERSION,
+            controller=checkpoint.controller,
+            seq=checkpoint.head_seq,
+            hash=checkpoint.head_hash,
+            row=update.seq,
+            state_digest=checkpoint.state_digest,
+            meters=checkpoint.meters,
+            key_id=checkpoint.key_id,
+            signature=checkpoint.signature,
+            at=checkpoint.at,
+        )
+    )
+
+
+def decode_checkpoint(data: bytes) -> CheckpointPayload:
+    """Parse a ``controller/<id>/checkpoint`` payload; raises PayloadError."""
+    return convert(decode_object(data), CheckpointPayload)
+
+
+def controller_status_payload(update: ControllerUpdate) -> bytes:
+    """The retained payload of ``controller/<id>/status``: ``online`` or ``offline``."""
+    return ONLINE if update.online else OFFLINE
+
+
+def decode_meter(data: bytes) -> MeterPayload:
+    """Parse a ``meter/<pool>`` payload (for displays and tests); raises PayloadError."""
+    return convert(decode_object(data), MeterPayload)
+
+
+def decode_hit(data: bytes) -> HitPayload:
+    """Parse a ``meter/<pool>/hit`` payload; raises PayloadError."""
+    return convert(decode_object(data), HitPayload)
+
+
+def decode_table_state(data: bytes) -> TableStatePayload:
+    """Parse a ``table/<tid>/cmd/state`` payload; raises PayloadError."""
+    return convert(decode_object(data), TableStatePayload)
