@@ -47,7 +47,7 @@ from controller.events import (
 )
 from controller.journal import Journal, JournalError
 from controller.journal.payouts import payouts_after
-from controller.journal.store import APPLIED, REJECTED
+from controller.journal.receipt import APPLIED, REJECTED
 from controller.journal.verify import verify
 
 if TYPE_CHECKING:

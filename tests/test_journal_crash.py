@@ -42,7 +42,7 @@ from controller.effects import MeterPaid, decode_effects
 from controller.events import decode_event
 from controller.journal import Journal
 from controller.journal.codec import pool_json, wagers_json
-from controller.journal.store import APPLIED
+from controller.journal.receipt import APPLIED
 from controller.journal.verify import verify
 from controller.ledger import LedgerError, LedgerState, apply
 

@@ -20,7 +20,7 @@ import pytest
 from controller.broadcast import Broadcast
 from controller.events import BetSensed, BetsLocked, PoolOpened, TableConfigured
 from controller.journal import Journal
-from controller.journal.store import Transaction
+from controller.journal.transaction import Transaction
 from controller.liveness import Liveness
 from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate
 from controller.ports import ControllerUnavailableError

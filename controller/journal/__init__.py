@@ -6,6 +6,7 @@ the chain and replays the journal from empty.
 """
 
 from controller.journal.errors import JournalError, SchemaError
-from controller.journal.store import Journal, Receipt
+from controller.journal.receipt import Receipt
+from controller.journal.store import Journal
 
 __all__ = ["Journal", "JournalError", "Receipt", "SchemaError"]

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Hashable, Iterator, Mapping
 
     from controller.events import AnyEvent
-    from controller.journal.store import Receipt
+    from controller.journal.receipt import Receipt
     from controller.ledger import LedgerState
 
 

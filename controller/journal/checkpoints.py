@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from controller.controller_key import ControllerKey
-    from controller.journal.store import Receipt
+    from controller.journal.receipt import Receipt
     from controller.ledger_state import LedgerState
 
 DOMAIN: Final = b"jackpotd checkpoint v1\n"

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
-    from controller.journal.store import Receipt
+    from controller.journal.receipt import Receipt
     from controller.journal.verify import VerifyReport
     from controller.ledger import LedgerState
 

@@ -22,19 +22,17 @@ is written (:meth:`Journal._catch_up`).
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import logging
-import os
 import sqlite3
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Self
 
 import msgspec
 import sqlite_utils
 
-from controller.effects import AnyEffect, PayoutMade, Verified, decode_effects, encode_effects
+from controller.effects import PayoutMade, Verified, decode_effects, encode_effects
 from controller.events import encode_event
 from controller.journal.batch import Batch
 from controller.journal.chain import GENESIS, row_hash
@@ -44,8 +42,10 @@ from controller.journal.devices import DeviceHighs, read_highs
 from controller.journal.errors import JournalError
 from controller.journal.identity import conflict_fault, same_event
 from controller.journal.reads import ReadSide
+from controller.journal.receipt import APPLIED, INTERNAL_ERROR, REJECTED, Receipt
 from controller.journal.restore import authority_json, load_state, manifest_json
 from controller.journal.schema import migrate
+from controller.journal.transaction import Transaction, roll_back, why, write_error
 from controller.ledger import LedgerError, LedgerState, apply
 
 if TYPE_CHECKING:
@@ -58,11 +58,6 @@ if TYPE_CHECKING:
     from controller.journal.verify import VerifyReport
 
 log = logging.getLogger(__name__)
-
-APPLIED: Final = "applied"
-REJECTED: Final = "rejected"
-INTERNAL_ERROR: Final = "internal error"
-"""How the reason of an event the ledger failed on (a bug, not a refusal) begins."""
 
 JOURNAL_COLUMNS: Final = (
     "seq", "event_id", "kind", "at", "event", "outcome", "reason", "effects", "prev_hash", "hash",
@@ -84,26 +79,6 @@ tables, so they land in different leaves), the table's live-state row, the journ
 rows (docs/journal.md). A file that exists keeps the page size it was made with: SQLite
 changes it only by rebuilding the file, which the controller never does by itself.
 """
-
-
-@dataclass(frozen=True, slots=True)
-class Receipt:
-    """What became of an appended event, once it is durable."""
-
-    seq: int
-    event_id: str
-    outcome: str
-    reason: str
-    effects: tuple[AnyEffect, ...]
-    duplicate: bool = False
-    conflict: bool = False
-    """The event reused an id the journal holds for other content: this is the fault recorded
-    instead (:mod:`controller.journal.identity`), and the event was not applied."""
-
-    @property
-    def applied(self) -> bool:
-        """Whether the ledger accepted the event (a refusal is journaled too)."""
-        return self.outcome == APPLIED
 
 
 def connect(path: Path | str) -> sqlite_utils.Database:
@@ -137,56 +112,6 @@ def payout_columns(effect: PayoutMade, seq: int, at: str) -> dict[str, Any]:
     return row | {"verified_by": None, "verified_seq": None}
 
 
-def _why(path: Path, error: sqlite3.Error) -> str:
-    """SQLite's reason, and the file system's when it is read-only (SQLite may not say so)."""
-    with contextlib.suppress(OSError):
-        if os.statvfs(path.parent).f_flag & os.ST_RDONLY:
-            return f"{error} (the file system is read-only)"
-    return str(error)
-
-
-def _roll_back(connection: sqlite3.Connection) -> None:
-    """Undo an unfinished transaction, keeping the error that stopped it the one reported.
-
-    SQLite may already have rolled back (a full disk does that): the original error is the
-    one to report, not "no transaction is active".
-    """
-    if connection.in_transaction:
-        with contextlib.suppress(sqlite3.Error):
-            connection.execute("ROLLBACK")
-
-
-def _write_error(path: Path, error: sqlite3.Error) -> JournalError:
-    return JournalError(f"{path}: cannot write the journal: {_why(path, error)}")
-
-
-@dataclass(slots=True)
-class Transaction:
-    """A prepared append (:meth:`Journal.prepare`): written, not yet committed."""
-
-    path: Path
-    connection: sqlite3.Connection
-    state: LedgerState
-    tail: tuple[int, str]
-    receipts: list[Receipt]
-    committed: bool = False
-
-    def commit(self) -> None:
-        """``COMMIT``: durable when this returns; else rolled back and :class:`JournalError`.
-
-        It touches only the SQLite connection, so it may run in another thread than the one
-        that prepared it, as long as nothing else uses the connection until it returns.
-        """
-        try:
-            self.connection.execute("COMMIT")
-        except BaseException as error:
-            _roll_back(self.connection)
-            if isinstance(error, sqlite3.Error):
-                raise _write_error(self.path, error) from error
-            raise
-        self.committed = True
-
-
 class Journal(ReadSide):
     """The ledger's durable home. One writer per process; see the module docstring.
 
@@ -200,7 +125,7 @@ class Journal(ReadSide):
             self.db = connect(self.path)
             migrate(self.db)
         except sqlite3.Error as error:
-            reason = _why(self.path, error)
+            reason = why(self.path, error)
             raise JournalError(f"{self.path}: cannot open the journal: {reason}") from error
         self._tail = self._last_row()
         self.state = self._load()
@@ -317,7 +242,7 @@ class Journal(ReadSide):
         try:
             return self._prepare(events, snapshot)
         except sqlite3.Error as error:
-            raise _write_error(self.path, error) from error
+            raise write_error(self.path, error) from error
 
     def adopt(self, transaction: Transaction) -> list[Receipt]:
         """Move the in-memory state on to a committed transaction's; return its receipts."""
@@ -367,7 +292,7 @@ class Journal(ReadSide):
             if snapshot is not None:
                 store_snapshot(connection, receipts, snapshot)
         except BaseException:
-            _roll_back(connection)
+            roll_back(connection)
             raise
         return Transaction(self.path, connection, state, tail, receipts)
 

@@ -41,8 +41,9 @@ from controller.journal.checkpoint_audit import (
 )
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
+from controller.journal.receipt import APPLIED, REJECTED
 from controller.journal.restore import load_state
-from controller.journal.store import APPLIED, REJECTED, payout_columns
+from controller.journal.store import payout_columns
 from controller.ledger import LedgerError, LedgerState, apply
 
 if TYPE_CHECKING:
