@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 
 from controller.analyzer.census import natural_lines, split_census
 from controller.analyzer.deck import FULL_DECK
-from controller.cards import DECK_SIZE, JOKER_INDEX, JokerMode
-from controller.paytable_files import seed_paytables
-from controller.qualify import qualifier
+from controller.rules.cards import DECK_SIZE, JOKER_INDEX, JokerMode
+from controller.rules.paytable_files import seed_paytables
+from controller.rules.qualify import qualifier
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

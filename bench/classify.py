@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from treys import Card as TreysCard
 from treys import Evaluator
 
-from controller.cards import DECK, JokerMode
-from controller.paytable_files import seed_paytables
-from controller.qualify import qualifier
+from controller.rules.cards import DECK, JokerMode
+from controller.rules.paytable_files import seed_paytables
+from controller.rules.qualify import qualifier
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING, Any
 
 from common import SEATS, config_text, machine, write_results
 
-from controller.broadcast import Broadcast
-from controller.config import parse_config
-from controller.config_events import config_events
+from controller.config.changes import config_events
+from controller.config.load import parse_config
 from controller.events import encode_event
 from controller.journal import Journal
 from controller.journal.store import PAGE_SIZE
-from controller.ledger import LedgerError, apply
-from controller.sequencer import Sequencer, utc_now
+from controller.ledger.apply import LedgerError, apply
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.sequencer import Sequencer, utc_now
 from drivers.simulator import SimulatedTable, TablePlan
 
 if TYPE_CHECKING:

@@ -29,8 +29,8 @@ from typing import TYPE_CHECKING
 
 from structural import mqtt_attacks, serial_attacks
 
-from controller.cards import CardError, HandError, SevenCardHand
-from controller.config import ConfigError, parse_config
+from controller.config.load import ConfigError, parse_config
+from controller.rules.cards import CardError, HandError, SevenCardHand
 from drivers.mqtt.payloads import PayloadError, decode_table_event
 from drivers.serial.framing import FrameError, FrameReader, crc16, encode_frame
 from drivers.serial.protocol import ProtocolError, decode_payload
@@ -66,7 +66,7 @@ MQTT_SEEDS = [
     ("heartbeat", b'{"v":1,"device":"c1","seq":8}'),
 ]
 CARD_SEEDS = [b"As Kd Tc 9h 5s 3c Jk", b"Th Td 2c 3c 4c 5c 6c", b"Ac Kd Qh Js Ts 9s 8s"]
-"""Canonical codes: the card parser is the devices' (strict) one; see controller/cards.py."""
+"""Canonical codes: the card parser is the devices' (strict) one; see controller/rules/cards.py."""
 CONFIG_SEED = (Path(__file__).parent.parent / "deploy" / "jackpotd.toml").read_bytes()
 
 

@@ -8,8 +8,8 @@ travel with it (``by``, ``reason``).
 **Signatures.** An event that moves money or authority by an operator's decision (a
 verification, an adjustment, an enrollment, a void of a held round, a change of terms, an
 approval) carries ``signatures``: each an enrolled operator's Ed25519 signature over the event
-itself (:mod:`controller.signatures`), which the ledger checks whatever the entry path
-(:mod:`controller.authority`). The field is ``UNSET`` (never encoded) on events journaled
+itself (:mod:`controller.security.signatures`), which the ledger checks whatever the entry path
+(:mod:`controller.ledger.authority`). The field is ``UNSET`` (never encoded) on events journaled
 before signatures existed, so their text, and their hash chain, are unchanged.
 """
 
@@ -115,7 +115,7 @@ class TableConfigured(Event, frozen=True, tag="table-configured"):
     """The EZ Pai Gow Dynasty Bonus paytable (the ``dynasty`` spot); ``UNSET`` (never encoded)
     on a table without it, so events of tables without it read as they always did."""
     dynasty_profile: str | msgspec.UnsetType = msgspec.UNSET
-    """The reading of the Dynasty hands that paytable keeps to (:mod:`controller.dynasty`),
+    """The reading of the Dynasty hands that paytable keeps to (:mod:`controller.rules.dynasty`),
     written with ``dynasty`` and only with it."""
 
 
@@ -231,7 +231,7 @@ class OperatorEnrolled(Event, frozen=True, tag="operator-enrolled"):
 
     Operators enrolled before keys existed carry the salted hash of a PIN instead
     (``salt``, ``pin_hash``, ``kdf``), which the ledger no longer accepts as proof once a site
-    has enrolled a keyed operator (:mod:`controller.authority`).
+    has enrolled a keyed operator (:mod:`controller.ledger.authority`).
     """
 
     name: str
@@ -285,7 +285,7 @@ class ConfigurationApproved(Event, frozen=True, tag="configuration-approved"):
     """A manager approved a configuration file (its digest) and the changes it makes.
 
     Pools opened, terms changed and tables configured by the configuration take effect only
-    inside this signed bundle, all or none (:mod:`controller.authority`).
+    inside this signed bundle, all or none (:mod:`controller.ledger.authority`).
     """
 
     configuration: str

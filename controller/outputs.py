@@ -2,7 +2,7 @@
 
 The sequencer publishes these only after the journal transaction behind them has committed
 (docs/architecture.md). Sinks (signs, MQTT meter topics, the web display, metrics) receive them
-through :class:`controller.broadcast.Broadcast`. Money is integer cents.
+through :class:`controller.runtime.broadcast.Broadcast`. Money is integer cents.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
-from controller.cards import DECK, HAND_SIZE, format_cards, parse_cards
+from controller.backoff import Backoff
 from controller.clock import utc_now
 from controller.events import (
     BetSensed,
@@ -29,8 +29,8 @@ from controller.events import (
     device_event_id,
 )
 from controller.ports import ControllerUnavailableError
-from drivers.backoff import Backoff
-from drivers.registry import register_builtin
+from controller.rules.cards import DECK, HAND_SIZE, format_cards, parse_cards
+from controller.service.registry import register_builtin
 
 if TYPE_CHECKING:
     import random

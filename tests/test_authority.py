@@ -28,7 +28,6 @@ from support.journal_rig import (
     wager,
 )
 
-from controller import keys
 from controller.events import (
     AuthenticationFailed,
     ConfigurationApproved,
@@ -43,7 +42,8 @@ from controller.events import (
     Signature,
 )
 from controller.journal import Journal
-from controller.signatures import sign, signed_bytes
+from controller.security import keys
+from controller.security.signatures import sign, signed_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

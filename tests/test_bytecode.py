@@ -2,8 +2,8 @@
 
 Python runs ``__pycache__/<module>.cpython-311.pyc`` in place of the source whenever its header
 names the source's modification time and size; it never compares the code. The service runs
-with no bytecode cache (systemd/jackpotd.service, controller/bytecode.py), so the planted code
-is never read: the controller's own, a dependency's, and the standard library's caches alike.
+with no bytecode cache (systemd/jackpotd.service, controller/security/bytecode.py), so the planted
+code is never read: the controller's own, a dependency's, and the standard library's caches alike.
 The tests plant into copies of the software put first on the import path, never into the
 shared tree.
 """
@@ -31,7 +31,7 @@ from support.software_rig import (
     write_config,
 )
 
-from controller.bytecode import ENVIRONMENT, NOWHERE, OPTIONS
+from controller.security.bytecode import ENVIRONMENT, NOWHERE, OPTIONS
 
 PLANTED = """
 import os, sys
@@ -53,7 +53,11 @@ def plant(target: str, tmp_path: Path) -> tuple[Path, Path]:
     return software, tmp_path / "planted-code-ran"
 
 
-TARGETS = ["controller/__init__.py", "controller/service.py", "prometheus_client/__init__.py"]
+TARGETS = [
+    "controller/__init__.py",
+    "controller/service/wiring.py",
+    "prometheus_client/__init__.py",
+]
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -111,7 +115,7 @@ def test_jackpotd_run_started_by_hand_replaces_itself_with_an_interpreter_withou
 
 MODULES = """
 import json, sys
-import controller.cli, controller.service
+import controller.cli, controller.service.wiring
 import drivers.mqtt.sink, drivers.mqtt.source, drivers.serial.link, drivers.signs.serial_sign
 cached = {name: module.__spec__.cached for name, module in list(sys.modules.items())
           if getattr(module, "__spec__", None) is not None and module.__spec__.cached}
@@ -128,7 +132,14 @@ def test_every_module_the_service_imports_is_compiled_from_its_source(tmp_path: 
     cached: dict[str, str] = json.loads(done.stdout)
     # The controller's modules, its dependencies' and the standard library's: each would be
     # looked for under /dev/null, where nothing can be.
-    for name in ("controller.ledger", "msgspec", "aiohttp", "cryptography", "json", "asyncio"):
+    for name in (
+        "controller.ledger.apply",
+        "msgspec",
+        "aiohttp",
+        "cryptography",
+        "json",
+        "asyncio",
+    ):
         assert name in cached, name
     assert {name for name, path in cached.items() if not path.startswith(NOWHERE + "/")} == set()
     assert list(software.rglob("__pycache__")) == [], "and it wrote no cache either"

@@ -34,11 +34,9 @@ from support.approvals import PASSPHRASE, Site
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.floor import approved_site, free_port
 
-from controller import keys
-from controller.broadcast import Broadcast
 from controller.cli import main
 from controller.clock import utc_now as now
-from controller.config import load_config
+from controller.config.load import load_config
 from controller.events import (
     ConfigurationApproved,
     HitVerified,
@@ -52,9 +50,11 @@ from controller.events import (
     encode_event,
 )
 from controller.journal import Journal
-from controller.metrics import ControllerMetrics
-from controller.sequencer import Sequencer
-from controller.signatures import sign, with_signature
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.sequencer import Sequencer
+from controller.security import keys
+from controller.security.signatures import sign, with_signature
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, TypeVar
 import pytest
 from support.approvals import PASSPHRASE, key_file
 
-from controller import keys
 from controller.cli import main
 from controller.events import (
     ConfigurationApproved,
@@ -34,7 +33,8 @@ from controller.events import (
     encode_event,
 )
 from controller.journal import Journal
-from controller.signatures import sign, with_signature
+from controller.security import keys
+from controller.security.signatures import sign, with_signature
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from support.fake_clocks import START_MONOTONIC, START_WALL, Clocks
 
-from controller.clock_watch import (
+from controller.runtime.clock_watch import (
     ClockStep,
     ClockWatch,
     Direction,

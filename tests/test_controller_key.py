@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from support.controller_keys import KEY_LINE, write_controller_key
 
-from controller.controller_key import (
+from controller.security.controller_key import (
     ControllerKey,
     ControllerKeyError,
     key_id,

@@ -36,7 +36,7 @@ from support.deploy_rig import (
     sample_names,
 )
 
-from controller.config import load_config
+from controller.config.load import load_config
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource
 

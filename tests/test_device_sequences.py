@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.device_sequences import MAX_NEW_DEVICES, MAX_RANGES, DeviceSequences, Gap
+from controller.runtime.device_sequences import MAX_NEW_DEVICES, MAX_RANGES, DeviceSequences, Gap
 
 
 def beat(watch: DeviceSequences, last: int | None = None) -> list[Gap]:

@@ -38,9 +38,9 @@ from playwright.async_api import async_playwright
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.floor import approved_site
 
-from controller.config import ConfigError, parse_config
-from controller.config_schema import MAX_STREAMS
-from controller.display import RETRY_AFTER_S
+from controller.config.load import ConfigError, parse_config
+from controller.config.schema import MAX_STREAMS
+from controller.web.display import RETRY_AFTER_S
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator

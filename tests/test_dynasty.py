@@ -20,9 +20,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 
-from controller.cards import SevenCardHand
 from controller.cli import main
-from controller.dynasty import off_profile
 from controller.effects import PayoutMade, WagerRefused
 from controller.events import (
     AnyEvent,
@@ -35,10 +33,8 @@ from controller.events import (
     decode_event,
     encode_event,
 )
-from controller.ledger import LedgerError, LedgerState, apply
-from controller.paytable import DYNASTY_PROFILES
-from controller.paytable_files import sample_paytables, seed_paytables
-from controller.settlement import (
+from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.settlement import (
     DEALER_SEAT,
     PayoutKind,
     SeatWager,
@@ -48,8 +44,12 @@ from controller.settlement import (
     TableRules,
     settle_round,
 )
-from controller.table_rules import TableRulesError, most_one_player_wins, table_rules
-from controller.wager_limits import out_of_limits
+from controller.ledger.table_rules import TableRulesError, most_one_player_wins, table_rules
+from controller.ledger.wager_limits import out_of_limits
+from controller.rules.cards import SevenCardHand
+from controller.rules.dynasty import off_profile
+from controller.rules.paytable import DYNASTY_PROFILES
+from controller.rules.paytable_files import sample_paytables, seed_paytables
 from drivers.mqtt.payloads import decode_table_event
 from drivers.serial.protocol import decode_payload
 

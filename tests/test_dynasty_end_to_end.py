@@ -1,7 +1,7 @@
 """The EZ Pai Gow Dynasty Bonus settled end to end: table devices on a real mosquitto, the daemon.
 
 An NJ site (N.J.A.C. 13:69F-11(i), the ``nj`` Dynasty profile) runs the real service in-process
-(:func:`controller.service.serve`) with one EZ Pai Gow table on MQTT offering the ``dynasty``
+(:func:`controller.service.wiring.serve`) with one EZ Pai Gow table on MQTT offering the ``dynasty``
 spot. Its paytable is the operator's own file (a copy of the NJ sample with its own name: the
 configuration refuses a sample). The table's bet sensor, dealer console and shoe publish one
 round: three chips on the Dynasty spot (one above the table's maximum), seven cards each to
@@ -20,7 +20,8 @@ from typing import TYPE_CHECKING
 from support.daemon import daemon, probe, tables_announced
 from support.floor import free_port, within
 
-from controller.config import load_config
+from controller.config.load import load_config
+from controller.config.settings import BrokerSettings
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -30,8 +31,7 @@ from controller.events import (
     device_event_id,
 )
 from controller.journal.verify import verify
-from controller.service import Simulation, serve
-from controller.settings import BrokerSettings
+from controller.service.wiring import Simulation, serve
 from drivers.mqtt.outgoing import decode_hit
 from drivers.mqtt.topics import Topics
 from drivers.simulator_links import MqttTableLink
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from support.mosquitto import Broker
 
-    from controller.config import Config
+    from controller.config.load import Config
 
 SITE = "ez"
 TABLE = "ez1"

@@ -2,7 +2,7 @@
 
 The simulator's tables speak the real protocols (MQTT or serial), as they do for the demo and
 the benchmarks. Here the real service
-(:func:`controller.service.serve`, everything under one TaskGroup) runs in-process on a
+(:func:`controller.service.wiring.serve`, everything under one TaskGroup) runs in-process on a
 configuration written for the test, and :class:`drivers.simulator.SimulatedTable` tables play
 against it through :mod:`drivers.simulator_links`: MQTT clients on a real mosquitto (docs/mqtt.md)
 and devices on the master end of a pty whose slave the daemon opens through pyserial

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 
-from controller.config import ConfigError, load_config
-from controller.config_events import config_events
+from controller.config.changes import config_events
+from controller.config.load import ConfigError, load_config
 from controller.events import RoundSettled, TableConfigured, WagerLocked, decode_event, encode_event
 from controller.journal import Journal
 from controller.journal.verify import verify
-from controller.ledger import LedgerState, apply
-from controller.table_rules import table_rules
+from controller.ledger.apply import LedgerState, apply
+from controller.ledger.table_rules import table_rules
 
 if TYPE_CHECKING:
     from pathlib import Path

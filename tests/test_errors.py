@@ -19,8 +19,7 @@ import pytest
 
 import controller
 import drivers
-from controller.cards import CardError
-from controller.config import ConfigError, load_config
+from controller.config.load import ConfigError, load_config
 from controller.errors import (
     ConfigurationError,
     InputError,
@@ -29,8 +28,9 @@ from controller.errors import (
     UnavailableError,
 )
 from controller.journal import JournalError, SchemaError
-from controller.ledger import LedgerError
+from controller.ledger.apply import LedgerError
 from controller.ports import ControllerUnavailableError
+from controller.rules.cards import CardError
 from drivers.mqtt.payloads import PayloadError
 from drivers.serial.protocol import ProtocolError
 

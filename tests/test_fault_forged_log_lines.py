@@ -39,7 +39,7 @@ import pytest
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.floor import approved_site
 
-from controller.logsafe import CONTINUATION
+from controller.runtime.logsafe import CONTINUATION
 from drivers.serial.framing import encode_frame
 from drivers.simulator_links import PtyPair
 
@@ -57,7 +57,7 @@ FORGED = "CRITICAL forged line"
 RECORD = re.compile(
     r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.]+: "
 )
-"""The start of a record's line (controller.logsafe.LOG_FORMAT)."""
+"""The start of a record's line (controller.runtime.logsafe.LOG_FORMAT)."""
 
 
 def free_port() -> int:

@@ -49,7 +49,7 @@ from support.controller_keys import KEY_LINE, write_controller_key
 from support.floor import approved_site
 from support.mosquitto import MOSQUITTO, Broker
 
-from controller.keys import open_key, public_key_text
+from controller.security.keys import open_key, public_key_text
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

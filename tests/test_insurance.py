@@ -32,21 +32,11 @@ from support.insurance import house_insurance
 from controller.analyzer.census import mask_census
 from controller.analyzer.deck import FULL_DECK, Deck
 from controller.analyzer.report import Analyzer
-from controller.cards import DECK, JokerMode, SevenCardHand
 from controller.cli import config_command
 from controller.effects import WagerRefused
 from controller.events import BetSensed, BetsLocked, SpotLimits, TableConfigured
-from controller.ledger import LedgerError, LedgerState, apply
-from controller.lines import BIT, Line, lines_in
-from controller.paytable_files import (
-    PaytableError,
-    _shipped,
-    parse_paytable,
-    sample_paytables,
-    seed_paytables,
-)
-from controller.qualify import INSURANCE, has_run, qualifier
-from controller.settlement import (
+from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.settlement import (
     PayoutKind,
     SeatWager,
     Spot,
@@ -54,7 +44,17 @@ from controller.settlement import (
     TableRules,
     settle_round,
 )
-from controller.table_rules import most_one_player_wins, table_rules
+from controller.ledger.table_rules import most_one_player_wins, table_rules
+from controller.rules.cards import DECK, JokerMode, SevenCardHand
+from controller.rules.lines import BIT, Line, lines_in
+from controller.rules.paytable_files import (
+    PaytableError,
+    _shipped,
+    parse_paytable,
+    sample_paytables,
+    seed_paytables,
+)
+from controller.rules.qualify import INSURANCE, has_run, qualifier
 from drivers.mqtt.payloads import decode_table_event
 from drivers.serial.protocol import decode_payload
 

@@ -1,12 +1,12 @@
 """The NJ insurance wager end to end: a table on a real mosquitto, the daemon, SQLite, HTTP.
 
-N.J.A.C. 13:69F-11.2(h) and docs/rules.md § 5.10: the daemon (:func:`controller.service.serve`,
-in-process, as tests/test_end_to_end.py runs it) loads a configuration whose table offers the
-insurance wager on a paytable the operator filed, and a table's devices speak MQTT to it
-(docs/mqtt.md). Chips on the ``insurance`` spot lock within the spot's limits (one above them
-is refused, journaled and counted), the round's cards are dealt, and the round settles: the
-player's own nine high wins 500 to 1, a pair loses, whatever the dealer holds. The payouts are
-journaled, the metrics count the spot, and ``jackpotd verify`` passes after.
+N.J.A.C. 13:69F-11.2(h) and docs/rules.md § 5.10: the daemon
+(:func:`controller.service.wiring.serve`, in-process, as tests/test_end_to_end.py runs it) loads a
+configuration whose table offers the insurance wager on a paytable the operator filed, and a
+table's devices speak MQTT to it (docs/mqtt.md). Chips on the ``insurance`` spot lock within the
+spot's limits (one above them is refused, journaled and counted), the round's cards are dealt, and
+the round settles: the player's own nine high wins 500 to 1, a pair loses, whatever the dealer
+holds. The payouts are journaled, the metrics count the spot, and ``jackpotd verify`` passes after.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from support.floor import free_port, within
 from support.insurance import house_insurance
 
 from controller.clock import utc_now
-from controller.config import load_config
+from controller.config.load import load_config
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
     from support.mosquitto import Broker
 
-    from controller.config import Config
+    from controller.config.load import Config
 
 TABLE = "t1"
 HANDS = {

@@ -27,13 +27,13 @@ import msgspec
 import pytest
 from support.journal_rig import AT, NOTHING, OTHER, POOL, rows_of, settle, wager
 
-from controller.controller_key import ControllerKey, key_id
 from controller.events import CheckpointRecorded, MeterAdjusted, encode_event
 from controller.journal import Journal
 from controller.journal.anchors import AnchorError, read_anchors
 from controller.journal.checkpoint_audit import VERIFIED
 from controller.journal.checkpoints import KEEP, seal, signed_bytes
 from controller.journal.verify import verify
+from controller.security.controller_key import ControllerKey, key_id
 
 if TYPE_CHECKING:
     from controller.journal import Receipt

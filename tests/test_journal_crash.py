@@ -44,7 +44,7 @@ from controller.journal import Journal
 from controller.journal.codec import pool_json, wagers_json
 from controller.journal.receipt import APPLIED
 from controller.journal.verify import verify
-from controller.ledger import LedgerError, LedgerState, apply
+from controller.ledger.apply import LedgerError, LedgerState, apply
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

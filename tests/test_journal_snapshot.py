@@ -28,9 +28,9 @@ from controller.journal.snapshot import (
     state_digest,
     state_from_text,
 )
-from controller.ledger_state import LedgerState
-from controller.manifest import ApprovedManifest
-from controller.operators import Authority, Operator, Role
+from controller.ledger.operators import Authority, Operator, Role
+from controller.ledger.state import LedgerState
+from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -2,8 +2,8 @@
 
 docs/faults.md, "Forged log lines". ``tests/test_fault_forged_log_lines.py`` proves it on the
 real daemon; here each character class is escaped on its own, and the handler the command line
-installs (:func:`controller.logsafe.log_handler`) keeps every record on one line, a traceback's
-lines indented, whatever the message and the exception say.
+installs (:func:`controller.runtime.logsafe.log_handler`) keeps every record on one line, a
+traceback's lines indented, whatever the message and the exception say.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from controller.logsafe import CONTINUATION, escape_control, log_handler
+from controller.runtime.logsafe import CONTINUATION, escape_control, log_handler
 
 if TYPE_CHECKING:
     from collections.abc import Callable

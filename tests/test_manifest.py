@@ -19,10 +19,10 @@ from support.approvals import PASSPHRASE, Site, now
 from support.software_rig import write_config
 
 from controller.cli import main
-from controller.config import load_config
+from controller.config.load import load_config
 from controller.events import ManifestApproved
 from controller.journal import Journal
-from controller.manifest import current, software_files
+from controller.security.manifest import current, software_files
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -76,7 +76,7 @@ def run_daemon(config: Path) -> subprocess.CompletedProcess[str]:
 
 def test_every_installed_file_is_in_the_manifest() -> None:
     paths = [path for path, _ in software_files()]
-    assert "controller/ledger.py" in paths
+    assert "controller/ledger/apply.py" in paths
     assert "controller/paytables/fortune-1.toml" in paths
     assert "drivers/serial/framing.py" in paths
     assert paths == sorted(paths)
@@ -105,7 +105,7 @@ def test_operations_manifest_changed_software_refuses_to_start_and_names_the_fil
     config, database = site
     manifest = current(load_config(config).digest)
     tampered = [
-        (path, "0" * 64 if path == "controller/pool.py" else digest)
+        (path, "0" * 64 if path == "controller/ledger/pool.py" else digest)
         for path, digest in manifest.files
     ]
     with Journal(database) as journal:
@@ -123,7 +123,7 @@ def test_operations_manifest_changed_software_refuses_to_start_and_names_the_fil
     done = run_daemon(config)
     assert done.returncode == 1
     assert "the software differs from the approved manifest" in done.stderr
-    assert "file changed: controller/pool.py" in done.stderr
+    assert "file changed: controller/ledger/pool.py" in done.stderr
     with Journal(database) as journal:
         faults = [row["event"] for row in journal.rows() if row["kind"] == "fault"]
     assert any("self-check" in fault for fault in faults)
@@ -145,4 +145,4 @@ def test_version_verbose_prints_the_digests(site: Rig, capsys: pytest.CaptureFix
     out = capsys.readouterr().out
     assert out.startswith("jackpotd ")
     assert f"configuration sha256: {load_config(config).digest}" in out
-    assert "controller/ledger.py" in out
+    assert "controller/ledger/apply.py" in out

@@ -28,9 +28,9 @@ from support.software_rig import (
     write_config,
 )
 
-from controller.installed import canonical
 from controller.journal import Journal
-from controller.manifest import ApprovedManifest, Manifest, current
+from controller.security.installed import canonical
+from controller.security.manifest import ApprovedManifest, Manifest, current
 
 SERIAL = "serial/serialutil.py"
 
@@ -65,7 +65,7 @@ def test_the_manifest_covers_every_distribution_on_the_import_path_and_the_inter
     executable = Path(sys.executable).resolve()
     assert files["python:executable"].startswith(f"{executable} sha256:")
     assert any(key.startswith("python:stdlib ") for key in files)
-    assert "controller/ledger.py" in files
+    assert "controller/ledger/apply.py" in files
 
 
 def test_manifest_check_names_an_edited_dependency_file(tmp_path: Path) -> None:
@@ -173,12 +173,12 @@ def test_a_sourceless_pyc_in_place_of_a_source_is_named_and_refused(tmp_path: Pa
     done = jackpotd("manifest", "check", "--config", str(config), "--db", str(database), env=env)
     assert marker.exists(), "Python loads it, cache or no cache"
     assert done.returncode == 1
-    assert "file removed: controller/pool.py" in done.stdout
-    assert "file added: controller/pool.pyc" in done.stdout
+    assert "file removed: controller/ledger/pool.py" in done.stdout
+    assert "file added: controller/ledger/pool.pyc" in done.stdout
     done = jackpotd("run", "--config", str(config), env=env)
     assert done.returncode == 1
     assert "start-up self-check failed: the software differs" in done.stderr
-    assert "file added: controller/pool.pyc" in done.stderr
+    assert "file added: controller/ledger/pool.pyc" in done.stderr
 
 
 @pytest.mark.slow

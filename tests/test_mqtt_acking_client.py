@@ -17,7 +17,7 @@ import aiomqtt
 import paho.mqtt.client as paho
 import pytest
 
-from controller.settings import BrokerSettings
+from controller.config.settings import BrokerSettings
 from drivers.mqtt.connection import AckingClient, make_client
 
 if TYPE_CHECKING:

@@ -24,16 +24,16 @@ import pytest
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.mqtt_watch import watching
 
-from controller.config import load_config
+from controller.config.load import load_config
 from controller.journal.verify import verify
-from controller.service import Simulation, serve
+from controller.service.wiring import Simulation, serve
 from drivers.mqtt.outgoing import decode_checkpoint
 from drivers.mqtt.topics import TopicError, Topics
 
 if TYPE_CHECKING:
     from support.mosquitto import Broker
 
-    from controller.config import Config
+    from controller.config.load import Config
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT_S = 20.0

@@ -32,6 +32,7 @@ from support.mqtt_tables import (
     within,
 )
 
+from controller.backoff import Backoff
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -48,7 +49,6 @@ from controller.outputs import (
     TableUpdate,
     WagerRefusal,
 )
-from drivers.backoff import Backoff
 from drivers.mqtt.outgoing import decode_hit, decode_meter, decode_table_state, decode_wager_refused
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource

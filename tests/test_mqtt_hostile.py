@@ -29,11 +29,11 @@ from support.mqtt_tables import (
     within,
 )
 
-from controller.broadcast import Broadcast
+from controller.backoff import Backoff
 from controller.journal import Journal
-from controller.rejection_limit import RejectionLimit
-from controller.sequencer import Sequencer
-from drivers.backoff import Backoff
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.rejection_limit import RejectionLimit
+from controller.runtime.sequencer import Sequencer
 from drivers.mqtt.source import MqttSource
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, RoundVoided
 from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
-from drivers import registry
+from controller.service import registry
 from drivers.mqtt import payloads
 from drivers.mqtt.outgoing import (
     controller_status_payload,

@@ -15,10 +15,10 @@ from typing import NamedTuple
 import pytest
 
 import controller
-from controller.cards import JokerMode
-from controller.lines import Line
 from controller.money import MoneyError
-from controller.paytable import (
+from controller.rules.cards import JokerMode
+from controller.rules.lines import Line
+from controller.rules.paytable import (
     FixedPay,
     MeterPay,
     Odds,
@@ -28,7 +28,7 @@ from controller.paytable import (
     Push,
     Wager,
 )
-from controller.paytable_files import (
+from controller.rules.paytable_files import (
     PaytableError,
     find_paytable,
     load_paytable_file,

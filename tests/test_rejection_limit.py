@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from controller.rejection_limit import MAX_SOURCES, OTHER_SOURCES, RejectionLimit, limit_key
+from controller.runtime.rejection_limit import MAX_SOURCES, OTHER_SOURCES, RejectionLimit, limit_key
 
 TOPIC = "mqtt:site/jackpot/v1/table/t1/event/bet"
 

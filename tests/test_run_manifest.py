@@ -17,7 +17,7 @@ import pytest
 from support.approvals import PASSPHRASE, Site
 from support.software_rig import ROOT, WAIT_S, free_port, write_config
 
-from controller.config import load_config
+from controller.config.load import load_config
 from controller.journal import Journal
 
 if TYPE_CHECKING:

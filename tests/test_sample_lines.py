@@ -32,12 +32,12 @@ from support.hands import any_seven, rich_hands
 from controller.analyzer.census import mask_census
 from controller.analyzer.deck import FULL_DECK, Deck
 from controller.analyzer.report import Analyzer
-from controller.cards import DECK, JokerMode, SevenCardHand
 from controller.cli import main
-from controller.lines import BIT, Line
-from controller.paytable import DYNASTY_PROFILES
-from controller.paytable_files import sample_paytables
-from controller.qualify import qualifier
+from controller.rules.cards import DECK, JokerMode, SevenCardHand
+from controller.rules.lines import BIT, Line
+from controller.rules.paytable import DYNASTY_PROFILES
+from controller.rules.paytable_files import sample_paytables
+from controller.rules.qualify import qualifier
 
 SAMPLES = sample_paytables()
 NAMES = (

@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 import controller
-from controller.cards import JokerMode
-from controller.lines import Line
-from controller.paytable import FixedPay, MeterPay, Odds, Pay, Paytable, Push, Wager
-from controller.paytable_files import load_paytable_file, parse_pay, seed_paytables
+from controller.rules.cards import JokerMode
+from controller.rules.lines import Line
+from controller.rules.paytable import FixedPay, MeterPay, Odds, Pay, Paytable, Push, Wager
+from controller.rules.paytable_files import load_paytable_file, parse_pay, seed_paytables
 
 REGULATION = (
     Path(__file__).resolve().parent.parent / "docs" / "regulations" / "000_a1ae67cc7bacd490.txt"

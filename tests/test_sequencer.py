@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from controller.broadcast import Broadcast
+from controller.backoff import Backoff
 from controller.events import BetSensed, BetsLocked, PoolOpened, TableConfigured
 from controller.journal import Journal
 from controller.journal.transaction import Transaction
-from controller.liveness import Liveness
 from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate
 from controller.ports import ControllerUnavailableError
-from controller.sequencer import Sequencer
-from drivers.backoff import Backoff
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.liveness import Liveness
+from controller.runtime.sequencer import Sequencer
 
 if TYPE_CHECKING:
     from pathlib import Path

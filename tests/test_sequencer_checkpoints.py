@@ -16,20 +16,20 @@ from typing import TYPE_CHECKING
 import pytest
 from support.journal_rig import opened_journal, rows_of, wager
 
-from controller.broadcast import Broadcast
-from controller.checkpointing import CheckpointSchedule
-from controller.controller_key import ControllerKey
 from controller.journal.verify import verify
-from controller.metrics import ControllerMetrics
 from controller.outputs import CheckpointUpdate, ControllerUpdate
-from controller.sequencer import Sequencer
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.checkpointing import CheckpointSchedule
+from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.sequencer import Sequencer
+from controller.security.controller_key import ControllerKey
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
     from pathlib import Path
 
-    from controller.broadcast import Subscription
     from controller.journal import Journal
+    from controller.runtime.broadcast import Subscription
 
 WAIT_S = 10.0
 

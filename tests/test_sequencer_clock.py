@@ -15,15 +15,15 @@ from prometheus_client.parser import text_string_to_metric_families
 from support.fake_clocks import Clocks
 from support.journal_rig import POOL, TABLE, opened_journal
 
-from controller.broadcast import Broadcast
-from controller.clock_watch import ClockWatch, Direction
+from controller.backoff import Backoff
 from controller.events import BetSensed, FaultRecorded, decode_event
 from controller.journal.verify import verify
-from controller.metrics import ControllerMetrics
 from controller.outputs import ControllerUpdate
 from controller.ports import ControllerUnavailableError
-from controller.sequencer import Sequencer
-from drivers.backoff import Backoff
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.clock_watch import ClockWatch, Direction
+from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.sequencer import Sequencer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from controller.events import SpotLimits
-from controller.service import _chips_within_limits
-from controller.settlement import Spot, TableRules
+from controller.ledger.settlement import Spot, TableRules
+from controller.service.wiring import _chips_within_limits
 from drivers.simulator import ODDS_CHIPS
 
 

@@ -30,10 +30,7 @@ from support.controller_keys import KEY_LINE, write_controller_key
 from support.floor import approved_site
 from support.journal_rig import AT, NOTHING, OTHER, POOL, opened_journal, rows_of, settle, wager
 
-from controller.broadcast import Broadcast
-from controller.checkpointing import CheckpointSchedule, StoredStateError, resume_checkpoints
-from controller.config import parse_config
-from controller.controller_key import ControllerKey
+from controller.config.load import parse_config
 from controller.events import MeterAdjusted, decode_event
 from controller.journal import Journal, JournalError
 from controller.journal.chain import row_hash
@@ -41,8 +38,15 @@ from controller.journal.checkpoints import seal, signed_bytes
 from controller.journal.snapshot import digest, snapshot_text
 from controller.journal.state_check import check_state
 from controller.ports import ControllerUnavailableError
-from controller.sequencer import Sequencer
-from controller.service import build_runtime
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.checkpointing import (
+    CheckpointSchedule,
+    StoredStateError,
+    resume_checkpoints,
+)
+from controller.runtime.sequencer import Sequencer
+from controller.security.controller_key import ControllerKey
+from controller.service.wiring import build_runtime
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent

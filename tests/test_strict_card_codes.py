@@ -19,13 +19,13 @@ from support.journal_rig import POOL, TABLE, opened_journal
 from support.serial_fakes import FakeDevice
 from support.serial_rig import WAIT_S, PtyDevicePort, port_settings, running
 
-from controller.cards import DECK, Card
 from controller.cli import main
 from controller.effects import RoundHeld
 from controller.events import BetSensed, BetsLocked, CardDealt
 from controller.journal import Journal
 from controller.journal.verify import verify
-from controller.table_state import Phase, RoundProblem, TableState
+from controller.ledger.table_state import Phase, RoundProblem, TableState
+from controller.rules.cards import DECK, Card
 from drivers.mqtt.payloads import PayloadError, decode_table_event
 from drivers.serial.link import SerialSource
 from drivers.serial.protocol import ProtocolError, decode_payload

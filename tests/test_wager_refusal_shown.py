@@ -12,13 +12,13 @@ import asyncio
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from controller.broadcast import Broadcast
 from controller.effects import WagerRefused
 from controller.events import BetSensed, BetsLocked, PoolOpened, SpotLimits, TableConfigured
 from controller.journal import Journal
-from controller.metrics import ControllerMetrics
 from controller.outputs import WagerRefusal
-from controller.sequencer import Sequencer
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.sequencer import Sequencer
 
 if TYPE_CHECKING:
     from pathlib import Path

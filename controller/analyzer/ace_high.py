@@ -1,6 +1,6 @@
 """Exact Ace High counts: the dealer's and the player's seven-card hands dealt from one deck.
 
-An ace-high hand (§ 688a.12(b); see controller.qualify) has seven different ranks with no
+An ace-high hand (§ 688a.12(b); see controller.rules.qualify) has seven different ranks with no
 straight, and no flush. With a natural ace: seven ranks including the ace, no five in a row,
 no suit holding five cards. With the joker as the ace: six ranks without the ace that the joker
 cannot complete to a straight, no suit holding four cards.
@@ -27,8 +27,8 @@ from itertools import combinations
 from math import comb
 from typing import TYPE_CHECKING
 
-from controller.cards import HAND_SIZE
-from controller.qualify import ACE, RANKS, has_run
+from controller.rules.cards import HAND_SIZE
+from controller.rules.qualify import ACE, RANKS, has_run
 
 if TYPE_CHECKING:
     from controller.analyzer.deck import Deck

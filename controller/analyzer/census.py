@@ -1,8 +1,8 @@
 """How many seven-card hands of a deck qualify for each exact set of lines (a *census*).
 
 A hand's qualifying mask depends only on its rank profile, unless it holds a flush suit (five
-cards of one suit, or four and the joker; see :mod:`controller.qualify`). So the census adds up
-two disjoint parts, using the very line functions the live classifier uses:
+cards of one suit, or four and the joker; see :mod:`controller.rules.qualify`). So the census adds
+up two disjoint parts, using the very line functions the live classifier uses:
 
 * **no flush suit**: for every rank profile (how many cards of each rank, whether the joker is
   in), the number of ways to give its cards suits with no suit reaching the flush threshold.
@@ -36,9 +36,9 @@ from itertools import combinations
 from math import comb, prod
 from typing import TYPE_CHECKING
 
-from controller.cards import HAND_SIZE, JOKER_INDEX, JokerMode
 from controller.errors import JackpotError
-from controller.qualify import (
+from controller.rules.cards import HAND_SIZE, JOKER_INDEX, JokerMode
+from controller.rules.qualify import (
     NEEDS_OTHER_SUITS,
     flush_lines,
     match_lines,

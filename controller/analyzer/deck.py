@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from math import comb
 
-from controller.cards import HAND_SIZE, JOKER_INDEX
+from controller.rules.cards import HAND_SIZE, JOKER_INDEX
 
 ALL_RANKS = tuple(range(13))
 
@@ -45,7 +45,7 @@ class Deck:
 
     @property
     def card_indices(self) -> tuple[int, ...]:
-        """The deck's cards as dense card indices (see controller.cards)."""
+        """The deck's cards as dense card indices (see controller.rules.cards)."""
         naturals = tuple(
             rank * 4 + suit for rank in sorted(self.ranks) for suit in range(self.suits)
         )

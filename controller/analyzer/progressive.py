@@ -12,10 +12,10 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from controller.paytable import meter_percent, pay_value
+from controller.rules.paytable import meter_percent, pay_value
 
 if TYPE_CHECKING:
-    from controller.paytable import Paytable, PaytableLine, ProgressiveTerms
+    from controller.rules.paytable import Paytable, PaytableLine, ProgressiveTerms
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,12 +21,12 @@ from controller.analyzer.ace_high import AceHighCounts, ace_high_counts
 from controller.analyzer.census import SplitCensus, masks_of, split_census
 from controller.analyzer.deck import FULL_DECK, Deck
 from controller.analyzer.progressive import PayClass, ProgressiveFigures
-from controller.lines import Line
-from controller.paytable import FixedPay, Odds, Push
+from controller.rules.lines import Line
+from controller.rules.paytable import FixedPay, Odds, Push
 
 if TYPE_CHECKING:
-    from controller.cards import JokerMode
-    from controller.paytable import Paytable, PaytableLine, ProgressiveTerms
+    from controller.rules.cards import JokerMode
+    from controller.rules.paytable import Paytable, PaytableLine, ProgressiveTerms
 
 
 QUALIFYING_WAGER_CENTS: Final = 500

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 from controller.analyzer.report import QUALIFYING_WAGER_CENTS, Analysis, Analyzer
 from controller.errors import JackpotError
 from controller.money import format_cents, format_percent
-from controller.paytable_files import find_paytable, seed_paytables
+from controller.rules.paytable_files import find_paytable, seed_paytables
 
 if TYPE_CHECKING:
     import argparse
 
     from controller.analyzer.progressive import ProgressiveFigures
-    from controller.paytable import Paytable
+    from controller.rules.paytable import Paytable
 
 
 class PlotUnavailableError(JackpotError, RuntimeError):

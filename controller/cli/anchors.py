@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 from controller.cli.common import CommandError, add_db
 from controller.clock import utc_now
-from controller.controller_key import ControllerKey, load_key, read_public_key, write_key
 from controller.journal.anchors import Anchors, read_anchors
 from controller.journal.verify import verify
 from controller.money import format_cents
+from controller.security.controller_key import ControllerKey, load_key, read_public_key, write_key
 
 if TYPE_CHECKING:
     import argparse

@@ -20,8 +20,8 @@ import msgspec
 from controller.cli.common import add_db, open_journal, report_receipt
 from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
-from controller.config import load_config
-from controller.config_approval import configuration_approval
+from controller.config.approval import configuration_approval
+from controller.config.load import load_config
 from controller.events import encode_event
 
 if TYPE_CHECKING:

@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from controller.cli import config_approve
-from controller.config import ConfigError, load_config
+from controller.config.load import ConfigError, load_config
 from controller.money import format_cents, format_percent
 
 if TYPE_CHECKING:
     import argparse
 
-    from controller.config import Config, PoolConfig, TableConfig
+    from controller.config.load import Config, PoolConfig, TableConfig
     from controller.events import TableConfigured
 
 

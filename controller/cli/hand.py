@@ -5,17 +5,17 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from controller.cards import JokerMode, SevenCardHand
 from controller.money import format_cents, parse_dollars
-from controller.paytable import Wager
-from controller.paytable_files import PaytableError, find_paytable
-from controller.qualify import ace_high_outcomes, qualifier
-from controller.ranking import AceFive, best_five
+from controller.rules.cards import JokerMode, SevenCardHand
+from controller.rules.paytable import Wager
+from controller.rules.paytable_files import PaytableError, find_paytable
+from controller.rules.qualify import ace_high_outcomes, qualifier
+from controller.rules.ranking import AceFive, best_five
 
 if TYPE_CHECKING:
     import argparse
 
-    from controller.paytable import Paytable, PaytableLine
+    from controller.rules.paytable import Paytable, PaytableLine
 
 INSURANCE_JOKER = (
     "the insurance wager ranks the joker as an ace and nothing else (N.J.A.C. 13:69F-11.2(h)); "

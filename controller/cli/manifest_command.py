@@ -17,9 +17,9 @@ from controller import __version__
 from controller.cli.common import CommandError, add_db, open_journal, report_receipt
 from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
-from controller.config import load_config
+from controller.config.load import load_config
 from controller.events import ManifestApproved
-from controller.manifest import current
+from controller.security.manifest import current
 
 if TYPE_CHECKING:
     import argparse

@@ -1,7 +1,7 @@
 """``jackpotd operator``: signing keys, and enrolling, listing, unlocking and revoking operators.
 
 ``operator key NAME --out FILE`` makes an operator's Ed25519 key, sealed under a passphrase
-(:mod:`controller.keys`), and prints its public key. ``operator add NAME --role ROLE
+(:mod:`controller.security.keys`), and prints its public key. ``operator add NAME --role ROLE
 --public-key FILE --key MANAGER_KEY`` enrolls it, signed by a manager. The first operator with
 a key is a manager who signs their own enrollment (``--key`` their own key file); from then
 on the site's authority is signed (docs/security.md). Private keys never enter the journal.
@@ -19,7 +19,8 @@ from controller.cli.common import CommandError, add_db, open_journal, report_rec
 from controller.cli.signing import add_signers, read_secret, signed, signers
 from controller.clock import utc_now
 from controller.events import OperatorEnrolled, OperatorRevoked, OperatorUnlocked
-from controller.keys import (
+from controller.ledger.operators import Role
+from controller.security.keys import (
     KeyFileError,
     PassphraseError,
     generate,
@@ -28,7 +29,6 @@ from controller.keys import (
     seal,
     write_key_file,
 )
-from controller.operators import Role
 
 if TYPE_CHECKING:
     import argparse

@@ -6,12 +6,12 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from controller.money import format_cents, format_percent
-from controller.paytable_files import find_paytable, sample_paytables, seed_paytables
+from controller.rules.paytable_files import find_paytable, sample_paytables, seed_paytables
 
 if TYPE_CHECKING:
     import argparse
 
-    from controller.paytable import Paytable
+    from controller.rules.paytable import Paytable
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from controller.cli.common import CommandError, add_db, open_journal
-from controller.clock_watch import CLOCK_STEP, FAULT_SOURCE
 from controller.effects import (
     Adjusted,
     Balances,
@@ -48,6 +47,7 @@ from controller.effects import fraction_text as text
 from controller.events import FaultRecorded, decode_event
 from controller.journal import JournalError
 from controller.money import format_cents
+from controller.runtime.clock_watch import CLOCK_STEP, FAULT_SOURCE
 
 if TYPE_CHECKING:
     import argparse

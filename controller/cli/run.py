@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.bytecode import restart_uncached, restarted, uncached
-from controller.checkpointing import controller_key
-from controller.config import load_config
-from controller.controller_key import ControllerKey
-from controller.demo import demo_approver, demo_config
-from controller.logsafe import log_handler
+from controller.config.load import load_config
 from controller.money import format_cents
-from controller.service import (
+from controller.runtime.checkpointing import controller_key
+from controller.runtime.logsafe import log_handler
+from controller.security.bytecode import restart_uncached, restarted, uncached
+from controller.security.controller_key import ControllerKey
+from controller.service.demo import demo_approver, demo_config
+from controller.service.wiring import (
     AuthorityPolicy,
     Simulation,
     StartupError,
@@ -27,8 +27,8 @@ from drivers.signs.emulator import VirtualAlphaSign
 if TYPE_CHECKING:
     import argparse
 
-    from controller.config import Config
-    from controller.runtime import Runtime
+    from controller.config.load import Config
+    from controller.runtime.view import Runtime
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -8,7 +8,7 @@ else typed at a prompt that does not echo.
 
 A wrong passphrase is journaled as a failed authentication of that operator before the
 command gives up, so that repeated guesses lock the operator out in the ledger
-(:mod:`controller.authority`) whichever command they came through. Nothing here decides
+(:mod:`controller.ledger.authority`) whichever command they came through. Nothing here decides
 anything: the ledger checks every signature again, whatever path the event takes.
 """
 
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, TypeVar
 from controller.cli.common import CommandError
 from controller.clock import utc_now
 from controller.events import AuthenticationFailed
-from controller.keys import KeyFileError, open_key, read_key_file
-from controller.signatures import sign, with_signature
+from controller.security.keys import KeyFileError, open_key, read_key_file
+from controller.security.signatures import sign, with_signature
 
 if TYPE_CHECKING:
     import argparse

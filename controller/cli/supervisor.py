@@ -19,13 +19,13 @@ from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
 from controller.effects import fraction_text
 from controller.events import HitVerified, MeterAdjusted, RoundVoided, decode_event
+from controller.ledger.pool import ACCOUNTS
 from controller.money import MoneyError, format_cents, format_percent, parse_dollars
-from controller.pool import ACCOUNTS
 
 if TYPE_CHECKING:
     import argparse
 
-    from controller.pool import Pool
+    from controller.ledger.pool import Pool
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

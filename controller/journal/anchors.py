@@ -27,10 +27,10 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.controller_key import ControllerKeyError, public_key
 from controller.errors import InputError
 from controller.events import CheckpointRecorded
 from controller.journal.checkpoints import signature_holds
+from controller.security.controller_key import ControllerKeyError, public_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

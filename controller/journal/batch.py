@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
     from controller.journal.receipt import Receipt
-    from controller.ledger import LedgerState
+    from controller.ledger.apply import LedgerState
 
 
 class Batch:

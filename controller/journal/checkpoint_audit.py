@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
 
     from controller.events import CheckpointRecorded
-    from controller.ledger_state import LedgerState
+    from controller.ledger.state import LedgerState
 
 VERIFIED: Final = "verified"
 NOT_CHECKED: Final = "not checked"

@@ -3,10 +3,10 @@
 A **checkpoint** (:class:`~controller.events.CheckpointRecorded`, journaled like any event and a
 no-op for the ledger) is the controller's signed statement: "row ``head_seq`` of this journal
 has the hash ``head_hash``, and the ledger's state after it has the digest ``state_digest``
-and these meters". The controller signs it with its own key (:mod:`controller.controller_key`),
-which is not in the journal: someone who can write the journal file can neither make a
-checkpoint that verifies nor keep the old ones verifying once they have rebuilt the history
-before them (every row's hash depends on all the rows before it).
+and these meters". The controller signs it with its own key
+(:mod:`controller.security.controller_key`), which is not in the journal: someone who can write the
+journal file can neither make a checkpoint that verifies nor keep the old ones verifying once they
+have rebuilt the history before them (every row's hash depends on all the rows before it).
 
 What is signed is :data:`DOMAIN` followed by the canonical JSON of the statement: the
 controller's id, ``head_seq``, ``head_hash``, ``state_digest``, ``meters``, ``key_id`` and the
@@ -28,17 +28,17 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from controller.controller_key import key_id, signature_verifies
 from controller.events import CheckpointRecorded, decode_event
 from controller.journal.snapshot import digest, snapshot_text
+from controller.security.controller_key import key_id, signature_verifies
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    from controller.controller_key import ControllerKey
     from controller.journal.receipt import Receipt
-    from controller.ledger_state import LedgerState
+    from controller.ledger.state import LedgerState
+    from controller.security.controller_key import ControllerKey
 
 DOMAIN: Final = b"jackpotd checkpoint v1\n"
 KEEP: Final = 3

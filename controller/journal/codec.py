@@ -18,9 +18,9 @@ from typing import Any, Final
 import msgspec
 
 from controller.effects import fraction_text
-from controller.pool import Contribution, HitRecord, Pool, PoolTerms
-from controller.settlement import Payout, PayoutKind, PayoutStatus, SeatWager, Spot
-from controller.table_state import Phase, TableState
+from controller.ledger.pool import Contribution, HitRecord, Pool, PoolTerms
+from controller.ledger.settlement import Payout, PayoutKind, PayoutStatus, SeatWager, Spot
+from controller.ledger.table_state import Phase, TableState
 
 _CANONICAL: Final = msgspec.json.Encoder(order="sorted")
 

@@ -1,8 +1,8 @@
 """The highest event ``seq`` journaled from each device: where gap detection starts again.
 
 A device numbers its events 1, 2, 3... (docs/faults.md, "Lost events"). The controller
-watches the numbers as they arrive (:mod:`controller.device_sequences`), and after a restart it
-must know where each device had got to without reading the whole journal again: the table
+watches the numbers as they arrive (:mod:`controller.runtime.device_sequences`), and after a
+restart it must know where each device had got to without reading the whole journal again: the table
 ``device_seqs`` keeps, per table and device, the highest ``seq`` of a journaled event (applied
 or refused), written in the same transaction as the rows. It is bookkeeping for finding lost
 events, not money: nothing the ledger decides depends on it.

@@ -13,7 +13,7 @@ that resends of the conflicting message are themselves duplicates of that one fa
 
 **Device sequence numbers.** :func:`device_origin` reads the table, device and ``seq`` of
 anything a device sent, for the per-device high-water marks the journal keeps
-(``device_seqs``) and the gap detection of :mod:`controller.device_sequences`.
+(``device_seqs``) and the gap detection of :mod:`controller.runtime.device_sequences`.
 """
 
 from __future__ import annotations

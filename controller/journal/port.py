@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
     from controller.journal.receipt import Receipt
     from controller.journal.verify import VerifyReport
-    from controller.ledger import LedgerState
+    from controller.ledger.apply import LedgerState
 
 
 class PreparedAppend(Protocol):

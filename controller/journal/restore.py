@@ -23,12 +23,12 @@ from controller.journal.codec import (
     wagers_from_json,
 )
 from controller.journal.errors import JournalError
-from controller.ledger import LedgerState
-from controller.manifest import ApprovedManifest
-from controller.operators import Authority, Operator, Role
-from controller.pool import Contribution
-from controller.settlement import SeatWager, Spot
-from controller.table_rules import table_rules
+from controller.ledger.apply import LedgerState
+from controller.ledger.operators import Authority, Operator, Role
+from controller.ledger.pool import Contribution
+from controller.ledger.settlement import SeatWager, Spot
+from controller.ledger.table_rules import table_rules
+from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:
     import sqlite_utils

@@ -136,7 +136,7 @@ MIGRATIONS: Final[tuple[tuple[str, ...], ...]] = (
             "GROUP BY 1, 2"
         ),
     ),
-    # Operators who sign with Ed25519 keys (controller/authority.py): the public key, the
+    # Operators who sign with Ed25519 keys (controller/ledger/authority.py): the public key, the
     # count of failed authentications in a row, and whether they are locked out.
     (
         "ALTER TABLE operators ADD COLUMN public_key TEXT NOT NULL DEFAULT ''",

@@ -1,6 +1,6 @@
 """The whole ledger state as one canonical document: what a checkpoint signs and start-up replays.
 
-A **snapshot** is every part of :class:`~controller.ledger.LedgerState` written as canonical
+A **snapshot** is every part of :class:`~controller.ledger.apply.LedgerState` written as canonical
 JSON (keys sorted, no spaces, exact amounts as fraction text): pools, tables (the
 ``table-configured`` event each was set by; the rules are rebuilt from it), the live table
 states, the open rounds with their locked wagers, the payouts awaiting verification, the
@@ -36,11 +36,11 @@ from controller.journal.codec import (
     wagers_from_json,
     wagers_json,
 )
-from controller.ledger_state import LedgerState
-from controller.manifest import ApprovedManifest
-from controller.operators import Authority, Operator
-from controller.settlement import Payout
-from controller.table_rules import table_rules
+from controller.ledger.operators import Authority, Operator
+from controller.ledger.settlement import Payout
+from controller.ledger.state import LedgerState
+from controller.ledger.table_rules import table_rules
+from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

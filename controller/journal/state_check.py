@@ -19,7 +19,7 @@ on them, :func:`check_state` rebuilds the state the journal gives and compares:
    that differs (:func:`controller.journal.snapshot.differences`).
 
 The work is the rows since the last checkpoint, which the controller writes every so many
-rows (:mod:`controller.checkpointing`), whatever the journal's length. The rows before the
+rows (:mod:`controller.runtime.checkpointing`), whatever the journal's length. The rows before the
 checkpoint are vouched for by its signature; ``jackpotd verify`` checks all of them.
 """
 
@@ -29,7 +29,6 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.controller_key import signature_verifies
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.checkpoints import (
     KIND,
@@ -41,12 +40,13 @@ from controller.journal.checkpoints import (
 )
 from controller.journal.snapshot import differences, digest, state_digest, state_from_text
 from controller.journal.verify import VerifyReport, check_link, replay_row
-from controller.ledger import LedgerState
+from controller.ledger.apply import LedgerState
+from controller.security.controller_key import signature_verifies
 
 if TYPE_CHECKING:
-    from controller.controller_key import ControllerKey
     from controller.events import CheckpointRecorded
     from controller.journal import Journal
+    from controller.security.controller_key import ControllerKey
 
 
 FORGED: Final = (

@@ -46,7 +46,7 @@ from controller.journal.receipt import APPLIED, INTERNAL_ERROR, REJECTED, Receip
 from controller.journal.restore import authority_json, load_state, manifest_json
 from controller.journal.schema import migrate
 from controller.journal.transaction import Transaction, roll_back, why, write_error
-from controller.ledger import LedgerError, LedgerState, apply
+from controller.ledger.apply import LedgerError, LedgerState, apply
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -237,7 +237,7 @@ class Journal(ReadSide):
 
         The write lock is held from here until :meth:`Transaction.commit` returns, and nothing
         may use this journal's connection meanwhile. The sequencer runs the commit (the WAL
-        write and its ``fsync``) beside the event loop; see :mod:`controller.sequencer`.
+        write and its ``fsync``) beside the event loop; see :mod:`controller.runtime.sequencer`.
         """
         try:
             return self._prepare(events, snapshot)

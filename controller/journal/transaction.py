@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.journal.receipt import Receipt
-    from controller.ledger import LedgerState
+    from controller.ledger.apply import LedgerState
 
 
 def why(path: Path, error: sqlite3.Error) -> str:

@@ -44,7 +44,7 @@ from controller.journal.errors import JournalError
 from controller.journal.receipt import APPLIED, REJECTED
 from controller.journal.restore import load_state
 from controller.journal.store import payout_columns
-from controller.ledger import LedgerError, LedgerState, apply
+from controller.ledger.apply import LedgerError, LedgerState, apply
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -8,7 +8,7 @@ need aiomqtt.
 
 from __future__ import annotations
 
-from drivers.registry import register_builtin
+from controller.service.registry import register_builtin
 
 register_builtin("mqtt", "drivers.mqtt.source:MqttSource")
 register_builtin("mqtt-display", "drivers.mqtt.sink:MqttSink")

@@ -25,7 +25,7 @@ from drivers.mqtt.payloads import OFFLINE
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from controller.settings import BrokerSettings, TlsSettings
+    from controller.config.settings import BrokerSettings, TlsSettings
 
 QOS: Final = 1
 STATUS_TIMEOUT_S: Final = 2.0

@@ -47,7 +47,7 @@ credentials, so every payload is read as if an attacker wrote it:
   silently winning (``{"amount_cents":500,"amount_cents":100000000}``);
 * a heartbeat may carry ``last``, the ``seq`` of the last event the device sent, so that an
   event lost on the way (a broker queue overflowing, a message published before the
-  controller first subscribed) shows as a gap (:mod:`controller.device_sequences`).
+  controller first subscribed) shows as a gap (:mod:`controller.runtime.device_sequences`).
 """
 
 from __future__ import annotations
@@ -60,7 +60,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, TypeVar
 
 import msgspec
 
-from controller.cards import Card, CardError
 from controller.clock import utc_now
 from controller.errors import InputError
 from controller.events import (
@@ -72,7 +71,8 @@ from controller.events import (
     TableStatusChanged,
     device_event_id,
 )
-from controller.settlement import Spot  # noqa: TC001 - msgspec reads the annotation at run time
+from controller.ledger.settlement import Spot  # noqa: TC001 - msgspec reads the annotation at run time
+from controller.rules.cards import Card, CardError
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -36,7 +36,7 @@ published before the meter reset that follows it.
 **Connection.** Client id ``<client_id>-out``, persistent session (``clean_session=False``),
 last will ``offline`` (retained) on ``controller/<id>/status``, like the source's (see
 :mod:`drivers.mqtt.source` for why there are two connections). It logs in as ``[broker]
-out_username`` when one is set (:meth:`~controller.settings.BrokerSettings.outbound`): a
+out_username`` when one is set (:meth:`~controller.config.settings.BrokerSettings.outbound`): a
 broker that names each session after its user needs a user per connection. The sink publishes
 ``online`` there on each connection unless the last ``ControllerUpdate`` said the controller
 is failing closed, and ``offline`` when it stops. It reconnects with capped exponential
@@ -58,6 +58,7 @@ from typing import TYPE_CHECKING, Final
 
 import aiomqtt
 
+from controller.backoff import Backoff
 from controller.clock import utc_now
 from controller.outputs import (
     CheckpointUpdate,
@@ -68,7 +69,6 @@ from controller.outputs import (
     WagerRefusal,
     hit_announcement,
 )
-from drivers.backoff import Backoff
 from drivers.mqtt.connection import (
     QOS,
     TIMEOUT_S,
@@ -95,8 +95,8 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
+    from controller.config.settings import BrokerSettings
     from controller.outputs import AnyUpdate
-    from controller.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
 

@@ -69,7 +69,7 @@ paho-mqtt client under it has: :class:`drivers.mqtt.connection.AckingClient` swi
 before connecting and sends ``PUBACK`` for one message. Each connection gets a new client, so
 a message id is only ever acknowledged on the connection that delivered it.
 
-Reconnection is a plain loop with capped exponential backoff (:class:`drivers.backoff.Backoff`),
+Reconnection is a plain loop with capped exponential backoff (:class:`controller.backoff.Backoff`),
 reset once a connection is up (or, after failing closed, once the controller takes an event
 again), until cancelled.
 """
@@ -86,10 +86,10 @@ from typing import TYPE_CHECKING, Final, NamedTuple
 
 import aiomqtt
 
+from controller.backoff import Backoff
 from controller.clock import utc_now
 from controller.errors import UnavailableError
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
-from drivers.backoff import Backoff
 from drivers.mqtt.connection import (
     QOS,
     TIMEOUT_S,
@@ -117,10 +117,10 @@ from drivers.tasks import until_first_ends
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
 
+    from controller.config.settings import BrokerSettings
     from controller.events import AnyEvent
     from controller.journal import Receipt
     from controller.ports import Intake
-    from controller.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
 

@@ -5,6 +5,6 @@ Three layers, kept apart as in pymodbus: :mod:`.framing` (bytes <-> frames, CRC,
 reconnect loop and the intake). The driver is registered here as ``serial``.
 """
 
-from drivers.registry import register_builtin
+from controller.service.registry import register_builtin
 
 register_builtin("serial", "drivers.serial.link:SerialSource")

@@ -33,8 +33,8 @@ import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
+from controller.backoff import Backoff
 from controller.ports import ControllerUnavailableError
-from drivers.backoff import Backoff
 from drivers.poison import DEAD_LETTER, DEAD_LETTER_AFTER, PoisonCount, SourceHealth, digest
 from drivers.serial.framing import FrameError, FrameReader, encode_frame
 from drivers.serial.protocol import (
@@ -49,8 +49,8 @@ from drivers.serial.protocol import (
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    from controller.config.settings import SerialPortSettings
     from controller.ports import Intake
-    from controller.settings import SerialPortSettings
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,7 @@ valid message, so the device stops resending something that will never be accept
 A device numbers its events 1, 2, 3... and never uses a number twice; a heartbeat's ``seq``
 counts apart from them (it takes no event number), and its optional ``last`` is the ``seq``
 of the last event the device sent, so that a lost event shows as a gap
-(:mod:`controller.device_sequences`). Whatever a decoder raises on a payload is a
+(:mod:`controller.runtime.device_sequences`). Whatever a decoder raises on a payload is a
 :class:`ProtocolError` (``undecodable``): no input stops the link.
 
 Fields: ``dev`` is 1-32 of ``A-Z a-z 0-9 . _ -`` (it becomes part of the event id
@@ -39,7 +39,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from controller.cards import Card, CardError
 from controller.clock import utc_now
 from controller.errors import InputError
 from controller.events import (
@@ -50,13 +49,14 @@ from controller.events import (
     RoundVoided,
     device_event_id,
 )
-from controller.settlement import Spot
+from controller.ledger.settlement import Spot
+from controller.rules.cards import Card, CardError
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 SPOTS: Final = frozenset(spot.value for spot in Spot)
-"""The settlement's spots (:class:`controller.settlement.Spot`), as the frames name them."""
+"""The settlement's spots (:class:`controller.ledger.settlement.Spot`), as the frames name them."""
 MAX_SEQ: Final = 2**32 - 1
 
 _DEVICE: Final = re.compile(r"[A-Za-z0-9._-]{1,32}")

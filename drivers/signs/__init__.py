@@ -7,6 +7,6 @@ timer, the reconnect loop). The driver is registered here as ``alpha-sign``; see
 ``docs/signs.md``.
 """
 
-from drivers.registry import register_builtin
+from controller.service.registry import register_builtin
 
 register_builtin("alpha-sign", "drivers.signs.serial_sign:AlphaSign")

@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Final, TypeAlias
 
 import msgspec
 
-from drivers.backoff import Backoff
+from controller.backoff import Backoff
 from drivers.signs.alpha import Mode, Position, SignLayout
 from drivers.signs.behaviour import ClosedMode, SignBehaviour, SignRules
 from drivers.tasks import until_first_ends

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Self
 import aiomqtt
 import msgspec
 
+from controller.backoff import Backoff
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete
-from drivers.backoff import Backoff
 from drivers.mqtt.connection import (
     QOS,
     cancellations,
@@ -46,8 +46,8 @@ from drivers.simulator_links.common import (
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
+    from controller.config.settings import BrokerSettings
     from controller.events import DeviceInput
-    from controller.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
 

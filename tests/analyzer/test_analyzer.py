@@ -23,9 +23,9 @@ from controller.analyzer.ace_high import ace_high_counts
 from controller.analyzer.census import mask_census, split_census, suitings_without_flush
 from controller.analyzer.deck import FULL_DECK, Deck
 from controller.analyzer.report import Analyzer
-from controller.cards import DECK, JokerMode
-from controller.lines import BIT, Line
-from controller.paytable_files import seed_paytables
+from controller.rules.cards import DECK, JokerMode
+from controller.rules.lines import BIT, Line
+from controller.rules.paytable_files import seed_paytables
 
 TABLES = seed_paytables()
 MODES = tuple(JokerMode)

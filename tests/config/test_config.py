@@ -17,10 +17,11 @@ import pytest
 from support.cli_runs import check
 from support.config_files import BASE, edited, error_of, load, write
 
-from controller import config as config_module
-from controller import config_schema
-from controller.config import ConfigError, Jurisdiction, TransportKind, load_config
-from controller.config_events import config_events, exact_decimal
+from controller.config import load as config_module
+from controller.config import schema as config_schema
+from controller.config.changes import config_events, exact_decimal
+from controller.config.load import ConfigError, Jurisdiction, TransportKind, load_config
+from controller.config.settings import BrokerSettings, SerialPortSettings, TlsSettings
 from controller.events import (
     MeterAdjusted,
     PoolOpened,
@@ -29,10 +30,9 @@ from controller.events import (
     TableStatusChanged,
 )
 from controller.journal import Journal
-from controller.ledger import LedgerState, apply
-from controller.paytable_files import find_paytable
-from controller.ranking import AceFive
-from controller.settings import BrokerSettings, SerialPortSettings, TlsSettings
+from controller.ledger.apply import LedgerState, apply
+from controller.rules.paytable_files import find_paytable
+from controller.rules.ranking import AceFive
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -266,7 +266,7 @@ def test_a_paytable_file_must_carry_its_own_name(tmp_path: Path) -> None:
 def test_two_different_paytables_under_one_name_are_refused(tmp_path: Path) -> None:
     seed = find_paytable("progressive-1")
     assert seed.progressive is not None
-    text = (Path(config_module.__file__).parent / "paytables" / "progressive-1.toml").read_text()
+    text = (Path(config_module.__file__).parents[1] / "paytables" / "progressive-1.toml").read_text()
     write(tmp_path, text.replace('"28%"', '"20%"'), "custom/progressive-1.toml")
     error = error_of(
         tmp_path, edited('paytable = "progressive-1"', 'paytable = "custom/progressive-1.toml"')
@@ -276,7 +276,7 @@ def test_two_different_paytables_under_one_name_are_refused(tmp_path: Path) -> N
 
 
 def test_paytable_dirs_come_before_the_seeds(tmp_path: Path) -> None:
-    text = (Path(config_module.__file__).parent / "paytables" / "progressive-1.toml").read_text()
+    text = (Path(config_module.__file__).parents[1] / "paytables" / "progressive-1.toml").read_text()
     write(tmp_path, text.replace('"28%"', '"20%"'), "paytables/progressive-1.toml")
     config = load(tmp_path, edited('id = "c1"\n', 'id = "c1"\npaytable_dirs = ["paytables"]\n'))
     pool = config.pools[0]
@@ -423,7 +423,7 @@ def test_the_first_start_opens_every_pool_and_configures_every_table(tmp_path: P
     assert isinstance(t1, TableConfigured)
     assert set(t1.paytables) == {"fortune-1", "progressive-1"}
     assert t1.paytables["fortune-1"] == (
-        Path(config_module.__file__).parent / "paytables" / "fortune-1.toml"
+        Path(config_module.__file__).parents[1] / "paytables" / "fortune-1.toml"
     ).read_text(encoding="utf-8")
     assert all(event.at == AT and event.event_id.startswith("config/") for event in events)
     assert config_events(config, LedgerState(), "later") != events  # the time differs ...

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from controller.config import ConfigError, load_config
+from controller.config.load import ConfigError, load_config
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -17,11 +17,11 @@ import pytest
 from support.cli_runs import check
 from support.config_files import BASE
 
-from controller.config import Config, ConfigError, load_config
-from controller.config_events import config_events
+from controller.config.changes import config_events
+from controller.config.load import Config, ConfigError, load_config
 from controller.events import SpotLimits
-from controller.ledger import LedgerState, apply
-from controller.settlement import Spot
+from controller.ledger.apply import LedgerState, apply
+from controller.ledger.settlement import Spot
 
 SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "jackpotd.toml"
 AT = "2025-01-01T00:00:00.000Z"

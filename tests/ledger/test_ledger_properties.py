@@ -1,7 +1,7 @@
 """Property tests of the pure ledger: random event histories never lose or invent a cent.
 
-Hypothesis plays random histories through :func:`controller.ledger.apply` from an empty
-:class:`~controller.ledger.LedgerState`: one or two pools with random rates, seeds and limits;
+Hypothesis plays random histories through :func:`controller.ledger.apply.apply` from an empty
+:class:`~controller.ledger.apply.LedgerState`: one or two pools with random rates, seeds and limits;
 tables with a progressive paytable (Progressive Paytables 1, 4 with its reserve and returned
 wager, and 5 with its fully wild joker) and Fortune Paytable 1; progressive and bonus wagers;
 rounds dealt from one 53-card deck, biased toward five aces, seven-card straight flushes and
@@ -53,8 +53,8 @@ from controller.events import (
     decode_event,
     encode_event,
 )
-from controller.ledger import LedgerError, LedgerState, apply
-from controller.pool import Pool, PoolError, PoolTerms
+from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.pool import Pool, PoolError, PoolTerms
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent

@@ -17,7 +17,7 @@ from math import floor
 
 import pytest
 
-from controller.pool import LAST_HITS, HitRecord, Pool, PoolError, PoolTerms
+from controller.ledger.pool import LAST_HITS, HitRecord, Pool, PoolError, PoolTerms
 
 SEED = 1_000_000  # $10,000, the seed of Progressive Paytables 1 and 4
 DOLLAR = 100

@@ -27,8 +27,8 @@ from controller.events import (
     TableConfigured,
     TableStatusChanged,
 )
-from controller.ledger import LedgerError, LedgerState, apply
-from controller.table_state import Phase
+from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.table_state import Phase
 
 AT = "2026-11-29T15:00:00Z"
 FIVE_ACES = ["Ac", "Ad", "Ah", "As", "Jk", "2d", "3d"]

@@ -24,11 +24,9 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 
-from controller.cards import HandError, SevenCardHand
 from controller.events import TableConfigured
-from controller.paytable_files import seed_paytables
-from controller.pool import Pool, PoolTerms
-from controller.settlement import (
+from controller.ledger.pool import Pool, PoolTerms
+from controller.ledger.settlement import (
     DEALER_SEAT,
     HitOrder,
     Payout,
@@ -42,10 +40,12 @@ from controller.settlement import (
     TableRules,
     settle_round,
 )
-from controller.table_rules import TableRulesError, table_rules
+from controller.ledger.table_rules import TableRulesError, table_rules
+from controller.rules.cards import HandError, SevenCardHand
+from controller.rules.paytable_files import seed_paytables
 
 if TYPE_CHECKING:
-    from controller.paytable import Paytable
+    from controller.rules.paytable import Paytable
 
 TABLES = seed_paytables()
 FORTUNE = TABLES["fortune-1"]

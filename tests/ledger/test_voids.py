@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from controller.broadcast import Broadcast
 from controller.cli.report import reconcile
 from controller.effects import (
     Balances,
@@ -44,10 +43,11 @@ from controller.events import (
 )
 from controller.journal import Journal
 from controller.journal.verify import verify
-from controller.ledger import LedgerError, LedgerState, apply
-from controller.metrics import ControllerMetrics
-from controller.sequencer import Sequencer
-from controller.table_state import Phase
+from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.table_state import Phase
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.sequencer import Sequencer
 
 AT = "2026-11-29T15:00:00Z"
 SEED = 1_000_000

@@ -24,9 +24,9 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.ledger import LedgerError, LedgerState, apply
-from controller.settlement import Spot
-from controller.table_rules import most_one_player_wins, table_rules
+from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.settlement import Spot
+from controller.ledger.table_rules import most_one_player_wins, table_rules
 
 AT = "2026-11-29T15:00:00Z"
 TEN_BILLION_DOLLARS = 1_000_000_000_000  # cents

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from controller.cards import (
+from controller.rules.cards import (
     DECK,
     JOKER,
     Card,

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import pytest
 
-from controller.cards import JokerMode, SevenCardHand
-from controller.lines import BIT, DEFINITIONS, Line, lines_in
-from controller.paytable import DYNASTY_PROFILES, Paytable
-from controller.paytable_files import parse_paytable, seed_paytables
-from controller.qualify import ace_high_outcomes, qualifier
+from controller.rules.cards import JokerMode, SevenCardHand
+from controller.rules.lines import BIT, DEFINITIONS, Line, lines_in
+from controller.rules.paytable import DYNASTY_PROFILES, Paytable
+from controller.rules.paytable_files import parse_paytable, seed_paytables
+from controller.rules.qualify import ace_high_outcomes, qualifier
 
 SEMI = JokerMode.SEMI_WILD
 WILD = JokerMode.FULLY_WILD

@@ -1,7 +1,7 @@
 """The rules engine agrees with the independent brute-force oracle of tests/support/oracle.py.
 
-Compared here: the seven-card lines of :func:`controller.qualify.qualifier`, the Face Up
-ace-high outcomes, and the five-, seven- and two-card rankings of :mod:`controller.ranking`.
+Compared here: the seven-card lines of :func:`controller.rules.qualify.qualifier`, the Face Up
+ace-high outcomes, and the five-, seven- and two-card rankings of :mod:`controller.rules.ranking`.
 Each is checked on random hands (hypothesis), on hands biased toward the rare lines (seven-card
 straight flushes, royal matches, five aces, ace high with the joker ...), on every hand of a few
 reduced decks, and on hand-written spot checks. Tests are named after the clause they prove.
@@ -20,15 +20,15 @@ from support import oracle
 from support.hands import ALL_CODES, JOKER, SUITS, any_seven, code, rich_hands
 
 from controller.analyzer.census import natural_lines
-from controller.cards import Card, JokerMode, SevenCardHand, parse_cards
-from controller.lines import lines_in
-from controller.qualify import ace_high_outcomes, qualifier
-from controller.ranking import AceFive, best_five, evaluate_five, evaluate_two
+from controller.rules.cards import Card, JokerMode, SevenCardHand, parse_cards
+from controller.rules.lines import lines_in
+from controller.rules.qualify import ace_high_outcomes, qualifier
+from controller.rules.ranking import AceFive, best_five, evaluate_five, evaluate_two
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from controller.ranking import HandValue
+    from controller.rules.ranking import HandValue
 
 MODES = oracle.MODES
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from controller.cards import JokerMode, SevenCardHand, parse_cards
-from controller.ranking import (
+from controller.rules.cards import JokerMode, SevenCardHand, parse_cards
+from controller.rules.ranking import (
     AceFive,
     Category,
     HandValue,

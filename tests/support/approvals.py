@@ -16,18 +16,18 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from controller import keys
 from controller.clock import utc_now as now
-from controller.config_approval import configuration_approval
+from controller.config.approval import configuration_approval
 from controller.events import OperatorEnrolled
-from controller.signatures import sign, with_signature
+from controller.security import keys
+from controller.security.signatures import sign, with_signature
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from controller.config import Config
+    from controller.config.load import Config
     from controller.events import AnyEvent
     from controller.journal import Journal, Receipt
 

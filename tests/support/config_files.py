@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from controller.config import Config, ConfigError, load_config
+from controller.config.load import Config, ConfigError, load_config
 
 if TYPE_CHECKING:
     from pathlib import Path

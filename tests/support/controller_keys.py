@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
 
-from controller.controller_key import ControllerKey, write_key
+from controller.security.controller_key import ControllerKey, write_key
 
 if TYPE_CHECKING:
     from pathlib import Path

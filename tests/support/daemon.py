@@ -10,9 +10,9 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 import aiomqtt
 
-from controller.config import load_config
-from controller.service import serve
-from controller.settings import BrokerSettings
+from controller.config.load import load_config
+from controller.config.settings import BrokerSettings
+from controller.service.wiring import serve
 from support.floor import (
     POOL,
     WAIT_S,
@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Sequence
     from pathlib import Path
 
-    from controller.config import Config
+    from controller.config.load import Config
     from controller.journal import Receipt
-    from controller.runtime import Runtime
+    from controller.runtime.view import Runtime
     from support.mosquitto import Broker
 
 SITE = "e2e"

@@ -20,13 +20,13 @@ import pytest
 import yaml
 from prometheus_client.parser import text_string_to_metric_families
 
-from controller.broadcast import Broadcast
 from controller.clock import utc_now
 from controller.events import BetSensed, BetsLocked, PoolOpened, TableConfigured
 from controller.journal import Journal
-from controller.liveness import Liveness
-from controller.metrics import ControllerMetrics
-from controller.sequencer import Sequencer
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.liveness import Liveness
+from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.sequencer import Sequencer
 from drivers.poison import SourceHealth
 
 if TYPE_CHECKING:

@@ -2,7 +2,7 @@
 
 Import it as ``from support.fake_clocks import Clocks`` (tests/ is on the path; see
 tests/conftest.py). Give
-:class:`controller.clock_watch.ClockWatch` its :meth:`Clocks.wall` and
+:class:`controller.runtime.clock_watch.ClockWatch` its :meth:`Clocks.wall` and
 :meth:`Clocks.monotonic`, and the sequencer :meth:`Clocks.iso` as its event clock: then
 :meth:`Clocks.step` is someone setting the system clock, and :meth:`Clocks.elapse` time passing.
 """

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import aiohttp
 import pytest
 
-from controller.config import load_config
+from controller.config.load import load_config
 from controller.events import BetSensed, BetsLocked
 from controller.journal import Journal
 from drivers.simulator import SimulatedTable, TablePlan

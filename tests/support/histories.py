@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import msgspec
 from hypothesis import strategies as st
 
-from controller.cards import DECK
 from controller.effects import (
     Adjusted,
     Balances,
@@ -35,13 +34,14 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.ledger import LedgerError, LedgerState, apply
-from controller.settlement import Spot
+from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.settlement import Spot
+from controller.rules.cards import DECK
 
 if TYPE_CHECKING:
     from controller.effects import AnyEffect
     from controller.events import AnyEvent
-    from controller.pool import Pool
+    from controller.ledger.pool import Pool
 
 AT = "2024-05-01T12:00:00Z"
 RATES = ("0.28", "0.0075", "0.01", "0.17", "0.003", "0.0001", "0.333")

@@ -25,7 +25,7 @@ from controller.events import (
 from controller.journal import Journal
 from controller.journal.codec import pool_json, wagers_json
 from controller.journal.verify import verify
-from controller.ledger import LedgerError, LedgerState, apply
+from controller.ledger.apply import LedgerError, LedgerState, apply
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -140,7 +140,7 @@ def snapshot(state: LedgerState) -> dict[str, object]:
 
 
 def replay(events: list[AnyEvent]) -> LedgerState:
-    """A clean in-memory replay: :func:`controller.ledger.apply` from an empty state."""
+    """A clean in-memory replay: :func:`controller.ledger.apply.apply` from an empty state."""
     state = LedgerState()
     for event in events:
         with suppress(LedgerError):  # a refusal changes nothing

@@ -81,7 +81,7 @@ LOWEST: Final = "lowest"
 ACE_FIVE_OPTIONS: Final = (SECOND_HIGHEST, LOWEST)
 
 # ---------------------------------------------------------------------------------------------
-# Line slugs (the paytable names, as in controller/lines.py)
+# Line slugs (the paytable names, as in controller/rules/lines.py)
 
 SF7_NATURAL: Final = "seven-card-straight-flush-natural"
 SF7_WITH_JOKER: Final = "seven-card-straight-flush-with-joker"

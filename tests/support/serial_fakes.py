@@ -21,7 +21,7 @@ from drivers.serial.framing import Frame, FrameReader, encode_frame
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from controller.settings import SerialPortSettings
+    from controller.config.settings import SerialPortSettings
     from drivers.serial.link import ByteReader
 
 

@@ -8,7 +8,7 @@ import os
 import tty
 from typing import TYPE_CHECKING
 
-from controller.settings import SerialPortSettings
+from controller.config.settings import SerialPortSettings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

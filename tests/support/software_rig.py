@@ -28,10 +28,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.config import load_config
+from controller.config.load import load_config
 from controller.events import ManifestApproved
 from controller.journal import Journal
-from controller.manifest import current
+from controller.security.manifest import current
 from support.approvals import Site, now
 from support.controller_keys import KEY_LINE, write_controller_key
 

@@ -28,7 +28,7 @@ from support.serial_rig import TABLE, WAIT_S, PtyDevicePort, port_settings, runn
 from controller.events import decode_event
 from controller.journal import Journal
 from controller.ports import ControllerUnavailableError
-from drivers import registry
+from controller.service import registry
 from drivers.serial.framing import crc16, encode_frame
 from drivers.serial.link import SerialSource
 from drivers.serial.protocol import Heartbeat, decode_payload

@@ -32,6 +32,7 @@ from support.alpha_sign import (
     parse_text_file,
 )
 
+from controller.backoff import Backoff
 from controller.outputs import (
     AnyUpdate,
     ControllerUpdate,
@@ -39,8 +40,7 @@ from controller.outputs import (
     MeterUpdate,
     TableUpdate,
 )
-from drivers import registry
-from drivers.backoff import Backoff
+from controller.service import registry
 from drivers.signs.serial_sign import AlphaSign, AlphaSignSettings, open_port
 
 if TYPE_CHECKING:

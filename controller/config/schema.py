@@ -1,0 +1,280 @@
+"""The configuration's types: the TOML document as decoded, and the validated objects.
+
+:mod:`controller.config.load` loads a file into these. The ``Raw*`` Structs mirror the file and
+refuse unknown keys; the dataclasses are what the daemon runs on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Final
+
+import msgspec
+
+from controller.config.settings import BrokerSettings, SerialPortSettings  # noqa: TC001 - msgspec resolves them
+from controller.errors import ConfigurationError
+from controller.events import TableConfigured  # noqa: TC001 - a dataclass field type
+from drivers.signs.serial_sign import AlphaSignSettings  # noqa: TC001 - msgspec resolves it
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from controller.ledger.pool import PoolTerms
+    from controller.ledger.settlement import HitOrder, TableRules
+    from controller.rules.paytable import Paytable
+    from controller.rules.ranking import AceFive
+
+
+class ConfigError(ConfigurationError, ValueError):
+    """A configuration that cannot be used; the message is one line: ``file: key: reason``."""
+
+    def __init__(self, source: str, key: str, reason: str) -> None:
+        super().__init__(f"{source}: {key}: {reason}")
+        self.source = source
+        self.key = key
+        self.reason = reason
+
+
+class Raw(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A table of the file as written; unknown keys are refused (subclasses inherit this)."""
+
+
+class RawController(Raw, frozen=True):
+    """The ``[controller]`` table as written."""
+
+    site: str
+    controller_id: str = msgspec.field(name="id")
+    journal: str = "var/journal.db"
+    jurisdiction: str = "pa"
+    ace_five: str = "second-highest"
+    dynasty_profile: str | None = None
+    verification_amount: str | None = None
+    tax_threshold: str = "$600"
+    tax_wager_multiple: int = 300
+    hit_order: str = "sequential"
+    heartbeat_timeout_s: float = 10.0
+    paytable_dirs: list[str] = []
+    dual_control_amount: str = "$10,000"
+    lockout_after: int = 5
+    key_file: str | None = None
+    checkpoint_rows: int = 10_000
+    checkpoint_interval_s: float = 300.0
+
+
+class RawPool(Raw, frozen=True):
+    """One ``[[pools]]`` entry as written."""
+
+    pool_id: str = msgspec.field(name="id")
+    paytable: str
+    seed: str | None = None
+    rate_of_progression: str | None = None
+    reserve_rate: str | None = None
+    limit: str | None = None
+
+
+class RawSpotLimits(Raw, frozen=True):
+    """``minimum`` and ``maximum`` of one spot in a table's ``wager_limits``, as written."""
+
+    minimum: str | None = None
+    maximum: str | None = None
+
+
+class RawWagerLimits(Raw, frozen=True):
+    """A table's ``wager_limits``: per-spot overrides of ``minimum_wager`` and ``maximum_wager``.
+
+    ``progressive`` is read only to refuse it with its reason: that spot takes its paytable's
+    one denomination.
+    """
+
+    bonus: RawSpotLimits | None = None
+    ace_high: RawSpotLimits | None = None
+    insurance: RawSpotLimits | None = None
+    progressive: RawSpotLimits | None = None
+    dynasty: RawSpotLimits | None = None
+
+
+class RawTable(Raw, frozen=True):
+    """One ``[[tables]]`` entry as written."""
+
+    table_id: str = msgspec.field(name="id")
+    transport: str
+    seats: int = 6
+    bonus: str | None = None
+    ace_high: str | None = None
+    insurance: str | None = None
+    """The NJ insurance wager's paytable (an ``insurance`` one, filed by the operator)."""
+    progressive: str | None = None
+    dynasty: str | None = None
+    """The EZ Pai Gow Dynasty Bonus paytable (a ``dynasty-bonus`` one)."""
+    pool: str | None = None
+    minimum_wager: str = "$1"
+    maximum_wager: str = "$1,000"
+    wager_limits: RawWagerLimits | None = None
+    envy_minimum: str = "$5"
+    envy_includes_dealer: bool | None = None
+    """Read only to refuse ``true``: § 688a.1 never pays Envy for the dealer's hand."""
+    max_payout: str | None = None
+    heartbeat_timeout_s: float | None = None
+
+
+MAX_STREAMS: Final = 4096
+"""The most ``[web] max_streams`` may allow: each stream is a socket, and the unit's
+``LimitNOFILE`` (systemd/jackpotd.service) keeps room above it for the journal, broker and ports."""
+
+
+class WebSettings(Raw, frozen=True):
+    """The ``[web]`` table: where the meter display and ``/metrics`` listen."""
+
+    host: str = "127.0.0.1"
+    port: int = 8080
+    max_streams: Annotated[int, msgspec.Meta(ge=1, le=MAX_STREAMS)] = 64
+    """Open ``/events`` streams at most; more are answered 503 (docs/faults.md)."""
+
+
+class SimulatorSettings(Raw, frozen=True):
+    """The ``[simulator]`` table: how the demo's simulated tables play (drivers/simulator.py)."""
+
+    seed: int = 1
+    round_interval_s: float = 2.0
+    occupancy: float = 0.7
+    bet_probability: float = 0.6
+    hit_every: int = 0
+
+
+class RawConfig(Raw, frozen=True):
+    """The whole file as written."""
+
+    controller: RawController
+    broker: BrokerSettings | None = None
+    serial: list[SerialPortSettings] = []
+    pools: list[RawPool] = []
+    tables: list[RawTable] = []
+    web: WebSettings = msgspec.field(default_factory=WebSettings)
+    simulator: SimulatorSettings | None = None
+    alpha_signs: list[AlphaSignSettings] = msgspec.field(default_factory=list, name="alpha_sign")
+
+
+class RawBrokerKeys(msgspec.Struct, frozen=True):
+    """The broker keys the file sets itself, which BrokerSettings' defaults would hide."""
+
+    site: str | None = None
+    client_id: str | None = None
+    controller_id: str | None = None
+
+
+class RawKeys(msgspec.Struct, frozen=True):
+    """Keys that are refused where they are written (set elsewhere)."""
+
+    broker: RawBrokerKeys | None = None
+
+
+class Jurisdiction(StrEnum):
+    """The rules profile: which regulation's options apply (docs/rules.md)."""
+
+    PA = "pa"
+    NJ = "nj"
+
+
+class TransportKind(StrEnum):
+    """How a table's events reach the controller."""
+
+    MQTT = "mqtt"
+    SERIAL = "serial"
+    SIMULATOR = "simulator"
+
+
+@dataclass(frozen=True, slots=True)
+class PaytableRef:
+    """A paytable the configuration uses, with the exact text that is journaled."""
+
+    paytable: Paytable
+    text: str
+    origin: str
+    """``seed`` or the path of the file it came from."""
+
+    @property
+    def name(self) -> str:
+        """The paytable's name."""
+        return self.paytable.name
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerConfig:
+    """The ``[controller]`` table, validated."""
+
+    site: str
+    controller_id: str
+    journal: Path
+    jurisdiction: Jurisdiction
+    ace_five: AceFive
+    dynasty_profile: str
+    verification_cents: int | None
+    tax_threshold_cents: int
+    tax_wager_multiple: int
+    hit_order: HitOrder
+    heartbeat_timeout_s: float
+    paytable_dirs: tuple[Path, ...]
+    dual_control_cents: int = 1_000_000
+    """A verification of a win at or above this needs two operators' signatures."""
+    lockout_after: int = 5
+    """Failed authentications in a row that lock an operator out."""
+    key_file: str | None = None
+    """The controller's signing key (controller/security/controller_key.py): a path, or one under
+    ``${CREDENTIALS_DIRECTORY}`` (expanded when the service starts)."""
+    checkpoint_rows: int = 10_000
+    """A signed checkpoint after this many journal rows (controller/runtime/checkpointing.py)..."""
+    checkpoint_interval_s: float = 300.0
+    """...or this many seconds after the last one, whichever comes first."""
+
+
+@dataclass(frozen=True, slots=True)
+class PoolConfig:
+    """One ``[[pools]]`` entry; ``key`` is where it stands in the file (``pools[0]``)."""
+
+    pool_id: str
+    paytable: PaytableRef
+    terms: PoolTerms
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Transport:
+    """A table's transport; ``serial`` is the port of a serial one."""
+
+    kind: TransportKind
+    serial: SerialPortSettings | None = None
+
+    def __str__(self) -> str:
+        return f"serial:{self.serial.name}" if self.serial else str(self.kind)
+
+
+@dataclass(frozen=True, slots=True)
+class TableConfig:
+    """One ``[[tables]]`` entry and the event that configures it (``event_id``, ``at`` blank)."""
+
+    table_id: str
+    transport: Transport
+    paytables: tuple[PaytableRef, ...]
+    event: TableConfigured
+    rules: TableRules
+    heartbeat_timeout_s: float
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    """A validated configuration; ``digest`` is the SHA-256 of the file as read."""
+
+    source: str
+    digest: str
+    controller: ControllerConfig
+    broker: BrokerSettings | None
+    serial: tuple[SerialPortSettings, ...]
+    pools: tuple[PoolConfig, ...]
+    tables: tuple[TableConfig, ...]
+    web: WebSettings
+    simulator: SimulatorSettings | None
+    """Present when ``[simulator]`` is written or a table's transport is ``simulator``."""
+    signs: tuple[AlphaSignSettings, ...] = ()
+    """The ``[[alpha_sign]]`` LED meter signs on serial lines."""

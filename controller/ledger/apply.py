@@ -1,0 +1,257 @@
+"""The ledger: the single owner of every pool, applying one event at a time, deterministically.
+
+:func:`apply` takes the state and an event and returns the new state and the event's effects;
+it never reads a clock, a file or a socket, so replaying the journal rebuilds the same state to
+the cent. An event the ledger must refuse (an unknown table, a wager outside the paytable's
+denomination or its spot's limits, a round whose cards do not add up, a meter change without
+reason, a void by a device of a round held for a supervisor) raises
+:class:`LedgerError` and changes nothing; the journal records the refusal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from fractions import Fraction
+from typing import assert_never
+
+from controller.effects import (
+    Adjusted,
+    AnyEffect,
+    PoolOpenedEffect,
+    TableSet,
+    TermsChanged,
+    Verified,
+)
+from controller.events import (
+    AnyEvent,
+    AuthenticationFailed,
+    BetSensed,
+    BetsLocked,
+    CardDealt,
+    CheckpointRecorded,
+    ConfigurationApproved,
+    DealComplete,
+    FaultRecorded,
+    HitVerified,
+    ManifestApproved,
+    MeterAdjusted,
+    OperatorEnrolled,
+    OperatorRevoked,
+    OperatorUnlocked,
+    PoolOpened,
+    PoolTermsChanged,
+    RoundSettled,
+    RoundVoided,
+    TableConfigured,
+    TableStatusChanged,
+    WagerLocked,
+)
+from controller.ledger.authority import DUAL, require
+from controller.ledger.operator_events import (
+    approve_configuration,
+    approve_manifest,
+    authentication_failed,
+    enroll,
+    revoke,
+    unlock,
+)
+from controller.ledger.pool import Pool, PoolError, PoolTerms
+from controller.ledger.rounds import (
+    Outcome,
+    on_bet_sensed,
+    on_bets_locked,
+    on_card_dealt,
+    on_deal_complete,
+    on_round_settled,
+    on_table_status,
+    on_wager_locked,
+)
+from controller.ledger.state import (
+    LedgerError,
+    LedgerState,
+    balances,
+    pool_of,
+    with_pool,
+)
+from controller.ledger.table_rules import TableRulesError, table_rules
+from controller.ledger.table_state import TableState
+from controller.ledger.voids import on_round_voided
+
+__all__ = ["CONFIGURATION", "LedgerError", "LedgerState", "apply"]
+
+CONFIGURATION = "config"
+"""The ``by`` of changes made by the configuration file at start-up."""
+
+
+def _terms(event: PoolOpened | PoolTermsChanged) -> PoolTerms:
+    try:
+        return PoolTerms(
+            seed_cents=event.seed_cents,
+            rate_of_progression=Fraction(event.rate_of_progression),
+            reserve_rate=Fraction(event.reserve_rate),
+            limit_cents=event.limit_cents,
+            paytable=event.paytable,
+        )
+    except PoolError as error:
+        raise LedgerError(f"pool {event.pool_id}: {error}") from error
+
+
+def _open_pool(state: LedgerState, event: PoolOpened) -> Outcome:
+    if event.pool_id in state.pools:
+        raise LedgerError(f"pool {event.pool_id!r} is already open")
+    revision = state.revision + 1
+    pool = Pool.open(event.pool_id, _terms(event), revision)
+    state = replace(with_pool(state, pool), revision=revision)
+    return state, [PoolOpenedEffect(pool.pool_id, revision, event.seed_cents), balances(pool)]
+
+
+def _change_terms(state: LedgerState, event: PoolTermsChanged) -> Outcome:
+    pool = pool_of(state, event.pool_id)
+    if not event.by or not event.reason:
+        raise LedgerError("a change of terms needs who made it and why")
+    if event.by != CONFIGURATION:
+        state = require(state, event, "change-terms")
+    revision = state.revision + 1
+    try:
+        changed = pool.change_terms(_terms(event), revision, now=event.apply_now)
+    except PoolError as error:
+        raise LedgerError(f"pool {event.pool_id}: {error}") from error
+    reseed = changed.house_funding_cents + changed.reserve_funding_cents
+    reseed -= pool.house_funding_cents + pool.reserve_funding_cents
+    state = replace(with_pool(state, changed), revision=revision)
+    effect = TermsChanged(pool.pool_id, revision, event.apply_now, reseed)
+    return state, [effect, balances(changed)]
+
+
+def _configure_table(state: LedgerState, event: TableConfigured) -> Outcome:
+    try:
+        rules = table_rules(event)
+    except TableRulesError as error:
+        raise LedgerError(str(error)) from error
+    if rules.pool_id is not None:
+        pool = pool_of(state, rules.pool_id)
+        if rules.progressive is not None and rules.progressive.name != pool.terms.paytable:
+            raise LedgerError(
+                f"table {event.table_id}: pool {pool.pool_id} pays {pool.terms.paytable}, "
+                f"not {rules.progressive.name}"
+            )
+    live_table = state.table_states.get(event.table_id)
+    in_play = any(table_id == event.table_id for table_id, _ in state.rounds)
+    if in_play or (live_table is not None and live_table.round_id is not None):
+        raise LedgerError(f"table {event.table_id}: a round is in play; reconfigure between rounds")
+    revision = state.revision + 1
+    live = state.table_states.get(event.table_id) or TableState(event.table_id)
+    state = replace(
+        state,
+        tables={**state.tables, event.table_id: rules},
+        table_events={**state.table_events, event.table_id: event},
+        table_states={**state.table_states, event.table_id: live},
+        revision=revision,
+    )
+    return state, [TableSet(event.table_id, revision)]
+
+
+def _verify_hit(state: LedgerState, event: HitVerified) -> Outcome:
+    if event.payout_id not in state.pending:
+        raise LedgerError(f"no pending payout {event.payout_id!r}")
+    if not event.by:
+        raise LedgerError("a verification needs the supervisor's name")
+    dual = state.authority.dual_control_cents
+    payout = state.pending[event.payout_id]
+    signers = DUAL if dual is not None and payout.win_cents >= dual else 1
+    state = require(state, event, "verify-hit", signers=signers)
+    pending = {k: v for k, v in state.pending.items() if k != event.payout_id}
+    return replace(state, pending=pending), [Verified(event.payout_id, event.by)]
+
+
+def _adjust(state: LedgerState, event: MeterAdjusted) -> Outcome:
+    pool = pool_of(state, event.pool_id)
+    if not event.by or not event.reason.strip():
+        raise LedgerError("an adjustment needs who made it and why")
+    state = require(state, event, "adjust", signers=DUAL)
+    try:
+        adjusted = pool.adjust(event.account, event.amount_cents)
+    except PoolError as error:
+        raise LedgerError(f"pool {event.pool_id}: {error}") from error
+    effects: list[AnyEffect] = [
+        Adjusted(pool.pool_id, event.account, event.amount_cents),
+        balances(adjusted),
+    ]
+    return with_pool(state, adjusted), effects
+
+
+def _outside_approval(state: LedgerState, event: AnyEvent) -> LedgerState:
+    """Refuse a configuration change on its own once authority is signed (see below)."""
+    if state.authority.signed:
+        raise LedgerError(
+            f"{type(event).__struct_config__.tag}: a configuration change takes effect only "
+            "inside a manager's signed configuration approval"
+        )
+    return state
+
+
+def _configuration_change(
+    state: LedgerState, change: PoolOpened | PoolTermsChanged | TableConfigured
+) -> Outcome:
+    """One change of an approved configuration (controller.ledger.operator_events)."""
+    match change:
+        case PoolOpened():
+            return _open_pool(state, change)
+        case PoolTermsChanged():
+            return _change_terms(state, change)
+        case TableConfigured():
+            return _configure_table(state, change)
+
+
+def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 - one per kind
+    match event:
+        case PoolOpened():
+            return _open_pool(_outside_approval(state, event), event)
+        case PoolTermsChanged():
+            if event.by == CONFIGURATION:
+                state = _outside_approval(state, event)
+            return _change_terms(state, event)
+        case TableConfigured():
+            return _configure_table(_outside_approval(state, event), event)
+        case WagerLocked():
+            return on_wager_locked(state, event)
+        case RoundSettled():
+            return on_round_settled(state, event)
+        case BetSensed():
+            return on_bet_sensed(state, event)
+        case BetsLocked():
+            return on_bets_locked(state, event)
+        case CardDealt():
+            return on_card_dealt(state, event)
+        case DealComplete():
+            return on_deal_complete(state, event)
+        case RoundVoided():
+            return on_round_voided(state, event)
+        case TableStatusChanged():
+            return on_table_status(state, event)
+        case HitVerified():
+            return _verify_hit(state, event)
+        case MeterAdjusted():
+            return _adjust(state, event)
+        case OperatorEnrolled():
+            return enroll(state, event)
+        case OperatorRevoked():
+            return revoke(state, event)
+        case OperatorUnlocked():
+            return unlock(state, event)
+        case AuthenticationFailed():
+            return authentication_failed(state, event)
+        case ManifestApproved():
+            return approve_manifest(state, event)
+        case ConfigurationApproved():
+            return approve_configuration(state, event, _configuration_change)
+        case FaultRecorded() | CheckpointRecorded():
+            return state, []
+        case _:
+            assert_never(event)
+
+
+def apply(state: LedgerState, event: AnyEvent) -> tuple[LedgerState, tuple[AnyEffect, ...]]:
+    """Apply one event; raise :class:`LedgerError` (state unchanged) if it must be refused."""
+    new_state, effects = _dispatch(state, event)
+    return new_state, tuple(effects)

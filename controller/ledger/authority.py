@@ -1,0 +1,123 @@
+"""Authority, checked in the ledger: signed operator actions, dual control, lockouts.
+
+Whoever can write the journal file, or run ``jackpotd apply``, can put any event in front of
+the ledger. So the ledger itself, not a front-end, decides whether an event that moves money
+or authority was really made by operators allowed to make it (docs/security.md):
+
+* **Signatures.** Such an event carries Ed25519 signatures over the event itself
+  (:mod:`controller.security.signatures`). :func:`require` accepts it only if each signer is an
+  enrolled operator with a key, not locked out, whose role allows the action, and whose
+  signature verifies; ``by`` must be one of the signers. A forged, unsigned or re-targeted
+  event is refused like any refusal: journaled as refused, nothing moved.
+* **Dual control.** Meter adjustments always, and verifications of a payout at or above the
+  approved ``dual_control_cents``, need the signatures of two different operators.
+* **Lockouts.** A failed authentication (a wrong passphrase) is journaled
+  (``authentication-failed``); after ``lockout_after`` in a row the operator is locked out and
+  their signatures are refused until a manager signs ``operator-unlocked``. A signed action
+  resets the count.
+* **Signed mode.** All of this holds from the first operator enrolled with a key, for good
+  (:class:`~controller.ledger.operators.Authority`). A journal that never enrolled a keyed operator
+  (written before keys existed, or a unit test's) keeps the earlier checks by name, so that it
+  replays exactly as it was written; ``jackpotd run`` refuses to serve such a journal, since
+  it cannot have an approved configuration.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from controller.ledger.state import LedgerError, authorize
+from controller.security.signatures import signatures_of, verifies
+
+if TYPE_CHECKING:
+    from controller.events import AnyEvent
+    from controller.ledger.operators import Operator
+    from controller.ledger.state import LedgerState
+
+DUAL: Final = 2
+"""Signers that dual control asks for."""
+
+
+def require(state: LedgerState, event: AnyEvent, action: str, *, signers: int = 1) -> LedgerState:
+    """Refuse ``event`` unless operators allowed ``action`` made it; the state after it.
+
+    In signed mode the event needs ``signers`` valid signatures of distinct operators, one of
+    them its ``by``; their failed-authentication counts start again from zero (the returned
+    state). Before signed mode, the earlier check by name (:func:`authorize`).
+    """
+    by = str(getattr(event, "by", ""))
+    if not state.authority.signed:
+        authorize(state, by, action)
+        return state
+    signatures = signatures_of(event)
+    if not signatures:
+        raise LedgerError(f"{action}: unsigned; it needs an enrolled operator's signature")
+    signed_by: list[str] = []
+    for signature in signatures:
+        operator = _signer(state, signature.operator, action)
+        if signature.operator in signed_by:
+            raise LedgerError(f"{action}: {signature.operator} signed twice")
+        if not verifies(operator.public_key, signature, event):
+            raise LedgerError(f"{action}: the signature of {signature.operator} does not verify")
+        signed_by.append(signature.operator)
+    if len(signed_by) < signers:
+        raise LedgerError(
+            f"{action} needs the signatures of {signers} different operators (dual control), "
+            f"not {len(signed_by)}"
+        )
+    if by and by not in signed_by:
+        raise LedgerError(f"{action}: by {by!r}, who did not sign it")
+    return _reset_failures(state, signed_by)
+
+
+def _signer(state: LedgerState, name: str, action: str) -> Operator:
+    operator = state.operators.get(name)
+    if operator is None:
+        raise LedgerError(f"{action}: {name!r} is not an enrolled operator")
+    if not operator.public_key:
+        raise LedgerError(f"{action}: {name} has no signing key; enroll them with one")
+    if operator.locked:
+        raise LedgerError(f"{action}: {name} is locked out after failed authentications")
+    if not operator.may(action):
+        raise LedgerError(f"{action}: {name} ({operator.role}) may not {action}")
+    return operator
+
+
+def _reset_failures(state: LedgerState, names: list[str]) -> LedgerState:
+    changed = {
+        name: replace(state.operators[name], failures=0)
+        for name in names
+        if state.operators[name].failures
+    }
+    if not changed:
+        return state
+    return replace(state, operators={**state.operators, **changed})
+
+
+def self_signed(event: AnyEvent, public_key: str, name: str) -> None:
+    """Refuse a first enrollment not signed by the key it enrolls (possession of the key)."""
+    signatures = signatures_of(event)
+    if [signature.operator for signature in signatures] != [name] or not verifies(
+        public_key, signatures[0], event
+    ):
+        raise LedgerError(f"the first keyed operator {name!r} must sign their own enrollment")
+
+
+def failed(state: LedgerState, name: str) -> tuple[LedgerState, bool]:
+    """One more failed authentication of ``name``; the state, and whether it locked them out."""
+    operator = state.operators.get(name)
+    if operator is None:
+        raise LedgerError(f"no operator {name!r}")
+    failures = operator.failures + 1
+    locked = operator.locked or failures >= state.authority.lockout_after
+    changed = replace(operator, failures=failures, locked=locked)
+    state = replace(state, operators={**state.operators, name: changed})
+    return state, locked and not operator.locked
+
+
+def has_key(public_key: str | msgspec.UnsetType) -> bool:
+    """Whether an enrollment carries a public key."""
+    return public_key is not msgspec.UNSET and bool(public_key)

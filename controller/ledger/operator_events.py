@@ -1,0 +1,159 @@
+"""Ledger handlers for authority itself: operators, lockouts, approvals (docs/security.md).
+
+Operators are enrolled, revoked, locked out and unlocked; software (the manifest) and the
+configuration are approved.
+
+Each handler is pure, like the rest of the ledger, and checks authority through
+:func:`controller.ledger.authority.require`:
+
+* **Enrollment.** In signed mode a manager signs the enrollment of an operator with a key.
+  The first operator with a key must be a manager and must sign their own enrollment (proving
+  they hold the key); on a journal of PIN-era operators an existing manager must also name them
+  (``by``), as before. From that enrollment on, authority is signed for good.
+* **Revocation and unlocking**: a manager's signature. The last manager cannot be revoked.
+* **Failed authentications** are counted; the count that locks an operator out is approved
+  with the configuration.
+* **Approvals.** A manager signs the approval of the installed software (the manifest) and of
+  the configuration. A configuration approval carries the pool and table changes it makes
+  and applies them all or none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from controller.effects import (
+    AuthenticationCounted,
+    ConfigurationSet,
+    ManifestSet,
+    OperatorChanged,
+    OperatorUnlockedEffect,
+)
+from controller.ledger.authority import failed, has_key, require, self_signed
+from controller.ledger.operators import Operator, Role
+from controller.ledger.state import LedgerError
+from controller.security.manifest import ApprovedManifest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from controller.effects import AnyEffect
+    from controller.events import (
+        AuthenticationFailed,
+        ConfigurationApproved,
+        ManifestApproved,
+        OperatorEnrolled,
+        OperatorRevoked,
+        OperatorUnlocked,
+        PoolOpened,
+        PoolTermsChanged,
+        TableConfigured,
+    )
+    from controller.ledger.state import LedgerState
+
+    Outcome = tuple[LedgerState, list[AnyEffect]]
+    Change = PoolOpened | PoolTermsChanged | TableConfigured
+
+
+def _role(text: str) -> Role:
+    try:
+        return Role(text)
+    except ValueError as error:
+        raise LedgerError(f"unknown role {text!r}") from error
+
+
+def enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
+    """A new operator: keyed (signed mode from then on) or, before keys, with a PIN's hash."""
+    if event.name in state.operators:
+        raise LedgerError(f"operator {event.name!r} is already enrolled")
+    role = _role(event.role)
+    keyed = has_key(event.public_key)
+    public_key = str(event.public_key) if keyed else ""
+    if state.authority.signed:
+        if not keyed:
+            raise LedgerError("an operator is enrolled with a signing key (public_key)")
+        state = require(state, event, "enroll")
+    elif keyed:
+        # The first operator with a key: the site's authority becomes signed, for good.
+        if role is not Role.MANAGER:
+            raise LedgerError("the first operator enrolled with a key must be a manager")
+        self_signed(event, public_key, event.name)
+        if state.operators and event.by != event.name:
+            require(state, event, "enroll")  # PIN-era managers, checked by name as before
+        state = replace(state, authority=replace(state.authority, signed=True))
+    else:
+        if state.operators:
+            require(state, event, "enroll")
+        if not state.operators and role is not Role.MANAGER:
+            raise LedgerError("the first operator enrolled must be a manager")
+    operator = Operator(event.name, role, event.salt, event.pin_hash, event.kdf, public_key)
+    state = replace(state, operators={**state.operators, event.name: operator})
+    return state, [OperatorChanged(event.name, str(role))]
+
+
+def revoke(state: LedgerState, event: OperatorRevoked) -> Outcome:
+    """An operator may no longer act; never the last manager."""
+    state = require(state, event, "enroll")
+    if event.name not in state.operators:
+        raise LedgerError(f"no operator {event.name!r}")
+    remaining = {name: op for name, op in state.operators.items() if name != event.name}
+    if not any(op.role is Role.MANAGER for op in remaining.values()):
+        raise LedgerError("the last manager cannot be revoked")
+    return replace(state, operators=remaining), [OperatorChanged(event.name, "")]
+
+
+def unlock(state: LedgerState, event: OperatorUnlocked) -> Outcome:
+    """A manager lets a locked-out operator act again."""
+    operator = state.operators.get(event.name)
+    if operator is None:
+        raise LedgerError(f"no operator {event.name!r}")
+    if not event.reason.strip():
+        raise LedgerError("an unlock needs a reason")
+    state = require(state, event, "unlock")
+    unlocked = replace(state.operators[event.name], failures=0, locked=False)
+    state = replace(state, operators={**state.operators, event.name: unlocked})
+    return state, [OperatorUnlockedEffect(event.name, event.by)]
+
+
+def authentication_failed(state: LedgerState, event: AuthenticationFailed) -> Outcome:
+    """A wrong passphrase: counted; at the configured count the operator is locked out."""
+    state, locked_now = failed(state, event.operator)
+    operator = state.operators[event.operator]
+    return state, [AuthenticationCounted(event.operator, operator.failures, locked_now)]
+
+
+def approve_manifest(state: LedgerState, event: ManifestApproved) -> Outcome:
+    """A manager approved the installed software and configuration, by digest."""
+    if not state.operators:
+        raise LedgerError("enroll a manager before approving a manifest")
+    state = require(state, event, "approve-manifest")
+    files = tuple((path, digest) for path, digest in event.files)
+    manifest = ApprovedManifest(event.version, event.software, event.configuration, files, event.by)
+    return replace(state, manifest=manifest), [ManifestSet(event.software, event.configuration)]
+
+
+def approve_configuration(
+    state: LedgerState,
+    event: ConfigurationApproved,
+    apply_change: Callable[[LedgerState, Change], Outcome],
+) -> Outcome:
+    """A manager approved a configuration: its changes, all or none, then its settings."""
+    state = require(state, event, "approve-config")
+    effects: list[AnyEffect] = []
+    for change in event.changes:
+        try:
+            state, more = apply_change(state, change)
+        except LedgerError as error:
+            raise LedgerError(f"configuration {event.configuration[:12]}: {error}") from error
+        effects += more
+    if event.lockout_after < 1:
+        raise LedgerError("lockout_after is at least 1")
+    authority = replace(
+        state.authority,
+        configuration=event.configuration,
+        dual_control_cents=event.dual_control_cents,
+        lockout_after=event.lockout_after,
+    )
+    state = replace(state, authority=authority)
+    return state, [*effects, ConfigurationSet(event.configuration, len(event.changes))]

@@ -1,0 +1,127 @@
+"""Operators: the people whose actions change money, each with a role and a signing key.
+
+Supervisor actions (verifying a hit, adjusting a meter, voiding a round, changing a pool's
+terms, approving software or configuration) must come from an enrolled operator. Operators
+are journaled like everything else, so the record shows who could act and when that changed.
+
+An operator enrolled today holds an Ed25519 key (:mod:`controller.security.keys`); the journal holds
+only the public key, and the ledger checks every privileged event's signatures against it
+(:mod:`controller.ledger.authority`). Operators enrolled before keys existed have a salted
+**scrypt** hash of a PIN instead (RFC 7914); a PIN was only ever checked at the command line, so it
+is accepted as proof only on a journal that has never enrolled a keyed operator (an old journal
+replaying as it was written).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Final
+
+from controller.errors import InputError
+
+MIN_PIN_LENGTH: Final = 6
+KDF: Final = "scrypt:n=16384,r=8,p=1"
+_N, _R, _P, _LENGTH = 16384, 8, 1, 32
+
+
+class Role(StrEnum):
+    """What an operator may do."""
+
+    SUPERVISOR = "supervisor"
+    """Verify hits, void rounds, adjust meters."""
+    MANAGER = "manager"
+    """Everything a supervisor may do, plus change pool terms and enroll operators."""
+
+
+ACTIONS: Final[dict[str, frozenset[Role]]] = {
+    "verify-hit": frozenset({Role.SUPERVISOR, Role.MANAGER}),
+    "void-round": frozenset({Role.SUPERVISOR, Role.MANAGER}),
+    "adjust": frozenset({Role.SUPERVISOR, Role.MANAGER}),
+    "change-terms": frozenset({Role.MANAGER}),
+    "enroll": frozenset({Role.MANAGER}),
+    "approve-manifest": frozenset({Role.MANAGER}),
+    "approve-config": frozenset({Role.MANAGER}),
+    "settle-round": frozenset({Role.SUPERVISOR, Role.MANAGER}),
+    "unlock": frozenset({Role.MANAGER}),
+}
+"""The roles allowed to take each action."""
+
+
+LOCKOUT_AFTER: Final = 5
+"""Failed authentications in a row that lock an operator out, unless configured."""
+
+
+@dataclass(frozen=True, slots=True)
+class Authority:
+    """How the ledger checks authority: signatures or not, and the approved settings.
+
+    ``signed`` becomes true with the first operator enrolled with a key and never goes back:
+    from then on every privileged event needs valid signatures. ``configuration`` is the
+    digest of the configuration a manager last approved; ``dual_control_cents`` the win at or
+    above which a verification needs two operators; ``lockout_after`` how many failed
+    authentications in a row lock an operator out. The last three come with a signed
+    configuration approval.
+    """
+
+    signed: bool = False
+    configuration: str | None = None
+    dual_control_cents: int | None = None
+    lockout_after: int = LOCKOUT_AFTER
+
+
+class PinError(InputError, ValueError):
+    """A PIN that cannot be used (too short, or not digits and letters)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Operator:
+    """An enrolled operator: name, role, and public key (or, before keys, a PIN's hash)."""
+
+    name: str
+    role: Role
+    salt: str
+    pin_hash: str
+    kdf: str = KDF
+    public_key: str = ""
+    """Base64 of the Ed25519 public key; empty for an operator enrolled with a PIN."""
+    failures: int = 0
+    """Failed authentications in a row (a wrong passphrase), reset by a signed action."""
+    locked: bool = False
+    """Locked out after too many failures, until a manager unlocks them."""
+
+    def may(self, action: str) -> bool:
+        """Whether this operator's role allows an action."""
+        return self.role in ACTIONS[action]
+
+
+def check_pin(pin: str) -> None:
+    """Refuse a PIN too weak to stand for a signature."""
+    if len(pin) < MIN_PIN_LENGTH:
+        raise PinError(f"a PIN has at least {MIN_PIN_LENGTH} characters")
+    if pin.strip() != pin or not pin.isprintable():
+        raise PinError("a PIN has no spaces at its ends and no control characters")
+
+
+def hash_pin(pin: str, salt: str) -> str:
+    """The scrypt hash (hex) of a PIN with a hex salt."""
+    salt_bytes = bytes.fromhex(salt)
+    derived = hashlib.scrypt(pin.encode(), salt=salt_bytes, n=_N, r=_R, p=_P, dklen=_LENGTH)
+    return derived.hex()
+
+
+def enroll(name: str, role: Role, pin: str) -> Operator:
+    """A new operator record with a fresh random salt."""
+    check_pin(pin)
+    salt = secrets.token_hex(16)
+    return Operator(name, role, salt, hash_pin(pin, salt))
+
+
+def verify_pin(operator: Operator, pin: str) -> bool:
+    """Whether a PIN is this operator's (compared in constant time)."""
+    if operator.kdf != KDF:
+        return False
+    return hmac.compare_digest(hash_pin(pin, operator.salt), operator.pin_hash)

@@ -1,0 +1,422 @@
+"""Settling one table round: every side-bet payout, progressive hit and Envy bonus (docs/money.md).
+
+Given the table's rules, the locked wagers, the seven-card hands of the seats and of the
+dealer, and the pool the table's progressive wagers feed, :func:`settle_round` returns the new
+pool and one :class:`Payout` per wager (win, push or loss) and per Envy bonus. It is pure.
+
+The rules it applies, in order:
+
+1. Bonus (odds) wagers, Dynasty Bonus wagers and Ace High wagers are paid on the
+   highest-paying line, "N to 1" with the wager returned, a push returning the wager.
+2. Progressive wagers are taken seat by seat from the dealer's left (seat 1 upward); each hit
+   is paid from the meter as it stands after the one before (or, with ``HitOrder.SPLIT``,
+   seats that hit the same meter line share one pay equally).
+3. Envy (58 Pa. Code § 688a.1): every seat with a qualifying wager (a Progressive Payout,
+   Fortune Bonus or Dynasty Bonus wager of at least ``envy_minimum_cents`` on a paytable with
+   an Envy column; § 645a.6(g), N.J.A.C. 13:69F-11(i) for the Dynasty Bonus) receives the
+   Envy amount for each *other player's* hand at the table that makes an Envy line, whether
+   or not that player wagered. Several add up. Never for its own hand, never for
+   the dealer's (only rules rebuilt from a journal written before this rule say otherwise).
+4. The maximum payout (§ 688a.12(e)) caps a player's odds winnings on one hand; it never
+   touches meter pays or Envy.
+5. A payout at or above the verification amount is PENDING until a supervisor verifies it;
+   one at or above the tax threshold and the wager multiple is flagged for tax reporting.
+
+The NJ insurance wager (the ``insurance`` spot) is an odds wager like the bonus: it is paid on
+the seat's own seven cards when they are a pai gow hand, the joker an ace (N.J.A.C.
+13:69F-11.2(h)), and the maximum payout caps it with the seat's other odds pays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from controller.errors import RefusedError
+from controller.ledger.pool import HitRecord
+from controller.rules.cards import check_distinct
+from controller.rules.paytable import FixedPay, MeterPay, Odds, Push
+from controller.rules.qualify import ace_high_outcomes, qualifier
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from fractions import Fraction
+
+    from controller.events import SpotLimits
+    from controller.ledger.pool import Contribution, MeterPayment, Pool
+    from controller.rules.cards import SevenCardHand
+    from controller.rules.paytable import Paytable, PaytableLine
+
+DEALER_SEAT = 0
+
+
+class SettlementError(RefusedError, ValueError):
+    """A round that cannot be settled as given; nothing is paid and no meter moves."""
+
+
+class Spot(StrEnum):
+    """The side-bet spots in front of a seat."""
+
+    BONUS = "bonus"
+    ACE_HIGH = "ace-high"
+    INSURANCE = "insurance"
+    """The NJ insurance wager on the seat's own hand (N.J.A.C. 13:69F-11.2(h), 11.15)."""
+    PROGRESSIVE = "progressive"
+    DYNASTY = "dynasty"
+    """The EZ Pai Gow Dynasty Bonus (N.J.A.C. 13:69F-11(i); 58 Pa. Code § 645a.6(g))."""
+
+
+class HitOrder(StrEnum):
+    """How several progressive hits on one pool in one round are paid."""
+
+    SEQUENTIAL = "sequential"
+    SPLIT = "split"
+
+
+class PayoutKind(StrEnum):
+    """What a payout is."""
+
+    WIN = "win"
+    PUSH = "push"
+    LOSS = "loss"
+    PROGRESSIVE = "progressive"
+    ENVY = "envy"
+    VOID = "void"
+    """The round was void: the wager is returned."""
+
+
+class PayoutStatus(StrEnum):
+    """Whether a payout may be paid now or waits for a supervisor."""
+
+    PAID = "paid"
+    PENDING = "pending"
+
+
+@dataclass(frozen=True, slots=True)
+class SeatWager:
+    """A locked wager on one spot of one seat."""
+
+    seat: int
+    spot: Spot
+    amount_cents: int
+    contribution: Contribution | None = None
+    """What a progressive wager added to its pool at lock, exactly: a void takes back this,
+    not what the terms in force at the void would say."""
+
+
+@dataclass(frozen=True, slots=True)
+class TableRound:
+    """A dealt round: the locked wagers and the seven-card hands of the seats and the dealer."""
+
+    round_id: str
+    dealer: SevenCardHand
+    hands: Mapping[int, SevenCardHand]
+    wagers: tuple[SeatWager, ...]
+    reference: str = ""
+    """Prefix of the payout ids; unique per settlement (the journal uses the event id)."""
+
+    def payout_id(self, seat: int, spot: Spot, *parts: object) -> str:
+        """A payout's id: reference, seat, spot, and more for an Envy bonus."""
+        return "/".join(str(part) for part in (self.reference or self.round_id, seat, spot, *parts))
+
+    def check(self) -> None:
+        """Refuse a round that cannot be settled: shared cards, or a wager without a hand."""
+        cards = (*self.dealer.cards, *(card for hand in self.hands.values() for card in hand.cards))
+        check_distinct(cards)
+        for wager in self.wagers:
+            if wager.seat not in self.hands:
+                raise SettlementError(f"seat {wager.seat} has a wager but no hand")
+            if wager.amount_cents <= 0:
+                raise SettlementError(f"seat {wager.seat}: a wager must be above $0")
+        spots = [(wager.seat, wager.spot) for wager in self.wagers]
+        if len(set(spots)) != len(spots):
+            raise SettlementError("a spot holds two wagers")
+
+
+@dataclass(frozen=True, slots=True)
+class TableRules:
+    """What a table's side bets pay and how (from the controller's configuration)."""
+
+    table_id: str
+    seats: int = 6
+    bonus: Paytable | None = None
+    ace_high: Paytable | None = None
+    insurance: Paytable | None = None
+    progressive: Paytable | None = None
+    pool_id: str | None = None
+    envy_minimum_cents: int = 500
+    envy_includes_dealer: bool = False
+    """Whether the dealer's hand pays Envy: never under § 688a.1; true only for a table whose
+    ``table-configured`` event was journaled before the rule (docs/rules.md § 9)."""
+    max_payout_cents: int | None = None
+    verification_cents: int | None = None
+    tax_threshold_cents: int = 60_000
+    tax_wager_multiple: int = 300
+    hit_order: HitOrder = HitOrder.SEQUENTIAL
+    wager_limits: Mapping[Spot, SpotLimits] | None = None
+    """Each odds spot's minimum and maximum wager; None (no limits) only for a table configured
+    before limits existed (:mod:`controller.ledger.wager_limits`)."""
+    dynasty: Paytable | None = None
+    """The EZ Pai Gow Dynasty Bonus paytable, on the lines of the table's Dynasty profile."""
+
+
+@dataclass(frozen=True, slots=True)
+class Payout:
+    """One settled wager or Envy bonus. Amounts are whole cents; ``win`` excludes the wager."""
+
+    payout_id: str
+    seat: int
+    spot: Spot
+    kind: PayoutKind
+    wager_cents: int
+    line: str | None = None
+    win_cents: int = 0
+    returned_cents: int = 0
+    from_meter_cents: int = 0
+    pool_id: str | None = None
+    capped_cents: int = 0
+    envy_from_seat: int | None = None
+    status: PayoutStatus = PayoutStatus.PAID
+    tax_report: bool = False
+    hand: str = ""
+    """The seven cards that won it: the seat's own, or for Envy the other hand's."""
+
+    @property
+    def total_cents(self) -> int:
+        """What the player receives: the win and any returned wager."""
+        return self.win_cents + self.returned_cents
+
+
+@dataclass(frozen=True, slots=True)
+class Settlement:
+    """The outcome of a round: payouts in order, and the meter payments behind the hits."""
+
+    payouts: tuple[Payout, ...]
+    meter_payments: tuple[MeterPayment, ...]
+    pool: Pool | None
+
+
+def _mask(table: Paytable, hand: SevenCardHand) -> int:
+    return qualifier(table.joker)(hand.indices)
+
+
+def _odds_payout(payout_id: str, wager: SeatWager, row: PaytableLine | None) -> Payout:
+    if row is None:
+        return Payout(payout_id, wager.seat, wager.spot, PayoutKind.LOSS, wager.amount_cents)
+    if isinstance(row.pays, Push):
+        return Payout(
+            payout_id,
+            wager.seat,
+            wager.spot,
+            PayoutKind.PUSH,
+            wager.amount_cents,
+            str(row.line),
+            returned_cents=wager.amount_cents,
+        )
+    if not isinstance(row.pays, Odds):
+        raise SettlementError(f"{row.outcome}: an odds wager cannot pay {row.pays}")
+    return Payout(
+        payout_id,
+        wager.seat,
+        wager.spot,
+        PayoutKind.WIN,
+        wager.amount_cents,
+        str(row.line),
+        win_cents=wager.amount_cents * row.pays.to_one,
+        returned_cents=wager.amount_cents,
+    )
+
+
+def _cap(payouts: list[Payout], cap: int | None) -> list[Payout]:
+    """Cut one seat's odds winnings down to the maximum payout, largest win first."""
+    if cap is None:
+        return payouts
+    excess = sum(p.win_cents for p in payouts if p.kind is PayoutKind.WIN) - cap
+    if excess <= 0:
+        return payouts
+    capped = list(payouts)
+    for index in sorted(range(len(capped)), key=lambda i: -capped[i].win_cents):
+        payout = capped[index]
+        if payout.kind is not PayoutKind.WIN or excess <= 0:
+            continue
+        cut = min(excess, payout.win_cents)
+        capped[index] = replace(payout, win_cents=payout.win_cents - cut, capped_cents=cut)
+        excess -= cut
+    return capped
+
+
+def _progressive(
+    rules: TableRules, table_round: TableRound, pool: Pool | None
+) -> tuple[list[Payout], list[MeterPayment], Pool | None]:
+    """Progressive wagers seat by seat; meter pays come off the pool in that order."""
+    table = rules.progressive
+    hands = table_round.hands
+    wagers = [wager for wager in table_round.wagers if wager.spot is Spot.PROGRESSIVE]
+    if not wagers:
+        return [], [], pool
+    if table is None or table.progressive is None or pool is None:
+        raise SettlementError(f"table {rules.table_id} takes no progressive wagers")
+    terms = table.progressive
+    ordered = sorted(wagers, key=lambda wager: wager.seat)
+    for wager in ordered:
+        if wager.amount_cents != terms.wager_cents:
+            raise SettlementError(
+                f"seat {wager.seat}: the progressive wager is {terms.wager_cents} cents, "
+                f"not {wager.amount_cents}"
+            )
+    masks = {wager.seat: _mask(table, hands[wager.seat]) for wager in ordered}
+    split = rules.hit_order is HitOrder.SPLIT
+    # Seats are taken in order, each line chosen at the meter as it then stands. With SPLIT,
+    # the other seats whose best line at that same meter is the same meter line share the pay.
+    shares: dict[int, tuple[PaytableLine, int]] = {}
+    payouts: list[Payout] = []
+    payments: list[MeterPayment] = []
+    for wager in ordered:
+        payout_id = table_round.payout_id(wager.seat, wager.spot)
+        row: PaytableLine | None
+        if wager.seat in shares:
+            row, from_meter = shares[wager.seat]
+        else:
+            row, from_meter = table.line_for(masks[wager.seat], pool.meter), 0
+            if row is not None and isinstance(row.pays, MeterPay):
+                sharing = [wager.seat]
+                if split:
+                    sharing += [
+                        other.seat
+                        for other in ordered
+                        if other.seat > wager.seat
+                        and other.seat not in shares
+                        and table.line_for(masks[other.seat], pool.meter) == row
+                    ]
+                hit = HitRecord(payout_id, rules.table_id, wager.seat, str(row.line), 0, 0)
+                pool, payment = pool.pay(row.pays.percent, hit, ways=len(sharing))
+                payments.append(payment)
+                from_meter = payment.paid_cents // len(sharing)
+                shares.update(dict.fromkeys(sharing, (row, from_meter)))
+        if row is None:
+            payouts.append(
+                Payout(payout_id, wager.seat, wager.spot, PayoutKind.LOSS, wager.amount_cents)
+            )
+            continue
+        fixed = row.pays.fixed_cents if isinstance(row.pays, MeterPay) else 0
+        fixed = row.pays.cents if isinstance(row.pays, FixedPay) else fixed
+        payouts.append(
+            Payout(
+                payout_id,
+                wager.seat,
+                wager.spot,
+                PayoutKind.PROGRESSIVE,
+                wager.amount_cents,
+                str(row.line),
+                win_cents=fixed + from_meter,
+                returned_cents=wager.amount_cents if terms.original_wager_returned else 0,
+                from_meter_cents=from_meter,
+                pool_id=pool.pool_id,
+            )
+        )
+    return payouts, payments, pool
+
+
+def _envy(rules: TableRules, table_round: TableRound, meter: Fraction | None) -> list[Payout]:
+    """Envy bonuses: for each qualifying wager, one per other hand that makes an Envy line."""
+    tables = {
+        Spot.BONUS: rules.bonus,
+        Spot.PROGRESSIVE: rules.progressive,
+        Spot.DYNASTY: rules.dynasty,
+    }
+    others = dict(table_round.hands)
+    if rules.envy_includes_dealer:
+        others[DEALER_SEAT] = table_round.dealer
+    payouts = []
+    for wager in sorted(table_round.wagers, key=lambda w: (w.seat, w.spot)):
+        table = tables.get(wager.spot)
+        if table is None or not table.has_envy or wager.amount_cents < rules.envy_minimum_cents:
+            continue
+        for seat, hand in sorted(others.items()):
+            if seat == wager.seat:
+                continue
+            row = table.line_for(_mask(table, hand), meter if table.progressive else None)
+            if row is None or not row.envy_cents:
+                continue
+            payouts.append(
+                Payout(
+                    table_round.payout_id(wager.seat, wager.spot, "envy", seat),
+                    wager.seat,
+                    wager.spot,
+                    PayoutKind.ENVY,
+                    wager.amount_cents,
+                    str(row.line),
+                    win_cents=row.envy_cents,
+                    envy_from_seat=seat,
+                )
+            )
+    return payouts
+
+
+def _flag(rules: TableRules, payout: Payout) -> Payout:
+    pending = rules.verification_cents is not None and payout.win_cents >= rules.verification_cents
+    taxable = payout.win_cents >= rules.tax_threshold_cents and payout.win_cents >= (
+        rules.tax_wager_multiple * payout.wager_cents
+    )
+    if not pending and not taxable:
+        return payout
+    return replace(
+        payout,
+        status=PayoutStatus.PENDING if pending else PayoutStatus.PAID,
+        tax_report=taxable,
+    )
+
+
+def _insurance_row(rules: TableRules, hand: SevenCardHand) -> PaytableLine | None:
+    """The line an insurance wager wins: the seat's own seven cards (docs/rules.md § 5.10)."""
+    if rules.insurance is None:
+        raise SettlementError(f"table {rules.table_id} takes no insurance wagers")
+    return rules.insurance.line_for(_mask(rules.insurance, hand))
+
+
+def _odds_wagers(rules: TableRules, table_round: TableRound, seat: int) -> list[Payout]:
+    """One seat's bonus, Dynasty and Ace High wagers, capped by the maximum payout."""
+    payouts = []
+    hand = table_round.hands[seat]
+    for wager in table_round.wagers:
+        if wager.seat != seat or wager.spot is Spot.PROGRESSIVE:
+            continue
+        payout_id = table_round.payout_id(seat, wager.spot)
+        if wager.spot is Spot.INSURANCE:
+            payouts.append(_odds_payout(payout_id, wager, _insurance_row(rules, hand)))
+            continue
+        if wager.spot in (Spot.BONUS, Spot.DYNASTY):
+            table = rules.bonus if wager.spot is Spot.BONUS else rules.dynasty
+            if table is None:
+                raise SettlementError(f"table {rules.table_id} takes no {wager.spot} wagers")
+            row = table.line_for(_mask(table, hand))
+        else:
+            if rules.ace_high is None:
+                raise SettlementError(f"table {rules.table_id} takes no Ace High wagers")
+            dealer = _mask(rules.ace_high, table_round.dealer)
+            row = rules.ace_high.line_for(ace_high_outcomes(dealer, _mask(rules.ace_high, hand)))
+        payouts.append(_odds_payout(payout_id, wager, row))
+    return _cap(payouts, rules.max_payout_cents)
+
+
+def settle_round(
+    rules: TableRules, table_round: TableRound, pool: Pool | None = None
+) -> Settlement:
+    """Every payout of a round, in seat order, and the pool after its hits."""
+    table_round.check()
+    meter_before = pool.meter if pool is not None else None
+    payouts: list[Payout] = []
+    for seat in sorted({wager.seat for wager in table_round.wagers}):
+        payouts.extend(_odds_wagers(rules, table_round, seat))
+    progressive, payments, pool = _progressive(rules, table_round, pool)
+    payouts.extend(progressive)
+    payouts.extend(_envy(rules, table_round, meter_before))
+    payouts.sort(key=lambda payout: (payout.seat, payout.kind is PayoutKind.ENVY))
+    hands = {DEALER_SEAT: table_round.dealer, **table_round.hands}
+
+    def shown(payout: Payout) -> Payout:
+        source = payout.envy_from_seat if payout.envy_from_seat is not None else payout.seat
+        return replace(_flag(rules, payout), hand=str(hands[source]))
+
+    return Settlement(tuple(shown(payout) for payout in payouts), tuple(payments), pool)

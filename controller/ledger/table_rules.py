@@ -1,0 +1,194 @@
+"""A table's side-bet rules, validated from the journaled ``table-configured`` event.
+
+The event carries the paytables whole (TOML text), so the rules in force at any point of the
+journal can be rebuilt without the files. Validation refuses a rule set a lab would refuse,
+among them a maximum payout below the floor of § 688a.12(e).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from controller.errors import ConfigurationError
+from controller.ledger.settlement import HitOrder, Spot, TableRules
+from controller.ledger.wager_limits import WagerLimitsError, minimum_of, validated_limits
+from controller.rules.dynasty import off_profile
+from controller.rules.paytable import FixedPay, MeterPay, Odds, Wager
+from controller.rules.paytable_files import PaytableError, parse_paytable
+
+if TYPE_CHECKING:
+    from controller.events import TableConfigured
+    from controller.rules.paytable import Paytable
+
+MAX_PAYOUT_FLOOR_CENTS: Final = 5_000_000
+"""§ 688a.12(e): a maximum payout of at least $50,000."""
+ODDS_WAGERS: Final = frozenset({Wager.FORTUNE_BONUS, Wager.EMPERORS_TREASURE, Wager.DYNASTY_BONUS})
+
+
+class TableRulesError(ConfigurationError, ValueError):
+    """A table configuration the controller refuses; the message names the table and the key."""
+
+
+def _paytable(
+    event: TableConfigured, key: str, name: str | None, wagers: frozenset[Wager]
+) -> Paytable | None:
+    if name is None:
+        return None
+    text = event.paytables.get(name)
+    if text is None:
+        raise TableRulesError(f"table {event.table_id}: {key}: paytable {name!r} is not included")
+    try:
+        table = parse_paytable(text, f"table {event.table_id} paytable {name}")
+    except PaytableError as error:
+        raise TableRulesError(str(error)) from error
+    if table.name != name:
+        raise TableRulesError(f"table {event.table_id}: {key}: the text is paytable {table.name!r}")
+    if table.wager not in wagers:
+        raise TableRulesError(f"table {event.table_id}: {key}: {name} is a {table.wager} paytable")
+    return table
+
+
+def _top_odds(table: Paytable) -> int:
+    """The most an odds paytable pays, as N of "N to 1"."""
+    return max((row.pays.to_one for row in table.lines if isinstance(row.pays, Odds)), default=0)
+
+
+def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
+    """The most one player can win in a round betting the minimum, meters aside (§ 688a.12(e)).
+
+    Top odds of each odds wager at its minimum (the spot's own where the table sets wager
+    limits), the largest fixed progressive pay, and for every other hand at the table the
+    largest Envy of each paytable with an Envy column.
+    """
+    most = 0
+    if rules.insurance is not None:
+        most += minimum_of(rules, Spot.INSURANCE, minimum_wager_cents) * _top_odds(rules.insurance)
+    odds = (
+        (Spot.BONUS, rules.bonus),
+        (Spot.ACE_HIGH, rules.ace_high),
+        (Spot.DYNASTY, rules.dynasty),
+    )
+    for spot, table in odds:
+        if table is not None:
+            most += minimum_of(rules, spot, minimum_wager_cents) * max(
+                (row.pays.to_one for row in table.lines if isinstance(row.pays, Odds)), default=0
+            )
+    envy = 0  # each wager with an Envy column collects its own Envy
+    for table in (rules.bonus, rules.progressive, rules.dynasty):
+        if table is not None:
+            envy += max((row.envy_cents or 0 for row in table.lines), default=0)
+    if rules.progressive is not None:
+        most += max(
+            (
+                row.pays.cents if isinstance(row.pays, FixedPay) else row.pays.fixed_cents
+                for row in rules.progressive.lines
+                if isinstance(row.pays, FixedPay | MeterPay)
+            ),
+            default=0,
+        )
+    others = rules.seats - 1 + (1 if rules.envy_includes_dealer else 0)
+    return most + envy * others
+
+
+def envy_includes_dealer(event: TableConfigured) -> bool:
+    """Whether the table pays Envy for the dealer's hand: as journaled, or true if unwritten.
+
+    § 688a.1 pays Envy for another player's hand only, and every configuration writes false.
+    An event journaled before that carries no value and was played with the old default,
+    true; its rounds replay as they were paid (docs/rules.md § 9).
+    """
+    if isinstance(event.envy_includes_dealer, msgspec.UnsetType):
+        return True
+    return event.envy_includes_dealer
+
+
+def _dynasty(event: TableConfigured) -> Paytable | None:
+    """The Dynasty Bonus paytable, checked against the profile journaled with it."""
+    where = f"table {event.table_id}: dynasty_profile"
+    name = None if isinstance(event.dynasty, msgspec.UnsetType) else event.dynasty
+    profile = event.dynasty_profile
+    if (name is None) != isinstance(profile, msgspec.UnsetType):
+        raise TableRulesError(f"{where}: a Dynasty paytable and its profile go together")
+    table = _paytable(event, "dynasty", name, frozenset({Wager.DYNASTY_BONUS}))
+    if table is not None and not isinstance(profile, msgspec.UnsetType):
+        reason = off_profile(table, profile)
+        if reason is not None:
+            raise TableRulesError(f"{where}: {reason}")
+    return table
+
+
+def table_rules(event: TableConfigured) -> TableRules:
+    """Validated rules of one table."""
+    where = f"table {event.table_id}"
+    try:
+        hit_order = HitOrder(event.hit_order)
+    except ValueError as error:
+        raise TableRulesError(
+            f"{where}: hit_order: sequential or split, not {event.hit_order!r}"
+        ) from error
+    if not 1 <= event.seats <= 9:
+        raise TableRulesError(f"{where}: seats: 1 to 9, not {event.seats}")
+    progressive = _paytable(event, "progressive", event.progressive, frozenset({Wager.PROGRESSIVE}))
+    if (progressive is None) != (event.pool_id is None):
+        raise TableRulesError(f"{where}: pool_id: a progressive paytable and a pool go together")
+    for key in (
+        "envy_minimum_cents",
+        "tax_threshold_cents",
+        "tax_wager_multiple",
+        "minimum_wager_cents",
+    ):
+        if getattr(event, key) < 0:
+            raise TableRulesError(f"{where}: {key}: cannot be negative")
+    bonus = _paytable(event, "bonus", event.bonus, ODDS_WAGERS)
+    ace_high = _paytable(event, "ace_high", event.ace_high, frozenset({Wager.ACE_HIGH}))
+    insurance = _paytable(
+        event,
+        "insurance",
+        None if isinstance(event.insurance, msgspec.UnsetType) else event.insurance,
+        frozenset({Wager.INSURANCE}),
+    )
+    dynasty = _dynasty(event)
+    offered = [
+        spot
+        for spot, table in (
+            (Spot.BONUS, bonus),
+            (Spot.ACE_HIGH, ace_high),
+            (Spot.INSURANCE, insurance),
+            (Spot.PROGRESSIVE, progressive),
+            (Spot.DYNASTY, dynasty),
+        )
+        if table is not None
+    ]
+    try:
+        limits = validated_limits(event, offered)
+    except WagerLimitsError as error:
+        raise TableRulesError(f"{where}: {error}") from error
+    rules = TableRules(
+        table_id=event.table_id,
+        seats=event.seats,
+        bonus=bonus,
+        ace_high=ace_high,
+        insurance=insurance,
+        progressive=progressive,
+        pool_id=event.pool_id,
+        envy_minimum_cents=event.envy_minimum_cents,
+        envy_includes_dealer=envy_includes_dealer(event),
+        max_payout_cents=event.max_payout_cents,
+        verification_cents=event.verification_cents,
+        tax_threshold_cents=event.tax_threshold_cents,
+        tax_wager_multiple=event.tax_wager_multiple,
+        hit_order=hit_order,
+        wager_limits=limits,
+        dynasty=dynasty,
+    )
+    if event.max_payout_cents is not None:
+        floor = max(MAX_PAYOUT_FLOOR_CENTS, most_one_player_wins(rules, event.minimum_wager_cents))
+        if event.max_payout_cents < floor:
+            raise TableRulesError(
+                f"{where}: max_payout_cents: {event.max_payout_cents} is below the floor of "
+                f"{floor} cents (§ 688a.12(e): $50,000 or the most one player can win betting "
+                "the minimum, whichever is greater)"
+            )
+    return rules

@@ -1,0 +1,433 @@
+"""Prometheus metrics: read from the live state at each scrape, latencies observed as they happen.
+
+Names follow the Prometheus conventions (``jackpotd_`` prefix, ``_total`` for counters, base
+units: seconds; money in dollars, as gauges and counters are floats anyway and dashboards
+read dollars). Every metric is documented in docs/metrics.md. Nothing here is on a money
+path: the journal is the record, metrics are a view.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Protocol
+
+from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from controller.effects import (
+    Contributed,
+    ContributionRefunded,
+    PayoutMade,
+    Share,
+    WagerRefused,
+    parse_fraction,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator, Sequence
+
+    from prometheus_client.metrics_core import Metric
+
+    from controller.journal import Receipt
+    from controller.journal.port import JournalPort
+    from controller.runtime.liveness import Liveness
+    from controller.runtime.sequencer import Sequencer
+
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
+
+
+class SerialStats(Protocol):
+    """What a serial source exposes."""
+
+    name: str
+    errors: Counter[str]
+    connected: bool
+    reconnects: int
+
+
+class MqttStats(Protocol):
+    """What an MQTT source or sink exposes."""
+
+    name: str
+    connected: bool
+    reconnects: int
+
+
+class Health(Protocol):
+    """Whether a source keeps failing, and what it parked (drivers.poison.SourceHealth)."""
+
+    @property
+    def trouble(self) -> str | None:
+        """Why the source keeps failing; None while it works."""
+        ...
+
+    @property
+    def dead_letters(self) -> int:
+        """Messages parked since start."""
+        ...
+
+
+class HealthReporting(Protocol):
+    """A source that reports its health (the MQTT source, a serial link)."""
+
+    name: str
+
+    @property
+    def health(self) -> Health:
+        """Its health."""
+        ...
+
+
+@dataclass
+class StreamCounts:
+    """The display's ``/events`` streams: its cap, those open, those refused at the cap."""
+
+    cap: int = 0
+    open: int = 0
+    refused: int = 0
+
+
+def _dollars(cents: float) -> float:
+    return cents / 100
+
+
+class ControllerMetrics(Collector):
+    """The controller's metrics; :meth:`observe` is called by the sequencer after each commit."""
+
+    def __init__(
+        self, journal: JournalPort[Any], sequencer: Sequencer, liveness: Liveness | None
+    ) -> None:
+        self.journal = journal
+        self.sequencer = sequencer
+        self.liveness = liveness
+        self.serial: list[SerialStats] = []
+        self.mqtt: list[MqttStats] = []
+        self.sources: list[HealthReporting] = []
+        """Sources whose health ``/healthz`` and the metrics report."""
+        self.streams = StreamCounts()
+        """Replaced by the display's own counts when it starts (controller/display)."""
+        self.registry = CollectorRegistry(auto_describe=True)
+        self.commit_seconds = Histogram(
+            "jackpotd_journal_commit_seconds",
+            "Time to write and fsync one journal transaction (a batch of events).",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.event_to_commit_seconds = Histogram(
+            "jackpotd_event_to_commit_seconds",
+            "Time from an event reaching the sequencer to its journal commit.",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.event_to_sign_seconds = Histogram(
+            "jackpotd_event_to_sign_seconds",
+            "Time from an update reaching a sign's driver to the frame being written to the sign.",
+            ["sign"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.wagers: Counter[tuple[str, str]] = Counter()
+        self.contributions: defaultdict[tuple[str, str], float] = defaultdict(float)
+        self.refunded: defaultdict[tuple[str, str], float] = defaultdict(float)
+        self.refused_wagers: Counter[tuple[str, str]] = Counter()
+        self.hits: Counter[tuple[str, str, str]] = Counter()
+        self.payouts: Counter[tuple[str, str, str]] = Counter()
+        self.payout_cents: Counter[tuple[str, str, str]] = Counter()
+        self.registry.register(self)
+
+    def observe(self, receipts: Sequence[Receipt]) -> None:
+        """Count what committed receipts did, and record the sequencer's latencies."""
+        commits, waits = self.sequencer.stats.drain_latencies()
+        for seconds in commits:
+            self.commit_seconds.observe(seconds)
+        for seconds in waits:
+            self.event_to_commit_seconds.observe(seconds)
+        for receipt in receipts:
+            if receipt.duplicate:
+                continue
+            for effect in receipt.effects:
+                if isinstance(effect, Contributed):
+                    self.contributions[effect.pool_id, effect.table_id] += _total(effect)
+                elif isinstance(effect, ContributionRefunded):
+                    self.refunded[effect.pool_id, effect.table_id] += _total(effect)
+                elif isinstance(effect, WagerRefused):
+                    self.refused_wagers[effect.table_id, effect.spot] += 1
+                elif isinstance(effect, PayoutMade):
+                    line = effect.line or "none"
+                    if effect.kind != "envy":
+                        self.wagers[effect.table_id, effect.spot] += 1
+                    if effect.kind == "progressive" and effect.win_cents:
+                        self.hits[effect.pool_id or "", effect.table_id, line] += 1
+                    if effect.win_cents:
+                        key = (effect.table_id, effect.kind, line)
+                        self.payouts[key] += 1
+                        self.payout_cents[key] += effect.win_cents
+
+    def describe(self) -> Iterable[Metric]:
+        """Families are built per scrape."""
+        return []
+
+    def collect(self) -> Iterator[Metric]:
+        """Build every metric family from the current state."""
+        yield from self._pools()
+        yield from self._activity()
+        yield from self._tables()
+        yield from self._health()
+        yield from self._clock()
+        yield from self._streams()
+        yield from self._hostile_input()
+        yield from self._authority()
+        yield from self._checkpoint()
+
+    def _pools(self) -> Iterator[Metric]:
+        families = {
+            "meter": GaugeMetricFamily(
+                "jackpotd_pool_meter_dollars", "The meter shown.", labels=["pool"]
+            ),
+            "reserve": GaugeMetricFamily(
+                "jackpotd_pool_reserve_dollars", "The reserve.", labels=["pool"]
+            ),
+            "overflow": GaugeMetricFamily(
+                "jackpotd_pool_overflow_dollars", "The overflow.", labels=["pool"]
+            ),
+            "seed": GaugeMetricFamily(
+                "jackpotd_pool_seed_dollars", "The meter seed.", labels=["pool"]
+            ),
+        }
+        paid = CounterMetricFamily(
+            "jackpotd_pool_paid_dollars", "Paid from the meter.", labels=["pool"]
+        )
+        house = CounterMetricFamily(
+            "jackpotd_pool_house_funding_dollars", "Seeds funded by the house.", labels=["pool"]
+        )
+        for pool_id, pool in sorted(self.journal.state.pools.items()):
+            families["meter"].add_metric([pool_id], _dollars(pool.meter_cents))
+            families["reserve"].add_metric([pool_id], _dollars(pool.reserve_cents))
+            families["overflow"].add_metric([pool_id], _dollars(pool.overflow_cents))
+            families["seed"].add_metric([pool_id], _dollars(pool.terms.seed_cents))
+            paid.add_metric([pool_id], _dollars(pool.paid_cents))
+            house.add_metric([pool_id], _dollars(pool.house_funding_cents))
+        yield from families.values()
+        yield paid
+        yield house
+
+    def _activity(self) -> Iterator[Metric]:
+        wagers = CounterMetricFamily("jackpotd_wagers", "Settled wagers.", labels=["table", "spot"])
+        for (table, spot), count in sorted(self.wagers.items()):
+            wagers.add_metric([table, spot], count)
+        contributions = CounterMetricFamily(
+            "jackpotd_contributions_dollars", "Contributions to pools.", labels=["pool", "table"]
+        )
+        for (pool, table), cents in sorted(self.contributions.items()):
+            contributions.add_metric([pool, table], _dollars(cents))
+        refunded = CounterMetricFamily(
+            "jackpotd_contributions_refunded_dollars",
+            "Contributions reversed by voids.",
+            labels=["pool", "table"],
+        )
+        for (pool, table), cents in sorted(self.refunded.items()):
+            refunded.add_metric([pool, table], _dollars(cents))
+        refused = CounterMetricFamily(
+            "jackpotd_wagers_refused", "Chips refused at lock.", labels=["table", "spot"]
+        )
+        for (table, spot), count in sorted(self.refused_wagers.items()):
+            refused.add_metric([table, spot], count)
+        hits = CounterMetricFamily(
+            "jackpotd_hits", "Progressive hits.", labels=["pool", "table", "line"]
+        )
+        for (pool, table, line), count in sorted(self.hits.items()):
+            hits.add_metric([pool, table, line], count)
+        payouts = CounterMetricFamily(
+            "jackpotd_payouts", "Winning payouts.", labels=["table", "kind", "line"]
+        )
+        amounts = CounterMetricFamily(
+            "jackpotd_payouts_dollars", "Amounts won.", labels=["table", "kind", "line"]
+        )
+        for key, count in sorted(self.payouts.items()):
+            payouts.add_metric(list(key), count)
+            amounts.add_metric(list(key), _dollars(self.payout_cents[key]))
+        rejected = CounterMetricFamily(
+            "jackpotd_rejected_inputs", "Inputs refused.", labels=["reason"]
+        )
+        for reason, count in sorted(self.sequencer.stats.rejected.items()):
+            rejected.add_metric([reason], count)
+        rejected.add_metric(["ledger"], self.sequencer.stats.events.get("rejected", 0))
+        yield from (wagers, contributions, refunded, refused, hits, payouts, amounts, rejected)
+
+    def _tables(self) -> Iterator[Metric]:
+        online = GaugeMetricFamily(
+            "jackpotd_table_online", "1 if the table takes wagers.", labels=["table"]
+        )
+        silent = GaugeMetricFamily(
+            "jackpotd_table_seconds_since_event",
+            "Seconds since the table was last heard.",
+            labels=["table"],
+        )
+        for table_id in sorted(self.journal.state.tables):
+            live = self.journal.state.table_states.get(table_id)
+            is_online = (live is None or live.online) and self.sequencer.available
+            online.add_metric([table_id], 1.0 if is_online else 0.0)
+            if self.liveness is not None:
+                silent.add_metric([table_id], self.liveness.seconds_since(table_id))
+        yield online
+        yield silent
+        frame_errors = CounterMetricFamily(
+            "jackpotd_serial_frame_errors", "Serial frames refused.", labels=["port", "reason"]
+        )
+        serial_up = GaugeMetricFamily(
+            "jackpotd_serial_connected", "1 while the port is open.", labels=["port"]
+        )
+        serial_reconnects = CounterMetricFamily(
+            "jackpotd_serial_reconnects", "Reopenings of a serial port.", labels=["port"]
+        )
+        for source in self.serial:
+            for reason, count in sorted(source.errors.items()):
+                frame_errors.add_metric([source.name, reason], count)
+            serial_up.add_metric([source.name], 1.0 if source.connected else 0.0)
+            serial_reconnects.add_metric([source.name], source.reconnects)
+        yield from (frame_errors, serial_up, serial_reconnects)
+
+    def _health(self) -> Iterator[Metric]:
+        pending = GaugeMetricFamily("jackpotd_pending_hits", "Payouts awaiting verification.")
+        pending.add_metric([], len(self.journal.state.pending))
+        oldest = GaugeMetricFamily(
+            "jackpotd_pending_oldest_seconds",
+            "Age of the oldest payout awaiting verification (0 when none).",
+        )
+        oldest.add_metric([], self._oldest_pending_seconds())
+        up = GaugeMetricFamily("jackpotd_journal_writable", "0 while failing closed.")
+        up.add_metric([], 1.0 if self.sequencer.failed_reason is None else 0.0)
+        failures = CounterMetricFamily("jackpotd_journal_errors", "Journal write failures.")
+        failures.add_metric([], self.sequencer.stats.journal_failures)
+        held = CounterMetricFamily("jackpotd_held_rounds", "Rounds held for a supervisor.")
+        held.add_metric([], self.sequencer.stats.held_rounds)
+        connected = GaugeMetricFamily(
+            "jackpotd_mqtt_connected", "1 when connected.", labels=["client"]
+        )
+        reconnects = CounterMetricFamily(
+            "jackpotd_mqtt_reconnects", "Reconnections.", labels=["client"]
+        )
+        for client in self.mqtt:
+            connected.add_metric([client.name], 1.0 if client.connected else 0.0)
+            reconnects.add_metric([client.name], client.reconnects)
+        yield from (pending, oldest, up, failures, held, connected, reconnects)
+
+    def _streams(self) -> Iterator[Metric]:
+        streams = GaugeMetricFamily("jackpotd_display_streams", "Open /events streams.")
+        streams.add_metric([], self.streams.open)
+        cap = GaugeMetricFamily("jackpotd_display_streams_max", "The [web] max_streams cap.")
+        cap.add_metric([], self.streams.cap)
+        refused = CounterMetricFamily(
+            "jackpotd_display_streams_refused", "/events streams refused at the cap (503)."
+        )
+        refused.add_metric([], self.streams.refused)
+        yield from (streams, cap, refused)
+
+    def _clock(self) -> Iterator[Metric]:
+        steps = CounterMetricFamily(
+            "jackpotd_clock_steps",
+            "Steps of the wall clock that dates events, journaled as clock-step faults.",
+            labels=["direction"],
+        )
+        for direction, count in sorted(self.sequencer.clock_watch.steps.items()):
+            steps.add_metric([direction], count)
+        yield steps
+
+    def _authority(self) -> Iterator[Metric]:
+        """Wrong passphrases and the lockouts they cause (docs/security.md), from the ledger.
+
+        The command line journals its failed attempts itself; the controller takes in what
+        another process journaled at its next write, so they count here as well.
+        """
+        operators = self.journal.state.operators.values()
+        locked = GaugeMetricFamily(
+            "jackpotd_operators_locked_out",
+            "Operators locked out after failed authentications, until a manager unlocks them.",
+        )
+        locked.add_metric([], sum(operator.locked for operator in operators))
+        failures = GaugeMetricFamily(
+            "jackpotd_operator_failed_authentications",
+            "Failed authentications in a row, over all operators (a signed action resets them).",
+        )
+        failures.add_metric([], sum(operator.failures for operator in operators))
+        yield from (locked, failures)
+
+    def _hostile_input(self) -> Iterator[Metric]:
+        """What the alerts on devices watch (docs/faults.md): conflicts, gaps, floods, poison."""
+        stats = self.sequencer.stats
+        conflicts = CounterMetricFamily(
+            "jackpotd_device_sequence_conflicts",
+            "Event ids reused by a device with other content (journaled, not applied).",
+            labels=["table"],
+        )
+        for table, count in sorted(stats.conflicts.items()):
+            conflicts.add_metric([table], count)
+        gaps = CounterMetricFamily(
+            "jackpotd_device_sequence_gaps",
+            "Gaps in a device's sequence numbers: events sent that never arrived.",
+            labels=["table"],
+        )
+        lost = CounterMetricFamily(
+            "jackpotd_device_events_lost", "Events those gaps left out.", labels=["table"]
+        )
+        for table, count in sorted(stats.gaps.items()):
+            gaps.add_metric([table], count)
+            lost.add_metric([table], stats.lost_events[table])
+        left_out = CounterMetricFamily(
+            "jackpotd_rejections_not_journaled",
+            "Rejections beyond the rate journaled one by one (counted in a row per interval).",
+        )
+        left_out.add_metric([], stats.rejections_left_out)
+        internal = CounterMetricFamily(
+            "jackpotd_internal_errors", "Events the controller failed on (a fault of its own)."
+        )
+        internal.add_metric([], stats.internal_errors)
+        failing = GaugeMetricFamily(
+            "jackpotd_source_failing", "1 while a source keeps failing.", labels=["source"]
+        )
+        dead = CounterMetricFamily(
+            "jackpotd_dead_letters",
+            "Messages parked after failing again and again.",
+            labels=["source"],
+        )
+        for source in self.sources:
+            failing.add_metric([source.name], 0.0 if source.health.trouble is None else 1.0)
+            dead.add_metric([source.name], source.health.dead_letters)
+        yield from (conflicts, gaps, lost, left_out, internal, failing, dead)
+
+    def _checkpoint(self) -> Iterator[Metric]:
+        """The last signed checkpoint: what an attacker with the journal file cannot rewrite."""
+        schedule = self.sequencer.checkpoints
+        last = schedule.last if schedule is not None else None
+        seq = GaugeMetricFamily(
+            "jackpotd_checkpoint_seq",
+            "The journal row the last signed checkpoint covers (0 before the first).",
+        )
+        seq.add_metric([], last.event.head_seq if last is not None else 0)
+        when = GaugeMetricFamily(
+            "jackpotd_checkpoint_timestamp_seconds",
+            "When the last signed checkpoint was made (Unix time; 0 before the first).",
+        )
+        when.add_metric([], schedule.last_timestamp if schedule is not None else 0.0)
+        yield from (seq, when)
+
+    def _oldest_pending_seconds(self) -> float:
+        if not self.journal.state.pending:
+            return 0.0
+        oldest = self.journal.oldest_pending_at()
+        if oldest is None:
+            return 0.0
+        since = datetime.fromisoformat(oldest)
+        return max(0.0, (datetime.now(UTC) - since).total_seconds())
+
+    def exposition(self) -> bytes:
+        """The text exposition format, for ``/metrics``."""
+        return generate_latest(self.registry)
+
+
+def _total(effect: Share) -> float:
+    parts = (effect.to_meter, effect.to_reserve, effect.to_overflow)
+    return float(sum(parse_fraction(part) for part in parts))

@@ -1,0 +1,499 @@
+"""The sequencer: the one task that owns the journal, and so every meter (docs/architecture.md).
+
+Sources hand it events (:class:`controller.ports.Intake`); it takes them in one order, journals
+them in batches (group commit: everything waiting when a commit starts goes into it), answers
+each source once its event is durable, and only then publishes the resulting updates to the
+sinks.
+
+**The commit runs beside the event loop.** The loop applies a batch to the ledger and writes
+its rows (:meth:`controller.journal.Journal.prepare`); then the ``COMMIT`` (the WAL write and
+its ``fsync``, most of a batch's time) runs in one dedicated worker thread, and the loop moves
+the ledger on once it has returned. Meanwhile the loop goes on reading, decoding and queueing
+what the tables send, so the next batch holds everything that arrived during the commit: that
+is what makes group commit work under load. The thread is the only one in the controller, and
+it shares nothing with the loop but the SQLite connection, which nothing else touches while a
+commit runs: the sequencer commits one batch at a time (:attr:`Sequencer._writing`), and
+displays and metrics read through their own connection (:attr:`Journal.reader`). A commit is
+never abandoned halfway: cancelled while it runs, the sequencer waits for it to end first.
+
+If the journal cannot be written, the controller **fails closed**: every waiting and new
+event is answered with :class:`ControllerUnavailableError` (so sources do not acknowledge and
+devices resend), every table is shown CLOSED, and the sequencer probes the journal with
+capped exponential backoff until a write succeeds again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
+
+from controller.backoff import Backoff
+from controller.clock import utc_now
+from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus, WagerRefused
+from controller.events import CheckpointRecorded, DeviceEvent, FaultRecorded
+from controller.journal import JournalError
+from controller.journal.identity import device_origin
+from controller.outputs import (
+    ControllerUpdate,
+    MeterUpdate,
+    TableUpdate,
+    hit_announcement,
+    wager_refusal,
+)
+from controller.ports import ControllerUnavailableError, EventNotRecordedError
+from controller.runtime.clock_watch import ClockWatch
+from controller.runtime.device_sequences import DeviceSequences
+from controller.runtime.rejection_limit import SUPPRESSED, RejectionLimit
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from controller.events import AnyEvent
+    from controller.journal import Receipt
+    from controller.journal.checkpoints import Sealed
+    from controller.journal.port import JournalPort, PreparedAppend
+    from controller.outputs import AnyUpdate
+    from controller.runtime.broadcast import Broadcast
+    from controller.runtime.checkpointing import CheckpointSchedule
+    from controller.runtime.device_sequences import Gap
+
+log = logging.getLogger(__name__)
+
+DETAIL_MAX = 8000
+"""Characters of a rejection's detail journaled: a parked 4 KiB message whole, in base64."""
+
+
+@dataclass(slots=True)
+class SequencerStats:
+    """Counters the metrics exporter reads."""
+
+    events: Counter[str] = field(default_factory=Counter)
+    rejected: Counter[str] = field(default_factory=Counter)
+    commits: int = 0
+    commit_seconds: list[float] = field(default_factory=list)
+    queue_to_commit_seconds: list[float] = field(default_factory=list)
+    held_rounds: int = 0
+    journal_failures: int = 0
+    conflicts: Counter[str] = field(default_factory=Counter)
+    """Events refused for reusing an id with other content, by table."""
+    gaps: Counter[str] = field(default_factory=Counter)
+    """Gaps in a device's sequence numbers journaled, by table."""
+    lost_events: Counter[str] = field(default_factory=Counter)
+    """Events those gaps left out, by table."""
+    rejections_left_out: int = 0
+    """Rejections counted but not journaled one by one (a flood; see RejectionLimit)."""
+    internal_errors: int = 0
+    """Events the controller failed on (a fault of its own), left unrecorded."""
+
+    def drain_latencies(self) -> tuple[list[float], list[float]]:
+        """The latencies observed since the last call (for histograms)."""
+        commits, waits = self.commit_seconds, self.queue_to_commit_seconds
+        self.commit_seconds, self.queue_to_commit_seconds = [], []
+        return commits, waits
+
+
+async def _outlast(future: asyncio.Future[None]) -> None:
+    """Wait until ``future`` is done, however often the waiting task is cancelled meanwhile."""
+    while not future.done():
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.wait([future])
+
+
+def _consume(future: asyncio.Future[Receipt]) -> None:
+    """Retrieve the outcome of an event the controller queued itself, so none goes unseen.
+
+    A table's reopening, a gap, a clock step, a checkpoint: nobody awaits their receipt.
+    """
+    if not future.cancelled() and future.exception() is not None:
+        log.warning("event queued by the controller not journaled: %s", future.exception())
+
+
+@dataclass(slots=True)
+class _Waiting:
+    event: AnyEvent
+    future: asyncio.Future[Receipt]
+    queued: float
+
+
+class Sequencer:
+    """Implements :class:`controller.ports.Intake`; run :meth:`run` as one task."""
+
+    def __init__(  # noqa: PLR0913 - the sequencer's collaborators, each but the first two optional
+        self,
+        journal: JournalPort[Any],
+        broadcast: Broadcast,
+        *,
+        clock: Callable[[], str] = utc_now,
+        batch_max: int = 512,
+        on_heartbeat: Callable[..., AnyEvent | None] | None = None,
+        rejection_limit: RejectionLimit | None = None,
+    ) -> None:
+        self.journal = journal
+        self.broadcast = broadcast
+        self.clock = clock
+        self.clock_watch = ClockWatch()
+        """Consulted once per batch: a step of the wall clock that dates events is journaled.
+
+        Replace it before :meth:`run` for other tolerances (or, in tests, other clocks).
+        """
+        self.batch_max = batch_max
+        self.stats = SequencerStats()
+        self.failed_reason: str | None = None
+        self._queue: asyncio.Queue[_Waiting] = asyncio.Queue()
+        self._on_heartbeat = on_heartbeat
+        self.sequences = DeviceSequences(journal.device_highs())
+        """Every device's sequence numbers, watched for lost events."""
+        self._gaps: dict[str, Gap] = {}
+        self.rejection_limit = rejection_limit or RejectionLimit()
+        self._flush_timer: asyncio.TimerHandle | None = None
+        self._closing = False
+        self._writing = asyncio.Lock()
+        # Never shut down while the sequencer lives: run() may still commit a batch it took
+        # before close() (it is answered, as close() promises). An idle worker ends with the
+        # executor (garbage collected, or at exit).
+        self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-commit")
+        self.on_commit: list[Callable[[Sequence[Receipt]], None]] = []
+        """Called with the receipts of each commit, before the updates are published."""
+        self.checkpoints: CheckpointSchedule | None = None
+        """When to journal a signed checkpoint (:mod:`.checkpointing`); None: never."""
+
+    @property
+    def available(self) -> bool:
+        """Whether events are being journaled (False while failing closed)."""
+        return self.failed_reason is None and not self._closing
+
+    async def submit(self, event: AnyEvent) -> Receipt:
+        """Journal an event once; return when it is durable (see controller.ports.Intake)."""
+        return await self.enqueue(event)
+
+    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
+        """Queue an event to be journaled once; the future is its receipt (see Intake)."""
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        if not self.available:
+            reason = self.failed_reason or "the controller is stopping"
+            future.set_exception(ControllerUnavailableError(reason))
+            return future
+        if isinstance(event, DeviceEvent):
+            self._revive(event.table_id, event.device)
+        origin = device_origin(event)
+        if origin is not None:
+            self.sequences.seen(*origin)
+        self._queue.put_nowait(_Waiting(event, future, perf_counter()))
+        return future
+
+    def _queue_aside(self, event: AnyEvent) -> None:
+        """Queue an event nobody waits for (a reopening, a gap, a count of left-out input)."""
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume)
+        self._queue.put_nowait(_Waiting(event, future, perf_counter()))
+
+    def _revive(self, table_id: str, device: str) -> None:
+        """Queue the reopening of a table closed for silence ahead of what it just sent."""
+        if self._on_heartbeat is None:
+            return
+        revival = self._on_heartbeat(table_id, device, revive=self.available)
+        if revival is not None:
+            self._queue_aside(revival)
+
+    def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
+        """A device is alive; the liveness monitor is told (the heartbeat is never journaled).
+
+        Failing closed, it is still noted, so that tables heard during the outage are not
+        closed for silence the moment the journal is back. Its ``last`` (the number of the
+        last event the device sent) finds events that never arrived; each gap found is
+        journaled once (:mod:`controller.runtime.device_sequences`).
+        """
+        self._revive(table_id, device)
+        if not self.available:
+            return  # the gaps are found again at the next heartbeat
+        for gap in self.sequences.heartbeat(table_id, device, last):
+            fault = gap.fault(self.clock())
+            self._gaps[fault.event_id] = gap
+            log.error("ALARM %s", fault.detail)
+            self._queue_aside(fault)
+
+    async def reject(self, source: str, reason: str, detail: str = "") -> None:
+        """Bad input: counted, logged and journaled as a fault (best effort when failing).
+
+        A flood is journaled one by one only up to a rate; the rest are counted in one row
+        per interval (:mod:`controller.runtime.rejection_limit`).
+        """
+        self.stats.rejected[reason] += 1
+        if not self.rejection_limit.admit(source, reason):
+            self.stats.rejections_left_out += 1
+            self._flush_left_out_later()
+            return
+        log.warning("rejected input from %s: %s %s", source, reason, detail[:200])
+        detail = detail[:DETAIL_MAX]
+        fault = FaultRecorded(f"fault-{uuid.uuid4()}", self.clock(), source, reason, detail)
+        try:
+            await self.submit(fault)
+        except ControllerUnavailableError:
+            log.warning("fault not journaled: the controller is failing closed")
+
+    def _flush_left_out_later(self) -> None:
+        """Journal the rows of rejections left out once their interval ends."""
+        deadline = self.rejection_limit.next_deadline()
+        if self._flush_timer is not None or deadline is None:
+            return
+        delay = max(0.0, deadline - self.rejection_limit.monotonic())
+        self._flush_timer = asyncio.get_running_loop().call_later(delay, self._flush_left_out)
+
+    def _flush_left_out(self, *, everything: bool = False) -> None:
+        self._flush_timer = None
+        for left_out in self.rejection_limit.due(everything=everything):
+            event_id = f"fault-{uuid.uuid4()}"
+            self._queue_aside(
+                FaultRecorded(
+                    event_id, self.clock(), left_out.source, SUPPRESSED, left_out.detail()
+                )
+            )
+        if not everything:
+            self._flush_left_out_later()
+
+    async def run(self) -> None:
+        """Journal events in arrival order until cancelled or closed."""
+        self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=True, reason="started")])
+        while True:
+            first = await self._next()
+            batch = [first] if first is not None else []
+            while batch and len(batch) < self.batch_max and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            async with self._writing:
+                if self.failed_reason is None:
+                    if batch:
+                        self._watch_clock(batch)
+                        await self._commit(batch)
+                    await self._checkpoint_if_due()
+                else:
+                    self._refuse(batch)
+
+    async def _next(self) -> _Waiting | None:
+        """The next event; None when a checkpoint falls due first (:mod:`.checkpointing`)."""
+        schedule = self.checkpoints
+        wait = schedule.seconds_left(self.journal.head[0]) if schedule else None
+        if wait is None or self.failed_reason is not None:
+            return await self._queue.get()
+        try:
+            async with asyncio.timeout(wait):
+                return await self._queue.get()
+        except TimeoutError:
+            return None
+
+    async def _checkpoint_if_due(self, *, closing: bool = False) -> None:
+        """Journal a signed checkpoint of the head if one is due (always when closing)."""
+        schedule = self.checkpoints
+        if schedule is None or self.failed_reason is not None:
+            return
+        head = self.journal.head[0]
+        if not (schedule.due(head) or (closing and schedule.rows_behind(head) > 0)):
+            return
+        sealed = schedule.seal(self.journal, self.clock())
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume)
+        await self._commit([_Waiting(sealed.event, future, perf_counter())], snapshot=sealed)
+
+    def _watch_clock(self, batch: list[_Waiting]) -> None:
+        """Journal a step of the wall clock since the last batch, ahead of this batch.
+
+        Consulted only while the journal is writable, so that a step during an outage is
+        journaled once it is back (docs/faults.md, "Clock steps").
+        """
+        step = self.clock_watch.check()
+        if step is None:
+            return
+        fault = step.fault(f"fault-{uuid.uuid4()}", self.clock())
+        log.error("ALARM clock step: %s", fault.detail)
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(_consume)
+        batch.insert(0, _Waiting(fault, future, perf_counter()))
+
+    def _refuse(self, batch: list[_Waiting]) -> None:
+        for waiting in batch:
+            if not waiting.future.done():
+                waiting.future.set_exception(ControllerUnavailableError(self.failed_reason or ""))
+
+    async def _commit(self, batch: list[_Waiting], snapshot: Sealed | None = None) -> None:
+        started = perf_counter()
+        try:
+            events = [waiting.event for waiting in batch]
+            transaction = self.journal.prepare(events, snapshot=snapshot)
+            await self._durable(transaction)
+        except JournalError as error:
+            self._fail_closed(str(error))
+            self._refuse(batch)
+            return
+        except Exception as error:
+            # Not the journal failing (that is JournalError) but something an event found in
+            # the controller. Nothing was written. Commit the events one by one, so that only
+            # the one that fails is left unrecorded: its source counts it and, if it keeps
+            # failing, parks it (docs/faults.md, "Poison messages"). The rest go on.
+            if len(batch) > 1:
+                for waiting in batch:
+                    await self._commit([waiting])
+                return
+            self.stats.internal_errors += 1
+            log.exception("cannot record %s", batch[0].event.event_id)
+            if not batch[0].future.done():
+                reason = f"{batch[0].event.event_id}: {type(error).__name__}: {error}"
+                batch[0].future.set_exception(EventNotRecordedError(reason))
+            return
+        self._answer(batch, self.journal.adopt(transaction), started)
+
+    async def _durable(self, transaction: PreparedAppend) -> None:
+        """Run the ``COMMIT`` in the commit thread; return (or raise) once it has ended."""
+        loop = asyncio.get_running_loop()
+        commit = loop.run_in_executor(self._committer, transaction.commit)
+        try:
+            await asyncio.shield(commit)
+        except asyncio.CancelledError:
+            # The thread goes on with the COMMIT whatever happens here, and nothing else may
+            # use the connection until it ends: wait for it, keep what it made durable, and
+            # only then stop. Its sources are stopping too; they will be answered on resend.
+            await _outlast(commit)
+            if not commit.cancelled() and commit.exception() is None:
+                self.journal.adopt(transaction)
+            raise
+
+    def _answer(self, batch: list[_Waiting], receipts: list[Receipt], started: float) -> None:
+        """Count, answer each source, run the hooks and publish what the batch changed."""
+        finished = perf_counter()
+        self.stats.commits += 1
+        self.stats.commit_seconds.append(finished - started)
+        updates: list[AnyUpdate] = []
+        for waiting, receipt in zip(batch, receipts, strict=True):
+            self.stats.events[receipt.outcome] += 1
+            self.stats.queue_to_commit_seconds.append(finished - waiting.queued)
+            if not receipt.duplicate:
+                updates.extend(self._updates(receipt, waiting.event))
+                self._count_faults(receipt, waiting.event)
+            if not waiting.future.done():
+                waiting.future.set_result(receipt)
+        for hook in self.on_commit:
+            hook(receipts)
+        self.broadcast.publish(updates)
+
+    def _count_faults(self, receipt: Receipt, event: AnyEvent) -> None:
+        """Count what the alerts watch: conflicting reuses of an id and lost events."""
+        if receipt.conflict:
+            table_id = str(getattr(event, "table_id", ""))
+            self.stats.conflicts[table_id] += 1
+            log.error("ALARM %s reused with other content (%s)", event.event_id, receipt.event_id)
+        gap = self._gaps.pop(event.event_id, None)
+        if gap is not None:
+            self.stats.gaps[gap.table_id] += 1
+            self.stats.lost_events[gap.table_id] += gap.count
+
+    def _updates(self, receipt: Receipt, event: AnyEvent) -> list[AnyUpdate]:
+        """What the sinks must hear about, from the effects of a committed event."""
+        at, seq = event.at, receipt.seq
+        if isinstance(event, CheckpointRecorded) and self.checkpoints is not None:
+            return [self.checkpoints.recorded(seq, event)]
+        updates: list[AnyUpdate] = []
+        for effect in receipt.effects:
+            if isinstance(effect, Balances):
+                pool = self.journal.state.pools[effect.pool_id]
+                updates.append(
+                    MeterUpdate(
+                        at,
+                        seq,
+                        pool.pool_id,
+                        pool.meter_cents,
+                        pool.reserve_cents,
+                        pool.overflow_cents,
+                        pool.terms.seed_cents,
+                    )
+                )
+            elif isinstance(effect, PayoutMade):
+                announcement = hit_announcement(effect, at, seq)
+                if announcement is not None:
+                    updates.append(announcement)
+            elif isinstance(effect, TableStatus):
+                updates.append(TableUpdate(at, seq, effect.table_id, effect.online, effect.reason))
+            elif isinstance(effect, WagerRefused):
+                updates.append(wager_refusal(effect, at, seq))
+            elif isinstance(effect, RoundHeld):
+                self.stats.held_rounds += 1
+                log.error(
+                    "ALARM table %s round %s held: %s",
+                    effect.table_id,
+                    effect.round_id,
+                    effect.reason,
+                )
+        # Later meter updates of one pool supersede earlier ones within the event.
+        latest: dict[str, int] = {}
+        for index, update in enumerate(updates):
+            if isinstance(update, MeterUpdate):
+                latest[update.pool_id] = index
+        return [
+            update
+            for index, update in enumerate(updates)
+            if not isinstance(update, MeterUpdate) or latest[update.pool_id] == index
+        ]
+
+    def _fail_closed(self, reason: str) -> None:
+        self.stats.journal_failures += 1
+        self.failed_reason = reason
+        log.critical("journal unavailable, failing closed: %s", reason)
+        at = self.clock()
+        updates: list[AnyUpdate] = [ControllerUpdate(at, 0, online=False, reason=reason)]
+        updates += [
+            TableUpdate(at, 0, table_id, online=False, reason="controller failing closed")
+            for table_id in sorted(self.journal.state.tables)
+        ]
+        self.broadcast.publish(updates)
+
+    async def recover(self, backoff: Backoff | None = None) -> None:
+        """While failing closed, probe the journal with backoff; reopen the tables when it works."""
+        backoff = backoff or Backoff(initial=0.25, cap=5.0)
+        while True:
+            if self.failed_reason is None:
+                await asyncio.sleep(backoff.cap)  # nothing to do; checked again later
+                continue
+            await asyncio.sleep(backoff.next_delay())
+            probe = FaultRecorded(
+                f"fault-{uuid.uuid4()}", self.clock(), "journal", "recovered", self.failed_reason
+            )
+            try:
+                self.journal.append(probe)
+            except JournalError as error:
+                log.warning("journal still unavailable: %s", error)
+                continue
+            backoff.reset()
+            log.warning("journal writable again: tables reopen")
+            self.failed_reason = None
+            at = self.clock()
+            updates: list[AnyUpdate] = [
+                ControllerUpdate(at, 0, online=True, reason="journal recovered")
+            ]
+            for table_id in sorted(self.journal.state.tables):
+                live = self.journal.state.table_states.get(table_id)
+                online = live.online if live is not None else True
+                updates.append(
+                    TableUpdate(at, 0, table_id, online=online, reason="controller recovered")
+                )
+            self.broadcast.publish(updates)
+
+    async def close(self) -> None:
+        """Stop taking events, journal those already queued, and say the controller is offline."""
+        self._closing = True
+        if self._flush_timer is not None:
+            self._flush_timer.cancel()
+        self._flush_left_out(everything=True)
+        async with self._writing:
+            while not self._queue.empty():
+                size = min(self.batch_max, self._queue.qsize())
+                batch = [self._queue.get_nowait() for _ in range(size)]
+                if self.failed_reason is None:
+                    await self._commit(batch)
+                else:
+                    self._refuse(batch)
+            await self._checkpoint_if_due(closing=True)
+        self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=False, reason="stopping")])

@@ -1,0 +1,28 @@
+"""The parts of a running controller, as the service wires them, for whoever needs several."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from controller.journal.port import JournalPort
+    from controller.runtime.broadcast import Broadcast
+    from controller.runtime.liveness import Liveness
+    from controller.runtime.metrics import ControllerMetrics
+    from controller.runtime.sequencer import Sequencer
+    from drivers.signs.emulator import VirtualAlphaSign
+
+
+@dataclass(slots=True)
+class Runtime:
+    """One controller's journal, sequencer, fan-out, liveness monitor and metrics."""
+
+    controller_id: str
+    journal: JournalPort[Any]
+    broadcast: Broadcast
+    sequencer: Sequencer
+    liveness: Liveness | None = None
+    metrics: ControllerMetrics | None = None
+    virtual_signs: list[VirtualAlphaSign] = field(default_factory=list)
+    """Emulated LED signs (the demo's), shown on the display page."""

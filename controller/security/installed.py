@@ -1,0 +1,142 @@
+"""What is installed on the import path, by digest (docs/operations.md "The manifest").
+
+Every distribution that :mod:`importlib.metadata` finds on the import path (the controller's
+dependencies, theirs, and the tools installed beside them) is covered by its name, its version
+and a digest over its files as they are on disk now. Each file its ``RECORD`` lists is read and
+hashed, not taken on the RECORD's word; where the RECORD gives a hash, a file that no longer
+matches it is named, so that an edited dependency file shows by name. Every other file in a
+folder that installers write to (one that holds a distribution with a RECORD) belongs to no
+distribution: a planted module, or a ``.pth`` file that ``site`` runs at every start. Each is
+listed by itself.
+
+Bytecode caches (``__pycache__``) are left out: the service never reads them
+(:mod:`controller.security.bytecode`). Nothing is cached between runs: every digest is computed from
+the files each time.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+CACHE: Final = "__pycache__"
+MISSING: Final = "missing"
+
+
+def file_sha256(path: Path, algorithm: str = "sha256") -> str:
+    """The hex digest of a file, or ``missing`` when it cannot be read."""
+    try:
+        with path.open("rb") as stream:
+            return hashlib.file_digest(stream, algorithm).hexdigest()
+    except (OSError, ValueError):
+        return MISSING
+
+
+def listing_digest(lines: Sequence[str]) -> str:
+    """The SHA-256 over sorted ``digest  path`` lines: a digest of a set of files."""
+    return hashlib.sha256("\n".join(sorted(lines)).encode()).hexdigest()
+
+
+def cached(path: str | PurePosixPath) -> bool:
+    """Whether a path lies in a bytecode cache folder."""
+    return CACHE in PurePosixPath(path).parts
+
+
+@dataclass(frozen=True, slots=True)
+class Distribution:
+    """One installed distribution as it is on disk now."""
+
+    name: str
+    version: str
+    digest: str
+    """SHA-256 over its files' paths and contents (RECORD included, caches left out)."""
+    unlike_record: tuple[tuple[str, str], ...]
+    """Its files that differ from the hash its RECORD gives: (path, ``changed`` or ``missing``)."""
+    home: Path
+
+
+@dataclass(frozen=True, slots=True)
+class Installed:
+    """The distributions on the import path and the files there that belong to none."""
+
+    distributions: tuple[Distribution, ...]
+    unowned: tuple[tuple[str, str], ...]
+    """(absolute path, SHA-256) of each file in an install folder that no RECORD lists."""
+
+
+def canonical(name: str) -> str:
+    """A distribution's name as PEP 503 normalises it (``Foo_Bar`` is ``foo-bar``)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _as_recorded(hexdigest: str) -> str:
+    # RECORD holds urlsafe base64 without padding (the wheel format, PEP 376).
+    return base64.urlsafe_b64encode(bytes.fromhex(hexdigest)).rstrip(b"=").decode()
+
+
+def _distribution(dist: metadata.Distribution, owned: set[str]) -> Distribution:
+    lines: list[str] = []
+    unlike: list[tuple[str, str]] = []
+    for file in dist.files or ():
+        if cached(file):
+            continue
+        location = Path(str(dist.locate_file(file)))
+        owned.add(os.path.realpath(location))
+        digest = file_sha256(location)
+        lines.append(f"{digest}  {file}")
+        if digest == MISSING:
+            unlike.append((str(file), MISSING))
+        elif file.hash is not None:
+            other = digest if file.hash.mode == "sha256" else file_sha256(location, file.hash.mode)
+            if other == MISSING or _as_recorded(other) != file.hash.value:
+                unlike.append((str(file), "changed"))
+    return Distribution(
+        canonical(dist.metadata["Name"] or "unnamed"),
+        dist.version,
+        listing_digest(lines),
+        tuple(sorted(unlike)),
+        Path(str(dist.locate_file(""))).resolve(),
+    )
+
+
+def _walk(folder: Path) -> Iterator[Path]:
+    for root, folders, files in os.walk(folder):
+        folders[:] = sorted(name for name in folders if name != CACHE)
+        for name in sorted(files):
+            yield Path(root) / name
+
+
+def installed(path: Sequence[str]) -> Installed:
+    """The distributions found on ``path`` (in import order) and the unowned files."""
+    owned: set[str] = set()
+    found: list[Distribution] = []
+    seen: set[tuple[str, Path]] = set()
+    homes: list[Path] = []
+    for dist in metadata.distributions(path=list(path)):
+        distribution = _distribution(dist, owned)
+        if (distribution.name, distribution.home) in seen:
+            continue  # the same folder twice on the path
+        seen.add((distribution.name, distribution.home))
+        found.append(distribution)
+        # Installers that write a RECORD write into install folders; an egg-info's home may
+        # be a source checkout, which is no install folder.
+        if dist.read_text("RECORD") is not None and distribution.home not in homes:
+            homes.append(distribution.home)
+    unowned = [
+        (str(file), file_sha256(file))
+        for home in homes
+        for file in _walk(home)
+        if os.path.realpath(file) not in owned
+    ]
+    # A zip archive on the import path is imported from like a folder.
+    unowned += [(entry, file_sha256(Path(entry))) for entry in path if Path(entry).is_file()]
+    return Installed(tuple(found), tuple(sorted(set(unowned))))

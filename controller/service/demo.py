@@ -1,0 +1,110 @@
+"""The demo's embedded configuration: simulated tables, one progressive pool, SQLite, localhost.
+
+Signs, when asked for, are virtual Alpha LED signs on ptys (drivers/signs/emulator.py)
+driven by the real sign driver.
+
+``jackpotd demo`` (and ``make demo``) runs the whole controller on it: the same code as a
+production service, with the tables simulated in-process instead of reached over MQTT or
+serial lines.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from controller.config.approval import Approver
+from controller.config.load import Config, parse_config
+from controller.security.keys import generate, open_key, seal, write_key_file
+
+TEMPLATE = """
+[controller]
+site = "demo"
+id = "demo"
+journal = "{journal}"
+verification_amount = "$1,000"
+heartbeat_timeout_s = 10
+
+[[pools]]
+id = "fortune-progressive"
+paytable = "progressive-1"
+
+[web]
+host = "{host}"
+port = {port}
+
+[simulator]
+seed = {seed}
+round_interval_s = {interval}
+hit_every = {hit_every}
+"""
+
+TABLE = """
+[[tables]]
+id = "T{number}"
+transport = "simulator"
+bonus = "fortune-1"
+{ace_high}progressive = "progressive-1"
+pool = "fortune-progressive"
+"""
+
+
+SIGN = """
+[[alpha_sign]]
+name = "{name}"
+url = "{url}"
+pool_id = "fortune-progressive"
+tables = [{tables}]
+baudrate = 9600
+bytesize = 8
+parity = "N"
+min_interval_s = 0.25
+jackpot_hold_s = 4.0
+"""
+
+
+def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
+    *,
+    tables: int = 3,
+    signs: tuple[tuple[str, str], ...] = (),
+    journal: Path = Path("var/demo.db"),
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    seed: int = 1,
+    interval_s: float = 0.5,
+    hit_every: int = 0,
+) -> Config:
+    """The demo configuration with ``tables`` simulated tables (every third offers Ace High)."""
+    text = TEMPLATE.format(
+        journal=journal.as_posix(),
+        host=host,
+        port=port,
+        seed=seed,
+        interval=interval_s,
+        hit_every=hit_every,
+    )
+    for number in range(1, tables + 1):
+        ace_high = 'ace_high = "ace-high-1"\n' if number % 3 == 0 else ""
+        text += TABLE.format(number=number, ace_high=ace_high)
+    ids = ", ".join(f'"T{number}"' for number in range(1, tables + 1))
+    for name, url in signs:
+        text += SIGN.format(name=name, url=url, tables=ids)
+    return parse_config(text, "<demo configuration>", Path.cwd())
+
+
+DEMO_MANAGER = "demo-manager"
+DEMO_PASSPHRASE = "demo only, never for real money"  # noqa: S105 - the demo's, on purpose
+"""The demo manager's passphrase: the demo plays with money nobody owns, so it is no secret."""
+
+
+def demo_approver(journal: Path) -> Approver:
+    """The demo's manager, whose key file sits beside the demo's journal (made at first use).
+
+    It enrolls itself on a new journal and approves the demo's configuration at each start:
+    the one place where the controller signs by itself (docs/security.md).
+    """
+    path = journal.with_name(f"{journal.stem}.manager.key")
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_key_file(path, seal(generate(), DEMO_MANAGER, DEMO_PASSPHRASE, n=2**14))
+    name, key = open_key(path, DEMO_PASSPHRASE)
+    return Approver(name, key)

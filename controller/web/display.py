@@ -1,0 +1,249 @@
+"""The supervisors' meter display and the ops endpoints, served by the daemon (aiohttp).
+
+| path | what |
+|---|---|
+| ``/`` | the display page: live meters, pending jackpots, tables, last hits, health |
+| ``/events`` | server-sent events: every update as it is published (meters coalesced) |
+| ``/api/state`` | the whole display state as JSON |
+| ``/metrics`` | Prometheus metrics |
+| ``/healthz`` | 200 when the journal is writable and every source works, else 503 |
+
+The page is self-contained (no external assets) so that it works on an isolated floor network,
+and read-only: nothing here changes a meter. At most ``[web] max_streams`` ``/events`` streams
+are open at once; more are answered 503 with a ``Retry-After``, so that pages left open (or a
+client opening streams in a loop) cannot use up the daemon's sockets and starve ``/healthz``
+and ``/metrics`` (docs/faults.md, "Too many display streams").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from aiohttp import web
+
+from controller.rules.lines import Line
+from controller.runtime.metrics import StreamCounts
+
+if TYPE_CHECKING:
+    from controller.runtime.view import Runtime
+
+KEEPALIVE_S = 15.0
+RETRY_AFTER_S = 30
+"""What a stream refused at the cap is told to wait (the page itself retries after this)."""
+PAGE = (resources.files("controller.web") / "page.html").read_text(encoding="utf-8")
+_JSON = msgspec.json.Encoder()
+log = logging.getLogger(__name__)
+
+
+class Display:
+    """The web endpoints over the live controller."""
+
+    def __init__(self, runtime: Runtime, *, max_streams: int) -> None:
+        self.controller_id = runtime.controller_id
+        self.journal = runtime.journal
+        self.broadcast = runtime.broadcast
+        self.sequencer = runtime.sequencer
+        self.liveness = runtime.liveness
+        self.metrics = runtime.metrics
+        self.virtual_signs = runtime.virtual_signs
+        self.streams = StreamCounts(cap=max_streams)
+        self._refusing = False
+        if self.metrics is not None:
+            self.metrics.streams = self.streams
+
+    def app(self) -> web.Application:
+        """The aiohttp application."""
+        app = web.Application()
+        app.add_routes(
+            [
+                web.get("/", self.index),
+                web.get("/events", self.events),
+                web.get("/api/state", self.state),
+                web.get("/metrics", self.prometheus),
+                web.get("/healthz", self.health),
+            ]
+        )
+        return app
+
+    async def index(self, _: web.Request) -> web.Response:
+        """The display page."""
+        return web.Response(text=PAGE, content_type="text/html", charset="utf-8")
+
+    def snapshot(self) -> dict[str, Any]:
+        """Everything the page shows."""
+        state = self.journal.state
+        pending = [msgspec.structs.asdict(payout) for payout in self.journal.pending_payouts()]
+        hits = [
+            {
+                "at": hit.at,
+                "pool_id": hit.pool_id,
+                "table_id": hit.table_id,
+                "seat": hit.seat,
+                "line": hit.line,
+                "win_cents": hit.win_cents,
+            }
+            for hit in self.journal.hits(newest_first=True, limit=25)
+        ]
+        for row in (*pending, *hits):
+            row["label"] = _label(row["line"])
+        tables = []
+        for table_id in sorted(state.tables):
+            live = state.table_states.get(table_id)
+            tables.append(
+                {
+                    "table": table_id,
+                    "online": (live is None or live.online) and self.sequencer.available,
+                    "phase": str(live.phase) if live else "betting",
+                    "round_id": live.round_id if live else None,
+                    "held_reason": live.held_reason if live else "",
+                    "seconds_since": self.liveness.seconds_since(table_id)
+                    if self.liveness
+                    else None,
+                }
+            )
+        return {
+            "controller": {
+                "id": self.controller_id,
+                "online": self.sequencer.available,
+                "reason": self.sequencer.failed_reason or "",
+                "rows": self.journal.committed_seq(),
+            },
+            "pools": [
+                {
+                    "pool": pool_id,
+                    "paytable": pool.terms.paytable,
+                    "meter_cents": pool.meter_cents,
+                    "reserve_cents": pool.reserve_cents,
+                    "overflow_cents": pool.overflow_cents,
+                    "seed_cents": pool.terms.seed_cents,
+                    "hits": pool.hits_count,
+                }
+                for pool_id, pool in sorted(state.pools.items())
+            ],
+            "pending": pending,
+            "tables": tables,
+            "hits": hits,
+            "signs": [
+                {"name": sign.name, "text": sign.text, "changed_at": sign.changed_at}
+                for sign in self.virtual_signs
+            ],
+        }
+
+    async def state(self, _: web.Request) -> web.Response:
+        """The display state as JSON."""
+        return web.json_response(self.snapshot())
+
+    async def events(self, request: web.Request) -> web.StreamResponse:
+        """Server-sent events, up to the cap of open streams; 503 beyond it."""
+        streams = self.streams
+        if streams.open >= streams.cap:
+            return self._refuse_stream()
+        streams.open += 1
+        try:
+            return await self._stream(request)
+        finally:
+            streams.open -= 1
+            # Logged again only once the streams have fallen well below the cap, so that
+            # clients hovering at the cap cannot fill the log.
+            if streams.open <= streams.cap // 2:
+                self._refusing = False
+
+    def _refuse_stream(self) -> web.Response:
+        streams = self.streams
+        streams.refused += 1
+        if not self._refusing:
+            self._refusing = True
+            log.warning(
+                "display: %d /events streams open, the [web] max_streams cap: "
+                "further streams are refused (jackpotd_display_streams_refused_total)",
+                streams.open,
+            )
+        return web.Response(
+            status=503,
+            text=f"503 too many live display streams: {streams.open} of {streams.cap} open "
+            f"([web] max_streams). Try again in {RETRY_AFTER_S} s.\n",
+            headers={"Retry-After": str(RETRY_AFTER_S), "Cache-Control": "no-store"},
+        )
+
+    async def _stream(self, request: web.Request) -> web.StreamResponse:
+        """One update per event, with a keep-alive comment when idle."""
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+        subscription = self.broadcast.subscribe()
+        updates = aiter(subscription)
+        try:
+            while True:
+                try:
+                    update = await asyncio.wait_for(anext(updates), KEEPALIVE_S)
+                except TimeoutError:
+                    await response.write(b": keep-alive\n\n")
+                    continue
+                kind = type(update).__struct_config__.tag
+                await response.write(
+                    b"event: %s\ndata: %s\n\n" % (str(kind).encode(), _JSON.encode(update))
+                )
+        except (ConnectionResetError, asyncio.CancelledError):
+            pass
+        finally:
+            subscription.close()
+        return response
+
+    async def prometheus(self, _: web.Request) -> web.Response:
+        """Prometheus text exposition."""
+        if self.metrics is None:
+            raise web.HTTPNotFound
+        return web.Response(
+            body=self.metrics.exposition(), content_type="text/plain", charset="utf-8"
+        )
+
+    async def health(self, _: web.Request) -> web.Response:
+        """Liveness for load balancers and monitors: the journal, and every source.
+
+        503 while the journal fails closed, and while a source keeps failing (a broker it
+        cannot reach, a port it cannot open, a message it fails on again and again): a floor
+        whose tables cannot be heard is not healthy, even if the journal is.
+        """
+        ok = self.sequencer.available
+        reason = self.sequencer.failed_reason or ""
+        sources = {}
+        for source in self.metrics.sources if self.metrics is not None else ():
+            trouble = source.health.trouble
+            sources[source.name] = trouble or "ok"
+            if trouble is not None and ok:
+                ok, reason = False, f"source {source.name} {trouble}"
+        body = {"ok": ok, "reason": reason, "sources": sources}
+        return web.json_response(body, status=200 if ok else 503)
+
+
+def _label(slug: str | None) -> str:
+    """A line's name for people (``Five aces``), from its slug."""
+    try:
+        return Line(slug).definition.label if slug else ""
+    except ValueError:
+        return slug or ""
+
+
+async def serve_display(
+    display: Display, host: str, port: int, started: asyncio.Event | None = None
+) -> None:
+    """Serve until cancelled."""
+    # A client that goes away ends its handler at once: a closed page's stream frees its place
+    # under the cap now, not at its next keep-alive.
+    runner = web.AppRunner(display.app(), access_log=None, handler_cancellation=True)
+    await runner.setup()
+    site = web.TCPSite(runner, host, port)
+    await site.start()
+    if started is not None:
+        started.set()
+    try:
+        await asyncio.Event().wait()
+    finally:
+        with contextlib.suppress(Exception):
+            await runner.cleanup()
