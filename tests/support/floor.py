@@ -1,7 +1,7 @@
 """What the daemon-level tests share: a floor of simulated tables on one progressive pool.
 
-``tests/test_end_to_end.py``, ``tests/test_fault_sigkill.py`` and
-``tests/test_fault_serial_unplug.py`` run the real daemon with one pool (progressive-1), play
+``tests/e2e/test_end_to_end.py``, ``tests/faults/test_fault_sigkill.py`` and
+``tests/faults/test_fault_serial_unplug.py`` run the real daemon with one pool (progressive-1), play
 simulated tables and check the journal against what the devices had acknowledged. The two
 fault tests put every table on a pty line (:func:`write_config`).
 

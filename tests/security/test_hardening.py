@@ -54,7 +54,7 @@ from controller.security.keys import open_key, public_key_text
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 20.0
 USER = "jackpotd-pit"
 PASSWORD = f"Hunter2-{uuid.uuid4().hex}"

@@ -67,7 +67,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.fault
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 UNPLUGS = 4
 """Even ones lose a journaled frame's ACK on purpose; odd ones pull the cable at a random moment."""
 UNPLUG_SEED = 4711

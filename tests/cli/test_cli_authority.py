@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 60
 AT = "2026-11-29T15:00:00Z"
 FIVE_ACES = ["As", "Ah", "Ad", "Ac", "Jk", "4d", "7c"]

@@ -1,8 +1,8 @@
 """The running controller's checkpoints: every N rows, after T seconds, and at a clean shutdown.
 
 The sequencer journals each signed checkpoint in its own transaction with its snapshot, and
-publishes it (the MQTT sink retains it, tests/test_mqtt_checkpoint.py) and the metrics show it.
-A real journal file throughout; waits are bounded, on the updates published.
+publishes it (the MQTT sink retains it, tests/drivers/mqtt/test_mqtt_checkpoint.py) and the
+metrics show it. A real journal file throughout; waits are bounded, on the updates published.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
 Every PromQL expression of the dashboard (panels, template variables, annotations) must name
 only metrics and labels that the daemon exports (read from a live in-process controller by
-tests/test_deploy_prometheus.py) and must parse: promtool checks each one as a recording rule,
-with Grafana's variables replaced by values. The lab's provisioning files must point Grafana at
-the dashboard and at the lab's Prometheus.
+tests/deploy/test_deploy_prometheus.py) and must parse: promtool checks each one as a
+recording rule, with Grafana's variables replaced by values. The lab's provisioning files must
+point Grafana at the dashboard and at the lab's Prometheus.
 """
 
 from __future__ import annotations

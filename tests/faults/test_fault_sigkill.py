@@ -2,8 +2,8 @@
 
 docs/faults.md, "The daemon killed with SIGKILL".
 
-``tests/test_journal_crash.py`` kills a process that only writes the journal. This test kills
-the whole daemon (``python -m controller run --config ...``) while two tables play on it over
+``tests/journal/test_journal_crash.py`` kills a process that only writes the journal. This test
+kills the whole daemon (``python -m controller run --config ...``) while two tables play on it over
 the reference serial protocol (docs/architecture.md), and restarts it, again and again:
 
 * Each table's devices (:class:`drivers.simulator_links.SerialTableLink`) are on the master end
@@ -71,7 +71,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.fault
 
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KILLS_UNDER_LOAD = 20
 """Kills 100-800 ms after the daemon said it is serving, with the tables playing."""
 KILLS_AT_START = 4

@@ -45,7 +45,7 @@ from controller.web.display import RETRY_AFTER_S
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "jackpotd.service"
 SAMPLE = ROOT / "deploy" / "jackpotd.toml"
 WAIT_S = 30.0

@@ -1,6 +1,6 @@
 """Log lines that input cannot forge: the escaping and the daemon's log handler.
 
-docs/faults.md, "Forged log lines". ``tests/test_fault_forged_log_lines.py`` proves it on the
+docs/faults.md, "Forged log lines". ``tests/faults/test_fault_forged_log_lines.py`` proves it on the
 real daemon; here each character class is escaped on its own, and the handler the command line
 installs (:func:`controller.runtime.logsafe.log_handler`) keeps every record on one line, a
 traceback's lines indented, whatever the message and the exception say.
@@ -25,7 +25,7 @@ from controller.runtime.logsafe import CONTINUATION, escape_control, log_handler
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FORGED = "\n2026-01-01 00:00:00,000 CRITICAL controller.journal: journal tampered"
 RECORD = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} [A-Z]+ [\w.]+: ")
 

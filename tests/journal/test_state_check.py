@@ -51,7 +51,7 @@ from controller.service.wiring import build_runtime
 if TYPE_CHECKING:
     from controller.events import AnyEvent
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def config_text(journal: Path) -> str:

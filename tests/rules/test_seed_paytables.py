@@ -23,7 +23,7 @@ from controller.rules.paytable import FixedPay, MeterPay, Odds, Pay, Paytable, P
 from controller.rules.paytable_files import load_paytable_file, parse_pay, seed_paytables
 
 REGULATION = (
-    Path(__file__).resolve().parent.parent / "docs" / "regulations" / "000_a1ae67cc7bacd490.txt"
+    Path(__file__).resolve().parents[2] / "docs" / "regulations" / "000_a1ae67cc7bacd490.txt"
 )
 SHIPPED = Path(controller.__file__).resolve().parent / "paytables"
 

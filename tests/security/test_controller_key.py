@@ -31,7 +31,7 @@ from controller.security.controller_key import (
     signature_verifies,
 )
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "systemd" / "jackpotd.service"
 WAIT_S = 60.0
 

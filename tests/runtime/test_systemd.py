@@ -22,7 +22,7 @@ import pytest
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.floor import approved_site
 
-UNIT = Path(__file__).parent.parent / "systemd" / "jackpotd.service"
+UNIT = Path(__file__).parents[2] / "systemd" / "jackpotd.service"
 
 
 def test_unit_is_type_notify_with_watchdog_user_and_hardening() -> None:
@@ -39,7 +39,7 @@ def test_unit_is_type_notify_with_watchdog_user_and_hardening() -> None:
         "NoNewPrivileges=yes",
         "LimitNOFILE=",
         # No bytecode cache read or written, no writable folder on the import path
-        # (controller/security/bytecode.py; tests/test_bytecode.py plants the .pyc).
+        # (controller/security/bytecode.py; tests/security/test_bytecode.py plants the .pyc).
         "Environment=PYTHONDONTWRITEBYTECODE=1",
         "Environment=PYTHONPYCACHEPREFIX=/dev/null/jackpotd-pycache",
         "Environment=PYTHONSAFEPATH=1",

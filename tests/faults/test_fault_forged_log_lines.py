@@ -50,7 +50,7 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.fault
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 30.0
 SITE = "forge"
 FORGED = "CRITICAL forged line"
