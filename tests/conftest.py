@@ -2,7 +2,7 @@
 
 ``mosquitto`` (from tests/support/mosquitto.py) starts a real broker on a free loopback port;
 ``played`` and ``connection`` (from tests/support/journal_rig.py) give a journal file with a few
-rounds.
+rounds; ``key`` (from tests/support/controller_keys.py) is a fresh controller signing key.
 
 The rigs live in ``tests/support/`` (a package) and are imported as ``from support.floor import
 ...``: ``pythonpath = ["tests"]`` in pyproject.toml puts ``tests/`` on the path for every test
@@ -22,7 +22,7 @@ import os
 
 from hypothesis import settings
 
-pytest_plugins = ["support.journal_rig", "support.mosquitto"]
+pytest_plugins = ["support.controller_keys", "support.journal_rig", "support.mosquitto"]
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, database=None, print_blob=True)

@@ -107,11 +107,6 @@ def set_meter(path: Path, cents: str) -> None:
         raw.execute("UPDATE pools SET state = ? WHERE pool_id = ?", [json.dumps(document), POOL])
 
 
-@pytest.fixture
-def key() -> ControllerKey:
-    return ControllerKey.generate()
-
-
 def test_the_daemon_refuses_to_start_on_an_edited_meter(played: Path, key: ControllerKey) -> None:
     start(played, key)  # once as it was: the check passes and a checkpoint is written
     with Journal(played) as journal:

@@ -19,11 +19,6 @@ from controller.runtime.clock_watch import (
 )
 
 
-@pytest.fixture
-def clocks() -> Clocks:
-    return Clocks()
-
-
 def watch(clocks: Clocks, **tolerances: float) -> ClockWatch:
     watching = ClockWatch(wall=clocks.wall, monotonic=clocks.monotonic, **tolerances)
     assert watching.check() is None  # the first check only takes a reading

@@ -13,8 +13,7 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-import pytest
-from support.journal_rig import opened_journal, rows_of, wager
+from support.journal_rig import rows_of, wager
 
 from controller.journal.verify import verify
 from controller.outputs import CheckpointUpdate, ControllerUpdate
@@ -22,27 +21,15 @@ from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import CheckpointSchedule
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
-from controller.security.controller_key import ControllerKey
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
-    from pathlib import Path
+    from collections.abc import AsyncIterator
 
     from controller.journal import Journal
     from controller.runtime.broadcast import Subscription
+    from controller.security.controller_key import ControllerKey
 
 WAIT_S = 10.0
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Iterator[Journal]:
-    with opened_journal(tmp_path / "journal.db") as journal:
-        yield journal
-
-
-@pytest.fixture
-def key() -> ControllerKey:
-    return ControllerKey.generate()
 
 
 def checkpoint_rows(journal: Journal) -> list[int]:

@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support.fake_clocks import Clocks
-from support.journal_rig import POOL, TABLE, opened_journal
+from support.journal_rig import POOL, TABLE
 
 from controller.backoff import Backoff
 from controller.events import BetSensed, FaultRecorded, decode_event
@@ -26,21 +25,12 @@ from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
+    from support.fake_clocks import Clocks
+
     from controller.journal import Journal
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Iterator[Journal]:
-    with opened_journal(tmp_path / "journal.db") as journal:
-        yield journal
-
-
-@pytest.fixture
-def clocks() -> Clocks:
-    return Clocks()
 
 
 def sequencer_on(journal: Journal, clocks: Clocks, broadcast: Broadcast | None = None) -> Sequencer:

@@ -4,12 +4,15 @@
 as ``jackpotd key generate`` does) and returns it; a configuration in ``folder`` names it with
 :data:`KEY_LINE` in its ``[controller]`` table. Import it as
 ``from support.controller_keys import KEY_LINE, write_controller_key`` (tests/ is on the path; see
-tests/conftest.py).
+tests/conftest.py). The fixture ``key`` is a fresh key held in memory, for the tests that sign
+checkpoints without a daemon; tests/conftest.py registers it for every test.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Final
+
+import pytest
 
 from controller.security.controller_key import ControllerKey, write_key
 
@@ -27,3 +30,8 @@ def write_controller_key(folder: Path, name: str = KEY_FILE) -> ControllerKey:
     key = ControllerKey.generate()
     write_key(folder / name, key)
     return key
+
+
+@pytest.fixture
+def key() -> ControllerKey:
+    return ControllerKey.generate()

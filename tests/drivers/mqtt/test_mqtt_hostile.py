@@ -13,7 +13,6 @@ import base64
 import json
 from typing import TYPE_CHECKING, Any
 
-import pytest
 from support.intake import JournalIntake, PoisonedIntake
 from support.mqtt_tables import (
     CONTROLLER_STATUS,
@@ -30,26 +29,20 @@ from support.mqtt_tables import (
 )
 
 from controller.backoff import Backoff
-from controller.journal import Journal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.rejection_limit import RejectionLimit
 from controller.runtime.sequencer import Sequencer
 from drivers.mqtt.source import MqttSource
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterator
-    from pathlib import Path
+    from collections.abc import AsyncIterator, Callable
 
     from support.mosquitto import Broker
 
+    from controller.journal import Journal
+
 
 DEEP = b"[" * 2000 + b"]" * 2000
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Iterator[Journal]:
-    with Journal(tmp_path / "journal.db") as opened:
-        yield opened
 
 
 def rows(journal: Journal, kind: str | None = None) -> list[dict[str, Any]]:

@@ -9,18 +9,17 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-import pytest
 from support.intake import JournalIntake, PoisonedIntake
 from support.serial_fakes import FakeDevice, FakePorts
 from support.serial_rig import TABLE, WAIT_S, port_settings, running
 
-from controller.journal import Journal
 from drivers.serial import protocol
 from drivers.serial.link import SerialSource
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-    from pathlib import Path
+    import pytest
+
+    from controller.journal import Journal
 
 
 async def exchange(intake: JournalIntake, payloads: list[str]) -> tuple[SerialSource, list[str]]:
@@ -35,12 +34,6 @@ async def exchange(intake: JournalIntake, payloads: list[str]) -> tuple[SerialSo
     finally:
         await device.close()
         ports.close()
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Iterator[Journal]:
-    with Journal(tmp_path / "journal.db") as opened:
-        yield opened
 
 
 def test_a_frame_that_keeps_failing_is_parked_nakked_and_the_device_moves_on(
