@@ -165,7 +165,7 @@ def test_a_sourceless_pyc_in_place_of_a_source_is_named_and_refused(tmp_path: Pa
     config = write_config(tmp_path / "site")
     env = environment(software, service=True)
     database = approved_site(config, env)
-    pool = software / "controller" / "pool.py"
+    pool = software / "controller" / "ledger" / "pool.py"
     marker = tmp_path / "sourceless-code-ran"
     planted = f"{pool.read_text()}\nopen({str(marker)!r}, 'w').close()\n"
     pool.with_suffix(".pyc").write_bytes(pyc_bytes(planted, pool))
