@@ -24,8 +24,8 @@ from common import (
     percentile,
 )
 
-from controller.config.settings import BrokerSettings
 from controller.events import BetsLocked
+from drivers.mqtt.settings import BrokerSettings
 from drivers.simulator import SimulatedTable, TablePlan
 from drivers.simulator_links import MqttTableLink
 

@@ -1,9 +1,10 @@
-"""Capped exponential backoff with full jitter, for every driver that reconnects.
+"""Capped exponential backoff with full jitter, and the one reconnect loop that uses it.
 
-``async for attempt in Backoff(...)`` yields before each (re)connection attempt and sleeps
-between attempts: 0.1 s, 0.2 s, 0.4 s, ... up to the cap, each randomised ("full jitter") so
-that a hundred tables reconnecting after a broker restart do not stampede. A successful
-connection calls :meth:`Backoff.reset`.
+``async for attempt in Backoff(...).attempts()`` yields before each (re)connection attempt and
+sleeps between attempts: 0.1 s, 0.2 s, 0.4 s, ... up to the cap, each randomised ("full
+jitter") so that a hundred tables reconnecting after a broker restart do not stampede. A
+successful connection calls :meth:`Backoff.reset`. :func:`keep_connected` is the loop every
+driver (MQTT in and out, serial lines, signs) and the service's supervision run.
 """
 
 from __future__ import annotations
@@ -11,10 +12,13 @@ from __future__ import annotations
 import asyncio
 import random
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
+    from contextlib import AbstractAsyncContextManager
+
+_S = TypeVar("_S")
 
 
 @dataclass(slots=True)
@@ -45,3 +49,72 @@ class Backoff:
             yield attempt
             attempt += 1
             await asyncio.sleep(self.next_delay())
+
+
+class Reconnecting(Protocol[_S]):
+    """A connection :func:`keep_connected` keeps up: how to open and use it, what failures mean.
+
+    ``connected`` and ``reconnects`` are what the metrics read (docs/metrics.md).
+    """
+
+    name: str
+    connected: bool
+    reconnects: int
+
+    def open_session(self) -> AbstractAsyncContextManager[_S]:
+        """Open the connection (a broker session, a serial port); closing it ends it."""
+        ...
+
+    async def use_session(self, session: _S) -> None:
+        """Serve the open connection until it fails or ends."""
+        ...
+
+    def session_opened(self) -> None:
+        """The connection is up: log it, tell the health, reset the backoff if it may."""
+        ...
+
+    def failure_of(self, error: Exception, *, opened: bool) -> str | None:
+        """What a failure was (``"cannot open"``, ``"port failed"``), or None.
+
+        None: it is not a failure of the connection (a bug, a configuration error), and it ends
+        the loop.
+        """
+        ...
+
+    def failed(self, what: str, error: Exception) -> None:
+        """Record a failure (its last error, the health, the log)."""
+        ...
+
+
+async def keep_connected(
+    link: Reconnecting[_S], backoff: Backoff, *, before_attempt: Callable[[], None] | None = None
+) -> None:
+    """Open, serve and reopen ``link`` forever, with ``backoff`` between attempts.
+
+    The one reconnect loop of every driver and of the service's supervision of its parts: each
+    attempt opens a session and serves it; a failure the link names is recorded and retried
+    after the backoff delay, anything else propagates. Returns only by cancellation.
+    ``before_attempt`` runs first in each attempt (the MQTT drivers re-raise a cancellation
+    Python 3.11 can lose there).
+    """
+    opened_before = False
+    async for _attempt in backoff.attempts():
+        if before_attempt is not None:
+            before_attempt()
+        opened = False
+        try:
+            async with link.open_session() as session:
+                opened = True
+                link.connected = True
+                if opened_before:
+                    link.reconnects += 1
+                opened_before = True
+                link.session_opened()
+                await link.use_session(session)
+        except Exception as error:
+            what = link.failure_of(error, opened=opened)
+            if what is None:
+                raise
+            link.failed(what, error)
+        finally:
+            link.connected = False

@@ -17,7 +17,8 @@ A **sink** receives :mod:`controller.outputs` updates after each commit.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Protocol
 
 from controller.errors import UnavailableError
 
@@ -25,9 +26,35 @@ if TYPE_CHECKING:
     import asyncio
     from collections.abc import AsyncIterator
 
+    from controller.effects import AnyEffect, PayoutMade
     from controller.events import AnyEvent
-    from controller.journal import Receipt
     from controller.outputs import AnyUpdate
+
+
+APPLIED: Final = "applied"
+REJECTED: Final = "rejected"
+INTERNAL_ERROR: Final = "internal error"
+"""How the reason of an event the ledger failed on (a bug, not a refusal) begins."""
+
+
+@dataclass(frozen=True, slots=True)
+class Receipt:
+    """What became of an appended event, once it is durable."""
+
+    seq: int
+    event_id: str
+    outcome: str
+    reason: str
+    effects: tuple[AnyEffect, ...]
+    duplicate: bool = False
+    conflict: bool = False
+    """The event reused an id the journal holds for other content: this is the fault recorded
+    instead (:mod:`controller.journal.identity`), and the event was not applied."""
+
+    @property
+    def applied(self) -> bool:
+        """Whether the ledger accepted the event (a refusal is journaled too)."""
+        return self.outcome == APPLIED
 
 
 class ControllerUnavailableError(UnavailableError, RuntimeError):
@@ -84,4 +111,57 @@ class Sink(Protocol):
 
     async def run(self, updates: AsyncIterator[AnyUpdate]) -> None:
         """Consume updates until cancelled."""
+        ...
+
+
+class OutboxError(UnavailableError, RuntimeError):
+    """The outbox cannot be opened or written."""
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxMessage:
+    """One message waiting for the broker's acknowledgement; ``row_id`` None if not stored."""
+
+    row_id: int | None
+    topic: str
+    payload: bytes
+    qos: int
+    retain: bool
+
+
+class Outbox(Protocol):
+    """A sink's messages kept durable beside the journal until the far end has them.
+
+    The journal backend keeps it (:class:`controller.journal.outbox.JournalOutbox` in the
+    SQLite file), so that a sink never opens the journal itself; the hits the journal made are
+    read through it too (docs/mqtt.md, "The outbox"). Every method raises
+    :class:`OutboxError` when the store cannot be read or written.
+    """
+
+    def add(self, topic: str, payload: bytes, *, qos: int, retain: bool, created: str) -> int:
+        """Store a message; its row id."""
+        ...
+
+    def add_hit(self, topic: str, payload: bytes, *, qos: int, created: str, seq: int) -> int:
+        """Store the announcement of the hit journaled at row ``seq``, and mark it; its row id."""
+        ...
+
+    def hits_stored_through(self) -> int:
+        """The journal row of the last hit this sink stored (the journal's end at first use)."""
+        ...
+
+    def missed_payouts(self, after: int) -> list[tuple[int, str, PayoutMade]]:
+        """The payouts the journal made after row ``after``: (row, time, payout as made)."""
+        ...
+
+    def remove(self, row_id: int) -> None:
+        """The far end acknowledged a message: forget it."""
+        ...
+
+    def pending(self) -> list[OutboxMessage]:
+        """This sink's stored messages, oldest first."""
+        ...
+
+    def close(self) -> None:
+        """Close the store (the rows stay)."""
         ...

@@ -30,7 +30,6 @@ from controller.events import (
 )
 from controller.ports import ControllerUnavailableError
 from controller.rules.cards import DECK, HAND_SIZE, format_cards, parse_cards
-from controller.service.registry import register_builtin
 
 if TYPE_CHECKING:
     import random
@@ -201,6 +200,3 @@ class SimulatedTable:
 def describe_hand(cards: list[str]) -> str:
     """Cards as the shoe dealt them (for logs)."""
     return format_cards(parse_cards(cards))
-
-
-register_builtin("simulator", "drivers.simulator:SimulatedTable")

@@ -13,7 +13,7 @@ from controller.journal import Journal, JournalError
 if TYPE_CHECKING:
     import argparse
 
-    from controller.journal import Receipt
+    from controller.ports import Receipt
 
 DEFAULT_DB = "var/journal.db"
 

@@ -17,6 +17,7 @@ import msgspec
 from controller.cli import config_approve
 from controller.config.load import ConfigError, load_config
 from controller.money import format_cents, format_percent
+from controller.plugins import by_section
 
 if TYPE_CHECKING:
     import argparse
@@ -136,29 +137,14 @@ def summary(config: Config) -> list[str]:
         f"tables ({len(config.tables)}):",
         *(f"  {_table_text(table)}" for table in config.tables),
     ]
-    broker = config.broker
-    if broker is None:
-        lines.append("broker: none (no MQTT)")
-    else:
-        tls = "TLS" if broker.tls is not None else "no TLS"
-        user = f"user {broker.username}" if broker.username else "anonymous"
-        if broker.out_username is not None:
-            user = f"users {broker.username} (in) and {broker.out_username} (out)"
-        lines.append(
-            f"broker: {broker.host}:{broker.port}, {tls}, {user}, client id {broker.client_id}"
-        )
-    lines.append(f"serial ports ({len(config.serial)}):")
-    lines += [
-        f"  {port.name}: {port.url} at {port.baudrate} baud -> table {port.table_id}"
-        for port in config.serial
-    ]
+    for section, spec in sorted(by_section().items()):
+        entries = config.entries(section)
+        if not entries:
+            lines.append(f"{section}: none")
+        for entry in entries:
+            described = spec.describe(entry.settings) if spec.describe else ""
+            lines.append(f"{entry.key} ({spec.name}): {described}".rstrip(": "))
     lines.append(f"web: http://{config.web.host}:{config.web.port}/")
-    if (simulator := config.simulator) is not None:
-        lines.append(
-            f"simulator: seed {simulator.seed}, a round every {simulator.round_interval_s} s, "
-            f"occupancy {simulator.occupancy}, bet probability {simulator.bet_probability}"
-            + (f", a rigged hit every {simulator.hit_every} rounds" if simulator.hit_every else "")
-        )
     return lines
 
 
@@ -215,36 +201,18 @@ def as_json(config: Config) -> dict[str, Any]:
             }
             for table in config.tables
         ],
-        "broker": None
-        if config.broker is None
-        else {
-            "host": config.broker.host,
-            "port": config.broker.port,
-            "client_id": config.broker.client_id,
-            "username": config.broker.username,
-            "out_username": config.broker.out_username,
-            "tls": config.broker.tls is not None,
-        },
-        "serial": [
-            {
-                "name": port.name,
-                "url": port.url,
-                "table_id": port.table_id,
-                "baudrate": port.baudrate,
-            }
-            for port in config.serial
-        ],
         "web": {"host": config.web.host, "port": config.web.port},
-        "simulator": None
-        if config.simulator is None
-        else {
-            "seed": config.simulator.seed,
-            "round_interval_s": config.simulator.round_interval_s,
-            "occupancy": config.simulator.occupancy,
-            "bet_probability": config.simulator.bet_probability,
-            "hit_every": config.simulator.hit_every,
-        },
+        **_drivers_json(config),
     }
+
+
+def _drivers_json(config: Config) -> dict[str, Any]:
+    """Each driver section as configured (an array for ``[[section]]``; None if absent)."""
+    found: dict[str, Any] = {}
+    for section, spec in sorted(by_section().items()):
+        settings = [msgspec.to_builtins(entry.settings) for entry in config.entries(section)]
+        found[section] = settings if spec.many else next(iter(settings), None)
+    return found
 
 
 def _limits_json(event: TableConfigured) -> dict[str, dict[str, int]]:

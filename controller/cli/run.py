@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.config.load import load_config
 from controller.money import format_cents
+from controller.plugins import FiniteSource
 from controller.runtime.checkpointing import controller_key
 from controller.runtime.logsafe import log_handler
 from controller.security.bytecode import restart_uncached, restarted, uncached
@@ -17,15 +18,14 @@ from controller.security.controller_key import ControllerKey
 from controller.service.demo import demo_approver, demo_config
 from controller.service.wiring import (
     AuthorityPolicy,
-    Simulation,
     StartupError,
     install_signal_handlers,
     serve,
 )
-from drivers.signs.emulator import VirtualAlphaSign
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Sequence
 
     from controller.config.load import Config
     from controller.runtime.view import Runtime
@@ -60,7 +60,6 @@ def _logging(level: str) -> None:
 
 async def _serve(
     config: Config,
-    simulation: Simulation | None = None,
     *,
     require_manifest: bool = False,
     authority: AuthorityPolicy,
@@ -68,31 +67,33 @@ async def _serve(
 ) -> Runtime:
     stop = asyncio.Event()
     install_signal_handlers(stop)
-    simulation = simulation or Simulation()
+    waiters: list[asyncio.Task[None]] = []
 
-    def started(_: Runtime, url: str) -> None:
+    async def stop_when_finished(sources: Sequence[FiniteSource]) -> None:
+        await asyncio.gather(*(source.finished.wait() for source in sources))
+        stop.set()
+
+    def started(runtime: Runtime, url: str) -> None:
         print(
             f"jackpotd {config.controller.controller_id}: meter display and /metrics at {url}",
             flush=True,
         )
+        # A simulation with a number of rounds ends the run once they are played.
+        finite = [source for source in runtime.sources if isinstance(source, FiniteSource)]
+        if any(entry.settings.rounds for entry in config.entries("simulator")):
+            waiters.append(asyncio.create_task(stop_when_finished(finite)))
 
-    async def finish_when_done() -> None:
-        await simulation.finished.wait()
-        stop.set()
-
-    waiter = asyncio.create_task(finish_when_done()) if simulation.rounds is not None else None
     try:
         return await serve(
             config,
             stop,
-            simulation=simulation,
             started=started,
             require_manifest=require_manifest,
             authority=authority,
             key=key,
         )
     finally:
-        if waiter is not None:
+        for waiter in waiters:
             waiter.cancel()
 
 
@@ -106,18 +107,14 @@ def run_service(args: argparse.Namespace) -> int:
     _logging(args.log_level)
     config = load_config(args.config)
     key = controller_key(config)  # before anything starts: a missing key is one line
-    pace = config.simulator.round_interval_s if config.simulator else 1.0
     # Only the demo, on its embedded defaults, runs without an approved manifest.
     signed = AuthorityPolicy(require_signed=True)
-    simulation = Simulation(interval_s=pace)
-    runtime = asyncio.run(
-        _serve(config, simulation, require_manifest=True, authority=signed, key=key)
-    )
+    runtime = asyncio.run(_serve(config, require_manifest=True, authority=signed, key=key))
     runtime.journal.close()
     return 0
 
 
-def summary(runtime: Runtime, simulation: Simulation) -> dict[str, Any]:
+def summary(runtime: Runtime) -> dict[str, Any]:
     """What a demo run did."""
     journal = runtime.journal
     wagers = journal.count_payouts(excluding_kind="envy")
@@ -132,7 +129,12 @@ def summary(runtime: Runtime, simulation: Simulation) -> dict[str, Any]:
         for hit in journal.hits()
     ]
     return {
-        "rounds": {table.plan.table_id: table.rounds_played for table in simulation.tables},
+        "rounds": {
+            table_id: count
+            for source in runtime.sources
+            if isinstance(source, FiniteSource)
+            for table_id, count in source.rounds_played.items()
+        },
         "wagers": wagers,
         "pools": {
             pool_id: pool.meter_cents for pool_id, pool in runtime.journal.state.pools.items()
@@ -144,33 +146,22 @@ def summary(runtime: Runtime, simulation: Simulation) -> dict[str, Any]:
 def run_demo(args: argparse.Namespace) -> int:
     """The controller on embedded defaults; with --rounds, stop and summarise."""
     _logging(args.log_level)
-    sign = VirtualAlphaSign("pit-sign")
-    sign.open()
     config = demo_config(
         tables=args.tables,
-        signs=((sign.name, sign.url),),
+        signs=("pit-sign",),
         journal=args.db,
         host=args.host,
         port=args.port,
         seed=args.seed,
         interval_s=args.interval,
         hit_every=args.hit_every,
-    )
-    simulation = Simulation(
         rounds=args.rounds,
-        interval_s=args.interval,
-        hit_every=args.hit_every,
-        seed=args.seed,
-        virtual_signs=[sign],
     )
-    try:
-        demo = AuthorityPolicy(approver=demo_approver(config.controller.journal))
-        # The demo's checkpoints are signed with a key made for the run, in memory only.
-        key = ControllerKey.generate()
-        runtime = asyncio.run(_serve(config, simulation, authority=demo, key=key))
-    finally:
-        sign.close()
-    report = summary(runtime, simulation)
+    demo = AuthorityPolicy(approver=demo_approver(config.controller.journal))
+    # The demo's checkpoints are signed with a key made for the run, in memory only.
+    key = ControllerKey.generate()
+    runtime = asyncio.run(_serve(config, authority=demo, key=key))
+    report = summary(runtime)
     runtime.journal.close()
     rounds = ", ".join(f"{table} {count}" for table, count in report["rounds"].items())
     print(f"rounds: {sum(report['rounds'].values())} ({rounds})")

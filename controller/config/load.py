@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -21,30 +21,28 @@ from controller.config.schema import (
     Config,
     ConfigError,
     ControllerConfig,
+    DriverEntry,
     Jurisdiction,
     PaytableRef,
     PoolConfig,
-    RawBrokerKeys,
     RawConfig,
     RawController,
-    RawKeys,
-    SimulatorSettings,
     TableConfig,
     Transport,
-    TransportKind,
     WebSettings,
 )
 from controller.config.tables import Context, TableChecks
 from controller.config.values import names
 from controller.ledger.settlement import HitOrder
+from controller.plugins import by_section
 from controller.rules.ranking import AceFive
 from controller.security.controller_key import CREDENTIALS
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from pathlib import Path
 
-    from controller.config.settings import BrokerSettings, SerialPortSettings
-    from drivers.signs.serial_sign import AlphaSignSettings
+    from controller.plugins import DriverSpec
 
 __all__ = [
     "Config",
@@ -53,10 +51,8 @@ __all__ = [
     "Jurisdiction",
     "PaytableRef",
     "PoolConfig",
-    "SimulatorSettings",
     "TableConfig",
     "Transport",
-    "TransportKind",
     "WebSettings",
     "load_config",
     "parse_config",
@@ -85,14 +81,25 @@ def parse_config(text: str | bytes, source: str, base_dir: Path) -> Config:
     """Validate one configuration document; ``source`` names it in errors."""
     data = text.encode() if isinstance(text, str) else text
     try:
-        raw = msgspec.toml.decode(data, type=RawConfig)
-        keys = msgspec.toml.decode(data, type=RawKeys)
+        document = msgspec.toml.decode(data, type=dict[str, Any])
+    except msgspec.DecodeError as error:
+        raise ConfigError(source, "(file)", f"not valid TOML: {error}") from error
+    specs = by_section()
+    # The drivers' sections go to the drivers' types; the rest must be the core's.
+    sections = {name: document.pop(name) for name in list(document) if name in specs}
+    try:
+        raw = msgspec.convert(document, RawConfig)
     except msgspec.ValidationError as error:
         key, reason = _key_of(error)
         raise ConfigError(source, key, reason) from error
-    except msgspec.DecodeError as error:
-        raise ConfigError(source, "(file)", f"not valid TOML: {error}") from error
-    return _Loader(source, base_dir).load(raw, keys, hashlib.sha256(data).hexdigest())
+    return _Loader(source, base_dir).load(raw, sections, hashlib.sha256(data).hexdigest())
+
+
+def _join(key: str, where: str) -> str:
+    """``serial[0]`` and ``url`` (or ``(file)``, or ``[1]``) as the file writes the key."""
+    if where == "(file)":
+        return key
+    return f"{key}{where}" if where.startswith("[") else f"{key}.{where}"
 
 
 def _key_of(error: msgspec.ValidationError) -> tuple[str, str]:
@@ -109,10 +116,16 @@ def _key_of(error: msgspec.ValidationError) -> tuple[str, str]:
 class _Loader(TableChecks):
     """Checks one file section by section, remembering the paytables it has read."""
 
-    def load(self, raw: RawConfig, keys: RawKeys, digest: str) -> Config:
+    site = ""
+    controller_id = ""
+
+    def load(self, raw: RawConfig, sections: dict[str, Any], digest: str) -> Config:
         controller = self.controller(raw.controller)
-        broker = self.broker(raw.broker, keys.broker, controller)
-        ports = self.serial(raw.serial)
+        self.site, self.controller_id = controller.site, controller.controller_id
+        specs = by_section()
+        drivers = [
+            entry for name, value in sections.items() for entry in self.driver(specs[name], value)
+        ]
         seen: dict[str, str] = {}
         pools = {
             (pool := self.pool(f"pools[{index}]", entry, seen)).pool_id: pool
@@ -121,54 +134,100 @@ class _Loader(TableChecks):
         if not raw.tables:
             raise self.fail("tables", "configure at least one [[tables]] entry")
         seen = {}
+        context = Context(controller, tuple(drivers), pools)
         tables = tuple(
-            self.table(f"tables[{index}]", entry, seen, Context(controller, broker, ports, pools))
+            self.table(f"tables[{index}]", entry, seen, context)
             for index, entry in enumerate(raw.tables)
         )
-        for index, port in enumerate(ports.values()):
-            if not any(table.transport.serial == port for table in tables):
-                known = ", ".join(table.table_id for table in tables)
-                reason = f"table {port.table_id!r} does not name transport 'serial:{port.name}'"
-                if port.table_id not in seen:
-                    reason = f"no table {port.table_id!r}; configured: {known}"
-                raise self.fail(f"serial[{index}].table_id", reason)
-        simulated = [t for t in tables if t.transport.kind is TransportKind.SIMULATOR]
-        simulator = self.simulator(raw.simulator, simulated)
+        drivers += self.implicit(specs.values(), drivers, tables)
+        self.served(drivers, tables)
+        self.references(drivers, pools, tables)
         if not raw.web.host.strip():
             raise self.fail("web.host", "an address to listen on is required")
         self.port("web.port", raw.web.port)
-        signs = self.signs(raw.alpha_signs, pools, tables, ports)
         return Config(
-            self.source, digest, controller, broker, tuple(ports.values()),
-            tuple(pools.values()), tables, raw.web, simulator, signs,
-        )  # fmt: skip
+            self.source, digest, controller, tuple(pools.values()), tables, raw.web, tuple(drivers)
+        )
 
-    def signs(
+    def driver(self, spec: DriverSpec[Any], value: object) -> list[DriverEntry]:
+        """A driver's section, typed by the driver and checked by it (names unique)."""
+        section = spec.section
+        if spec.many and not isinstance(value, list):
+            raise self.fail(section, f"write [[{section}]] tables, one per entry")
+        if not spec.many and not isinstance(value, dict):
+            raise self.fail(section, f"write a [{section}] table")
+        items = value if isinstance(value, list) else [value]
+        entries, seen = [], dict[str, str]()
+        for index, item in enumerate(items):
+            key = f"{section}[{index}]" if spec.many else section
+            try:
+                settings = msgspec.convert(item, spec.settings)
+            except msgspec.ValidationError as error:
+                where, reason = _key_of(error)
+                raise self.fail(_join(key, where), reason) from error
+            if spec.check is not None:
+                settings = spec.check(settings, self, key, item)
+            if spec.instance is not None:
+                self.identifier(f"{key}.name", spec.instance(settings), seen)
+            entries.append(DriverEntry(spec, key, settings))
+        return entries
+
+    def implicit(
         self,
-        raw: list[AlphaSignSettings],
+        specs: Iterable[DriverSpec[Any]],
+        drivers: list[DriverEntry],
+        tables: Iterable[TableConfig],
+    ) -> list[DriverEntry]:
+        """Entries on defaults for the drivers tables name with no section written."""
+        used = {table.transport.driver for table in tables}
+        configured = {entry.spec.name for entry in drivers}
+        return [
+            DriverEntry(spec, spec.section, spec.settings())
+            for spec in specs
+            if spec.implicit and spec.transport in used and spec.name not in configured
+        ]
+
+    def served(self, drivers: list[DriverEntry], tables: tuple[TableConfig, ...]) -> None:
+        """An entry bound to one table (a serial line) must be that table's transport."""
+        known = ", ".join(table.table_id for table in tables)
+        by_id = {table.table_id: table for table in tables}
+        for entry in drivers:
+            spec = entry.spec
+            table_id = spec.bound_table(entry.settings) if spec.bound_table else None
+            if table_id is None:
+                continue
+            table = by_id.get(table_id)
+            if table is None:
+                raise self.fail(
+                    f"{entry.key}.table_id", f"no table {table_id!r}; configured: {known}"
+                )
+            wanted = Transport(spec.transport or spec.name, entry.instance)
+            if table.transport != wanted:
+                reason = f"table {table_id!r} does not name transport '{wanted}'"
+                raise self.fail(f"{entry.key}.table_id", reason)
+
+    def references(
+        self,
+        drivers: list[DriverEntry],
         pools: dict[str, PoolConfig],
         tables: tuple[TableConfig, ...],
-        ports: dict[str, SerialPortSettings],
-    ) -> tuple[AlphaSignSettings, ...]:
-        """LED signs: unique names, a configured pool, configured tables, their own line."""
-        seen_names: set[str] = set()
+    ) -> None:
+        """The pools and tables entries name exist; no two entries open one device line."""
         table_ids = {table.table_id for table in tables}
-        device_urls = {port.url for port in ports.values()}
-        for index, sign in enumerate(raw):
-            key = f"alpha_sign[{index}]"
-            if sign.name in seen_names:
-                raise self.fail(f"{key}.name", f"sign {sign.name!r} is configured twice")
-            seen_names.add(sign.name)
-            if sign.pool_id not in pools:
-                raise self.fail(
-                    f"{key}.pool_id", f"no pool {sign.pool_id!r}; configured: {names(pools)}"
-                )
-            for position, table_id in enumerate(sign.tables):
-                if table_id not in table_ids:
-                    raise self.fail(f"{key}.tables[{position}]", f"no table {table_id!r}")
-            if sign.url in device_urls:
-                raise self.fail(f"{key}.url", "a sign needs its own line, not a [[serial]] port's")
-        return tuple(raw)
+        lines: dict[str, str] = {}
+        for entry in drivers:
+            spec = entry.spec
+            for where, kind, name in spec.references(entry.settings) if spec.references else ():
+                if kind == "pool" and name not in pools:
+                    reason = f"no pool {name!r}; configured: {names(pools)}"
+                    raise self.fail(f"{entry.key}.{where}", reason)
+                if kind == "table" and name not in table_ids:
+                    raise self.fail(f"{entry.key}.{where}", f"no table {name!r}")
+            for line in spec.devices(entry.settings) if spec.devices else ():
+                if line in lines:
+                    reason = f"the line {line!r} is {lines[line]}'s already: each needs its own"
+                    raise self.fail(f"{entry.key}.url", reason)
+                lines[line] = entry.key
 
     # -- values ----------------------------------------------------------------------------------
 
@@ -240,104 +299,5 @@ class _Loader(TableChecks):
                 f"must be from {MIN_CHECKPOINT_ROWS:,} to {MAX_CHECKPOINT_ROWS:,}, not {rows:,}",
             )
         return rows
-
-    def broker(
-        self, raw: BrokerSettings | None, keys: RawBrokerKeys | None, controller: ControllerConfig
-    ) -> BrokerSettings | None:
-        if raw is None:
-            return None
-        if keys is not None and keys.site is not None:
-            raise self.fail("broker.site", "the topic prefix is set once, as controller.site")
-        if keys is not None and keys.controller_id is not None:
-            raise self.fail(
-                "broker.controller_id", "the controller's id is set once, as controller.id"
-            )
-        if not raw.host.strip():
-            raise self.fail("broker.host", "a host name or address is required")
-        self.port("broker.port", raw.port)
-        self.positive("broker.keepalive_s", raw.keepalive_s)
-        self.positive("broker.backoff_initial_s", raw.backoff_initial_s)
-        if raw.backoff_cap_s < raw.backoff_initial_s:
-            raise self.fail("broker.backoff_cap_s", "is below broker.backoff_initial_s")
-        if raw.password_file is not None and raw.username is None:
-            raise self.fail("broker.password_file", "a password needs broker.username")
-        password = self.existing_file("broker.password_file", raw.password_file, secret=True)
-        out_password = self.out_login(raw)
-        tls = raw.tls
-        if tls is not None:
-            if (tls.cert_file is None) != (tls.key_file is None):
-                raise self.fail("broker.tls", "cert_file and key_file go together")
-            tls = msgspec.structs.replace(
-                tls,
-                ca_file=self.existing_file("broker.tls.ca_file", tls.ca_file),
-                cert_file=self.existing_file("broker.tls.cert_file", tls.cert_file),
-                key_file=self.existing_file("broker.tls.key_file", tls.key_file, secret=True),
-            )
-        client_id = raw.client_id
-        if keys is None or keys.client_id is None:
-            client_id = f"jackpotd-{controller.controller_id}"
-        return msgspec.structs.replace(
-            raw,
-            site=controller.site,
-            controller_id=controller.controller_id,
-            client_id=client_id,
-            password_file=password,
-            out_password_file=out_password,
-            tls=tls,
-        )
-
-    def out_login(self, raw: BrokerSettings) -> str | None:
-        """Check the second connection's user; its password file, resolved."""
-        if raw.out_password_file is not None and raw.out_username is None:
-            raise self.fail("broker.out_password_file", "a password needs broker.out_username")
-        if raw.out_username is not None:
-            if raw.username is None:
-                raise self.fail("broker.out_username", "needs broker.username as well")
-            if raw.out_username == raw.username:
-                # Under use_username_as_clientid the two would take each other's session.
-                raise self.fail(
-                    "broker.out_username", "is broker.username: each connection needs its own user"
-                )
-        return self.existing_file("broker.out_password_file", raw.out_password_file, secret=True)
-
-    def serial(self, raw: list[SerialPortSettings]) -> dict[str, SerialPortSettings]:
-        ports: dict[str, SerialPortSettings] = {}
-        seen: dict[str, str] = {}
-        for index, port in enumerate(raw):
-            key = f"serial[{index}]"
-            self.identifier(f"{key}.name", port.name, seen)
-            checks = (
-                ("url", bool(port.url.strip()), "a device path or pyserial URL"),
-                ("baudrate", port.baudrate > 0, "above 0"),
-                ("bytesize", port.bytesize in (5, 6, 7, 8), "5, 6, 7 or 8"),
-                ("parity", port.parity in ("N", "E", "O", "M", "S"), "N, E, O, M or S"),
-                ("stopbits", port.stopbits in (1, 1.5, 2), "1, 1.5 or 2"),
-                ("backoff_initial_s", port.backoff_initial_s > 0, "above 0"),
-                (
-                    "backoff_cap_s",
-                    port.backoff_cap_s >= port.backoff_initial_s,
-                    "at least backoff_initial_s",
-                ),
-            )
-            for name, valid, wanted in checks:
-                if not valid:
-                    raise self.fail(
-                        f"{key}.{name}", f"must be {wanted}, not {getattr(port, name)!r}"
-                    )
-            ports[port.name] = port
-        return ports
-
-    def simulator(
-        self, raw: SimulatorSettings | None, tables: list[TableConfig]
-    ) -> SimulatorSettings | None:
-        if raw is None:
-            return SimulatorSettings() if tables else None
-        self.positive("simulator.round_interval_s", raw.round_interval_s)
-        for name in ("occupancy", "bet_probability"):
-            if not 0 <= getattr(raw, name) <= 1:
-                raise self.fail(f"simulator.{name}", "a probability is 0 to 1")
-        if raw.hit_every < 0:
-            raise self.fail("simulator.hit_every", "0 (off) or a number of rounds")
-        return raw
 
     # -- paytables -------------------------------------------------------------------------------

@@ -8,20 +8,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Annotated, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import msgspec
 
-from controller.config.settings import BrokerSettings, SerialPortSettings  # noqa: TC001 - msgspec resolves them
 from controller.errors import ConfigurationError
 from controller.events import TableConfigured  # noqa: TC001 - a dataclass field type
-from drivers.signs.serial_sign import AlphaSignSettings  # noqa: TC001 - msgspec resolves it
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.ledger.pool import PoolTerms
     from controller.ledger.settlement import HitOrder, TableRules
+    from controller.plugins import DriverSpec
     from controller.rules.paytable import Paytable
     from controller.rules.ranking import AceFive
 
@@ -132,41 +131,13 @@ class WebSettings(Raw, frozen=True):
     """Open ``/events`` streams at most; more are answered 503 (docs/faults.md)."""
 
 
-class SimulatorSettings(Raw, frozen=True):
-    """The ``[simulator]`` table: how the demo's simulated tables play (drivers/simulator.py)."""
-
-    seed: int = 1
-    round_interval_s: float = 2.0
-    occupancy: float = 0.7
-    bet_probability: float = 0.6
-    hit_every: int = 0
-
-
 class RawConfig(Raw, frozen=True):
-    """The whole file as written."""
+    """The core's part of the file as written; the drivers' sections are typed by the drivers."""
 
     controller: RawController
-    broker: BrokerSettings | None = None
-    serial: list[SerialPortSettings] = []
     pools: list[RawPool] = []
     tables: list[RawTable] = []
     web: WebSettings = msgspec.field(default_factory=WebSettings)
-    simulator: SimulatorSettings | None = None
-    alpha_signs: list[AlphaSignSettings] = msgspec.field(default_factory=list, name="alpha_sign")
-
-
-class RawBrokerKeys(msgspec.Struct, frozen=True):
-    """The broker keys the file sets itself, which BrokerSettings' defaults would hide."""
-
-    site: str | None = None
-    client_id: str | None = None
-    controller_id: str | None = None
-
-
-class RawKeys(msgspec.Struct, frozen=True):
-    """Keys that are refused where they are written (set elsewhere)."""
-
-    broker: RawBrokerKeys | None = None
 
 
 class Jurisdiction(StrEnum):
@@ -176,12 +147,19 @@ class Jurisdiction(StrEnum):
     NJ = "nj"
 
 
-class TransportKind(StrEnum):
-    """How a table's events reach the controller."""
+@dataclass(frozen=True, slots=True)
+class DriverEntry:
+    """One configured driver entry (``[broker]``, ``serial[1]``) and its checked settings."""
 
-    MQTT = "mqtt"
-    SERIAL = "serial"
-    SIMULATOR = "simulator"
+    spec: DriverSpec[Any]
+    key: str
+    settings: Any
+    """The driver's own settings Struct (:attr:`controller.plugins.DriverSpec.settings`)."""
+
+    @property
+    def instance(self) -> str | None:
+        """The entry's name, for the drivers whose entries are named (``serial:<name>``)."""
+        return self.spec.instance(self.settings) if self.spec.instance else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -240,13 +218,15 @@ class PoolConfig:
 
 @dataclass(frozen=True, slots=True)
 class Transport:
-    """A table's transport; ``serial`` is the port of a serial one."""
+    """A table's transport: a driver, and which of its entries (``serial:rail-1``)."""
 
-    kind: TransportKind
-    serial: SerialPortSettings | None = None
+    driver: str
+    """The transport word of a driver spec (``mqtt``, ``serial``, ``simulator``)."""
+    instance: str | None = None
+    """The named entry, for drivers whose entries are named (``serial:<name>``)."""
 
     def __str__(self) -> str:
-        return f"serial:{self.serial.name}" if self.serial else str(self.kind)
+        return f"{self.driver}:{self.instance}" if self.instance else self.driver
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,12 +249,17 @@ class Config:
     source: str
     digest: str
     controller: ControllerConfig
-    broker: BrokerSettings | None
-    serial: tuple[SerialPortSettings, ...]
     pools: tuple[PoolConfig, ...]
     tables: tuple[TableConfig, ...]
     web: WebSettings
-    simulator: SimulatorSettings | None
-    """Present when ``[simulator]`` is written or a table's transport is ``simulator``."""
-    signs: tuple[AlphaSignSettings, ...] = ()
-    """The ``[[alpha_sign]]`` LED meter signs on serial lines."""
+    drivers: tuple[DriverEntry, ...] = ()
+    """The drivers' entries, in the order of the file (docs/architecture.md, "Drivers")."""
+
+    def entries(self, section: str) -> tuple[DriverEntry, ...]:
+        """The entries of one driver section (``broker``, ``serial``)."""
+        return tuple(entry for entry in self.drivers if entry.spec.section == section)
+
+    def settings(self, section: str) -> Any:  # noqa: ANN401 - the driver's own type
+        """The settings of a one-entry section (``broker``), or None if it is not configured."""
+        found = self.entries(section)
+        return found[0].settings if found else None

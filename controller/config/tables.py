@@ -16,11 +16,9 @@ from controller.config.schema import (
     RawWagerLimits,
     TableConfig,
     Transport,
-    TransportKind,
 )
 from controller.events import SpotLimits, TableConfigured
 from controller.ledger.pool import PoolTerms
-from controller.ledger.settlement import Spot
 from controller.ledger.table_rules import (
     MAX_PAYOUT_FLOOR_CENTS,
     ODDS_WAGERS,
@@ -29,15 +27,17 @@ from controller.ledger.table_rules import (
     table_rules,
 )
 from controller.money import format_cents, format_percent
+from controller.plugins import by_section
 from controller.rules.dynasty import off_profile
 from controller.rules.paytable import Paytable, Wager
 from controller.rules.paytable_files import SAMPLES, PaytableError, parse_paytable
+from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
     from collections.abc import Collection
     from importlib.resources.abc import Traversable
 
-    from controller.config.settings import BrokerSettings, SerialPortSettings
+    from controller.config.schema import DriverEntry
     from controller.ledger.settlement import TableRules
 
 from controller.config.values import _PAYTABLE_NAME, ValueChecks, names
@@ -47,8 +47,7 @@ class Context(NamedTuple):
     """What a table's checks need from the sections before it."""
 
     controller: ControllerConfig
-    broker: BrokerSettings | None
-    ports: dict[str, SerialPortSettings]
+    drivers: tuple[DriverEntry, ...]
     pools: dict[str, PoolConfig]
 
 
@@ -89,15 +88,9 @@ class TableChecks(ValueChecks):
 
     def table(self, key: str, raw: RawTable, seen: dict[str, str], context: Context) -> TableConfig:
         """One ``[[tables]]`` entry, with the event that configures it."""
-        """One ``[[pools]]`` entry."""
-        controller, broker, ports, pools = context
+        controller, drivers, pools = context
         table_id = self.identifier(f"{key}.id", raw.table_id, seen)
-        transport = self.transport(f"{key}.transport", raw.transport, broker, ports)
-        if transport.serial is not None and transport.serial.table_id != table_id:
-            raise self.fail(
-                f"{key}.transport", f"serial port {transport.serial.name!r} is for table "
-                f"{transport.serial.table_id!r} (serial.table_id)",
-            )  # fmt: skip
+        transport = self.transport(f"{key}.transport", raw.transport, table_id, drivers)
         if not 1 <= raw.seats <= 9:
             raise self.fail(f"{key}.seats", f"a table has 1 to 9 seats, not {raw.seats}")
         slots = (
@@ -228,22 +221,43 @@ class TableChecks(ValueChecks):
         return limits
 
     def transport(
-        self,
-        key: str,
-        text: str,
-        broker: BrokerSettings | None,
-        ports: dict[str, SerialPortSettings],
+        self, key: str, text: str, table_id: str, drivers: tuple[DriverEntry, ...]
     ) -> Transport:
-        """A table's transport: ``mqtt``, ``simulator`` or ``serial:<port>``."""
-        kind_text, colon, name = text.partition(":")
-        kind = self.choice(key, kind_text, TransportKind)
-        if (kind is TransportKind.SERIAL) != bool(colon and name):
-            raise self.fail(key, f"{text!r}: write 'mqtt', 'simulator' or 'serial:<port name>'")
-        if kind is TransportKind.MQTT and broker is None:
-            raise self.fail(key, "'mqtt' needs a [broker] table")
-        if name and name not in ports:
-            raise self.fail(key, f"no [[serial]] port named {name!r}; configured: {names(ports)}")
-        return Transport(kind, ports[name] if name else None)
+        """A table's transport: a driver's word, and the entry's name if entries are named.
+
+        ``mqtt``, ``simulator``, ``serial:rail-1``: the entry must be configured, and an entry
+        bound to one table (a serial line) must be bound to this one.
+        """
+        specs = {spec.transport: spec for spec in by_section().values() if spec.transport}
+        word, colon, name = text.partition(":")
+        spec = specs.get(word)
+        forms = {
+            each: f"'{each}:<name>'" if spec.instance else f"'{each}'"
+            for each, spec in specs.items()
+        }
+        if spec is None:
+            written = ", ".join(form for _, form in sorted(forms.items()))
+            raise self.fail(key, f"{text!r} is not a transport: write {written}")
+        if (spec.instance is not None) != bool(colon and name):
+            raise self.fail(key, f"{text!r}: write {forms[word]}")
+        entries = [entry for entry in drivers if entry.spec is spec]
+        if not entries and not spec.implicit and spec.instance is None:
+            raise self.fail(key, f"'{word}' needs a [{spec.section}] table")
+        if spec.instance is None:
+            return Transport(word)
+        named = {entry.instance: entry for entry in entries}
+        entry = named.get(name)
+        if entry is None:
+            configured = ", ".join(sorted(str(each) for each in named)) or "none"
+            raise self.fail(
+                key, f"no [[{spec.section}]] entry named {name!r}; configured: {configured}"
+            )
+        bound = spec.bound_table(entry.settings) if spec.bound_table else None
+        if bound is not None and bound != table_id:
+            raise self.fail(
+                key, f"[[{spec.section}]] {name!r} is for table {bound!r} ({entry.key}.table_id)"
+            )
+        return Transport(word, name)
 
     def table_pool(
         self, key: str, pool_id: str | None, progressive: PaytableRef | None,

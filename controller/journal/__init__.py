@@ -6,7 +6,6 @@ the chain and replays the journal from empty.
 """
 
 from controller.journal.errors import JournalError, SchemaError
-from controller.journal.receipt import Receipt
 from controller.journal.store import Journal
 
-__all__ = ["Journal", "JournalError", "Receipt", "SchemaError"]
+__all__ = ["Journal", "JournalError", "SchemaError"]

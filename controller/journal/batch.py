@@ -3,7 +3,7 @@
 The journal applies a batch's events one after the other and writes, once the last is
 applied, each changed row of the materialized state once, as the batch left it, stamped with
 the journal row of the last event that changed it (:mod:`controller.journal.store`). This
-finds those rows and stamps. ``tests/test_journal_batches.py`` proves the file is then what
+finds those rows and stamps. ``tests/journal/test_journal_batches.py`` proves the file is then what
 appending the events one at a time would have written.
 """
 
@@ -17,8 +17,8 @@ if TYPE_CHECKING:
     from collections.abc import Hashable, Iterator, Mapping
 
     from controller.events import AnyEvent
-    from controller.journal.receipt import Receipt
     from controller.ledger.apply import LedgerState
+    from controller.ports import Receipt
 
 
 class Batch:

@@ -21,7 +21,7 @@ def row_hash(previous: str, row: dict[str, object]) -> str:
 
     The body is the compact JSON array of the hashed fields, as
     ``json.dumps(fields, ensure_ascii=False, separators=(",", ":"))`` writes it; msgspec writes
-    the same bytes, faster (``tests/test_journal_chain.py`` proves it for any text).
+    the same bytes, faster (``tests/journal/test_journal_chain.py`` proves it for any text).
     """
     body = msgspec.json.encode([row[name] for name in HASHED_FIELDS])
     return hashlib.sha256(previous.encode() + b"\n" + body).hexdigest()

@@ -36,8 +36,8 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Sequence
 
-    from controller.journal.receipt import Receipt
     from controller.ledger.state import LedgerState
+    from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
 
 DOMAIN: Final = b"jackpotd checkpoint v1\n"

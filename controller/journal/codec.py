@@ -19,8 +19,9 @@ import msgspec
 
 from controller.effects import fraction_text
 from controller.ledger.pool import Contribution, HitRecord, Pool, PoolTerms
-from controller.ledger.settlement import Payout, PayoutKind, PayoutStatus, SeatWager, Spot
+from controller.ledger.settlement import Payout, PayoutKind, PayoutStatus, SeatWager
 from controller.ledger.table_state import Phase, TableState
+from controller.rules.spots import Spot
 
 _CANONICAL: Final = msgspec.json.Encoder(order="sorted")
 

@@ -2,7 +2,7 @@
 
 :class:`controller.journal.store.Journal` (one SQLite file) is today's backend; another (a
 replicated database, for high availability) implements the same protocol and passes the same
-contract tests (tests/test_journal_contract.py). docs/journal.md describes each member.
+contract tests (tests/journal/test_journal_contract.py). docs/journal.md describes each member.
 
 Writes go through a :class:`PreparedAppend`: :meth:`JournalPort.prepare` writes a group of events
 without committing, the sequencer commits beside the event loop, and :meth:`JournalPort.adopt`
@@ -23,9 +23,9 @@ if TYPE_CHECKING:
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
-    from controller.journal.receipt import Receipt
     from controller.journal.verify import VerifyReport
     from controller.ledger.apply import LedgerState
+    from controller.ports import Outbox, Receipt
 
 
 class PreparedAppend(Protocol):
@@ -109,6 +109,9 @@ class JournalPort(Protocol[_Prepared]):
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty."""
+
+    def outbox(self, sink: str) -> Outbox:
+        """The named sink's outbox, kept beside the journal (:class:`controller.ports.Outbox`)."""
 
     def close(self) -> None:
         """Release the backend's connections."""

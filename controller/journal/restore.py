@@ -26,8 +26,9 @@ from controller.journal.errors import JournalError
 from controller.ledger.apply import LedgerState
 from controller.ledger.operators import Authority, Operator, Role
 from controller.ledger.pool import Contribution
-from controller.ledger.settlement import SeatWager, Spot
+from controller.ledger.settlement import SeatWager
 from controller.ledger.table_rules import table_rules
+from controller.rules.spots import Spot
 from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:

@@ -13,7 +13,7 @@ The parts reuse the encodings of the materialized rows (:mod:`controller.journal
 operators, payouts, the manifest and the authority settings are plain dataclasses, written
 field by field with msgspec, so that a field added to them is carried without a change here.
 A field added to the state itself must be added here: the snapshot tests name any field left
-out (``tests/test_journal_snapshot.py``).
+out (``tests/journal/test_journal_snapshot.py``).
 
 :func:`differences` compares two states part by part and names each value that differs, as
 ``pools/P1: meter 250000000 in the table, 123456 by the journal``.

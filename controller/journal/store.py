@@ -41,12 +41,13 @@ from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs, read_highs
 from controller.journal.errors import JournalError
 from controller.journal.identity import conflict_fault, same_event
+from controller.journal.outbox import JournalOutbox
 from controller.journal.reads import ReadSide
-from controller.journal.receipt import APPLIED, INTERNAL_ERROR, REJECTED, Receipt
 from controller.journal.restore import authority_json, load_state, manifest_json
 from controller.journal.schema import migrate
 from controller.journal.transaction import Transaction, roll_back, why, write_error
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ports import APPLIED, INTERNAL_ERROR, REJECTED, Receipt
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -154,6 +155,10 @@ class Journal(ReadSide):
             raise JournalError(f"{self.path}: cannot read the journal: {error}") from error
         connection.execute("PRAGMA busy_timeout=5000")
         return sqlite_utils.Database(connection)
+
+    def outbox(self, sink: str) -> JournalOutbox:
+        """The named sink's outbox, in this journal's file (its own connection)."""
+        return JournalOutbox(self.path, sink)
 
     def close(self) -> None:
         """Close the database."""

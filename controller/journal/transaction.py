@@ -20,8 +20,8 @@ from controller.journal.errors import JournalError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from controller.journal.receipt import Receipt
     from controller.ledger.apply import LedgerState
+    from controller.ports import Receipt
 
 
 def why(path: Path, error: sqlite3.Error) -> str:

@@ -41,10 +41,10 @@ from controller.journal.checkpoint_audit import (
 )
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
-from controller.journal.receipt import APPLIED, REJECTED
 from controller.journal.restore import load_state
 from controller.journal.store import payout_columns
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -39,7 +39,6 @@ from controller.ledger.settlement import (
     PayoutStatus,
     SeatWager,
     SettlementError,
-    Spot,
     TableRound,
     settle_round,
 )
@@ -55,6 +54,7 @@ from controller.ledger.state import (
 from controller.ledger.table_state import Phase, RoundProblem, TableState
 from controller.ledger.wager_limits import out_of_limits
 from controller.rules.cards import CardError, HandError, SevenCardHand
+from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence

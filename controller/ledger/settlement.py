@@ -38,6 +38,7 @@ from controller.ledger.pool import HitRecord
 from controller.rules.cards import check_distinct
 from controller.rules.paytable import FixedPay, MeterPay, Odds, Push
 from controller.rules.qualify import ace_high_outcomes, qualifier
+from controller.rules.spots import DEALER_SEAT, Spot
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -48,23 +49,9 @@ if TYPE_CHECKING:
     from controller.rules.cards import SevenCardHand
     from controller.rules.paytable import Paytable, PaytableLine
 
-DEALER_SEAT = 0
-
 
 class SettlementError(RefusedError, ValueError):
     """A round that cannot be settled as given; nothing is paid and no meter moves."""
-
-
-class Spot(StrEnum):
-    """The side-bet spots in front of a seat."""
-
-    BONUS = "bonus"
-    ACE_HIGH = "ace-high"
-    INSURANCE = "insurance"
-    """The NJ insurance wager on the seat's own hand (N.J.A.C. 13:69F-11.2(h), 11.15)."""
-    PROGRESSIVE = "progressive"
-    DYNASTY = "dynasty"
-    """The EZ Pai Gow Dynasty Bonus (N.J.A.C. 13:69F-11(i); 58 Pa. Code § 645a.6(g))."""
 
 
 class HitOrder(StrEnum):

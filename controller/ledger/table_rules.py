@@ -12,11 +12,12 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from controller.errors import ConfigurationError
-from controller.ledger.settlement import HitOrder, Spot, TableRules
+from controller.ledger.settlement import HitOrder, TableRules
 from controller.ledger.wager_limits import WagerLimitsError, minimum_of, validated_limits
 from controller.rules.dynasty import off_profile
 from controller.rules.paytable import FixedPay, MeterPay, Odds, Wager
 from controller.rules.paytable_files import PaytableError, parse_paytable
+from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
     from controller.events import TableConfigured

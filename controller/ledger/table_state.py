@@ -28,8 +28,8 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from controller.errors import RefusedError
-from controller.ledger.settlement import DEALER_SEAT
 from controller.rules.cards import HAND_SIZE, Card, CardError
+from controller.rules.spots import DEALER_SEAT
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

@@ -28,7 +28,7 @@ from controller.effects import AnyEffect, ContributionRefunded, RoundClosed, fra
 from controller.ledger.authority import require
 from controller.ledger.pool import PoolError
 from controller.ledger.rounds import live, payout_effect
-from controller.ledger.settlement import Payout, PayoutKind, SeatWager, Spot
+from controller.ledger.settlement import Payout, PayoutKind, SeatWager
 from controller.ledger.state import (
     LedgerError,
     LedgerState,
@@ -39,6 +39,7 @@ from controller.ledger.state import (
     with_table_state,
 )
 from controller.ledger.table_state import Phase
+from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
     from controller.events import RoundVoided

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from controller.errors import ConfigurationError
-from controller.ledger.settlement import Spot
 from controller.money import format_cents
+from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from prometheus_client import CollectorRegistry, Histogram, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
@@ -31,54 +31,13 @@ if TYPE_CHECKING:
 
     from prometheus_client.metrics_core import Metric
 
-    from controller.journal import Receipt
     from controller.journal.port import JournalPort
+    from controller.plugins import HealthReporting, MqttStats, SerialStats
+    from controller.ports import Receipt
     from controller.runtime.liveness import Liveness
     from controller.runtime.sequencer import Sequencer
 
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0)
-
-
-class SerialStats(Protocol):
-    """What a serial source exposes."""
-
-    name: str
-    errors: Counter[str]
-    connected: bool
-    reconnects: int
-
-
-class MqttStats(Protocol):
-    """What an MQTT source or sink exposes."""
-
-    name: str
-    connected: bool
-    reconnects: int
-
-
-class Health(Protocol):
-    """Whether a source keeps failing, and what it parked (drivers.poison.SourceHealth)."""
-
-    @property
-    def trouble(self) -> str | None:
-        """Why the source keeps failing; None while it works."""
-        ...
-
-    @property
-    def dead_letters(self) -> int:
-        """Messages parked since start."""
-        ...
-
-
-class HealthReporting(Protocol):
-    """A source that reports its health (the MQTT source, a serial link)."""
-
-    name: str
-
-    @property
-    def health(self) -> Health:
-        """Its health."""
-        ...
 
 
 @dataclass

@@ -56,10 +56,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from controller.events import AnyEvent
-    from controller.journal import Receipt
     from controller.journal.checkpoints import Sealed
     from controller.journal.port import JournalPort, PreparedAppend
     from controller.outputs import AnyUpdate
+    from controller.ports import Receipt
     from controller.runtime.broadcast import Broadcast
     from controller.runtime.checkpointing import CheckpointSchedule
     from controller.runtime.device_sequences import Gap

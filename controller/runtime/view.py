@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from controller.journal.port import JournalPort
+    from controller.plugins import SignFace
+    from controller.ports import Source
     from controller.runtime.broadcast import Broadcast
     from controller.runtime.liveness import Liveness
     from controller.runtime.metrics import ControllerMetrics
     from controller.runtime.sequencer import Sequencer
-    from drivers.signs.emulator import VirtualAlphaSign
 
 
 @dataclass(slots=True)
@@ -24,5 +25,7 @@ class Runtime:
     sequencer: Sequencer
     liveness: Liveness | None = None
     metrics: ControllerMetrics | None = None
-    virtual_signs: list[VirtualAlphaSign] = field(default_factory=list)
+    sources: list[Source] = field(default_factory=list)
+    """The sources the drivers built (the demo reads the simulator's rounds from it)."""
+    faces: list[SignFace] = field(default_factory=list)
     """Emulated LED signs (the demo's), shown on the display page."""

@@ -1,7 +1,7 @@
 """The demo's embedded configuration: simulated tables, one progressive pool, SQLite, localhost.
 
-Signs, when asked for, are virtual Alpha LED signs on ptys (drivers/signs/emulator.py)
-driven by the real sign driver.
+Signs, when asked for, are emulated Alpha LED signs on ptys (``url = "emulator://<name>"``,
+docs/signs.md) driven by the real sign driver.
 
 ``jackpotd demo`` (and ``make demo``) runs the whole controller on it: the same code as a
 production service, with the tables simulated in-process instead of reached over MQTT or
@@ -36,7 +36,7 @@ port = {port}
 seed = {seed}
 round_interval_s = {interval}
 hit_every = {hit_every}
-"""
+{rounds}"""
 
 TABLE = """
 [[tables]]
@@ -51,7 +51,7 @@ pool = "fortune-progressive"
 SIGN = """
 [[alpha_sign]]
 name = "{name}"
-url = "{url}"
+url = "emulator://{name}"
 pool_id = "fortune-progressive"
 tables = [{tables}]
 baudrate = 9600
@@ -65,15 +65,19 @@ jackpot_hold_s = 4.0
 def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     *,
     tables: int = 3,
-    signs: tuple[tuple[str, str], ...] = (),
+    signs: tuple[str, ...] = (),
     journal: Path = Path("var/demo.db"),
     host: str = "127.0.0.1",
     port: int = 8080,
     seed: int = 1,
     interval_s: float = 0.5,
     hit_every: int = 0,
+    rounds: int | None = None,
 ) -> Config:
-    """The demo configuration with ``tables`` simulated tables (every third offers Ace High)."""
+    """The demo configuration with ``tables`` simulated tables (every third offers Ace High).
+
+    ``signs`` names emulated signs over every table; ``rounds`` ends the simulation.
+    """
     text = TEMPLATE.format(
         journal=journal.as_posix(),
         host=host,
@@ -81,13 +85,14 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
         seed=seed,
         interval=interval_s,
         hit_every=hit_every,
+        rounds="" if rounds is None else f"rounds = {rounds}\n",
     )
     for number in range(1, tables + 1):
         ace_high = 'ace_high = "ace-high-1"\n' if number % 3 == 0 else ""
         text += TABLE.format(number=number, ace_high=ace_high)
     ids = ", ".join(f'"T{number}"' for number in range(1, tables + 1))
-    for name, url in signs:
-        text += SIGN.format(name=name, url=url, tables=ids)
+    for name in signs:
+        text += SIGN.format(name=name, tables=ids)
     return parse_config(text, "<demo configuration>", Path.cwd())
 
 

@@ -16,19 +16,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import random
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from controller.backoff import Backoff
+from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.config.approval import Approver, configuration_approval, split
 from controller.config.changes import config_events
 from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
 from controller.journal import Journal
-from controller.ports import ControllerUnavailableError
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import resume_checkpoints, schedule_for
 from controller.runtime.liveness import Liveness
@@ -37,18 +35,16 @@ from controller.runtime.sequencer import Sequencer
 from controller.runtime.systemd import Notifier
 from controller.runtime.view import Runtime
 from controller.security.manifest import current
+from controller.service.drivers import build_drivers
 from controller.web.display import Display, serve_display
-from drivers.simulator import ODDS_CHIPS, InProcessLink, SimulatedTable, TablePlan
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
 
     from controller.config.load import Config
     from controller.events import AnyEvent
-    from controller.ledger.settlement import TableRules
     from controller.ports import Sink, Source
     from controller.security.controller_key import ControllerKey
-    from drivers.signs.emulator import VirtualAlphaSign
 
 log = logging.getLogger(__name__)
 
@@ -58,35 +54,36 @@ class StartupError(ConfigurationError, RuntimeError):
 
 
 @dataclass(slots=True)
-class Simulation:
-    """Simulated tables to run in-process, and when to stop."""
+class _Supervised:
+    """A part of the service run by :func:`keep_connected`: restarted whenever it ends."""
 
-    rounds: int | None = None
-    """Rounds per table before the simulation ends (None: forever)."""
-    interval_s: float = 1.0
-    hit_every: int = 0
-    seed: int | None = None
-    finished: asyncio.Event = field(default_factory=asyncio.Event)
-    tables: list[SimulatedTable] = field(default_factory=list)
-    virtual_signs: list[VirtualAlphaSign] = field(default_factory=list)
-    """Emulated LED signs whose pty the configuration's [[alpha_sign]] entries open."""
+    name: str
+    start: Callable[[], Awaitable[None]]
+    connected: bool = False
+    reconnects: int = 0
+
+    def open_session(self) -> contextlib.nullcontext[None]:
+        return contextlib.nullcontext()
+
+    async def use_session(self, _session: None) -> None:
+        await self.start()
+        log.warning("%s stopped; restarting", self.name)
+
+    def session_opened(self) -> None:
+        """Nothing to open: a part starts at once."""
+
+    def failure_of(self, error: Exception, *, opened: bool) -> str:  # noqa: ARG002
+        return "failed"
+
+    def failed(self, what: str, error: Exception) -> None:
+        log.error("%s %s; restarting", self.name, what, exc_info=error)
 
 
 async def supervise(
     name: str, start: Callable[[], Awaitable[None]], backoff: Backoff | None = None
 ) -> None:
-    """Run a part forever: restart it with backoff if it fails, until cancelled."""
-    backoff = backoff or Backoff(initial=0.2, cap=10.0)
-    while True:
-        try:
-            await start()
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("%s failed; restarting", name)
-        else:
-            log.warning("%s stopped; restarting", name)
-        await asyncio.sleep(backoff.next_delay())
+    """Run a part forever: restart it with backoff if it fails or ends, until cancelled."""
+    await keep_connected(_Supervised(name, start), backoff or Backoff(initial=0.2, cap=10.0))
 
 
 def _self_check(config: Config, journal: Journal, *, require_manifest: bool) -> None:
@@ -199,99 +196,10 @@ def build_runtime(
     return runtime
 
 
-def _sources(config: Config, runtime: Runtime) -> tuple[list[Source], list[Sink]]:
-    sources: list[Source] = []
-    sinks: list[Sink] = []
-    if config.broker is not None:
-        from drivers.mqtt.sink import MqttSink  # noqa: PLC0415 - only with a broker
-        from drivers.mqtt.source import MqttSource  # noqa: PLC0415
-
-        mqtt_tables = [table.table_id for table in config.tables if str(table.transport) == "mqtt"]
-        source = MqttSource(config.broker, known_tables=mqtt_tables)
-        sink = MqttSink(config.broker, config.controller.journal)
-        sources.append(source)
-        sinks.append(sink)
-        if runtime.metrics is not None:
-            runtime.metrics.mqtt += [source, sink]
-            runtime.metrics.sources.append(source)
-    for settings in config.signs:
-        from drivers.signs.serial_sign import AlphaSign  # noqa: PLC0415 - only with signs
-
-        metrics = runtime.metrics
-        histogram = metrics.event_to_sign_seconds.labels(sign=settings.name) if metrics else None
-        sinks.append(AlphaSign(settings, on_latency=histogram.observe if histogram else None))
-    if config.serial:
-        from drivers.serial.link import SerialSource  # noqa: PLC0415 - only with serial ports
-
-        for port in config.serial:
-            serial = SerialSource(port)
-            sources.append(serial)
-            if runtime.metrics is not None:
-                runtime.metrics.serial.append(serial)
-                runtime.metrics.sources.append(serial)
-    return sources, sinks
-
-
-def _simulated(config: Config, runtime: Runtime, simulation: Simulation) -> list[SimulatedTable]:
-    settings = config.simulator
-    seed = simulation.seed if simulation.seed is not None else (settings.seed if settings else None)
-    rng = random.Random(seed)  # noqa: S311 - simulated players, not a shuffle for real money
-    session = uuid.uuid4().hex[:8]
-    tables = []
-    for table in config.tables:
-        if str(table.transport) != "simulator":
-            continue
-        rules = table.rules
-        progressive = rules.progressive.progressive if rules.progressive else None
-        plan = TablePlan(
-            table.table_id,
-            seats=rules.seats,
-            bonus=rules.bonus is not None,
-            ace_high=rules.ace_high is not None,
-            insurance=rules.insurance is not None,
-            dynasty=rules.dynasty is not None,
-            progressive_wager_cents=progressive.wager_cents if progressive else None,
-            occupancy=settings.occupancy if settings else 0.7,
-            bet_probability=settings.bet_probability if settings else 0.6,
-            bonus_amounts=_chips_within_limits(rules),
-        )
-        hit_every = simulation.hit_every or (settings.hit_every if settings else 0)
-        link = InProcessLink(runtime.sequencer)
-        table_rng = random.Random(rng.random())  # noqa: S311 - simulated players
-        tables.append(SimulatedTable(plan, link, table_rng, session, hit_every))
-    return tables
-
-
-def _chips_within_limits(rules: TableRules) -> tuple[int, ...]:
-    """The simulated players' odds chips, kept within every odds spot's limits."""
-    chips = ODDS_CHIPS
-    if not rules.wager_limits:
-        return chips
-    low = max(limits.minimum_cents for limits in rules.wager_limits.values())
-    high = min(limits.maximum_cents for limits in rules.wager_limits.values())
-    return tuple(chip for chip in chips if low <= chip <= high) or (low,)
-
-
-async def _play(table: SimulatedTable, simulation: Simulation, heartbeat_s: float) -> None:
-    """One simulated table: heartbeats, and rounds at the configured pace."""
-    async with asyncio.TaskGroup() as group:
-        beats = group.create_task(table.heartbeats(heartbeat_s))
-        while simulation.rounds is None or table.rounds_played < simulation.rounds:
-            try:
-                await table.play_round()
-            except ControllerUnavailableError:
-                log.warning("table %s waits: the controller is failing closed", table.plan.table_id)
-            await asyncio.sleep(simulation.interval_s)
-        beats.cancel()
-    if all(other.rounds_played >= (simulation.rounds or 0) for other in simulation.tables):
-        simulation.finished.set()
-
-
 async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a few
     config: Config,
     stop: asyncio.Event,
     *,
-    simulation: Simulation | None = None,
     started: Callable[[Runtime, str], None] | None = None,
     require_manifest: bool = False,
     authority: AuthorityPolicy = AuthorityPolicy(),
@@ -302,52 +210,49 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     liveness = runtime.liveness
     if liveness is None:  # pragma: no cover - build_runtime always makes one
         raise StartupError("no liveness monitor")
-    sources, sinks = _sources(config, runtime)
-    simulation = simulation or Simulation()
-    simulation.tables = _simulated(config, runtime, simulation)
-    runtime.virtual_signs = simulation.virtual_signs
+    parts = build_drivers(config, runtime)
+    runtime.sources = parts.sources
+    runtime.faces = parts.faces
     notifier = Notifier.from_environment()
     web_started = asyncio.Event()
     url = f"http://{config.web.host}:{config.web.port}/"
-    async with asyncio.TaskGroup() as group:
-        core: list[asyncio.Task[None]] = [
-            group.create_task(runtime.sequencer.run()),
-            group.create_task(runtime.sequencer.recover()),
-            group.create_task(liveness.run(runtime.sequencer)),
-            group.create_task(
-                serve_display(
-                    Display(runtime, max_streams=config.web.max_streams),
-                    config.web.host,
-                    config.web.port,
-                    web_started,
-                )
-            ),
-            *(group.create_task(sign.run()) for sign in simulation.virtual_signs),
-        ]
-        feeding = [_start(group, f"source {s.name}", _bind_source(s, runtime)) for s in sources]
-        core += [_start(group, f"sink {s.name}", _bind_sink(s, runtime)) for s in sinks]
-        heartbeat_s = (
-            max(0.5, min(t.heartbeat_timeout_s for t in config.tables) / 3)
-            if config.tables
-            else 1.0
-        )
-        feeding += [
-            group.create_task(_play(table, simulation, heartbeat_s)) for table in simulation.tables
-        ]
-        await web_started.wait()
-        notifier.ready(f"serving {url}")
-        core.append(group.create_task(notifier.watchdog()))
-        if started is not None:
-            started(runtime, url)
-        await stop.wait()
-        notifier.stopping()
-        for task in feeding:
-            task.cancel()
-        await asyncio.gather(*feeding, return_exceptions=True)
-        await runtime.sequencer.close()
-        await asyncio.sleep(0.2 if sinks else 0)  # let the sinks take "offline"
-        for task in core:
-            task.cancel()
+    try:
+        async with asyncio.TaskGroup() as group:
+            core: list[asyncio.Task[None]] = [
+                group.create_task(runtime.sequencer.run()),
+                group.create_task(runtime.sequencer.recover()),
+                group.create_task(liveness.run(runtime.sequencer)),
+                group.create_task(
+                    serve_display(
+                        Display(runtime, max_streams=config.web.max_streams),
+                        config.web.host,
+                        config.web.port,
+                        web_started,
+                    )
+                ),
+                *(group.create_task(face.run()) for face in parts.faces),
+            ]
+            feeding = [
+                _start(group, f"source {s.name}", _bind_source(s, runtime)) for s in parts.sources
+            ]
+            core += [_start(group, f"sink {s.name}", _bind_sink(s, runtime)) for s in parts.sinks]
+            await web_started.wait()
+            notifier.ready(f"serving {url}")
+            core.append(group.create_task(notifier.watchdog()))
+            if started is not None:
+                started(runtime, url)
+            await stop.wait()
+            notifier.stopping()
+            for task in feeding:
+                task.cancel()
+            await asyncio.gather(*feeding, return_exceptions=True)
+            await runtime.sequencer.close()
+            await asyncio.sleep(0.2 if parts.sinks else 0)  # let the sinks take "offline"
+            for task in core:
+                task.cancel()
+    finally:
+        for close in parts.close:
+            close()
     return runtime
 
 

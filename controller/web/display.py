@@ -50,7 +50,7 @@ class Display:
         self.sequencer = runtime.sequencer
         self.liveness = runtime.liveness
         self.metrics = runtime.metrics
-        self.virtual_signs = runtime.virtual_signs
+        self.faces = runtime.faces
         self.streams = StreamCounts(cap=max_streams)
         self._refusing = False
         if self.metrics is not None:
@@ -130,7 +130,7 @@ class Display:
             "hits": hits,
             "signs": [
                 {"name": sign.name, "text": sign.text, "changed_at": sign.changed_at}
-                for sign in self.virtual_signs
+                for sign in self.faces
             ],
         }
 

@@ -5,10 +5,3 @@ described for table and sign vendors in ``docs/mqtt.md``. The drivers are regist
 here and imported only when a configuration picks them, so that importing this package does not
 need aiomqtt.
 """
-
-from __future__ import annotations
-
-from controller.service.registry import register_builtin
-
-register_builtin("mqtt", "drivers.mqtt.source:MqttSource")
-register_builtin("mqtt-display", "drivers.mqtt.sink:MqttSink")

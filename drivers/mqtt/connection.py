@@ -25,7 +25,7 @@ from drivers.mqtt.payloads import OFFLINE
 if TYPE_CHECKING:
     from collections.abc import Awaitable
 
-    from controller.config.settings import BrokerSettings, TlsSettings
+    from drivers.mqtt.settings import BrokerSettings, TlsSettings
 
 QOS: Final = 1
 STATUS_TIMEOUT_S: Final = 2.0
@@ -40,7 +40,8 @@ class AckingClient(aiomqtt.Client):
     """An aiomqtt client whose QoS 1 messages the caller acknowledges (see the module docstring).
 
     The only place the drivers touch aiomqtt's private API (``_client``, ``_queue``);
-    tests/test_mqtt_acking_client.py guards it, and pyproject.toml bounds aiomqtt above.
+    tests/drivers/mqtt/test_mqtt_acking_client.py guards it, and pyproject.toml bounds aiomqtt
+    above.
     """
 
     def enable_manual_ack(self) -> None:
@@ -156,3 +157,12 @@ async def say_status(client: aiomqtt.Client, topic: str, payload: bytes) -> None
     with contextlib.suppress(aiomqtt.MqttError, TimeoutError):
         async with asyncio.timeout(STATUS_TIMEOUT_S):
             await guarded(client.publish(topic, payload, qos=QOS, retain=True))
+
+
+def broker_failure(error: Exception) -> str | None:
+    """What a failure of a broker connection was; None if it was not one (it is then raised)."""
+    if isinstance(error, aiomqtt.MqttError):
+        return "connection failed"
+    if isinstance(error, OSError):  # the password or TLS files (ssl.SSLError is an OSError)
+        return "cannot set up the connection"
+    return None

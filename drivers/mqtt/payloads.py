@@ -71,8 +71,8 @@ from controller.events import (
     TableStatusChanged,
     device_event_id,
 )
-from controller.ledger.settlement import Spot  # noqa: TC001 - msgspec reads the annotation at run time
 from controller.rules.cards import Card, CardError
+from controller.rules.spots import Spot  # noqa: TC001 - msgspec reads the annotation at run time
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

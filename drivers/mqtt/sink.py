@@ -19,7 +19,7 @@ update                 topic                              retained  while the br
 waits for the broker, and published by another, per connection:
 
 * Hits and table commands are events, each of which must arrive: they go to the
-  :class:`~drivers.mqtt.outbox.Outbox` (a table in the journal's SQLite file) before they are
+  :class:`~controller.ports.Outbox` (kept by the journal, beside it) before they are
   published, and are deleted from it once the broker acknowledged them (``PUBACK``). After a
   reconnection, and after a restart of the controller, what is left is published first, oldest
   first. A hit the journal committed but the controller died before storing here is found
@@ -36,7 +36,7 @@ published before the meter reset that follows it.
 **Connection.** Client id ``<client_id>-out``, persistent session (``clean_session=False``),
 last will ``offline`` (retained) on ``controller/<id>/status``, like the source's (see
 :mod:`drivers.mqtt.source` for why there are two connections). It logs in as ``[broker]
-out_username`` when one is set (:meth:`~controller.config.settings.BrokerSettings.outbound`): a
+out_username`` when one is set (:meth:`~drivers.mqtt.settings.BrokerSettings.outbound`): a
 broker that names each session after its user needs a user per connection. The sink publishes
 ``online`` there on each connection unless the last ``ControllerUpdate`` said the controller
 is failing closed, and ``offline`` when it stops. It reconnects with capped exponential
@@ -56,9 +56,7 @@ import logging
 from collections import deque
 from typing import TYPE_CHECKING, Final
 
-import aiomqtt
-
-from controller.backoff import Backoff
+from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.outputs import (
     CheckpointUpdate,
@@ -69,16 +67,17 @@ from controller.outputs import (
     WagerRefusal,
     hit_announcement,
 )
+from controller.ports import OutboxError, OutboxMessage
 from drivers.mqtt.connection import (
     QOS,
     TIMEOUT_S,
+    broker_failure,
     cancellations,
     guarded,
     make_client,
     raise_if_cancelled,
     say_status,
 )
-from drivers.mqtt.outbox import Outbox, OutboxError, OutboxMessage
 from drivers.mqtt.outgoing import (
     checkpoint_payload,
     controller_status_payload,
@@ -92,11 +91,13 @@ from drivers.mqtt.topics import TopicError, Topics
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-    from pathlib import Path
+    from collections.abc import AsyncIterator, Callable
 
-    from controller.config.settings import BrokerSettings
+    import aiomqtt
+
     from controller.outputs import AnyUpdate
+    from controller.ports import Outbox
+    from drivers.mqtt.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +116,7 @@ class MqttSink:
     def __init__(
         self,
         settings: BrokerSettings,
-        journal_path: Path | str,
+        outbox: Callable[[str], Outbox],
         *,
         name: str = "mqtt-display",
         backoff: Backoff | None = None,
@@ -123,7 +124,8 @@ class MqttSink:
     ) -> None:
         self.settings = settings
         self.timeout_s = timeout_s
-        self.journal_path = journal_path
+        self.open_outbox = outbox
+        """Opens this sink's outbox by the sink's name (the journal keeps it)."""
         self.name = name
         self.topics = Topics(settings.site)
         self.client_id = f"{settings.client_id}-out"
@@ -131,6 +133,7 @@ class MqttSink:
         self.status_topic = self.topics.controller_status(controller_id)
         self.checkpoint_topic = self.topics.controller_checkpoint(controller_id)
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
+        self._baseline = 0
         self.connected = False
         """Whether the connection to the broker is up now."""
         self.reconnects = 0
@@ -166,7 +169,7 @@ class MqttSink:
 
     async def run(self, updates: AsyncIterator[AnyUpdate]) -> None:
         """Publish the updates until cancelled (or until they end and are flushed)."""
-        outbox = Outbox(self.journal_path, self.client_id)
+        outbox = self.open_outbox(self.client_id)
         self._outbox = outbox
         try:
             # The outbox is the truth: what a previous run left, oldest first.
@@ -259,37 +262,40 @@ class MqttSink:
         self._queue.append(OutboxMessage(row_id, topic, payload, QOS, retain=False))
 
     async def _connect_loop(self) -> None:
-        baseline = cancellations()
-        connected_before = False
-        async for _attempt in self._backoff.attempts():
-            raise_if_cancelled(baseline)  # lost in a disconnection's wait (see guarded)
-            try:
-                client = make_client(
-                    self.settings.outbound(),
-                    identifier=self.client_id,
-                    will_topic=self.status_topic,
-                    manual_ack=False,
-                    timeout_s=self.timeout_s,
-                )
-                async with client:
-                    self.connected = True
-                    if connected_before:
-                        self.reconnects += 1
-                    connected_before = True
-                    self._backoff.reset()
-                    log.info("%s: connected to %s:%s", self.name, *self._address())
-                    await self._serve(client, baseline)
-            except aiomqtt.MqttError as error:
-                self._failed("connection failed", error)
-            except OSError as error:  # the password or TLS files (ssl.SSLError is an OSError)
-                self._failed("cannot set up the connection", error)
-            finally:
-                self.connected = False
+        self._baseline = baseline = cancellations()
+        # A cancellation lost in a disconnection's wait is raised again (see guarded).
+        await keep_connected(
+            self, self._backoff, before_attempt=lambda: raise_if_cancelled(baseline)
+        )
+
+    def open_session(self) -> aiomqtt.Client:
+        """A session with the broker, logged in as the outbound user."""
+        return make_client(
+            self.settings.outbound(),
+            identifier=self.client_id,
+            will_topic=self.status_topic,
+            manual_ack=False,
+            timeout_s=self.timeout_s,
+        )
+
+    async def use_session(self, session: aiomqtt.Client) -> None:
+        """Publish on the connection until it fails."""
+        await self._serve(session, self._baseline)
+
+    def session_opened(self) -> None:
+        """Connected."""
+        self._backoff.reset()
+        log.info("%s: connected to %s:%s", self.name, *self._address())
+
+    def failure_of(self, error: Exception, *, opened: bool) -> str | None:  # noqa: ARG002
+        """Broker and network failures are retried; others end the loop."""
+        return broker_failure(error)
 
     def _address(self) -> tuple[str, int]:
         return self.settings.host, self.settings.port
 
-    def _failed(self, what: str, error: BaseException) -> None:
+    def failed(self, what: str, error: Exception) -> None:
+        """Record the failure."""
         self.last_error = f"{what}: {error}"
         log.warning("%s: %s: %s", self.name, what, error)
 

@@ -84,9 +84,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final, NamedTuple
 
-import aiomqtt
-
-from controller.backoff import Backoff
+from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.errors import UnavailableError
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
@@ -94,6 +92,7 @@ from drivers.mqtt.connection import (
     QOS,
     TIMEOUT_S,
     AckingClient,
+    broker_failure,
     cancellations,
     check_granted,
     guarded,
@@ -117,10 +116,11 @@ from drivers.tasks import until_first_ends
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection
 
-    from controller.config.settings import BrokerSettings
+    import aiomqtt
+
     from controller.events import AnyEvent
-    from controller.journal import Receipt
-    from controller.ports import Intake
+    from controller.ports import Intake, Receipt
+    from drivers.mqtt.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
 
@@ -208,6 +208,8 @@ class MqttSource:
         self.known_tables = None if known_tables is None else frozenset(known_tables)
         """Tables whose input is accepted; None leaves unknown tables to the ledger."""
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
+        self._intake: Intake | None = None
+        self._baseline = 0
         self.connected = False
         """Whether the connection to the broker is up now."""
         self.reconnects = 0
@@ -240,43 +242,53 @@ class MqttSource:
 
     async def run(self, intake: Intake) -> None:
         """Stay connected and feed the intake until cancelled."""
-        baseline = cancellations()
-        connected_before = False
-        async for _attempt in self._backoff.attempts():
-            raise_if_cancelled(baseline)  # lost in a disconnection's wait (see guarded)
-            try:
-                client = make_client(
-                    self.settings,
-                    identifier=self.client_id,
-                    will_topic=self.status_topic,
-                    manual_ack=True,
-                    timeout_s=self.timeout_s,
-                )
-                async with client:
-                    self.connected = True
-                    if connected_before:
-                        self.reconnects += 1
-                    connected_before = True
-                    if not self._poisoned:
-                        self.health.worked()
-                    if not self._failing:
-                        self._backoff.reset()
-                    log.info("%s: connected to %s:%s", self.name, *self._address())
-                    await self._serve(client, intake, baseline)
-            except aiomqtt.MqttError as error:
-                self._failed("connection failed", error)
-            except OSError as error:  # the password or TLS files (ssl.SSLError is an OSError)
-                self._failed("cannot set up the connection", error)
-            except _FailingClosedError as error:
-                self._failing = True
-                self._failed("failing closed, reconnecting later", error)
-            finally:
-                self.connected = False
+        self._intake = intake
+        self._baseline = baseline = cancellations()
+        # A cancellation lost in a disconnection's wait is raised again (see guarded).
+        await keep_connected(
+            self, self._backoff, before_attempt=lambda: raise_if_cancelled(baseline)
+        )
+
+    def open_session(self) -> AckingClient:
+        """A session with the broker that acknowledges each message once it is journaled."""
+        return make_client(
+            self.settings,
+            identifier=self.client_id,
+            will_topic=self.status_topic,
+            manual_ack=True,
+            timeout_s=self.timeout_s,
+        )
+
+    async def use_session(self, session: AckingClient) -> None:
+        """Feed the intake from the connection until it fails."""
+        if self._intake is None:  # pragma: no cover - run() sets it before connecting
+            raise RuntimeError("the MQTT source runs without an intake")
+        await self._serve(session, self._intake, self._baseline)
+
+    def session_opened(self) -> None:
+        """Connected: healthy again, and the backoff restarts.
+
+        Not healthy while a message still fails; the backoff goes on while the controller is
+        failing closed (reconnecting fast would only spin).
+        """
+        if not self._poisoned:
+            self.health.worked()
+        if not self._failing:
+            self._backoff.reset()
+        log.info("%s: connected to %s:%s", self.name, *self._address())
+
+    def failure_of(self, error: Exception, *, opened: bool) -> str | None:  # noqa: ARG002
+        """Broker failures, and the controller failing closed, are retried; others end."""
+        if isinstance(error, _FailingClosedError):
+            self._failing = True
+            return "failing closed, reconnecting later"
+        return broker_failure(error)
 
     def _address(self) -> tuple[str, int]:
         return self.settings.host, self.settings.port
 
-    def _failed(self, what: str, error: BaseException) -> None:
+    def failed(self, what: str, error: Exception) -> None:
+        """Record the failure: the last error, the health, the log."""
         self.last_error = f"{what}: {error}"
         self.health.failed(self.last_error)
         log.warning("%s: %s: %s", self.name, what, error)

@@ -4,7 +4,3 @@ Three layers, kept apart as in pymodbus: :mod:`.framing` (bytes <-> frames, CRC,
 :mod:`.protocol` (payload text <-> typed events, ACK/NAK) and :mod:`.link` (the port, the
 reconnect loop and the intake). The driver is registered here as ``serial``.
 """
-
-from controller.service.registry import register_builtin
-
-register_builtin("serial", "drivers.serial.link:SerialSource")

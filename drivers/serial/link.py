@@ -33,7 +33,7 @@ import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Final, Protocol, TypeAlias
 
-from controller.backoff import Backoff
+from controller.backoff import Backoff, keep_connected
 from controller.ports import ControllerUnavailableError
 from drivers.poison import DEAD_LETTER, DEAD_LETTER_AFTER, PoisonCount, SourceHealth, digest
 from drivers.serial.framing import FrameError, FrameReader, encode_frame
@@ -47,10 +47,11 @@ from drivers.serial.protocol import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
+    from contextlib import AbstractAsyncContextManager
 
-    from controller.config.settings import SerialPortSettings
     from controller.ports import Intake
+    from drivers.serial.settings import SerialPortSettings
 
 log = logging.getLogger(__name__)
 
@@ -121,6 +122,7 @@ class SerialSource:
         """How logs, rejected input and the configuration (``transport``) name this link."""
         self._open = opener or open_port
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
+        self._intake: Intake | None = None
         self.connected = False
         """Whether the port is open now."""
         self.reconnects = 0
@@ -141,29 +143,33 @@ class SerialSource:
         Port errors are retried forever; any other exception (from the intake, or settings
         pyserial refuses) is a bug or a configuration error and ends the run.
         """
-        opened_before = False
-        async for _attempt in self._backoff.attempts():
-            try:
-                reader, writer = await self._open(self.settings)
-            except OSError as error:  # pyserial's SerialException is an OSError
-                self._failed("cannot open", error)
-                continue
-            self._backoff.reset()
-            self.health.worked()
-            if opened_before:
-                self.reconnects += 1
-            opened_before = True
-            self.connected = True
-            log.info("%s: %s open", self.name, self.settings.url)
-            try:
-                await self._serve(reader, writer, intake)
-            except (OSError, EOFError) as error:
-                self._failed("port failed", error)
-            finally:
-                self.connected = False
-                await _close(writer)
+        self._intake = intake
+        await keep_connected(self, self._backoff)
 
-    def _failed(self, what: str, error: BaseException) -> None:
+    def open_session(self) -> AbstractAsyncContextManager[tuple[ByteReader, ByteWriter]]:
+        """Open the port; closing the session closes it."""
+        return port_session(self._open(self.settings))
+
+    async def use_session(self, session: tuple[ByteReader, ByteWriter]) -> None:
+        """Serve the open port until it fails."""
+        if self._intake is None:  # pragma: no cover - run() sets it before opening
+            raise RuntimeError("the serial link runs without an intake")
+        await self._serve(*session, self._intake)
+
+    def session_opened(self) -> None:
+        """The port is open."""
+        self._backoff.reset()
+        self.health.worked()
+        log.info("%s: %s open", self.name, self.settings.url)
+
+    def failure_of(self, error: Exception, *, opened: bool) -> str | None:
+        """Port errors (pyserial's SerialException is an OSError) are retried; others end."""
+        if not opened:
+            return "cannot open" if isinstance(error, OSError) else None
+        return "port failed" if isinstance(error, (OSError, EOFError)) else None
+
+    def failed(self, what: str, error: Exception) -> None:
+        """Record the failure: the last error, the health, the log."""
         self.last_error = f"{what}: {error}"
         self.health.failed(self.last_error)
         log.warning("%s: %s %s: %s", self.name, what, self.settings.url, error)
@@ -260,6 +266,18 @@ class SerialSource:
             log.warning("%s: could not record a rejected frame: %s", self.name, error)
             return False
         return True
+
+
+@contextlib.asynccontextmanager
+async def port_session(
+    opening: Awaitable[tuple[ByteReader, ByteWriter]],
+) -> AsyncIterator[tuple[ByteReader, ByteWriter]]:
+    """A port opened for one session of the reconnect loop (serial links, signs), then closed."""
+    reader, writer = await opening
+    try:
+        yield reader, writer
+    finally:
+        await _close(writer)
 
 
 async def _close(writer: ByteWriter) -> None:

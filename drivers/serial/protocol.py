@@ -49,8 +49,8 @@ from controller.events import (
     RoundVoided,
     device_event_id,
 )
-from controller.ledger.settlement import Spot
 from controller.rules.cards import Card, CardError
+from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -6,7 +6,3 @@ when, reusable by any sign, an MQTT display included) and :mod:`.serial_sign` (t
 timer, the reconnect loop). The driver is registered here as ``alpha-sign``; see
 ``docs/signs.md``.
 """
-
-from controller.service.registry import register_builtin
-
-register_builtin("alpha-sign", "drivers.signs.serial_sign:AlphaSign")

@@ -43,13 +43,15 @@ from typing import TYPE_CHECKING, Final, TypeAlias
 
 import msgspec
 
-from controller.backoff import Backoff
+from controller.backoff import Backoff, keep_connected
+from drivers.serial.link import port_session
 from drivers.signs.alpha import Mode, Position, SignLayout
 from drivers.signs.behaviour import ClosedMode, SignBehaviour, SignRules
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
+    from contextlib import AbstractAsyncContextManager
 
     from controller.outputs import AnyUpdate
     from drivers.serial.link import ByteReader, ByteWriter
@@ -60,7 +62,6 @@ log = logging.getLogger(__name__)
 READ_SIZE: Final = 256
 LATENCY_WINDOW: Final = 256
 """How many recent latencies :attr:`AlphaSign.latencies` keeps."""
-CLOSE_TIMEOUT_S: Final = 2.0
 
 
 class AlphaSignSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -190,8 +191,8 @@ class AlphaSign:
         """Called with each latency in seconds (the metrics module's histogram)."""
         self._open = opener or open_port
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
-        self.connected = False
-        """Whether the port is open and the sign configured now."""
+        self._port_open = False
+        self._configured = False
         self.reconnects = 0
         """How many times the port was opened again after it failed."""
         self.configurations = 0
@@ -216,6 +217,17 @@ class AlphaSign:
         self._idle.set()
         self._timer: asyncio.TimerHandle | None = None
         self._last_write: float | None = None
+
+    @property
+    def connected(self) -> bool:
+        """Whether the port is open and the sign configured now."""
+        return self._port_open and self._configured
+
+    @connected.setter
+    def connected(self, value: bool) -> None:
+        # Set by the reconnect loop as the port opens and closes; configured once open.
+        self._port_open = value
+        self._configured = self._configured and value
 
     async def run(self, updates: AsyncIterator[AnyUpdate]) -> None:
         """Show the updates until cancelled (or until they end and the last text is written)."""
@@ -268,27 +280,30 @@ class AlphaSign:
     # --- the port ---------------------------------------------------------------------------
 
     async def _connect_loop(self) -> None:
-        opened_before = False
-        async for _attempt in self._backoff.attempts():
-            try:
-                reader, writer = await self._open(self.settings)
-            except OSError as error:  # pyserial's SerialException is an OSError
-                self._failed("cannot open", error)
-                continue
-            self._backoff.reset()
-            if opened_before:
-                self.reconnects += 1
-            opened_before = True
-            log.info("%s: %s open", self.name, self.settings.url)
-            try:
-                await until_first_ends(_watch(reader), self._serve(writer))
-            except (OSError, EOFError, TimeoutError) as error:
-                self._failed("port failed", error)
-            finally:
-                self.connected = False
-                await _close(writer)
+        await keep_connected(self, self._backoff)
 
-    def _failed(self, what: str, error: BaseException) -> None:
+    def open_session(self) -> AbstractAsyncContextManager[tuple[ByteReader, ByteWriter]]:
+        """Open the sign's line; closing the session closes it."""
+        return port_session(self._open(self.settings))
+
+    async def use_session(self, session: tuple[ByteReader, ByteWriter]) -> None:
+        """Configure the sign and write to it; watch the line for its end."""
+        reader, writer = session
+        await until_first_ends(_watch(reader), self._serve(writer))
+
+    def session_opened(self) -> None:
+        """The line is open."""
+        self._backoff.reset()
+        log.info("%s: %s open", self.name, self.settings.url)
+
+    def failure_of(self, error: Exception, *, opened: bool) -> str | None:
+        """Line errors (pyserial's SerialException is an OSError) are retried; others end."""
+        if not opened:
+            return "cannot open" if isinstance(error, OSError) else None
+        return "port failed" if isinstance(error, (OSError, EOFError, TimeoutError)) else None
+
+    def failed(self, what: str, error: Exception) -> None:
+        """Count and record the failure."""
         self.errors += 1
         self.last_error = f"{what}: {str(error) or type(error).__name__}"
         log.warning("%s: %s (%s)", self.name, self.last_error, self.settings.url)
@@ -302,7 +317,7 @@ class AlphaSign:
             writer, text_file, max(settings.min_interval_s, settings.configure_pause_s)
         )
         self.configurations += 1
-        self.connected = True
+        self._configured = True
         # The configuration emptied the STRING file: show the current text again.
         self._unwritten = self._text is not None
         while True:
@@ -363,11 +378,3 @@ async def _watch(reader: ByteReader) -> None:
     while True:
         if not await reader.read(READ_SIZE):
             raise EOFError("end of file (sign unplugged?)")
-
-
-async def _close(writer: ByteWriter) -> None:
-    """Close a port, tolerating one that already failed, without hanging the reconnect."""
-    writer.close()
-    with contextlib.suppress(OSError, EOFError, TimeoutError):
-        async with asyncio.timeout(CLOSE_TIMEOUT_S):
-            await writer.wait_closed()

@@ -46,8 +46,8 @@ from drivers.simulator_links.common import (
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
-    from controller.config.settings import BrokerSettings
     from controller.events import DeviceInput
+    from drivers.mqtt.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
 

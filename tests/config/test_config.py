@@ -20,8 +20,7 @@ from support.config_files import BASE, edited, error_of, load, write
 from controller.config import load as config_module
 from controller.config import schema as config_schema
 from controller.config.changes import config_events, exact_decimal
-from controller.config.load import ConfigError, Jurisdiction, TransportKind, load_config
-from controller.config.settings import BrokerSettings, SerialPortSettings, TlsSettings
+from controller.config.load import ConfigError, Jurisdiction, Transport, load_config
 from controller.events import (
     MeterAdjusted,
     PoolOpened,
@@ -33,6 +32,9 @@ from controller.journal import Journal
 from controller.ledger.apply import LedgerState, apply
 from controller.rules.paytable_files import find_paytable
 from controller.rules.ranking import AceFive
+from drivers.mqtt.settings import BrokerSettings, TlsSettings
+from drivers.serial.settings import SerialPortSettings
+from drivers.simulator_source import SimulatorSettings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -80,11 +82,12 @@ def test_the_sample_configuration_loads_with_every_section() -> None:
         "simulator",
     ]
     assert config.tables[2].event.ace_high == "ace-high-1"
-    assert config.broker is not None
-    assert config.broker.client_id == "jackpotd-pit-2"
-    assert config.broker.site == "riverside"
-    assert [port.table_id for port in config.serial] == ["t2"]
-    assert config.simulator is not None
+    broker = config.settings("broker")
+    assert isinstance(broker, BrokerSettings)
+    assert broker.client_id == "jackpotd-pit-2"
+    assert broker.site == "riverside"
+    assert [entry.settings.table_id for entry in config.entries("serial")] == ["t2"]
+    assert isinstance(config.settings("simulator"), SimulatorSettings)
 
 
 def _documented(text: str) -> set[str]:
@@ -109,7 +112,7 @@ def _documented(text: str) -> set[str]:
         ("pools", config_schema.RawPool),
         ("tables", config_schema.RawTable),
         ("web", config_module.WebSettings),
-        ("simulator", config_module.SimulatorSettings),
+        ("simulator", SimulatorSettings),
     ],
 )
 def test_the_sample_documents_every_key(section: str, struct: type[msgspec.Struct]) -> None:
@@ -191,9 +194,19 @@ ERRORS = [
     ),
     # transports and serial ports
     ('"simulator"', '"mqtt"', "tables[0].transport", "'mqtt' needs a [broker] table"),
-    ('"simulator"', '"serial:com9"', "tables[0].transport", "no [[serial]] port named 'com9'"),
-    ('"simulator"', '"pigeon"', "tables[0].transport", "'pigeon' is not one of 'mqtt', 'serial'"),
-    ('"simulator"', '"serial"', "tables[0].transport", "'serial:<port name>'"),
+    (
+        '"simulator"',
+        '"serial:com9"',
+        "tables[0].transport",
+        "no [[serial]] entry named 'com9'; configured: none",
+    ),
+    (
+        '"simulator"',
+        '"pigeon"',
+        "tables[0].transport",
+        "'pigeon' is not a transport: write 'mqtt', 'serial:<name>', 'simulator'",
+    ),
+    ('"simulator"', '"serial"', "tables[0].transport", "'serial': write 'serial:<name>'"),
     ("", COM1.replace("t1", "t9"), "serial[0].table_id", "no table 't9'; configured: t1"),
     ("", COM1, "serial[0].table_id", "table 't1' does not name transport 'serial:com1'"),
     ("", COM1 + 'parity = "X"\n', "serial[0].parity", "must be N, E, O, M or S, not 'X'"),
@@ -266,7 +279,9 @@ def test_a_paytable_file_must_carry_its_own_name(tmp_path: Path) -> None:
 def test_two_different_paytables_under_one_name_are_refused(tmp_path: Path) -> None:
     seed = find_paytable("progressive-1")
     assert seed.progressive is not None
-    text = (Path(config_module.__file__).parents[1] / "paytables" / "progressive-1.toml").read_text()
+    text = (
+        Path(config_module.__file__).parents[1] / "paytables" / "progressive-1.toml"
+    ).read_text()
     write(tmp_path, text.replace('"28%"', '"20%"'), "custom/progressive-1.toml")
     error = error_of(
         tmp_path, edited('paytable = "progressive-1"', 'paytable = "custom/progressive-1.toml"')
@@ -276,7 +291,9 @@ def test_two_different_paytables_under_one_name_are_refused(tmp_path: Path) -> N
 
 
 def test_paytable_dirs_come_before_the_seeds(tmp_path: Path) -> None:
-    text = (Path(config_module.__file__).parents[1] / "paytables" / "progressive-1.toml").read_text()
+    text = (
+        Path(config_module.__file__).parents[1] / "paytables" / "progressive-1.toml"
+    ).read_text()
     write(tmp_path, text.replace('"28%"', '"20%"'), "paytables/progressive-1.toml")
     config = load(tmp_path, edited('id = "c1"\n', 'id = "c1"\npaytable_dirs = ["paytables"]\n'))
     pool = config.pools[0]
@@ -327,8 +344,8 @@ def test_a_password_file_open_to_other_users_is_refused(tmp_path: Path) -> None:
     assert "open to every user (mode 644); chmod o-rwx it" in error.reason
     secret.chmod(0o640)
     config = load(tmp_path, BASE + broker)
-    assert config.broker is not None
-    assert config.broker.password_file == str(tmp_path / "secrets" / "mqtt-password")
+    broker = config.settings("broker")
+    assert broker.password_file == str(tmp_path / "secrets" / "mqtt-password")
 
 
 def test_tls_files_are_checked_and_resolved(tmp_path: Path) -> None:
@@ -337,9 +354,9 @@ def test_tls_files_are_checked_and_resolved(tmp_path: Path) -> None:
     tls = '[broker]\nport = 8883\n[broker.tls]\nca_file = "tls/ca.crt"\ncert_file = "tls/c1.crt"\n'
     assert error_of(tmp_path, BASE + tls).key == "broker.tls"
     config = load(tmp_path, BASE + tls + 'key_file = "tls/c1.key"\n')
-    assert config.broker is not None
-    assert config.broker.tls is not None
-    assert config.broker.tls.ca_file == str(tmp_path / "tls" / "ca.crt")
+    broker = config.settings("broker")
+    assert broker.tls is not None
+    assert broker.tls.ca_file == str(tmp_path / "tls" / "ca.crt")
     (tmp_path / "tls" / "c1.key").chmod(0o604)
     error = error_of(tmp_path, BASE + tls + 'key_file = "tls/c1.key"\n')
     assert error.key == "broker.tls.key_file"
@@ -361,30 +378,32 @@ def test_relative_paths_are_relative_to_the_config_folder(
 def test_defaults_fill_a_minimal_file(tmp_path: Path) -> None:
     config = load(tmp_path, BASE)
     table = config.tables[0]
-    assert table.transport.kind is TransportKind.SIMULATOR
+    assert table.transport == Transport("simulator")
     assert table.event.seats == 6
     assert (table.event.minimum_wager_cents, table.event.envy_minimum_cents) == (100, 500)
     assert table.event.envy_includes_dealer is False  # § 688a.1: never the dealer's hand
     assert table.event.max_payout_cents is None
     assert table.heartbeat_timeout_s == 10
     assert config.pools[0].terms.seed_cents == 1_000_000
-    assert config.broker is None
+    assert config.settings("broker") is None
     assert (config.web.host, config.web.port) == ("127.0.0.1", 8080)
-    assert config.simulator is not None  # a simulator table plays with the defaults
+    # A simulator table plays with the defaults, as if [simulator] were written empty.
+    assert config.settings("simulator") == SimulatorSettings()
 
 
 def test_a_serial_table_gets_its_port(tmp_path: Path) -> None:
     serial = '[[serial]]\nname = "com1"\nurl = "socket://localhost:7000"\ntable_id = "t1"\n'
     config = load(tmp_path, edited('"simulator"', '"serial:com1"') + serial)
-    assert config.tables[0].transport.serial == config.serial[0]
-    assert config.simulator is None
+    assert config.tables[0].transport == Transport("serial", "com1")
+    assert [entry.key for entry in config.entries("serial")] == ["serial[0]"]
+    assert config.settings("simulator") is None
 
 
 def test_a_serial_port_of_another_table_is_refused(tmp_path: Path) -> None:
     serial = '[[serial]]\nname = "com1"\nurl = "/dev/ttyS0"\ntable_id = "t2"\n'
     error = error_of(tmp_path, edited('"simulator"', '"serial:com1"') + serial)
     assert error.key == "tables[0].transport"
-    assert "serial port 'com1' is for table 't2'" in error.reason
+    assert error.reason == "[[serial]] 'com1' is for table 't2' (serial[0].table_id)"
 
 
 # -- the events that bring the journal in line ----------------------------------------------------
@@ -559,8 +578,9 @@ def test_config_check_summarizes_a_valid_file(capsys: pytest.CaptureFixture[str]
         "t1: 6 seats over mqtt; bonus fortune-1; progressive progressive-1 -> pool fortune-floor",
         "t2: 6 seats over serial:t2-devices",
         "t3: 6 seats over simulator; ace high ace-high-1",
-        "broker: 127.0.0.1:1883, no TLS, anonymous, client id jackpotd-pit-2",
-        "t2-devices: /dev/ttyUSB0 at 115200 baud -> table t2",
+        "broker (mqtt): 127.0.0.1:1883, no TLS, anonymous, client id jackpotd-pit-2",
+        "serial[0] (serial): /dev/ttyUSB0 at 115200 baud -> table t2",
+        "alpha_sign: none",
         "web: http://127.0.0.1:8080/",
     ):
         assert text in out
@@ -603,7 +623,8 @@ SIGN = '\n[[alpha_sign]]\nname = "east"\nurl = "/dev/ttyUSB9"\npool_id = "main"\
 
 
 def test_alpha_signs_are_configured_for_a_pool_and_tables(tmp_path: Path) -> None:
-    (sign,) = load(tmp_path, edited("", SIGN)).signs
+    (entry,) = load(tmp_path, edited("", SIGN)).entries("alpha_sign")
+    sign = entry.settings
     assert (sign.name, sign.pool_id, sign.tables, sign.min_interval_s) == (
         "east",
         "main",

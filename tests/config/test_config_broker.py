@@ -58,7 +58,7 @@ def configure(folder: Path, broker: str) -> Path:
 
 
 def test_each_connection_logs_in_as_its_own_user(tmp_path: Path) -> None:
-    broker = load_config(configure(tmp_path, TWO_USERS)).broker
+    broker = load_config(configure(tmp_path, TWO_USERS)).settings("broker")
     assert broker is not None
     assert (broker.username, broker.password_file) == ("jackpotd-in", str(tmp_path / "secrets/in"))
     outbound = broker.outbound()
@@ -77,7 +77,7 @@ def test_each_connection_logs_in_as_its_own_user(tmp_path: Path) -> None:
 
 def test_without_out_username_both_connections_log_in_as_username(tmp_path: Path) -> None:
     one_user = 'username = "jackpotd"\npassword_file = "secrets/in"\n'
-    broker = load_config(configure(tmp_path, one_user)).broker
+    broker = load_config(configure(tmp_path, one_user)).settings("broker")
     assert broker is not None
     assert broker.outbound() == broker
     assert broker.outbound().username == "jackpotd"

@@ -21,7 +21,7 @@ from controller.config.changes import config_events
 from controller.config.load import Config, ConfigError, load_config
 from controller.events import SpotLimits
 from controller.ledger.apply import LedgerState, apply
-from controller.ledger.settlement import Spot
+from controller.rules.spots import Spot
 
 SAMPLE = Path(__file__).resolve().parents[2] / "deploy" / "jackpotd.toml"
 AT = "2025-01-01T00:00:00.000Z"

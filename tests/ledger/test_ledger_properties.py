@@ -136,7 +136,8 @@ def test_hypothesis_histories_really_hit_the_meters_and_void_rounds() -> None:
     voids: list[int] = []
     shortfalls: list[int] = []
 
-    @settings(max_examples=60, deadline=None, database=None)
+    # Derandomized: a statement about how often things happen must not depend on the run's luck.
+    @settings(max_examples=60, deadline=None, database=None, derandomize=True)
     @given(st.data())
     def run(data: st.DataObject) -> None:
         harness = play(data)

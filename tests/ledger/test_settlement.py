@@ -27,7 +27,6 @@ import pytest
 from controller.events import TableConfigured
 from controller.ledger.pool import Pool, PoolTerms
 from controller.ledger.settlement import (
-    DEALER_SEAT,
     HitOrder,
     Payout,
     PayoutKind,
@@ -35,7 +34,6 @@ from controller.ledger.settlement import (
     SeatWager,
     Settlement,
     SettlementError,
-    Spot,
     TableRound,
     TableRules,
     settle_round,
@@ -43,6 +41,7 @@ from controller.ledger.settlement import (
 from controller.ledger.table_rules import TableRulesError, table_rules
 from controller.rules.cards import HandError, SevenCardHand
 from controller.rules.paytable_files import seed_paytables
+from controller.rules.spots import DEALER_SEAT, Spot
 
 if TYPE_CHECKING:
     from controller.rules.paytable import Paytable

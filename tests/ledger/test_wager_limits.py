@@ -25,8 +25,8 @@ from controller.events import (
     WagerLocked,
 )
 from controller.ledger.apply import LedgerError, LedgerState, apply
-from controller.ledger.settlement import Spot
 from controller.ledger.table_rules import most_one_player_wins, table_rules
+from controller.rules.spots import Spot
 
 AT = "2026-11-29T15:00:00Z"
 TEN_BILLION_DOLLARS = 1_000_000_000_000  # cents

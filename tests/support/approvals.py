@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
     from controller.config.load import Config
     from controller.events import AnyEvent
-    from controller.journal import Journal, Receipt
+    from controller.journal import Journal
+    from controller.ports import Receipt
 
 E = TypeVar("E", bound="AnyEvent")
 

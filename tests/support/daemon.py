@@ -11,8 +11,8 @@ import aiohttp
 import aiomqtt
 
 from controller.config.load import load_config
-from controller.config.settings import BrokerSettings
 from controller.service.wiring import serve
+from drivers.mqtt.settings import BrokerSettings
 from support.floor import (
     POOL,
     WAIT_S,
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.config.load import Config
-    from controller.journal import Receipt
+    from controller.ports import Receipt
     from controller.runtime.view import Runtime
     from support.mosquitto import Broker
 

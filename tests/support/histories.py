@@ -35,8 +35,8 @@ from controller.events import (
     WagerLocked,
 )
 from controller.ledger.apply import LedgerError, LedgerState, apply
-from controller.ledger.settlement import Spot
 from controller.rules.cards import DECK
+from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
     from controller.effects import AnyEffect

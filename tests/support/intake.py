@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from controller.events import AnyEvent
-    from controller.journal import Journal, Receipt
+    from controller.journal import Journal
+    from controller.ports import Receipt
 
 
 class JournalIntake:

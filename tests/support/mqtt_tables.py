@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import aiomqtt
 import pytest
 
-from controller.config.settings import BrokerSettings
+from drivers.mqtt.settings import BrokerSettings
 from drivers.mqtt.topics import Topics
 from support.mqtt_watch import Watch, watching
 

@@ -21,8 +21,8 @@ from drivers.serial.framing import Frame, FrameReader, encode_frame
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from controller.config.settings import SerialPortSettings
     from drivers.serial.link import ByteReader
+    from drivers.serial.settings import SerialPortSettings
 
 
 def seeded(seed: int) -> random.Random:

@@ -8,7 +8,7 @@ import os
 import tty
 from typing import TYPE_CHECKING
 
-from controller.config.settings import SerialPortSettings
+from drivers.serial.settings import SerialPortSettings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

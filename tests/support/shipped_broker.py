@@ -31,7 +31,7 @@ import aiomqtt
 import pytest
 from paho.mqtt.reasoncodes import ReasonCode
 
-from controller.config.settings import BrokerSettings, TlsSettings
+from drivers.mqtt.settings import BrokerSettings, TlsSettings
 from drivers.mqtt.topics import Topics
 from support.floor import within
 from support.mosquitto import Broker

@@ -20,28 +20,22 @@ import asyncio
 from collections import Counter
 from typing import TYPE_CHECKING
 
-import pytest
 from support.intake import JournalIntake
 from support.serial_fakes import FakeDevice, FakePorts, Faults, seeded
 from support.serial_rig import TABLE, WAIT_S, PtyDevicePort, port_settings, running
 
 from controller.events import decode_event
-from controller.journal import Journal
 from controller.ports import ControllerUnavailableError
-from controller.service import registry
 from drivers.serial.framing import crc16, encode_frame
 from drivers.serial.link import SerialSource
 from drivers.serial.protocol import Heartbeat, decode_payload
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
+    import pytest
 
-@pytest.fixture
-def journal(tmp_path: Path) -> Iterator[Journal]:
-    with Journal(tmp_path / "journal.db") as journal:
-        yield journal
+    from controller.journal import Journal
 
 
 def round_payloads(round_id: str = "R1", first_seq: int = 1) -> list[str]:
@@ -410,9 +404,3 @@ def test_garbage_run_is_rejected_once_and_not_answered(journal: Journal) -> None
         assert_journaled_exactly_once(intake, ["LOCK,bets-1,1,R1"])
 
     asyncio.run(scenario())
-
-
-def test_serial_driver_is_registered() -> None:
-    import drivers.serial  # noqa: F401, PLC0415 - importing registers the driver
-
-    assert registry.load("serial") is SerialSource

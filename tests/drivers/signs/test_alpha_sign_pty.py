@@ -40,7 +40,6 @@ from controller.outputs import (
     MeterUpdate,
     TableUpdate,
 )
-from controller.service import registry
 from drivers.signs.serial_sign import AlphaSign, AlphaSignSettings, open_port
 
 if TYPE_CHECKING:
@@ -384,9 +383,3 @@ def test_settings_decode_from_a_configuration_section_and_refuse_bad_values() ->
     for bad, message in refused:
         with pytest.raises(msgspec.ValidationError, match=message):
             msgspec.convert({**section, **bad}, AlphaSignSettings)
-
-
-def test_the_driver_is_registered_by_name() -> None:
-    import drivers.signs  # noqa: F401, PLC0415 - registers the driver
-
-    assert registry.load("alpha-sign") is AlphaSign

@@ -171,7 +171,7 @@ def test_a_table_using_the_controllers_client_ids_does_not_disconnect_it(
     async def scenario(journal: Journal) -> tuple[MqttSource, MqttSink, list[Any]]:
         intake = JournalIntake(journal)
         source = MqttSource(settings, known_tables=TABLES, timeout_s=2.0)
-        sink = MqttSink(settings, journal.path, timeout_s=2.0)
+        sink = MqttSink(settings, journal.outbox, timeout_s=2.0)
         updates: asyncio.Queue[Any] = asyncio.Queue()
         async with connect(broker, credentials, "monitor", "monitor") as monitor:
             await subscribe(monitor, f"{TOPICS.prefix}#")
@@ -205,7 +205,9 @@ def test_the_controllers_source_and_sink_keep_two_sessions(
         updates: asyncio.Queue[Any] = asyncio.Queue()
         async with connect(broker, credentials, "monitor", "monitor") as monitor:
             await subscribe(monitor, f"{TOPICS.prefix}#")
-            async with running(MqttSink(settings, journal.path, timeout_s=2.0).run(feed(updates))):
+            async with running(
+                MqttSink(settings, journal.outbox, timeout_s=2.0).run(feed(updates))
+            ):
                 source = MqttSource(settings, known_tables=TABLES, timeout_s=2.0)
                 async with running(source.run(intake)):
                     await monitor.until(lambda w: onlines(w) == 2, "both connections online")
@@ -218,7 +220,7 @@ def test_the_controllers_source_and_sink_keep_two_sessions(
             # The sink connects again (a persistent session of its own) before the source does:
             # had they one session, the sink would take the source's, and its queued bet.
             again: asyncio.Queue[Any] = asyncio.Queue()
-            async with running(MqttSink(settings, journal.path, timeout_s=2.0).run(feed(again))):
+            async with running(MqttSink(settings, journal.outbox, timeout_s=2.0).run(feed(again))):
                 await monitor.until(lambda w: onlines(w) == 3, "the sink back")
                 source = MqttSource(settings, known_tables=TABLES, timeout_s=2.0)
                 async with running(source.run(intake)):

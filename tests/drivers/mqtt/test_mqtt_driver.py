@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import json
 import sqlite3
+from functools import partial
 from typing import TYPE_CHECKING, Any, Self
 
 import aiomqtt
@@ -42,6 +43,7 @@ from controller.events import (
     TableStatusChanged,
 )
 from controller.journal import Journal
+from controller.journal.outbox import JournalOutbox
 from controller.outputs import (
     ControllerUpdate,
     HitAnnouncement,
@@ -54,7 +56,7 @@ from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
     from support.mosquitto import Broker
@@ -133,12 +135,6 @@ async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> N
             writer.write(data)
             await writer.drain()
         writer.close()
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Iterator[Journal]:
-    with Journal(tmp_path / "journal.db") as opened:
-        yield opened
 
 
 @pytest.fixture
@@ -455,7 +451,7 @@ def outbox_rows(tmp_path: Path) -> list[tuple[str, bytes]]:
 def test_sink_publishes_meters_retained_hits_commands_and_status(
     mosquitto: Broker, journal: Journal, tmp_path: Path
 ) -> None:
-    sink = MqttSink(settings_for(mosquitto.port), journal.path, timeout_s=TIMEOUT_S)
+    sink = MqttSink(settings_for(mosquitto.port), journal.outbox, timeout_s=TIMEOUT_S)
     queue: asyncio.Queue[Any] = asyncio.Queue()
     meter_topic, hit_topic = TOPICS.meter("main"), TOPICS.hit("main")
     command_topic = TOPICS.table_command("t1", "state")
@@ -518,7 +514,7 @@ def test_sink_publishes_meters_retained_hits_commands_and_status(
 def test_hits_published_while_the_broker_is_down_arrive_after_it_returns(
     mosquitto: Broker, journal: Journal, tmp_path: Path
 ) -> None:
-    sink = MqttSink(settings_for(mosquitto.port), journal.path, timeout_s=TIMEOUT_S)
+    sink = MqttSink(settings_for(mosquitto.port), journal.outbox, timeout_s=TIMEOUT_S)
     queue: asyncio.Queue[Any] = asyncio.Queue()
     hits_filter = f"{TOPICS.prefix}meter/+/hit"
     command_topic = TOPICS.table_command("t1", "state")
@@ -577,7 +573,7 @@ def test_the_outbox_survives_a_controller_restart(
     async def scenario() -> None:
         mosquitto.stop()
         queue: asyncio.Queue[Any] = asyncio.Queue()
-        before = MqttSink(settings, journal.path, timeout_s=TIMEOUT_S)
+        before = MqttSink(settings, journal.outbox, timeout_s=TIMEOUT_S)
         async with running(before.run(feed(queue))):
             queue.put_nowait(hit("p-1", 1))
             queue.put_nowait(hit("p-2", 2))
@@ -585,7 +581,7 @@ def test_the_outbox_survives_a_controller_restart(
         assert len(outbox_rows(tmp_path)) == 2  # the controller stopped with them unsent
         mosquitto.start()
         async with watch(mosquitto.port, hits_filter, CONTROLLER_STATUS) as display:
-            after = MqttSink(settings, journal.path, timeout_s=TIMEOUT_S)
+            after = MqttSink(settings, journal.outbox, timeout_s=TIMEOUT_S)
             async with running(after.run(feed(asyncio.Queue()))):
                 # The status follows the outbox: once it shows, the outbox has been emptied.
                 await display.until(last_is(CONTROLLER_STATUS, b"online"), "the sink online")
@@ -610,7 +606,7 @@ def test_a_hit_journaled_but_never_handed_to_the_sink_is_announced_at_the_next_s
     async def start_and_stop() -> list[str]:
         """Run a sink until it is online (after its outbox); the hits it published."""
         async with watch(mosquitto.port, hit_topic, CONTROLLER_STATUS) as display:
-            sink = MqttSink(settings, path, timeout_s=TIMEOUT_S)
+            sink = MqttSink(settings, partial(JournalOutbox, path), timeout_s=TIMEOUT_S)
             async with running(sink.run(feed(asyncio.Queue()))):
                 await display.until(last_is(CONTROLLER_STATUS, b"online"), "the sink online")
             return [decode_hit(payload).payout for payload in display.payloads(hit_topic)]

@@ -7,7 +7,8 @@ against the independent oracle (tests/support/oracle.py), their exact counts ove
 hands
 against a closed form, the sample paytables and their marking, the loader, the configuration
 and its journaled event, settlement (the maximum payout, no Envy), locking with wager limits,
-and the devices' ``insurance`` spot. The daemon end to end is tests/test_insurance_end_to_end.py.
+and the devices' ``insurance`` spot. The daemon end to end is
+tests/e2e/test_insurance_end_to_end.py.
 """
 
 from __future__ import annotations
@@ -36,14 +37,7 @@ from controller.cli import config_command
 from controller.effects import WagerRefused
 from controller.events import BetSensed, BetsLocked, SpotLimits, TableConfigured
 from controller.ledger.apply import LedgerError, LedgerState, apply
-from controller.ledger.settlement import (
-    PayoutKind,
-    SeatWager,
-    Spot,
-    TableRound,
-    TableRules,
-    settle_round,
-)
+from controller.ledger.settlement import PayoutKind, SeatWager, TableRound, TableRules, settle_round
 from controller.ledger.table_rules import most_one_player_wins, table_rules
 from controller.rules.cards import DECK, JokerMode, SevenCardHand
 from controller.rules.lines import BIT, Line, lines_in
@@ -55,6 +49,7 @@ from controller.rules.paytable_files import (
     seed_paytables,
 )
 from controller.rules.qualify import INSURANCE, has_run, qualifier
+from controller.rules.spots import Spot
 from drivers.mqtt.payloads import decode_table_event
 from drivers.serial.protocol import decode_payload
 
@@ -271,7 +266,7 @@ def test_the_insurance_samples_are_marked_samples_and_no_seed_is() -> None:
 
 def test_a_shipped_sample_must_say_so_and_a_seed_must_not(tmp_path: Path) -> None:
     text = (
-        Path(__file__).parent.parent / "controller/paytables/samples/insurance-sample-1.toml"
+        Path(__file__).parents[2] / "controller/paytables/samples/insurance-sample-1.toml"
     ).read_text()
     write(tmp_path, text.replace("sample = true\n", ""), "samples/insurance-sample-1.toml")
     with pytest.raises(PaytableError, match="a file here is a sample: say sample = true"):
@@ -347,7 +342,7 @@ def test_a_table_without_insurance_journals_the_event_it_always_did(tmp_path: Pa
 )
 def test_a_sample_is_refused_in_a_configuration(tmp_path: Path, reference: str) -> None:
     if reference.endswith(".toml"):
-        reference = str(Path(__file__).parent.parent / reference)
+        reference = str(Path(__file__).parents[2] / reference)
     text = edited('bonus = "fortune-1"\n', f'insurance = "{reference}"\n')
     error = error_of(tmp_path, text)
     assert error.key == "tables[0].insurance"
@@ -502,7 +497,7 @@ def test_limits_for_insurance_on_a_table_without_it_are_refused() -> None:
 
 
 def paytable_text(name: str) -> str:
-    return (Path(__file__).parent.parent / "controller/paytables" / f"{name}.toml").read_text()
+    return (Path(__file__).parents[2] / "controller/paytables" / f"{name}.toml").read_text()
 
 
 # --- the devices' spot ---------------------------------------------------------------------

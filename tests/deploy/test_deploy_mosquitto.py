@@ -1,8 +1,9 @@
 """deploy/mosquitto against a real broker: TLS, a password per user, an ACL that confines tables.
 
 The broker runs the shipped ``mosquitto.conf`` and ACL with the shipped ``make-secrets.sh``'s
-credentials (the rig: tests/support/shipped_broker.py). tests/test_deploy_mosquitto_identity.py
-proves what the broker's naming of sessions after users stops (session takeover).
+credentials (the rig: tests/support/shipped_broker.py).
+tests/deploy/test_deploy_mosquitto_identity.py proves what the broker's naming of sessions after
+users stops (session takeover).
 
 Mosquitto drops a publish the ACL forbids without telling an MQTT 3.1.1 client, so absence is
 proven with a sentinel: a forbidden publish is followed by an allowed one from the same client,
@@ -330,7 +331,7 @@ def test_the_controller_reads_tables_and_writes_meters_hits_commands_and_status(
     async def scenario(journal: Journal) -> tuple[MqttSource, MqttSink]:
         intake = JournalIntake(journal)
         source = MqttSource(settings, known_tables=set(TABLES), timeout_s=2.0)
-        sink = MqttSink(settings, journal.path, timeout_s=2.0)
+        sink = MqttSink(settings, journal.outbox, timeout_s=2.0)
         updates: asyncio.Queue[Any] = asyncio.Queue()
         async with (
             connect(broker, credentials, "monitor", "monitor-controller") as monitor,

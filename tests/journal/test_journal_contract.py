@@ -30,7 +30,7 @@ from support.journal_rig import (
 
 from controller.events import BetSensed, HitVerified
 from controller.journal import Journal, JournalError
-from controller.journal.receipt import APPLIED, REJECTED
+from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

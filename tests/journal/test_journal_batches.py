@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.events import AnyEvent, DeviceInput
-    from controller.journal.receipt import Receipt
+    from controller.ports import Receipt
 
 AT = "2026-11-29T18:00:00Z"
 TABLES = ("T1", "T2", "T3")

@@ -26,7 +26,7 @@ from support.mqtt_watch import watching
 
 from controller.config.load import load_config
 from controller.journal.verify import verify
-from controller.service.wiring import Simulation, serve
+from controller.service.wiring import serve
 from drivers.mqtt.outgoing import decode_checkpoint
 from drivers.mqtt.topics import TopicError, Topics
 
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     from controller.config.load import Config
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[3]
 WAIT_S = 20.0
 SITE = "ckpt"
 CONTROLLER = "pit-9"
@@ -87,8 +87,7 @@ async def retained(broker: Broker) -> bytes:
 async def run_until_checkpoints_are_retained(config: Config, broker: Broker) -> bytes:
     """The daemon, until the broker has retained a checkpoint made while it played."""
     stop = asyncio.Event()
-    simulation = Simulation(interval_s=0.02)
-    daemon = asyncio.create_task(serve(config, stop, simulation=simulation))
+    daemon = asyncio.create_task(serve(config, stop))
     try:
         async with aiomqtt.Client(broker.host, broker.port) as client:
             await client.subscribe(TOPIC, qos=1)

@@ -5,8 +5,9 @@ configuration and the rules and runs the rules' unit tests (alerts.test.yml). Th
 daemon exports are read from its own exposition: a small in-process controller (a real journal,
 the sequencer, the liveness monitor, stand-ins for the MQTT and serial drivers) is driven until
 every metric family has samples, and ``ControllerMetrics.exposition()`` is parsed. Every metric
-and label that the alerts, the dashboard (tests/test_deploy_grafana.py) and docs/metrics.md name
-must be in it, and docs/metrics.md must document every family with its type and labels.
+and label that the alerts, the dashboard (tests/deploy/test_deploy_grafana.py) and
+docs/metrics.md name must be in it, and docs/metrics.md must document every family with its type
+and labels.
 
 The lab stack (deploy/docker-compose.yml) cannot run here (no Docker): its structure is checked
 instead, against the files it mounts, the credentials make-secrets.sh makes and the
@@ -313,14 +314,15 @@ def test_the_controller_runs_the_lab_configuration_against_the_stack(tmp_path: P
     config = load_config(tmp_path / "jackpotd.toml")
     raw = tomllib.loads(text)
     # It reaches the broker by its service name on the TLS port, as the users the ACL names.
-    assert config.broker is not None
-    assert config.broker.host in services
+    broker = config.settings("broker")
+    assert broker is not None
+    assert broker.host in services
     conf = (DEPLOY / "mosquitto" / "mosquitto.conf").read_text(encoding="utf-8")
-    assert f"\nlistener {config.broker.port}\n" in conf
-    assert config.broker.tls is not None
+    assert f"\nlistener {broker.port}\n" in conf
+    assert broker.tls is not None
     acl = (DEPLOY / "mosquitto" / "acl").read_text(encoding="utf-8")
-    assert f"\nuser {config.broker.username}\n" in acl
-    assert f"\nuser {config.broker.out_username}\n" in acl
+    assert f"\nuser {broker.username}\n" in acl
+    assert f"\nuser {broker.out_username}\n" in acl
     assert f" {config.controller.site}/jackpot/v1/" in acl
     # Prometheus scrapes it where it serves.
     assert raw["web"]["host"] == "0.0.0.0"  # noqa: S104 - inside the container's network

@@ -1,4 +1,7 @@
-"""The MQTT sink's outbox: messages kept in the journal's database until the broker has them.
+"""A sink's outbox in the journal's SQLite file: messages kept until the broker has them.
+
+The MQTT sink (drivers/mqtt/sink.py) reaches it only through :class:`controller.ports.Outbox`,
+which the journal opens for it (:meth:`controller.journal.store.Journal.outbox`).
 
 A hit announcement or a table command that cannot reach the broker now (it is down, or the
 controller restarts before the broker acknowledged it) must still be published later. The sink
@@ -37,11 +40,10 @@ loop for one small write, as the journal's own do.
 from __future__ import annotations
 
 import sqlite3
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
-from controller.errors import UnavailableError
 from controller.journal.payouts import last_seq, payouts_after
+from controller.ports import OutboxError, OutboxMessage
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -65,23 +67,8 @@ MARK_SCHEMA: Final = """CREATE TABLE IF NOT EXISTS mqtt_outbox_mark (
 )"""
 
 
-class OutboxError(UnavailableError, RuntimeError):
-    """The outbox cannot be opened or written."""
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxMessage:
-    """One message waiting for the broker's acknowledgement; ``row_id`` None if not stored."""
-
-    row_id: int | None
-    topic: str
-    payload: bytes
-    qos: int
-    retain: bool
-
-
-class Outbox:
-    """The stored messages of one sink (see the module docstring)."""
+class JournalOutbox:
+    """One sink's stored messages (module docstring): a :class:`~controller.ports.Outbox`."""
 
     def __init__(self, path: Path | str, sink: str) -> None:
         self.sink = sink

@@ -21,7 +21,6 @@ from support.daemon import daemon, probe, tables_announced
 from support.floor import free_port, within
 
 from controller.config.load import load_config
-from controller.config.settings import BrokerSettings
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -31,8 +30,10 @@ from controller.events import (
     device_event_id,
 )
 from controller.journal.verify import verify
-from controller.service.wiring import Simulation, serve
+from controller.plugins import FiniteSource
+from controller.service.wiring import serve
 from drivers.mqtt.outgoing import decode_hit
+from drivers.mqtt.settings import BrokerSettings
 from drivers.mqtt.topics import Topics
 from drivers.simulator_links import MqttTableLink
 
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from support.mosquitto import Broker
 
     from controller.config.load import Config
+    from controller.runtime.view import Runtime
 
 SITE = "ez"
 TABLE = "ez1"
@@ -59,7 +61,8 @@ SF7 = "seven-card-straight-flush-natural"
 def write_config(tmp_path: Path, broker: Broker | None) -> Config:
     """An NJ site, one EZ table offering the Dynasty spot on a filed paytable.
 
-    The table is on MQTT with a broker, else simulated in-process (drivers/simulator.py).
+    The table is on MQTT with a broker, else simulated in-process (drivers/simulator_source.py)
+    for 12 rounds.
     """
     sample = resources.files("controller") / "paytables" / "samples" / "dynasty-sample-nj-1.toml"
     filed = (
@@ -84,6 +87,8 @@ def write_config(tmp_path: Path, broker: Broker | None) -> Config:
         'minimum_wager = "$5"\nmaximum_wager = "$500"\n\n'
         f'[web]\nhost = "127.0.0.1"\nport = {free_port()}\n'
     )
+    if broker is None:
+        text += "\n[simulator]\nrounds = 12\nround_interval_s = 0.01\nseed = 5\n"
     path = tmp_path / "jackpotd.toml"
     path.write_text(text)
     return load_config(path)
@@ -170,10 +175,12 @@ async def test_13_69f_11_i_dynasty_wager_and_its_envy_settle_through_the_daemon(
 async def test_a_simulated_ez_table_bets_on_the_dynasty_spot_and_is_paid(tmp_path: Path) -> None:
     """The demo's simulated players bet the Dynasty spot of a table that offers it."""
     config = write_config(tmp_path, None)
-    simulation = Simulation(rounds=12, interval_s=0.01, seed=5)
     stop = asyncio.Event()
-    task = asyncio.create_task(serve(config, stop, simulation=simulation))
-    await within(simulation.finished.wait(), "12 simulated rounds")
+    started: asyncio.Queue[Runtime] = asyncio.Queue()
+    task = asyncio.create_task(serve(config, stop, started=lambda r, _url: started.put_nowait(r)))
+    running = await within(started.get(), "the daemon to start")
+    (simulator,) = [s for s in running.sources if isinstance(s, FiniteSource)]
+    await within(simulator.finished.wait(), "12 simulated rounds")
     stop.set()
     runtime = await within(task, "the daemon to stop")
     rows = list(runtime.journal.db.query("SELECT spot, kind, wager_cents FROM payouts"))

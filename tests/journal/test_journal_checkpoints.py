@@ -36,9 +36,9 @@ from controller.journal.verify import verify
 from controller.security.controller_key import ControllerKey, key_id
 
 if TYPE_CHECKING:
-    from controller.journal import Receipt
+    from controller.ports import Receipt
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 60.0
 CONTROLLER = "pit-2"
 
@@ -71,11 +71,6 @@ def public_key_file(folder: Path, key: ControllerKey) -> Path:
     path = folder / "controller.pub"
     path.write_text(key.public_key + "\n")
     return path
-
-
-@pytest.fixture
-def key() -> ControllerKey:
-    return ControllerKey.generate()
 
 
 def test_a_checkpoint_states_the_head_and_the_state_and_its_signature_verifies(

@@ -35,11 +35,9 @@ from controller.events import (
 )
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.settlement import (
-    DEALER_SEAT,
     PayoutKind,
     SeatWager,
     Settlement,
-    Spot,
     TableRound,
     TableRules,
     settle_round,
@@ -50,6 +48,7 @@ from controller.rules.cards import SevenCardHand
 from controller.rules.dynasty import off_profile
 from controller.rules.paytable import DYNASTY_PROFILES
 from controller.rules.paytable_files import sample_paytables, seed_paytables
+from controller.rules.spots import DEALER_SEAT, Spot
 from drivers.mqtt.payloads import decode_table_event
 from drivers.serial.protocol import decode_payload
 

@@ -12,7 +12,6 @@ from hypothesis import strategies as st
 
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, RoundVoided
 from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
-from controller.service import registry
 from drivers.mqtt import payloads
 from drivers.mqtt.outgoing import (
     controller_status_payload,
@@ -379,15 +378,6 @@ def test_parse_never_fails_but_with_topic_error(suffix: str) -> None:
     except TopicError as error:
         reason = error.reason
     assert reason in {"parsed", "bad-table"}
-
-
-def test_drivers_are_registered() -> None:
-    import drivers.mqtt  # noqa: F401, PLC0415 - registering is what importing it does
-    from drivers.mqtt.sink import MqttSink  # noqa: PLC0415
-    from drivers.mqtt.source import MqttSource  # noqa: PLC0415
-
-    assert registry.load("mqtt") is MqttSource
-    assert registry.load("mqtt-display") is MqttSink
 
 
 # The one-step decoding of valid payloads gives what the step-by-step reading gives.

@@ -42,9 +42,9 @@ from controller.effects import MeterPaid, decode_effects
 from controller.events import decode_event
 from controller.journal import Journal
 from controller.journal.codec import pool_json, wagers_json
-from controller.journal.receipt import APPLIED
 from controller.journal.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ports import APPLIED
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -53,8 +53,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.fault
 
-ROOT = Path(__file__).resolve().parent.parent
-CHILD = Path(__file__).resolve().parent / "support" / "journal_child.py"
+ROOT = Path(__file__).resolve().parents[2]
+CHILD = Path(journal_child.__file__).resolve()
 KILLS = 55
 STREAM_SEED = "crash-7"
 PARENT_SEED = 20240501

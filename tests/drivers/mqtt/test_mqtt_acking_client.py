@@ -17,8 +17,8 @@ import aiomqtt
 import paho.mqtt.client as paho
 import pytest
 
-from controller.config.settings import BrokerSettings
 from drivers.mqtt.connection import AckingClient, make_client
+from drivers.mqtt.settings import BrokerSettings
 
 if TYPE_CHECKING:
     from support.mosquitto import Broker

@@ -47,8 +47,8 @@ from controller.events import (
 )
 from controller.journal import Journal, JournalError
 from controller.journal.payouts import payouts_after
-from controller.journal.receipt import APPLIED, REJECTED
 from controller.journal.verify import verify
+from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,0 +1,89 @@
+"""Every source and sink the configuration names, built through the drivers' specs.
+
+The service never imports a driver: each configured entry (``[broker]``, ``serial[0]``) carries
+its spec (:mod:`controller.plugins`), and the spec builds the entry's parts from its settings
+and a :class:`~controller.plugins.DriverContext`: the tables whose transport names the entry,
+the journal-side outbox, the metrics' latency observers. What the parts report (broker links,
+serial lines, source health) is handed to the metrics here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from controller.plugins import DriverContext, DriverParts, TableOffer
+from controller.rules.spots import Spot
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from controller.config.schema import Config, DriverEntry, TableConfig
+    from controller.runtime.view import Runtime
+
+
+def offer_of(table: TableConfig) -> TableOffer:
+    """What a source serving the table may know of it."""
+    rules = table.rules
+    paytables = {
+        Spot.BONUS: rules.bonus,
+        Spot.ACE_HIGH: rules.ace_high,
+        Spot.INSURANCE: rules.insurance,
+        Spot.DYNASTY: rules.dynasty,
+        Spot.PROGRESSIVE: rules.progressive,
+    }
+    progressive = rules.progressive.progressive if rules.progressive else None
+    limits = rules.wager_limits
+    return TableOffer(
+        table.table_id,
+        seats=rules.seats,
+        spots=frozenset(spot for spot, paytable in paytables.items() if paytable is not None),
+        heartbeat_timeout_s=table.heartbeat_timeout_s,
+        progressive_wager_cents=progressive.wager_cents if progressive else None,
+        odds_limits_cents=(
+            (
+                max(each.minimum_cents for each in limits.values()),
+                min(each.maximum_cents for each in limits.values()),
+            )
+            if limits
+            else None
+        ),
+    )
+
+
+def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
+    """Build every configured entry; register what the parts report with the metrics."""
+    built = DriverParts()
+    for entry in config.drivers:
+        parts = entry.spec.build(entry.settings, _context(config, runtime, entry))
+        built.sources += parts.sources
+        built.sinks += parts.sinks
+        built.faces += parts.faces
+        built.close += parts.close
+        built.broker_links += parts.broker_links
+        built.serial_lines += parts.serial_lines
+        built.health += parts.health
+    if (metrics := runtime.metrics) is not None:
+        metrics.mqtt += built.broker_links
+        metrics.serial += built.serial_lines
+        metrics.sources += built.health
+    return built
+
+
+def _context(config: Config, runtime: Runtime, entry: DriverEntry) -> DriverContext:
+    transport = entry.spec.transport
+    served = tuple(
+        offer_of(table)
+        for table in config.tables
+        if table.transport.driver == transport and table.transport.instance == entry.instance
+    )
+    return DriverContext(
+        key=entry.key,
+        tables=served,
+        outbox=runtime.journal.outbox,
+        latency=lambda sink: _latency(runtime, sink),
+    )
+
+
+def _latency(runtime: Runtime, sink: str) -> Callable[[float], None] | None:
+    metrics = runtime.metrics
+    return metrics.event_to_sign_seconds.labels(sign=sink).observe if metrics else None

@@ -1,0 +1,40 @@
+"""The MQTT driver's spec: ``[broker]`` becomes the table-events source and the meters sink.
+
+Both connections use one ``[broker]`` section (docs/mqtt.md); tables whose ``transport`` is
+``mqtt`` are the ones the source accepts. aiomqtt is imported only when a broker is configured.
+"""
+
+from __future__ import annotations
+
+from controller.plugins import DriverContext, DriverParts, DriverSpec
+from drivers.mqtt.settings import BrokerSettings, check_broker
+
+
+def build(settings: BrokerSettings, context: DriverContext) -> DriverParts:
+    """The source (table events in) and the sink (meters, hits, commands out)."""
+    from drivers.mqtt.sink import MqttSink  # noqa: PLC0415 - aiomqtt only with a broker
+    from drivers.mqtt.source import MqttSource  # noqa: PLC0415
+
+    source = MqttSource(settings, known_tables=[table.table_id for table in context.tables])
+    sink = MqttSink(settings, context.outbox)
+    return DriverParts(sources=[source], sinks=[sink], broker_links=[source, sink], health=[source])
+
+
+def describe(broker: BrokerSettings) -> str:
+    """Where the broker is, how the controller logs in."""
+    tls = "TLS" if broker.tls is not None else "no TLS"
+    user = f"user {broker.username}" if broker.username else "anonymous"
+    if broker.out_username is not None:
+        user = f"users {broker.username} (in) and {broker.out_username} (out)"
+    return f"{broker.host}:{broker.port}, {tls}, {user}, client id {broker.client_id}"
+
+
+SPEC = DriverSpec(
+    name="mqtt",
+    section="broker",
+    settings=BrokerSettings,
+    build=build,
+    check=check_broker,
+    transport="mqtt",
+    describe=describe,
+)

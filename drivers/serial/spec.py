@@ -1,0 +1,34 @@
+"""The serial driver's spec: each ``[[serial]]`` entry is one line to one table's devices.
+
+A table names its line as ``transport = "serial:<name>"`` and the line names its table back
+(``table_id``); the loader checks both ends (docs/architecture.md, "The reference serial
+protocol"). pyserial is imported only when a line is configured.
+"""
+
+from __future__ import annotations
+
+from controller.plugins import DriverContext, DriverParts, DriverSpec
+from drivers.serial.settings import SerialPortSettings, check_port
+
+
+def build(settings: SerialPortSettings, _context: DriverContext) -> DriverParts:
+    """The line's source."""
+    from drivers.serial.link import SerialSource  # noqa: PLC0415 - pyserial only with a line
+
+    source = SerialSource(settings)
+    return DriverParts(sources=[source], serial_lines=[source], health=[source])
+
+
+SPEC = DriverSpec(
+    name="serial",
+    section="serial",
+    settings=SerialPortSettings,
+    build=build,
+    many=True,
+    check=check_port,
+    transport="serial",
+    instance=lambda port: port.name,
+    bound_table=lambda port: port.table_id,
+    devices=lambda port: (port.url,),
+    describe=lambda port: f"{port.url} at {port.baudrate} baud -> table {port.table_id}",
+)
