@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # command:package pairs the tests need from the system (Debian/Ubuntu names).
-SYSTEM_PACKAGES := mosquitto:mosquitto socat:socat systemd-analyze:systemd chromium:chromium \
+SYSTEM_PACKAGES := mosquitto:mosquitto mosquitto_pub:mosquitto-clients socat:socat systemd-analyze:systemd chromium:chromium \
 	promtool:prometheus openssl:openssl
 
 .PHONY: test test-fast lint typecheck unit unit-fast bench fuzz demo system-deps clean
