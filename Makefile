@@ -60,8 +60,9 @@ bench: $(STAMP) system-deps
 fuzz: $(STAMP)
 	$(BIN)/python bench/fuzz.py
 
+# make demo ARGS="--rounds 20 --tables 6": any option of jackpotd demo (jackpotd demo --help).
 demo: $(STAMP)
-	$(BIN)/jackpotd demo
+	$(BIN)/jackpotd demo $(ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
