@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from controller.runtime.view import Runtime
 
 KEEPALIVE_S = 15.0
+STOP_GRACE_S = 2.0
+"""How long a stop waits for requests still being answered (streams are ended at once)."""
 RETRY_AFTER_S = 30
 """What a stream refused at the cap is told to wait (the page itself retries after this)."""
 PAGE = (resources.files("controller.web") / "page.html").read_text(encoding="utf-8")
@@ -53,12 +55,15 @@ class Display:
         self.faces = runtime.faces
         self.streams = StreamCounts(cap=max_streams)
         self._refusing = False
+        self._stopping = False
+        self._open_streams: set[asyncio.Task[Any]] = set()
         if self.metrics is not None:
             self.metrics.streams = self.streams
 
     def app(self) -> web.Application:
         """The aiohttp application."""
         app = web.Application()
+        app.on_shutdown.append(self.end_streams)
         app.add_routes(
             [
                 web.get("/", self.index),
@@ -141,17 +146,35 @@ class Display:
     async def events(self, request: web.Request) -> web.StreamResponse:
         """Server-sent events, up to the cap of open streams; 503 beyond it."""
         streams = self.streams
+        if self._stopping:
+            raise web.HTTPServiceUnavailable(text="503 the controller is stopping\n")
         if streams.open >= streams.cap:
             return self._refuse_stream()
         streams.open += 1
+        task = asyncio.current_task()
+        if task is not None:
+            self._open_streams.add(task)
         try:
             return await self._stream(request)
         finally:
+            self._open_streams.discard(task)
             streams.open -= 1
             # Logged again only once the streams have fallen well below the cap, so that
             # clients hovering at the cap cannot fill the log.
             if streams.open <= streams.cap // 2:
                 self._refusing = False
+
+    async def end_streams(self, _: web.Application) -> None:
+        """End every open stream as the server shuts down (aiohttp's ``on_shutdown``).
+
+        A stream never ends by itself; left to aiohttp's graceful shutdown, each open page
+        would hold the stop for its full timeout, past systemd's ``TimeoutStopSec``.
+        Cancelling a stream's loop ends its response cleanly (the page sees the stream close
+        and reconnects to whatever serves next).
+        """
+        self._stopping = True
+        for task in list(self._open_streams):
+            task.cancel()
 
     def _refuse_stream(self) -> web.Response:
         streams = self.streams
@@ -179,9 +202,12 @@ class Display:
         subscription = self.broadcast.subscribe()
         updates = aiter(subscription)
         try:
-            while True:
+            while not self._stopping:
                 try:
-                    update = await asyncio.wait_for(anext(updates), KEEPALIVE_S)
+                    # Not asyncio.wait_for: on Python 3.11 it swallows a cancellation that
+                    # arrives as an update does, and the stream would outlive the stop.
+                    async with asyncio.timeout(KEEPALIVE_S):
+                        update = await anext(updates)
                 except TimeoutError:
                     await response.write(b": keep-alive\n\n")
                     continue
@@ -236,7 +262,12 @@ async def serve_display(
     """Serve until cancelled."""
     # A client that goes away ends its handler at once: a closed page's stream frees its place
     # under the cap now, not at its next keep-alive.
-    runner = web.AppRunner(display.app(), access_log=None, handler_cancellation=True)
+    runner = web.AppRunner(
+        display.app(),
+        access_log=None,
+        handler_cancellation=True,
+        shutdown_timeout=STOP_GRACE_S,
+    )
     await runner.setup()
     site = web.TCPSite(runner, host, port)
     await site.start()
