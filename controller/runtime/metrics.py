@@ -8,13 +8,15 @@ path: the journal is the record, metrics are a view.
 
 from __future__ import annotations
 
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from prometheus_client import CollectorRegistry, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Histogram, PlatformCollector, ProcessCollector
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.exposition import choose_encoder
 from prometheus_client.registry import Collector
 
 from controller.effects import (
@@ -25,9 +27,12 @@ from controller.effects import (
     WagerRefused,
     parse_fraction,
 )
+from controller.runtime.build_info import build_info
+from controller.runtime.metric_labels import counter_family, known_labels
+from controller.runtime.safeguard_metrics import authentications, checkpoints, clock_steps
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
     from prometheus_client.metrics_core import Metric
 
@@ -57,11 +62,20 @@ class ControllerMetrics(Collector):
     """The controller's metrics; :meth:`observe` is called by the sequencer after each commit."""
 
     def __init__(
-        self, journal: JournalPort[Any], sequencer: Sequencer, liveness: Liveness | None
+        self,
+        journal: JournalPort[Any],
+        sequencer: Sequencer,
+        liveness: Liveness | None,
+        *,
+        wall: Callable[[], float] = time.time,
     ) -> None:
         self.journal = journal
         self.sequencer = sequencer
         self.liveness = liveness
+        self.wall = wall
+        """The wall clock that turns the liveness monitor's ages into Unix times."""
+        self.manifest = journal.state.manifest
+        """The software approved when the controller started: start-up checked it is what runs."""
         self.serial: list[SerialStats] = []
         self.mqtt: list[MqttStats] = []
         self.sources: list[HealthReporting] = []
@@ -69,6 +83,8 @@ class ControllerMetrics(Collector):
         self.streams = StreamCounts()
         """Replaced by the display's own counts when it starts (controller/display)."""
         self.registry = CollectorRegistry(auto_describe=True)
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
         self.commit_seconds = Histogram(
             "jackpotd_journal_commit_seconds",
             "Time to write and fsync one journal transaction (a batch of events).",
@@ -93,8 +109,8 @@ class ControllerMetrics(Collector):
         self.refunded: defaultdict[tuple[str, str], float] = defaultdict(float)
         self.refused_wagers: Counter[tuple[str, str]] = Counter()
         self.hits: Counter[tuple[str, str, str]] = Counter()
-        self.payouts: Counter[tuple[str, str, str]] = Counter()
-        self.payout_cents: Counter[tuple[str, str, str]] = Counter()
+        self.pays: Counter[tuple[str, str, str]] = Counter()
+        self.pay_cents: Counter[tuple[str, str, str]] = Counter()
         self.registry.register(self)
 
     def observe(self, receipts: Sequence[Receipt]) -> None:
@@ -118,12 +134,13 @@ class ControllerMetrics(Collector):
                     line = effect.line or "none"
                     if effect.kind != "envy":
                         self.wagers[effect.table_id, effect.spot] += 1
-                    if effect.kind == "progressive" and effect.win_cents:
+                    # A hit is a jackpot won: a pay from the meter, as `jackpotd hits` lists them.
+                    if effect.kind == "progressive" and effect.from_meter_cents > 0:
                         self.hits[effect.pool_id or "", effect.table_id, line] += 1
                     if effect.win_cents:
                         key = (effect.table_id, effect.kind, line)
-                        self.payouts[key] += 1
-                        self.payout_cents[key] += effect.win_cents
+                        self.pays[key] += 1
+                        self.pay_cents[key] += effect.win_cents
 
     def describe(self) -> Iterable[Metric]:
         """Families are built per scrape."""
@@ -131,15 +148,16 @@ class ControllerMetrics(Collector):
 
     def collect(self) -> Iterator[Metric]:
         """Build every metric family from the current state."""
+        yield build_info(self.manifest)
         yield from self._pools()
         yield from self._activity()
         yield from self._tables()
         yield from self._health()
-        yield from self._clock()
+        yield clock_steps(self.sequencer.clock_watch)
         yield from self._streams()
         yield from self._hostile_input()
-        yield from self._authority()
-        yield from self._checkpoint()
+        yield from authentications(self.journal.state)
+        yield from checkpoints(self.sequencer.checkpoints)
 
     def _pools(self) -> Iterator[Metric]:
         families = {
@@ -174,65 +192,58 @@ class ControllerMetrics(Collector):
         yield house
 
     def _activity(self) -> Iterator[Metric]:
-        wagers = CounterMetricFamily("jackpotd_wagers", "Settled wagers.", labels=["table", "spot"])
-        for (table, spot), count in sorted(self.wagers.items()):
-            wagers.add_metric([table, spot], count)
-        contributions = CounterMetricFamily(
-            "jackpotd_contributions_dollars", "Contributions to pools.", labels=["pool", "table"]
+        known = known_labels(self.journal.state)
+        rejected = Counter(self.sequencer.stats.rejected)
+        rejected["ledger"] += self.sequencer.stats.events.get("rejected", 0)
+        table_spot, pool_table, pay = (
+            ["table", "spot"],
+            ["pool", "table"],
+            ["table", "kind", "line"],
         )
-        for (pool, table), cents in sorted(self.contributions.items()):
-            contributions.add_metric([pool, table], _dollars(cents))
-        refunded = CounterMetricFamily(
-            "jackpotd_contributions_refunded_dollars",
-            "Contributions reversed by voids.",
-            labels=["pool", "table"],
-        )
-        for (pool, table), cents in sorted(self.refunded.items()):
-            refunded.add_metric([pool, table], _dollars(cents))
-        refused = CounterMetricFamily(
-            "jackpotd_wagers_refused", "Chips refused at lock.", labels=["table", "spot"]
-        )
-        for (table, spot), count in sorted(self.refused_wagers.items()):
-            refused.add_metric([table, spot], count)
-        hits = CounterMetricFamily(
-            "jackpotd_hits", "Progressive hits.", labels=["pool", "table", "line"]
-        )
-        for (pool, table, line), count in sorted(self.hits.items()):
-            hits.add_metric([pool, table, line], count)
-        payouts = CounterMetricFamily(
-            "jackpotd_payouts", "Winning payouts.", labels=["table", "kind", "line"]
-        )
-        amounts = CounterMetricFamily(
-            "jackpotd_payouts_dollars", "Amounts won.", labels=["table", "kind", "line"]
-        )
-        for key, count in sorted(self.payouts.items()):
-            payouts.add_metric(list(key), count)
-            amounts.add_metric(list(key), _dollars(self.payout_cents[key]))
-        rejected = CounterMetricFamily(
-            "jackpotd_rejected_inputs", "Inputs refused.", labels=["reason"]
-        )
-        for reason, count in sorted(self.sequencer.stats.rejected.items()):
-            rejected.add_metric([reason], count)
-        rejected.add_metric(["ledger"], self.sequencer.stats.events.get("rejected", 0))
-        yield from (wagers, contributions, refunded, refused, hits, payouts, amounts, rejected)
+        families: list[tuple[str, str, list[str], Iterable[Any], Mapping[Any, float], bool]] = [
+            ("wagers", "Settled wagers.", table_spot, known.wagers, self.wagers, False),
+            ("contributions_dollars", "Contributions to pools.", pool_table, known.contributing,
+             self.contributions, True),
+            ("contributions_refunded_dollars", "Contributions reversed by voids.", pool_table,
+             known.contributing, self.refunded, True),
+            ("wagers_refused", "Chips refused at lock.", table_spot, known.refused,
+             self.refused_wagers, False),
+            ("hits", "Jackpots won: pays from a pool's meter (its meter lines).",
+             ["pool", "table", "line"], known.hits, self.hits, False),
+            ("pays", "Pays won (any amount won on a wager), pending ones included.", pay,
+             known.pays, self.pays, False),
+            ("pays_dollars", "The amounts of those pays.", pay, known.pays, self.pay_cents, True),
+            ("rejected_inputs", "Inputs refused.", ["reason"], [],
+             {(reason,): count for reason, count in rejected.items()}, False),
+        ]  # fmt: skip
+        for name, documentation, labels, values, counts, in_dollars in families:
+            yield counter_family(
+                f"jackpotd_{name}",
+                documentation,
+                labels,
+                known=values,
+                counts=counts,
+                scale=_dollars if in_dollars else float,
+            )
 
     def _tables(self) -> Iterator[Metric]:
         online = GaugeMetricFamily(
             "jackpotd_table_online", "1 if the table takes wagers.", labels=["table"]
         )
-        silent = GaugeMetricFamily(
-            "jackpotd_table_seconds_since_event",
-            "Seconds since the table was last heard.",
+        heard = GaugeMetricFamily(
+            "jackpotd_table_last_event_timestamp_seconds",
+            "When the table was last heard (Unix time; the controller's start if never).",
             labels=["table"],
         )
+        now = self.wall()
         for table_id in sorted(self.journal.state.tables):
             live = self.journal.state.table_states.get(table_id)
             is_online = (live is None or live.online) and self.sequencer.available
             online.add_metric([table_id], 1.0 if is_online else 0.0)
             if self.liveness is not None:
-                silent.add_metric([table_id], self.liveness.seconds_since(table_id))
+                heard.add_metric([table_id], now - self.liveness.seconds_since(table_id))
         yield online
-        yield silent
+        yield heard
         frame_errors = CounterMetricFamily(
             "jackpotd_serial_frame_errors", "Serial frames refused.", labels=["port", "reason"]
         )
@@ -250,13 +261,15 @@ class ControllerMetrics(Collector):
         yield from (frame_errors, serial_up, serial_reconnects)
 
     def _health(self) -> Iterator[Metric]:
-        pending = GaugeMetricFamily("jackpotd_pending_hits", "Payouts awaiting verification.")
+        pending = GaugeMetricFamily(
+            "jackpotd_pending_pays", "Pays awaiting a supervisor's verification."
+        )
         pending.add_metric([], len(self.journal.state.pending))
         oldest = GaugeMetricFamily(
-            "jackpotd_pending_oldest_seconds",
-            "Age of the oldest payout awaiting verification (0 when none).",
+            "jackpotd_pending_oldest_timestamp_seconds",
+            "When the oldest pay awaiting verification was made (Unix time; 0 when none).",
         )
-        oldest.add_metric([], self._oldest_pending_seconds())
+        oldest.add_metric([], self._oldest_pending_timestamp())
         up = GaugeMetricFamily("jackpotd_journal_writable", "0 while failing closed.")
         up.add_metric([], 1.0 if self.sequencer.failed_reason is None else 0.0)
         failures = CounterMetricFamily("jackpotd_journal_errors", "Journal write failures.")
@@ -285,56 +298,24 @@ class ControllerMetrics(Collector):
         refused.add_metric([], self.streams.refused)
         yield from (streams, cap, refused)
 
-    def _clock(self) -> Iterator[Metric]:
-        steps = CounterMetricFamily(
-            "jackpotd_clock_steps",
-            "Steps of the wall clock that dates events, journaled as clock-step faults.",
-            labels=["direction"],
-        )
-        for direction, count in sorted(self.sequencer.clock_watch.steps.items()):
-            steps.add_metric([direction], count)
-        yield steps
-
-    def _authority(self) -> Iterator[Metric]:
-        """Wrong passphrases and the lockouts they cause (docs/security.md), from the ledger.
-
-        The command line journals its failed attempts itself; the controller takes in what
-        another process journaled at its next write, so they count here as well.
-        """
-        operators = self.journal.state.operators.values()
-        locked = GaugeMetricFamily(
-            "jackpotd_operators_locked_out",
-            "Operators locked out after failed authentications, until a manager unlocks them.",
-        )
-        locked.add_metric([], sum(operator.locked for operator in operators))
-        failures = GaugeMetricFamily(
-            "jackpotd_operator_failed_authentications",
-            "Failed authentications in a row, over all operators (a signed action resets them).",
-        )
-        failures.add_metric([], sum(operator.failures for operator in operators))
-        yield from (locked, failures)
-
     def _hostile_input(self) -> Iterator[Metric]:
         """What the alerts on devices watch (docs/faults.md): conflicts, gaps, floods, poison."""
         stats = self.sequencer.stats
-        conflicts = CounterMetricFamily(
-            "jackpotd_device_sequence_conflicts",
-            "Event ids reused by a device with other content (journaled, not applied).",
-            labels=["table"],
-        )
-        for table, count in sorted(stats.conflicts.items()):
-            conflicts.add_metric([table], count)
-        gaps = CounterMetricFamily(
-            "jackpotd_device_sequence_gaps",
-            "Gaps in a device's sequence numbers: events sent that never arrived.",
-            labels=["table"],
-        )
-        lost = CounterMetricFamily(
-            "jackpotd_device_events_lost", "Events those gaps left out.", labels=["table"]
-        )
-        for table, count in sorted(stats.gaps.items()):
-            gaps.add_metric([table], count)
-            lost.add_metric([table], stats.lost_events[table])
+        tables = [(table,) for table in self.journal.state.tables]
+        per_table = {
+            "jackpotd_device_sequence_conflicts": (
+                "Event ids reused by a device with other content (journaled, not applied).",
+                stats.conflicts,
+            ),
+            "jackpotd_device_sequence_gaps": (
+                "Gaps in a device's sequence numbers: events sent that never arrived.",
+                stats.gaps,
+            ),
+            "jackpotd_device_events_lost": ("Events those gaps left out.", stats.lost_events),
+        }
+        for name, (documentation, counts) in per_table.items():
+            by_table = {(table,): count for table, count in counts.items()}
+            yield counter_family(name, documentation, ["table"], known=tables, counts=by_table)
         left_out = CounterMetricFamily(
             "jackpotd_rejections_not_journaled",
             "Rejections beyond the rate journaled one by one (counted in a row per interval).",
@@ -355,36 +336,21 @@ class ControllerMetrics(Collector):
         for source in self.sources:
             failing.add_metric([source.name], 0.0 if source.health.trouble is None else 1.0)
             dead.add_metric([source.name], source.health.dead_letters)
-        yield from (conflicts, gaps, lost, left_out, internal, failing, dead)
+        yield from (left_out, internal, failing, dead)
 
-    def _checkpoint(self) -> Iterator[Metric]:
-        """The last signed checkpoint: what an attacker with the journal file cannot rewrite."""
-        schedule = self.sequencer.checkpoints
-        last = schedule.last if schedule is not None else None
-        seq = GaugeMetricFamily(
-            "jackpotd_checkpoint_seq",
-            "The journal row the last signed checkpoint covers (0 before the first).",
-        )
-        seq.add_metric([], last.event.head_seq if last is not None else 0)
-        when = GaugeMetricFamily(
-            "jackpotd_checkpoint_timestamp_seconds",
-            "When the last signed checkpoint was made (Unix time; 0 before the first).",
-        )
-        when.add_metric([], schedule.last_timestamp if schedule is not None else 0.0)
-        yield from (seq, when)
-
-    def _oldest_pending_seconds(self) -> float:
+    def _oldest_pending_timestamp(self) -> float:
         if not self.journal.state.pending:
             return 0.0
         oldest = self.journal.oldest_pending_at()
-        if oldest is None:
-            return 0.0
-        since = datetime.fromisoformat(oldest)
-        return max(0.0, (datetime.now(UTC) - since).total_seconds())
+        return 0.0 if oldest is None else datetime.fromisoformat(oldest).timestamp()
 
-    def exposition(self) -> bytes:
-        """The text exposition format, for ``/metrics``."""
-        return generate_latest(self.registry)
+    def exposition(self, accept: str) -> tuple[bytes, str]:
+        """``/metrics`` in the format the scraper's ``Accept`` header asks for, and its type.
+
+        OpenMetrics when asked for (Prometheus asks for it first), else the text format 0.0.4.
+        """
+        encode, content_type = choose_encoder(accept)
+        return encode(self.registry), content_type
 
 
 def _total(effect: Share) -> float:

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from aiohttp import web
 
-from controller.rules.lines import Line
 from controller.runtime.metrics import StreamCounts
+from controller.web.snapshot import PageState
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from controller.runtime.view import Runtime
 
 KEEPALIVE_S = 15.0
@@ -46,13 +48,10 @@ class Display:
     """The web endpoints over the live controller."""
 
     def __init__(self, runtime: Runtime, *, max_streams: int) -> None:
-        self.controller_id = runtime.controller_id
-        self.journal = runtime.journal
         self.broadcast = runtime.broadcast
         self.sequencer = runtime.sequencer
-        self.liveness = runtime.liveness
         self.metrics = runtime.metrics
-        self.faces = runtime.faces
+        self.page = PageState(runtime)
         self.streams = StreamCounts(cap=max_streams)
         self._refusing = False
         self._stopping = False
@@ -64,6 +63,7 @@ class Display:
         """The aiohttp application."""
         app = web.Application()
         app.on_shutdown.append(self.end_streams)
+        app.cleanup_ctx.append(self._following)
         app.add_routes(
             [
                 web.get("/", self.index),
@@ -80,64 +80,20 @@ class Display:
         return web.Response(text=PAGE, content_type="text/html", charset="utf-8")
 
     def snapshot(self) -> dict[str, Any]:
-        """Everything the page shows."""
-        state = self.journal.state
-        pending = [msgspec.structs.asdict(payout) for payout in self.journal.pending_payouts()]
-        hits = [
-            {
-                "at": hit.at,
-                "pool_id": hit.pool_id,
-                "table_id": hit.table_id,
-                "seat": hit.seat,
-                "line": hit.line,
-                "win_cents": hit.win_cents,
-            }
-            for hit in self.journal.hits(newest_first=True, limit=25)
-        ]
-        for row in (*pending, *hits):
-            row["label"] = _label(row["line"])
-        tables = []
-        for table_id in sorted(state.tables):
-            live = state.table_states.get(table_id)
-            tables.append(
-                {
-                    "table": table_id,
-                    "online": (live is None or live.online) and self.sequencer.available,
-                    "phase": str(live.phase) if live else "betting",
-                    "round_id": live.round_id if live else None,
-                    "held_reason": live.held_reason if live else "",
-                    "seconds_since": self.liveness.seconds_since(table_id)
-                    if self.liveness
-                    else None,
-                }
-            )
-        return {
-            "controller": {
-                "id": self.controller_id,
-                "online": self.sequencer.available,
-                "reason": self.sequencer.failed_reason or "",
-                "rows": self.journal.committed_seq(),
-            },
-            "pools": [
-                {
-                    "pool": pool_id,
-                    "paytable": pool.terms.paytable,
-                    "meter_cents": pool.meter_cents,
-                    "reserve_cents": pool.reserve_cents,
-                    "overflow_cents": pool.overflow_cents,
-                    "seed_cents": pool.terms.seed_cents,
-                    "hits": pool.hits_count,
-                }
-                for pool_id, pool in sorted(state.pools.items())
-            ],
-            "pending": pending,
-            "tables": tables,
-            "hits": hits,
-            "signs": [
-                {"name": sign.name, "text": sign.text, "changed_at": sign.changed_at}
-                for sign in self.faces
-            ],
-        }
+        """Everything the page shows (controller/web/snapshot.py)."""
+        return self.page.snapshot()
+
+    async def _following(self, _: web.Application) -> AsyncIterator[None]:
+        """While the server runs, the page's watch follows the published updates."""
+        subscription = self.broadcast.subscribe()
+        follower = asyncio.create_task(self.page.watch.follow(subscription))
+        try:
+            yield
+        finally:
+            follower.cancel()
+            subscription.close()
+            with contextlib.suppress(asyncio.CancelledError):
+                await follower
 
     async def state(self, _: web.Request) -> web.Response:
         """The display state as JSON."""
@@ -221,13 +177,12 @@ class Display:
             subscription.close()
         return response
 
-    async def prometheus(self, _: web.Request) -> web.Response:
-        """Prometheus text exposition."""
+    async def prometheus(self, request: web.Request) -> web.Response:
+        """Prometheus exposition, in the format the scraper's ``Accept`` asks for."""
         if self.metrics is None:
             raise web.HTTPNotFound
-        return web.Response(
-            body=self.metrics.exposition(), content_type="text/plain", charset="utf-8"
-        )
+        body, content_type = self.metrics.exposition(request.headers.get("Accept", ""))
+        return web.Response(body=body, headers={"Content-Type": content_type})
 
     async def health(self, _: web.Request) -> web.Response:
         """Liveness for load balancers and monitors: the journal, and every source.
@@ -246,14 +201,6 @@ class Display:
                 ok, reason = False, f"source {source.name} {trouble}"
         body = {"ok": ok, "reason": reason, "sources": sources}
         return web.json_response(body, status=200 if ok else 503)
-
-
-def _label(slug: str | None) -> str:
-    """A line's name for people (``Five aces``), from its slug."""
-    try:
-        return Line(slug).definition.label if slug else ""
-    except ValueError:
-        return slug or ""
 
 
 async def serve_display(

@@ -123,7 +123,7 @@ class Floor:
         with Journal(self.database) as journal:
             return (
                 ControllerMetrics(journal, Sequencer(journal, Broadcast()), None)
-                .exposition()
+                .exposition("")[0]
                 .decode()
             )
 

@@ -293,6 +293,6 @@ def test_reversed_contributions_are_counted_in_the_metrics(tmp_path: Path) -> No
         ])  # fmt: skip
         assert all(receipt.applied for receipt in receipts)
         metrics.observe(receipts)
-        text = metrics.exposition().decode()
+        text = metrics.exposition("")[0].decode()
     assert 'jackpotd_contributions_dollars_total{pool="P1",table="T1"} 0.56' in text
     assert 'jackpotd_contributions_refunded_dollars_total{pool="P1",table="T1"} 0.56' in text

@@ -116,13 +116,13 @@ async def test_a_clean_shutdown_checkpoints_the_last_rows(
 async def test_the_metrics_show_the_last_checkpoint(journal: Journal, key: ControllerKey) -> None:
     sequencer = Sequencer(journal, Broadcast())
     metrics = ControllerMetrics(journal, sequencer, None)
-    assert "jackpotd_checkpoint_seq 0.0" in metrics.exposition().decode()
+    assert "jackpotd_checkpoint_seq 0.0" in metrics.exposition("")[0].decode()
     sequencer.checkpoints = CheckpointSchedule(key, "c1", every_rows=10_000, every_s=3600)
     runner = asyncio.create_task(sequencer.run())
     await sequencer.submit(wager("w1", "r1", 1))
     await sequencer.close()
     runner.cancel()
-    text = metrics.exposition().decode()
+    text = metrics.exposition("")[0].decode()
     assert "jackpotd_checkpoint_seq 3.0" in text
     last = sequencer.checkpoints.last
     assert last is not None

@@ -94,7 +94,7 @@ async def test_a_clock_step_is_journaled_once_as_a_fault_with_its_size(
     expected = {Direction.BACKWARD: 0, Direction.FORWARD: 0} | {step.direction: 1}
     assert sequencer.clock_watch.steps == expected
     metrics = ControllerMetrics(journal, sequencer, None)
-    families = text_string_to_metric_families(metrics.exposition().decode())
+    families = text_string_to_metric_families(metrics.exposition("")[0].decode())
     (steps,) = [family for family in families if family.name == "jackpotd_clock_steps"]
     counted = {sample.labels["direction"]: sample.value for sample in steps.samples}
     assert counted == {str(way): float(count) for way, count in expected.items()}

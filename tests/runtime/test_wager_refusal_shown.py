@@ -63,7 +63,7 @@ async def test_a_ten_billion_dollar_bonus_chip_is_refused_at_lock_and_shown_to_t
         "the bonus wager of $10,000,000,000.00 is above table T1's maximum of $100.00",
     )  # fmt: skip
     assert update.reason == refused.reason
-    exposition = metrics.exposition().decode()
+    exposition = metrics.exposition("")[0].decode()
     assert 'jackpotd_wagers_refused_total{spot="bonus",table="T1"} 1.0' in exposition
 
 

@@ -110,7 +110,7 @@ def test_operations_display_metrics_and_health_while_running_then_sigterm_drains
             "jackpotd_event_to_commit_seconds_count",
             'jackpotd_table_online{table="T1"} 1.0',
             "jackpotd_wagers_total",
-            "jackpotd_pending_hits",
+            "jackpotd_pending_pays",
         ):
             assert name in text, name
         assert json.loads(get(url + "healthz")[1]) == {"ok": True, "reason": "", "sources": {}}

@@ -111,9 +111,9 @@ def exported() -> dict[str, Family]:
         # What a settled round, a hit and the drivers would have counted; the families and
         # their labels are what collect() builds from them.
         metrics.wagers["T1", "progressive"] += 2
-        metrics.hits["P1", "T1", "royal-flush"] += 1
-        metrics.payouts["T1", "progressive", "royal-flush"] += 1
-        metrics.payout_cents["T1", "progressive", "royal-flush"] += 1_000_000
+        metrics.hits["P1", "T1", "five-aces"] += 1
+        metrics.pays["T1", "progressive", "five-aces"] += 1
+        metrics.pay_cents["T1", "progressive", "five-aces"] += 100_000
         metrics.refunded["P1", "T1"] += 28
         metrics.refused_wagers["T1", "bonus"] += 1
         metrics.event_to_sign_seconds.labels(sign="alpha-1").observe(0.2)
@@ -127,7 +127,7 @@ def exported() -> dict[str, Family]:
         stats.rejections_left_out += 1
         stats.internal_errors += 1
         metrics.sources.append(Reporting("mqtt", SourceHealth(failures_in_row=3, dead_letters=1)))
-        text = metrics.exposition().decode()
+        text = metrics.exposition("")[0].decode()
     families = {}
     for family in text_string_to_metric_families(text):
         labels = {label for sample in family.samples for label in sample.labels} - {"le"}
