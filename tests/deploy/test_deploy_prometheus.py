@@ -54,12 +54,38 @@ METRICS_DOC = REPO / "docs" / "metrics.md"
 # The metrics the daemon exports.
 
 
+PROCESS = frozenset({
+    "process_cpu_seconds", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+    "process_open_fds", "process_max_fds", "process_start_time_seconds", "python_info",
+})  # fmt: skip
+"""prometheus_client's process and platform collectors, under their usual names."""
+
+
 def test_every_family_has_samples_and_the_daemon_namespace() -> None:
     families = exported()
     assert len(families) >= 25
     for family in families.values():
         assert family.samples, f"{family.name} has no samples: drive it in exported()"
-        assert family.name.startswith("jackpotd_"), family.name
+    assert {name for name in families if not name.startswith("jackpotd_")} == PROCESS
+
+
+def test_a_moment_is_a_unix_time_never_an_age() -> None:
+    """Ages go stale between scrapes; Prometheus computes them: time() - x_timestamp_seconds."""
+    seconds = {
+        family.name
+        for family in exported().values()
+        if family.type == "gauge" and family.name.endswith("_seconds")
+    }
+    assert seconds == {
+        "jackpotd_checkpoint_timestamp_seconds",
+        "jackpotd_pending_oldest_timestamp_seconds",
+        "jackpotd_table_last_event_timestamp_seconds",
+        "process_start_time_seconds",
+    } | {name for name in seconds if name.endswith("_created")}
+    rows = documented()
+    for name in seconds - {"process_start_time_seconds"}:
+        if not name.endswith("_created"):
+            assert rows[name][2] == "Unix time", name
 
 
 # PromQL: the metrics and labels an expression uses.
@@ -77,12 +103,11 @@ def test_promql_problems_finds_unknown_metrics_and_labels() -> None:
     assert promql_problems('jackpotd_table_online{pool="x"}') == [
         "jackpotd_table_online has no label 'pool'"
     ]
-    assert promql_problems("sum by (sign) (jackpotd_pending_hits)") == [
+    assert promql_problems("sum by (sign) (jackpotd_pending_pays)") == [
         "no metric here has label 'sign'"
     ]
-    assert promql_problems("process_cpu_seconds_total offset 5m") == [
-        "unknown metric 'process_cpu_seconds_total'"
-    ]
+    assert promql_problems("go_goroutines offset 5m") == ["unknown metric 'go_goroutines'"]
+    assert promql_problems("rate(process_cpu_seconds_total[5m])") == []
 
 
 # promtool.
@@ -174,7 +199,7 @@ def documented() -> dict[str, tuple[str, frozenset[str], str]]:
     rows = {}
     for line in METRICS_DOC.read_text(encoding="utf-8").splitlines():
         cells = [cell.strip() for cell in line.strip().strip("|").split("|")]
-        if len(cells) == 5 and re.fullmatch(r"`jackpotd_\w+`", cells[0]):
+        if len(cells) == 5 and re.fullmatch(r"`(?:jackpotd|process|python)_\w+`", cells[0]):
             labels = frozenset(re.findall(r"`(\w+)`", cells[2]))
             rows[cells[0].strip("`")] = (cells[1], labels, cells[3])
     return rows
