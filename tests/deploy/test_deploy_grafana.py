@@ -21,6 +21,7 @@ from support.deploy_rig import (
     load_yaml,
     promql_problems,
     promtool,
+    sample_names,
 )
 
 if TYPE_CHECKING:
@@ -125,12 +126,19 @@ def test_the_dashboard_shows_meters_hits_table_health_and_latencies() -> None:
     sections = dict(rows())
     needs = {
         "Meters": {"jackpotd_pool_meter_dollars", "jackpotd_contributions_dollars_total"},
-        "Hits and payouts": {"jackpotd_hits_total", "jackpotd_pending_hits"},
+        "Hits and pays": {"jackpotd_hits_total", "jackpotd_pending_pays", "jackpotd_pays_total"},
         "Table health": {"jackpotd_table_online", "jackpotd_rejected_inputs_total"},
         "Latencies": {
             "jackpotd_journal_commit_seconds_bucket",
             "jackpotd_event_to_commit_seconds_bucket",
             "jackpotd_event_to_sign_seconds_bucket",
+        },
+        "Process": {
+            "jackpotd_build_info",
+            "process_cpu_seconds_total",
+            "process_resident_memory_bytes",
+            "process_open_fds",
+            "process_start_time_seconds",
         },
     }
     assert list(sections) == list(needs)
@@ -152,6 +160,71 @@ def test_every_expression_uses_only_exported_metrics_and_labels() -> None:
         if not family.name.endswith("_created") and family.query_name not in text
     }
     assert missing == set()
+
+
+RANGE_FUNCTIONS = frozenset({"rate", "irate", "increase"})
+"""What a panel may show of a counter: how much it rose, never the count since a restart."""
+
+
+def raw_counters(expr: str) -> list[str]:
+    """The ``_total`` counters an expression reads outside rate(), irate() and increase()."""
+    counters = {name for name, f in sample_names().items() if f.type == "counter"}
+    text = re.sub(r'"(?:[^"\\]|\\.)*"', '""', expr)
+    found = []
+    for match in re.finditer(r"\b[a-z_:][a-z0-9_:]*_total\b", text):
+        if match.group() not in counters:
+            continue
+        # The innermost call around the counter: the first "(" left open before it.
+        depth, at = 0, match.start() - 1
+        while at >= 0 and not (text[at] == "(" and depth == 0):
+            depth += {")": 1, "(": -1}.get(text[at], 0)
+            at -= 1
+        call = re.search(r"(\w+)\s*$", text[: max(at, 0)])
+        if at < 0 or call is None or call.group(1) not in RANGE_FUNCTIONS:
+            found.append(match.group())
+    return found
+
+
+def test_raw_counters_finds_a_counter_outside_rate_and_increase() -> None:
+    assert raw_counters("sum by (pool) (jackpotd_hits_total)") == ["jackpotd_hits_total"]
+    assert raw_counters('jackpotd_hits_total{pool=~"a(b)"} > 0') == ["jackpotd_hits_total"]
+    assert raw_counters('sum(increase(jackpotd_hits_total{x="y"}[$__range]))') == []
+    assert raw_counters("sum by (le) (rate(jackpotd_journal_commit_seconds_bucket[1m]))") == []
+    assert raw_counters("x unless jackpotd_hits_total offset 5m") == ["jackpotd_hits_total"]
+
+
+def test_no_panel_shows_a_raw_counter() -> None:
+    """A counter starts again at 0 when the controller restarts: panels show how much it rose.
+
+    Every counter's series exist from the start (docs/metrics.md), so increase() counts the
+    first event too, and a new series need not be added by hand.
+    """
+    shown = [target["expr"] for panel in panels() for target in panel["targets"]]
+    shown += [a["expr"] for a in dashboard()["annotations"]["list"] if "expr" in a]
+    assert {expr: raw_counters(expr) for expr in shown if raw_counters(expr)} == {}
+
+
+def test_the_hit_panels_count_the_hits_of_the_dashboards_time_range() -> None:
+    hit_panels = [
+        panel
+        for panel in panels()
+        if any("jackpotd_hits_total" in target["expr"] for target in panel["targets"])
+    ]
+    assert {panel["title"] for panel in hit_panels} == {"Hits", "Hits by table and line"}
+    for panel in hit_panels:
+        for target in panel["targets"]:
+            assert re.search(
+                r"increase\(jackpotd_hits_total\{[^}]*\}\[\$__range\]\)", target["expr"]
+            )
+            assert target["instant"] is True, panel["title"]
+
+
+def test_titles_use_the_words_of_the_floor() -> None:
+    """A pay is any amount won; a hit is a jackpot won (a pay from a meter); never "payout"."""
+    words = [panel["title"] + " " + panel.get("description", "") for panel in dashboard()["panels"]]
+    words += [panel["title"] + " " + panel["description"] for panel in panels()]
+    words += [a["name"] for a in dashboard()["annotations"]["list"]]
+    assert [text for text in words if re.search(r"(?i)payout|progressive hit", text)] == []
 
 
 def test_every_expression_parses(tmp_path: Path) -> None:
