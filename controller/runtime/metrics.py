@@ -2,8 +2,10 @@
 
 Names follow the Prometheus conventions (``jackpotd_`` prefix, ``_total`` for counters, base
 units: seconds; money in dollars, as gauges and counters are floats anyway and dashboards
-read dollars). Every metric is documented in docs/metrics.md. Nothing here is on a money
-path: the journal is the record, metrics are a view.
+read dollars; moments as Unix times, never ages). Every metric is documented in
+docs/metrics.md, the process's own (``process_*``, ``python_info``) beside them, in the text
+format or OpenMetrics as the scraper asks. Nothing here is on a money path: the journal is the
+record, metrics are a view.
 """
 
 from __future__ import annotations
