@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -11,6 +12,7 @@ from controller.cli import (
     analyze,
     anchors,
     config_command,
+    exits,
     hand,
     manifest_command,
     operators,
@@ -19,13 +21,11 @@ from controller.cli import (
     run,
     supervisor,
 )
-from controller.errors import JackpotError
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-EXIT_USAGE = 2
-EXIT_INPUT = 1
+DEBUG_ENVIRONMENT = "JACKPOTD_DEBUG"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -35,6 +35,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="Progressive jackpot controller for networked Pai Gow Poker tables.",
     )
     parser.add_argument("--version", action="version", version=f"jackpotd {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=bool(os.environ.get(DEBUG_ENVIRONMENT)),
+        help=f"show the traceback of an internal error (or set ${DEBUG_ENVIRONMENT}=1)",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     paytables.register(commands)
     hand.register(commands)
@@ -50,15 +56,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; bad input is reported on stderr with exit status 1, never a traceback.
+    """Run one command and return its exit status (controller/cli/exits.py lists them).
 
-    Every error the package raises on purpose is a :class:`JackpotError` (controller/errors.py);
-    anything else is a bug and keeps its traceback.
+    Bad input is one line on stderr and status 1, never a traceback: every error the package
+    raises on purpose is a :class:`controller.errors.JackpotError`, and a file or socket the
+    system refuses is an ``OSError``. Anything else is a bug: status 70, one line and a hint.
     """
     args = build_parser().parse_args(argv)
     try:
         status: int = args.run(args)
-    except JackpotError as error:
-        print(f"jackpotd: {error}", file=sys.stderr)
-        return EXIT_INPUT
+        sys.stdout.flush()  # here, not at exit: a reader gone away is seen while it can be said
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 - every failure ends here
+        return exits.report(error, debug=args.debug, logged=getattr(args, "logs", False))
     return status

@@ -19,9 +19,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import CommandError, add_db
+from controller.cli.common import CommandError, add_db, journal_path
 from controller.clock import utc_now
 from controller.journal.anchors import Anchors, read_anchors
+from controller.journal.readonly import check_journal
 from controller.journal.verify import verify
 from controller.money import format_cents
 from controller.security.controller_key import ControllerKey, load_key, read_public_key, write_key
@@ -107,7 +108,7 @@ def verify_document(report: VerifyReport) -> dict[str, Any]:
     }
 
 
-def _print_report(report: VerifyReport, db: str) -> None:
+def _print_report(report: VerifyReport, db: Path) -> None:
     if not report.ok:
         print(f"journal FAILED verification ({db}):", file=sys.stderr)
         for problem in report.problems:
@@ -131,11 +132,13 @@ def _print_report(report: VerifyReport, db: str) -> None:
 def run_verify(args: argparse.Namespace) -> int:
     """Check the journal; exit 1 with the problems on any mismatch."""
     trust = _trust(args.anchor, args.controller_key)
-    report = verify(args.db, keys=trust.keys, anchors=trust.heads)
+    path = journal_path(args)
+    check_journal(path)
+    report = verify(path, keys=trust.keys, anchors=trust.heads)
     if args.json:
         print(json.dumps(verify_document(report), indent=2))
     else:
-        _print_report(report, args.db)
+        _print_report(report, path)
     return 0 if report.ok else 1
 
 
@@ -143,9 +146,11 @@ def run_anchor_save(args: argparse.Namespace) -> int:
     """Verify against what the anchors file holds; if it passes, append the head to it."""
     existing = [args.to] if args.to.exists() else []
     trust = _trust([*existing, *args.anchor], args.controller_key)
-    report = verify(args.db, keys=trust.keys, anchors=trust.heads)
+    path = journal_path(args)
+    check_journal(path)
+    report = verify(path, keys=trust.keys, anchors=trust.heads)
     if not report.ok:
-        _print_report(report, args.db)
+        _print_report(report, path)
         print(f"nothing saved to {args.to}", file=sys.stderr)
         return 1
     saved = Anchors() if not existing else read_anchors(args.to)

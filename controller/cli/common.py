@@ -1,43 +1,149 @@
-"""What the command modules share: bad-input errors, the journal options, receipts."""
+"""What the command modules share: bad-input errors, the journal options, checked values, receipts.
+
+Which journal a command opens, first found wins: ``--db FILE``; the journal named by ``--config
+FILE``; ``$JACKPOTD_DB``; the journal named by the installed configuration
+(:data:`INSTALLED_CONFIG`) when it exists; ``var/journal.db`` (the demo's folder).
+
+Commands that only read open it read only (:mod:`controller.journal.readonly`): they never
+migrate or write it, and refuse a file that is not a journal. Commands that append refuse one
+too, rather than turn some other SQLite file into a journal.
+"""
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import sys
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
 
+from controller.config.load import load_config
 from controller.errors import JackpotError
 from controller.journal import Journal, JournalError
+from controller.journal.readonly import ReadOnlyJournal, check_journal
 
 if TYPE_CHECKING:
-    import argparse
+    from collections.abc import Callable
 
     from controller.ports import Receipt
 
-DEFAULT_DB = "var/journal.db"
+DEFAULT_DB: Final = "var/journal.db"
+DB_ENVIRONMENT: Final = "JACKPOTD_DB"
+INSTALLED_CONFIG: Final = Path("/etc/jackpotd/jackpotd.toml")
 
 
 class CommandError(JackpotError, ValueError):
     """Bad input to a command; reported as one line on stderr with exit status 1."""
 
 
-def add_db(parser: argparse.ArgumentParser) -> None:
-    """The options every journal command takes."""
+class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
+    """Every option's default in its help, and descriptions and examples as written."""
+
+
+def command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,  # noqa: A002 - argparse's word
+    examples: str = "",
+    description: str | None = None,
+) -> argparse.ArgumentParser:
+    """A subcommand with its help, its defaults shown, and its examples after the options."""
+    return commands.add_parser(
+        name,
+        help=help,
+        description=description or help[:1].upper() + help[1:] + ".",
+        epilog=f"examples:\n{examples}" if examples else None,
+        formatter_class=HelpFormatter,
+    )
+
+
+def add_db(parser: argparse.ArgumentParser, *, config: bool = True) -> None:
+    """The options every journal command takes (``config``: add ``--config`` too)."""
     parser.add_argument(
         "--db",
-        default=os.environ.get("JACKPOTD_DB", DEFAULT_DB),
-        help=f"the journal file (default {DEFAULT_DB}, or $JACKPOTD_DB)",
+        metavar="FILE",
+        help=f"the journal file (default: the journal of --config, else ${DB_ENVIRONMENT}, else "
+        f"that of {INSTALLED_CONFIG} if it exists, else {DEFAULT_DB})",
     )
+    if config:
+        parser.add_argument(
+            "--config",
+            type=Path,
+            metavar="FILE",
+            help="the configuration whose journal to open, when --db is not given",
+        )
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
+def journal_path(args: argparse.Namespace) -> Path:
+    """The journal the command opens (the module docstring says which)."""
+    if args.db:
+        return Path(args.db)
+    config: Path | None = getattr(args, "config", None)
+    if config is not None:
+        return load_config(config).controller.journal
+    if environment := os.environ.get(DB_ENVIRONMENT):
+        return Path(environment)
+    if INSTALLED_CONFIG.exists():
+        return load_config(INSTALLED_CONFIG).controller.journal
+    return Path(DEFAULT_DB)
+
+
+def open_reader(args: argparse.Namespace) -> ReadOnlyJournal:
+    """The journal, read only: nothing is migrated or written."""
+    return ReadOnlyJournal(journal_path(args))
+
+
+def writable(path: Path) -> Path:
+    """``path`` if a journal may be written there: a journal, or a new file in a folder."""
+    folder = path.parent
+    if folder.exists() and not folder.is_dir():
+        raise CommandError(f"{path}: cannot create the journal: {folder} is not a folder")
+    if path.exists() and path.stat().st_size > 0:
+        check_journal(path)  # an SQLite file that is not a journal is never made one
+    return path
+
+
 def open_journal(args: argparse.Namespace, *, must_exist: bool = True) -> Journal:
-    """The journal named by ``--db``; it must exist unless events are being fed in."""
-    if must_exist and not os.path.exists(args.db):  # noqa: PTH110 - a plain string path
-        raise JournalError(f"{args.db}: no such journal (use --db)")
-    os.makedirs(os.path.dirname(args.db) or ".", exist_ok=True)  # noqa: PTH103, PTH120
-    return Journal(args.db)
+    """The journal to append to; it must exist unless events are being fed in."""
+    path = journal_path(args)
+    if must_exist and not path.exists():
+        raise JournalError(f"{path}: no such journal (use --db)")
+    writable(path).parent.mkdir(parents=True, exist_ok=True)
+    return Journal(path)
+
+
+def checked(
+    kind: type[int | float], *, minimum: float, maximum: float | None = None
+) -> Callable[[str], int | float]:
+    """An argparse type: a number of ``kind`` within [minimum, maximum]."""
+
+    def convert(text: str) -> int | float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value < minimum or (maximum is not None and value > maximum):
+            bound = f"from {minimum} to {maximum}" if maximum is not None else f"{minimum} or more"
+            raise argparse.ArgumentTypeError(f"{text!r}: must be {bound}")
+        return value
+
+    convert.__name__ = kind.__name__
+    return convert
+
+
+def read_lines(path: str) -> list[str]:
+    """The lines of a text file, or of stdin for ``-``; a file that cannot be read is one line."""
+    if path == "-":
+        return sys.stdin.read().splitlines()
+    try:
+        return Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise CommandError(f"{path}: cannot read: {error.strerror}") from error
+    except UnicodeDecodeError as error:
+        raise CommandError(f"{path}: not UTF-8 text ({error.reason})") from error
 
 
 def receipt_json(receipt: Receipt) -> dict[str, Any]:

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``config approve``."""
     approve = actions.add_parser("approve", help="sign what a configuration changes (a manager)")
-    add_db(approve)
+    add_db(approve, config=False)
     approve.add_argument("--config", type=Path, required=True, help="the configuration file")
     approve.add_argument("--dry-run", action="store_true", help="show the changes; sign nothing")
     add_signers(approve)

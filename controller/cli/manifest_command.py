@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller import __version__
-from controller.cli.common import CommandError, add_db, open_journal, report_receipt
+from controller.cli.common import CommandError, add_db, open_journal, open_reader, report_receipt
 from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
 from controller.config.load import load_config
@@ -36,12 +36,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     manifest = commands.add_parser("manifest", help="approve or check the installed software")
     actions = manifest.add_subparsers(dest="action", metavar="ACTION", required=True)
     approve = actions.add_parser("approve", help="journal the current digests as approved")
-    add_db(approve)
+    add_db(approve, config=False)
     approve.add_argument("--config", type=Path, required=True)
     add_signers(approve)
     approve.set_defaults(run=run_approve)
     check = actions.add_parser("check", help="compare the installed software with the approved")
-    add_db(check)
+    add_db(check, config=False)
     check.add_argument("--config", type=Path, required=True)
     check.set_defaults(run=run_check)
 
@@ -86,7 +86,7 @@ def run_approve(args: argparse.Namespace) -> int:
 def run_check(args: argparse.Namespace) -> int:
     """Exit 0 when the installed software and configuration are the approved ones."""
     manifest = current(_config_digest(args.config))
-    with open_journal(args) as journal:
+    with open_reader(args) as journal:
         approved = journal.state.manifest
     if approved is None:
         raise CommandError("no manifest has been approved in this journal")

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.cli.common import CommandError, add_db, open_journal, report_receipt
+from controller.cli.common import CommandError, add_db, open_journal, open_reader, report_receipt
 from controller.cli.signing import add_signers, read_secret, signed, signers
 from controller.clock import utc_now
 from controller.events import OperatorEnrolled, OperatorRevoked, OperatorUnlocked
@@ -113,7 +113,7 @@ def run_add(args: argparse.Namespace) -> int:
 
 def run_list(args: argparse.Namespace) -> int:
     """Print the operators: role, key and whether they are locked out (never a secret)."""
-    with open_journal(args) as journal:
+    with open_reader(args) as journal:
         operators = sorted(journal.state.operators.values(), key=lambda op: op.name)
     for operator in operators:
         key = operator.public_key[:12] + "..." if operator.public_key else "no key (PIN)"

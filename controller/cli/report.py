@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from controller.cli.common import CommandError, add_db, open_journal
+from controller.cli.common import CommandError, add_db, open_reader
 from controller.effects import (
     Adjusted,
     Balances,
@@ -267,7 +267,7 @@ def run(args: argparse.Namespace) -> int:
     start, end = _moment(args.start, end=False), _moment(args.end, end=True)
     if start is not None and end is not None and start > end:
         raise CommandError(f"--from {args.start} is after --to {args.end}")
-    with open_journal(args) as journal:
+    with open_reader(args) as journal:
         rows = list(journal.rows())
     periods = reconcile(rows, start, end)
     covered = coverage(rows, start, end)

@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.cli.common import checked, command, writable
+from controller.cli.listen import Address, check_listen
 from controller.config.load import load_config
 from controller.money import format_cents
 from controller.plugins import FiniteSource
@@ -31,26 +33,57 @@ if TYPE_CHECKING:
     from controller.runtime.view import Runtime
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``run`` and ``demo``."""
-    run = commands.add_parser("run", help="run the controller service")
-    run.add_argument("--config", required=True, type=Path, help="the TOML configuration")
-    run.add_argument("--log-level", default="INFO", help="DEBUG, INFO, WARNING or ERROR")
-    run.set_defaults(run=run_service)
-
-    demo = commands.add_parser(
-        "demo", help="run the controller with simulated tables, SQLite and the display on localhost"
+    run = command(
+        commands,
+        "run",
+        help="run the controller service",
+        examples="  jackpotd run --config /etc/jackpotd/jackpotd.toml   # as systemd runs it",
     )
-    demo.add_argument("--rounds", type=int, help="stop after N rounds per table and summarise")
-    demo.add_argument("--tables", type=int, default=3, help="simulated tables (default 3)")
+    run.add_argument("--config", required=True, type=Path, help="the TOML configuration")
+    run.add_argument(
+        "--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS, help="what to log"
+    )
+    run.set_defaults(run=run_service, logs=True)
+
+    demo = command(
+        commands,
+        "demo",
+        help="run the controller with simulated tables, SQLite and the display on localhost",
+        examples=(
+            "  jackpotd demo                                   # until Ctrl-C; open the display\n"
+            "  jackpotd demo --rounds 20 --hit-every 5         # 20 rounds a table, a summary"
+        ),
+    )
+    demo.add_argument(
+        "--rounds",
+        type=checked(int, minimum=1),
+        help="stop after N rounds per table and summarise (default: play until stopped)",
+    )
+    demo.add_argument("--tables", type=checked(int, minimum=1), default=3, help="simulated tables")
     demo.add_argument("--db", type=Path, default=Path("var/demo.db"), help="the journal file")
-    demo.add_argument("--host", default="127.0.0.1")
-    demo.add_argument("--port", type=int, default=8080)
-    demo.add_argument("--interval", type=float, default=0.5, help="seconds between rounds")
-    demo.add_argument("--hit-every", type=int, default=0, help="deal a jackpot hand every N rounds")
+    demo.add_argument("--host", default="127.0.0.1", help="where the display listens")
+    demo.add_argument(
+        "--port", type=checked(int, minimum=0, maximum=65535), default=8080, help="its port"
+    )
+    demo.add_argument(
+        "--interval", type=checked(float, minimum=0), default=0.5, help="seconds between rounds"
+    )
+    demo.add_argument(
+        "--hit-every",
+        type=checked(int, minimum=0),
+        default=0,
+        help="deal a jackpot hand every N rounds (0: never on purpose)",
+    )
     demo.add_argument("--seed", type=int, default=1, help="the simulation's random seed")
-    demo.add_argument("--log-level", default="WARNING")
-    demo.set_defaults(run=run_demo)
+    demo.add_argument(
+        "--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS, help="what to log"
+    )
+    demo.set_defaults(run=run_demo, logs=True)
 
 
 def _logging(level: str) -> None:
@@ -107,6 +140,10 @@ def run_service(args: argparse.Namespace) -> int:
     _logging(args.log_level)
     config = load_config(args.config)
     key = controller_key(config)  # before anything starts: a missing key is one line
+    writable(config.controller.journal)
+    setting = f"in {args.config}"
+    web = config.web
+    check_listen(Address(web.host, web.port, f"[web] host {setting}", f"[web] port {setting}"))
     # Only the demo, on its embedded defaults, runs without an approved manifest.
     signed = AuthorityPolicy(require_signed=True)
     runtime = asyncio.run(_serve(config, require_manifest=True, authority=signed, key=key))
@@ -146,6 +183,8 @@ def summary(runtime: Runtime) -> dict[str, Any]:
 def run_demo(args: argparse.Namespace) -> int:
     """The controller on embedded defaults; with --rounds, stop and summarise."""
     _logging(args.log_level)
+    writable(args.db)
+    check_listen(Address(args.host, args.port, "--host", "--port"))
     config = demo_config(
         tables=args.tables,
         signs=("pit-sign",),

@@ -63,6 +63,8 @@ def read_secret(path: Path | None, prompt: str, environment: str) -> str:
             return path.read_text(encoding="utf-8").rstrip("\r\n")
         except OSError as error:
             raise CommandError(f"{path}: cannot read the passphrase: {error.strerror}") from error
+        except UnicodeDecodeError as error:
+            raise CommandError(f"{path}: the passphrase is not UTF-8 text") from error
     if secret := os.environ.get(environment):
         return secret
     if not sys.stdin.isatty():

@@ -14,7 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from controller.cli.common import CommandError, add_db, open_journal, report_receipt
+from controller.cli.common import (
+    CommandError,
+    add_db,
+    open_journal,
+    open_reader,
+    read_lines,
+    report_receipt,
+)
 from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
 from controller.effects import fraction_text
@@ -110,7 +117,7 @@ def pool_summary(pool: Pool) -> dict[str, Any]:
 
 def run_meters(args: argparse.Namespace) -> int:
     """Print every pool."""
-    with open_journal(args) as journal:
+    with open_reader(args) as journal:
         pools = [pool_summary(pool) for _, pool in sorted(journal.state.pools.items())]
     if args.json:
         print(json.dumps({"pools": pools}, indent=2))
@@ -144,7 +151,7 @@ def run_meters(args: argparse.Namespace) -> int:
 
 def run_hits(args: argparse.Namespace) -> int:
     """Print progressive hits and payouts that needed verification, newest first."""
-    with open_journal(args) as journal:
+    with open_reader(args) as journal:
         records = journal.verification_records(pending_only=args.pending, pool_id=args.pool)
     rows = [record.row() for record in records]
     if args.json:
@@ -206,12 +213,12 @@ def run_adjust(args: argparse.Namespace) -> int:
 
 def run_apply(args: argparse.Namespace) -> int:
     """Append JSON-lines events; exit 1 if any was refused."""
-    stream = sys.stdin if args.events == "-" else open(args.events, encoding="utf-8")  # noqa: SIM115, PTH123
-    with stream, open_journal(args, must_exist=False) as journal:
-        try:
-            events = [decode_event(line) for line in stream if line.strip()]
-        except msgspec.MsgspecError as error:
-            raise CommandError(str(error)) from error
+    lines = read_lines(args.events)
+    try:
+        events = [decode_event(line) for line in lines if line.strip()]
+    except msgspec.MsgspecError as error:
+        raise CommandError(f"{args.events}: {error}") from error
+    with open_journal(args, must_exist=False) as journal:
         receipts = journal.append_many(events)
     refused = 0
     for receipt in receipts:

@@ -1,0 +1,132 @@
+"""The journal opened to read and never to write: the supervisors' and auditors' commands.
+
+:class:`controller.journal.store.Journal` is a writer: it sets the file's page size and WAL
+mode and migrates the schema, so opening any SQLite file with it changes that file (an
+unrelated database would gain the journal's tables). A command that only reads (``jackpotd
+meters``, ``hits``, ``report``, ``verify``, ``operator list``, ``manifest check``) opens
+the file here instead, through SQLite's ``mode=ro``: nothing is migrated, no pragma writes,
+and a file that is not a journal is refused in one line before anything is read from it.
+
+SQLite keeps a WAL journal's readers in step through the ``-shm`` index next to the file: a
+read-only connection uses the ``-wal`` and ``-shm`` files the writer keeps, or creates them
+empty when the service is not running; it never writes the journal itself or a frame of its
+WAL.
+"""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final, Self
+
+import msgspec
+import sqlite_utils
+
+from controller.journal.errors import JournalError, SchemaError
+from controller.journal.reads import ReadSide
+from controller.journal.restore import load_state
+from controller.journal.schema import MIGRATIONS
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from controller.ledger.apply import LedgerState
+
+LATEST: Final = len(MIGRATIONS)
+JOURNAL_TABLES: Final = frozenset({"journal", "pools", "tables", "payouts", "meta"})
+"""Tables every journal has had since its first schema version."""
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    try:
+        connection = sqlite3.connect(
+            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
+        )
+        connection.execute("PRAGMA busy_timeout=5000")
+    except sqlite3.Error as error:
+        raise JournalError(f"{path}: cannot read the journal: {error}") from error
+    return connection
+
+
+def schema_version(connection: sqlite3.Connection, path: Path) -> int:
+    """The journal's schema version; refuses a file that is not a journal."""
+    try:
+        version = int(connection.execute("PRAGMA user_version").fetchone()[0])
+        tables = {
+            str(name)
+            for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
+        }
+    except sqlite3.DatabaseError as error:  # "file is not a database", "database disk image..."
+        raise JournalError(f"{path}: not a jackpotd journal ({error})") from error
+    if version == 0 or not tables >= JOURNAL_TABLES:
+        raise JournalError(f"{path}: not a jackpotd journal")
+    if version > LATEST:
+        raise SchemaError(
+            f"{path}: the journal is at schema version {version}, this controller knows up to "
+            f"{LATEST}: upgrade the controller"
+        )
+    return version
+
+
+def check_journal(path: Path | str) -> int:
+    """The schema version of the journal at ``path`` (read only); refuses anything else."""
+    location = Path(path)
+    if not location.exists():
+        raise JournalError(f"{location}: no such journal")
+    connection = _connect(location)
+    try:
+        return schema_version(connection, location)
+    finally:
+        connection.close()
+
+
+class ReadOnlyJournal(ReadSide):
+    """A journal file opened read only: its state, its rows and the named reads."""
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        if not self.path.exists():
+            raise JournalError(f"{self.path}: no such journal")
+        self._connection = _connect(self.path)
+        try:
+            version = schema_version(self._connection, self.path)
+        except JournalError:
+            self._connection.close()
+            raise
+        if version < LATEST:
+            self._connection.close()
+            raise SchemaError(
+                f"{self.path}: the journal is at schema version {version}, this controller reads "
+                f"{LATEST}; the service brings it up to date when it starts"
+            )
+        self._database = sqlite_utils.Database(self._connection)
+
+    @property
+    def reader(self) -> sqlite_utils.Database:
+        """The read-only connection every read runs on."""
+        return self._database
+
+    @functools.cached_property
+    def state(self) -> LedgerState:
+        """The ledger state as the journal has it materialized."""
+        try:
+            return load_state(self._database)
+        except (ValueError, KeyError, TypeError, msgspec.MsgspecError, sqlite3.Error) as error:
+            raise JournalError(
+                f"{self.path}: the materialized state cannot be read ({error}); run jackpotd verify"
+            ) from error
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """Every journal row in order."""
+        yield from self._database.query("SELECT * FROM journal ORDER BY seq")
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._connection.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
