@@ -20,7 +20,7 @@ from controller.journal.checkpoints import KIND, checkpoint_of, signature_holds,
 from controller.journal.snapshot import digest, state_digest
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from controller.events import CheckpointRecorded
     from controller.ledger.state import LedgerState
@@ -69,7 +69,7 @@ def at_head(state: LedgerState) -> AtHead:
     return AtHead(state_digest(state), meters)
 
 
-def checkpoints_in(rows: Sequence[Mapping[str, Any]]) -> dict[int, CheckpointRecorded]:
+def checkpoints_in(rows: Iterable[Mapping[str, Any]]) -> dict[int, CheckpointRecorded]:
     """The checkpoints of the journal's rows, by row."""
     found = {}
     for row in rows:
@@ -95,7 +95,10 @@ def audit(
     keys: Sequence[str],
     problem: Callable[[str], None],
 ) -> list[CheckpointSummary]:
-    """Check each checkpoint (see the module docstring); return what was found, in order."""
+    """Check each checkpoint (see the module docstring); return what was found, in order.
+
+    ``hashes`` holds the hash of each row a checkpoint covers, and of the last row if any.
+    """
     summaries = []
     for row, event in sorted(checkpoints.items()):
         head = event.head_seq

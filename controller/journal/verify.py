@@ -39,6 +39,7 @@ from controller.journal.checkpoint_audit import (
     audit_snapshots,
     checkpoints_in,
 )
+from controller.journal.checkpoints import KIND
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
 from controller.journal.restore import load_state
@@ -47,7 +48,7 @@ from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from controller.journal.anchors import Anchor
 
@@ -168,35 +169,86 @@ def check_link(row: dict[str, Any], expected: int, previous: str, report: Verify
         report.problem(f"row {row['seq']}: the row's contents do not match its hash")
 
 
+PROGRESS_ROWS: Final = 5_000
+"""Rows between two calls of ``verify``'s ``progress``."""
+
+
 def verify(
-    path: Path | str, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()
+    path: Path | str,
+    *,
+    keys: Sequence[str] = (),
+    anchors: Sequence[Anchor] = (),
+    progress: Callable[[int, int], None] | None = None,
 ) -> VerifyReport:
     """Check a journal file; raises :class:`JournalError` if it cannot be read at all.
 
     ``keys``: the controller's public keys (base64) to check the checkpoints' signatures with;
-    ``anchors``: saved heads that must be in the chain.
+    ``anchors``: saved heads that must be in the chain; ``progress``: called every
+    :data:`PROGRESS_ROWS` rows and once at the end, with the rows checked and the rows in all.
+
+    Every read runs in one read transaction: in WAL mode it sees the file as it was at its
+    first read until it ends, so the rows, the materialized state and the payouts are those of
+    one moment even while the service commits (docs/journal.md, "Verification").
     """
     location = Path(path)
     if not location.exists():
         raise JournalError(f"{location}: no such journal")
     try:
-        connection = sqlite3.connect(f"file:{location}?mode=ro", uri=True)
-        connection.row_factory = sqlite3.Row
-        rows = [dict(row) for row in connection.execute("SELECT * FROM journal ORDER BY seq")]
+        connection = sqlite3.connect(f"file:{location}?mode=ro", uri=True, isolation_level=None)
     except sqlite3.Error as error:
         raise JournalError(f"{location}: cannot read the journal: {error}") from error
-    report = VerifyReport(rows=len(rows), keys=len(keys), anchors=len(anchors))
+    connection.row_factory = sqlite3.Row
+    try:
+        connection.execute("BEGIN")
+        return _verify(connection, keys, anchors, progress or _silent)
+    except sqlite3.Error as error:
+        raise JournalError(f"{location}: cannot read the journal: {error}") from error
+    finally:
+        connection.close()  # ends the read transaction
+
+
+def _silent(done: int, total: int) -> None:
+    """No progress shown."""
+
+
+def _verify(
+    connection: sqlite3.Connection,
+    keys: Sequence[str],
+    anchors: Sequence[Anchor],
+    progress: Callable[[int, int], None],
+) -> VerifyReport:
+    """:func:`verify` inside its read transaction."""
+    total = int(connection.execute("SELECT count(*) FROM journal").fetchone()[0])
+    report = VerifyReport(rows=total, keys=len(keys), anchors=len(anchors))
+    # The checkpoints first (a scan of one column), so that the rows they cover are known
+    # when the replay passes them: only those rows' hashes and states are kept.
+    checkpoints = checkpoints_in(
+        connection.execute("SELECT seq, kind, event FROM journal WHERE kind = ?", [KIND])
+    )
+    wanted = {event.head_seq for event in checkpoints.values()}
+    kept = wanted | {anchor.seq for anchor in anchors}
     previous, state = GENESIS, LedgerState()
     payouts: Payouts = {}
-    checkpoints = checkpoints_in(rows)
-    wanted = {event.head_seq for event in checkpoints.values()}
     at_heads: dict[int, AtHead] = {0: at_head(state)} if 0 in wanted else {}
-    for expected, row in enumerate(rows, start=1):
+    hashes: dict[int, str] = {}
+    done = 0
+    for expected, found in enumerate(connection.execute("SELECT * FROM journal ORDER BY seq"), 1):
+        row = dict(found)
         check_link(row, expected, previous, report)
         previous = row["hash"]
         state = replay_row(state, row, report, payouts)
-        if row["seq"] in wanted:
-            at_heads[row["seq"]] = at_head(state)
+        seq = int(row["seq"])
+        report.head = (seq, str(row["hash"]))
+        if seq in kept:
+            hashes[seq] = str(row["hash"])
+        if seq in wanted:
+            at_heads[seq] = at_head(state)
+        done = expected
+        if done % PROGRESS_ROWS == 0 and done < total:
+            progress(done, total)
+    progress(done, total)
+    if done:
+        hashes[report.head[0]] = report.head[1]
     try:
         stored_state = load_state(sqlite_utils.Database(connection))
     except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:
@@ -207,12 +259,9 @@ def verify(
     for payout_id in sorted(payouts.keys() | stored.keys()):
         if payouts.get(payout_id) != stored.get(payout_id):
             report.problem(f"payout {payout_id}: the stored payout differs from the replay")
-    hashes = {int(row["seq"]): str(row["hash"]) for row in rows}
-    report.head = (int(rows[-1]["seq"]), str(rows[-1]["hash"])) if rows else (0, GENESIS)
     report.checkpoints = audit(checkpoints, at_heads, hashes, keys=keys, problem=report.problem)
     audit_snapshots(connection, checkpoints, report.problem)
-    connection.close()
     for anchor in anchors:
-        for problem in check_anchor(anchor, len(rows), hashes.get, keys):
+        for problem in check_anchor(anchor, done, hashes.get, keys):
             report.problem(problem)
     return report
