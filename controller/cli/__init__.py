@@ -15,7 +15,9 @@ from controller.cli import (
     exits,
     hand,
     manifest_command,
+    meters,
     operators,
+    pays,
     paytables,
     report,
     run,
@@ -45,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
     paytables.register(commands)
     hand.register(commands)
     analyze.register(commands)
+    meters.register(commands)
+    pays.register(commands)
     supervisor.register(commands)
     anchors.register(commands)
     operators.register(commands)

@@ -116,17 +116,26 @@ def open_journal(args: argparse.Namespace, *, must_exist: bool = True) -> Journa
 
 
 def checked(
-    kind: type[int | float], *, minimum: float, maximum: float | None = None
+    kind: type[int | float],
+    *,
+    minimum: float,
+    maximum: float | None = None,
+    above: bool = False,
 ) -> Callable[[str], int | float]:
-    """An argparse type: a number of ``kind`` within [minimum, maximum]."""
+    """An argparse type: a ``kind`` from ``minimum`` (``above``: excluded) to ``maximum``."""
 
     def convert(text: str) -> int | float:
         try:
             value = kind(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value < minimum or (maximum is not None and value > maximum):
-            bound = f"from {minimum} to {maximum}" if maximum is not None else f"{minimum} or more"
+        low = value <= minimum if above else value < minimum
+        if low or (maximum is not None and value > maximum):
+            bound = (
+                f"above {minimum}" if above
+                else f"from {minimum} to {maximum}" if maximum is not None
+                else f"{minimum} or more"
+            )  # fmt: skip
             raise argparse.ArgumentTypeError(f"{text!r}: must be {bound}")
         return value
 

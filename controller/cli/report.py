@@ -28,13 +28,14 @@ import itertools
 import json
 import sys
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from controller.cli.common import CommandError, add_db, open_reader
+from controller.cli.times import moment
 from controller.effects import (
     Adjusted,
     Balances,
@@ -62,22 +63,6 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     report.add_argument("--from", dest="start", help="ISO date or time, UTC (default: the start)")
     report.add_argument("--to", dest="end", help="ISO date or time, UTC (default: now)")
     report.set_defaults(run=run)
-
-
-def _moment(value: str | None, *, end: bool) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError as error:
-        raise CommandError(
-            f"{value!r} is not an ISO date or time like 2026-11-29T18:00Z"
-        ) from error
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    if end and len(value) == 10:  # a bare date covers the whole day
-        moment = moment.replace(hour=23, minute=59, second=59, microsecond=999_999)
-    return moment
 
 
 @dataclass(slots=True)
@@ -264,7 +249,8 @@ def _print_coverage(covered: Coverage) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the reconciliation; exit 1 if any pool does not balance."""
-    start, end = _moment(args.start, end=False), _moment(args.end, end=True)
+    start = moment(args.start, option="--from")
+    end = moment(args.end, option="--to", end=True)
     if start is not None and end is not None and start > end:
         raise CommandError(f"--from {args.start} is after --to {args.end}")
     with open_reader(args) as journal:

@@ -68,10 +68,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     demo.add_argument("--db", type=Path, default=Path("var/demo.db"), help="the journal file")
     demo.add_argument("--host", default="127.0.0.1", help="where the display listens")
     demo.add_argument(
-        "--port", type=checked(int, minimum=0, maximum=65535), default=8080, help="its port"
+        "--port", type=checked(int, minimum=1, maximum=65535), default=8080, help="its port"
     )
     demo.add_argument(
-        "--interval", type=checked(float, minimum=0), default=0.5, help="seconds between rounds"
+        "--interval",
+        type=checked(float, minimum=0, above=True),
+        default=0.5,
+        help="seconds between rounds",
     )
     demo.add_argument(
         "--hit-every",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import sqlite3
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Self
 
@@ -24,18 +25,73 @@ import msgspec
 import sqlite_utils
 
 from controller.journal.errors import JournalError, SchemaError
-from controller.journal.reads import ReadSide
+from controller.journal.reads import PayoutRecord, ReadSide, payout_record
 from controller.journal.restore import load_state
 from controller.journal.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from datetime import datetime
 
     from controller.ledger.apply import LedgerState
 
 LATEST: Final = len(MIGRATIONS)
 JOURNAL_TABLES: Final = frozenset({"journal", "pools", "tables", "payouts", "meta"})
 """Tables every journal has had since its first schema version."""
+
+PAY_KINDS: Final = {
+    "jackpot": "kind = 'progressive' AND from_meter_cents > 0",
+    "progressive": "kind = 'progressive'",
+    "bonus": "kind = 'win' AND spot = 'bonus'",
+    "ace-high": "kind = 'win' AND spot = 'ace-high'",
+    "insurance": "kind = 'win' AND spot = 'insurance'",
+    "dynasty": "kind = 'win' AND spot = 'dynasty'",
+    "envy": "kind = 'envy'",
+    "all": "kind IN ('win', 'progressive', 'envy')",
+}
+"""Which ``payouts`` rows each kind of pay is (docs/operations.md, "Words").
+
+A pay is an amount won on a wager (``win_cents`` above 0: a loss, a push or a void pays
+nothing); a jackpot is a progressive pay from a pool's meter; a progressive pay may instead
+be fixed (the $4 of a full house); odds pays are ``win`` on their spot; Envy bonuses their own.
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class PayFilter:
+    """Which pays to list: their kinds (keys of :data:`PAY_KINDS`) and bounds."""
+
+    kinds: tuple[str, ...]
+    pending_only: bool = False
+    pool_id: str | None = None
+    since: datetime | None = None
+    """From the first journal row dated then or later (rows are taken in journal order)."""
+    limit: int | None = None
+
+
+def pays(database: sqlite_utils.Database, chosen: PayFilter) -> list[PayoutRecord]:
+    """The pays ``chosen``, the newest round first and by seat within a round."""
+    kinds = " OR ".join(f"({PAY_KINDS[kind]})" for kind in chosen.kinds) or "0"
+    where, params = [f"({kinds})", "win_cents > 0"], list[object]()
+    if chosen.pending_only:
+        where.append("status = 'pending'")
+    if chosen.pool_id is not None:
+        where.append("pool_id = ?")
+        params.append(chosen.pool_id)
+    if chosen.since is not None:
+        first = (
+            "SELECT coalesce(min(seq), 1 << 62) FROM journal WHERE julianday(at) >= julianday(?)"
+        )
+        where.append(f"seq >= ({first})")
+        params.append(chosen.since.isoformat())
+    query = (
+        f"SELECT * FROM payouts WHERE {' AND '.join(where)} "  # noqa: S608 - fixed fragments
+        "ORDER BY seq DESC, seat, payout_id"
+    )
+    if chosen.limit is not None:
+        query += " LIMIT ?"
+        params.append(chosen.limit)
+    return [payout_record(row) for row in database.query(query, params)]
 
 
 def _connect(path: Path) -> sqlite3.Connection:
@@ -116,6 +172,10 @@ class ReadOnlyJournal(ReadSide):
             raise JournalError(
                 f"{self.path}: the materialized state cannot be read ({error}); run jackpotd verify"
             ) from error
+
+    def pays(self, chosen: PayFilter) -> list[PayoutRecord]:
+        """The pays ``chosen`` (:func:`pays`)."""
+        return pays(self._database, chosen)
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every journal row in order."""

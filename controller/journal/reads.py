@@ -134,10 +134,11 @@ def verification_records(
         where.append("pool_id = ?")
         params.append(pool_id)
     query = f"SELECT * FROM payouts WHERE {' AND '.join(where)} ORDER BY seq DESC"  # noqa: S608
-    return [_record(row) for row in database.query(query, params)]
+    return [payout_record(row) for row in database.query(query, params)]
 
 
-def _record(row: dict[str, Any]) -> PayoutRecord:
+def payout_record(row: dict[str, Any]) -> PayoutRecord:
+    """A ``payouts`` row as a :class:`PayoutRecord`."""
     made = {name: row[name] for name in PayoutMade.__struct_fields__}
     made["tax_report"] = bool(made["tax_report"])
     return PayoutRecord(

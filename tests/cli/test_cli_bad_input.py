@@ -49,7 +49,7 @@ BAD_VALUES: Final = {
     "port": "99999",
     "rounds": "-3",
     "tables": "0",
-    "interval": "soon",
+    "interval": "0",
     "limit": "-1",
     "start": "yesterday",
     "end": "2026-13-45",
@@ -59,7 +59,7 @@ BAD_VALUES: Final = {
 }
 """A bad value for each option whose value is checked beyond being a string."""
 
-EXTRA: Final = {("demo",): ("--rounds", "1", "--interval", "0", "--port", "0")}
+EXTRA: Final = {("demo",): ("--rounds", "1", "--interval", "0.01")}
 """What keeps a command short should the bad input be taken (it would then fail the test)."""
 
 

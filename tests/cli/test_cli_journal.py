@@ -151,13 +151,16 @@ def test_meters_show_every_required_meter(
     assert pool["house_funding_cents"] == 1_000_000 + 99_949
     assert pool["last_hits"][0]["line"] == "five-aces"
     status, out, _ = run(capsys, "meters", "--db", str(journal))
-    assert "$10,000.00" in out
-    assert "$1,000.05 paid from the meter" in out
+    rows = dict(line.split("\t") for line in out.splitlines())
+    assert rows["pool"] == "P1"
+    assert rows["meter"] == "$10,000.00"
+    assert rows["hits (jackpots won)"] == "1"
+    assert rows["paid from the meter"] == "$1,000.05"
 
 
 def test_hits_pending_and_verify_hit(journal: Path, capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "hits", "--pending", "--db", str(journal), "--json")
-    pending = json.loads(out)["hits"]
+    pending = json.loads(out)["pays"]
     assert status == 0
     assert [hit["payout_id"] for hit in pending] == ["s1/1/progressive"]
     assert pending[0]["tax_report"] is True
@@ -168,7 +171,7 @@ def test_hits_pending_and_verify_hit(journal: Path, capsys: pytest.CaptureFixtur
     assert status == 0
     assert "journaled as row" in out
     status, out, _ = run(capsys, "hits", "--pending", "--db", str(journal))
-    assert "no pending payouts" in out
+    assert "no pending pays" in out
     status, out, _ = run(capsys, "hits", "--db", str(journal))
     assert "PAID by Dana Supervisor" in out
 
@@ -370,7 +373,8 @@ def test_a_manager_revokes_an_operator(journal: Path, capsys: pytest.CaptureFixt
     manager = ("--key", key(journal, MANAGER), "--db", str(journal))
     status, _, _ = run(capsys, "operator", "revoke", "Lee", "--reason", "left", *manager)
     assert status == 0
-    assert "Lee" not in run(capsys, "operator", "list", "--db", str(journal))[1]
+    listed = run(capsys, "operator", "list", "--db", str(journal))[1]
+    assert "Lee" not in [line.split("\t")[0] for line in listed.splitlines()]
     status, _, err = run(capsys, "operator", "revoke", MANAGER, "--reason", "x", *manager)
     assert status == 1
     assert "last manager" in err

@@ -1,0 +1,169 @@
+"""``jackpotd hits``: jackpots by default, any kind of pay on request (docs/operations.md, "Words").
+
+A **pay** is any amount won on a wager; a **jackpot** is a pay from a pool's meter; a **hit** is
+a jackpot won; **pending** is a pay awaiting a supervisor's verification. The command used to
+list every progressive pay, the $4 full house with the five aces, as "hits". Now it lists
+jackpots unless ``--kind`` says otherwise; ``--pending`` lists every pay awaiting verification
+(what the pending alert counts), ``--since`` and ``--limit`` bound the list, ``--pool`` filters.
+
+The journal: one table offering the Fortune bonus and the progressive on one pool, verification
+at $1,000. Round R1 deals five aces to seat 1 (10 % of the meter, $1,000.00, a jackpot pending;
+the bonus's 250 to 1, $1,250, pending too), a full house to seat 2 (the progressive's fixed $4,
+the bonus's 5 to 1) and Envy to the others for the five aces. Round R2, a day later, deals a
+full house to seat 2 only.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal
+from importlib import resources
+from typing import TYPE_CHECKING
+
+import pytest
+from support.cli_runs import run
+
+from controller.events import PoolOpened, RoundSettled, TableConfigured, WagerLocked
+from controller.journal import Journal
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from controller.events import AnyEvent
+
+DAY_1 = "2026-11-29T15:00:00Z"
+DAY_2 = "2026-11-30T15:00:00Z"
+FIVE_ACES = ["Ac", "Ad", "Ah", "As", "Jk", "2d", "3d"]
+FULL_HOUSE = ["Kc", "Kd", "Kh", "5s", "5c", "9d", "2h"]
+NOTHING = ["2c", "4c", "6d", "8h", "Ts", "Qd", "9c"]
+DEALER = ["3c", "4d", "6s", "8d", "Tc", "Qc", "7s"]
+
+
+def paytable(name: str) -> str:
+    return (resources.files("controller") / "paytables" / f"{name}.toml").read_text()
+
+
+def wagers(round_id: str, at: str, seats: tuple[int, ...]) -> list[AnyEvent]:
+    return [
+        event
+        for seat in seats
+        for event in (
+            WagerLocked(f"{round_id}-p{seat}", at, "T1", round_id, seat, "progressive", 100),
+            WagerLocked(f"{round_id}-b{seat}", at, "T1", round_id, seat, "bonus", 500),
+        )
+    ]
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Path:
+    path = tmp_path / "journal.db"
+    events: list[AnyEvent] = [
+        PoolOpened("pool", DAY_1, "P1", "progressive-1", 1_000_000, Decimal("0.28")),
+        TableConfigured(
+            "table", DAY_1, "T1",
+            {"fortune-1": paytable("fortune-1"), "progressive-1": paytable("progressive-1")},
+            bonus="fortune-1", progressive="progressive-1", pool_id="P1",
+            verification_cents=100_000,
+        ),
+        *wagers("R1", DAY_1, (1, 2, 3)),
+        RoundSettled(
+            "R1", DAY_1, "T1", "R1", DEALER, {"1": FIVE_ACES, "2": FULL_HOUSE, "3": NOTHING}
+        ),
+        *wagers("R2", DAY_2, (2,)),
+        RoundSettled("R2", DAY_2, "T1", "R2", DEALER, {"2": FULL_HOUSE}),
+    ]  # fmt: skip
+    with Journal(path) as opened:
+        assert all(receipt.applied for receipt in opened.append_many(events))
+    return path
+
+
+def pays(capsys: pytest.CaptureFixture[str], journal: Path, *argv: str) -> list[dict[str, object]]:
+    status, out, err = run(capsys, "hits", "--json", "--db", str(journal), *argv)
+    assert status == 0, err
+    document = json.loads(out)
+    listed: list[dict[str, object]] = document["pays"]
+    return listed
+
+
+def ids(listed: list[dict[str, object]]) -> list[object]:
+    return [pay["payout_id"] for pay in listed]
+
+
+def test_hits_lists_jackpots_only_never_a_fixed_progressive_pay(
+    journal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    listed = pays(capsys, journal)
+    assert ids(listed) == ["R1/1/progressive"]
+    (jackpot,) = listed
+    assert jackpot["what"] == "jackpot"
+    assert jackpot["from_meter_cents"] == jackpot["win_cents"] == 100_008  # 10 % of $10,000.84
+    assert jackpot["status"] == "pending"
+
+
+def test_kind_chooses_which_pays(journal: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    progressive = pays(capsys, journal, "--kind", "progressive")
+    # Newest round first; within a round, by seat.
+    assert ids(progressive) == ["R2/2/progressive", "R1/1/progressive", "R1/2/progressive"]
+    assert [pay["win_cents"] for pay in progressive] == [400, 100_008, 400]
+    assert [pay["what"] for pay in progressive] == ["progressive", "jackpot", "progressive"]
+    bonus = pays(capsys, journal, "--kind", "bonus")
+    assert ids(bonus) == ["R2/2/bonus", "R1/1/bonus", "R1/2/bonus"]
+    assert [pay["win_cents"] for pay in bonus] == [2_500, 125_000, 2_500]
+    envy = pays(capsys, journal, "--kind", "envy")
+    assert envy  # the five aces earn Envy for the other seats with a qualifying wager
+    assert {pay["what"] for pay in envy} == {"envy"}
+    assert all(pay["seat"] != 1 for pay in envy)  # never for one's own hand
+    everything = pays(capsys, journal, "--kind", "all")
+    assert sorted(ids(everything)) == sorted(ids(progressive) + ids(bonus) + ids(envy))
+    assert all(int(str(pay["win_cents"])) > 0 for pay in everything)  # losses are no pays
+    for kind in ("ace-high", "insurance", "dynasty"):  # the table offers none of them
+        assert pays(capsys, journal, "--kind", kind) == []
+
+
+def test_pending_lists_every_pay_awaiting_verification(
+    journal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pending = pays(capsys, journal, "--pending")
+    assert ids(pending) == ["R1/1/bonus", "R1/1/progressive"]
+    assert {pay["status"] for pay in pending} == {"pending"}
+    assert ids(pays(capsys, journal, "--pending", "--kind", "jackpot")) == ["R1/1/progressive"]
+
+
+def test_since_limit_and_pool_bound_the_list(
+    journal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert ids(pays(capsys, journal, "--kind", "all", "--since", "2026-11-30")) == [
+        "R2/2/bonus",
+        "R2/2/progressive",
+    ]
+    assert ids(pays(capsys, journal, "--kind", "progressive", "--limit", "1")) == [
+        "R2/2/progressive"
+    ]
+    assert ids(pays(capsys, journal, "--pool", "P1")) == ["R1/1/progressive"]
+    assert pays(capsys, journal, "--pool", "P9") == []
+    status, _, err = run(capsys, "hits", "--since", "last week", "--db", str(journal))
+    assert (status, err) == (
+        1,
+        "jackpotd: --since: 'last week' is not an ISO date or time like 2026-11-29T18:00Z\n",
+    )
+
+
+def test_the_words_are_in_the_help_and_the_output(
+    journal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit):
+        run(capsys, "hits", "--help")
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "jackpots (pays from a pool's meter)" in help_text
+    assert "{jackpot,progressive,bonus,ace-high,insurance,dynasty,envy,all}" in help_text
+    status, out, _ = run(capsys, "hits", "--db", str(journal), "--kind", "all")
+    assert status == 0
+    header, *rows = out.splitlines()
+    assert header.split("\t") == [
+        "pay", "time", "table", "seat", "what", "line", "amount", "status", "pool", "tax",
+    ]  # fmt: skip
+    assert len(rows) == len(pays(capsys, journal, "--kind", "all"))
+    status, out, _ = run(capsys, "hits", "--db", str(journal), "--kind", "ace-high")
+    assert out == "no ace-high pays\n"
+    status, out, _ = run(capsys, "meters", "--db", str(journal))
+    assert "hits (jackpots won)" in out
