@@ -9,6 +9,9 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, TextIO
 
 from controller.analyzer.report import QUALIFYING_WAGER_CENTS, Analysis, Analyzer
+from controller.cli.common import command
+from controller.cli.progress import Steps, bar
+from controller.cli.tables import Column, print_table
 from controller.errors import JackpotError
 from controller.money import format_cents, format_percent
 from controller.rules.paytable_files import find_paytable, seed_paytables
@@ -26,10 +29,16 @@ class PlotUnavailableError(JackpotError, RuntimeError):
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``analyze`` to the command line."""
-    parser = commands.add_parser(
+    parser = command(
+        commands,
         "analyze",
         help="exact probabilities, return and house edge of a paytable",
         description="Counts every seven-card hand of the 53-card deck exactly (docs/analyzer.md).",
+        examples=(
+            "  jackpotd analyze fortune-1\n"
+            "  jackpotd analyze --all --json > analysis.json\n"
+            "  jackpotd analyze progressive-1 --plot return.png"
+        ),
     )
     target = parser.add_mutually_exclusive_group(required=True)
     target.add_argument("name", nargs="?", help="a paytable name (e.g. fortune-1) or .toml path")
@@ -39,80 +48,76 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--plot", metavar="FILE.png", help="draw return against meter (progressive)"
     )
     shown = parser.add_mutually_exclusive_group()
-    shown.add_argument("--progress", action="store_true", help="show progress even when not a tty")
+    shown.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress as lines on stderr when it is not a terminal (a bar when it is)",
+    )
     shown.add_argument("--quiet", action="store_true", help="never show progress")
     parser.set_defaults(run=run)
 
 
-class Progress:
-    """Progress on stderr: each step, the percentage of hands counted, then the time it took.
+class ProgressLog:
+    """Progress as lines (``--progress`` into a file or a pipe): each step, each quarter counted.
 
-    On a terminal the percentage rewrites the step's line as it grows; elsewhere (``--progress``
-    into a file or a pipe) a line is written at each quarter, so a log stays short. Nothing is
-    ever written to stdout, which holds the result (and the JSON).
+    Each line starts with the time since the start; the last says how long it all took. On a
+    terminal :class:`controller.cli.progress.Steps` draws bars instead.
     """
 
-    def __init__(self, stream: TextIO, *, enabled: bool) -> None:
+    def __init__(self, stream: TextIO) -> None:
         self.stream = stream
-        self.enabled = enabled
-        self.inline = enabled and stream.isatty()
         self.started = time.perf_counter()
         self.step = ""
-        self.mark = -1
-        """The last percentage shown in this step, in steps of 1 (terminal) or 25."""
+        self.mark = 0
+        """The last quarter shown in this step (no "0 %" line)."""
 
-    def _stamp(self) -> str:
-        return f"[{time.perf_counter() - self.started:5.1f}s]"
-
-    def _end_line(self) -> None:
-        if self.inline and self.step:
-            print(file=self.stream, flush=True)
-        self.step = ""
+    def _line(self, text: str) -> None:
+        print(f"[{time.perf_counter() - self.started:5.1f}s] {text}", file=self.stream, flush=True)
 
     def __call__(self, step: str) -> None:
-        """Report a step (with the time since the start) if progress is shown."""
-        if not self.enabled:
-            return
-        self._end_line()
-        self.step, self.mark = step, -1 if self.inline else 0  # no "0 %" line in a log
-        end = "" if self.inline else "\n"
-        print(f"{self._stamp()} {step} ...", end=end, file=self.stream, flush=True)
+        """A step begins."""
+        self.step, self.mark = step, 0
+        self._line(f"{step} ...")
 
     def counted(self, hands: int, total: int) -> None:
-        """Show the percentage of the step's hands counted, when it moved on enough."""
-        if not self.enabled or not total:
+        """A line when the step's count reaches another quarter."""
+        if not total:
             return
-        percent = hands * 100 // total
-        mark = percent if self.inline else percent - percent % 25
-        if mark <= self.mark:
-            return
-        self.mark = mark
-        if self.inline:
-            print(f"\r{self._stamp()} {self.step}: {percent:3d} %", end="", file=self.stream)
-            self.stream.flush()
-        else:
-            print(f"{self._stamp()} {self.step}: {percent} %", file=self.stream, flush=True)
+        quarter = hands * 100 // total // 25 * 25
+        if quarter > self.mark:
+            self.mark = quarter
+            self._line(f"{self.step}: {quarter} %")
 
     def done(self) -> None:
         """Say how long it all took."""
-        if self.enabled:
-            self._end_line()
-            print(
-                f"{self._stamp()} done in {time.perf_counter() - self.started:.1f}s",
-                file=self.stream,
-                flush=True,
-            )
+        self._line(f"done in {time.perf_counter() - self.started:.1f}s")
+
+
+def _analyses(args: argparse.Namespace) -> list[Analysis]:
+    """Each paytable asked for, analysed, with progress on stderr as the options say."""
+    tables = list(seed_paytables().values()) if args.all else [find_paytable(args.name)]
+    if sys.stderr.isatty() and not args.quiet:
+        started = time.perf_counter()
+        with bar(sys.stderr) as shown:
+            steps = Steps(shown)
+            analyzer = Analyzer(progress=steps)  # one analyzer: it counts each joker mode once
+            analyses = [analyzer.analyze(table) for table in tables]
+            steps.done()
+        print(f"done in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+        return analyses
+    if args.progress:
+        log = ProgressLog(sys.stderr)
+        analyzer = Analyzer(progress=log)
+        analyses = [analyzer.analyze(table) for table in tables]
+        log.done()
+        return analyses
+    analyzer = Analyzer()
+    return [analyzer.analyze(table) for table in tables]
 
 
 def run(args: argparse.Namespace) -> int:
     """Analyse one paytable or all of them and print the result."""
-    progress = Progress(
-        sys.stderr, enabled=args.progress or (sys.stderr.isatty() and not args.quiet)
-    )
-    analyzer = Analyzer(progress=progress)
-    tables = list(seed_paytables().values()) if args.all else [find_paytable(args.name)]
-    analyses = [analyzer.analyze(table) for table in tables]
-    progress.done()
+    analyses = _analyses(args)
     if args.plot:
         draw_return_plot(analyses, args.plot)
     if args.json:
@@ -227,27 +232,29 @@ def print_analysis(analysis: Analysis) -> None:
     print(f"{table.title}  [{table.name}], joker {table.joker.value}")
     print(f"{analysis.total:,} {unit} of the 53-card deck, counted exactly")
     print()
-    width = max(len(line.row.outcome) for line in analysis.lines) + 2
     split = analysis.ace_high is None  # Ace High outcomes name the joker themselves
-    header = (
-        f"{'Outcome':<{width}}{'Count':>22}"
-        + (f" {'Natural':>12} {'With joker':>12}" if split else "")
-        + f" {'Probability':>12} {'1 in':>16} {'Pays':>22} {'Return':>10}"
-    )
-    print(header)
-    print("-" * len(header))
+    columns = [
+        Column("Outcome"), Column("Count", figures=True),
+        *((Column("Natural", figures=True), Column("With joker", figures=True)) if split else ()),
+        Column("Probability", figures=True), Column("1 in", figures=True),
+        Column("Pays", figures=True), Column("Return", figures=True),
+    ]  # fmt: skip
     seed = analysis.progressive.terms.meter_seed_cents if analysis.progressive else 0
-    for line in analysis.lines:
-        one_in = f"{float(line.one_in):,.2f}" if line.one_in else "never"
-        share = float(line.fixed_return + line.meter_share * seed)
-        natural = f" {line.natural or 0:>12,} {line.with_joker or 0:>12,}" if split else ""
-        print(
-            f"{line.row.outcome:<{width}}{line.count:>22,}{natural} "
-            f"{float(line.probability):>12.4e} {one_in:>16} {line.row.pays!s:>22} {share:>10.6f}"
+    rows: list[tuple[object, ...]] = [
+        (
+            line.row.outcome, f"{line.count:,}",
+            *((f"{line.natural or 0:,}", f"{line.with_joker or 0:,}") if split else ()),
+            f"{float(line.probability):.4e}",
+            f"{float(line.one_in):,.2f}" if line.one_in else "never",
+            line.row.pays, f"{float(line.fixed_return + line.meter_share * seed):.6f}",
         )
+        for line in analysis.lines
+    ]  # fmt: skip
+    blank = ("", "") if split else ()
     losing = analysis.losing_count
-    print(f"{'No win':<{width}}{losing:>22,} {losing / analysis.total:>12.4e}")
-    print(f"{'Total':<{width}}{analysis.total:>22,}")
+    rows.append(("No win", f"{losing:,}", *blank, f"{losing / analysis.total:.4e}", "", "", ""))
+    rows.append(("Total", f"{analysis.total:,}", *blank, "", "", "", ""))
+    print_table(columns, rows)
     print()
     where = " at the meter seed" if analysis.progressive else ""
     print(f"Return{where}: {float(analysis.return_):.6f} ({_ratio(analysis.return_)})")
@@ -293,20 +300,32 @@ def print_progressive(figures: ProgressiveFigures) -> None:
 
 def print_summary(analyses: list[Analysis]) -> None:
     """One row per paytable."""
-    print(f"{'Paytable':<15}{'Wager':<15}{'Joker':<11}{'Return':>10}{'House edge':>12}  Notes")
-    for analysis in analyses:
-        table = analysis.paytable
-        notes = ""
-        if (figures := analysis.progressive) is not None:
-            break_even = figures.break_even_meter_cents
-            low, high = figures.long_run_return
-            notes = f"at seed {_amount(figures.terms.meter_seed_cents)}; long run {float(low):.4f}"
-            notes += f"-{float(high):.4f}" if high != low else ""
-            notes += f"; break-even meter {_amount(break_even)}" if break_even is not None else ""
-        print(
-            f"{table.name:<15}{table.wager:<15}{table.joker.value:<11}"
-            f"{float(analysis.return_):>10.6f}{float(analysis.house_edge * 100):>11.4f}%  {notes}"
-        )
+    print_table(
+        [
+            Column("Paytable"), Column("Wager"), Column("Joker"), Column("Return", figures=True),
+            Column("House edge", figures=True), Column("Notes"),
+        ],
+        (
+            (
+                analysis.paytable.name, analysis.paytable.wager, analysis.paytable.joker.value,
+                f"{float(analysis.return_):.6f}", f"{float(analysis.house_edge * 100):.4f}%",
+                _notes(analysis),
+            )
+            for analysis in analyses
+        ),
+    )  # fmt: skip
+
+
+def _notes(analysis: Analysis) -> str:
+    """A progressive paytable's figures at the seed and in the long run."""
+    if (figures := analysis.progressive) is None:
+        return ""
+    break_even = figures.break_even_meter_cents
+    low, high = figures.long_run_return
+    notes = f"at seed {_amount(figures.terms.meter_seed_cents)}; long run {float(low):.4f}"
+    notes += f"-{float(high):.4f}" if high != low else ""
+    notes += f"; break-even meter {_amount(break_even)}" if break_even is not None else ""
+    return notes
 
 
 def draw_return_plot(analyses: list[Analysis], path: str) -> None:

@@ -19,7 +19,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import CommandError, add_db, journal_path
+from controller.cli.common import CommandError, add_db, command, journal_path
+from controller.cli.progress import counting
+from controller.cli.times import local_time
 from controller.clock import utc_now
 from controller.journal.anchors import Anchors, read_anchors
 from controller.journal.readonly import check_journal
@@ -35,31 +37,61 @@ if TYPE_CHECKING:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``verify``, ``anchor`` and ``key``."""
-    check = commands.add_parser(
-        "verify", help="check the hash chain, replay the journal, check checkpoints and anchors"
+    check = command(
+        commands,
+        "verify",
+        help="check the hash chain, replay the journal, check checkpoints and anchors",
+        examples=(
+            "  jackpotd verify\n  jackpotd verify --anchor /mnt/offsite/pit-1.anchors --json"
+        ),
     )
     add_db(check)
     _add_trust(check)
     check.set_defaults(run=run_verify)
 
-    anchor = commands.add_parser("anchor", help="save the journal's head off the box")
+    anchor = command(
+        commands,
+        "anchor",
+        help="save the journal's head off the box",
+        examples="  jackpotd anchor save --to /mnt/offsite/pit-1.anchors",
+    )
     anchor_commands = anchor.add_subparsers(dest="anchor_command", metavar="ACTION", required=True)
-    save = anchor_commands.add_parser(
-        "save", help="verify, then append the head to an anchors file"
+    save = command(
+        anchor_commands,
+        "save",
+        help="verify, then append the head to an anchors file",
+        examples="  jackpotd anchor save --to /mnt/offsite/pit-1.anchors",
     )
     add_db(save)
     save.add_argument("--to", required=True, type=Path, help="the anchors file (kept off the box)")
     _add_trust(save)
     save.set_defaults(run=run_anchor_save)
 
-    key = commands.add_parser("key", help="the controller's signing key")
+    key = command(
+        commands,
+        "key",
+        help="the controller's signing key",
+        examples="  jackpotd key generate --out /etc/jackpotd/controller.key",
+    )
     key_commands = key.add_subparsers(dest="key_command", metavar="ACTION", required=True)
-    generate = key_commands.add_parser("generate", help="make a new controller key")
+    generate = command(
+        key_commands,
+        "generate",
+        help="make a new controller key",
+        examples=(
+            "  jackpotd key generate --out /etc/jackpotd/controller.key --public-out controller.pub"
+        ),
+    )
     generate.add_argument("--out", required=True, type=Path, help="the key file to write (0600)")
     generate.add_argument("--public-out", type=Path, help="also write the public key here")
     generate.set_defaults(run=run_key_generate)
-    show = key_commands.add_parser("show", help="print a key file's public key and id")
-    show.add_argument("key_file", type=Path)
+    show = command(
+        key_commands,
+        "show",
+        help="print a key file's public key and id",
+        examples="  jackpotd key show /etc/jackpotd/controller.key",
+    )
+    show.add_argument("key_file", type=Path, help="the controller key file")
     show.set_defaults(run=run_key_show)
 
 
@@ -121,7 +153,8 @@ def _print_report(report: VerifyReport, db: Path) -> None:
         last = report.checkpoints[-1]
         print(
             f"checkpoints: {len(report.checkpoints)}, signatures {last.signature}; the last at "
-            f"row {last.row} covers row {last.head_seq} (key {last.key_id}, {last.at})"
+            f"row {last.row} covers row {last.head_seq} (key {last.key_id}, "
+            f"{local_time(last.at)})"
         )
     else:
         print("checkpoints: none")
@@ -134,7 +167,8 @@ def run_verify(args: argparse.Namespace) -> int:
     trust = _trust(args.anchor, args.controller_key)
     path = journal_path(args)
     check_journal(path)
-    report = verify(path, keys=trust.keys, anchors=trust.heads)
+    with counting("verifying the journal (rows)") as progress:
+        report = verify(path, keys=trust.keys, anchors=trust.heads, progress=progress)
     if args.json:
         print(json.dumps(verify_document(report), indent=2))
     else:
@@ -148,7 +182,8 @@ def run_anchor_save(args: argparse.Namespace) -> int:
     trust = _trust([*existing, *args.anchor], args.controller_key)
     path = journal_path(args)
     check_journal(path)
-    report = verify(path, keys=trust.keys, anchors=trust.heads)
+    with counting("verifying the journal (rows)") as progress:
+        report = verify(path, keys=trust.keys, anchors=trust.heads, progress=progress)
     if not report.ok:
         _print_report(report, path)
         print(f"nothing saved to {args.to}", file=sys.stderr)

@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import sys
+import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -37,8 +38,21 @@ class CommandError(JackpotError, ValueError):
     """Bad input to a command; reported as one line on stderr with exit status 1."""
 
 
-class HelpFormatter(argparse.ArgumentDefaultsHelpFormatter, argparse.RawDescriptionHelpFormatter):
-    """Every option's default in its help, and descriptions and examples as written."""
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Each option's default after its help, and descriptions and examples as written.
+
+    argparse's ArgumentDefaultsHelpFormatter, except that an option without a default (None, an
+    empty list, a flag's False) says nothing rather than "(default: None)"; where such an option
+    has a default worked out later (``--db``), its help says which.
+    """
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if "(default" in text or action.default in (None, False, [], argparse.SUPPRESS):
+            return text
+        if action.option_strings or action.nargs in {argparse.OPTIONAL, argparse.ZERO_OR_MORE}:
+            text += " (default: %(default)s)"
+        return text
 
 
 def command(
@@ -53,7 +67,7 @@ def command(
     return commands.add_parser(
         name,
         help=help,
-        description=description or help[:1].upper() + help[1:] + ".",
+        description=textwrap.fill(description or help[:1].upper() + help[1:] + ".", width=79),
         epilog=f"examples:\n{examples}" if examples else None,
         formatter_class=HelpFormatter,
     )

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from controller.cli.common import add_db, open_journal, report_receipt
+from controller.cli.common import add_db, command, open_journal, report_receipt
 from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
 from controller.config.approval import configuration_approval
@@ -30,7 +30,15 @@ if TYPE_CHECKING:
 
 def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``config approve``."""
-    approve = actions.add_parser("approve", help="sign what a configuration changes (a manager)")
+    approve = command(
+        actions,
+        "approve",
+        help="sign what a configuration changes (a manager)",
+        examples=(
+            "  jackpotd config approve --config /etc/jackpotd/jackpotd.toml --dry-run\n"
+            "  jackpotd config approve --config /etc/jackpotd/jackpotd.toml --key manager.key"
+        ),
+    )
     add_db(approve, config=False)
     approve.add_argument("--config", type=Path, required=True, help="the configuration file")
     approve.add_argument("--dry-run", action="store_true", help="show the changes; sign nothing")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from controller.cli import config_approve
+from controller.cli.common import command
 from controller.config.load import ConfigError, load_config
 from controller.money import format_cents, format_percent
 from controller.plugins import by_section
@@ -28,9 +29,25 @@ if TYPE_CHECKING:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``config check`` to the command line."""
-    parser = commands.add_parser("config", help="check or approve a configuration file")
+    parser = command(
+        commands,
+        "config",
+        help="check or approve a configuration file",
+        examples=(
+            "  jackpotd config check /etc/jackpotd/jackpotd.toml\n"
+            "  jackpotd config approve --config /etc/jackpotd/jackpotd.toml --key manager.key"
+        ),
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    check = actions.add_parser("check", help="validate a configuration file and summarize it")
+    check = command(
+        actions,
+        "check",
+        help="validate a configuration file and summarize it",
+        examples=(
+            "  jackpotd config check /etc/jackpotd/jackpotd.toml\n"
+            "  jackpotd config check deploy/jackpotd.toml --json"
+        ),
+    )
     check.add_argument("path", type=Path, help="the configuration file (TOML)")
     check.add_argument("--json", action="store_true", help="print JSON")
     check.set_defaults(run=run_check)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from controller.cli.common import command
 from controller.money import format_cents, parse_dollars
 from controller.rules.cards import JokerMode, SevenCardHand
 from controller.rules.paytable import Wager
@@ -25,12 +26,19 @@ INSURANCE_JOKER = (
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``hand`` to the command line."""
-    parser = commands.add_parser(
+    parser = command(
+        commands,
         "hand",
         help="show a seven-card hand's best five cards and the line it wins",
         description=(
             "CARDS are seven codes such as 'As Kd Tc 9h 5s 3c Jk', in any letter case "
             "(10 for T is fine)."
+        ),
+        examples=(
+            "  jackpotd hand 'As Ks Qs Js Jk Kh Qh' --paytable fortune-1\n"
+            "  jackpotd hand Ac Ad Ah As Jk 2c 3d --paytable progressive-5 --meter '$12,345.67'\n"
+            "  jackpotd hand 'As Kd Qc 9s 7h 3c 2d' --paytable ace-high-2 --dealer "
+            "'Jk Kh Qh 9c 7d 3d 2h'"
         ),
     )
     parser.add_argument("cards", nargs="+", help="the seven cards (one string or seven words)")

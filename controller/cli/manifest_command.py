@@ -14,8 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller import __version__
-from controller.cli.common import CommandError, add_db, open_journal, open_reader, report_receipt
+from controller.cli.common import (
+    CommandError,
+    add_db,
+    command,
+    open_journal,
+    open_reader,
+    report_receipt,
+)
 from controller.cli.signing import add_signers, signed, signers
+from controller.cli.tables import Column, print_table
 from controller.clock import utc_now
 from controller.config.load import load_config
 from controller.events import ManifestApproved
@@ -27,22 +35,50 @@ if TYPE_CHECKING:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``version`` and ``manifest approve|check``."""
-    version = commands.add_parser("version", help="the version, and with --verbose every digest")
+    version = command(
+        commands,
+        "version",
+        help="the version, and with --verbose every digest",
+        examples=(
+            "  jackpotd version\n  jackpotd version --verbose --config /etc/jackpotd/jackpotd.toml"
+        ),
+    )
     version.add_argument("--verbose", action="store_true", help="print the digests")
     version.add_argument("--config", type=Path, help="also the digest of this configuration")
-    version.add_argument("--json", action="store_true")
+    version.add_argument("--json", action="store_true", help="print JSON")
     version.set_defaults(run=run_version)
 
-    manifest = commands.add_parser("manifest", help="approve or check the installed software")
+    manifest = command(
+        commands,
+        "manifest",
+        help="approve or check the installed software",
+        examples="  jackpotd manifest check --config /etc/jackpotd/jackpotd.toml",
+    )
     actions = manifest.add_subparsers(dest="action", metavar="ACTION", required=True)
-    approve = actions.add_parser("approve", help="journal the current digests as approved")
+    approve = command(
+        actions,
+        "approve",
+        help="journal the current digests as approved",
+        examples=(
+            "  jackpotd manifest approve --config /etc/jackpotd/jackpotd.toml --key manager.key"
+        ),
+    )
     add_db(approve, config=False)
-    approve.add_argument("--config", type=Path, required=True)
+    approve.add_argument(
+        "--config", type=Path, required=True, help="the configuration the service runs"
+    )
     add_signers(approve)
     approve.set_defaults(run=run_approve)
-    check = actions.add_parser("check", help="compare the installed software with the approved")
+    check = command(
+        actions,
+        "check",
+        help="compare the installed software with the approved",
+        examples="  jackpotd manifest check --config /etc/jackpotd/jackpotd.toml",
+    )
     add_db(check, config=False)
-    check.add_argument("--config", type=Path, required=True)
+    check.add_argument(
+        "--config", type=Path, required=True, help="the configuration the service runs"
+    )
     check.set_defaults(run=run_check)
 
 
@@ -66,8 +102,10 @@ def run_version(args: argparse.Namespace) -> int:
         print(f"software sha256: {manifest.software}")
         if args.config:
             print(f"configuration sha256: {manifest.configuration}  ({args.config})")
-        for path, digest in manifest.files:
-            print(f"  {digest}  {path}")
+        print_table(
+            [Column("sha256"), Column("file")],
+            [(digest, path) for path, digest in manifest.files],
+        )
     return 0
 
 

@@ -15,8 +15,16 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.cli.common import CommandError, add_db, open_journal, open_reader, report_receipt
+from controller.cli.common import (
+    CommandError,
+    add_db,
+    command,
+    open_journal,
+    open_reader,
+    report_receipt,
+)
 from controller.cli.signing import add_signers, read_secret, signed, signers
+from controller.cli.tables import Column, print_table
 from controller.clock import utc_now
 from controller.events import OperatorEnrolled, OperatorRevoked, OperatorUnlocked
 from controller.ledger.operators import Role
@@ -38,11 +46,21 @@ NEW_PASSPHRASE_ENVIRONMENT = "JACKPOTD_NEW_PASSPHRASE"  # noqa: S105 - a variabl
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``operator key|add|list|unlock|revoke``."""
-    parser = commands.add_parser("operator", help="operators' keys, enrollment and revocation")
+    parser = command(
+        commands,
+        "operator",
+        help="operators' keys, enrollment and revocation",
+        examples="  jackpotd operator list\n  jackpotd operator key sam --out sam.key",
+    )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    key = actions.add_parser("key", help="make an operator's signing key file")
-    key.add_argument("name")
+    key = command(
+        actions,
+        "key",
+        help="make an operator's signing key file",
+        examples="  jackpotd operator key 'Sam Supervisor' --out sam.key   # asks a passphrase",
+    )
+    key.add_argument("name", help="the operator's name, as they will be enrolled")
     key.add_argument("--out", type=Path, required=True, help="the key file to write (0600)")
     key.add_argument(
         "--passphrase-file",
@@ -51,17 +69,29 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     key.set_defaults(run=run_key)
 
-    add = actions.add_parser("add", help="enroll an operator (the first: a manager, self-signed)")
+    add = command(
+        actions,
+        "add",
+        help="enroll an operator (the first: a manager, self-signed)",
+        examples=(
+            "  jackpotd operator add 'Sam Supervisor' --role supervisor --public-key sam.key "
+            "--key manager.key"
+        ),
+    )
     add_db(add)
-    add.add_argument("name")
-    add.add_argument("--role", choices=[role.value for role in Role], required=True)
+    add.add_argument("name", help="the operator's name, as in their key file")
+    add.add_argument(
+        "--role", choices=[role.value for role in Role], required=True, help="what they may do"
+    )
     add.add_argument(
         "--public-key", type=Path, required=True, help="the new operator's key file (public half)"
     )
     add_signers(add)
     add.set_defaults(run=run_add)
 
-    listing = actions.add_parser("list", help="the enrolled operators")
+    listing = command(
+        actions, "list", help="the enrolled operators", examples="  jackpotd operator list"
+    )
     add_db(listing)
     listing.set_defaults(run=run_list)
 
@@ -69,10 +99,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         ("unlock", "let an operator locked out after failed attempts act again", run_unlock),
         ("revoke", "an operator may no longer act", run_revoke),
     ):
-        action = actions.add_parser(name, help=what)
+        action = command(
+            actions,
+            name,
+            help=what,
+            examples=f"  jackpotd operator {name} 'Sam Supervisor' --reason '...' --key mgr.key",
+        )
         add_db(action)
-        action.add_argument("name")
-        action.add_argument("--reason", required=True)
+        action.add_argument("name", help="the operator's name")
+        action.add_argument("--reason", required=True, help="why, for the journal")
         add_signers(action)
         action.set_defaults(run=run)
 
@@ -115,12 +150,21 @@ def run_list(args: argparse.Namespace) -> int:
     """Print the operators: role, key and whether they are locked out (never a secret)."""
     with open_reader(args) as journal:
         operators = sorted(journal.state.operators.values(), key=lambda op: op.name)
-    for operator in operators:
-        key = operator.public_key[:12] + "..." if operator.public_key else "no key (PIN)"
-        state = "LOCKED OUT" if operator.locked else f"{operator.failures} failed attempts"
-        print(f"{operator.name}\t{operator.role}\t{key}\t{state}")
     if not operators:
         print("no operators enrolled")
+        return 0
+    print_table(
+        [Column("operator"), Column("role"), Column("key"), Column("state")],
+        (
+            (
+                operator.name,
+                operator.role,
+                operator.public_key[:12] + "..." if operator.public_key else "no key (PIN)",
+                "LOCKED OUT" if operator.locked else f"{operator.failures} failed attempts",
+            )
+            for operator in operators
+        ),
+    )
     return 0
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from controller.cli.common import command
+from controller.cli.tables import Column, print_table
 from controller.money import format_cents, format_percent
 from controller.rules.paytable_files import find_paytable, sample_paytables, seed_paytables
 
@@ -16,13 +18,23 @@ if TYPE_CHECKING:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``paytables`` and ``paytables show`` to the command line."""
-    parser = commands.add_parser(
-        "paytables", help="list the seed paytables and the samples, or show one"
+    parser = command(
+        commands,
+        "paytables",
+        help="list the seed paytables and the samples, or show one",
+        examples="  jackpotd paytables\n  jackpotd paytables show progressive-1",
     )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(run=run_list)
     actions = parser.add_subparsers(dest="action", metavar="ACTION")
-    show = actions.add_parser("show", help="print one paytable")
+    show = command(
+        actions,
+        "show",
+        help="print one paytable",
+        examples=(
+            "  jackpotd paytables show fortune-1\n  jackpotd paytables show ./house-1.toml --json"
+        ),
+    )
     show.add_argument("name", help="a paytable name (e.g. fortune-1) or a .toml file path")
     show.add_argument("--json", action="store_true", help="print JSON")
     show.set_defaults(run=run_show)
@@ -37,14 +49,14 @@ def run_list(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps([as_json(table) for table in tables], indent=2))
         return 0
-    width = max(len(table.name) for table in tables)
-    wager_width = max(len(table.wager) for table in tables)
-    for table in tables:
-        kind = "SAMPLE" if table.sample else "seed"
-        print(
-            f"{table.name:<{width}}  {table.wager:<{wager_width}}  {table.joker.value:<10}  "
-            f"{kind:<6}  {table.title}"
-        )
+    print_table(
+        [Column("paytable"), Column("wager"), Column("joker"), Column("kind"), Column("title")],
+        (
+            (table.name, table.wager, table.joker.value, "SAMPLE" if table.sample else "seed",
+             table.title)
+            for table in tables
+        ),
+    )  # fmt: skip
     return 0
 
 
@@ -66,12 +78,15 @@ def run_show(args: argparse.Namespace) -> int:
         print(f"Rate of progression: {format_percent(terms.rate_of_progression)}")
         print(f"Reserve rate: {format_percent(terms.reserve_rate)}")
         print(f"Original wager {returned} to player")
-    outcome_width = max(len(row.outcome) for row in table.lines)
-    pay_width = max(len(str(row.pays)) for row in table.lines)
     print()
-    for row in table.lines:
-        envy = format_cents(row.envy_cents, always_cents=False) if row.envy_cents else ""
-        print(f"  {row.outcome:<{outcome_width}}  {row.pays!s:<{pay_width}}  {envy:>7}  {row.line}")
+    print_table(
+        [Column("outcome"), Column("pays"), Column("envy", figures=True), Column("line")],
+        (
+            (row.outcome, row.pays,
+             format_cents(row.envy_cents, always_cents=False) if row.envy_cents else "", row.line)
+            for row in table.lines
+        ),
+    )  # fmt: skip
     return 0
 
 

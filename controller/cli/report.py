@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from controller.cli.common import CommandError, add_db, open_reader
-from controller.cli.times import moment
+from controller.cli.common import CommandError, add_db, command, open_reader
+from controller.cli.tables import Column, print_table
+from controller.cli.times import local_time, moment
 from controller.effects import (
     Adjusted,
     Balances,
@@ -58,10 +59,30 @@ ACCOUNTS = ("meter", "reserve", "overflow")
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``report`` to the command line."""
-    report = commands.add_parser("report", help="reconcile every pool over a period")
+    report = command(
+        commands,
+        "report",
+        help="reconcile every pool over a period",
+        examples=(
+            "  jackpotd report --from 2026-12-01 --to 2026-12-01   # one gaming day (UTC)\n"
+            "  jackpotd report --from 2026-12-01T06:00-05:00 --to 2026-12-02T05:59:59-05:00\n"
+            "  jackpotd report --json"
+        ),
+    )
     add_db(report)
-    report.add_argument("--from", dest="start", help="ISO date or time, UTC (default: the start)")
-    report.add_argument("--to", dest="end", help="ISO date or time, UTC (default: now)")
+    report.add_argument(
+        "--from",
+        dest="start",
+        metavar="WHEN",
+        help="ISO date or time, UTC unless it carries an offset (default: the first row)",
+    )
+    report.add_argument(
+        "--to",
+        dest="end",
+        metavar="WHEN",
+        help="ISO date or time, UTC unless it carries an offset; a date covers its day "
+        "(default: the last row)",
+    )
     report.set_defaults(run=run)
 
 
@@ -177,8 +198,8 @@ class Coverage:
 
     first_seq: int | None
     last_seq: int | None
-    clock_steps: list[str]
-    """Each clock-step fault journaled in the period: ``row N at T: detail``."""
+    clock_steps: list[tuple[int, str, str]]
+    """Each clock-step fault journaled in the period: its row, time and detail."""
     dated_back: int
     """Rows dated earlier than the row before them (a clock step, journaled or not)."""
 
@@ -187,7 +208,7 @@ class Coverage:
         return {
             "first_seq": self.first_seq,
             "last_seq": self.last_seq,
-            "clock_steps": self.clock_steps,
+            "clock_steps": [f"row {seq} at {at}: {detail}" for seq, at, detail in self.clock_steps],
             "dated_back": self.dated_back,
         }
 
@@ -209,7 +230,7 @@ def coverage(rows: list[dict[str, Any]], start: datetime | None, end: datetime |
             FAULT_SOURCE,
             CLOCK_STEP,
         ):
-            steps.append(f"row {row['seq']} at {row['at']}: {event.detail}")
+            steps.append((int(row["seq"]), str(row["at"]), event.detail))
     dated = [_at(row) for row in inside]
     back = sum(later < earlier for earlier, later in itertools.pairwise(dated))
     first, last = (inside[0]["seq"], inside[-1]["seq"]) if inside else (None, None)
@@ -243,8 +264,48 @@ def _print_coverage(covered: Coverage) -> None:
             "the clock stepped: rows dated earlier than the row before them: "
             f"{covered.dated_back}; rows are taken in journal order"
         )
-        for step in covered.clock_steps:
-            print(f"  clock step, {step}")
+        for seq, at, detail in covered.clock_steps:
+            print(f"  clock step, row {seq} at {local_time(at)}: {detail}")
+
+
+def _account_rows(pool_id: str, period: PoolPeriod) -> list[tuple[object, ...]]:
+    """The pool's three accounts, each flow signed as it moves the account: they add up."""
+    cents = {name: format_cents(int(value)) for name, value in period.contributions.items()}
+    house, reserve = period.funding("house"), period.funding("reserve")
+    expected = period.expected()
+    flows = {
+        "meter": (house + reserve, int(period.released), -period.wins_cents),
+        "reserve": (-reserve, None, None),
+        "overflow": (None, -int(period.released), None),
+    }
+    rows: list[tuple[object, ...]] = []
+    for account in ACCOUNTS:
+        seeds, released, paid = flows[account]
+        rows.append((
+            pool_id, account, format_cents(int(period.opening[account])), cents[account],
+            *("" if flow is None else format_cents(flow) for flow in (seeds, released)),
+            format_cents(period.adjustments[account]),
+            "" if paid is None else format_cents(paid),
+            period.hits if account == "meter" else "",
+            format_cents(-int(period.refunded[account])),
+            format_cents(int(period.closing[account])),
+            "yes" if expected[account] == period.closing[account] else "NO",
+        ))  # fmt: skip
+    return rows
+
+
+REPORT_COLUMNS = (
+    Column("pool"), Column("account"), Column("opening", figures=True),
+    Column("contributions", figures=True), Column("seeds", figures=True),
+    Column("released", figures=True), Column("adjustments", figures=True),
+    Column("paid", figures=True), Column("hits", figures=True),
+    Column("refunded by voids", figures=True), Column("closing", figures=True),
+    Column("balanced"),
+)  # fmt: skip
+
+
+def _when(value: datetime | None, otherwise: str) -> str:
+    return local_time(value.isoformat()) if value is not None else otherwise
 
 
 def run(args: argparse.Namespace) -> int:
@@ -263,35 +324,17 @@ def run(args: argparse.Namespace) -> int:
         report = {"from": args.start, "to": args.end, "rows": covered.document()}
         print(json.dumps(report | {"pools": documents, "balanced": ok}, indent=2))
         return 0 if ok else 1
-    print(f"Reconciliation from {args.start or 'the start'} to {args.end or 'now'}")
+    print(f"Reconciliation from {_when(start, 'the start')} to {_when(end, 'now')}")
     _print_coverage(covered)
-    for pool_id, period in sorted(periods.items()):
-        money = {name: format_cents(int(value)) for name, value in period.closing.items()}
-        refunded = {name: format_cents(int(value)) for name, value in period.refunded.items()}
-        print(f"\n{pool_id}: {'balanced' if period.balanced() else 'DOES NOT BALANCE'}")
-        print(
-            f"  meter {format_cents(int(period.opening['meter']))} + contributions "
-            f"{format_cents(int(period.contributions['meter']))} + seeds "
-            f"{format_cents(period.funding('house') + period.funding('reserve'))} "
-            f"(house {format_cents(period.funding('house'))}, reserve "
-            f"{format_cents(period.funding('reserve'))}) + released "
-            f"{format_cents(int(period.released))} +/- adjustments "
-            f"{format_cents(period.adjustments['meter'])} - wins {format_cents(period.wins_cents)} "
-            f"({period.hits} hits) - refunded by voids {refunded['meter']} = {money['meter']}"
-        )
-        cents = {name: format_cents(int(period.contributions[name])) for name in ACCOUNTS}
-        print(
-            f"  reserve {format_cents(int(period.opening['reserve']))} + contributions "
-            f"{cents['reserve']} - seeds funded {format_cents(period.funding('reserve'))} "
-            f"+/- adjustments {format_cents(period.adjustments['reserve'])} - refunded by voids "
-            f"{refunded['reserve']} = {money['reserve']}"
-        )
-        print(
-            f"  overflow {format_cents(int(period.opening['overflow']))} + contributions "
-            f"{cents['overflow']} - released {format_cents(int(period.released))} "
-            f"+/- adjustments {format_cents(period.adjustments['overflow'])} - refunded by voids "
-            f"{refunded['overflow']} = {money['overflow']}"
-        )
+    print("Each account's row adds up: opening + the flows after it = closing (docs/money.md).")
+    print_table(
+        REPORT_COLUMNS,
+        [
+            row
+            for pool_id, period in sorted(periods.items())
+            for row in _account_rows(pool_id, period)
+        ],
+    )
     if not ok:
         print("at least one pool does not balance", file=sys.stderr)
     return 0 if ok else 1

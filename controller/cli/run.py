@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.cli.common import checked, command, writable
 from controller.cli.listen import Address, check_listen
+from controller.cli.tables import Column, print_table
 from controller.config.load import load_config
 from controller.money import format_cents
 from controller.plugins import FiniteSource
@@ -210,10 +211,17 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"wagers settled: {report['wagers']}")
     for pool_id, meter in report["pools"].items():
         print(f"pool {pool_id}: meter {format_cents(meter)}")
-    print(f"progressive hits: {len(report['hits'])}")
-    for hit in report["hits"]:
-        where = f"table {hit['table_id']} seat {hit['seat']}"
-        print(f"  {hit['payout_id']}: {where} {hit['line']} {format_cents(hit['win_cents'])}")
+    print(f"progressive hits: {len(report['hits'])} (jackpots won, pays from a meter)")
+    if report["hits"]:
+        print_table(
+            [Column("pay"), Column("table"), Column("seat", figures=True), Column("line"),
+             Column("amount", figures=True)],
+            [
+                (hit["payout_id"], hit["table_id"], hit["seat"], hit["line"],
+                 format_cents(hit["win_cents"]))
+                for hit in report["hits"]
+            ],
+        )  # fmt: skip
     journal = config.controller.journal
     print(f"journal: {journal} (check it with: jackpotd verify --db {journal})")
     return 0

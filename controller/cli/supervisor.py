@@ -1,8 +1,8 @@
 """Supervisors' commands that append to the journal: verify-hit, adjust, void, apply.
 
-Every command takes ``--db PATH`` (default ``var/journal.db``, or ``$JACKPOTD_DB``) and
-``--json``. Commands that change something (``verify-hit``, ``adjust``) append an event with
-who and why; the journal records a refusal as faithfully as an acceptance.
+Every command takes ``--db FILE`` (or ``--config FILE``; controller/cli/common.py says which
+journal is found without them) and ``--json``. Commands that change something append an event
+with who and why; the journal records a refusal as faithfully as an acceptance.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import msgspec
 from controller.cli.common import (
     CommandError,
     add_db,
+    command,
     open_journal,
     read_lines,
     report_receipt,
@@ -33,30 +34,60 @@ if TYPE_CHECKING:
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the journal commands."""
-    verify_hit = commands.add_parser("verify-hit", help="verify a pending payout so it is paid")
+    verify_hit = command(
+        commands,
+        "verify-hit",
+        help="verify a pending pay so that it is paid",
+        examples=(
+            "  jackpotd hits --pending\n"
+            "  jackpotd verify-hit t3/r-0042/2/progressive --key sam.key\n"
+            "  jackpotd verify-hit t3/r-0042/2/progressive --key sam.key --key lee.key"
+            "   # dual control"
+        ),
+    )
     add_db(verify_hit)
-    verify_hit.add_argument("hit", help="the payout id (see jackpotd hits --pending)")
+    verify_hit.add_argument("hit", help="the pay's id (see jackpotd hits --pending)")
     add_signers(verify_hit, dual=True)
     verify_hit.set_defaults(run=run_verify_hit)
 
-    adjust = commands.add_parser("adjust", help="a documented correction to a pool")
+    adjust = command(
+        commands,
+        "adjust",
+        help="a documented correction to a pool",
+        examples=(
+            "  jackpotd adjust fortune-floor --amount -12.34 --reason 'sign test, ticket 4711' "
+            "--key dana.key --key sam.key"
+        ),
+    )
     add_db(adjust)
-    adjust.add_argument("pool")
+    adjust.add_argument("pool", help="the pool to correct")
     adjust.add_argument("--amount", required=True, help="signed dollars, e.g. -12.34 or +$5")
-    adjust.add_argument("--account", choices=ACCOUNTS, default="meter")
-    adjust.add_argument("--reason", required=True)
+    adjust.add_argument(
+        "--account", choices=ACCOUNTS, default="meter", help="which of the pool's accounts"
+    )
+    adjust.add_argument("--reason", required=True, help="why, for the journal")
     add_signers(adjust, dual=True)
     adjust.set_defaults(run=run_adjust)
 
-    void = commands.add_parser("void", help="void a round (a misdeal, or a held round)")
+    void = command(
+        commands,
+        "void",
+        help="void a round (a misdeal, or a held round)",
+        examples="  jackpotd void t3 r-0042 --reason 'misdeal: two cards exposed' --key sam.key",
+    )
     add_db(void)
-    void.add_argument("table")
-    void.add_argument("round")
-    void.add_argument("--reason", required=True)
+    void.add_argument("table", help="the table's id")
+    void.add_argument("round", help="the round's id")
+    void.add_argument("--reason", required=True, help="why, for the journal")
     add_signers(void)
     void.set_defaults(run=run_void)
 
-    feed = commands.add_parser("apply", help="append events from a JSON-lines file (labs, tests)")
+    feed = command(
+        commands,
+        "apply",
+        help="append events from a JSON-lines file (labs, tests)",
+        examples="  jackpotd apply events.jsonl --db lab.db\n  make-events | jackpotd apply -",
+    )
     add_db(feed)
     feed.add_argument("events", help="a file of one JSON event per line, or - for stdin")
     feed.set_defaults(run=run_apply)

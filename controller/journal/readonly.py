@@ -65,7 +65,7 @@ class PayFilter:
     pending_only: bool = False
     pool_id: str | None = None
     since: datetime | None = None
-    """From the first journal row dated then or later (rows are taken in journal order)."""
+    """From the first pay dated then or later (pays are taken in journal order)."""
     limit: int | None = None
 
 
@@ -79,10 +79,10 @@ def pays(database: sqlite_utils.Database, chosen: PayFilter) -> list[PayoutRecor
         where.append("pool_id = ?")
         params.append(chosen.pool_id)
     if chosen.since is not None:
-        first = (
-            "SELECT coalesce(min(seq), 1 << 62) FROM journal WHERE julianday(at) >= julianday(?)"
-        )
-        where.append(f"seq >= ({first})")
+        # In journal order: from the first pay dated ``since`` or later (a clock step may date
+        # a later row earlier; docs/faults.md, "Clock steps").
+        first = "SELECT min(seq) FROM payouts WHERE julianday(at) >= julianday(?)"
+        where.append(f"seq >= coalesce(({first}), 1 << 62)")
         params.append(chosen.since.isoformat())
     query = (
         f"SELECT * FROM payouts WHERE {' AND '.join(where)} "  # noqa: S608 - fixed fragments

@@ -30,7 +30,8 @@ def test_version_via_the_installed_module() -> None:
 def test_paytables_lists_all_18_seed_paytables(capsys: pytest.CaptureFixture[str]) -> None:
     status, out, _ = run(capsys, "paytables")
     assert status == 0
-    rows = [line.split() for line in out.splitlines()]
+    header, *rows = [line.split("\t") for line in out.splitlines()]
+    assert header == ["paytable", "wager", "joker", "kind", "title"]
     assert [row[0] for row in rows if row[3] == "seed"] == [
         *(f"ace-high-{n}" for n in range(1, 6)),
         *(f"fortune-{n}" for n in range(1, 7)),
@@ -44,10 +45,10 @@ def test_paytables_lists_the_samples_after_the_seeds_marked_as_samples(
 ) -> None:
     status, out, _ = run(capsys, "paytables")
     assert status == 0
-    samples = [line.split() for line in out.splitlines()][18:]
+    samples = [line.split("\t") for line in out.splitlines()][19:]
     assert {"insurance-sample-1", "insurance-sample-2"} <= {row[0] for row in samples}
     assert all(row[3] == "SAMPLE" and "sample" in row[0] for row in samples)
-    assert all(line.endswith("(SAMPLE)") for line in out.splitlines()[18:])
+    assert all(line.endswith("(SAMPLE)") for line in out.splitlines()[19:])
     status, out, _ = run(capsys, "paytables", "--json")
     listed = {table["name"]: table["sample"] for table in json.loads(out)}
     assert listed["insurance-sample-1"] is True

@@ -3,24 +3,22 @@
 The JSON gives each crossover meter (where hands move to a line with more of the meter), the
 break-even meter exactly, the natural and joker split of every line's count and the Envy per
 other player's hand as a share of a $5 Qualifying Wager. Progress goes to stderr only: a
-percentage of the hands counted that rewrites its line on a terminal, a line per quarter when
-forced into a file, nothing when stderr is not a terminal; stdout holds the result alone.
+progress bar per step on a terminal, a line per quarter when forced into a file, nothing when
+stderr is not a terminal; stdout holds the result alone.
 """
 
 from __future__ import annotations
 
 import io
 import json
-import os
-import pty
-import subprocess
-import sys
+import re
 from contextlib import redirect_stdout
 from fractions import Fraction
 from math import comb
 from typing import Any
 
 import pytest
+from support.terminal import on_a_terminal
 
 from controller.cli import main
 
@@ -128,35 +126,14 @@ def test_no_progress_when_stderr_is_not_a_terminal(capsys: pytest.CaptureFixture
     assert json.loads(out)["total_hands"] == TOTAL_HANDS
 
 
-def test_progress_on_a_terminal_rewrites_one_line_with_the_percentage() -> None:
+def test_progress_on_a_terminal_is_a_bar_per_step() -> None:
     """A real pseudo-terminal as stderr, stdout a pipe: the JSON stays clean."""
-    leader, follower = pty.openpty()
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "controller", "analyze", "fortune-1", "--json"],
-            stdout=subprocess.PIPE,
-            stderr=follower,
-            timeout=120,
-            check=True,
-        )
-    finally:
-        os.close(follower)
-    shown = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal is closed once the command has exited
-            break
-        if not chunk:
-            break
-        shown += chunk
-    os.close(leader)
-    assert json.loads(done.stdout)["paytable"] == "fortune-1"
-    text = shown.decode()
-    assert "\r" in text  # the count rewrites its line as it grows
-    step, finished = text.split("\n")[:2]  # a terminal writes "\n" as "\r\n"
-    assert step.startswith("[")
-    assert "counting 154,143,080 hands, joker semi-wild ..." in step
-    assert step.count("\r") > 2  # one rewrite per percent, at least
-    assert step.rstrip("\r").endswith("joker semi-wild: 100 %")
-    assert "done in" in finished
+    status, text, out = on_a_terminal("analyze", "fortune-1", "--json")
+    assert status == 0
+    assert json.loads(out)["paytable"] == "fortune-1"
+    drawn = [line for line in re.split(r"[\r\n]+", text) if line.strip()]
+    bars = [line for line in drawn if "counting 154,143,080 hands, joker semi-wild" in line]
+    assert len(bars) > 2  # redrawn as the count grows
+    assert "━" in bars[-1]
+    assert " 100% " in bars[-1]
+    assert drawn[-1].startswith("done in ")

@@ -124,7 +124,8 @@ def runs(words: tuple[str, ...], files: dict[str, Path]) -> dict[str, list[str]]
     required = argv(parser, files["missing"], every_file=False)
     cases["unknown option"] = [*words, *required, "--no-such-option"]
     for action in values(parser):
-        bad = BAD_VALUES.get(action.dest, "bogus" if action.choices or action.type else None)
+        checked = action.choices or (action.type and action.dest not in FILES)
+        bad = BAD_VALUES.get(action.dest, "bogus" if checked else None)
         if bad is not None and not action.required and action.option_strings:
             cases[f"{action.dest} {bad}"] = [
                 *words, *required, action.option_strings[0], bad, *extra

@@ -6,75 +6,27 @@ list every progressive pay, the $4 full house with the five aces, as "hits". Now
 jackpots unless ``--kind`` says otherwise; ``--pending`` lists every pay awaiting verification
 (what the pending alert counts), ``--since`` and ``--limit`` bound the list, ``--pool`` filters.
 
-The journal: one table offering the Fortune bonus and the progressive on one pool, verification
-at $1,000. Round R1 deals five aces to seat 1 (10 % of the meter, $1,000.00, a jackpot pending;
-the bonus's 250 to 1, $1,250, pending too), a full house to seat 2 (the progressive's fixed $4,
-the bonus's 5 to 1) and Envy to the others for the five aces. Round R2, a day later, deals a
-full house to seat 2 only.
+The journal (tests/support/pay_history.py): round R1 deals five aces to seat 1 (a jackpot, and
+a bonus pay, both pending), a full house to seat 2 (the progressive's fixed $4, a bonus pay) and
+Envy to the others; round R2, a day later, a full house to seat 2 only.
 """
 
 from __future__ import annotations
 
 import json
-from decimal import Decimal
-from importlib import resources
 from typing import TYPE_CHECKING
 
 import pytest
 from support.cli_runs import run
-
-from controller.events import PoolOpened, RoundSettled, TableConfigured, WagerLocked
-from controller.journal import Journal
+from support.pay_history import pays_journal
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from controller.events import AnyEvent
-
-DAY_1 = "2026-11-29T15:00:00Z"
-DAY_2 = "2026-11-30T15:00:00Z"
-FIVE_ACES = ["Ac", "Ad", "Ah", "As", "Jk", "2d", "3d"]
-FULL_HOUSE = ["Kc", "Kd", "Kh", "5s", "5c", "9d", "2h"]
-NOTHING = ["2c", "4c", "6d", "8h", "Ts", "Qd", "9c"]
-DEALER = ["3c", "4d", "6s", "8d", "Tc", "Qc", "7s"]
-
-
-def paytable(name: str) -> str:
-    return (resources.files("controller") / "paytables" / f"{name}.toml").read_text()
-
-
-def wagers(round_id: str, at: str, seats: tuple[int, ...]) -> list[AnyEvent]:
-    return [
-        event
-        for seat in seats
-        for event in (
-            WagerLocked(f"{round_id}-p{seat}", at, "T1", round_id, seat, "progressive", 100),
-            WagerLocked(f"{round_id}-b{seat}", at, "T1", round_id, seat, "bonus", 500),
-        )
-    ]
-
 
 @pytest.fixture
 def journal(tmp_path: Path) -> Path:
-    path = tmp_path / "journal.db"
-    events: list[AnyEvent] = [
-        PoolOpened("pool", DAY_1, "P1", "progressive-1", 1_000_000, Decimal("0.28")),
-        TableConfigured(
-            "table", DAY_1, "T1",
-            {"fortune-1": paytable("fortune-1"), "progressive-1": paytable("progressive-1")},
-            bonus="fortune-1", progressive="progressive-1", pool_id="P1",
-            verification_cents=100_000,
-        ),
-        *wagers("R1", DAY_1, (1, 2, 3)),
-        RoundSettled(
-            "R1", DAY_1, "T1", "R1", DEALER, {"1": FIVE_ACES, "2": FULL_HOUSE, "3": NOTHING}
-        ),
-        *wagers("R2", DAY_2, (2,)),
-        RoundSettled("R2", DAY_2, "T1", "R2", DEALER, {"2": FULL_HOUSE}),
-    ]  # fmt: skip
-    with Journal(path) as opened:
-        assert all(receipt.applied for receipt in opened.append_many(events))
-    return path
+    return pays_journal(tmp_path / "journal.db")
 
 
 def pays(capsys: pytest.CaptureFixture[str], journal: Path, *argv: str) -> list[dict[str, object]]:

@@ -26,6 +26,7 @@ from support.software_rig import write_config
 
 from controller.cli import common
 from controller.journal import Journal
+from controller.journal.readonly import LATEST
 from controller.journal.schema import migrate
 
 if TYPE_CHECKING:
@@ -137,7 +138,7 @@ def test_a_reader_never_migrates_a_journal_of_an_older_schema(
     status, _, err = run(capsys, "meters", "--db", str(path))
     assert status == 1
     assert err == (
-        f"jackpotd: {path}: the journal is at schema version 5, this controller reads 9; "
+        f"jackpotd: {path}: the journal is at schema version 5, this controller reads {LATEST}; "
         "the service brings it up to date when it starts\n"
     )
     assert fingerprint(path) == before

@@ -100,14 +100,16 @@ def test_a_report_whose_end_falls_inside_the_step_still_covers_rows_in_journal_o
     assert pool(after)["opening"] == pool(until)["closing"]
 
 
-def test_the_text_report_names_the_rows_and_the_clock_step(
+@pytest.mark.usefixtures("zone")  # America/New_York
+def test_the_text_report_names_the_rows_and_the_clock_step_in_local_time(
     stepped: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["report", "--from", "2026-11-30", "--db", str(stepped)]) == 0
     out = capsys.readouterr().out
+    assert out.splitlines()[0] == "Reconciliation from 2026-11-29 19:00:00 EST to now"
     assert "journal rows 4 to 7" in out
     assert "rows dated earlier than the row before them: 1;" in out
-    assert "clock step, row 5 at 2026-11-29T23:59:45.000Z: the wall clock stepped back 60" in out
+    assert "clock step, row 5 at 2026-11-29 18:59:45 EST: the wall clock stepped back 60" in out
 
 
 def test_a_period_that_ends_before_it_starts_is_refused(
