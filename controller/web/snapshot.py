@@ -1,0 +1,223 @@
+"""Everything the display page shows, as one JSON document (``/api/state``).
+
+Read-only: it reads the ledger's state, the journal's read-only connection and what the
+running parts report, and changes nothing. Besides the meters it says how fresh they are
+(``stale``: since when and why the feed is not live), why each closed table is closed, whether
+a table was ever heard from, and the health of every source (broker links, serial lines), so
+that a supervisor across the pit can tell a quiet floor from a dead feed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from controller.clock import utc_now
+from controller.web.floor import FloorWatch
+from controller.web.pays import cards, line_label, pay_label, wager_label
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from controller.journal.reads import PayoutRecord
+    from controller.runtime.metrics import ControllerMetrics
+    from controller.runtime.view import Runtime
+
+HITS_SHOWN = 25
+
+
+class PageState:
+    """Builds the page's document from the running controller."""
+
+    def __init__(self, runtime: Runtime, clock: Callable[[], str] = utc_now) -> None:
+        self.runtime = runtime
+        self._clock = clock
+        self.watch = FloorWatch(self.feed_trouble, clock)
+        # Taken before the sequencer runs (the service builds the display first): the tables
+        # ever heard from in the journal, and where the liveness monitor's marks start, so
+        # that a mark that moved is a sign of life in this run.
+        self._heard_before = {table for table, _device in runtime.journal.device_highs()}
+        liveness = runtime.liveness
+        self._first_marks = dict(liveness.last_seen) if liveness is not None else {}
+        self._silent_at_start = set(liveness.silent) if liveness is not None else set()
+
+    def feed_trouble(self) -> list[str]:
+        """Why the meters are not live now: the controller or a broker link feeding it is down."""
+        sequencer = self.runtime.sequencer
+        trouble = []
+        if sequencer.failed_reason is not None:
+            trouble.append(f"the journal cannot be written: {sequencer.failed_reason}")
+        elif not sequencer.available:
+            trouble.append("the controller is stopping")
+        metrics = self.runtime.metrics
+        if metrics is not None:
+            feeding = {id(source) for source in metrics.sources}
+            trouble += [
+                f"broker link {link.name} down"
+                for link in metrics.mqtt
+                if id(link) in feeding and not link.connected
+            ]
+        return trouble
+
+    def snapshot(self) -> dict[str, Any]:
+        """The document."""
+        runtime = self.runtime
+        journal = runtime.journal
+        state = journal.state
+        now = self._clock()
+        trouble = self.watch.observe()
+        return {
+            "at": now,
+            "stale": {"since": self.watch.live_at, "reasons": trouble} if trouble else None,
+            "controller": {
+                "id": runtime.controller_id,
+                "online": runtime.sequencer.available,
+                "reason": runtime.sequencer.failed_reason or "",
+                "rows": journal.committed_seq(),
+                "started_at": self.watch.started_at,
+            },
+            "pools": [
+                {
+                    "pool": pool_id,
+                    "paytable": pool.terms.paytable,
+                    "meter_cents": pool.meter_cents,
+                    "reserve_cents": pool.reserve_cents,
+                    "overflow_cents": pool.overflow_cents,
+                    "seed_cents": pool.terms.seed_cents,
+                    "hits": pool.hits_count,
+                }
+                for pool_id, pool in sorted(state.pools.items())
+            ],
+            "pending": self._pending(now),
+            "tables": [self._table(table_id) for table_id in sorted(state.tables)],
+            "hits": [
+                {
+                    "payout_id": hit.payout_id,
+                    "at": hit.at,
+                    "pool_id": hit.pool_id,
+                    "table_id": hit.table_id,
+                    "seat": hit.seat,
+                    "line": hit.line,
+                    "label": line_label(hit.line),
+                    "win_cents": hit.win_cents,
+                }
+                for hit in journal.hits(newest_first=True, limit=HITS_SHOWN)
+            ],
+            "sources": _sources(runtime.metrics),
+            "signs": [
+                {"name": sign.name, "text": sign.text, "changed_at": sign.changed_at}
+                for sign in runtime.faces
+            ],
+        }
+
+    def _pending(self, now: str) -> list[dict[str, Any]]:
+        """The pays awaiting a supervisor's verification, oldest first."""
+        records = self.runtime.journal.verification_records(pending_only=True)
+        return [_pending_row(record, now) for record in sorted(records, key=_by_seq)]
+
+    def _table(self, table_id: str) -> dict[str, Any]:
+        runtime = self.runtime
+        live = runtime.journal.state.table_states.get(table_id)
+        liveness = runtime.liveness
+        heard_now = liveness is not None and liveness.last_seen.get(
+            table_id
+        ) != self._first_marks.get(table_id)
+        seconds = liveness.seconds_since(table_id) if liveness is not None else None
+        online = (live is None or live.online) and runtime.sequencer.available
+        return {
+            "table": table_id,
+            "online": online,
+            "phase": str(live.phase) if live else "betting",
+            "round_id": live.round_id if live else None,
+            "held_reason": live.held_reason if live else "",
+            "seconds_since": seconds,
+            "heard_s": seconds if heard_now else None,
+            "ever_heard": heard_now or table_id in self._heard_before,
+            "closed": None if online else self._why_closed(table_id),
+        }
+
+    def _why_closed(self, table_id: str) -> dict[str, Any]:
+        """Since when and why a table is closed (``since`` None: since before this start)."""
+        sequencer = self.runtime.sequencer
+        if not sequencer.available:
+            down = self.watch.controller_down
+            if sequencer.failed_reason is None:
+                return {"since": down.at if down else None, "why": "the controller is stopping"}
+            return {
+                "since": down.at if down else None,
+                "why": f"closed by the controller failing closed: {sequencer.failed_reason}",
+            }
+        closure = self.watch.closures.get(table_id)
+        if closure is None:
+            return {"since": None, "why": "offline when the controller started"}
+        liveness = self.runtime.liveness
+        timed_out = (
+            liveness is not None
+            and table_id in liveness.silent
+            and table_id not in self._silent_at_start
+        )
+        why = f"heartbeat timeout: {closure.reason}" if timed_out else f"offline: {closure.reason}"
+        return {"since": closure.at, "why": why}
+
+
+def _by_seq(record: PayoutRecord) -> int:
+    return record.seq
+
+
+def _pending_row(record: PayoutRecord, now: str) -> dict[str, Any]:
+    payout = record.payout
+    return {
+        "payout_id": payout.payout_id,
+        "at": record.at,
+        "age_s": max(0.0, _seconds_between(record.at, now)),
+        "label": pay_label(payout),
+        "table_id": payout.table_id,
+        "seat": payout.seat,
+        "wager": wager_label(payout),
+        "line": line_label(payout.line),
+        "jackpot": payout.from_meter_cents > 0,
+        "pool_id": payout.pool_id,
+        "win_cents": payout.win_cents,
+        "hand": payout.hand,
+        "cards": cards(payout.hand),
+        "tax_report": payout.tax_report,
+    }
+
+
+def _seconds_between(earlier: str, later: str) -> float:
+    return (datetime.fromisoformat(later) - datetime.fromisoformat(earlier)).total_seconds()
+
+
+def _sources(metrics: ControllerMetrics | None) -> list[dict[str, Any]]:
+    """Every broker link, serial line and source, with whether it works."""
+    if metrics is None:
+        return []
+    feeding = {id(source) for source in metrics.sources}
+    rows: dict[str, dict[str, Any]] = {}
+    for link in metrics.mqtt:
+        role = "table events in" if id(link) in feeding else "meters and hits out"
+        rows[link.name] = {
+            "name": link.name,
+            "kind": f"broker link · {role}",
+            "ok": link.connected,
+            "state": "connected" if link.connected else "down",
+            "reconnects": link.reconnects,
+        }
+    for line in metrics.serial:
+        rows[line.name] = {
+            "name": line.name,
+            "kind": "serial line",
+            "ok": line.connected,
+            "state": "open" if line.connected else "down",
+            "reconnects": line.reconnects,
+        }
+    for source in metrics.sources:
+        row = rows.setdefault(
+            source.name,
+            {"name": source.name, "kind": "source", "ok": True, "state": "ok", "reconnects": 0},
+        )
+        trouble = source.health.trouble
+        if trouble is not None:
+            state = trouble if row["ok"] else f"{row['state']} · {trouble}"
+            row |= {"ok": False, "state": state}
+    return list(rows.values())
