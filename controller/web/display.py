@@ -2,7 +2,7 @@
 
 | path | what |
 |---|---|
-| ``/`` | the display page: live meters, pending jackpots, tables, last hits, health |
+| ``/`` | the display page: live meters (greyed when stale), pending pays, tables, hits, health |
 | ``/events`` | server-sent events: every update as it is published (meters coalesced) |
 | ``/api/state`` | the whole display state as JSON |
 | ``/metrics`` | Prometheus metrics |
@@ -12,7 +12,9 @@ The page is self-contained (no external assets) so that it works on an isolated 
 and read-only: nothing here changes a meter. At most ``[web] max_streams`` ``/events`` streams
 are open at once; more are answered 503 with a ``Retry-After``, so that pages left open (or a
 client opening streams in a loop) cannot use up the daemon's sockets and starve ``/healthz``
-and ``/metrics`` (docs/faults.md, "Too many display streams").
+and ``/metrics`` (docs/faults.md, "Too many display streams"). When the service stops, every
+open stream is ended at once: pages left open all day must not hold the stop past systemd's
+``TimeoutStopSec``.
 """
 
 from __future__ import annotations
