@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Final
 from controller.config.load import load_config
 from controller.errors import JackpotError
 from controller.journal import Journal, JournalError
-from controller.journal.readonly import ReadOnlyJournal, check_journal
+from controller.journal.readonly import NotAJournalError, ReadOnlyJournal, check_journal
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -116,7 +116,12 @@ def writable(path: Path) -> Path:
     if folder.exists() and not folder.is_dir():
         raise CommandError(f"{path}: cannot create the journal: {folder} is not a folder")
     if path.exists() and path.stat().st_size > 0:
-        check_journal(path)  # an SQLite file that is not a journal is never made one
+        try:
+            check_journal(path)  # an SQLite file that is not a journal is never made one
+        except NotAJournalError:
+            raise
+        except JournalError:
+            pass  # unreadable for another reason: the writer opening it says which
     return path
 
 

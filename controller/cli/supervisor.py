@@ -18,9 +18,11 @@ from controller.cli.common import (
     CommandError,
     add_db,
     command,
+    journal_path,
     open_journal,
     read_lines,
     report_receipt,
+    writable,
 )
 from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
@@ -137,6 +139,7 @@ def run_adjust(args: argparse.Namespace) -> int:
 
 def run_apply(args: argparse.Namespace) -> int:
     """Append JSON-lines events; exit 1 if any was refused."""
+    writable(journal_path(args))  # a journal that cannot take them is said before reading them
     lines = read_lines(args.events)
     try:
         events = [decode_event(line) for line in lines if line.strip()]

@@ -94,6 +94,10 @@ def pays(database: sqlite_utils.Database, chosen: PayFilter) -> list[PayoutRecor
     return [payout_record(row) for row in database.query(query, params)]
 
 
+class NotAJournalError(JournalError):
+    """The file is not a jackpotd journal (another SQLite database, or no database at all)."""
+
+
 def _connect(path: Path) -> sqlite3.Connection:
     try:
         connection = sqlite3.connect(
@@ -113,10 +117,12 @@ def schema_version(connection: sqlite3.Connection, path: Path) -> int:
             str(name)
             for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type='table'")
         }
-    except sqlite3.DatabaseError as error:  # "file is not a database", "database disk image..."
-        raise JournalError(f"{path}: not a jackpotd journal ({error})") from error
+    except sqlite3.DatabaseError as error:
+        if error.sqlite_errorname == "SQLITE_NOTADB":  # "file is not a database"
+            raise NotAJournalError(f"{path}: not a jackpotd journal ({error})") from error
+        raise JournalError(f"{path}: cannot read the journal: {error}") from error
     if version == 0 or not tables >= JOURNAL_TABLES:
-        raise JournalError(f"{path}: not a jackpotd journal")
+        raise NotAJournalError(f"{path}: not a jackpotd journal")
     if version > LATEST:
         raise SchemaError(
             f"{path}: the journal is at schema version {version}, this controller knows up to "

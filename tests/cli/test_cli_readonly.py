@@ -84,6 +84,21 @@ def test_an_sqlite_file_that_is_not_a_journal_is_refused_and_left_unchanged(
     assert not (tmp_path / "anchors.jsonl").exists()
 
 
+def test_a_file_that_is_not_sqlite_at_all_is_not_a_journal_either(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    garbage = tmp_path / "notes.txt"
+    garbage.write_text("pit boss notes, not a database\n" * 200)
+    before = fingerprint(garbage)
+    for argv in (("meters",), ("verify",), ("apply", "-")):
+        status, _, err = run(capsys, *argv, "--db", str(garbage))
+        assert (status, err) == (
+            1,
+            f"jackpotd: {garbage}: not a jackpotd journal (file is not a database)\n",
+        ), argv
+    assert fingerprint(garbage) == before
+
+
 def test_a_command_that_writes_refuses_an_sqlite_file_that_is_not_a_journal(
     unrelated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
