@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from controller.effects import Contributed, decode_effects
+from controller.effects import Contributed
 from controller.events import TableConfigured, decode_event
 from controller.journal.codec import (
     payout_from_row,
@@ -23,11 +23,13 @@ from controller.journal.codec import (
     wagers_from_json,
 )
 from controller.journal.errors import JournalError
+from controller.journal.rows import rows_of_kinds
 from controller.ledger.apply import LedgerState
 from controller.ledger.operators import Authority, Operator, Role
 from controller.ledger.pool import Contribution
 from controller.ledger.settlement import SeatWager
 from controller.ledger.table_rules import table_rules
+from controller.ports import APPLIED
 from controller.rules.spots import Spot
 from controller.security.manifest import ApprovedManifest
 
@@ -106,12 +108,10 @@ def _with_contributions(database: sqlite_utils.Database, rounds: Rounds) -> Roun
     if not missing:
         return rounds
     found: dict[tuple[str, str, int], Contribution] = {}
-    query = (
-        "SELECT effects FROM journal WHERE outcome = 'applied' "
-        "AND kind IN ('bets-locked', 'wager-locked') ORDER BY seq"
-    )
-    for row in database.query(query):
-        for effect in decode_effects(row["effects"]):
+    for row in rows_of_kinds(database.conn, "bets-locked", "wager-locked"):
+        if row.values["outcome"] != APPLIED:
+            continue
+        for effect in row.effects or ():
             if not isinstance(effect, Contributed):
                 continue
             key = (effect.table_id, effect.round_id, effect.seat)

@@ -38,6 +38,7 @@ from controller.journal.checkpoints import (
     signed_bytes,
     stored_snapshots,
 )
+from controller.journal.rows import read_rows, row_at
 from controller.journal.snapshot import differences, digest, state_digest, state_from_text
 from controller.journal.verify import VerifyReport, check_link, replay_row
 from controller.ledger.apply import LedgerState
@@ -75,10 +76,8 @@ class StateCheck:
 
 
 def _row(connection: sqlite3.Connection, seq: int) -> dict[str, Any] | None:
-    cursor = connection.execute("SELECT * FROM journal WHERE seq = ?", [seq])
-    names = [column[0] for column in cursor.description]
-    found = cursor.fetchone()
-    return dict(zip(names, found, strict=True)) if found else None
+    found = row_at(connection, seq)
+    return None if found is None else found.values
 
 
 def _head_holds(connection: sqlite3.Connection, event: CheckpointRecorded) -> bool:
@@ -185,17 +184,17 @@ def _replay(
     """The state after the rows that follow row ``after`` (seq, hash), checked as they go."""
     start, previous = after
     report = VerifyReport()
-    cursor = connection.execute("SELECT * FROM journal WHERE seq > ? ORDER BY seq", [start])
-    names = [column[0] for column in cursor.description]
-    for values in cursor:
-        row = dict(zip(names, values, strict=True))
+    for read in read_rows(connection, start):
+        row = read.values
+        if read.form:
+            report.problem(f"row {row['seq']}: {read.form}")
         if key is not None and row["kind"] == KIND:
             found = _own_checkpoint(connection, row, (start + check.replayed, previous), state, key)
             check.problems += [found] if found else []
         check.replayed += 1
         check_link(row, start + check.replayed, previous, report)
         previous = str(row["hash"])
-        state = replay_row(state, row, report, {})
+        state = replay_row(state, row, report, {}, read.event)
     check.problems += report.problems
     return state
 

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Final, Self
 import msgspec
 import sqlite_utils
 
-from controller.effects import PayoutMade, Verified, decode_effects, encode_effects
+from controller.effects import PayoutMade, Verified, encode_effects
 from controller.events import encode_event
 from controller.journal.batch import Batch
 from controller.journal.chain import GENESIS, row_hash
@@ -44,6 +44,7 @@ from controller.journal.identity import conflict_fault, same_event
 from controller.journal.outbox import JournalOutbox
 from controller.journal.reads import ReadSide
 from controller.journal.restore import authority_json, load_state, manifest_json
+from controller.journal.rows import INSERT, last_row, read_rows, rows_with_ids, stored_row
 from controller.journal.schema import migrate
 from controller.journal.transaction import Transaction, roll_back, why, write_error
 from controller.ledger.apply import LedgerError, LedgerState, apply
@@ -60,14 +61,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-JOURNAL_COLUMNS: Final = (
-    "seq", "event_id", "kind", "at", "event", "outcome", "reason", "effects", "prev_hash", "hash",
-)  # fmt: skip
-INSERT_JOURNAL: Final = (
-    f"INSERT INTO journal ({', '.join(JOURNAL_COLUMNS)}) "  # noqa: S608 - fixed column names
-    f"VALUES ({', '.join('?' for _ in JOURNAL_COLUMNS)})"
-)
-_EVENT: Final = JOURNAL_COLUMNS.index("event")
 LOOKUP_CHUNK: Final = 500
 """Event ids looked up per query (SQLite allows at least 999 parameters)."""
 PAGE_SIZE: Final = 2048
@@ -197,28 +190,20 @@ class Journal(ReadSide):
         return self._tail
 
     def _last_row(self) -> tuple[int, str]:
-        row = self.db.conn.execute(
-            "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
-        ).fetchone()
-        return (int(row[0]), str(row[1])) if row else (0, GENESIS)
+        return last_row(self.db.conn) or (0, GENESIS)
 
     def _known(self, event_ids: Sequence[str]) -> dict[str, tuple[Receipt, str]]:
         """The receipts (``duplicate=True``) and events of those ids the journal holds."""
         known: dict[str, tuple[Receipt, str]] = {}
         unique = list(dict.fromkeys(event_ids))
         for first in range(0, len(unique), LOOKUP_CHUNK):
-            chunk = unique[first : first + LOOKUP_CHUNK]
-            marks = ", ".join("?" for _ in chunk)
-            query = (
-                "SELECT seq, event_id, outcome, reason, effects, event FROM journal "  # noqa: S608
-                f"WHERE event_id IN ({marks})"
-            )
-            rows = self.db.conn.execute(query, chunk)
-            for seq, event_id, outcome, reason, effects, event in rows:
+            for row in rows_with_ids(self.db.conn, unique[first : first + LOOKUP_CHUNK]):
+                values = row.values
                 receipt = Receipt(
-                    seq, event_id, outcome, reason, tuple(decode_effects(effects)), duplicate=True
-                )
-                known[event_id] = (receipt, event)
+                    values["seq"], values["event_id"], values["outcome"], values["reason"],
+                    row.effects or (), duplicate=True,
+                )  # fmt: skip
+                known[values["event_id"]] = (receipt, values["event"])
         return known
 
     def append(self, event: AnyEvent) -> Receipt:
@@ -281,16 +266,16 @@ class Journal(ReadSide):
                 else:
                     conflict = False
                 if seen is None:
-                    state, tail, receipt, row = self._write(state, tail, event)
+                    state, tail, receipt, row, text = self._write(state, tail, event)
                     rows.append(row)
                     batch.add(receipt, event, state)
                     devices.note(event)
                     # A second copy later in this batch is a duplicate of this one.
-                    known[event.event_id] = (replace(receipt, duplicate=True), row[_EVENT])
+                    known[event.event_id] = (replace(receipt, duplicate=True), text)
                 else:
                     receipt = seen[0]
                 receipts.append(replace(receipt, conflict=True) if conflict else receipt)
-            connection.executemany(INSERT_JOURNAL, rows)
+            connection.executemany(INSERT, rows)
             devices.write(connection)
             self._materialize(batch, state)
             self._materialize_payouts(batch)
@@ -303,8 +288,12 @@ class Journal(ReadSide):
 
     def _write(
         self, state: LedgerState, tail: tuple[int, str], event: AnyEvent
-    ) -> tuple[LedgerState, tuple[int, str], Receipt, tuple[Any, ...]]:
-        """Apply one event: the new state and tail, its receipt and its journal row."""
+    ) -> tuple[LedgerState, tuple[int, str], Receipt, tuple[Any, ...], str]:
+        """Apply one event: the new state and tail, its receipt, its stored row, its text.
+
+        The hash covers the row's canonical text; the file stores its compact form
+        (:mod:`controller.journal.rows`).
+        """
         try:
             new_state, effects = apply(state, event)
             outcome, reason = APPLIED, ""
@@ -332,7 +321,8 @@ class Journal(ReadSide):
         row["prev_hash"] = tail[1]
         row["hash"] = row_hash(tail[1], row)
         receipt = Receipt(seq, event.event_id, outcome, reason, effects)
-        return new_state, (seq, row["hash"]), receipt, tuple(row.values())
+        stored = stored_row(row, event, tuple(effects))
+        return new_state, (seq, row["hash"]), receipt, stored, row["event"]
 
     def _upsert(
         self,
@@ -426,8 +416,9 @@ class Journal(ReadSide):
         return read_highs(self.db.conn)
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        """Every journal row in order."""
-        yield from self.db.query("SELECT * FROM journal ORDER BY seq")
+        """Every journal row in order, as its canonical columns (:mod:`.rows`)."""
+        for row in read_rows(self.db.conn):
+            yield row.values
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty (:func:`.verify.verify`)."""

@@ -43,6 +43,7 @@ from controller.journal.checkpoints import KIND
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
 from controller.journal.restore import load_state
+from controller.journal.rows import read_rows, rows_of_kinds
 from controller.journal.store import payout_columns
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ports import APPLIED, REJECTED
@@ -50,6 +51,7 @@ from controller.ports import APPLIED, REJECTED
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from controller.events import AnyEvent
     from controller.journal.anchors import Anchor
 
 MAX_PROBLEMS: Final = 20
@@ -101,15 +103,23 @@ def _expect_payouts(
 
 
 def replay_row(
-    state: LedgerState, row: dict[str, object], report: VerifyReport, payouts: Payouts
+    state: LedgerState,
+    row: dict[str, object],
+    report: VerifyReport,
+    payouts: Payouts,
+    event: AnyEvent | None = None,
 ) -> LedgerState:
-    """The state after one journal row, whose outcome and effects the replay must give."""
+    """The state after one journal row, whose outcome and effects the replay must give.
+
+    ``event``: the row's event, if it was decoded already.
+    """
     seq = row["seq"]
-    try:
-        event = decode_event(str(row["event"]))
-    except msgspec.MsgspecError as error:
-        report.problem(f"row {seq}: the stored event does not decode: {error}")
-        return state
+    if event is None:
+        try:
+            event = decode_event(str(row["event"]))
+        except msgspec.MsgspecError as error:
+            report.problem(f"row {seq}: the stored event does not decode: {error}")
+            return state
     if event.event_id != row["event_id"] or encode_event(event).decode() != row["event"]:
         report.problem(f"row {seq}: the event's id or text differs from the row")
     try:
@@ -222,9 +232,7 @@ def _verify(
     report = VerifyReport(rows=total, keys=len(keys), anchors=len(anchors))
     # The checkpoints first (a scan of one column), so that the rows they cover are known
     # when the replay passes them: only those rows' hashes and states are kept.
-    checkpoints = checkpoints_in(
-        connection.execute("SELECT seq, kind, event FROM journal WHERE kind = ?", [KIND])
-    )
+    checkpoints = checkpoints_in(row.values for row in rows_of_kinds(connection, KIND))
     wanted = {event.head_seq for event in checkpoints.values()}
     kept = wanted | {anchor.seq for anchor in anchors}
     previous, state = GENESIS, LedgerState()
@@ -232,11 +240,13 @@ def _verify(
     at_heads: dict[int, AtHead] = {0: at_head(state)} if 0 in wanted else {}
     hashes: dict[int, str] = {}
     done = 0
-    for expected, found in enumerate(connection.execute("SELECT * FROM journal ORDER BY seq"), 1):
-        row = dict(found)
+    for expected, read in enumerate(read_rows(connection), 1):
+        row = read.values
+        if read.form:
+            report.problem(f"row {row['seq']}: {read.form}")
         check_link(row, expected, previous, report)
         previous = row["hash"]
-        state = replay_row(state, row, report, payouts)
+        state = replay_row(state, row, report, payouts, read.event)
         seq = int(row["seq"])
         report.head = (seq, str(row["hash"]))
         if seq in kept:

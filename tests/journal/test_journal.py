@@ -172,9 +172,9 @@ def test_journal_payouts_read_back_are_the_payouts_as_journaled(played: Path) ->
     """
     with closing(sqlite3.connect(played)) as raw:
         as_journaled = [
-            (int(row[0]), str(row[1]), effect)
-            for row in raw.execute("SELECT seq, at, effects FROM journal ORDER BY seq")
-            for effect in decode_effects(str(row[2]))
+            (int(row["seq"]), str(row["at"]), effect)
+            for row in rows_of(played)
+            for effect in decode_effects(str(row["effects"]))
             if isinstance(effect, PayoutMade)
         ]
         read_back = payouts_after(raw, 0)

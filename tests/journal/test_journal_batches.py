@@ -18,7 +18,6 @@ missed an acknowledgement does):
 
 from __future__ import annotations
 
-import asyncio
 import random
 import sqlite3
 from contextlib import closing
@@ -30,15 +29,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.histories import play
+from support.simulated_rounds import played_rounds
 
 from controller.events import PoolOpened, TableConfigured
 from controller.journal import Journal
-from drivers.simulator import SimulatedTable, TablePlan
+from drivers.simulator import TablePlan
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from controller.events import AnyEvent, DeviceInput
+    from controller.events import AnyEvent
     from controller.ports import Receipt
 
 AT = "2026-11-29T18:00:00Z"
@@ -121,20 +121,6 @@ def test_journal_group_commit_a_batch_of_ledger_events_writes_what_one_at_a_time
     assert_same_file(tmp_path, events, sizes)
 
 
-class _Capture:
-    """A device link that keeps what a simulated table sends."""
-
-    def __init__(self, sink: list[DeviceInput]) -> None:
-        self.sink = sink
-
-    async def send(self, event: DeviceInput) -> None:
-        self.sink.append(event)
-        await asyncio.sleep(0)  # the other tables play in between: their events interleave
-
-    async def heartbeat(self, table_id: str, device: str) -> None:
-        """Heartbeats are not journaled."""
-
-
 def device_history(seed: int, rounds: int) -> list[AnyEvent]:
     """Pools and tables configured, then simulated tables playing side by side."""
     paytable = (resources.files("controller") / "paytables" / "progressive-1.toml").read_text()
@@ -152,21 +138,10 @@ def device_history(seed: int, rounds: int) -> list[AnyEvent]:
         )
         for table_id in TABLES
     ]
-    played: list[DeviceInput] = []
-    rng = random.Random(seed)  # noqa: S311 - simulated players
-
-    async def table(table_id: str) -> None:
-        plan = TablePlan(table_id, bonus=False, occupancy=0.9, bet_probability=0.9)
-        players = random.Random(rng.random())  # noqa: S311 - simulated players
-        simulated = SimulatedTable(plan, _Capture(played), players, "s", hit_every=2)
-        for _ in range(rounds):
-            await simulated.play_round()
-
-    async def floor() -> None:
-        await asyncio.gather(*(table(table_id) for table_id in TABLES))
-
-    asyncio.run(floor())
-    return events + list(played)
+    plans = [
+        TablePlan(table_id, bonus=False, occupancy=0.9, bet_probability=0.9) for table_id in TABLES
+    ]
+    return events + list(played_rounds(plans, rounds, seed, hit_every=2))
 
 
 @pytest.mark.slow

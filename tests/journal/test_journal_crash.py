@@ -42,6 +42,7 @@ from controller.effects import MeterPaid, decode_effects
 from controller.events import decode_event
 from controller.journal import Journal
 from controller.journal.codec import pool_json, wagers_json
+from controller.journal.rows import read_rows
 from controller.journal.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ports import APPLIED
@@ -172,7 +173,7 @@ def journal_rows(path: Path) -> list[dict[str, object]]:
             "SELECT event_id, count(*) FROM journal GROUP BY event_id HAVING count(*) > 1"
         ).fetchall()
         assert counts == [], f"events journaled more than once: {counts}"
-        return [dict(row) for row in raw.execute("SELECT * FROM journal ORDER BY seq")]
+        return [row.values for row in read_rows(raw)]
 
 
 def payouts_from_meter(path: Path, pool_id: str) -> int:

@@ -8,6 +8,7 @@ is seen by no reader.
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from contextlib import closing
 from typing import TYPE_CHECKING
@@ -18,13 +19,15 @@ from support.journal_rig import (
     opened_journal,
     play_rounds,
     pool_opened,
+    rows_of,
     snapshot,
     table_rows,
     wager,
 )
+from support.legacy_journal import legacy_copy
 
 from controller.journal import Journal, JournalError, store
-from controller.journal.schema import MIGRATIONS, SchemaError, migrate
+from controller.journal.schema import MIGRATIONS, SchemaError
 from controller.journal.verify import verify
 
 if TYPE_CHECKING:
@@ -80,33 +83,150 @@ def _unique_indexes(path: Path) -> list[list[str]]:
         ]
 
 
-def test_journal_schema_journal_of_schema_5_is_upgraded_with_its_rows_and_chain_unchanged(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def played_as_of(tmp_path: Path, version: int) -> tuple[Path, dict[str, object]]:
+    """The rig's rounds in a journal as the controller of schema ``version`` left it."""
+    written = tmp_path / "written.db"
+    with opened_journal(written) as journal:
+        play_rounds(journal)
+        state = snapshot(journal.state)
     path = tmp_path / "journal.db"
-    with monkeypatch.context() as patch:  # a journal written by the controller of schema 5
-        patch.setattr(store, "migrate", lambda database: migrate(database, 5))
-        with opened_journal(path) as journal:
-            play_rounds(journal)
-            state = snapshot(journal.state)
+    legacy_copy(written, path, version)
+    return path, state
+
+
+def test_journal_schema_journal_of_schema_5_is_upgraded_with_its_rows_and_chain_unchanged(
+    tmp_path: Path,
+) -> None:
+    path, state = played_as_of(tmp_path, 5)
     assert sorted(_unique_indexes(path)) == [["event_id"], ["hash"]]
     before = {table: table_rows(path, table) for table in ("journal", "pools", "payouts")}
+    rows = rows_of(path)
+    assert verify(path).ok  # the old file verifies as it is, without being migrated
 
     with Journal(path) as journal:  # this controller migrates it on opening
         assert snapshot(journal.state) == state
         assert journal.append(wager("r4-w1", "r4", 1)).seq == len(before["journal"]) + 1
     with closing(sqlite3.connect(path)) as raw:
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) == 9
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
         assert raw.execute("PRAGMA foreign_key_check").fetchall() == []
         with pytest.raises(sqlite3.IntegrityError):  # the file still refuses an id twice
             raw.execute(
-                "INSERT INTO journal SELECT seq + 100, event_id, kind, at, event, outcome, "
-                "reason, effects, prev_hash, hash || 'x' FROM journal WHERE seq = 1"
+                "INSERT INTO journal SELECT seq + 100, event_id, kind, at, event, reason, "
+                "effects, hash FROM journal WHERE seq = 1"
             )
     assert _unique_indexes(path) == [["event_id"]]  # the random-page index on hash is gone
-    assert table_rows(path, "journal")[: len(before["journal"])] == before["journal"]
+    assert rows_of(path)[: len(rows)] == rows  # every row and hash as it was
     assert table_rows(path, "pools") != before["pools"]  # the new wager moved the meter
     assert table_rows(path, "payouts") == before["payouts"]
+    assert verify(path).ok
+
+
+def _journal_pages(path: Path) -> int:
+    with closing(sqlite3.connect(path)) as raw:
+        return int(raw.execute("SELECT count(*) FROM dbstat WHERE name = 'journal'").fetchone()[0])
+
+
+def test_journal_schema_journal_of_schema_9_is_stored_compact_with_every_hash_unchanged(
+    tmp_path: Path,
+) -> None:
+    """Schema 10 rewrites each row in the compact form; what the hash chain covers is unchanged.
+
+    docs/journal.md, "What a row stores".
+    """
+    path, state = played_as_of(tmp_path, 9)
+    rows, pages = rows_of(path), _journal_pages(path)
+    assert "prev_hash" in rows[0]
+    before = verify(path)
+    assert before.ok, before.problems
+    with Journal(path) as journal:
+        assert snapshot(journal.state) == state
+        assert journal.head == (len(rows), rows[-1]["hash"])
+    assert rows_of(path) == rows
+    assert _journal_pages(path) < pages
+    after = verify(path)
+    assert (after.ok, after.head, after.rows) == (True, before.head, before.rows)
+
+
+@pytest.mark.parametrize(
+    ("edit", "why"),
+    [
+        (
+            "UPDATE journal SET prev_hash = (SELECT hash FROM journal WHERE seq = 1) WHERE seq = 5",
+            "row 5 does not chain to the row before it (prev_hash)",
+        ),
+        (
+            "UPDATE journal SET event = replace(event, ',', ', ') WHERE seq = 4",
+            "row 4 is not the canonical text of its event and effects",
+        ),
+        (
+            "UPDATE journal SET reason = 'edited' WHERE seq = 3",
+            "row 3 is not the canonical text of its event and effects",
+        ),
+        (
+            "UPDATE journal SET event = 'nonsense' WHERE seq = 3",
+            "row 3 does not hold an event and its effects",
+        ),
+    ],
+    ids=["prev-hash", "event-text", "reason-of-an-applied-event", "not-an-event"],
+)
+def test_journal_schema_an_edited_row_of_schema_9_stops_the_migration_and_leaves_the_file(
+    tmp_path: Path, edit: str, why: str
+) -> None:
+    """Storing the row compact would drop what shows the edit: the file is left as it was."""
+    path, _ = played_as_of(tmp_path, 9)
+    with closing(sqlite3.connect(path, isolation_level=None)) as raw:
+        raw.execute(edit)
+        assert raw.total_changes == 1
+    rows = rows_of(path)
+    with pytest.raises(SchemaError, match=re.escape(why)):
+        Journal(path)
+    with closing(sqlite3.connect(path)) as raw:
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == 9
+    assert rows_of(path) == rows
+    assert not verify(path).ok
+
+
+def _indexes(path: Path, table: str) -> set[str]:
+    with closing(sqlite3.connect(path)) as raw:
+        return {str(row[1]) for row in raw.execute(f"PRAGMA index_list({table})")}
+
+
+def test_journal_schema_payouts_are_indexed_only_where_the_reads_look(tmp_path: Path) -> None:
+    """One small index of the payouts that need(ed) verification serves every read but one.
+
+    docs/journal.md, "Schema versions" (11).
+    """
+    path, _ = played_as_of(tmp_path, 10)
+    assert {"payouts_by_status", "payouts_by_pool"} <= _indexes(path, "payouts")
+    Journal(path).close()
+    assert _indexes(path, "payouts") == {
+        "sqlite_autoindex_payouts_1",  # the payout id, which a verification updates by
+        "payouts_by_seq",  # what a sink catching up reads
+        "payouts_to_verify",
+    }
+    with Journal(path) as journal:
+        plans = {
+            query: " ".join(
+                str(row[3]) for row in journal.reader.execute(f"EXPLAIN QUERY PLAN {query}")
+            )
+            for query in (
+                "SELECT * FROM payouts WHERE status = 'pending' ORDER BY seq",
+                (
+                    "SELECT * FROM payouts WHERE kind = 'progressive' AND from_meter_cents > 0 "
+                    "ORDER BY seq DESC LIMIT 5"
+                ),
+                (
+                    "SELECT * FROM payouts WHERE (kind = 'progressive' OR verified_by IS NOT NULL "
+                    "OR status = 'pending') AND pool_id = 'pool-a' ORDER BY seq DESC"
+                ),
+            )
+        }
+        assert all("payouts_to_verify" in plan for plan in plans.values()), plans
+        assert [pay.payout_id for pay in journal.pending_payouts()] == ["r3-settle/1/progressive"]
+        assert [hit.payout_id for hit in journal.hits()] == [
+            "r2-settle/3/progressive",
+            "r3-settle/1/progressive",
+        ]
     assert verify(path).ok
 
 

@@ -35,6 +35,7 @@ from controller.events import MeterAdjusted, decode_event
 from controller.journal import Journal, JournalError
 from controller.journal.chain import row_hash
 from controller.journal.checkpoints import seal, signed_bytes
+from controller.journal.rows import read_rows
 from controller.journal.snapshot import digest, snapshot_text
 from controller.journal.state_check import check_state
 from controller.ports import ControllerUnavailableError
@@ -298,15 +299,13 @@ def test_a_history_rewritten_before_the_checkpoint_stops_the_start(
         row = checkpoint(journal, key)
     # Rewrite row 3 and every hash after it, so that the chain itself verifies again.
     with closing(sqlite3.connect(played)) as raw, raw:
-        raw.row_factory = sqlite3.Row
         raw.execute("UPDATE journal SET at = '2024-05-01T12:00:01Z' WHERE seq = 3")
-        previous = str(raw.execute("SELECT hash FROM journal WHERE seq = 2").fetchone()[0])
-        for found in raw.execute("SELECT * FROM journal WHERE seq >= 3 ORDER BY seq").fetchall():
-            record = dict(found)
-            digest_ = row_hash(previous, record)
+        previous = str(rows_of(played)[1]["hash"])
+        for found in list(read_rows(raw, 2)):
+            digest_ = row_hash(previous, found.values)
             raw.execute(
-                "UPDATE journal SET prev_hash = ?, hash = ? WHERE seq = ?",
-                [previous, digest_, record["seq"]],
+                "UPDATE journal SET hash = ? WHERE seq = ?",
+                [bytes.fromhex(digest_), found.values["seq"]],
             )
             previous = digest_
     with Journal(played) as journal:

@@ -28,6 +28,7 @@ import pytest
 from controller.config.load import load_config
 from controller.events import BetSensed, BetsLocked
 from controller.journal import Journal
+from controller.journal.rows import read_rows
 from drivers.simulator import SimulatedTable, TablePlan
 from support.approvals import Site
 from support.controller_keys import KEY_LINE, write_controller_key
@@ -157,5 +158,4 @@ async def get_json(url: str) -> Any:
 def journal_rows(path: Path) -> list[dict[str, Any]]:
     """Every journal row, read from the file as it is (read-only)."""
     with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as database:
-        database.row_factory = sqlite3.Row
-        return [dict(row) for row in database.execute("SELECT * FROM journal ORDER BY seq")]
+        return [row.values for row in read_rows(database)]

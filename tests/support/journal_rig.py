@@ -24,6 +24,7 @@ from controller.events import (
 )
 from controller.journal import Journal
 from controller.journal.codec import pool_json, wagers_json
+from controller.journal.rows import read_rows
 from controller.journal.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
 
@@ -118,9 +119,9 @@ def connection(played: Path) -> Iterator[sqlite3.Connection]:
 
 
 def rows_of(path: Path) -> list[dict[str, object]]:
+    """Every row's canonical columns, read from the file as it is (docs/journal.md)."""
     with closing(sqlite3.connect(path)) as raw:
-        raw.row_factory = sqlite3.Row
-        return [dict(row) for row in raw.execute("SELECT * FROM journal ORDER BY seq")]
+        return [row.values for row in read_rows(raw)]
 
 
 def table_rows(path: Path, table: str) -> list[tuple[object, ...]]:
