@@ -54,6 +54,7 @@ bench: $(STAMP) system-deps
 	set -o pipefail; $(BIN)/python bench/classify.py | tee bench/results/classify.txt
 	set -o pipefail; $(BIN)/python bench/analyze.py | tee bench/results/analyze.txt
 	$(BIN)/python bench/durability.py
+	$(BIN)/python bench/journal_growth.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/throughput.py
 

@@ -7,6 +7,7 @@
 * :class:`Daemon`: ``jackpotd run --config FILE`` in its own process, as systemd starts it.
 * :class:`ProcessSample`: CPU time and resident memory of a process, from ``/proc`` (Linux).
 * :func:`machine`, :func:`percentile`, :func:`write_results`: the report's common parts.
+* :class:`CaptureLink`: keeps what simulated tables send, to journal it afterwards.
 
 The scripts are run as ``python bench/<name>.py`` from the repository root, so this module is
 imported as ``common``.
@@ -14,6 +15,7 @@ imported as ``common``.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -32,6 +34,8 @@ from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    from controller.events import DeviceInput
 
 REPO: Final = Path(__file__).resolve().parent.parent
 RESULTS: Final = REPO / "bench" / "results"
@@ -63,6 +67,21 @@ DROPPED_DIRECTIVES: Final = frozenset(
         "connection_messages",
     }
 )
+
+
+class CaptureLink:
+    """A device link that keeps what a simulated table sends (nothing is acknowledged)."""
+
+    def __init__(self, sink: list[DeviceInput]) -> None:
+        self.sink = sink
+
+    async def send(self, event: DeviceInput) -> None:
+        """Keep the event; let the other tables play, so that their events interleave."""
+        self.sink.append(event)
+        await asyncio.sleep(0)
+
+    async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
+        """Heartbeats are never journaled."""
 
 
 def free_port() -> int:

@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from common import SEATS, config_text, machine, write_results
+from common import SEATS, CaptureLink, config_text, machine, write_results
 
 from controller.config.changes import config_events
 from controller.config.load import parse_config
@@ -57,20 +57,6 @@ if TYPE_CHECKING:
 SITE = "durability"
 
 
-class _Capture:
-    """A device link that keeps what a simulated table sends (nothing is acknowledged)."""
-
-    def __init__(self, sink: list[DeviceInput]) -> None:
-        self.sink = sink
-
-    async def send(self, event: DeviceInput) -> None:
-        self.sink.append(event)
-        await asyncio.sleep(0)  # let the other tables play: their events interleave
-
-    async def heartbeat(self, table_id: str, device: str) -> None:
-        """Heartbeats are never journaled."""
-
-
 def device_events(tables: Sequence[str], count: int, seed: int) -> list[DeviceInput]:
     """At least ``count`` events of whole rounds, the tables playing side by side."""
     events: list[DeviceInput] = []
@@ -78,7 +64,7 @@ def device_events(tables: Sequence[str], count: int, seed: int) -> list[DeviceIn
 
     async def play(table_id: str) -> None:
         plan = TablePlan(table_id, seats=SEATS, progressive_wager_cents=100)
-        table = SimulatedTable(plan, _Capture(events), random.Random(rng.random()), "d")
+        table = SimulatedTable(plan, CaptureLink(events), random.Random(rng.random()), "d")
         while len(events) < count:
             await table.play_round()
 
