@@ -139,14 +139,21 @@ class SimulatedTable:
                 bets.append((seat, "progressive", plan.progressive_wager_cents))
         return bets
 
-    def _deal(self, seats: list[int]) -> dict[int, list[str]]:
-        """Seven cards for each seat in play and the dealer, from one shuffled deck."""
+    def _rigged(self) -> bool:
+        """Whether this round deals the rigged jackpot hand (every ``hit_every`` rounds)."""
+        return bool(self.hit_every) and self.rounds_played % self.hit_every == self.hit_every - 1
+
+    def _deal(self, seats: list[int], progressive: list[int]) -> dict[int, list[str]]:
+        """Seven cards for each seat in play and the dealer, from one shuffled deck.
+
+        A rigged hand goes to a seat with a progressive wager when there is one, so that the
+        demo's rigged hand is a jackpot (a pay from the meter), not only a bonus pay.
+        """
         deck = [card.code for card in DECK]
         self.rng.shuffle(deck)
         hands: dict[int, list[str]] = {}
-        rigged = self.hit_every and self.rounds_played % self.hit_every == self.hit_every - 1
-        if rigged and seats:
-            lucky = self.rng.choice(seats)
+        if self._rigged() and seats:
+            lucky = self.rng.choice(progressive or seats)
             hand = [card.code for card in parse_cards(self.rng.choice(JACKPOT_HANDS))]
             hands[lucky] = hand
             deck = [code for code in deck if code not in hand]
@@ -159,11 +166,16 @@ class SimulatedTable:
         """Bets, lock, deal, done: one whole round. Returns the round id."""
         round_id = f"{self.session}-{self.rounds_played + 1}"
         bets = self._bets()
+        cents = self.plan.progressive_wager_cents
+        if self._rigged() and cents and not any(spot == "progressive" for _, spot, _ in bets):
+            # The rigged hand is for a jackpot: someone at the table plays the progressive.
+            seat = self.rng.choice(sorted({seat for seat, _, _ in bets}) or [1])
+            bets.append((seat, "progressive", cents))
         for seat, spot, amount in bets:
             await self.link.send(self._event(BetSensed, "sensor", seat, spot, True, amount))  # noqa: FBT003
         await self.link.send(self._event(BetsLocked, "console", round_id))
         seats = sorted({seat for seat, _, _ in bets} | self._bystanders(bets))
-        hands = self._deal(seats)
+        hands = self._deal(seats, sorted({seat for seat, spot, _ in bets if spot == "progressive"}))
         for index in range(HAND_SIZE):  # round-robin, as a shoe deals
             for position in (*seats, 0):
                 card = hands[position][index]

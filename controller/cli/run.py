@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,7 @@ from controller.service.wiring import (
 
 if TYPE_CHECKING:
     import argparse
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from controller.config.load import Config
     from controller.runtime.view import Runtime
@@ -80,8 +81,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     demo.add_argument(
         "--hit-every",
         type=checked(int, minimum=0),
-        default=0,
-        help="deal a jackpot hand every N rounds (0: never on purpose)",
+        default=40,
+        help="deal a jackpot hand every N rounds, so that a pending jackpot shows within the "
+        "first minute (0: deal fairly)",
     )
     demo.add_argument("--seed", type=int, default=1, help="the simulation's random seed")
     demo.add_argument(
@@ -101,6 +103,7 @@ async def _serve(
     require_manifest: bool = False,
     authority: AuthorityPolicy,
     key: ControllerKey,
+    begun: Callable[[Runtime], None] | None = None,
 ) -> Runtime:
     stop = asyncio.Event()
     install_signal_handlers(stop)
@@ -115,6 +118,8 @@ async def _serve(
             f"jackpotd {config.controller.controller_id}: meter display and /metrics at {url}",
             flush=True,
         )
+        if begun is not None:
+            begun(runtime)
         # A simulation with a number of rounds ends the run once they are played.
         finite = [source for source in runtime.sources if isinstance(source, FiniteSource)]
         if any(entry.settings.rounds for entry in config.entries("simulator")):
@@ -155,20 +160,41 @@ def run_service(args: argparse.Namespace) -> int:
     return 0
 
 
-def summary(runtime: Runtime) -> dict[str, Any]:
-    """What a demo run did."""
-    journal = runtime.journal
-    wagers = journal.count_payouts(excluding_kind="envy")
+@dataclass
+class Start:
+    """Where the journal stood when this run began: its head row and the pools' meters."""
+
+    seq: int = 0
+    meters: dict[str, int] = field(default_factory=dict)
+
+    def take(self, runtime: Runtime) -> None:
+        """Note the head and the meters (called once the service has started)."""
+        self.seq = runtime.journal.head[0]
+        self.meters = {
+            pool_id: pool.meter_cents for pool_id, pool in runtime.journal.state.pools.items()
+        }
+
+
+def summary(runtime: Runtime, since: Start) -> dict[str, Any]:
+    """What this demo run did, and the meters as they now stand.
+
+    Only the journal's rows after ``since`` count (not an earlier run's on the same journal);
+    each meter says what this run moved it.
+    """
+    made = [payout for _seq, _at, payout in runtime.journal.payouts_since(since.seq)]
+    wagers = sum(1 for payout in made if payout.kind != "envy")
     hits = [
         {
-            "payout_id": hit.payout_id,
-            "table_id": hit.table_id,
-            "seat": hit.seat,
-            "line": hit.line,
-            "win_cents": hit.win_cents,
+            "payout_id": payout.payout_id,
+            "table_id": payout.table_id,
+            "seat": payout.seat,
+            "line": payout.line,
+            "win_cents": payout.win_cents,
         }
-        for hit in journal.hits()
+        for payout in made
+        if payout.from_meter_cents > 0  # a jackpot: a pay from a meter (docs/operations.md)
     ]
+    pools = runtime.journal.state.pools
     return {
         "rounds": {
             table_id: count
@@ -177,8 +203,10 @@ def summary(runtime: Runtime) -> dict[str, Any]:
             for table_id, count in source.rounds_played.items()
         },
         "wagers": wagers,
-        "pools": {
-            pool_id: pool.meter_cents for pool_id, pool in runtime.journal.state.pools.items()
+        "pools": {pool_id: pool.meter_cents for pool_id, pool in pools.items()},
+        "moved": {
+            pool_id: pool.meter_cents - since.meters.get(pool_id, pool.meter_cents)
+            for pool_id, pool in pools.items()
         },
         "hits": hits,
     }
@@ -203,14 +231,18 @@ def run_demo(args: argparse.Namespace) -> int:
     demo = AuthorityPolicy(approver=demo_approver(config.controller.journal))
     # The demo's checkpoints are signed with a key made for the run, in memory only.
     key = ControllerKey.generate()
-    runtime = asyncio.run(_serve(config, authority=demo, key=key))
-    report = summary(runtime)
+    start = Start()
+    runtime = asyncio.run(_serve(config, authority=demo, key=key, begun=start.take))
+    report = summary(runtime, start)
     runtime.journal.close()
     rounds = ", ".join(f"{table} {count}" for table, count in report["rounds"].items())
     print(f"rounds: {sum(report['rounds'].values())} ({rounds})")
     print(f"wagers settled: {report['wagers']}")
     for pool_id, meter in report["pools"].items():
-        print(f"pool {pool_id}: meter {format_cents(meter)}")
+        moved = report["moved"][pool_id]
+        sign = "+" if moved >= 0 else "-"
+        this_run = f"{sign}{format_cents(abs(moved))} this run"
+        print(f"pool {pool_id}: meter {format_cents(meter)} ({this_run})")
     print(f"progressive hits: {len(report['hits'])} (jackpots won, pays from a meter)")
     if report["hits"]:
         print_table(
