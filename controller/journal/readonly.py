@@ -27,6 +27,7 @@ import sqlite_utils
 from controller.journal.errors import JournalError, SchemaError
 from controller.journal.reads import PayoutRecord, ReadSide, payout_record
 from controller.journal.restore import load_state
+from controller.journal.rows import read_rows
 from controller.journal.schema import MIGRATIONS
 
 if TYPE_CHECKING:
@@ -184,8 +185,9 @@ class ReadOnlyJournal(ReadSide):
         return pays(self._database, chosen)
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        """Every journal row in order."""
-        yield from self._database.query("SELECT * FROM journal ORDER BY seq")
+        """Every journal row in order, in its canonical form (whatever the stored layout)."""
+        for row in read_rows(self._connection):
+            yield row.values
 
     def close(self) -> None:
         """Close the connection."""
