@@ -5,9 +5,10 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-# command:package pairs the tests need from the system (Debian/Ubuntu names).
+# command:package pairs the tests need from the system (Debian/Ubuntu names). A command not on
+# PATH is named by its full path (PostgreSQL's initdb and pg_ctl: tests/support/postgres.py).
 SYSTEM_PACKAGES := mosquitto:mosquitto mosquitto_pub:mosquitto-clients socat:socat systemd-analyze:systemd chromium:chromium \
-	promtool:prometheus openssl:openssl
+	promtool:prometheus openssl:openssl /usr/lib/postgresql/15/bin/initdb:postgresql-15
 
 .PHONY: test test-fast lint typecheck unit unit-fast bench fuzz demo system-deps clean
 

@@ -2,7 +2,9 @@
 
 ``mosquitto`` (from tests/support/mosquitto.py) starts a real broker on a free loopback port;
 ``played`` and ``connection`` (from tests/support/journal_rig.py) give a journal file with a few
-rounds; ``key`` (from tests/support/controller_keys.py) is a fresh controller signing key.
+rounds; ``key`` (from tests/support/controller_keys.py) is a fresh controller signing key;
+``postgres_url`` (from tests/support/postgres.py) is an empty database of its own on a real
+PostgreSQL server the session starts on a loopback port.
 
 The rigs live in ``tests/support/`` (a package) and are imported as ``from support.floor import
 ...``: ``pythonpath = ["tests"]`` in pyproject.toml puts ``tests/`` on the path for every test
@@ -22,7 +24,12 @@ import os
 
 from hypothesis import settings
 
-pytest_plugins = ["support.controller_keys", "support.journal_rig", "support.mosquitto"]
+pytest_plugins = [
+    "support.controller_keys",
+    "support.journal_rig",
+    "support.mosquitto",
+    "support.postgres",
+]
 
 settings.register_profile("default", deadline=None)
 settings.register_profile("ci", deadline=None, database=None, print_blob=True)
