@@ -11,6 +11,7 @@ from controller import __version__
 from controller.cli import (
     analyze,
     anchors,
+    archive,
     config_command,
     exits,
     hand,
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     pays.register(commands)
     supervisor.register(commands)
     anchors.register(commands)
+    archive.register(commands)
     operators.register(commands)
     manifest_command.register(commands)
     report.register(commands)

@@ -194,3 +194,10 @@ def rows_of_kinds(connection: sqlite3.Connection, *kinds: str) -> Iterator[Row]:
     """The rows of those kinds, in order (their ``prev_hash`` not read)."""
     marks = ", ".join("?" for _ in kinds)
     return _where(connection, f"kind IN ({marks})", list(kinds))
+
+
+def times(connection: sqlite3.Connection, after: int = 0) -> Iterator[tuple[int, str]]:
+    """Each row's ``seq`` and time (canonical text) after row ``after``, in order."""
+    query = "SELECT seq, at FROM journal WHERE seq > ? ORDER BY seq"
+    for seq, at in connection.execute(query, [after]):
+        yield int(seq), at_text(at) if isinstance(at, int) else str(at)

@@ -29,6 +29,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
+from controller.journal.archive import archive_records
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.checkpoints import (
     KIND,
@@ -81,13 +82,21 @@ def _row(connection: sqlite3.Connection, seq: int) -> dict[str, Any] | None:
 
 
 def _head_holds(connection: sqlite3.Connection, event: CheckpointRecorded) -> bool:
-    """Whether the row the checkpoint covers is in the journal with the hash it signed."""
+    """Whether the row the checkpoint covers is in the journal with the hash it signed.
+
+    A row moved out to an archive segment holds if it is the last of one and the journal
+    recorded that hash for it (the live chain continues from it).
+    """
     if event.head_seq == 0:
         return event.head_hash == GENESIS
     head = _row(connection, event.head_seq)
+    if head is None:
+        return any(
+            (record.last_seq, record.last_hash) == (event.head_seq, event.head_hash)
+            for record in archive_records(connection)
+        )
     return (
-        head is not None
-        and head["hash"] == event.head_hash
+        head["hash"] == event.head_hash
         and row_hash(str(head["prev_hash"]), head) == event.head_hash
     )
 
@@ -155,6 +164,10 @@ def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
     connection = journal.db.conn
     check = StateCheck()
     start, previous, state = 0, GENESIS, LedgerState()
+    records = archive_records(connection)
+    if records:  # rows archived: the replay starts from what the last archive recorded
+        start, previous = records[-1].last_seq, records[-1].last_hash
+        state = state_from_text(records[-1].state)
     try:
         snapshots = stored_snapshots(connection)
     except sqlite3.Error as error:

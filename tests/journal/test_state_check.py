@@ -22,13 +22,20 @@ import sys
 from contextlib import closing
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.floor import approved_site
-from support.journal_rig import AT, NOTHING, OTHER, POOL, opened_journal, rows_of, settle, wager
+from support.journal_rig import (
+    AT,
+    POOL,
+    checkpoint,
+    opened_journal,
+    play,
+    rows_of,
+    wager,
+)
 
 from controller.config.load import parse_config
 from controller.events import MeterAdjusted, decode_event
@@ -49,9 +56,6 @@ from controller.runtime.sequencer import Sequencer
 from controller.security.controller_key import ControllerKey
 from controller.service.wiring import build_runtime
 
-if TYPE_CHECKING:
-    from controller.events import AnyEvent
-
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -71,32 +75,8 @@ def start(journal: Path, key: ControllerKey) -> None:
     runtime.journal.close()
 
 
-def rounds(first: int, count: int) -> list[AnyEvent]:
-    events: list[AnyEvent] = []
-    for number in range(first, first + count):
-        round_id = f"x{number}"
-        events += [
-            wager(f"{round_id}-w1", round_id, 1),
-            wager(f"{round_id}-w2", round_id, 2),
-            settle(f"{round_id}-settle", round_id, {1: NOTHING, 2: OTHER}),
-        ]
-    return events
-
-
-def play(journal: Journal, first: int, count: int) -> None:
-    events = rounds(first, count)
-    for start_at in range(0, len(events), 300):
-        journal.append_many(events[start_at : start_at + 300])
-
-
 def schedule(key: ControllerKey) -> CheckpointSchedule:
     return CheckpointSchedule(key, "c1")
-
-
-def checkpoint(journal: Journal, key: ControllerKey) -> int:
-    """A checkpoint as the running controller journals it; its row."""
-    sealed = seal(key, "c1", journal.state, journal.head, AT)
-    return journal.append_many([sealed.event], snapshot=sealed)[0].seq
 
 
 def set_meter(path: Path, cents: str) -> None:

@@ -23,6 +23,7 @@ from controller.events import (
     WagerLocked,
 )
 from controller.journal import Journal
+from controller.journal.checkpoints import seal
 from controller.journal.codec import pool_json, wagers_json
 from controller.journal.rows import read_rows
 from controller.journal.verify import verify
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.events import AnyEvent
+    from controller.security.controller_key import ControllerKey
 
 AT = "2024-05-01T12:00:00Z"
 PAYTABLE = "progressive-1"
@@ -98,6 +100,32 @@ def play_rounds(journal: Journal) -> None:
     journal.append(HitVerified("r2-verify", AT, "r2-settle/3/progressive", "supervisor-7"))
     journal.append(wager("r3-w1", "r3", 1))
     journal.append(settle("r3-settle", "r3", {1: STRAIGHT_FLUSH}))
+
+
+def rounds(first: int, count: int) -> list[AnyEvent]:
+    """``count`` plain rounds from ``first``: two wagers, settled with no hit."""
+    events: list[AnyEvent] = []
+    for number in range(first, first + count):
+        round_id = f"x{number}"
+        events += [
+            wager(f"{round_id}-w1", round_id, 1),
+            wager(f"{round_id}-w2", round_id, 2),
+            settle(f"{round_id}-settle", round_id, {1: NOTHING, 2: OTHER}),
+        ]
+    return events
+
+
+def play(journal: Journal, first: int, count: int) -> None:
+    """Append :func:`rounds` in batches, as the sequencer would."""
+    events = rounds(first, count)
+    for start_at in range(0, len(events), 300):
+        journal.append_many(events[start_at : start_at + 300])
+
+
+def checkpoint(journal: Journal, key: ControllerKey) -> int:
+    """A checkpoint as the running controller journals it; its row."""
+    sealed = seal(key, "c1", journal.state, journal.head, AT)
+    return journal.append_many([sealed.event], snapshot=sealed)[0].seq
 
 
 @pytest.fixture

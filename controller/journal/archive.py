@@ -1,0 +1,332 @@
+"""Archiving: old journal rows moved out to sealed segments, the chain continuing across them.
+
+``jackpotd archive --db J --before DATE | --rows N --out DIR`` (docs/journal.md, "Archives";
+docs/operations.md, "Archiving"):
+
+1. the journal must verify first (:func:`controller.journal.verify.verify`, with the
+   controller's keys when given): nothing broken is archived;
+2. the rows to move end at the last one dated before ``DATE`` with every row before it (a row
+   dated later stops the run, whatever follows), or ``N`` rows after the last archive. They are
+   cut into segments of at most :data:`SEGMENT_ROWS` rows. When the journal holds the
+   controller's checkpoints, a segment ends only at a row a checkpoint covers: each cut is
+   then signed, and the checkpoint (which stays in the live journal, and is sealed in the
+   segment's trailer) states the cut's hash and the state after it. The last row is never
+   archived;
+3. each segment's rows are replayed from the state the previous archive recorded (or from
+   empty) and written, as their canonical text, to a new segment
+   (:mod:`controller.journal.segments`), synced before anything is removed;
+4. then, in **one** transaction, the live journal records the segment in ``archives`` (its
+   name, range, first and last hashes, rows, the file's SHA-256, the checkpoint's row, and the
+   state after the cut) and removes its rows, their snapshots, and the payouts they made that
+   were not pending at the cut: the file is never seen half archived, and a service writing it
+   waits a moment. A payout pending at the cut stays with the live rows: a supervisor
+   verifies it later.
+
+The live chain continues: the first row after the cut chains to the hash the record keeps.
+:func:`controller.journal.verify.verify` checks segments and live rows as one chain given the
+folder of segments, and otherwise verifies from the recorded state and hash after the cut.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from controller.journal.chain import GENESIS
+from controller.journal.checkpoints import KIND, checkpoint_of
+from controller.journal.errors import JournalError
+from controller.journal.rows import last_row, read_rows, rows_of_kinds, times
+from controller.journal.segments import Sealed, write_segment
+from controller.journal.snapshot import digest, snapshot_text, state_from_text
+from controller.ledger.apply import LedgerError, LedgerState, apply
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+    from controller.events import CheckpointRecorded
+
+SEGMENT_ROWS: Final = 200_000
+"""Rows a segment holds at most, where checkpoints allow: each is recorded and its rows removed
+in one transaction, which a service writing the same file waits for (a second or so)."""
+_COLUMNS: Final = (
+    "segment", "first_seq", "last_seq", "prev_hash", "last_hash", "rows", "sha256",
+    "checkpoint_seq", "state", "archived_at",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveRecord(Sealed):
+    """A segment as the live journal records it (the table ``archives``)."""
+
+    checkpoint_seq: int | None
+    state: str
+    """The snapshot of the ledger state after row ``last_seq`` (:mod:`.snapshot`)."""
+    archived_at: str
+
+
+def archive_records(connection: sqlite3.Connection) -> list[ArchiveRecord]:
+    """The segments the journal records, in order; none in a file of a schema before them."""
+    try:
+        found = connection.execute(
+            f"SELECT {', '.join(_COLUMNS)} FROM archives ORDER BY last_seq"  # noqa: S608
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [ArchiveRecord(*tuple(row)) for row in found]
+
+
+def _record_values(record: ArchiveRecord) -> tuple[Any, ...]:
+    return tuple(getattr(record, name) for name in _COLUMNS)
+
+
+def _open(path: Path, *, read_only: bool) -> sqlite3.Connection:
+    where = f"{path.resolve().as_uri()}?mode=ro" if read_only else str(path)
+    try:
+        connection = sqlite3.connect(where, uri=read_only, isolation_level=None)
+        connection.execute("PRAGMA busy_timeout=30000")
+    except sqlite3.Error as error:
+        raise JournalError(f"{path}: cannot open the journal: {error}") from error
+    return connection
+
+
+def parse_moment(text: str) -> datetime:
+    """``DATE`` or ``DATETIME`` (ISO 8601; UTC unless it says otherwise) as a moment."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as error:
+        raise JournalError(f"{text!r} is not a date or time (ISO 8601)") from error
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _candidate(
+    connection: sqlite3.Connection, after: int, head: int, before: datetime | None, rows: int | None
+) -> int:
+    """The last row the criterion would archive (see the module docstring)."""
+    if rows is not None:
+        return min(after + rows, head - 1)
+    if before is None:
+        raise JournalError("say which rows to archive: --before DATE or --rows N")
+    last = after
+    for seq, at in times(connection, after):
+        try:
+            dated = datetime.fromisoformat(at)
+        except ValueError:
+            break  # a time that cannot be read: nothing after it is taken as older
+        if (dated if dated.tzinfo else dated.replace(tzinfo=UTC)) >= before or seq >= head:
+            break
+        last = seq
+    return last
+
+
+def _checkpoints(
+    connection: sqlite3.Connection, after: int
+) -> list[tuple[int, CheckpointRecorded]]:
+    """The live checkpoints after row ``after``: their rows and what they state."""
+    found = []
+    for row in rows_of_kinds(connection, KIND):
+        event = checkpoint_of(str(row.values["event"]))
+        if event is not None and int(row.values["seq"]) > after:
+            found.append((int(row.values["seq"]), event))
+    return found
+
+
+def _cuts(
+    checkpoints: list[tuple[int, CheckpointRecorded]], after: int, candidate: int
+) -> Iterator[tuple[int, tuple[int, CheckpointRecorded] | None]]:
+    """Each segment's cut, at most :data:`SEGMENT_ROWS` apart where checkpoints allow.
+
+    Without checkpoints, cut anywhere; with them, only where one covers a row.
+    """
+    if not checkpoints:
+        while after < candidate:
+            after = min(after + SEGMENT_ROWS, candidate)
+            yield after, None
+        return
+    covering = sorted(
+        ((event.head_seq, (seq, event)) for seq, event in checkpoints),
+        key=lambda found: found[0],
+    )
+    heads = [(head, found) for head, found in covering if after < head <= candidate]
+    if not heads:
+        raise JournalError(
+            f"no checkpoint covers a row from {after + 1} to {candidate}: nothing archived "
+            "(a cut is made where a checkpoint is; the controller writes one every "
+            "checkpoint_rows rows)"
+        )
+    while heads:
+        within = [item for item in heads if item[0] <= after + SEGMENT_ROWS] or heads[:1]
+        head, found = within[-1]
+        yield head, found
+        after = head
+        heads = [item for item in heads if item[0] > after]
+
+
+@dataclass(slots=True)
+class _Replay:
+    """The rows of a segment, replayed as they are written to it."""
+
+    state: LedgerState
+    last: tuple[int, str] = (0, GENESIS)
+
+    def rows(
+        self, connection: sqlite3.Connection, after: int, cut: int
+    ) -> Iterator[dict[str, Any]]:
+        """The canonical rows after ``after`` up to ``cut``, each applied as it goes."""
+        for row in read_rows(connection, after):
+            seq = int(row.values["seq"])
+            if seq > cut:
+                return
+            if row.event is None or row.form:
+                raise JournalError(f"row {seq}: {row.form or 'not an event'}; nothing archived")
+            with contextlib.suppress(LedgerError):
+                self.state, _ = apply(self.state, row.event)
+            self.last = (seq, str(row.values["hash"]))
+            yield row.values
+
+
+def archive(  # noqa: PLR0913 - the command's options, all keywords
+    path: Path,
+    directory: Path,
+    *,
+    before: datetime | None = None,
+    rows: int | None = None,
+    keys: Sequence[str] = (),
+    now: str,
+) -> list[ArchiveRecord]:
+    """Archive the rows the criterion names (see the module docstring); the segments written."""
+    # Imported here: verify reads the records this module keeps.
+    from controller.journal.store import Journal  # noqa: PLC0415
+    from controller.journal.verify import verify  # noqa: PLC0415
+
+    Journal(path).close()  # the schema up to date, as the service would bring it
+    report = verify(path, keys=keys)
+    if not report.ok:
+        shown = "; ".join(report.problems[:3])
+        raise JournalError(f"{path}: the journal does not verify ({shown}); nothing archived")
+    reader = _open(path, read_only=True)
+    try:
+        reader.execute("BEGIN")  # one snapshot of the file for everything read
+        return _archive(path, reader, directory, (before, rows), now)
+    finally:
+        reader.close()
+
+
+def _archive(
+    path: Path,
+    reader: sqlite3.Connection,
+    directory: Path,
+    criterion: tuple[datetime | None, int | None],
+    now: str,
+) -> list[ArchiveRecord]:
+    records = archive_records(reader)
+    previous = records[-1] if records else None
+    after = previous.last_seq if previous else 0
+    chained = previous.last_hash if previous else GENESIS
+    replay = _Replay(state_from_text(previous.state) if previous else LedgerState())
+    head = (last_row(reader) or (0, GENESIS))[0]
+    candidate = _candidate(reader, after, head, *criterion)
+    if candidate <= after:
+        raise JournalError(f"{path}: no row to archive after row {after}; nothing archived")
+    written: list[ArchiveRecord] = []
+    for cut, checkpoint in _cuts(_checkpoints(reader, after), after, candidate):
+        record = _segment(reader, directory, replay, (after, chained, cut), checkpoint, now=now)
+        _record(path, records, record, set(replay.state.pending))
+        records, written = [*records, record], [*written, record]
+        after, chained = record.last_seq, record.last_hash
+    return written
+
+
+def _segment(  # noqa: PLR0913 - one segment's parts
+    reader: sqlite3.Connection,
+    directory: Path,
+    replay: _Replay,
+    span: tuple[int, str, int],
+    checkpoint: tuple[int, CheckpointRecorded] | None,
+    *,
+    now: str,
+) -> ArchiveRecord:
+    """Write the segment of rows ``after + 1`` to ``cut``; its record (not yet stored)."""
+    after, chained, cut = span
+
+    def end() -> tuple[str, str | None]:
+        text = snapshot_text(replay.state)
+        if checkpoint is not None:
+            event = checkpoint[1]
+            if (event.head_hash, event.state_digest) != (replay.last[1], digest(text)):
+                raise JournalError(
+                    f"the checkpoint at row {checkpoint[0]} does not state row {cut}'s hash and "
+                    "the state after it; nothing archived"
+                )
+        return digest(text), None if checkpoint is None else _text_of(reader, checkpoint[0])
+
+    sealed = write_segment(
+        directory, replay.rows(reader, after, cut), start=(after + 1, chained), end=end
+    )
+    return ArchiveRecord(
+        **asdict(sealed),
+        checkpoint_seq=None if checkpoint is None else checkpoint[0],
+        state=snapshot_text(replay.state),
+        archived_at=now,
+    )
+
+
+def _text_of(connection: sqlite3.Connection, seq: int) -> str:
+    row = next(read_rows(connection, seq - 1))
+    return str(row.values["event"])
+
+
+def _record(
+    path: Path, records: list[ArchiveRecord], record: ArchiveRecord, pending: set[str]
+) -> None:
+    """Record the segment and remove its rows, in one transaction (see the module docstring).
+
+    Foreign keys stay off on this connection: a pool, a table or a pending payout keeps the
+    number of the row that last changed it, archived or not.
+    """
+    writer = _open(path, read_only=False)
+    try:
+        _store(path, writer, records, record, pending)
+    except sqlite3.Error as error:
+        raise JournalError(
+            f"{path}: the archive of rows {record.first_seq} to {record.last_seq} could not be "
+            f"recorded ({error}); the journal was left as it was"
+        ) from error
+    finally:
+        writer.close()
+
+
+def _store(
+    path: Path,
+    writer: sqlite3.Connection,
+    records: list[ArchiveRecord],
+    record: ArchiveRecord,
+    pending: set[str],
+) -> None:
+    """:func:`_record`'s transaction."""
+    writer.execute("CREATE TEMP TABLE kept_payouts (payout_id TEXT PRIMARY KEY)")
+    writer.executemany("INSERT INTO kept_payouts VALUES (?)", [(p,) for p in pending])
+    writer.execute("BEGIN IMMEDIATE")
+    try:
+        _same_records(path, writer, records)
+        marks = ", ".join("?" for _ in _COLUMNS)
+        writer.execute(f"INSERT INTO archives VALUES ({marks})", _record_values(record))  # noqa: S608
+        writer.execute("DELETE FROM snapshots WHERE seq <= ?", [record.last_seq])
+        writer.execute(
+            "DELETE FROM payouts WHERE seq <= ? "
+            "AND payout_id NOT IN (SELECT payout_id FROM temp.kept_payouts)",
+            [record.last_seq],
+        )
+        writer.execute("DELETE FROM journal WHERE seq <= ?", [record.last_seq])
+        writer.execute("COMMIT")
+    except BaseException:
+        writer.execute("ROLLBACK")
+        raise
+
+
+def _same_records(path: Path, writer: sqlite3.Connection, records: list[ArchiveRecord]) -> None:
+    if archive_records(writer) != records:
+        raise JournalError(f"{path}: another archive was made meanwhile; run it again")
