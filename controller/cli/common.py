@@ -2,7 +2,9 @@
 
 Which journal a command opens, first found wins: ``--db FILE``; the journal named by ``--config
 FILE``; ``$JACKPOTD_DB``; the journal named by the installed configuration
-(:data:`INSTALLED_CONFIG`) when it exists; ``var/journal.db`` (the demo's folder).
+(:data:`INSTALLED_CONFIG`) when it exists; ``var/journal.db`` (the demo's folder). Each may
+be a ``postgresql://`` URL instead of a file (:mod:`controller.journal.location`), which the
+commands of :data:`POSTGRES_COMMANDS` open and the others refuse in one line.
 
 Commands that only read open it read only (:mod:`controller.journal.readonly`): they never
 migrate or write it, and refuse a file that is not a journal. Commands that append refuse one
@@ -21,17 +23,21 @@ from typing import TYPE_CHECKING, Any, Final
 
 from controller.config.load import load_config
 from controller.errors import JackpotError
-from controller.journal import Journal, JournalError
+from controller.journal import Journal, JournalError, location
+from controller.journal.location import DatabaseUrl
 from controller.journal.readonly import NotAJournalError, ReadOnlyJournal, check_journal
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from controller.journal.location import JournalLocation
     from controller.ports import Receipt
 
 DEFAULT_DB: Final = "var/journal.db"
 DB_ENVIRONMENT: Final = "JACKPOTD_DB"
 INSTALLED_CONFIG: Final = Path("/etc/jackpotd/jackpotd.toml")
+POSTGRES_COMMANDS: Final = "jackpotd run, demo and verify"
+"""The commands that open a PostgreSQL journal so far; the others read an SQLite file."""
 
 
 class CommandError(JackpotError, ValueError):
@@ -78,7 +84,8 @@ def add_db(parser: argparse.ArgumentParser, *, config: bool = True) -> None:
     parser.add_argument(
         "--db",
         metavar="FILE",
-        help=f"the journal file (default: the journal of --config, else ${DB_ENVIRONMENT}, else "
+        help="the journal file, or a postgresql:// URL (default: the journal of --config, else "
+        f"${DB_ENVIRONMENT}, else "
         f"that of {INSTALLED_CONFIG} if it exists, else {DEFAULT_DB})",
     )
     if config:
@@ -91,18 +98,34 @@ def add_db(parser: argparse.ArgumentParser, *, config: bool = True) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def journal_path(args: argparse.Namespace) -> Path:
-    """The journal the command opens (the module docstring says which)."""
+def journal_location(args: argparse.Namespace) -> JournalLocation:
+    """The journal the command opens (the module docstring says which): a file or a URL."""
     if args.db:
-        return Path(args.db)
+        return location.journal_location(args.db)
     config: Path | None = getattr(args, "config", None)
     if config is not None:
         return load_config(config).controller.journal
     if environment := os.environ.get(DB_ENVIRONMENT):
-        return Path(environment)
+        return location.journal_location(environment)
     if INSTALLED_CONFIG.exists():
         return load_config(INSTALLED_CONFIG).controller.journal
     return Path(DEFAULT_DB)
+
+
+def journal_path(args: argparse.Namespace) -> Path:
+    """The SQLite journal file the command opens; a PostgreSQL journal is refused in one line.
+
+    Refused rather than taken for a path: ``postgresql://host/db`` would otherwise name a
+    file ``postgresql:/host/db`` (docs/ha.md says which commands read PostgreSQL).
+    """
+    found = journal_location(args)
+    if isinstance(found, DatabaseUrl):
+        name = getattr(args, "command", None) or "this command"
+        raise CommandError(
+            f"{found}: jackpotd {name} reads an SQLite journal file only; a PostgreSQL journal "
+            f"works with {POSTGRES_COMMANDS} (docs/ha.md)"
+        )
+    return found
 
 
 def open_reader(args: argparse.Namespace) -> ReadOnlyJournal:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import sys
@@ -13,6 +14,8 @@ from controller.cli.common import checked, command, writable
 from controller.cli.listen import Address, check_listen
 from controller.cli.tables import Column, print_table
 from controller.config.load import load_config
+from controller.journal.errors import JournalError
+from controller.journal.location import journal_location
 from controller.money import format_cents
 from controller.plugins import FiniteSource
 from controller.runtime.checkpointing import controller_key
@@ -28,10 +31,10 @@ from controller.service.wiring import (
 )
 
 if TYPE_CHECKING:
-    import argparse
     from collections.abc import Callable, Sequence
 
     from controller.config.load import Config
+    from controller.journal.location import JournalLocation
     from controller.runtime.view import Runtime
 
 
@@ -67,7 +70,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="stop after N rounds per table and summarise (default: play until stopped)",
     )
     demo.add_argument("--tables", type=checked(int, minimum=1), default=3, help="simulated tables")
-    demo.add_argument("--db", type=Path, default=Path("var/demo.db"), help="the journal file")
+    demo.add_argument(
+        "--db",
+        type=_journal_location,
+        default=Path("var/demo.db"),
+        help="the journal file, or a postgresql:// URL (docs/ha.md)",
+    )
     demo.add_argument("--host", default="127.0.0.1", help="where the display listens")
     demo.add_argument(
         "--port", type=checked(int, minimum=1, maximum=65535), default=8080, help="its port"
@@ -90,6 +98,14 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS, help="what to log"
     )
     demo.set_defaults(run=run_demo, logs=True)
+
+
+def _journal_location(text: str) -> JournalLocation:
+    """An argparse type: a journal file or a ``postgresql://`` URL; any other URL is refused."""
+    try:
+        return journal_location(text)
+    except JournalError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _logging(level: str) -> None:
@@ -149,7 +165,8 @@ def run_service(args: argparse.Namespace) -> int:
     _logging(args.log_level)
     config = load_config(args.config)
     key = controller_key(config)  # before anything starts: a missing key is one line
-    writable(config.controller.journal)
+    if isinstance(config.controller.journal, Path):
+        writable(config.controller.journal)
     setting = f"in {args.config}"
     web = config.web
     check_listen(Address(web.host, web.port, f"[web] host {setting}", f"[web] port {setting}"))
@@ -215,7 +232,8 @@ def summary(runtime: Runtime, since: Start) -> dict[str, Any]:
 def run_demo(args: argparse.Namespace) -> int:
     """The controller on embedded defaults; with --rounds, stop and summarise."""
     _logging(args.log_level)
-    writable(args.db)
+    if isinstance(args.db, Path):
+        writable(args.db)
     check_listen(Address(args.host, args.port, "--host", "--port"))
     config = demo_config(
         tables=args.tables,

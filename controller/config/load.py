@@ -33,6 +33,8 @@ from controller.config.schema import (
 )
 from controller.config.tables import Context, TableChecks
 from controller.config.values import names
+from controller.journal.errors import JournalError
+from controller.journal.location import journal_location
 from controller.ledger.settlement import HitOrder
 from controller.plugins import by_section
 from controller.rules.ranking import AceFive
@@ -42,6 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
+    from controller.journal.location import JournalLocation
     from controller.plugins import DriverSpec
 
 __all__ = [
@@ -258,7 +261,7 @@ class _Loader(TableChecks):
         return ControllerConfig(
             site=self.identifier("controller.site", raw.site),
             controller_id=self.identifier("controller.id", raw.controller_id),
-            journal=self.path(raw.journal),
+            journal=self.journal(raw.journal),
             jurisdiction=jurisdiction,
             ace_five=ace_five,
             dynasty_profile=dynasty,
@@ -282,6 +285,13 @@ class _Loader(TableChecks):
                 "controller.checkpoint_interval_s", raw.checkpoint_interval_s
             ),
         )
+
+    def journal(self, text: str) -> JournalLocation:
+        """The journal's file (relative to this file) or its ``postgresql://`` URL (docs/ha.md)."""
+        try:
+            return journal_location(text, self.base_dir)
+        except JournalError as error:
+            raise self.fail("controller.journal", str(error)) from None
 
     def key_file(self, text: str | None) -> str | None:
         """The controller key's path, relative to this file; ``${CREDENTIALS_DIRECTORY}`` kept."""

@@ -18,6 +18,7 @@ from controller.events import TableConfigured  # noqa: TC001 - a dataclass field
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from controller.journal.location import JournalLocation
     from controller.ledger.pool import PoolTerms
     from controller.ledger.settlement import HitOrder, TableRules
     from controller.plugins import DriverSpec
@@ -183,7 +184,8 @@ class ControllerConfig:
 
     site: str
     controller_id: str
-    journal: Path
+    journal: JournalLocation
+    """The SQLite journal's file, or the PostgreSQL journal's ``postgresql://`` URL (docs/ha.md)."""
     jurisdiction: Jurisdiction
     ace_five: AceFive
     dynasty_profile: str

@@ -23,9 +23,11 @@ if TYPE_CHECKING:
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
+    from controller.journal.state_check import StateCheck
     from controller.journal.verify import VerifyReport
     from controller.ledger.apply import LedgerState
     from controller.ports import Outbox, Receipt
+    from controller.security.controller_key import ControllerKey
 
 
 class PreparedAppend(Protocol):
@@ -109,6 +111,9 @@ class JournalPort(Protocol[_Prepared]):
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty."""
+
+    def check_state(self, key: ControllerKey) -> StateCheck:
+        """The start-up check: the materialized state against the rows (docs/journal.md)."""
 
     def outbox(self, sink: str) -> Outbox:
         """The named sink's outbox, kept beside the journal (:class:`controller.ports.Outbox`)."""

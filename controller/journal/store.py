@@ -57,7 +57,9 @@ if TYPE_CHECKING:
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
     from controller.journal.port import JournalPort
+    from controller.journal.state_check import StateCheck
     from controller.journal.verify import VerifyReport
+    from controller.security.controller_key import ControllerKey
 
 log = logging.getLogger(__name__)
 
@@ -419,6 +421,13 @@ class Journal(ReadSide):
         """Every journal row in order, as its canonical columns (:mod:`.rows`)."""
         for row in read_rows(self.db.conn):
             yield row.values
+
+    def check_state(self, key: ControllerKey) -> StateCheck:
+        """The start-up check (:func:`.state_check.check_state`)."""
+        # Imported here: the check replays as verify does, and verify reads this module.
+        from controller.journal.state_check import check_state  # noqa: PLC0415
+
+        return check_state(self, key)
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty (:func:`.verify.verify`)."""

@@ -28,7 +28,6 @@ from controller.config.load import ConfigError
 from controller.events import FaultRecorded
 from controller.journal import JournalError
 from controller.journal.checkpoints import Checkpointed, Sealed, seal
-from controller.journal.state_check import check_state
 from controller.outputs import CheckpointUpdate
 from controller.security.controller_key import ControllerKey, load_key, resolve
 
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
 
     from controller.config.load import Config
     from controller.events import CheckpointRecorded
-    from controller.journal import Journal
     from controller.journal.port import JournalPort
 
 log = logging.getLogger(__name__)
@@ -168,10 +166,10 @@ def checkpoint_update(checkpoint: Checkpointed) -> CheckpointUpdate:
 
 
 def resume_checkpoints(
-    journal: Journal, schedule: CheckpointSchedule, at: str
+    journal: JournalPort[Any], schedule: CheckpointSchedule, at: str
 ) -> CheckpointSchedule:
     """The start-up check (see the module docstring); raises :class:`StoredStateError`."""
-    check = check_state(journal, schedule.key)
+    check = journal.check_state(schedule.key)
     for note in check.notes:
         log.warning("start-up check: %s", note)
     if not check.ok:

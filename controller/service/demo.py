@@ -11,10 +11,15 @@ serial lines.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from controller.config.approval import Approver
 from controller.config.load import Config, parse_config
+from controller.journal.location import DatabaseUrl
 from controller.security.keys import generate, open_key, seal, write_key_file
+
+if TYPE_CHECKING:
+    from controller.journal.location import JournalLocation
 
 TEMPLATE = """
 [controller]
@@ -62,11 +67,16 @@ jackpot_hold_s = 4.0
 """
 
 
+def _toml_text(text: str) -> str:
+    """``text`` inside a TOML basic string's quotes."""
+    return text.replace("\\", "\\\\").replace('"', '\\"')
+
+
 def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     *,
     tables: int = 3,
     signs: tuple[str, ...] = (),
-    journal: Path = Path("var/demo.db"),
+    journal: JournalLocation = Path("var/demo.db"),
     host: str = "127.0.0.1",
     port: int = 8080,
     seed: int = 1,
@@ -79,7 +89,7 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     ``signs`` names emulated signs over every table; ``rounds`` ends the simulation.
     """
     text = TEMPLATE.format(
-        journal=journal.as_posix(),
+        journal=_toml_text(journal.url if isinstance(journal, DatabaseUrl) else journal.as_posix()),
         host=host,
         port=port,
         seed=seed,
@@ -101,13 +111,17 @@ DEMO_PASSPHRASE = "demo only, never for real money"  # noqa: S105 - the demo's, 
 """The demo manager's passphrase: the demo plays with money nobody owns, so it is no secret."""
 
 
-def demo_approver(journal: Path) -> Approver:
+def demo_approver(journal: JournalLocation) -> Approver:
     """The demo's manager, whose key file sits beside the demo's journal (made at first use).
 
     It enrolls itself on a new journal and approves the demo's configuration at each start:
-    the one place where the controller signs by itself (docs/security.md).
+    the one place where the controller signs by itself (docs/security.md). A PostgreSQL
+    journal has no folder: its manager's key is ``var/<database>.manager.key``.
     """
-    path = journal.with_name(f"{journal.stem}.manager.key")
+    if isinstance(journal, DatabaseUrl):
+        path = Path("var") / f"{journal.database}.manager.key"
+    else:
+        path = journal.with_name(f"{journal.stem}.manager.key")
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         write_key_file(path, seal(generate(), DEMO_MANAGER, DEMO_PASSPHRASE, n=2**14))

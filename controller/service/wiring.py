@@ -18,7 +18,7 @@ import contextlib
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
@@ -26,7 +26,7 @@ from controller.config.approval import Approver, configuration_approval, split
 from controller.config.changes import config_events
 from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
-from controller.journal import Journal
+from controller.journal.backends import open_journal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import resume_checkpoints, schedule_for
 from controller.runtime.liveness import Liveness
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from controller.config.load import Config
     from controller.events import AnyEvent
+    from controller.journal.port import JournalPort
     from controller.ports import Sink, Source
     from controller.security.controller_key import ControllerKey
 
@@ -86,7 +87,7 @@ async def supervise(
     await keep_connected(_Supervised(name, start), backoff or Backoff(initial=0.2, cap=10.0))
 
 
-def _self_check(config: Config, journal: Journal, *, require_manifest: bool) -> None:
+def _self_check(config: Config, journal: JournalPort[Any], *, require_manifest: bool) -> None:
     """Refuse to run software or a configuration other than the approved (docs/operations.md)."""
     approved = journal.state.manifest
     if approved is None and not require_manifest:
@@ -125,7 +126,9 @@ class AuthorityPolicy:
     approver: Approver | None = None
 
 
-def _configuration(config: Config, journal: Journal, policy: AuthorityPolicy) -> list[AnyEvent]:
+def _configuration(
+    config: Config, journal: JournalPort[Any], policy: AuthorityPolicy
+) -> list[AnyEvent]:
     """What start-up journals for ``config``: approved changes, and what moves no money."""
     at = utc_now()
     approver = policy.approver
@@ -171,8 +174,7 @@ def build_runtime(
     (controller/runtime/checkpointing.py).
     """
     checkpoints = schedule_for(config, key)
-    config.controller.journal.parent.mkdir(parents=True, exist_ok=True)
-    journal = Journal(config.controller.journal)
+    journal = open_journal(config.controller.journal)
     _self_check(config, journal, require_manifest=require_manifest)
     resume_checkpoints(journal, checkpoints, utc_now())
     events = _configuration(config, journal, authority)

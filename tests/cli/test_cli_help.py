@@ -68,7 +68,10 @@ def test_every_option_is_explained_with_its_default_and_examples_follow(name: st
 
 def test_the_journal_option_says_how_it_is_found_without_it() -> None:
     text = " ".join(PARSERS["meters"].format_help().split())
-    assert "--db FILE the journal file (default: the journal of --config, else $JACKPOTD_DB" in text
+    assert (
+        "--db FILE the journal file, or a postgresql:// URL (default: the journal of --config, "
+        "else $JACKPOTD_DB" in text
+    )
     assert "--config FILE the configuration whose journal to open" in text
 
 

@@ -1,0 +1,85 @@
+"""Where a journal is: an SQLite file (a path) or a PostgreSQL database (a ``postgresql://`` URL).
+
+The configuration's ``[controller] journal`` and every command's ``--db`` name one or the
+other (docs/ha.md). Text that starts ``postgresql://`` or ``postgres://`` is a URL, checked as
+libpq reads it; any other URL (``mysql://...``, ``sqlite://...``) is refused, rather than taken
+for a relative path and made a file named ``mysql:``; anything else is an SQLite file's path.
+
+A URL may carry a password; the journal's messages and logs show it as
+:meth:`DatabaseUrl.__str__` gives it, the password replaced by ``***`` (docs/ha.md says where a
+password belongs instead: libpq's password file).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+from controller.journal.errors import JournalError
+
+SCHEMES: Final = ("postgresql", "postgres")
+"""The URL schemes libpq reads as a PostgreSQL connection."""
+_URL: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+"""Anything of the shape ``scheme://``: a URL, never a file's path."""
+
+
+@dataclass(frozen=True, slots=True)
+class DatabaseUrl:
+    """A PostgreSQL database, as a ``postgresql://`` URL (libpq's connection URI)."""
+
+    url: str
+
+    def __str__(self) -> str:
+        """The URL with its password (if any) replaced by ``***``: what messages show."""
+        parts = urlsplit(self.url)
+        if parts.password is None:
+            return self.url
+        user = parts.username or ""
+        host = parts.netloc.rpartition("@")[2]
+        return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+    @property
+    def database(self) -> str:
+        """The database's name (libpq's default, the user's name, when the URL gives none)."""
+        settings = conninfo_to_dict(self.url)
+        return str(settings.get("dbname") or settings.get("user") or "")
+
+
+JournalLocation = Path | DatabaseUrl
+"""An SQLite journal's file, or a PostgreSQL journal's database."""
+
+
+def is_url(text: str) -> bool:
+    """Whether ``text`` has the shape of a URL (``scheme://``), whatever the scheme."""
+    return bool(_URL.match(text))
+
+
+def database_url(text: str) -> DatabaseUrl:
+    """A ``postgresql://`` URL, checked; :class:`JournalError` (one line) if it is not one."""
+    scheme = text.partition("://")[0].lower()
+    if scheme not in SCHEMES:
+        raise JournalError(
+            f"{scheme}://...: not a journal location: give an SQLite file's path or a "
+            "postgresql:// URL"
+        )
+    try:
+        conninfo_to_dict(text)
+    except psycopg.ProgrammingError as error:
+        # libpq's message may quote the URL, password and all: only its first words are shown.
+        reason = str(error).split(":")[0].strip() or "not a connection URL"
+        raise JournalError(f"{scheme}://...: not a PostgreSQL URL libpq reads ({reason})") from None
+    return DatabaseUrl(text)
+
+
+def journal_location(text: str, base: Path | None = None) -> JournalLocation:
+    """What ``text`` names (see the module docstring); a relative path is taken from ``base``."""
+    if is_url(text):
+        return database_url(text)
+    path = Path(text).expanduser()
+    return path if base is None else base / path
