@@ -391,12 +391,15 @@ def test_security_operators_keys_and_passphrases_never_reach_the_journal_or_the_
     public = {name: public_key_text(key) for name, key in private.items()}
     for name, key in public.items():  # each operator's `operator key` printed it
         assert f"key of {name}, public key {key}" in "".join(run.stdout for run in runs[:3])
-    assert runs[-3].stdout.splitlines() == [
-        "operator\trole\tkey\tstate",  # piped: a header, then tab-separated rows
-        f"Dana\tsupervisor\t{public['Dana'][:12]}...\t0 failed attempts",
-        f"Lee\tsupervisor\t{public['Lee'][:12]}...\t0 failed attempts",
-        f"Morgan\tmanager\t{public['Morgan'][:12]}...\t1 failed attempts",
-    ]
+    assert (
+        runs[-3].stdout.splitlines()
+        == [
+            "operator\trole\tkey\tstate",  # piped: a header, then tab-separated rows
+            f"Dana\tsupervisor\t{public['Dana'][:12]}...\t0 failed attempts",
+            f"Lee\tsupervisor\t{public['Lee'][:12]}...\t0 failed attempts",
+            f"Morgan\tmanager\t{public['Morgan'][:12]}...\t1 failed attempts",
+        ]
+    )
 
     # The journal holds public keys and the failed attempt (who, what), never a secret.
     journal = (tmp_path / "journal.db").read_bytes()
