@@ -31,6 +31,7 @@ from support.journal_rig import (
     wager,
 )
 
+from controller.cli.archive import archived_document, archived_lines
 from controller.events import HitVerified, WagerLocked
 from controller.journal import Journal, JournalError
 from controller.journal import archive as archive_module
@@ -432,3 +433,27 @@ def test_the_meters_replayed_across_segments_equal_the_live_state_after_hits(
     assert report.ok, report.problems
     assert report.pools == {POOL: state.pools[POOL].meter_cents}
     assert NOTHING  # the rig's losing hand played in every plain round
+
+
+def test_what_verify_says_of_the_archived_rows_with_and_without_the_segments(
+    checkpointed: Path, key: ControllerKey, tmp_path: Path
+) -> None:
+    """The lines and JSON ``jackpotd verify`` adds for an archived journal (controller/cli)."""
+    out = tmp_path / "archive"
+    assert archived_lines(verify(checkpointed)) == []
+    _archived_twice(checkpointed, key, out)
+    checked = verify(checkpointed, archives=out)
+    assert archived_lines(checked) == [
+        "archived: rows 1 to 27 in 2 segments, verified with the journal"
+    ]
+    unread = verify(checkpointed)
+    assert archived_lines(unread) == [
+        (
+            "archived: rows 1 to 27 in 2 segments, not read: verified from the state and hash "
+            "recorded at row 27 (give --archives DIR to verify them)"
+        )
+    ]
+    assert archived_document(unread) == {
+        "archived": {"rows": 27, "segments": 2, "verified": False},
+        "notes": [],
+    }
