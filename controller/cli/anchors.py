@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from controller.cli.archive import add_archives, archived_document, archived_lines
 from controller.cli.common import CommandError, add_db, command, journal_path
 from controller.cli.progress import counting
 from controller.cli.times import local_time
@@ -42,11 +43,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "verify",
         help="check the hash chain, replay the journal, check checkpoints and anchors",
         examples=(
-            "  jackpotd verify\n  jackpotd verify --anchor /mnt/offsite/pit-1.anchors --json"
+            "  jackpotd verify\n  jackpotd verify --anchor /mnt/offsite/pit-1.anchors --json\n"
+            "  jackpotd verify --archives /var/lib/jackpotd/archive"
         ),
     )
     add_db(check)
     _add_trust(check)
+    add_archives(check)
     check.set_defaults(run=run_verify)
 
     anchor = command(
@@ -168,11 +171,15 @@ def run_verify(args: argparse.Namespace) -> int:
     path = journal_path(args)
     check_journal(path)
     with counting("verifying the journal (rows)") as progress:
-        report = verify(path, keys=trust.keys, anchors=trust.heads, progress=progress)
+        report = verify(
+            path, keys=trust.keys, anchors=trust.heads, progress=progress, archives=args.archives
+        )
     if args.json:
-        print(json.dumps(verify_document(report), indent=2))
+        print(json.dumps(verify_document(report) | archived_document(report), indent=2))
     else:
         _print_report(report, path)
+        for line in archived_lines(report):
+            print(line)
     return 0 if report.ok else 1
 
 

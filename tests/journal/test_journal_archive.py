@@ -457,3 +457,31 @@ def test_what_verify_says_of_the_archived_rows_with_and_without_the_segments(
         "archived": {"rows": 27, "segments": 2, "verified": False},
         "notes": [],
     }
+
+
+def test_jackpotd_verify_with_archives_checks_the_segments_and_fails_on_a_changed_one(
+    checkpointed: Path, key: ControllerKey, tmp_path: Path
+) -> None:
+    """``jackpotd verify --archives DIR`` as an operator runs it (docs/operations.md)."""
+    out = tmp_path / "archive"
+    first, _ = _archived_twice(checkpointed, key, out)
+    command = [sys.executable, "-m", "controller", "verify", "--db", str(checkpointed)]
+    done = subprocess.run(
+        [*command, "--archives", str(out)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "archived: rows 1 to 27 in 2 segments, verified with the journal" in done.stdout
+    as_json = subprocess.run(
+        [*command, "--archives", str(out), "--json"], capture_output=True, text=True, check=False
+    )
+    assert json.loads(as_json.stdout)["archived"] == {"rows": 27, "segments": 2, "verified": True}
+
+    def drop_a_row(lines: list[dict[str, object]]) -> None:
+        lines[:] = [line for line in lines if line.get("seq") != 4]
+
+    _rewrite(out / first.segment, drop_a_row)
+    failed = subprocess.run(
+        [*command, "--archives", str(out)], capture_output=True, text=True, check=False
+    )
+    assert failed.returncode == 1
+    assert f"segment {first.segment}" in failed.stderr
