@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.cli.archive import add_archives, archived_document, archived_lines
-from controller.cli.common import CommandError, add_db, command, journal_path
+from controller.cli.common import CommandError, add_db, command, journal_location, journal_path
 from controller.cli.progress import counting
 from controller.cli.times import local_time
 from controller.clock import utc_now
 from controller.journal.anchors import Anchors, read_anchors
+from controller.journal.backends import verify_journal
 from controller.journal.readonly import check_journal
 from controller.journal.verify import verify
 from controller.money import format_cents
@@ -33,6 +34,7 @@ from controller.security.controller_key import ControllerKey, load_key, read_pub
 if TYPE_CHECKING:
     import argparse
 
+    from controller.journal.location import JournalLocation
     from controller.journal.verify import VerifyReport
 
 
@@ -143,7 +145,7 @@ def verify_document(report: VerifyReport) -> dict[str, Any]:
     }
 
 
-def _print_report(report: VerifyReport, db: Path) -> None:
+def _print_report(report: VerifyReport, db: JournalLocation) -> None:
     if not report.ok:
         print(f"journal FAILED verification ({db}):", file=sys.stderr)
         for problem in report.problems:
@@ -168,10 +170,9 @@ def _print_report(report: VerifyReport, db: Path) -> None:
 def run_verify(args: argparse.Namespace) -> int:
     """Check the journal; exit 1 with the problems on any mismatch."""
     trust = _trust(args.anchor, args.controller_key)
-    path = journal_path(args)
-    check_journal(path)
+    path = journal_location(args)  # a file, or a PostgreSQL journal's URL
     with counting("verifying the journal (rows)") as progress:
-        report = verify(
+        report = verify_journal(
             path, keys=trust.keys, anchors=trust.heads, progress=progress, archives=args.archives
         )
     if args.json:

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
 
     from controller.effects import PayoutMade
     from controller.events import AnyEvent
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
+    from controller.journal.location import JournalLocation
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
     from controller.journal.state_check import StateCheck
     from controller.journal.verify import VerifyReport
@@ -58,8 +58,8 @@ class JournalPort(Protocol[_Prepared]):
     """
 
     @property
-    def path(self) -> Path:
-        """Where the journal is: its file, or what names it in messages."""
+    def path(self) -> JournalLocation:
+        """Where the journal is: its file, or its database's URL (shown without a password)."""
 
     @property
     def state(self) -> LedgerState:

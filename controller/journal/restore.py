@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -34,17 +34,45 @@ from controller.rules.spots import Spot
 from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping
+
     import sqlite_utils
+
+    from controller.journal.rows import Row
+
+LOCK_KINDS: Final = ("bets-locked", "wager-locked")
+"""The rows whose ``contributed`` effects give an old open round's contributions."""
+
+
+STATE_QUERIES: Final = {
+    "pools": "SELECT pool_id, state FROM pools",
+    "tables": "SELECT table_id, config FROM tables",
+    "rounds": "SELECT table_id, round_id, wagers FROM rounds",
+    "pending": "SELECT * FROM payouts WHERE status = 'pending'",
+    "meta": "SELECT key, value FROM meta",
+    "table_states": "SELECT table_id, state FROM table_states",
+    "operators": "SELECT * FROM operators",
+}
+"""What each part of the materialized state is read with: the same SQL on every backend."""
 
 
 def load_state(database: sqlite_utils.Database) -> LedgerState:
-    """The ledger state as materialized in the database."""
-    pools = {
-        row["pool_id"]: pool_from_json(row["state"])
-        for row in database.query("SELECT * FROM pools")
-    }
+    """The ledger state as materialized in the SQLite file."""
+    rows = {name: database.query(query) for name, query in STATE_QUERIES.items()}
+    return state_from_rows(rows, lambda: rows_of_kinds(database.conn, *LOCK_KINDS))
+
+
+def state_from_rows(
+    rows: Mapping[str, Iterable[Mapping[str, Any]]], locks: Callable[[], Iterable[Row]]
+) -> LedgerState:
+    """The ledger state in the rows of each of :data:`STATE_QUERIES` (named columns).
+
+    ``locks`` reads the journal's lock rows, needed only for a round stored before
+    contributions were kept with its wagers.
+    """
+    pools = {row["pool_id"]: pool_from_json(row["state"]) for row in rows["pools"]}
     events = {}
-    for row in database.query("SELECT * FROM tables"):
+    for row in rows["tables"]:
         event = decode_event(row["config"])
         if not isinstance(event, TableConfigured):
             raise JournalError(
@@ -53,30 +81,22 @@ def load_state(database: sqlite_utils.Database) -> LedgerState:
         events[row["table_id"]] = event
     rounds = {
         (row["table_id"], row["round_id"]): wagers_from_json(row["wagers"])
-        for row in database.query("SELECT * FROM rounds")
+        for row in rows["rounds"]
     }
-    rounds = _with_contributions(database, rounds)
-    pending = {
-        row["payout_id"]: payout_from_row(row)
-        for row in database.query("SELECT * FROM payouts WHERE status = 'pending'")
-    }
-    revision_row = list(database.query("SELECT value FROM meta WHERE key = 'revision'"))
-    live = {
-        row["table_id"]: table_state_from_json(row["state"])
-        for row in database.query("SELECT * FROM table_states")
-    }
+    rounds = _with_contributions(locks, rounds)
+    pending = {row["payout_id"]: payout_from_row(dict(row)) for row in rows["pending"]}
+    meta = {row["key"]: row["value"] for row in rows["meta"]}
+    live = {row["table_id"]: table_state_from_json(row["state"]) for row in rows["table_states"]}
     operators = {
         row["name"]: Operator(
             row["name"], Role(row["role"]), row["salt"], row["pin_hash"], row["kdf"],
             row["public_key"], int(row["failures"]), bool(row["locked"]),
         )
-        for row in database.query("SELECT * FROM operators")
+        for row in rows["operators"]
     }  # fmt: skip
-    manifest_row = list(database.query("SELECT value FROM meta WHERE key = 'manifest'"))
-    authority_row = list(database.query("SELECT value FROM meta WHERE key = 'authority'"))
     return LedgerState(
-        authority=authority_from_json(authority_row[0]["value"]) if authority_row else Authority(),
-        manifest=manifest_from_json(manifest_row[0]["value"]) if manifest_row else None,
+        authority=authority_from_json(meta["authority"]) if "authority" in meta else Authority(),
+        manifest=manifest_from_json(meta["manifest"]) if "manifest" in meta else None,
         operators=operators,
         pools=pools,
         tables={table_id: table_rules(event) for table_id, event in events.items()},
@@ -84,14 +104,14 @@ def load_state(database: sqlite_utils.Database) -> LedgerState:
         table_states=live,
         rounds=rounds,
         pending=pending,
-        revision=int(revision_row[0]["value"]) if revision_row else 0,
+        revision=int(meta["revision"]) if "revision" in meta else 0,
     )
 
 
 Rounds = dict[tuple[str, str], tuple[SeatWager, ...]]
 
 
-def _with_contributions(database: sqlite_utils.Database, rounds: Rounds) -> Rounds:
+def _with_contributions(locks: Callable[[], Iterable[Row]], rounds: Rounds) -> Rounds:
     """Open rounds whose progressive wagers all carry the contribution they made at lock.
 
     A round stored before contributions were kept with their wagers (left open when the
@@ -108,7 +128,7 @@ def _with_contributions(database: sqlite_utils.Database, rounds: Rounds) -> Roun
     if not missing:
         return rounds
     found: dict[tuple[str, str, int], Contribution] = {}
-    for row in rows_of_kinds(database.conn, "bets-locked", "wager-locked"):
+    for row in locks():
         if row.values["outcome"] != APPLIED:
             continue
         for effect in row.effects or ():

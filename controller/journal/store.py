@@ -23,35 +23,35 @@ is written (:meth:`Journal._catch_up`).
 from __future__ import annotations
 
 import functools
-import logging
 import sqlite3
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Final, Self
 
 import msgspec
 import sqlite_utils
 
-from controller.effects import PayoutMade, Verified, encode_effects
-from controller.events import encode_event
-from controller.journal.batch import Batch
-from controller.journal.chain import GENESIS, row_hash
+from controller.journal.appending import (
+    Changed,
+    Known,
+    append_events,
+    changed_rows,
+    known_receipt,
+    payout_columns,
+)
+from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import store_snapshot
-from controller.journal.codec import pool_json, table_state_json, wagers_json
-from controller.journal.devices import DeviceHighs, read_highs
+from controller.journal.devices import read_highs
 from controller.journal.errors import JournalError
-from controller.journal.identity import conflict_fault, same_event
 from controller.journal.outbox import JournalOutbox
 from controller.journal.reads import ReadSide
-from controller.journal.restore import authority_json, load_state, manifest_json
-from controller.journal.rows import INSERT, last_row, read_rows, rows_with_ids, stored_row
+from controller.journal.restore import load_state
+from controller.journal.rows import INSERT, last_row, read_rows, rows_with_ids
 from controller.journal.schema import migrate
 from controller.journal.transaction import Transaction, roll_back, why, write_error
-from controller.ledger.apply import LedgerError, LedgerState, apply
-from controller.ports import APPLIED, INTERNAL_ERROR, REJECTED, Receipt
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
+    from typing import Any
 
     from controller.events import AnyEvent
     from controller.journal.anchors import Anchor
@@ -59,9 +59,11 @@ if TYPE_CHECKING:
     from controller.journal.port import JournalPort
     from controller.journal.state_check import StateCheck
     from controller.journal.verify import VerifyReport
+    from controller.ledger.apply import LedgerState
+    from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
 
-log = logging.getLogger(__name__)
+__all__ = ["LOOKUP_CHUNK", "PAGE_SIZE", "Journal", "connect", "payout_columns"]
 
 LOOKUP_CHUNK: Final = 500
 """Event ids looked up per query (SQLite allows at least 999 parameters)."""
@@ -99,13 +101,6 @@ def _upsert_statement(table: str, keys: tuple[str, ...], values: tuple[str, ...]
         f"INSERT INTO {table} ({names}) VALUES ({marks}) "  # noqa: S608
         f"ON CONFLICT ({', '.join(keys)}) DO UPDATE SET {updates}"
     )
-
-
-def payout_columns(effect: PayoutMade, seq: int, at: str) -> dict[str, Any]:
-    """The ``payouts`` row of a payout effect journaled at row ``seq``."""
-    row: dict[str, Any] = {name: getattr(effect, name) for name in effect.__struct_fields__}
-    row |= {"seq": seq, "at": at, "tax_report": int(effect.tax_report)}
-    return row | {"verified_by": None, "verified_seq": None}
 
 
 class Journal(ReadSide):
@@ -194,18 +189,14 @@ class Journal(ReadSide):
     def _last_row(self) -> tuple[int, str]:
         return last_row(self.db.conn) or (0, GENESIS)
 
-    def _known(self, event_ids: Sequence[str]) -> dict[str, tuple[Receipt, str]]:
+    def _known(self, event_ids: Sequence[str]) -> Known:
         """The receipts (``duplicate=True``) and events of those ids the journal holds."""
-        known: dict[str, tuple[Receipt, str]] = {}
+        known: Known = {}
         unique = list(dict.fromkeys(event_ids))
         for first in range(0, len(unique), LOOKUP_CHUNK):
             for row in rows_with_ids(self.db.conn, unique[first : first + LOOKUP_CHUNK]):
-                values = row.values
-                receipt = Receipt(
-                    values["seq"], values["event_id"], values["outcome"], values["reason"],
-                    row.effects or (), duplicate=True,
-                )  # fmt: skip
-                known[values["event_id"]] = (receipt, values["event"])
+                receipt, text = known_receipt(row)
+                known[receipt.event_id] = (receipt, text)
         return known
 
     def append(self, event: AnyEvent) -> Receipt:
@@ -250,168 +241,43 @@ class Journal(ReadSide):
             if self._last_row() != self._tail:  # another process wrote: catch up first
                 self.state = self._catch_up()
                 self._tail = self._last_row()
-            start, tail = self.state, self._tail
-            state = start
-            known = self._known([event.event_id for event in events])
-            receipts: list[Receipt] = []
-            rows: list[tuple[Any, ...]] = []
-            batch = Batch(start)
-            devices = DeviceHighs()
-            for event in events:
-                seen = known.get(event.event_id)
-                if seen is not None and not same_event(seen[1], event):
-                    event = conflict_fault(seen[0].seq, seen[1], event)  # noqa: PLW2901
-                    seen = known.get(event.event_id) or self._known([event.event_id]).get(
-                        event.event_id
-                    )
-                    conflict = True
-                else:
-                    conflict = False
-                if seen is None:
-                    state, tail, receipt, row, text = self._write(state, tail, event)
-                    rows.append(row)
-                    batch.add(receipt, event, state)
-                    devices.note(event)
-                    # A second copy later in this batch is a duplicate of this one.
-                    known[event.event_id] = (replace(receipt, duplicate=True), text)
-                else:
-                    receipt = seen[0]
-                receipts.append(replace(receipt, conflict=True) if conflict else receipt)
-            connection.executemany(INSERT, rows)
-            devices.write(connection)
-            self._materialize(batch, state)
-            self._materialize_payouts(batch)
+            done = append_events(events, self.state, self._tail, self._known)
+            connection.executemany(INSERT, done.rows)
+            done.devices.write(connection)
+            self._materialize(changed_rows(done.batch, done.state))
             if snapshot is not None:
-                store_snapshot(connection, receipts, snapshot)
+                store_snapshot(connection, done.receipts, snapshot)
         except BaseException:
             roll_back(connection)
             raise
-        return Transaction(self.path, connection, state, tail, receipts)
+        return Transaction(self.path, connection, done.state, done.tail, done.receipts)
 
-    def _write(
-        self, state: LedgerState, tail: tuple[int, str], event: AnyEvent
-    ) -> tuple[LedgerState, tuple[int, str], Receipt, tuple[Any, ...], str]:
-        """Apply one event: the new state and tail, its receipt, its stored row, its text.
+    def _materialize(self, changed: Changed) -> None:
+        """Write each changed row of the materialized state once, as the batch left it.
 
-        The hash covers the row's canonical text; the file stores its compact form
-        (:mod:`controller.journal.rows`).
+        Upserts (``INSERT ... ON CONFLICT DO UPDATE``), not ``INSERT OR REPLACE``: a replace
+        deletes the row and inserts it again under a new rowid, which rewrites a page at the
+        end of the table and one of its key index besides the row's own. In place, a changed
+        row costs its own page only.
         """
-        try:
-            new_state, effects = apply(state, event)
-            outcome, reason = APPLIED, ""
-        except LedgerError as error:
-            new_state, effects, outcome, reason = state, (), REJECTED, str(error)
-        except Exception as error:
-            # A fault in the ledger itself, which the event found. The ledger is pure, so the
-            # state is as it was: the event is refused and journaled like any refusal, and
-            # whoever sent it is answered, instead of the exception stopping the sequencer
-            # and the source receiving the same event again for ever.
-            log.exception("the ledger failed on %s", event.event_id)
-            new_state, effects, outcome = state, (), REJECTED
-            reason = f"{INTERNAL_ERROR}: {type(error).__name__}: {error}"
-        seq = tail[0] + 1
-        row: dict[str, Any] = {
-            "seq": seq,
-            "event_id": event.event_id,
-            "kind": type(event).__struct_config__.tag,
-            "at": event.at,
-            "event": encode_event(event).decode(),
-            "outcome": outcome,
-            "reason": reason,
-            "effects": encode_effects(effects).decode(),
-        }
-        row["prev_hash"] = tail[1]
-        row["hash"] = row_hash(tail[1], row)
-        receipt = Receipt(seq, event.event_id, outcome, reason, effects)
-        stored = stored_row(row, event, tuple(effects))
-        return new_state, (seq, row["hash"]), receipt, stored, row["event"]
-
-    def _upsert(
-        self,
-        table: str,
-        keys: tuple[str, ...],
-        values: tuple[str, ...],
-        rows: list[tuple[Any, ...]],
-    ) -> None:
-        """Insert rows (``keys`` then ``values``), or update those whose key exists, in place.
-
-        An upsert, not ``INSERT OR REPLACE``: a replace deletes the row and inserts it again
-        under a new rowid, which rewrites a page at the end of the table and one of its key
-        index besides the row's own. In place, a changed row costs its own page only.
-        """
-        if rows:
-            self.db.conn.executemany(_upsert_statement(table, keys, values), rows)
-
-    def _materialize(self, batch: Batch, new: LedgerState) -> None:
-        """Write each changed row of the materialized state once, as the batch left it."""
-        old = batch.start
-        if new is old:
-            return
-        pools = [
-            (key, pool_json(pool), seq) for key, pool, seq in batch.changed("pools", new.pools)
-        ]
-        self._upsert("pools", ("pool_id",), ("state", "seq"), pools)
-        tables = [
-            (key, encode_event(config).decode(), seq)
-            for key, config, seq in batch.changed("table_events", new.table_events)
-        ]
-        self._upsert("tables", ("table_id",), ("config", "seq"), tables)
-        live = [
-            (key, table_state_json(state), seq)
-            for key, state, seq in batch.changed("table_states", new.table_states)
-        ]
-        self._upsert("table_states", ("table_id",), ("state", "seq"), live)
-        if new.rounds is not old.rounds:
-            rounds = [
-                (key[0], key[1], wagers_json(wagers))
-                for key, wagers in new.rounds.items()
-                if old.rounds.get(key) is not wagers
-            ]
-            self._upsert("rounds", ("table_id", "round_id"), ("wagers",), rounds)
-            self.db.conn.executemany(
-                "DELETE FROM rounds WHERE table_id = ? AND round_id = ?",
-                list(old.rounds.keys() - new.rounds.keys()),
-            )
-        meta = []
-        if new.revision != old.revision:
-            meta.append(("revision", str(new.revision)))
-        if new.manifest is not old.manifest and new.manifest is not None:
-            meta.append(("manifest", manifest_json(new.manifest)))
-        if new.authority != old.authority:
-            meta.append(("authority", authority_json(new.authority)))
-        self._upsert("meta", ("key",), ("value",), meta)
-        if new.operators is not old.operators:
-            self._materialize_operators(batch, new)
-
-    def _materialize_operators(self, batch: Batch, new: LedgerState) -> None:
-        for name in batch.start.operators.keys() - new.operators.keys():
-            self.db.conn.execute("DELETE FROM operators WHERE name = ?", [name])
-        rows = [
-            (
-                name, str(operator.role), operator.salt, operator.pin_hash, operator.kdf,
-                operator.public_key, operator.failures, int(operator.locked), seq,
-            )
-            for name, operator, seq in batch.changed("operators", new.operators)
-        ]  # fmt: skip
-        columns = ("role", "salt", "pin_hash", "kdf", "public_key", "failures", "locked", "seq")
-        self._upsert("operators", ("name",), columns, rows)
-
-    def _materialize_payouts(self, batch: Batch) -> None:
-        """Payouts and their verifications, in the order of the events that made them."""
-        for receipt, event in batch.paying:
-            for effect in receipt.effects:
-                if isinstance(effect, PayoutMade):
-                    row = payout_columns(effect, receipt.seq, event.at)
-                    columns = ", ".join(row)
-                    marks = ", ".join("?" for _ in row)
-                    statement = f"INSERT INTO payouts ({columns}) VALUES ({marks})"  # noqa: S608
-                    self.db.conn.execute(statement, tuple(row.values()))
-                elif isinstance(effect, Verified):
-                    self.db.conn.execute(
-                        "UPDATE payouts SET status = 'paid', verified_by = ?, verified_seq = ? "
-                        "WHERE payout_id = ?",
-                        [effect.by, receipt.seq, effect.payout_id],
-                    )
+        connection = self.db.conn
+        for table, keys, values, rows in changed.writes:
+            connection.executemany(_upsert_statement(table, keys, values), rows)
+        connection.executemany(
+            "DELETE FROM rounds WHERE table_id = ? AND round_id = ?", changed.rounds_closed
+        )
+        for name in changed.operators_removed:
+            connection.execute("DELETE FROM operators WHERE name = ?", [name])
+        for row in changed.payouts:
+            columns = ", ".join(row)
+            marks = ", ".join("?" for _ in row)
+            statement = f"INSERT INTO payouts ({columns}) VALUES ({marks})"  # noqa: S608
+            connection.execute(statement, tuple(row.values()))
+        connection.executemany(
+            "UPDATE payouts SET status = 'paid', verified_by = ?, verified_seq = ? "
+            "WHERE payout_id = ?",
+            changed.verified,
+        )
 
     def device_highs(self) -> dict[tuple[str, str], int]:
         """The highest event ``seq`` journaled from each device (:mod:`.devices`)."""

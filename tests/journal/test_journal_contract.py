@@ -3,7 +3,8 @@
 Each test works only through :class:`controller.journal.port.JournalPort`, as the sequencer,
 start-up, CLI, display and metrics do, so that a second backend passes by adding one fixture
 parameter: how to open it at a location, and how to make its writes fail for a while (a
-real failure of the store, never a mock). Today the only backend is the SQLite file.
+real failure of the store, never a mock). The backends: the SQLite file, and a PostgreSQL
+database on a real server (tests/support/postgres.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import psycopg
 import pytest
 from support.journal_rig import (
     AT,
@@ -30,6 +32,8 @@ from support.journal_rig import (
 
 from controller.events import BetSensed, HitVerified
 from controller.journal import Journal, JournalError
+from controller.journal.location import DatabaseUrl
+from controller.journal.postgres import PostgresJournal
 from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:
@@ -53,8 +57,8 @@ class Backend:
     """Within this, every write of the store fails."""
 
 
-def _sqlite(tmp_path: Path) -> Backend:
-    path = tmp_path / "journal.db"
+def _sqlite(request: pytest.FixtureRequest) -> Backend:
+    path: Path = request.getfixturevalue("tmp_path") / "journal.db"
 
     @contextmanager
     def failing_writes() -> Iterator[None]:
@@ -71,12 +75,39 @@ def _sqlite(tmp_path: Path) -> Backend:
     return Backend(open=lambda: Journal(path), failing_writes=failing_writes)
 
 
-BACKENDS: dict[str, Callable[[Path], Backend]] = {"sqlite": _sqlite}
+def _postgres(request: pytest.FixtureRequest) -> Backend:
+    url = DatabaseUrl(request.getfixturevalue("postgres_url"))
+
+    @contextmanager
+    def failing_writes() -> Iterator[None]:
+        # Another session makes the server refuse rows, as a full disk would.
+        with psycopg.connect(url.url, autocommit=True) as other:
+            other.execute(
+                "CREATE FUNCTION no_rows() RETURNS trigger LANGUAGE plpgsql AS "
+                "$$BEGIN RAISE EXCEPTION 'disk full (simulated)'; END$$"
+            )
+            other.execute(
+                "CREATE TRIGGER no_rows BEFORE INSERT ON journal "
+                "FOR EACH ROW EXECUTE FUNCTION no_rows()"
+            )
+        yield
+        with psycopg.connect(url.url, autocommit=True) as other:
+            other.execute("DROP TRIGGER no_rows ON journal")
+            other.execute("DROP FUNCTION no_rows()")
+
+    return Backend(open=lambda: PostgresJournal(url), failing_writes=failing_writes)
+
+
+BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
+    "sqlite": _sqlite,
+    "postgresql": _postgres,
+}
 
 
 @pytest.fixture(params=sorted(BACKENDS))
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
-    return BACKENDS[request.param](tmp_path)
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """Each backend, at a location of this test's own (the server started only when needed)."""
+    return BACKENDS[request.param](request)
 
 
 @pytest.fixture

@@ -1,0 +1,221 @@
+"""A group commit's work that no database does: applying the events and making their rows.
+
+Every backend of :class:`controller.journal.port.JournalPort` appends the same way, so that
+the same events give the same rows, hashes, receipts and materialized state wherever they
+are kept (docs/journal.md, docs/ha.md). :func:`append_events` applies a batch to the ledger,
+answers the ids journaled before (a duplicate gets its first receipt, an id reused for other
+content becomes a ``sequence-reused`` fault) and makes each new row: its canonical columns,
+its hash chained to the one before, and its stored (compact) form. :func:`changed_rows` gives
+each row of the materialized state the batch changed, once, as the batch left it. The
+backend writes both in one transaction of its own.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from controller.effects import PayoutMade, Verified, encode_effects
+from controller.events import encode_event
+from controller.journal.batch import Batch
+from controller.journal.chain import row_hash
+from controller.journal.codec import pool_json, table_state_json, wagers_json
+from controller.journal.devices import DeviceHighs
+from controller.journal.identity import conflict_fault, same_event
+from controller.journal.restore import authority_json, manifest_json
+from controller.journal.rows import stored_row
+from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ports import APPLIED, INTERNAL_ERROR, REJECTED, Receipt
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from controller.events import AnyEvent
+    from controller.journal.rows import Row
+
+log = logging.getLogger(__name__)
+
+Known = dict[str, tuple[Receipt, str]]
+"""Event ids the journal holds: the receipt (``duplicate=True``) and the event's text of each."""
+
+
+def known_receipt(row: Row) -> tuple[Receipt, str]:
+    """What a journaled row answers a resend of its event with, and the event's text."""
+    values = row.values
+    receipt = Receipt(
+        values["seq"], values["event_id"], values["outcome"], values["reason"],
+        row.effects or (), duplicate=True,
+    )  # fmt: skip
+    return receipt, values["event"]
+
+
+def payout_columns(effect: PayoutMade, seq: int, at: str) -> dict[str, Any]:
+    """The ``payouts`` row of a payout effect journaled at row ``seq``."""
+    row: dict[str, Any] = {name: getattr(effect, name) for name in effect.__struct_fields__}
+    row |= {"seq": seq, "at": at, "tax_report": int(effect.tax_report)}
+    return row | {"verified_by": None, "verified_seq": None}
+
+
+@dataclass(slots=True)
+class Appended:
+    """A batch applied: the rows to insert and what the journal's state becomes."""
+
+    state: LedgerState
+    tail: tuple[int, str]
+    batch: Batch
+    receipts: list[Receipt] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    """Each new row in its stored form (:data:`controller.journal.rows.COLUMNS`)."""
+    devices: DeviceHighs = field(default_factory=DeviceHighs)
+
+
+def append_events(
+    events: Sequence[AnyEvent],
+    state: LedgerState,
+    tail: tuple[int, str],
+    lookup: Callable[[Sequence[str]], Known],
+) -> Appended:
+    """Apply ``events`` after row ``tail`` to ``state``; ``lookup`` finds journaled ids."""
+    known = lookup([event.event_id for event in events])
+    done = Appended(state, tail, Batch(state))
+    batch = done.batch
+    for event in events:
+        seen = known.get(event.event_id)
+        conflict = seen is not None and not same_event(seen[1], event)
+        if seen is not None and conflict:
+            event = conflict_fault(seen[0].seq, seen[1], event)  # noqa: PLW2901
+            seen = known.get(event.event_id) or lookup([event.event_id]).get(event.event_id)
+        if seen is None:
+            done.state, done.tail, receipt, row, text = _write(done.state, done.tail, event)
+            done.rows.append(row)
+            batch.add(receipt, event, done.state)
+            done.devices.note(event)
+            # A second copy later in this batch is a duplicate of this one.
+            known[event.event_id] = (replace(receipt, duplicate=True), text)
+        else:
+            receipt = seen[0]
+        done.receipts.append(replace(receipt, conflict=True) if conflict else receipt)
+    return done
+
+
+def _write(
+    state: LedgerState, tail: tuple[int, str], event: AnyEvent
+) -> tuple[LedgerState, tuple[int, str], Receipt, tuple[Any, ...], str]:
+    """Apply one event: the new state and tail, its receipt, its stored row, its text.
+
+    The hash covers the row's canonical text; the store keeps its compact form
+    (:mod:`controller.journal.rows`).
+    """
+    try:
+        new_state, effects = apply(state, event)
+        outcome, reason = APPLIED, ""
+    except LedgerError as error:
+        new_state, effects, outcome, reason = state, (), REJECTED, str(error)
+    except Exception as error:
+        # A fault in the ledger itself, which the event found. The ledger is pure, so the
+        # state is as it was: the event is refused and journaled like any refusal, and
+        # whoever sent it is answered, instead of the exception stopping the sequencer
+        # and the source receiving the same event again for ever.
+        log.exception("the ledger failed on %s", event.event_id)
+        new_state, effects, outcome = state, (), REJECTED
+        reason = f"{INTERNAL_ERROR}: {type(error).__name__}: {error}"
+    seq = tail[0] + 1
+    row: dict[str, Any] = {
+        "seq": seq,
+        "event_id": event.event_id,
+        "kind": type(event).__struct_config__.tag,
+        "at": event.at,
+        "event": encode_event(event).decode(),
+        "outcome": outcome,
+        "reason": reason,
+        "effects": encode_effects(effects).decode(),
+    }
+    row["prev_hash"] = tail[1]
+    row["hash"] = row_hash(tail[1], row)
+    receipt = Receipt(seq, event.event_id, outcome, reason, effects)
+    stored = stored_row(row, event, tuple(effects))
+    return new_state, (seq, row["hash"]), receipt, stored, row["event"]
+
+
+Upsert = tuple[str, tuple[str, ...], tuple[str, ...], list[tuple[Any, ...]]]
+"""A table, its key columns, its value columns, and rows of keys then values."""
+
+
+@dataclass(slots=True)
+class Changed:
+    """The materialized state's rows a batch changed, each once, as the batch left it."""
+
+    upserts: list[Upsert] = field(default_factory=list)
+    rounds_closed: list[tuple[str, str]] = field(default_factory=list)
+    operators_removed: list[str] = field(default_factory=list)
+    payouts: list[dict[str, Any]] = field(default_factory=list)
+    """New ``payouts`` rows, in the order of the events that made them."""
+    verified: list[tuple[str, int, str]] = field(default_factory=list)
+    """Payouts verified: who, at which row, which payout (after the inserts, in order)."""
+
+    @property
+    def writes(self) -> list[Upsert]:
+        """The upserts that have rows."""
+        return [upsert for upsert in self.upserts if upsert[3]]
+
+
+def changed_rows(batch: Batch, new: LedgerState) -> Changed:
+    """What the batch changed in the materialized state (see the module docstring)."""
+    changed = Changed()
+    old = batch.start
+    _payouts(batch, changed)
+    if new is old:
+        return changed
+    pools = [(key, pool_json(pool), seq) for key, pool, seq in batch.changed("pools", new.pools)]
+    tables = [
+        (key, encode_event(config).decode(), seq)
+        for key, config, seq in batch.changed("table_events", new.table_events)
+    ]
+    live = [
+        (key, table_state_json(state), seq)
+        for key, state, seq in batch.changed("table_states", new.table_states)
+    ]
+    changed.upserts += [
+        ("pools", ("pool_id",), ("state", "seq"), pools),
+        ("tables", ("table_id",), ("config", "seq"), tables),
+        ("table_states", ("table_id",), ("state", "seq"), live),
+    ]
+    if new.rounds is not old.rounds:
+        rounds = [
+            (key[0], key[1], wagers_json(wagers))
+            for key, wagers in new.rounds.items()
+            if old.rounds.get(key) is not wagers
+        ]
+        changed.upserts.append(("rounds", ("table_id", "round_id"), ("wagers",), rounds))
+        changed.rounds_closed = list(old.rounds.keys() - new.rounds.keys())
+    meta = []
+    if new.revision != old.revision:
+        meta.append(("revision", str(new.revision)))
+    if new.manifest is not old.manifest and new.manifest is not None:
+        meta.append(("manifest", manifest_json(new.manifest)))
+    if new.authority != old.authority:
+        meta.append(("authority", authority_json(new.authority)))
+    changed.upserts.append(("meta", ("key",), ("value",), meta))
+    if new.operators is not old.operators:
+        changed.operators_removed = list(old.operators.keys() - new.operators.keys())
+        operators = [
+            (
+                name, str(operator.role), operator.salt, operator.pin_hash, operator.kdf,
+                operator.public_key, operator.failures, int(operator.locked), seq,
+            )
+            for name, operator, seq in batch.changed("operators", new.operators)
+        ]  # fmt: skip
+        columns = ("role", "salt", "pin_hash", "kdf", "public_key", "failures", "locked", "seq")
+        changed.upserts.append(("operators", ("name",), columns, operators))
+    return changed
+
+
+def _payouts(batch: Batch, changed: Changed) -> None:
+    """Payouts and their verifications, in the order of the events that made them."""
+    for receipt, event in batch.paying:
+        for effect in receipt.effects:
+            if isinstance(effect, PayoutMade):
+                changed.payouts.append(payout_columns(effect, receipt.seq, event.at))
+            elif isinstance(effect, Verified):
+                changed.verified.append((effect.by, receipt.seq, effect.payout_id))

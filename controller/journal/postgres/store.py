@@ -1,0 +1,334 @@
+"""The PostgreSQL backend of :class:`controller.journal.port.JournalPort`.
+
+It appends as :class:`controller.journal.store.Journal` does (the work is
+:mod:`controller.journal.appending`'s): :meth:`PostgresJournal.prepare` takes the journal's
+write lock (``LOCK TABLE journal IN EXCLUSIVE MODE``: readers go on reading, another writer
+waits), catches up if another process wrote since, applies the batch and writes its rows and
+the changed materialized state in one transaction; :meth:`PostgresTransaction.commit` runs the
+``COMMIT`` alone, which may run in the sequencer's commit thread (docs/architecture.md, "The
+commit thread": the connection is used by nobody else until it returns); :meth:`adopt` moves
+the in-memory state on. A ``COMMIT`` whose connection dies is in doubt: the rows may or may
+not be in. Either way nothing is acknowledged, the sequencer fails closed, and the next
+prepare opens a new connection, finds the rows that did commit as another writer's, and
+replays them from its own state (docs/ha.md).
+
+Reads (displays, metrics, reports) run on a second connection in autocommit mode, which sees
+what has committed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Self
+
+import msgspec
+import psycopg
+from psycopg import sql
+
+from controller.journal.appending import Changed, Known, append_events, changed_rows, known_receipt
+from controller.journal.checkpoints import KEEP
+from controller.journal.errors import JournalError
+from controller.journal.postgres import checks, reads
+from controller.journal.postgres.connection import connect, reason, write_error
+from controller.journal.postgres.outbox import PostgresOutbox
+from controller.journal.postgres.rows import INSERT, last_row, rows_with_ids, stored
+from controller.journal.postgres.schema import migrate
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from controller.effects import PayoutMade
+    from controller.events import AnyEvent
+    from controller.journal.anchors import Anchor
+    from controller.journal.checkpoints import Sealed
+    from controller.journal.location import DatabaseUrl
+    from controller.journal.port import JournalPort
+    from controller.journal.postgres.connection import Connection
+    from controller.journal.reads import Hit, PayoutRecord, PendingPayout
+    from controller.journal.state_check import StateCheck
+    from controller.journal.verify import VerifyReport
+    from controller.ledger.apply import LedgerState
+    from controller.ports import Receipt
+    from controller.security.controller_key import ControllerKey
+
+_DEVICES: Final = (
+    "INSERT INTO device_seqs (table_id, device, high) VALUES (%s, %s, %s) "
+    "ON CONFLICT (table_id, device) DO UPDATE SET high = GREATEST(device_seqs.high, EXCLUDED.high)"
+)
+
+
+@functools.cache
+def _upsert(table: str, keys: tuple[str, ...], values: tuple[str, ...]) -> sql.Composed:
+    """``INSERT ... ON CONFLICT DO UPDATE`` of a materialized table, built once per table."""
+    names = sql.SQL(", ").join(sql.Identifier(name) for name in (*keys, *values))
+    marks = sql.SQL(", ").join(sql.Placeholder() for _ in (*keys, *values))
+    updates = sql.SQL(", ").join(
+        sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(name)) for name in values
+    )
+    return sql.SQL("INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO UPDATE SET {}").format(
+        sql.Identifier(table),
+        names,
+        marks,
+        sql.SQL(", ").join(sql.Identifier(name) for name in keys),
+        updates,
+    )
+
+
+def _roll_back(connection: Connection) -> None:
+    """Undo an unfinished transaction, keeping the error that stopped it the one reported."""
+    with contextlib.suppress(psycopg.Error):
+        connection.rollback()
+
+
+@dataclass(slots=True)
+class PostgresTransaction:
+    """A prepared append (:meth:`PostgresJournal.prepare`): written, not yet committed."""
+
+    url: DatabaseUrl
+    connection: Connection
+    state: LedgerState
+    tail: tuple[int, str]
+    receipts: list[Receipt]
+    committed: bool = False
+
+    def commit(self) -> None:
+        """``COMMIT``: durable when this returns; else rolled back and :class:`JournalError`."""
+        try:
+            self.connection.commit()
+        except BaseException as error:
+            _roll_back(self.connection)
+            if isinstance(error, psycopg.Error):
+                raise write_error(self.url, error) from error
+            raise
+        self.committed = True
+
+
+class PostgresJournal:
+    """The ledger's durable home in a PostgreSQL database; see the module docstring."""
+
+    def __init__(self, url: DatabaseUrl) -> None:
+        self.url = url
+        self.db = connect(url)
+        try:
+            migrate(self.db, str(url))
+            self._tail = last_row(self.db)
+            self.state = self._load()
+            self.db.rollback()  # the reads' transaction
+        except psycopg.Error as error:
+            self.db.close()
+            raise JournalError(f"{url}: cannot open the journal: {reason(error)}") from error
+        except BaseException:
+            self.db.close()
+            raise
+        self._reader: Connection | None = None
+
+    @property
+    def path(self) -> DatabaseUrl:
+        """What names the journal in messages: its URL (the password hidden when shown)."""
+        return self.url
+
+    @property
+    def head(self) -> tuple[int, str]:
+        """The last row this journal knows: its ``seq`` and ``hash`` (0 and zeros if none)."""
+        return self._tail
+
+    def _load(self) -> LedgerState:
+        """The materialized state, or fail closed if it cannot be read."""
+        try:
+            return reads.load_state(self.db)
+        except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:
+            raise JournalError(
+                f"{self.url}: the materialized state cannot be read ({error}); run jackpotd verify"
+            ) from error
+
+    @property
+    def reader(self) -> Connection:
+        """The reads' own connection, in autocommit mode: it sees what has committed."""
+        if self._reader is None or self._reader.closed:
+            self._reader = connect(self.url, autocommit=True)
+        return self._reader
+
+    def close(self) -> None:
+        """Close both connections."""
+        if self._reader is not None:
+            self._reader.close()
+        self.db.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- appending ---------------------------------------------------------------------------
+
+    def append(self, event: AnyEvent) -> Receipt:
+        """Apply and journal one event durably."""
+        return self.append_many([event])[0]
+
+    def append_many(
+        self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None
+    ) -> list[Receipt]:
+        """Apply and journal several events in one transaction (group commit)."""
+        transaction = self.prepare(events, snapshot=snapshot)
+        transaction.commit()
+        return self.adopt(transaction)
+
+    def prepare(
+        self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None
+    ) -> PostgresTransaction:
+        """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next."""
+        if self.db.closed or self.db.broken:
+            self.db = connect(self.url)  # after a failure: the next write on a new connection
+        try:
+            return self._prepare(events, snapshot)
+        except psycopg.Error as error:
+            raise write_error(self.url, error) from error
+
+    def adopt(self, transaction: PostgresTransaction) -> list[Receipt]:
+        """Move the in-memory state on to a committed transaction's; return its receipts."""
+        if not transaction.committed:
+            raise JournalError("a transaction must be committed before its state is adopted")
+        self.state, self._tail = transaction.state, transaction.tail
+        return transaction.receipts
+
+    def _prepare(self, events: Sequence[AnyEvent], snapshot: Sealed | None) -> PostgresTransaction:
+        connection = self.db
+        try:
+            connection.execute("LOCK TABLE journal IN EXCLUSIVE MODE")
+            if last_row(connection) != self._tail:  # another process wrote: catch up first
+                self.state = self._catch_up()
+                self._tail = last_row(connection)
+            done = append_events(events, self.state, self._tail, self._known)
+            with connection.cursor() as cursor:
+                cursor.executemany(INSERT, [stored(row) for row in done.rows])
+                highs = done.devices.highs
+                cursor.executemany(_DEVICES, [(*key, high) for key, high in highs.items()])
+            self._materialize(changed_rows(done.batch, done.state))
+            if snapshot is not None:
+                self._store_snapshot(done.receipts, snapshot)
+        except BaseException:
+            _roll_back(connection)
+            raise
+        return PostgresTransaction(self.url, connection, done.state, done.tail, done.receipts)
+
+    def _catch_up(self) -> LedgerState:
+        """The state after another writer's rows: replayed from ours, the tables checked."""
+        state, check = checks.catch_up(self.db, self.state, self._tail, self._load())
+        if not check.ok:
+            shown = "; ".join(check.problems[:5])
+            raise JournalError(
+                f"{self.url}: another process wrote the journal, and the stored state is not "
+                f"what its rows give: {shown}"
+            )
+        return state
+
+    def _known(self, event_ids: Sequence[str]) -> Known:
+        """The receipts (``duplicate=True``) and events of those ids the journal holds."""
+        known: Known = {}
+        for row in rows_with_ids(self.db, list(dict.fromkeys(event_ids))):
+            receipt, text = known_receipt(row)
+            known[receipt.event_id] = (receipt, text)
+        return known
+
+    def _materialize(self, changed: Changed) -> None:
+        """Write each changed row of the materialized state once, as the batch left it."""
+        with self.db.cursor() as cursor:
+            for table, keys, values, rows in changed.writes:
+                cursor.executemany(_upsert(table, keys, values), rows)
+            cursor.executemany(
+                "DELETE FROM rounds WHERE table_id = %s AND round_id = %s", changed.rounds_closed
+            )
+            cursor.executemany(
+                "DELETE FROM operators WHERE name = %s",
+                [(name,) for name in changed.operators_removed],
+            )
+            for row in changed.payouts:
+                statement = sql.SQL("INSERT INTO payouts ({}) VALUES ({})").format(
+                    sql.SQL(", ").join(sql.Identifier(name) for name in row),
+                    sql.SQL(", ").join(sql.Placeholder() for _ in row),
+                )
+                cursor.execute(statement, tuple(row.values()))
+            cursor.executemany(
+                "UPDATE payouts SET status = 'paid', verified_by = %s, verified_seq = %s "
+                "WHERE payout_id = %s",
+                changed.verified,
+            )
+
+    def _store_snapshot(self, receipts: Sequence[Receipt], sealed: Sealed) -> None:
+        """The checkpoint's snapshot, if this batch journaled it; the last few kept."""
+        for receipt in receipts:
+            if (
+                receipt.event_id == sealed.event.event_id
+                and not receipt.duplicate
+                and receipt.applied
+            ):
+                self.db.execute(
+                    "INSERT INTO snapshots (seq, head_seq, state) VALUES (%s, %s, %s)",
+                    [receipt.seq, sealed.event.head_seq, sealed.snapshot],
+                )
+                self.db.execute(
+                    "DELETE FROM snapshots WHERE seq NOT IN "
+                    "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT %s)",
+                    [KEEP],
+                )
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def device_highs(self) -> dict[tuple[str, str], int]:
+        """The highest event ``seq`` journaled from each device."""
+        rows = self.reader.execute("SELECT table_id, device, high FROM device_seqs").fetchall()
+        return {(str(table), str(device)): int(high) for table, device, high in rows}
+
+    def committed_seq(self) -> int:
+        """The last committed row, as another reader sees it (0 if none)."""
+        return reads.committed_seq(self.reader)
+
+    def pending_payouts(self) -> list[PendingPayout]:
+        """The payouts awaiting verification, oldest first."""
+        return reads.pending_payouts(self.reader)
+
+    def oldest_pending_at(self) -> str | None:
+        """When the oldest payout awaiting verification was made."""
+        return reads.oldest_pending_at(self.reader)
+
+    def hits(self, *, newest_first: bool = False, limit: int | None = None) -> list[Hit]:
+        """The progressive hits paid from a meter."""
+        return reads.hits(self.reader, newest_first=newest_first, limit=limit)
+
+    def count_payouts(self, *, excluding_kind: str) -> int:
+        """How many payouts the journal holds, those of one kind left out."""
+        return reads.count_payouts(self.reader, excluding_kind=excluding_kind)
+
+    def verification_records(
+        self, *, pending_only: bool = False, pool_id: str | None = None
+    ) -> list[PayoutRecord]:
+        """Progressive hits and payouts that needed verification, newest first."""
+        return reads.verification_records(self.reader, pending_only=pending_only, pool_id=pool_id)
+
+    def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
+        """Each payout made after row ``seq``, as made: its row, its time, the payout."""
+        return reads.payouts_after(self.reader, seq)
+
+    def outbox(self, sink: str) -> PostgresOutbox:
+        """The named sink's outbox, in this journal's database (its own connection)."""
+        return PostgresOutbox(self.url, sink)
+
+    # -- checks ------------------------------------------------------------------------------
+
+    def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
+        """Check the chain and replay the journal from empty (:func:`.checks.verify`)."""
+        return checks.verify(self.url, keys=keys, anchors=anchors)
+
+    def check_state(self, key: ControllerKey) -> StateCheck:
+        """The start-up check (:func:`.checks.check_state`)."""
+        try:
+            return checks.check_state(self.db, self.state, key)
+        finally:
+            _roll_back(self.db)  # its read transaction
+
+
+if TYPE_CHECKING:  # mypy proves the PostgreSQL journal implements the port.
+    _BACKEND: type[JournalPort[PostgresTransaction]] = PostgresJournal

@@ -1,0 +1,215 @@
+"""The PostgreSQL journal keeps what the SQLite file keeps, and refuses what the file refuses.
+
+controller/journal/postgres/ on a real server (tests/support/postgres.py); docs/ha.md. The
+port's contract runs on both backends in tests/journal/test_journal_contract.py; these are
+what only a second backend raises: the same rows and hashes as the file, the checks that
+find an edit, a server that would lose a commit, another writer, a commit cut off.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+import pytest
+from support.journal_rig import (
+    AT,
+    POOL,
+    checkpoint,
+    opened_journal,
+    play,
+    play_rounds,
+    pool_opened,
+    snapshot,
+    table_configured,
+    wager,
+)
+
+from controller.journal import JournalError
+from controller.journal.location import DatabaseUrl
+from controller.journal.postgres import PostgresJournal
+from controller.journal.postgres.outbox import PostgresOutbox
+from controller.journal.postgres.rows import read_rows
+from controller.ports import OutboxError
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from controller.security.controller_key import ControllerKey
+
+
+@pytest.fixture
+def url(postgres_url: str) -> DatabaseUrl:
+    return DatabaseUrl(postgres_url)
+
+
+@pytest.fixture
+def journal(url: DatabaseUrl) -> Iterator[PostgresJournal]:
+    """A PostgreSQL journal holding one pool and one table."""
+    opened = PostgresJournal(url)
+    for event in (pool_opened(), table_configured()):
+        assert opened.append(event).applied
+    yield opened
+    opened.close()
+
+
+def _rows(url: DatabaseUrl) -> list[dict[str, Any]]:
+    with psycopg.connect(url.url) as connection:
+        return [row.values for row in read_rows(connection)]
+
+
+def _sql(url: DatabaseUrl, statement: str) -> None:
+    with psycopg.connect(url.url, autocommit=True) as connection:
+        connection.execute(statement)
+
+
+def _edit_pool(url: DatabaseUrl, name: str, value: object) -> None:
+    """Someone with the database's password sets a value of the pool's stored state."""
+    with psycopg.connect(url.url, autocommit=True) as connection:
+        connection.execute(
+            "UPDATE pools SET state = "
+            "(state::jsonb || jsonb_build_object(%s::text, %s::jsonb))::text",
+            [name, json.dumps(value)],
+        )
+
+
+def test_the_same_events_make_the_same_rows_and_hashes_as_the_sqlite_file(
+    tmp_path: Path, journal: PostgresJournal, url: DatabaseUrl
+) -> None:
+    with opened_journal(tmp_path / "journal.db") as file:
+        for both in (file, journal):
+            play_rounds(both)
+            play(both, 1, 40)
+        # A checkpoint of either signs the same head and state: the same rows before it.
+        assert (file.head, snapshot(file.state)) == (journal.head, snapshot(journal.state))
+        assert list(file.rows()) == _rows(url)
+
+
+def test_verify_passes_a_played_journal_with_its_checkpoints_signed(
+    journal: PostgresJournal, key: ControllerKey
+) -> None:
+    play_rounds(journal)
+    first = checkpoint(journal, key)
+    play(journal, 1, 10)
+    checkpoint(journal, key)
+    report = journal.verify(keys=[key.public_key])
+    assert report.ok, report.problems
+    assert [summary.row for summary in report.checkpoints] == [first, report.head[0]]
+    assert {summary.signature for summary in report.checkpoints} == {"verified"}
+    assert report.head == journal.head
+    assert report.pools == {POOL: journal.state.pools[POOL].meter_cents}
+
+
+def test_verify_finds_a_meter_edited_in_the_database(
+    journal: PostgresJournal, url: DatabaseUrl
+) -> None:
+    play_rounds(journal)
+    _edit_pool(url, "hits_count", 0)
+    report = journal.verify()
+    assert not report.ok
+    assert any("pools/pool-a" in problem for problem in report.problems), report.problems
+
+
+def test_verify_finds_a_row_edited_or_removed_in_the_database(
+    journal: PostgresJournal, url: DatabaseUrl
+) -> None:
+    play_rounds(journal)
+    _sql(url, "UPDATE journal SET event = replace(event, '100', '900') WHERE seq = 3")
+    problems = journal.verify().problems
+    assert any(problem.startswith("row 3: ") for problem in problems), problems
+    _sql(url, "ALTER TABLE payouts DROP CONSTRAINT payouts_seq_fkey")
+    _sql(url, "ALTER TABLE payouts DROP CONSTRAINT payouts_verified_seq_fkey")
+    _sql(url, "DELETE FROM journal WHERE seq = 5")
+    problems = journal.verify().problems
+    assert "row 6: expected row 5; rows are missing" in problems
+
+
+def test_the_start_up_check_refuses_a_meter_edited_in_the_database(
+    journal: PostgresJournal, url: DatabaseUrl, key: ControllerKey
+) -> None:
+    play_rounds(journal)
+    checkpoint(journal, key)
+    play(journal, 1, 3)
+    assert journal.check_state(key).ok
+    check = journal.check_state(key)
+    # From the checkpoint: its own row and the nine after it.
+    assert (check.checkpoint is not None, check.replayed) == (True, 10)
+    meter = journal.state.pools[POOL].meter
+    _edit_pool(url, "meter", "250000000")
+    with PostgresJournal(url) as reopened:
+        problems = reopened.check_state(key).problems
+    assert problems == [f"pools/{POOL}: meter 250000000 in the table, {meter} by the journal"]
+
+
+def test_a_server_that_would_acknowledge_a_commit_it_has_not_flushed_is_refused(
+    url: DatabaseUrl,
+) -> None:
+    _sql(url, f"ALTER DATABASE {url.database} SET synchronous_commit = off")
+    with pytest.raises(JournalError, match=r"synchronous_commit is off for this database"):
+        PostgresJournal(url)
+
+
+def test_a_database_that_holds_other_tables_is_not_made_a_journal(url: DatabaseUrl) -> None:
+    _sql(url, "CREATE TABLE customers (name TEXT)")
+    with pytest.raises(JournalError, match=r"not a journal: the database holds other tables"):
+        PostgresJournal(url)
+
+
+def test_another_writers_rows_are_replayed_and_its_tables_never_trusted(
+    journal: PostgresJournal, url: DatabaseUrl
+) -> None:
+    with PostgresJournal(url) as other:
+        assert other.append(wager("r1-w1", "r1", 1)).seq == 3
+    assert journal.append(wager("r1-w2", "r1", 2)).seq == 4  # caught up first
+    assert journal.state.pools[POOL].wagers_count == 2
+    with PostgresJournal(url) as other:
+        other.append(wager("r1-w3", "r1", 3))
+    _edit_pool(url, "wagers_count", 9)
+    with pytest.raises(JournalError, match=r"another process wrote the journal, and the stored"):
+        journal.append(wager("r1-w4", "r1", 4))
+    assert journal.head[0] == 4
+
+
+def test_a_commit_cut_off_fails_closed_and_the_next_write_finds_what_it_left(
+    journal: PostgresJournal, url: DatabaseUrl
+) -> None:
+    journal.append(wager("r1-w1", "r1", 1))
+    prepared = journal.prepare([wager("r1-w2", "r1", 2)])
+    (pid,) = journal.db.execute("SELECT pg_backend_pid()").fetchone() or (0,)
+    _sql(url, f"SELECT pg_terminate_backend({pid})")
+    with pytest.raises(JournalError, match=r"cannot write the journal"):
+        prepared.commit()
+    assert journal.head[0] == 3  # nothing adopted, nothing acknowledged
+    (receipt,) = journal.append_many([wager("r1-w2", "r1", 2)])  # the device resends
+    assert (receipt.seq, receipt.duplicate) == (4, False)
+    assert journal.verify().ok
+
+
+def test_a_sinks_outbox_keeps_its_messages_and_the_hits_it_announced(
+    journal: PostgresJournal, url: DatabaseUrl
+) -> None:
+    outbox = journal.outbox("broker-a")
+    other = journal.outbox("broker-b")
+    try:
+        assert outbox.hits_stored_through() == journal.head[0]  # a new sink starts at the end
+        play_rounds(journal)
+        missed = outbox.missed_payouts(2)
+        hit_seq = next(seq for seq, _, payout in missed if payout.from_meter_cents > 0)
+        first = outbox.add("t/meters", b"1", qos=1, retain=True, created=AT)
+        outbox.add_hit("t/hits", b"hit", qos=1, created=AT, seq=hit_seq)
+        other.add("t/meters", b"other", qos=1, retain=False, created=AT)
+        assert [(m.topic, m.payload, m.retain) for m in outbox.pending()] == [
+            ("t/meters", b"1", True),
+            ("t/hits", b"hit", False),
+        ]
+        assert outbox.hits_stored_through() == hit_seq
+        outbox.remove(first)
+        assert (len(outbox), len(other)) == (1, 1)
+    finally:
+        outbox.close()
+        other.close()
+    gone = DatabaseUrl(url.url.rsplit("/", 1)[0] + "/no_such_database")
+    with pytest.raises(OutboxError, match=r"cannot open the MQTT outbox"):
+        PostgresOutbox(gone, "broker-a")
