@@ -38,6 +38,7 @@ from msgspec import inspect
 
 from controller.effects import AnyEffect, decode_effects, encode_effects
 from controller.events import AnyEvent, DeviceEvent, decode_event, encode_event
+from controller.journal.errors import JournalError
 
 _ENCODER: Final = msgspec.json.Encoder(order="sorted")
 _NONE: Final = object()
@@ -57,8 +58,8 @@ EFFECT_TYPES: Final[dict[str, type[msgspec.Struct]]] = {
 }
 
 
-class FormError(ValueError):
-    """A stored text that is not a row's compact form."""
+class FormError(JournalError, ValueError):
+    """A stored text that is not a row's compact form (the journal's contents do not add up)."""
 
 
 def _same(value: object, other: object) -> bool:
