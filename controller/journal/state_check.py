@@ -25,7 +25,9 @@ checkpoint are vouched for by its signature; ``jackpotd verify`` checks all of t
 
 from __future__ import annotations
 
+import functools
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
@@ -46,6 +48,8 @@ from controller.ledger.apply import LedgerState
 from controller.security.controller_key import signature_verifies
 
 if TYPE_CHECKING:
+    from collections.abc import Collection, Mapping
+
     from controller.events import CheckpointRecorded
     from controller.journal import Journal
     from controller.security.controller_key import ControllerKey
@@ -76,36 +80,45 @@ class StateCheck:
         return not self.problems
 
 
+RowAt = Callable[[int], "dict[str, Any] | None"]
+"""A backend's row by its ``seq`` (canonical values, ``prev_hash`` included), None if not live."""
+
+
 def _row(connection: sqlite3.Connection, seq: int) -> dict[str, Any] | None:
     found = row_at(connection, seq)
     return None if found is None else found.values
 
 
-def _head_holds(connection: sqlite3.Connection, event: CheckpointRecorded) -> bool:
+def head_holds(
+    row_of: RowAt, event: CheckpointRecorded, archived: Collection[tuple[int, str]] = ()
+) -> bool:
     """Whether the row the checkpoint covers is in the journal with the hash it signed.
 
     A row moved out to an archive segment holds if it is the last of one and the journal
-    recorded that hash for it (the live chain continues from it).
+    recorded that hash for it (``archived``: each segment's last row and hash; the live chain
+    continues from it).
     """
     if event.head_seq == 0:
         return event.head_hash == GENESIS
-    head = _row(connection, event.head_seq)
+    head = row_of(event.head_seq)
     if head is None:
-        return any(
-            (record.last_seq, record.last_hash) == (event.head_seq, event.head_hash)
-            for record in archive_records(connection)
-        )
+        return (event.head_seq, event.head_hash) in archived
     return (
         head["hash"] == event.head_hash
         and row_hash(str(head["prev_hash"]), head) == event.head_hash
     )
 
 
-def _trusted(
-    connection: sqlite3.Connection, snapshot: StoredSnapshot, key: ControllerKey, check: StateCheck
+def trusted_snapshot(
+    row_of: RowAt,
+    snapshot: StoredSnapshot,
+    key: ControllerKey,
+    check: StateCheck,
+    *,
+    archived: Collection[tuple[int, str]] = (),
 ) -> tuple[CheckpointRecorded, LedgerState] | None:
     """The snapshot's checkpoint and state, if they can be trusted (see the module docstring)."""
-    row = _row(connection, snapshot.seq)
+    row = row_of(snapshot.seq)
     event = checkpoint_of(str(row["event"])) if row and row["kind"] == KIND else None
     where = f"checkpoint at row {snapshot.seq}"
     if event is None:
@@ -117,7 +130,7 @@ def _trusted(
     if not signature_verifies(key.public_key, event.signature, signed_bytes(event)):
         check.problems.append(FORGED.format(where=where))
         return None
-    if not _head_holds(connection, event):
+    if not head_holds(row_of, event, archived):
         check.problems.append(REWRITTEN.format(where=where, head=event.head_seq))
         return None
     if snapshot.head_seq != event.head_seq or digest(snapshot.state) != event.state_digest:
@@ -130,12 +143,14 @@ def _trusted(
         return None
 
 
-def _own_checkpoint(
-    connection: sqlite3.Connection,
-    row: dict[str, Any],
+def own_checkpoint(  # noqa: PLR0913 - the row, where the replay stands, and how to look back
+    row_of: RowAt,
+    row: Mapping[str, Any],
     before: tuple[int, str],
     state: LedgerState,
     key: ControllerKey,
+    *,
+    archived: Collection[tuple[int, str]] = (),
 ) -> str | None:
     """What is wrong with a checkpoint of this controller's the replay meets, if anything.
 
@@ -143,7 +158,7 @@ def _own_checkpoint(
     the checkpoint, made by this controller, must have signed (a history rebuilt with the
     controller's old checkpoints in it shows here).
     """
-    event = checkpoint_of(str(row["event"]))
+    event = checkpoint_of(str(row["event"])) if row["kind"] == KIND else None
     if event is None or event.key_id != key.key_id:
         return None
     where, head = f"checkpoint at row {row['seq']}", event.head_seq
@@ -154,7 +169,7 @@ def _own_checkpoint(
             return REWRITTEN.format(where=where, head=head)
         if event.state_digest != state_digest(state):
             return f"{where}: the state it signed is not the journal's at row {head}"
-    elif not 0 <= head < before[0] or not _head_holds(connection, event):
+    elif not 0 <= head < before[0] or not head_holds(row_of, event, archived):
         return REWRITTEN.format(where=where, head=head)
     return None
 
@@ -165,6 +180,8 @@ def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
     check = StateCheck()
     start, previous, state = 0, GENESIS, LedgerState()
     records = archive_records(connection)
+    archived = {(record.last_seq, record.last_hash) for record in records}
+    row_of = functools.partial(_row, connection)
     if records:  # rows archived: the replay starts from what the last archive recorded
         start, previous = records[-1].last_seq, records[-1].last_hash
         state = state_from_text(records[-1].state)
@@ -174,7 +191,7 @@ def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
         check.problems.append(f"the snapshots cannot be read: {error}")
         return check
     for snapshot in snapshots:
-        trusted = _trusted(connection, snapshot, key, check)
+        trusted = trusted_snapshot(row_of, snapshot, key, check, archived=archived)
         if check.problems:
             return check
         if trusted is not None:
@@ -182,17 +199,19 @@ def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
             start, previous = event.head_seq, event.head_hash
             check.checkpoint = Checkpointed(snapshot.seq, event)
             break
-    state = _replay(connection, (start, previous), state, key, check)
+    state = _replay(connection, (start, previous), state, key, check, archived=archived)
     check.problems += differences(journal.state, state)
     return check
 
 
-def _replay(
+def _replay(  # noqa: PLR0913 - the rows, where from, the key, the findings, the archives
     connection: sqlite3.Connection,
     after: tuple[int, str],
     state: LedgerState,
     key: ControllerKey | None,
     check: StateCheck,
+    *,
+    archived: Collection[tuple[int, str]] = (),
 ) -> LedgerState:
     """The state after the rows that follow row ``after`` (seq, hash), checked as they go."""
     start, previous = after
@@ -202,7 +221,9 @@ def _replay(
         if read.form:
             report.problem(f"row {row['seq']}: {read.form}")
         if key is not None and row["kind"] == KIND:
-            found = _own_checkpoint(connection, row, (start + check.replayed, previous), state, key)
+            before = (start + check.replayed, previous)
+            row_of = functools.partial(_row, connection)
+            found = own_checkpoint(row_of, row, before, state, key, archived=archived)
             check.problems += [found] if found else []
         check.replayed += 1
         check_link(row, start + check.replayed, previous, report)

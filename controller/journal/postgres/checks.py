@@ -12,34 +12,31 @@ no archive segments yet (docs/ha.md).
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
 
 from controller.journal.anchors import check_anchor
-from controller.journal.chain import GENESIS, row_hash
+from controller.journal.chain import GENESIS
 from controller.journal.checkpoint_audit import at_head, audit, checkpoints_in
 from controller.journal.checkpoints import (
     KIND,
     Checkpointed,
     StoredSnapshot,
-    checkpoint_of,
-    signed_bytes,
 )
 from controller.journal.errors import JournalError
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.reads import load_state
 from controller.journal.postgres.rows import read_rows, row_at, rows_of_kinds
-from controller.journal.snapshot import differences, digest, state_digest, state_from_text
-from controller.journal.state_check import FORGED, REWRITTEN, StateCheck
+from controller.journal.snapshot import differences, digest
+from controller.journal.state_check import StateCheck, own_checkpoint, trusted_snapshot
 from controller.journal.verify import PROGRESS_ROWS, VerifyReport, check_link, replay_row
 from controller.ledger.apply import LedgerState
-from controller.security.controller_key import signature_verifies
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from controller.events import CheckpointRecorded
     from controller.journal.anchors import Anchor
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
@@ -95,69 +92,9 @@ def catch_up(
 # -- the start-up check ------------------------------------------------------------------------
 
 
-def _head_holds(connection: Connection, event: CheckpointRecorded) -> bool:
-    """Whether the row the checkpoint covers is in the journal with the hash it signed."""
-    if event.head_seq == 0:
-        return event.head_hash == GENESIS
-    head = row_at(connection, event.head_seq)
-    return (
-        head is not None
-        and head.values["hash"] == event.head_hash
-        and row_hash(str(head.values["prev_hash"]), head.values) == event.head_hash
-    )
-
-
-def _trusted(
-    connection: Connection, snapshot: StoredSnapshot, key: ControllerKey, check: StateCheck
-) -> tuple[CheckpointRecorded, LedgerState] | None:
-    """The snapshot's checkpoint and state, if they can be trusted (state_check's rules)."""
-    row = row_at(connection, snapshot.seq)
-    event = checkpoint_of(str(row.values["event"])) if row and row.values["kind"] == KIND else None
-    where = f"checkpoint at row {snapshot.seq}"
-    if event is None:
-        check.notes.append(f"snapshot of row {snapshot.seq}: that row is not a checkpoint")
-        return None
-    if event.key_id != key.key_id:
-        check.notes.append(f"{where}: signed by another key ({event.key_id}), not used")
-        return None
-    if not signature_verifies(key.public_key, event.signature, signed_bytes(event)):
-        check.problems.append(FORGED.format(where=where))
-        return None
-    if not _head_holds(connection, event):
-        check.problems.append(REWRITTEN.format(where=where, head=event.head_seq))
-        return None
-    if snapshot.head_seq != event.head_seq or digest(snapshot.state) != event.state_digest:
-        check.notes.append(f"{where}: its stored snapshot is not the state it signed, not used")
-        return None
-    try:
-        return event, state_from_text(snapshot.state)
-    except ValueError as error:
-        check.notes.append(f"{where}: {error}, not used")
-        return None
-
-
-def _own_checkpoint(
-    connection: Connection,
-    row: dict[str, Any],
-    before: tuple[int, str],
-    state: LedgerState,
-    key: ControllerKey,
-) -> str | None:
-    """What is wrong with a checkpoint of this controller's the replay meets, if anything."""
-    event = checkpoint_of(str(row["event"])) if row["kind"] == KIND else None
-    if event is None or event.key_id != key.key_id:
-        return None
-    where, head = f"checkpoint at row {row['seq']}", event.head_seq
-    if not signature_verifies(key.public_key, event.signature, signed_bytes(event)):
-        return FORGED.format(where=where)
-    if head == before[0]:
-        if event.head_hash != before[1]:
-            return REWRITTEN.format(where=where, head=head)
-        if event.state_digest != state_digest(state):
-            return f"{where}: the state it signed is not the journal's at row {head}"
-    elif not 0 <= head < before[0] or not _head_holds(connection, event):
-        return REWRITTEN.format(where=where, head=head)
-    return None
+def _row(connection: Connection, seq: int) -> dict[str, Any] | None:
+    found = row_at(connection, seq)
+    return None if found is None else found.values
 
 
 def stored_snapshots(connection: Connection) -> list[StoredSnapshot]:
@@ -171,7 +108,7 @@ def check_state(connection: Connection, stored: LedgerState, key: ControllerKey)
     check = StateCheck()
     start, previous, state = 0, GENESIS, LedgerState()
     for snapshot in stored_snapshots(connection):
-        trusted = _trusted(connection, snapshot, key, check)
+        trusted = trusted_snapshot(functools.partial(_row, connection), snapshot, key, check)
         if check.problems:
             return check
         if trusted is not None:
@@ -181,7 +118,7 @@ def check_state(connection: Connection, stored: LedgerState, key: ControllerKey)
             break
 
     def own(row: dict[str, Any], before: tuple[int, str], at: LedgerState) -> None:
-        found = _own_checkpoint(connection, row, before, at, key)
+        found = own_checkpoint(functools.partial(_row, connection), row, before, at, key)
         check.problems += [found] if found else []
 
     report = VerifyReport()
