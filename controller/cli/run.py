@@ -14,6 +14,7 @@ from controller.cli.common import checked, command, writable
 from controller.cli.listen import Address, check_listen
 from controller.cli.tables import Column, print_table
 from controller.config.load import load_config
+from controller.journal.backends import reach_journal
 from controller.journal.errors import JournalError
 from controller.journal.location import journal_location
 from controller.money import format_cents
@@ -246,6 +247,7 @@ def run_demo(args: argparse.Namespace) -> int:
         hit_every=args.hit_every,
         rounds=args.rounds,
     )
+    reach_journal(config.controller.journal)  # before the manager's key file is made
     demo = AuthorityPolicy(approver=demo_approver(config.controller.journal))
     # The demo's checkpoints are signed with a key made for the run, in memory only.
     key = ControllerKey.generate()

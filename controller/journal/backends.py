@@ -13,6 +13,7 @@ from controller.journal import verify
 from controller.journal.errors import JournalError
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal, checks
+from controller.journal.postgres.connection import connect
 from controller.journal.readonly import check_journal
 from controller.journal.store import Journal
 
@@ -32,6 +33,16 @@ def open_journal(location: JournalLocation) -> JournalPort[Any]:
         return PostgresJournal(location)
     location.parent.mkdir(parents=True, exist_ok=True)
     return Journal(location)
+
+
+def reach_journal(location: JournalLocation) -> None:
+    """Fail now, in one line, if the database a URL names cannot be reached or is not durable.
+
+    For whoever must not leave anything behind on a journal that cannot open (the demo makes
+    its manager's key file first); a file location is checked when it is opened.
+    """
+    if isinstance(location, DatabaseUrl):
+        connect(location).close()
 
 
 def verify_journal(

@@ -56,3 +56,17 @@ def test_a_second_run_summarises_only_itself(tmp_path: Path) -> None:
     assert len(moved) == 1
     assert moved[0].endswith(" this run)")
     assert "(+$" in moved[0]  # four rounds of contributions, no jackpot
+
+
+def test_a_demo_on_a_database_it_cannot_reach_says_so_and_leaves_nothing(tmp_path: Path) -> None:
+    unreachable = f"postgresql://jackpotd@127.0.0.1:{free_port()}/floor"
+    done = subprocess.run(
+        [sys.executable, "-m", "controller", "demo", "--db", unreachable, "--port",
+         str(free_port()), "--rounds", "1"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert "cannot open the journal" in line
+    assert "Traceback" not in done.stderr
+    assert list(tmp_path.iterdir()) == []  # no manager's key file, no var/
