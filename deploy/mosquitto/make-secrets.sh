@@ -22,7 +22,8 @@
 #
 # Environment: SERVER_NAMES, the broker's DNS names and IP addresses (default
 # "broker localhost 127.0.0.1"); DAYS, the certificates' validity (default 825);
-# MOSQUITTO_PASSWD, the mosquitto_passwd command (default mosquitto_passwd).
+# MOSQUITTO_PASSWD, the mosquitto_passwd command (default mosquitto_passwd); ACL, the ACL whose
+# table blocks are checked (default: the acl beside this script).
 set -eu
 
 if [ $# -lt 1 ]; then
@@ -44,6 +45,7 @@ done
 server_names=${SERVER_NAMES:-broker localhost 127.0.0.1}
 days=${DAYS:-825}
 passwd_command=${MOSQUITTO_PASSWD:-mosquitto_passwd}
+acl=${ACL:-$(dirname "$0")/acl}
 
 umask 077
 mkdir -p "$dir/broker" "$dir/clients" "$dir/passwords"
@@ -122,4 +124,13 @@ echo "wrote $dir/broker/passwd"
 if [ ! -f "$dir/controller.key" ]; then
     openssl genpkey -algorithm ed25519 -out "$dir/controller.key"
     echo "made the controller's signing key"
+fi
+# Each table reads the controllers' status through a block of its own in the ACL (README.md,
+# "Warnings"): name the tables that have none, since the broker cannot.
+if [ -f "$acl" ]; then
+    for table in $tables; do
+        if ! grep -qx "user $table" "$acl"; then
+            echo "$0: table $table has no 'user $table' block in $acl: copy the one of 'user t1'" >&2
+        fi
+    done
 fi

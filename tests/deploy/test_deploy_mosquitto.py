@@ -110,17 +110,28 @@ def test_acl_is_written_for_the_sample_site_and_its_users() -> None:
     assert topics
     assert all(t.startswith((TOPICS.prefix, "$SYS/")) for t in topics), "all under the site"
     users = {value for key, value in acl if key == "user"}
-    assert users == {IN_USER, OUT_USER, "sign", "monitor"}
+    tables = {table["id"] for table in SAMPLE["tables"]}
+    assert users == {IN_USER, OUT_USER, "sign", "monitor", *tables}
+    # Each table of the sample site has its block, and it grants the controllers' status and
+    # nothing else (its own topics come from the %u patterns).
+    status = f"read {TOPICS.prefix}controller/+/status"
+    for table in tables:
+        assert block_of(acl, table) == [("topic", status)], table
     # Table ids become user names (the %u patterns): none may be one of the other users, and
     # each of those is denied what the patterns would give it.
-    assert not {table["id"] for table in SAMPLE["tables"]} & users
-    for user in users:
-        block = acl[acl.index(("user", user)) + 1 :]
-        assert block[0] == ("topic", f"deny {TOPICS.prefix}table/{user}/#"), user
+    for user in users - tables:
+        assert block_of(acl, user)[0] == ("topic", f"deny {TOPICS.prefix}table/{user}/#"), user
     # The README documents every user and every substituted directive.
     readme = (SHIPPED / "README.md").read_text(encoding="utf-8")
     for word in [*users, *SUBSTITUTED, "make-secrets.sh", "mosquitto_passwd"]:
         assert f"`{word}" in readme, word
+
+
+def block_of(acl: list[tuple[str, str]], user: str) -> list[tuple[str, str]]:
+    """The lines of ``user``'s block: from its ``user`` line to the next."""
+    start = acl.index(("user", user)) + 1
+    ends = [at for at, (key, _) in enumerate(acl) if key == "user" and at >= start]
+    return acl[start : ends[0] if ends else len(acl)]
 
 
 # Tables.
@@ -177,6 +188,30 @@ def forbidden_to_t1() -> list[str]:
         f"{TOPICS.prefix}table/t1/event/bet/extra",
         f"{TOPICS.prefix}table/t1/other",
     ]
+
+
+def test_every_table_and_sign_reads_the_controllers_status(
+    broker: Broker, credentials: Credentials
+) -> None:
+    # Tables and signs show CLOSED while the controller is offline, so each must read its
+    # retained status: each table through its own ACL block, signs through theirs.
+    status = TOPICS.controller_status(CONTROLLER)
+
+    async def scenario() -> None:
+        async with connect(broker, credentials, OUT_USER, f"{CLIENT_ID}-out") as controller:
+            await publish(controller, status, b"online", retain=True)
+        for user in (*TABLES, "sign"):
+            async with connect(broker, credentials, user, f"{user}-reads-status") as reader:
+                assert await subscribe(reader, status) == [True]
+                await reader.until(lambda w: bool(w.messages), f"the status at {user}")
+                message = reader.messages[0]
+                assert (message.topic.value, message.payload, message.retain) == (
+                    status,
+                    b"online",
+                    True,
+                ), user
+
+    asyncio.run(scenario())
 
 
 def test_a_table_cannot_publish_as_another_table_or_as_the_controller(
