@@ -137,6 +137,8 @@ class SerialStats(Protocol):
 
     name: str
     errors: Counter[str]
+    refusals: tuple[str, ...]
+    """Every reason in ``errors`` could have, each shown at 0 until counted."""
     connected: bool
     reconnects: int
 
@@ -219,6 +221,9 @@ class DriverSpec(Generic[S]):
     """The device lines an entry opens; no two entries may share one."""
     describe: Callable[[S], str] | None = None
     """One line on an entry, for ``jackpotd config check``."""
+    refusals: tuple[str, ...] = ()
+    """Every reason its sources refuse input with: ``jackpotd_rejected_inputs_total`` shows
+    each at 0 from the start (docs/metrics.md), so a first refusal is an increase."""
 
 
 def available() -> dict[str, str]:

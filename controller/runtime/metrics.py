@@ -80,6 +80,9 @@ class ControllerMetrics(Collector):
         """The software approved when the controller started: start-up checked it is what runs."""
         self.serial: list[SerialStats] = []
         self.mqtt: list[MqttStats] = []
+        self.refusals: set[str] = set()
+        """Every reason the configured sources refuse input with, each shown at 0 until counted
+        (their drivers' ``refusals``); ``ledger`` is always there."""
         self.sources: list[HealthReporting] = []
         """Sources whose health ``/healthz`` and the metrics report."""
         self.streams = StreamCounts()
@@ -215,7 +218,8 @@ class ControllerMetrics(Collector):
             ("pays", "Pays won (any amount won on a wager), pending ones included.", pay,
              known.pays, self.pays, False),
             ("pays_dollars", "The amounts of those pays.", pay, known.pays, self.pay_cents, True),
-            ("rejected_inputs", "Inputs refused.", ["reason"], [],
+            ("rejected_inputs", "Inputs refused.", ["reason"],
+             [(reason,) for reason in {"ledger", *self.refusals}],
              {(reason,): count for reason, count in rejected.items()}, False),
         ]  # fmt: skip
         for name, documentation, labels, values, counts, in_dollars in families:
@@ -256,8 +260,8 @@ class ControllerMetrics(Collector):
             "jackpotd_serial_reconnects", "Reopenings of a serial port.", labels=["port"]
         )
         for source in self.serial:
-            for reason, count in sorted(source.errors.items()):
-                frame_errors.add_metric([source.name, reason], count)
+            for reason in sorted({*source.refusals, *source.errors}):
+                frame_errors.add_metric([source.name, reason], source.errors.get(reason, 0))
             serial_up.add_metric([source.name], 1.0 if source.connected else 0.0)
             serial_reconnects.add_metric([source.name], source.reconnects)
         yield from (frame_errors, serial_up, serial_reconnects)

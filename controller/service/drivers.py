@@ -62,6 +62,8 @@ def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
         built.broker_links += parts.broker_links
         built.serial_lines += parts.serial_lines
         built.health += parts.health
+        if runtime.metrics is not None and parts.sources:
+            runtime.metrics.refusals.update(entry.spec.refusals)
     if (metrics := runtime.metrics) is not None:
         metrics.mqtt += built.broker_links
         metrics.serial += built.serial_lines

@@ -7,6 +7,7 @@ Both connections use one ``[broker]`` section (docs/mqtt.md); tables whose ``tra
 from __future__ import annotations
 
 from controller.plugins import DriverContext, DriverParts, DriverSpec
+from drivers.mqtt.refusals import REFUSALS
 from drivers.mqtt.settings import BrokerSettings, check_broker
 
 
@@ -30,6 +31,7 @@ def describe(broker: BrokerSettings) -> str:
 
 
 SPEC = DriverSpec(
+    refusals=REFUSALS,
     name="mqtt",
     section="broker",
     settings=BrokerSettings,

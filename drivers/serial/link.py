@@ -45,6 +45,7 @@ from drivers.serial.protocol import (
     nak,
     parse_header,
 )
+from drivers.serial.refusals import REFUSALS
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -129,6 +130,8 @@ class SerialSource:
         """How many times the port was opened again after it failed."""
         self.errors: Counter[str] = Counter()
         """Rejected input by reason (``bad-crc``, ``garbage``, ``oversize``, payload reasons)."""
+        self.refusals = REFUSALS
+        """Every reason ``errors`` can count (:mod:`drivers.serial.refusals`)."""
         self.unacknowledged = 0
         """Frames left unanswered because the controller was failing closed."""
         self.last_error: str | None = None

@@ -8,6 +8,7 @@ protocol"). pyserial is imported only when a line is configured.
 from __future__ import annotations
 
 from controller.plugins import DriverContext, DriverParts, DriverSpec
+from drivers.serial.refusals import REFUSALS
 from drivers.serial.settings import SerialPortSettings, check_port
 
 
@@ -20,6 +21,7 @@ def build(settings: SerialPortSettings, _context: DriverContext) -> DriverParts:
 
 
 SPEC = DriverSpec(
+    refusals=REFUSALS,
     name="serial",
     section="serial",
     settings=SerialPortSettings,

@@ -32,6 +32,8 @@ from support.mosquitto import Broker
 
 from controller import __version__
 from controller.journal import Journal
+from drivers.mqtt.refusals import REFUSALS as MQTT_REFUSALS
+from drivers.serial.refusals import REFUSALS as SERIAL_REFUSALS
 from drivers.simulator_links import PtyPair
 
 if TYPE_CHECKING:
@@ -49,8 +51,6 @@ PROMETHEUS_ACCEPT = (
     "application/openmetrics-text;version=0.0.1;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"
 )
 """What Prometheus asks for when it scrapes (its default scrape protocols)."""
-OPEN_REASONS = {"jackpotd_serial_frame_errors"}
-"""Counted by reasons the serial driver names as they occur (docs/metrics.md, "Conventions")."""
 FUNDED = "jackpotd_pool_house_funding_dollars"
 
 
@@ -121,11 +121,19 @@ def test_a_fresh_controller_shows_every_counter_it_can_name_at_zero(running: Run
     counters = {name: f for name, f in families.items() if f.type == "counter"}
     assert len(counters) >= 20
     empty = {name for name, family in counters.items() if not family.samples}
-    assert empty == OPEN_REASONS
+    assert not empty
     # Since start, all at 0; the pool's house funding is its seed, funded when it opened.
     for name, family in counters.items():
-        if name.startswith("jackpotd_") and name not in {*OPEN_REASONS, FUNDED}:
+        if name.startswith("jackpotd_") and name != FUNDED:
             assert {sample.value for sample in family.samples} == {0.0}, name
+    # Refused input, by every reason the configured drivers can refuse with, before any came.
+    refused = {s.labels["reason"] for s in families["jackpotd_rejected_inputs"].samples}
+    assert refused == {"ledger", *MQTT_REFUSALS, *SERIAL_REFUSALS}
+    frames = {
+        (s.labels["port"], s.labels["reason"])
+        for s in families["jackpotd_serial_frame_errors"].samples
+    }
+    assert frames == {(f"serial:{t}-line", r) for t in LINES for r in SERIAL_REFUSALS}
     # Labelled by what the configuration names: each table, its pool, its spots, its lines.
     hits = {(s.labels["pool"], s.labels["table"]) for s in families["jackpotd_hits"].samples}
     assert hits == {(POOL, table) for table in TABLES}
