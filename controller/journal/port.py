@@ -69,6 +69,16 @@ class JournalPort(Protocol[_Prepared]):
     def head(self) -> tuple[int, str]:
         """The last row this journal knows: its ``seq`` and ``hash``."""
 
+    @property
+    def epoch(self) -> int:
+        """The sequencer epoch this journal writes under (docs/ha.md, "A fenced sequencer").
+
+        0 for a journal only one controller can write (a SQLite file); a journal shared by
+        several controller nodes gives the epoch its fence holds, which grows at each
+        takeover. Meters and acknowledgements carry it with the row's ``seq``, so a follower
+        orders what it is told by ``(epoch, seq)``.
+        """
+
     def append(self, event: AnyEvent) -> Receipt:
         """Apply and journal one event durably."""
 

@@ -186,6 +186,11 @@ class Journal(ReadSide):
         """The last row this journal knows: its ``seq`` and ``hash`` (0 and zeros if none)."""
         return self._tail
 
+    @property
+    def epoch(self) -> int:
+        """0: one controller writes this journal (no fence yet; docs/ha.md)."""
+        return 0
+
     def _last_row(self) -> tuple[int, str]:
         return last_row(self.db.conn) or (0, GENESIS)
 

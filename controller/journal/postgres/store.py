@@ -134,6 +134,11 @@ class PostgresJournal:
         """The last row this journal knows: its ``seq`` and ``hash`` (0 and zeros if none)."""
         return self._tail
 
+    @property
+    def epoch(self) -> int:
+        """0: one controller writes this journal (no fence yet; docs/ha.md)."""
+        return 0
+
     def _load(self) -> LedgerState:
         """The materialized state, or fail closed if it cannot be read."""
         try:
