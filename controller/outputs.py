@@ -7,6 +7,7 @@ through :class:`controller.runtime.broadcast.Broadcast`. Money is integer cents.
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -17,8 +18,24 @@ if TYPE_CHECKING:
     from controller.effects import PayoutMade, WagerRefused
 
 
-class Update(msgspec.Struct, frozen=True, tag_field="type"):
-    """Fields every update has: when, and the journal row it follows from (0 if none)."""
+log = logging.getLogger(__name__)
+
+
+class _Epoch(msgspec.Struct, frozen=True, kw_only=True):
+    """The sequencer epoch of the journal that committed an update (keyword-only, last)."""
+
+    epoch: int = 0
+    """0 for a journal only one controller writes (an SQLite file); it grows at each takeover
+    of a journal several controller nodes share (docs/ha.md, "Brokers and followers")."""
+
+
+class Update(_Epoch, frozen=True, tag_field="type"):
+    """Fields every update has: when, the journal row it follows from (0 if none), the epoch.
+
+    ``(epoch, seq)`` orders what followers are told: a sign or display keeps the highest it
+    has applied and drops anything older (:class:`FollowerOrder`), so a leader that lost its
+    fence (a zombie) cannot roll a meter back.
+    """
 
     at: str
     seq: int
@@ -93,7 +110,9 @@ AnyUpdate = (
 )
 
 
-def hit_announcement(payout: PayoutMade, at: str, seq: int) -> HitAnnouncement | None:
+def hit_announcement(
+    payout: PayoutMade, at: str, seq: int, epoch: int = 0
+) -> HitAnnouncement | None:
     """The announcement of a payout journaled at row ``seq``, if it is one to announce.
 
     A meter hit is, and so is any payout big enough to wait for a supervisor; an ordinary
@@ -114,10 +133,11 @@ def hit_announcement(payout: PayoutMade, at: str, seq: int) -> HitAnnouncement |
         pending,
         payout.tax_report,
         payout.hand,
+        epoch=epoch,
     )
 
 
-def wager_refusal(refused: WagerRefused, at: str, seq: int) -> WagerRefusal:
+def wager_refusal(refused: WagerRefused, at: str, seq: int, epoch: int = 0) -> WagerRefusal:
     """The refusal journaled at row ``seq``, for its table's devices and displays."""
     return WagerRefusal(
         at,
@@ -128,4 +148,57 @@ def wager_refusal(refused: WagerRefused, at: str, seq: int) -> WagerRefusal:
         refused.spot,
         refused.amount_cents,
         refused.reason,
+        epoch=epoch,
     )
+
+
+class FollowerOrder:
+    """What a follower (a sign, a display) has applied: the highest ``(epoch, seq)`` per key.
+
+    A follower hears the controller through brokers and proxies that may hand it an old
+    message late: a retained meter a paused leader (a zombie) publishes after it lost its
+    fence, a redelivery, a page's answer overtaken by a newer event. It applies an update only
+    if its ``(epoch, seq)`` is above the highest it applied for that key (a pool's meter, a
+    table's state); an older one is *stale*: dropped and counted in :attr:`stale`, logged the
+    first time for each key. The same ``(epoch, seq)`` again (the retained copy a broker sends
+    at each subscription) is the same row: it applies, harmlessly.
+
+    An update from no journal row (``seq`` 0: the controller failing closed, recovering,
+    stopping) is ordered by its epoch alone: it applies unless an older epoch's.
+    """
+
+    def __init__(self, name: str = "follower") -> None:
+        self.name = name
+        self.highest: dict[str, tuple[int, int]] = {}
+        """The highest ``(epoch, seq)`` applied, per key."""
+        self.stale = 0
+        """Updates dropped because they were older than one already applied."""
+        self._logged: set[str] = set()
+
+    def admits(self, key: str, epoch: int, seq: int) -> bool:
+        """Whether an update for ``key`` at ``(epoch, seq)`` is to be applied (it is recorded)."""
+        last = self.highest.get(key)
+        if last is None:
+            self.highest[key] = (epoch, seq)
+            return True
+        if seq == 0 and epoch >= last[0]:
+            # No row: ordered by epoch only, and it does not lower the row seen.
+            self.highest[key] = (epoch, last[1] if epoch == last[0] else 0)
+            return True
+        if (epoch, seq) < last:
+            self.stale += 1
+            if key not in self._logged:
+                self._logged.add(key)
+                log.warning(
+                    "%s: dropped an update for %s at epoch %d row %d, older than epoch %d row "
+                    "%d already shown (a former leader's, or a late copy); further ones are "
+                    "only counted",
+                    self.name,
+                    key,
+                    epoch,
+                    seq,
+                    *last,
+                )
+            return False
+        self.highest[key] = (epoch, seq)
+        return True

@@ -393,7 +393,7 @@ class Sequencer:
 
     def _updates(self, receipt: Receipt, event: AnyEvent) -> list[AnyUpdate]:
         """What the sinks must hear about, from the effects of a committed event."""
-        at, seq = event.at, receipt.seq
+        at, seq, epoch = event.at, receipt.seq, self.journal.epoch
         if isinstance(event, CheckpointRecorded) and self.checkpoints is not None:
             return [self.checkpoints.recorded(seq, event)]
         updates: list[AnyUpdate] = []
@@ -409,16 +409,19 @@ class Sequencer:
                         pool.reserve_cents,
                         pool.overflow_cents,
                         pool.terms.seed_cents,
+                        epoch=epoch,
                     )
                 )
             elif isinstance(effect, PayoutMade):
-                announcement = hit_announcement(effect, at, seq)
+                announcement = hit_announcement(effect, at, seq, epoch)
                 if announcement is not None:
                     updates.append(announcement)
             elif isinstance(effect, TableStatus):
-                updates.append(TableUpdate(at, seq, effect.table_id, effect.online, effect.reason))
+                updates.append(
+                    TableUpdate(at, seq, effect.table_id, effect.online, effect.reason, epoch=epoch)
+                )
             elif isinstance(effect, WagerRefused):
-                updates.append(wager_refusal(effect, at, seq))
+                updates.append(wager_refusal(effect, at, seq, epoch))
             elif isinstance(effect, RoundHeld):
                 self.stats.held_rounds += 1
                 log.error(
@@ -442,10 +445,14 @@ class Sequencer:
         self.stats.journal_failures += 1
         self.failed_reason = reason
         log.critical("journal unavailable, failing closed: %s", reason)
-        at = self.clock()
-        updates: list[AnyUpdate] = [ControllerUpdate(at, 0, online=False, reason=reason)]
+        at, epoch = self.clock(), self.journal.epoch
+        updates: list[AnyUpdate] = [
+            ControllerUpdate(at, 0, online=False, reason=reason, epoch=epoch)
+        ]
         updates += [
-            TableUpdate(at, 0, table_id, online=False, reason="controller failing closed")
+            TableUpdate(
+                at, 0, table_id, online=False, reason="controller failing closed", epoch=epoch
+            )
             for table_id in sorted(self.journal.state.tables)
         ]
         self.broadcast.publish(updates)
@@ -469,15 +476,17 @@ class Sequencer:
             backoff.reset()
             log.warning("journal writable again: tables reopen")
             self.failed_reason = None
-            at = self.clock()
+            at, epoch = self.clock(), self.journal.epoch
             updates: list[AnyUpdate] = [
-                ControllerUpdate(at, 0, online=True, reason="journal recovered")
+                ControllerUpdate(at, 0, online=True, reason="journal recovered", epoch=epoch)
             ]
             for table_id in sorted(self.journal.state.tables):
                 live = self.journal.state.table_states.get(table_id)
                 online = live.online if live is not None else True
                 updates.append(
-                    TableUpdate(at, 0, table_id, online=online, reason="controller recovered")
+                    TableUpdate(
+                        at, 0, table_id, online=online, reason="controller recovered", epoch=epoch
+                    )
                 )
             self.broadcast.publish(updates)
 

@@ -2,8 +2,10 @@
 
 ``meter/<pool>`` (:class:`MeterPayload`, retained), ``meter/<pool>/hit`` (:class:`HitPayload`),
 ``table/<tid>/cmd/state`` (:class:`TableStatePayload`), ``table/<tid>/cmd/refused``
-(:class:`WagerRefusedPayload`), each carrying the time ``at`` and the journal row ``seq`` of the
-change, so that a display can order them and drop what it has already seen;
+(:class:`WagerRefusedPayload`), each carrying the time ``at``, the journal row ``seq`` of the
+change and the ``epoch`` of the journal that committed it, so that a display can order them by
+``(epoch, seq)`` and drop what it has already seen or what is older (a payload without
+``epoch``, from a controller before it, reads as epoch 0);
 ``controller/<id>/checkpoint`` (:class:`CheckpointPayload`) is the controller's last signed
 checkpoint, whose ``seq`` is the row it covers; ``controller/<id>/status`` is the plain string
 ``online`` or ``offline``. The decoders are for displays, signs and tests. What the tables send
@@ -40,6 +42,8 @@ class MeterPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seed_cents: int
     at: str
     seq: int
+    epoch: int = 0
+    """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
 
 
 class HitPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -58,6 +62,8 @@ class HitPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seq: int
     hand: str = ""
     """The winning hand's cards (``As Ks Qs Js Ts Jk 2c``), when the controller knows them."""
+    epoch: int = 0
+    """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
 
 
 class WagerRefusedPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -71,6 +77,8 @@ class WagerRefusedPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=Tru
     reason: str
     at: str
     seq: int
+    epoch: int = 0
+    """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
 
 
 class CheckpointPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -102,6 +110,8 @@ class TableStatePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     reason: str
     at: str
     seq: int
+    epoch: int = 0
+    """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
 
 
 _ENCODER: Final = msgspec.json.Encoder()
@@ -119,6 +129,7 @@ def meter_payload(update: MeterUpdate) -> bytes:
             seed_cents=update.seed_cents,
             at=update.at,
             seq=update.seq,
+            epoch=update.epoch,
         )
     )
 
@@ -139,6 +150,7 @@ def hit_payload(update: HitAnnouncement) -> bytes:
             at=update.at,
             seq=update.seq,
             hand=update.hand,
+            epoch=update.epoch,
         )
     )
 
@@ -147,7 +159,12 @@ def table_state_payload(update: TableUpdate) -> bytes:
     """The payload of ``table/<tid>/cmd/state``."""
     return _ENCODER.encode(
         TableStatePayload(
-            v=SCHEMA_VERSION, open=update.online, reason=update.reason, at=update.at, seq=update.seq
+            v=SCHEMA_VERSION,
+            open=update.online,
+            reason=update.reason,
+            at=update.at,
+            seq=update.seq,
+            epoch=update.epoch,
         )
     )
 
@@ -164,6 +181,7 @@ def wager_refused_payload(update: WagerRefusal) -> bytes:
             reason=update.reason,
             at=update.at,
             seq=update.seq,
+            epoch=update.epoch,
         )
     )
 

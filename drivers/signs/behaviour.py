@@ -18,6 +18,10 @@ sign can take). Any change is shown at most ``min_interval_s`` after it arrives,
 meter is shown at least every 250 ms with the default, and a hit within one second (the
 settings refuse a ``min_interval_s`` above 1 s).
 
+**Order.** A meter or table state older than one already applied, by ``(epoch, seq)``, is
+dropped and counted (:class:`controller.outputs.FollowerOrder`): a leader that lost its fence
+(a zombie), or a late copy through a broker, cannot roll the sign back.
+
 **Shape.** :class:`SignBehaviour` has no clock, no timer and no I/O. Each input (an update,
 or the wake-up it asked for) comes with the time ``now`` in seconds on any monotonic clock,
 and it answers a :class:`Step`: the texts to show now (at most one) and when to wake it up
@@ -35,7 +39,13 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from controller.errors import ConfigurationError
 from controller.money import format_cents
-from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
+from controller.outputs import (
+    ControllerUpdate,
+    FollowerOrder,
+    HitAnnouncement,
+    MeterUpdate,
+    TableUpdate,
+)
 
 if TYPE_CHECKING:
     from controller.outputs import AnyUpdate
@@ -153,8 +163,10 @@ class _Hit:
 class SignBehaviour:
     """The state machine of one sign (see the module docstring)."""
 
-    def __init__(self, rules: SignRules) -> None:
+    def __init__(self, rules: SignRules, name: str = "sign") -> None:
         self.rules = rules
+        self.order = FollowerOrder(name)
+        """The highest ``(epoch, seq)`` shown per meter and table: older updates are dropped."""
         self.meter_cents: int | None = None
         """The pool's newest meter, or None before the first update."""
         self.closed_tables: dict[str, str] = {}
@@ -194,7 +206,9 @@ class SignBehaviour:
         rules = self.rules
         match update:
             case MeterUpdate():
-                if update.pool_id != rules.pool_id:
+                if update.pool_id != rules.pool_id or not self._in_order(
+                    f"meter/{update.pool_id}", update
+                ):
                     return False
                 self.meter_cents = update.meter_cents
             case HitAnnouncement():
@@ -207,7 +221,9 @@ class SignBehaviour:
                 self._focus = hit
                 self._switch_at = now + rules.alternate_s
             case TableUpdate():
-                if update.table_id not in rules.tables:
+                if update.table_id not in rules.tables or not self._in_order(
+                    f"table/{update.table_id}", update
+                ):
                     return False
                 if update.online:
                     self.closed_tables.pop(update.table_id, None)
@@ -220,6 +236,10 @@ class SignBehaviour:
             case _:
                 return False  # nothing a sign shows (a wager refused at a table)
         return True
+
+    def _in_order(self, key: str, update: MeterUpdate | TableUpdate) -> bool:
+        """Whether the update is not older than one already applied (see ``order``)."""
+        return self.order.admits(key, update.epoch, update.seq)
 
     def _fault_changed(self, now: float) -> None:
         if not self.faulty:

@@ -25,12 +25,12 @@ reorganises its memory). While the port is down only the newest text is kept; it
 written right after the next configuration.
 
 **Counters** for the metrics module: ``frames_sent``, ``errors``, ``reconnects``,
-``configurations``, ``truncated``, ``connected``, ``last_error``, and the latency of each
-STRING write (from the arrival at this sink of the oldest update it is the first to show,
-to the frame being handed to the port): ``last_latency_s``, the recent ``latencies`` and the
-``on_latency`` callback (for ``jackpotd_event_to_sign_seconds``). Texts changed by a timer
-(the meter coming back after a JACKPOT hold, the next turn) have no update behind them and
-record no latency.
+``configurations``, ``truncated``, ``stale_dropped``, ``connected``, ``last_error``, and the
+latency of each STRING write (from the arrival at this sink of the oldest update it is the
+first to show, to the frame being handed to the port): ``last_latency_s``, the recent
+``latencies`` and the ``on_latency`` callback (for ``jackpotd_event_to_sign_seconds``).
+Texts changed by a timer (the meter coming back after a JACKPOT hold, the next turn) have no
+update behind them and record no latency.
 """
 
 from __future__ import annotations
@@ -186,7 +186,7 @@ class AlphaSign:
         self.settings = settings
         self.name = f"alpha-sign:{settings.name}"
         self.layout = settings.layout()
-        self.behaviour = SignBehaviour(settings.rules())
+        self.behaviour = SignBehaviour(settings.rules(), self.name)
         self.on_latency = on_latency
         """Called with each latency in seconds (the metrics module's histogram)."""
         self._open = opener or open_port
@@ -217,6 +217,11 @@ class AlphaSign:
         self._idle.set()
         self._timer: asyncio.TimerHandle | None = None
         self._last_write: float | None = None
+
+    @property
+    def stale_dropped(self) -> int:
+        """Updates older, by ``(epoch, seq)``, than one already shown: dropped."""
+        return self.behaviour.order.stale
 
     @property
     def connected(self) -> bool:

@@ -277,25 +277,40 @@ def test_table_status_event() -> None:
 # Controller payloads: every field, money in cents, the version.
 
 
-def test_meter_payload() -> None:
-    update = MeterUpdate(AT, 12, "main", 1_234_56, 500, 0, 100_000)
+def test_meter_payload_carries_the_epoch_beside_the_row() -> None:
+    update = MeterUpdate(AT, 12, "main", 1_234_56, 500, 0, 100_000, epoch=3)
     data = meter_payload(update)
     assert json.loads(data) == {
         "v": 1, "pool": "main", "meter_cents": 123456, "reserve_cents": 500,
-        "overflow_cents": 0, "seed_cents": 100000, "at": AT, "seq": 12,
+        "overflow_cents": 0, "seed_cents": 100000, "at": AT, "seq": 12, "epoch": 3,
     }  # fmt: skip
-    assert decode_meter(data).meter_cents == 123456
+    decoded = decode_meter(data)
+    assert (decoded.meter_cents, decoded.epoch, decoded.seq) == (123456, 3, 12)
+
+
+def test_payloads_without_an_epoch_read_as_epoch_0() -> None:
+    # What a controller before the epoch published (schema version 1 all the same).
+    meter = decode_meter(
+        b'{"v":1,"pool":"main","meter_cents":1,"reserve_cents":0,"overflow_cents":0,'
+        b'"seed_cents":1,"at":"2025-06-01T21:14:03.118Z","seq":7}'
+    )
+    hit = decode_hit(
+        b'{"v":1,"payout":"p","pool":"main","table":"t1","seat":1,"line":null,"amount_cents":1,'
+        b'"pending":false,"tax_report":false,"at":"2025-06-01T21:14:03.118Z","seq":6}'
+    )
+    state = decode_table_state(b'{"v":1,"open":true,"reason":"x","at":"t","seq":0}')
+    assert (meter.epoch, meter.seq, hit.epoch, state.epoch) == (0, 7, 0, 0)
 
 
 def test_hit_payload_with_and_without_pool() -> None:
     hand = "As Ks Qs Js Ts Jk 2c"
     update = HitAnnouncement(
-        AT, 40, "p-9", "main", "t3", 2, "royal-flush", 250_000, True, True, hand=hand
+        AT, 40, "p-9", "main", "t3", 2, "royal-flush", 250_000, True, True, hand=hand, epoch=2
     )
     assert json.loads(hit_payload(update)) == {
         "v": 1, "payout": "p-9", "pool": "main", "table": "t3", "seat": 2,
         "line": "royal-flush", "amount_cents": 250000, "pending": True, "tax_report": True,
-        "at": AT, "seq": 40, "hand": hand,
+        "at": AT, "seq": 40, "hand": hand, "epoch": 2,
     }  # fmt: skip
     bonus = HitAnnouncement(AT, 41, "p-10", None, "t3", 1, None, 80_000, True, False)
     decoded = decode_hit(hit_payload(bonus))
@@ -303,8 +318,12 @@ def test_hit_payload_with_and_without_pool() -> None:
 
 
 def test_table_state_and_controller_status_payloads() -> None:
-    closed = decode_table_state(table_state_payload(TableUpdate(AT, 7, "t1", False, "offline")))
-    assert (closed.v, closed.open, closed.reason, closed.seq) == (1, False, "offline", 7)
+    closed = decode_table_state(
+        table_state_payload(TableUpdate(AT, 7, "t1", False, "offline", epoch=4))
+    )
+    assert (closed.v, closed.open, closed.reason, closed.seq, closed.epoch) == (
+        1, False, "offline", 7, 4,
+    )  # fmt: skip
     assert controller_status_payload(ControllerUpdate(AT, 0, online=True, reason="x")) == b"online"
     assert (
         controller_status_payload(ControllerUpdate(AT, 0, online=False, reason="x")) == b"offline"

@@ -386,3 +386,31 @@ def test_wake_ups_are_never_in_a_busy_loop() -> None:
     assert early.shows == (Show("$2.00", "meter", 0.1),)
     assert early.wake_at is None
     assert math.isclose(sign.last_shown_at or 0.0, 0.25, abs_tol=1e-6)
+
+
+# --- order: a zombie leader cannot roll the sign back -------------------------------------
+
+
+def test_an_older_meter_than_the_one_shown_is_dropped_and_counted() -> None:
+    sign = Clocked(rules())
+    sign.feed(0.0, MeterUpdate(AT, 4_990, POOL, 250_00, 0, 0, 100_000, epoch=2))
+    # A paused former leader wakes and repeats its last meter: a higher row, an older epoch.
+    sign.feed(1.0, MeterUpdate(AT, 5_000, POOL, 240_00, 0, 0, 100_000, epoch=1))
+    sign.feed(2.0, MeterUpdate(AT, 4_980, POOL, 230_00, 0, 0, 100_000, epoch=2))
+    sign.advance(5.0)
+    assert sign.texts() == ["$250.00"]
+    assert sign.sign.order.stale == 2
+    sign.feed(6.0, MeterUpdate(AT, 4_991, POOL, 251_00, 0, 0, 100_000, epoch=2))
+    sign.advance(7.0)
+    assert sign.texts() == ["$250.00", "$251.00"]
+
+
+def test_an_older_table_state_does_not_close_or_open_the_sign() -> None:
+    sign = Clocked(rules(tables=frozenset({"T1"})))
+    sign.feed(0.0, meter(100_00))
+    sign.feed(0.5, TableUpdate(AT, 30, "T1", False, "heartbeat lost", epoch=3))
+    sign.feed(1.0, TableUpdate(AT, 29, "T1", True, "back", epoch=3))
+    sign.feed(1.5, TableUpdate(AT, 0, "T1", True, "controller recovered", epoch=2))
+    sign.advance(3.0)
+    assert sign.texts() == ["$100.00", "CLOSED"]
+    assert sign.sign.order.stale == 2
