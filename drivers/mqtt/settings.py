@@ -31,6 +31,11 @@ class BrokerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     host: str = "127.0.0.1"
     port: int = 1883
+    hosts: list[str] = []
+    """Brokers to try in turn, ``host`` or ``host:port`` each (``port`` when none is given);
+    when set, ``host`` is not used. A follower (an MQTT sign or display) moves to the next one
+    when its broker fails (docs/ha.md, "Brokers and followers"); one HAProxy address that
+    routes to the leader's broker does the same in one entry."""
     client_id: str = "jackpotd"
     username: str | None = None
     password_file: str | None = None
@@ -51,6 +56,17 @@ class BrokerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     backoff_initial_s: float = 0.1
     backoff_cap_s: float = 10.0
 
+    def addresses(self) -> list[tuple[str, int]]:
+        """The brokers to connect to, in the order they are tried: ``hosts``, else ``host``."""
+        if not self.hosts:
+            return [(self.host, self.port)]
+        return [broker_address(entry, self.port) for entry in self.hosts]
+
+    def at(self, address: tuple[str, int]) -> BrokerSettings:
+        """These settings for one broker of :meth:`addresses`."""
+        host, port = address
+        return msgspec.structs.replace(self, host=host, port=port, hosts=[])
+
     def outbound(self) -> BrokerSettings:
         """The settings of the second connection: logged in as ``out_username``, if set."""
         if self.out_username is None:
@@ -58,6 +74,26 @@ class BrokerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return msgspec.structs.replace(
             self, username=self.out_username, password_file=self.out_password_file
         )
+
+
+def broker_address(entry: str, default_port: int) -> tuple[str, int]:
+    """``host``, ``host:port`` or ``[v6 address]:port`` as a host and a port; ValueError if not."""
+    text = entry.strip()
+    if text.startswith("["):  # an IPv6 address, its port after the bracket
+        host, bracket, rest = text[1:].partition("]")
+        if not bracket or (rest and not rest.startswith(":")):
+            raise ValueError(f"{entry!r}: write [address]:port")
+        number = rest[1:]
+    elif text.count(":") == 1:
+        host, _, number = text.partition(":")
+    else:  # a name, an IPv4 address, or an IPv6 address without a port
+        host, number = text, ""
+    if number and not number.isdigit():
+        raise ValueError(f"{entry!r}: the port must be a number")
+    port = int(number) if number else default_port
+    if not host or not 0 < port < 65536:
+        raise ValueError(f"{entry!r}: write host or host:port, the port 1 to 65535")
+    return host, port
 
 
 def check_broker(
@@ -73,6 +109,13 @@ def check_broker(
     if not raw.host.strip():
         raise checks.fail(f"{key}.host", "a host name or address is required")
     checks.port(f"{key}.port", raw.port)
+    for index, entry in enumerate(raw.hosts):
+        try:
+            broker_address(entry, raw.port)
+        except ValueError as error:
+            raise checks.fail(f"{key}.hosts[{index}]", str(error)) from None
+    if "hosts" in written and "host" in written:
+        raise checks.fail(f"{key}.hosts", f"give {key}.host or {key}.hosts, not both")
     checks.positive(f"{key}.keepalive_s", raw.keepalive_s)
     checks.positive(f"{key}.backoff_initial_s", raw.backoff_initial_s)
     if raw.backoff_cap_s < raw.backoff_initial_s:

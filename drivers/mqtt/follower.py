@@ -1,0 +1,274 @@
+"""Following the controller over MQTT: what an MQTT sign or display shows, in order.
+
+:class:`MeterFollower` is the client side of ``meter/...`` (docs/mqtt.md): it subscribes to
+what the shipped ACL lets a sign read, ``meter/#`` (or only its pools' meters and hits) and
+``controller/+/status``, and turns what it hears back into the controller's own updates
+(:mod:`controller.outputs`), for a sign's behaviour (:mod:`drivers.signs.behaviour`, through
+:meth:`MeterFollower.updates`) or a display (:attr:`MeterFollower.meters`):
+
+* ``meter/<pool>`` is a :class:`~controller.outputs.MeterUpdate`, applied only if its
+  ``(epoch, seq)`` is above the highest applied for that pool
+  (:class:`~controller.outputs.FollowerOrder`). A leader that lost its fence (a zombie) may
+  wake and publish its last meters again, retained, after the new leader's; they are older
+  by epoch, so they are dropped, counted in :attr:`MeterFollower.stale_dropped` and logged
+  once. A payload without ``epoch`` (a controller before it) reads as epoch 0.
+* ``meter/<pool>/hit`` and ``meter/_/hit`` are :class:`~controller.outputs.HitAnnouncement`,
+  once per payout id (a hit is published at least once: again after a crash).
+* ``controller/<id>/status`` is a :class:`~controller.outputs.ControllerUpdate`: the controller
+  is online while any controller heard says ``online`` (the leader's broker carries the
+  leader's status), offline once every one heard says ``offline``.
+
+A payload that does not decode, or whose pool is not its topic's, is counted in
+:attr:`MeterFollower.rejected` and logged; it never stops the follower.
+
+**Brokers.** ``[broker] hosts`` lists the brokers (:meth:`BrokerSettings.addresses`); the
+follower stays on one while it works and moves to the next when it fails, after the capped
+backoff of every driver (:func:`controller.backoff.keep_connected`). One HAProxy address that
+only routes to the leader's broker (``GET /leader``, docs/ha.md "Brokers and followers") is a
+list of one. Its order survives the move: a broker that kept an older retained meter cannot
+take the sign back. **Connection.** A fixed client id and a persistent session, so that hits
+published while it was away are delivered when it is back; no last will (a sign has no status
+topic of its own).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Final
+
+import aiomqtt
+
+from controller.backoff import Backoff, keep_connected
+from controller.clock import utc_now
+from controller.errors import InputError
+from controller.outputs import ControllerUpdate, FollowerOrder, HitAnnouncement, MeterUpdate
+from drivers.mqtt.connection import (
+    QOS,
+    TIMEOUT_S,
+    broker_failure,
+    cancellations,
+    check_granted,
+    guarded,
+    raise_if_cancelled,
+    read_password,
+    tls_context,
+)
+from drivers.mqtt.outgoing import decode_hit, decode_meter
+from drivers.mqtt.payloads import OFFLINE, ONLINE
+from drivers.mqtt.topics import NO_POOL, Topics
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Collection
+
+    from controller.outputs import AnyUpdate
+    from drivers.mqtt.settings import BrokerSettings
+
+log = logging.getLogger(__name__)
+
+PAYOUTS_KEPT: Final = 4096
+"""How many payout ids the follower remembers, to show each hit once."""
+
+
+class MeterFollower:
+    """An MQTT sign's or display's feed of the controller (see the module docstring)."""
+
+    def __init__(
+        self,
+        settings: BrokerSettings,
+        *,
+        client_id: str,
+        pools: Collection[str] = (),
+        backoff: Backoff | None = None,
+        timeout_s: float = TIMEOUT_S,
+    ) -> None:
+        self.settings = settings
+        self.client_id = client_id
+        self.name = f"mqtt-follower:{client_id}"
+        self.addresses = settings.addresses()
+        """The brokers, tried in turn."""
+        self.pools = frozenset(pools)
+        """The pools followed; none: every pool."""
+        self.topics = Topics(settings.site)
+        self.order = FollowerOrder(self.name)
+        self.meters: dict[str, MeterUpdate] = {}
+        """The newest meter applied per pool: what a display shows."""
+        self.controllers: dict[str, bool] = {}
+        """Each controller heard, and whether it says it is online."""
+        self.connected = False
+        self.reconnects = 0
+        self.rejected = 0
+        """Payloads that did not decode, or named another pool than their topic."""
+        self.last_error: str | None = None
+        self.timeout_s = timeout_s
+        self._index = 0
+        self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
+        self._baseline = 0
+        self._payouts: OrderedDict[str, None] = OrderedDict()
+        self._online: bool | None = None
+        self._updates: asyncio.Queue[AnyUpdate] = asyncio.Queue()
+
+    @property
+    def stale_dropped(self) -> int:
+        """Meters older, by ``(epoch, seq)``, than one already applied: dropped."""
+        return self.order.stale
+
+    @property
+    def broker(self) -> tuple[str, int]:
+        """The broker in use now (or tried next)."""
+        return self.addresses[self._index]
+
+    @property
+    def filters(self) -> list[str]:
+        """What the follower subscribes to."""
+        prefix = self.topics.prefix
+        status = f"{prefix}controller/+/status"
+        if not self.pools:
+            return [f"{prefix}meter/#", status]
+        pools = sorted(self.pools)
+        return (
+            [self.topics.meter(p) for p in pools] + [self.topics.hit(p) for p in pools] + [status]
+        )
+
+    async def run(self) -> None:
+        """Follow the brokers until cancelled."""
+        self._baseline = baseline = cancellations()
+        await keep_connected(
+            self, self._backoff, before_attempt=lambda: raise_if_cancelled(baseline)
+        )
+
+    async def updates(self) -> AsyncIterator[AnyUpdate]:
+        """The updates applied, in the order they were applied (for one consumer: a sign)."""
+        while True:
+            yield await self._updates.get()
+
+    def take(self, topic: str, payload: bytes) -> AnyUpdate | None:
+        """One message from the broker: the update it applies, or None (stale, repeated, bad)."""
+        if not topic.startswith(self.topics.prefix):
+            return None
+        levels = topic[len(self.topics.prefix) :].split("/")
+        try:
+            match levels:
+                case ["meter", pool]:
+                    update: AnyUpdate | None = self._meter(pool, payload)
+                case ["meter", pool, "hit"]:
+                    update = self._hit(None if pool == NO_POOL else pool, payload)
+                case ["controller", controller_id, "status"]:
+                    update = self._status(controller_id, payload)
+                case _:
+                    return None
+        except InputError as error:
+            self.rejected += 1
+            log.warning("%s: %s refused: %s", self.name, topic, error)
+            return None
+        if update is not None:
+            self._updates.put_nowait(update)
+        return update
+
+    def _meter(self, pool: str, payload: bytes) -> MeterUpdate | None:
+        if not payload:  # a retained meter cleared by an operator
+            return None
+        meter = decode_meter(payload)
+        if meter.pool != pool:
+            raise InputError(f"the meter of pool {meter.pool!r} on pool {pool!r}'s topic")
+        if not self.order.admits(f"meter/{pool}", meter.epoch, meter.seq):
+            return None
+        update = MeterUpdate(
+            meter.at,
+            meter.seq,
+            meter.pool,
+            meter.meter_cents,
+            meter.reserve_cents,
+            meter.overflow_cents,
+            meter.seed_cents,
+            epoch=meter.epoch,
+        )
+        self.meters[pool] = update
+        return update
+
+    def _hit(self, pool: str | None, payload: bytes) -> HitAnnouncement | None:
+        hit = decode_hit(payload)
+        if hit.pool != pool:
+            raise InputError(f"a hit on pool {hit.pool!r} on pool {pool!r}'s topic")
+        if hit.payout in self._payouts:
+            return None  # published again after a crash: shown once
+        self._payouts[hit.payout] = None
+        if len(self._payouts) > PAYOUTS_KEPT:
+            self._payouts.popitem(last=False)
+        return HitAnnouncement(
+            hit.at,
+            hit.seq,
+            hit.payout,
+            hit.pool,
+            hit.table,
+            hit.seat,
+            hit.line,
+            hit.amount_cents,
+            hit.pending,
+            hit.tax_report,
+            hit.hand,
+            epoch=hit.epoch,
+        )
+
+    def _status(self, controller_id: str, payload: bytes) -> ControllerUpdate | None:
+        if payload not in (ONLINE, OFFLINE):
+            if payload:  # an empty retained status is a retired controller's, cleared
+                raise InputError(f"controller status {payload[:16]!r} is not online or offline")
+            self.controllers.pop(controller_id, None)
+        else:
+            self.controllers[controller_id] = payload == ONLINE
+        online = any(self.controllers.values())
+        if not self.controllers or online == self._online:
+            return None
+        self._online = online
+        reason = "" if online else "every controller heard says offline"
+        return ControllerUpdate(utc_now(), 0, online=online, reason=reason)
+
+    # --- the connection (controller.backoff.Reconnecting) -----------------------------------
+
+    def open_session(self) -> aiomqtt.Client:
+        """A session with the current broker of the list."""
+        settings = self.settings.at(self.broker)
+        return aiomqtt.Client(
+            settings.host,
+            settings.port,
+            identifier=self.client_id,
+            protocol=aiomqtt.ProtocolVersion.V311,
+            clean_session=False,
+            keepalive=settings.keepalive_s,
+            username=settings.username,
+            password=read_password(settings),
+            tls_context=tls_context(settings.tls),
+            timeout=self.timeout_s,
+        )
+
+    async def use_session(self, session: aiomqtt.Client) -> None:
+        """Subscribe, then take every message until the connection fails."""
+        raise_if_cancelled(self._baseline)
+        filters = self.filters
+        granted = await guarded(session.subscribe([(f, QOS) for f in filters]))
+        check_granted(granted, filters)
+        async for message in session.messages:
+            payload = message.payload
+            if isinstance(payload, bytes):
+                self.take(message.topic.value, payload)
+
+    def session_opened(self) -> None:
+        """Connected."""
+        self._backoff.reset()
+        log.info("%s: connected to %s:%s", self.name, *self.broker)
+
+    def failure_of(self, error: Exception, *, opened: bool) -> str | None:  # noqa: ARG002
+        """Broker and network failures are retried, on the next broker; others end the loop."""
+        return broker_failure(error)
+
+    def failed(self, what: str, error: Exception) -> None:
+        """Record the failure and move on to the next broker of the list."""
+        host, port = self.broker
+        self.last_error = f"{host}:{port}: {what}: {error}"
+        self._index = (self._index + 1) % len(self.addresses)
+        log.warning("%s: %s; next %s:%s", self.name, self.last_error, *self.broker)
+
+    def __repr__(self) -> str:
+        return f"MeterFollower({self.name!r}, brokers {self.addresses})"

@@ -1,0 +1,310 @@
+"""MQTT signs and displays follow the controller in (epoch, seq) order, across brokers.
+
+Real mosquitto brokers, the real meters sink (drivers/mqtt/sink.py) as the leader and as a
+zombie (a former leader that lost its fence and wakes up), the follower
+(drivers/mqtt/follower.py) feeding the real Alpha sign driver on an emulated sign's pty
+(drivers/signs/emulator.py). A zombie's retained meter, published after the new leader's, is
+older by epoch: the sign and the display keep the new value (docs/ha.md, "Brokers and
+followers").
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+import msgspec
+import pytest
+from support.config_files import edited, error_of, load
+from support.mosquitto import Broker, free_port
+from support.mqtt_tables import TOPICS, running, settings_for, watch, within
+
+from controller.backoff import Backoff
+from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate
+from drivers.mqtt.follower import MeterFollower
+from drivers.mqtt.outgoing import meter_payload
+from drivers.mqtt.settings import BrokerSettings, broker_address
+from drivers.mqtt.sink import MqttSink
+from drivers.signs.emulator import VirtualAlphaSign
+from drivers.signs.serial_sign import AlphaSign, AlphaSignSettings
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
+    from pathlib import Path
+
+    from controller.journal import Journal
+    from controller.outputs import AnyUpdate
+
+AT = "2025-06-01T21:14:03.118Z"
+POOL = "main"
+
+
+def meter(cents: int, seq: int, epoch: int) -> MeterUpdate:
+    return MeterUpdate(AT, seq, POOL, cents, 1_000, 0, 50_000, epoch=epoch)
+
+
+def node(port: int, name: str) -> BrokerSettings:
+    """A controller node's sink settings: its own client id, its own status topic."""
+    return msgspec.structs.replace(settings_for(port), client_id=name, controller_id=name)
+
+
+def follower_of(*ports: int) -> MeterFollower:
+    settings = msgspec.structs.replace(
+        settings_for(ports[0]), hosts=[f"127.0.0.1:{port}" for port in ports]
+    )
+    return WatchedFollower(
+        settings,
+        client_id="sign-pit-2",
+        pools=[POOL],
+        backoff=Backoff(0.02, 0.2),
+        timeout_s=2.0,
+    )
+
+
+async def feed(queue: asyncio.Queue[AnyUpdate]) -> AsyncIterator[AnyUpdate]:
+    while True:
+        yield await queue.get()
+
+
+@contextlib.asynccontextmanager
+async def controller_node(
+    port: int, name: str, journal: Journal
+) -> AsyncIterator[asyncio.Queue[AnyUpdate]]:
+    """A controller's meters sink on a broker; what is put in the queue is published."""
+    queue: asyncio.Queue[AnyUpdate] = asyncio.Queue()
+    sink = MqttSink(node(port, name), journal.outbox, name=name, timeout_s=2.0)
+    async with running(sink.run(feed(queue))):
+        yield queue
+
+
+@contextlib.asynccontextmanager
+async def mqtt_sign(follower: MeterFollower) -> AsyncIterator[VirtualAlphaSign]:
+    """The follower feeding the real Alpha sign driver on an emulated sign's pty."""
+    face = WatchedSign("pit-2")
+    face.open()
+    sign = AlphaSign(
+        AlphaSignSettings(
+            name="pit-2", url=face.url, pool_id=POOL, bytesize=8, parity="N",
+            min_interval_s=0.05, alternate_s=0.1, configure_pause_s=0.0, jackpot_hold_s=0.5,
+        )
+    )  # fmt: skip
+    try:
+        async with (
+            running(face.run()),
+            running(follower.run()),
+            running(sign.run(follower.updates())),
+        ):
+            yield face
+    finally:
+        face.close()
+
+
+class Changes:
+    """Wakes the test's waits whenever the follower takes a message or the sign a frame."""
+
+    def __init__(self) -> None:
+        self._waiters: set[asyncio.Event] = set()
+
+    def notify(self) -> None:
+        """Something changed: every wait checks its predicate again."""
+        for waiter in self._waiters:
+            waiter.set()
+
+    async def until(self, predicate: Callable[[], bool], what: str) -> None:
+        """Wait (bounded) until ``predicate()`` holds; re-checked after every change."""
+
+        async def wait() -> None:
+            while not predicate():
+                changed = asyncio.Event()
+                self._waiters.add(changed)
+                try:
+                    await changed.wait()
+                finally:
+                    self._waiters.discard(changed)
+
+        await within(wait(), what)
+
+
+CHANGES = Changes()
+until = CHANGES.until
+
+
+class WatchedFollower(MeterFollower):
+    """The follower, telling the test's waits about each message it takes."""
+
+    def take(self, topic: str, payload: bytes) -> AnyUpdate | None:
+        """Take the message, then wake the waits."""
+        taken = super().take(topic, payload)
+        CHANGES.notify()
+        return taken
+
+
+class WatchedSign(VirtualAlphaSign):
+    """The emulated sign, telling the test's waits about each frame it reads."""
+
+    def feed(self, buffer: bytearray) -> None:
+        """Read the frames, then wake the waits."""
+        super().feed(buffer)
+        CHANGES.notify()
+
+
+async def settled(face: VirtualAlphaSign, text: str) -> None:
+    await until(lambda: face.text == text, f"the sign to show {text}")
+
+
+def test_a_zombies_retained_meter_after_the_new_leaders_does_not_roll_the_sign_back(
+    mosquitto: Broker, journal: Journal, caplog: pytest.LogCaptureFixture
+) -> None:
+    follower = follower_of(mosquitto.port)
+
+    async def scenario() -> None:
+        async with mqtt_sign(follower) as face:
+            async with controller_node(mosquitto.port, "node-1", journal) as old:
+                old.put_nowait(meter(400_00, 5_000, epoch=1))
+                await settled(face, "$400.00")
+            # node-2 took over (epoch 2); its rows go on from the head it found.
+            async with controller_node(mosquitto.port, "node-2", journal) as leader:
+                leader.put_nowait(meter(410_00, 4_990, epoch=2))
+                await settled(face, "$410.00")
+                # node-1 wakes from its pause and says its last meter again, retained.
+                async with controller_node(mosquitto.port, "node-1", journal) as zombie:
+                    zombie.put_nowait(meter(400_00, 5_000, epoch=1))
+                    await until(lambda: follower.stale_dropped == 1, "the stale meter")
+                    zombie.put_nowait(meter(399_00, 5_001, epoch=1))
+                    await until(lambda: follower.stale_dropped == 2, "the next stale meter")
+                    # The broker now holds the zombie's value; the sign and display do not.
+                    async with watch(mosquitto.port, TOPICS.meter(POOL)) as probe:
+                        await probe.until(lambda w: bool(w.messages), "the retained meter")
+                        assert probe.payloads(TOPICS.meter(POOL))[-1] == meter_payload(
+                            meter(399_00, 5_001, epoch=1)
+                        )
+                    assert face.text == "$410.00"
+                    assert follower.meters[POOL].meter_cents == 410_00
+                    leader.put_nowait(meter(420_00, 4_991, epoch=2))
+                    await settled(face, "$420.00")
+        assert (follower.meters[POOL].epoch, follower.meters[POOL].seq) == (2, 4_991)
+
+    with caplog.at_level(logging.WARNING, logger="controller.outputs"):
+        asyncio.run(scenario())
+    assert follower.stale_dropped == 2
+    dropped = [r for r in caplog.records if "dropped an update for meter/main" in r.message]
+    assert len(dropped) == 1, "logged once"
+
+
+def test_a_sign_fails_over_to_the_next_broker_and_keeps_its_order(
+    mosquitto: Broker, journal: Journal, tmp_path: Path
+) -> None:
+    second = Broker(tmp_path / "second")
+    second.start()
+    follower = follower_of(mosquitto.port, second.port)
+
+    async def scenario() -> None:
+        async with mqtt_sign(follower) as face:
+            async with controller_node(mosquitto.port, "node-1", journal) as first_leader:
+                first_leader.put_nowait(meter(100_00, 10, epoch=1))
+                await settled(face, "$100.00")
+            assert follower.broker == ("127.0.0.1", mosquitto.port)
+            # The first node is lost; its broker with it. The second's controller leads.
+            mosquitto.kill()
+            async with controller_node(second.port, "node-2", journal) as leader:
+                leader.put_nowait(meter(120_00, 5, epoch=2))
+                await settled(face, "$120.00")
+                assert follower.broker == ("127.0.0.1", second.port)
+                assert follower.reconnects >= 1
+                # The second broker also hears the old leader, late (a bridge, a zombie).
+                async with controller_node(second.port, "node-1", journal) as zombie:
+                    zombie.put_nowait(meter(90_00, 11, epoch=1))
+                    await until(lambda: follower.stale_dropped == 1, "the stale meter")
+                leader.put_nowait(meter(121_00, 6, epoch=2))
+                await settled(face, "$121.00")
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        second.close()
+
+
+def test_a_broker_that_cannot_be_reached_is_passed_over(
+    mosquitto: Broker, journal: Journal
+) -> None:
+    follower = follower_of(free_port(), mosquitto.port)
+
+    async def scenario() -> None:
+        async with (
+            mqtt_sign(follower) as face,
+            controller_node(mosquitto.port, "node-1", journal) as leader,
+        ):
+            leader.put_nowait(meter(77_00, 3, epoch=0))
+            await settled(face, "$77.00")
+        assert follower.last_error is not None
+        assert str(follower.addresses[0][1]) in follower.last_error
+
+    asyncio.run(scenario())
+
+
+def test_hits_show_once_and_the_controller_going_offline_shows_closed(
+    mosquitto: Broker, journal: Journal
+) -> None:
+    follower = follower_of(mosquitto.port)
+    hit = HitAnnouncement(AT, 7, "t1/r-1/3/progressive", POOL, "T1", 3, "royal", 250_00,
+                          pending=False, tax_report=False, epoch=1)  # fmt: skip
+
+    async def scenario() -> None:
+        async with mqtt_sign(follower) as face:
+            async with controller_node(mosquitto.port, "node-1", journal) as leader:
+                leader.put_nowait(meter(10_00, 6, epoch=1))
+                await settled(face, "$10.00")
+                leader.put_nowait(hit)
+                leader.put_nowait(hit)  # published again (after a crash): shown once
+                await settled(face, "JACKPOT T1 SEAT 3 $250.00")
+                leader.put_nowait(ControllerUpdate(AT, 0, online=False, reason="failing closed"))
+                await until(lambda: follower.controllers == {"node-1": False}, "offline")
+            await settled(face, "CLOSED")
+
+    asyncio.run(scenario())
+    assert follower.stale_dropped == 0
+
+
+def test_payloads_that_do_not_decode_or_name_another_pool_are_refused_not_applied() -> None:
+    follower = MeterFollower(settings_for(1883), client_id="display-1")
+    topic = TOPICS.meter(POOL)
+    assert follower.take(topic, b"{") is None
+    other = msgspec.structs.replace(meter(5_00, 9, epoch=0), pool_id="other")
+    assert follower.take(topic, meter_payload(other)) is None
+    assert follower.take(topic, b'{"v":2}') is None
+    assert follower.rejected == 3
+    assert follower.meters == {}
+    applied = follower.take(topic, meter_payload(meter(5_00, 9, epoch=0)))
+    assert isinstance(applied, MeterUpdate)
+    assert follower.take(TOPICS.controller_status("x"), b"maybe") is None
+    assert follower.rejected == 4
+
+
+def test_a_list_of_brokers_is_the_new_setting_and_one_host_still_works() -> None:
+    one = BrokerSettings(host="broker.pit", port=8883)
+    assert one.addresses() == [("broker.pit", 8883)]
+    many = BrokerSettings(hosts=["n1", "n2:1884", "[fd00::3]:1885", "fd00::4"], port=8883)
+    assert many.addresses() == [
+        ("n1", 8883), ("n2", 1884), ("fd00::3", 1885), ("fd00::4", 8883),
+    ]  # fmt: skip
+    for bad in ("n1:x", "[fd00::3", ":1883", "n1:70000"):
+        with pytest.raises(ValueError, match=r"write|port"):
+            broker_address(bad, 1883)
+
+
+def test_the_broker_section_takes_hosts_and_refuses_a_bad_entry_naming_its_key(
+    tmp_path: Path,
+) -> None:
+    config = load(tmp_path, edited("", '[broker]\nhosts = ["n1", "n2:1884"]\n'))
+    broker = config.settings("broker")
+    assert isinstance(broker, BrokerSettings)
+    assert broker.addresses() == [("n1", 1883), ("n2", 1884)]
+    old = load(tmp_path, edited("", '[broker]\nhost = "broker.pit"\nport = 8883\n'))
+    assert old.settings("broker").addresses() == [("broker.pit", 8883)]  # type: ignore[attr-defined]
+    error = error_of(tmp_path, edited("", '[broker]\nhosts = ["n1", "n2:port"]\n'))
+    assert "broker.hosts[1]" in str(error)
+    assert "the port must be a number" in str(error)
+    error = error_of(tmp_path, edited("", '[broker]\nhost = "h"\nhosts = ["n1"]\n'))
+    assert "not both" in str(error)
