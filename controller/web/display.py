@@ -7,6 +7,7 @@
 | ``/api/state`` | the whole display state as JSON |
 | ``/metrics`` | Prometheus metrics |
 | ``/healthz`` | 200 when the journal is writable and every source works, else 503 |
+| ``/leader`` | 200 with this node, its epoch and last row while it sequences, else 503 |
 
 The page is self-contained (no external assets) so that it works on an isolated floor network,
 and read-only: nothing here changes a meter. At most ``[web] max_streams`` ``/events`` streams
@@ -15,6 +16,11 @@ client opening streams in a loop) cannot use up the daemon's sockets and starve 
 and ``/metrics`` (docs/faults.md, "Too many display streams"). When the service stops, every
 open stream is ended at once: pages left open all day must not hold the stop past systemd's
 ``TimeoutStopSec``.
+
+``/leader`` is what a load balancer in front of several controller nodes asks (HAProxy's
+``option httpchk GET /leader``): only the node whose sequencer runs on a writable journal
+answers 200, so agents, signs and displays are sent to the leader's broker and page
+(docs/ha.md, "Brokers and followers").
 """
 
 from __future__ import annotations
@@ -49,7 +55,10 @@ log = logging.getLogger(__name__)
 class Display:
     """The web endpoints over the live controller."""
 
-    def __init__(self, runtime: Runtime, *, max_streams: int) -> None:
+    def __init__(self, runtime: Runtime, *, max_streams: int, node: str | None = None) -> None:
+        self.runtime = runtime
+        self.node = node or runtime.controller_id
+        """This node's name in ``/leader`` (the fence's ``[controller] node``; the id if none)."""
         self.broadcast = runtime.broadcast
         self.sequencer = runtime.sequencer
         self.metrics = runtime.metrics
@@ -73,6 +82,7 @@ class Display:
                 web.get("/api/state", self.state),
                 web.get("/metrics", self.prometheus),
                 web.get("/healthz", self.health),
+                web.get("/leader", self.leader),
             ]
         )
         return app
@@ -203,6 +213,28 @@ class Display:
                 ok, reason = False, f"source {source.name} {trouble}"
         body = {"ok": ok, "reason": reason, "sources": sources}
         return web.json_response(body, status=200 if ok else 503)
+
+    async def leader(self, _: web.Request) -> web.Response:
+        """200 while this node sequences: its sequencer runs and its journal is writable.
+
+        The sequencer holds the journal's fence while it is available: on a shared journal
+        it steps down (and the process ends) the moment a commit or a lease renewal finds
+        another node's epoch, and it fails closed while the journal cannot be written; an
+        SQLite file has one writer and no fence. Sources do not count here (``/healthz``
+        says whether the floor is heard): a leader with a broken link is still the leader.
+        """
+        journal = self.runtime.journal
+        body: dict[str, object] = {
+            "node": self.node,
+            "controller": self.runtime.controller_id,
+            "epoch": journal.epoch,
+            "seq": journal.head[0],
+        }
+        sequencer = self.sequencer
+        if sequencer.available:
+            return web.json_response(body, headers={"Cache-Control": "no-store"})
+        body["reason"] = sequencer.failed_reason or "the controller is stopping"
+        return web.json_response(body, status=503, headers={"Cache-Control": "no-store"})
 
 
 async def serve_display(

@@ -66,6 +66,10 @@ class PageState:
         state = journal.state
         now = self._clock()
         trouble = self.watch.observe()
+        # The row the state is at: every meter below is at least as new as (epoch, seq), so
+        # the page drops a streamed update older than this, and this if it is older than one
+        # the page has shown (controller/outputs.py FollowerOrder).
+        epoch, seq = journal.epoch, journal.head[0]
         return {
             "at": now,
             "stale": {"since": self.watch.live_at, "reasons": trouble} if trouble else None,
@@ -74,6 +78,8 @@ class PageState:
                 "online": runtime.sequencer.available,
                 "reason": runtime.sequencer.failed_reason or "",
                 "rows": journal.committed_seq(),
+                "epoch": epoch,
+                "seq": seq,
                 "started_at": self.watch.started_at,
             },
             "pools": [
@@ -85,6 +91,8 @@ class PageState:
                     "overflow_cents": pool.overflow_cents,
                     "seed_cents": pool.terms.seed_cents,
                     "hits": pool.hits_count,
+                    "epoch": epoch,
+                    "seq": seq,
                 }
                 for pool_id, pool in sorted(state.pools.items())
             ],

@@ -1,0 +1,72 @@
+"""``GET /leader``: only a node that sequences answers 200, over real HTTP (docs/ha.md).
+
+HAProxy in front of the controller nodes asks each ``/leader`` (``option httpchk``) and sends
+agents, signs and displays to the one answering 200. The daemon runs in this event loop on a
+real SQLite journal, with a table on a real mosquitto; a second writer holding the file's write
+lock makes it fail closed, and then it must not claim to lead until the journal is writable
+again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sqlite3
+import uuid
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from support.daemon import CONTROLLER, daemon, write_config
+from support.floor import WAIT_S
+
+from controller.clock import utc_now
+from controller.events import FaultRecorded
+from controller.ports import ControllerUnavailableError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from support.daemon import Daemon
+    from support.mosquitto import Broker
+
+pytestmark = pytest.mark.slow
+
+
+async def leader_becomes(running: Daemon, status: int) -> dict[str, Any]:
+    """``/leader`` once it answers ``status`` (asked again every 0.1 s, at most WAIT_S)."""
+    async with asyncio.timeout(WAIT_S):
+        while True:
+            answer, body = await running.get("leader")
+            if answer == status:
+                return dict(json.loads(body))
+            await asyncio.sleep(0.1)
+
+
+async def test_only_a_node_whose_journal_is_writable_answers_leader(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    config = write_config(tmp_path, broker=mosquitto, mqtt=["t1"])
+    async with daemon(config) as running:
+        leading = await leader_becomes(running, 200)
+        journal = running.runtime.journal
+        assert leading == {
+            "node": CONTROLLER, "controller": CONTROLLER, "epoch": 0, "seq": journal.head[0],
+        }  # fmt: skip
+        assert leading["seq"] > 0
+        _status, body = await running.get("api/state")
+        page = json.loads(body)
+        assert (page["controller"]["epoch"], page["controller"]["seq"]) == (0, leading["seq"])
+        assert all((pool["epoch"], pool["seq"]) == (0, leading["seq"]) for pool in page["pools"])
+        # Another writer holds the journal's write lock: the next write fails, and it fails closed.
+        with contextlib.closing(sqlite3.connect(tmp_path / "journal.db")) as other:
+            other.execute("BEGIN EXCLUSIVE")
+            fault = FaultRecorded(f"fault-{uuid.uuid4()}", utc_now(), "test", "probe")
+            with pytest.raises(ControllerUnavailableError):
+                await running.runtime.sequencer.submit(fault)
+            refused = await leader_becomes(running, 503)
+            assert "locked" in str(refused["reason"])
+            assert refused["node"] == CONTROLLER
+            other.rollback()
+        assert (await leader_becomes(running, 200))["seq"] > leading["seq"]  # the recovery
+        await running.stop()
