@@ -9,3 +9,12 @@ class JournalError(JackpotError, RuntimeError):
 
 class SchemaError(JournalError):
     """The database's schema version is one this controller does not know."""
+
+
+class FencedError(JournalError):
+    """Another controller node holds the sequencer's fence: this one must not write (docs/ha.md).
+
+    Raised when a node's takeover is refused (the holder's lease is live), and when a node
+    that held the fence finds, in the transaction of its next commit or lease renewal, that
+    another node has taken it over since: it has committed nothing, and steps down.
+    """

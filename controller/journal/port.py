@@ -71,12 +71,27 @@ class JournalPort(Protocol[_Prepared]):
 
     @property
     def epoch(self) -> int:
-        """The sequencer epoch this journal writes under (docs/ha.md, "A fenced sequencer").
+        """The sequencer epoch this journal writes under (docs/ha.md, "The fenced sequencer").
 
         0 for a journal only one controller can write (a SQLite file); a journal shared by
         several controller nodes gives the epoch its fence holds, which grows at each
         takeover. Meters and acknowledgements carry it with the row's ``seq``, so a follower
         orders what it is told by ``(epoch, seq)``.
+        """
+
+    @property
+    def lease_renewal_s(self) -> float | None:
+        """How often the sequencer renews its lease while no events come; None: no lease.
+
+        A journal shared by several nodes renews the lease with every commit, and the
+        sequencer calls :meth:`renew` when this long has passed without one.
+        """
+
+    def renew(self) -> None:
+        """Renew the sequencer's lease; ``FencedError`` if another node has taken over.
+
+        Nothing for a journal without a lease. It runs where commits run (the commit thread),
+        never while a prepared append waits for its commit.
         """
 
     def append(self, event: AnyEvent) -> Receipt:

@@ -188,8 +188,16 @@ class Journal(ReadSide):
 
     @property
     def epoch(self) -> int:
-        """0: one controller writes this journal (no fence yet; docs/ha.md)."""
+        """0: one controller writes a file; it has no fence (docs/ha.md)."""
         return 0
+
+    @property
+    def lease_renewal_s(self) -> None:
+        """None: a file has no lease to renew."""
+        return None
+
+    def renew(self) -> None:
+        """Nothing: a file has no lease."""
 
     def _last_row(self) -> tuple[int, str]:
         return last_row(self.db.conn) or (0, GENESIS)

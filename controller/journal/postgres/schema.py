@@ -7,6 +7,11 @@ payouts were made in (SQLite's rowid). ``journal_schema`` holds the version, cre
 tables in one transaction under an advisory lock, so that two controllers starting on one
 empty database make them once. A database holding other tables and no ``journal_schema`` is
 refused: it is not a journal.
+
+| version | what it changed |
+|---|---|
+| 1 | the tables of the SQLite file's schema 12, but archives |
+| 2 | ``sequencer_fence``: the epoch, holder and lease of the sequencer (:mod:`.fence`) |
 """
 
 from __future__ import annotations
@@ -14,11 +19,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from controller.journal.errors import SchemaError
+from controller.journal.postgres import fence
 
 if TYPE_CHECKING:
     from controller.journal.postgres.connection import Connection
 
-VERSION: Final = 1
+VERSION: Final = 2
 _LOCK: Final = 0x6A61636B706F7464  # "jackpotd": the advisory lock of the schema's creation
 
 TABLES: Final = (
@@ -107,6 +113,8 @@ TABLES: Final = (
     )""",
     "CREATE TABLE journal_schema (version INTEGER NOT NULL)",
 )
+MIGRATIONS: Final = {2: (fence.TABLE,)}
+"""What each version adds to the one before, run in order on an older journal's database."""
 
 
 def migrate(connection: Connection, where: str) -> int:
@@ -125,14 +133,18 @@ def migrate(connection: Connection, where: str) -> int:
                     f"{where}: the journal is at schema version {version}, this controller "
                     f"knows up to {VERSION}: upgrade the controller"
                 )
-            return version
+            for step in range(version + 1, VERSION + 1):
+                for statement in MIGRATIONS[step]:
+                    connection.execute(statement)
+                connection.execute("INSERT INTO journal_schema (version) VALUES (%s)", [step])
+            return VERSION
         if names:
             shown = ", ".join(sorted(names)[:5])
             raise SchemaError(
                 f"{where}: not a journal: the database holds other tables ({shown}) and no "
                 "journal_schema; give the journal a database of its own"
             )
-        for statement in TABLES:
+        for statement in (*TABLES, *(made for step in MIGRATIONS.values() for made in step)):
             connection.execute(statement)
         connection.execute("INSERT INTO journal_schema (version) VALUES (%s)", [VERSION])
     return VERSION

@@ -14,6 +14,12 @@ replays them from its own state (docs/ha.md).
 
 Reads (displays, metrics, reports) run on a second connection in autocommit mode, which sees
 what has committed.
+
+Opened with a :class:`~controller.journal.postgres.fence.Fence` (the service does), the journal
+takes the sequencer's fence over at open, and every group commit holds it in its own
+transaction (:mod:`controller.journal.postgres.fence`): a node another has taken over from
+writes nothing and gets :class:`FencedError`. Opened without one (the commands, the contract
+tests) it writes as another writer the sequencer catches up with, and its epoch is 0.
 """
 
 from __future__ import annotations
@@ -30,8 +36,9 @@ from psycopg import sql
 from controller.journal.appending import Changed, Known, append_events, changed_rows, known_receipt
 from controller.journal.checkpoints import KEEP
 from controller.journal.errors import JournalError
-from controller.journal.postgres import checks, reads
+from controller.journal.postgres import checks, fence, reads
 from controller.journal.postgres.connection import connect, reason, write_error
+from controller.journal.postgres.fence import take_over
 from controller.journal.postgres.outbox import PostgresOutbox
 from controller.journal.postgres.rows import INSERT, last_row, rows_with_ids, stored
 from controller.journal.postgres.schema import migrate
@@ -46,6 +53,7 @@ if TYPE_CHECKING:
     from controller.journal.location import DatabaseUrl
     from controller.journal.port import JournalPort
     from controller.journal.postgres.connection import Connection
+    from controller.journal.postgres.fence import Fence
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
     from controller.journal.state_check import StateCheck
     from controller.journal.verify import VerifyReport
@@ -108,11 +116,15 @@ class PostgresTransaction:
 class PostgresJournal:
     """The ledger's durable home in a PostgreSQL database; see the module docstring."""
 
-    def __init__(self, url: DatabaseUrl) -> None:
+    def __init__(self, url: DatabaseUrl, *, fence: Fence | None = None) -> None:
         self.url = url
+        self.fence = fence
+        self._epoch = 0
         self.db = connect(url)
         try:
             migrate(self.db, str(url))
+            if fence is not None:
+                self._epoch = take_over(self.db, fence, str(url))
             self._tail = last_row(self.db)
             self.state = self._load()
             self.db.rollback()  # the reads' transaction
@@ -136,8 +148,25 @@ class PostgresJournal:
 
     @property
     def epoch(self) -> int:
-        """0: one controller writes this journal (no fence yet; docs/ha.md)."""
-        return 0
+        """The epoch of the fence this journal took over at open; 0 if opened without one."""
+        return self._epoch
+
+    @property
+    def lease_renewal_s(self) -> float | None:
+        """A third of the lease: renewed thrice a lease; None without a fence."""
+        return None if self.fence is None else self.fence.lease_s / 3
+
+    def renew(self) -> None:
+        """Renew the sequencer's lease (:func:`.fence.renew`); nothing without a fence.
+
+        It commits on the writer's connection, so it runs where commits do (the sequencer's
+        commit thread), never while a transaction is prepared.
+        """
+        if self.fence is None:
+            return
+        if self.db.closed or self.db.broken:
+            self.db = connect(self.url)
+        fence.renew(self.db, self.fence, self._epoch, str(self.url))
 
     def _load(self) -> LedgerState:
         """The materialized state, or fail closed if it cannot be read."""
@@ -156,9 +185,13 @@ class PostgresJournal:
         return self._reader
 
     def close(self) -> None:
-        """Close both connections."""
+        """Close both connections; at a clean stop the lease ends now (:func:`.fence.release`)."""
         if self._reader is not None:
             self._reader.close()
+        if self.fence is not None and not (self.db.closed or self.db.broken):
+            with contextlib.suppress(psycopg.Error):
+                _roll_back(self.db)
+                fence.release(self.db, self.fence, self._epoch)
         self.db.close()
 
     def __enter__(self) -> Self:
@@ -202,6 +235,8 @@ class PostgresJournal:
     def _prepare(self, events: Sequence[AnyEvent], snapshot: Sealed | None) -> PostgresTransaction:
         connection = self.db
         try:
+            if self.fence is not None:  # first: fenced, this transaction writes nothing
+                fence.hold(connection, self.fence, self._epoch, str(self.url))
             connection.execute("LOCK TABLE journal IN EXCLUSIVE MODE")
             if last_row(connection) != self._tail:  # another process wrote: catch up first
                 self.state = self._catch_up()
@@ -214,6 +249,8 @@ class PostgresJournal:
             self._materialize(changed_rows(done.batch, done.state))
             if snapshot is not None:
                 self._store_snapshot(done.receipts, snapshot)
+            if self.fence is not None:
+                fence.arm(connection, self.fence)
         except BaseException:
             _roll_back(connection)
             raise

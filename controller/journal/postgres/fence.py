@@ -1,0 +1,187 @@
+"""The sequencer's fence in a PostgreSQL journal: one row, an epoch, a holder, a lease (docs/ha.md).
+
+Several controller nodes may open one journal; one at a time sequences. The row
+``sequencer_fence`` (one per journal, named ``journal``) holds the epoch of the node that
+sequences, its node id and when its lease runs out, by the database's clock (so that the
+nodes' clocks do not matter).
+
+* **Taking over** (:func:`take_over`, when a node opens the journal) increments the epoch. It
+  is allowed when the lease has run out, or when the holder is this same node id (the node
+  restarting: its old process is dead, or if it is not, the new epoch fences it). Found live
+  and held by another node, the lease is waited for once, to the end the row gives, if that
+  is within one lease of ours (a dead holder's lease runs out by then); if it was renewed
+  meanwhile the holder is alive and the takeover is refused with :class:`FencedError`.
+* **Holding** (:func:`hold`) is the first statement of every group commit's transaction: it
+  renews the lease only if the row still holds this node's epoch, and locks the row until the
+  ``COMMIT`` ends. A takeover waits for that commit, and a commit after a takeover finds
+  another epoch and writes nothing: the old leader's transaction is rolled back and it steps
+  down. Safety rests on the epoch alone; the lease only says when a takeover is allowed.
+* **Renewing** (:func:`renew`) on a timer while no events come, in a transaction of its own.
+* **Releasing** (:func:`release`) at a clean stop ends the lease now, so the next node need
+  not wait for it.
+
+What does not wait for synchronous replication (``synchronous_commit = local``): taking over,
+renewing and releasing. Nothing is acknowledged to anyone on them, and every group commit
+writes the fence row and waits for replication, which streams in order: a takeover that a
+failover loses leaves its node fenced at its first commit on the promoted standby, and no
+acknowledgement ever rests on an unreplicated row. So a node can take over while the standby
+is away, and its first commit waits (docs/ha.md, "A COMMIT that hangs").
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import psycopg
+from psycopg import errors as pg_errors
+
+from controller.journal.errors import FencedError, JournalError
+
+if TYPE_CHECKING:
+    from controller.journal.postgres.connection import Connection
+
+ROW: Final = "journal"
+"""The fence's row: one sequencer per journal, whatever the nodes' configurations name."""
+TABLE: Final = """CREATE TABLE sequencer_fence (
+        name TEXT PRIMARY KEY,
+        epoch BIGINT NOT NULL,
+        holder TEXT NOT NULL,
+        lease_expires TIMESTAMPTZ NOT NULL
+    )"""
+
+_TAKE: Final = """
+INSERT INTO sequencer_fence (name, epoch, holder, lease_expires)
+VALUES (%(row)s, 1, %(node)s, clock_timestamp() + %(lease)s * interval '1 second')
+ON CONFLICT (name) DO UPDATE SET
+    epoch = sequencer_fence.epoch + 1,
+    holder = EXCLUDED.holder,
+    lease_expires = EXCLUDED.lease_expires
+WHERE sequencer_fence.lease_expires <= clock_timestamp() OR sequencer_fence.holder = EXCLUDED.holder
+RETURNING epoch"""
+_HOLD: Final = (
+    "UPDATE sequencer_fence SET lease_expires = clock_timestamp() + %s * interval '1 second' "
+    "WHERE name = %s AND epoch = %s RETURNING epoch"
+)
+_HOLDER: Final = (
+    "SELECT epoch, holder, extract(epoch FROM lease_expires - clock_timestamp())::float8 "
+    "FROM sequencer_fence WHERE name = %s"
+)
+_MARGIN_S: Final = 0.05
+"""Past the lease's end before the one retry of a takeover (the clocks' resolutions)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Fence:
+    """Who this node is, and how long its lease lasts (``[controller] node``, ``lease_s``)."""
+
+    node: str
+    lease_s: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not self.node:
+            raise ValueError("a fence needs a node id")
+        if not self.lease_s > 0:
+            raise ValueError(f"a lease must last more than 0 s, not {self.lease_s}")
+
+    @property
+    def lease_ms(self) -> int:
+        """The lease in milliseconds, as PostgreSQL's timeouts take it."""
+        return max(1, round(self.lease_s * 1000))
+
+
+def _local(connection: Connection, lock_ms: int) -> None:
+    """This transaction: no wait for replication, a row lock waited for ``lock_ms`` at most."""
+    connection.execute("SET LOCAL synchronous_commit = local")
+    connection.execute(f"SET LOCAL lock_timeout = {lock_ms}")
+
+
+def _holder(connection: Connection) -> tuple[int, str, float]:
+    """The fence row's epoch, holder and seconds its lease has left (negative: run out)."""
+    row = connection.execute(_HOLDER, [ROW]).fetchone()
+    if row is None:  # pragma: no cover - hold() found no row, and rows are never deleted
+        return 0, "", 0.0
+    return int(row[0]), str(row[1]), float(row[2])
+
+
+def take_over(connection: Connection, fence: Fence, where: str) -> int:
+    """Take the fence for ``fence.node``: the new epoch; :class:`FencedError` if refused."""
+    for waited in (False, True):
+        try:
+            with connection.transaction():
+                # Two leases: a holder paused inside a transaction loses its session after one
+                # (hold()), and a commit still running after two is hung.
+                _local(connection, 2 * fence.lease_ms)
+                row = connection.execute(
+                    _TAKE, {"row": ROW, "node": fence.node, "lease": fence.lease_s}
+                ).fetchone()
+                if row is not None:
+                    return int(row[0])
+                epoch, holder, left = _holder(connection)
+        except pg_errors.LockNotAvailable:
+            raise FencedError(
+                f"{where}: cannot take the sequencer's fence: a commit of the node that held "
+                f"it is still running after {2 * fence.lease_s:g} s (waiting on replication?); "
+                "try again once it has ended"
+            ) from None
+        if waited or left > fence.lease_s:
+            break
+        # One wait, to the end of the lease the row gives: a dead holder's has run out then.
+        time.sleep(max(0.0, left) + _MARGIN_S)
+    raise FencedError(
+        f"{where}: node {holder!r} holds the sequencer (epoch {epoch}) and renews its lease "
+        f"({left:.1f} s left): this node ({fence.node!r}) does not take over a live sequencer"
+    )
+
+
+def _fenced(connection: Connection, fence: Fence, epoch: int, where: str) -> FencedError:
+    now, holder, _left = _holder(connection)
+    return FencedError(
+        f"{where}: node {holder!r} took the sequencer over (epoch {now}); this node "
+        f"({fence.node!r}, epoch {epoch}) wrote nothing and steps down"
+    )
+
+
+def hold(connection: Connection, fence: Fence, epoch: int, where: str) -> None:
+    """In a group commit's transaction, before anything else: renew and lock, or be fenced.
+
+    A lock (the journal's, held by a command writing) is waited for one lease at most.
+    """
+    connection.execute(f"SET LOCAL lock_timeout = {fence.lease_ms}")
+    if connection.execute(_HOLD, [fence.lease_s, ROW, epoch]).fetchone() is None:
+        raise _fenced(connection, fence, epoch, where)
+
+
+def arm(connection: Connection, fence: Fence) -> None:
+    """The group commit's last statement before its ``COMMIT``: end the session if it waits.
+
+    A process paused between its writes and its ``COMMIT`` (SIGSTOP, a stalled VM) would hold
+    the journal's lock and the fence row's, and no other node could take over: the server
+    ends its session once it has sat idle in the transaction for a lease. It is the last
+    statement because the server arms that timer only after a statement sent alone; after a
+    pipeline (psycopg's ``executemany``) it does not.
+    """
+    connection.execute(f"SET LOCAL idle_in_transaction_session_timeout = {fence.lease_ms}")
+
+
+def renew(connection: Connection, fence: Fence, epoch: int, where: str) -> None:
+    """Renew the lease in a transaction of its own; :class:`FencedError` if taken over."""
+    try:
+        with connection.transaction():
+            _local(connection, fence.lease_ms)
+            if connection.execute(_HOLD, [fence.lease_s, ROW, epoch]).fetchone() is None:
+                raise _fenced(connection, fence, epoch, where)
+    except psycopg.Error as error:
+        raise JournalError(f"{where}: cannot renew the sequencer's lease: {error}") from error
+
+
+def release(connection: Connection, fence: Fence, epoch: int) -> None:
+    """End this node's lease now (a clean stop), if it still holds the fence; best effort."""
+    with connection.transaction():
+        _local(connection, fence.lease_ms)
+        connection.execute(
+            "UPDATE sequencer_fence SET lease_expires = clock_timestamp() "
+            "WHERE name = %s AND epoch = %s",
+            [ROW, epoch],
+        )

@@ -1,0 +1,179 @@
+"""The sequencer's fence on a PostgreSQL journal: one writer per epoch, a takeover grows it.
+
+controller/journal/postgres/fence.py on a real server (tests/support/postgres.py); docs/ha.md,
+"The fenced sequencer". Two journals on one database stand for two controller nodes. What a
+fenced node's sequencer and process then do is in tests/runtime/test_sequencer_fence.py and
+tests/runtime/test_fenced_processes.py.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+import psycopg
+import pytest
+from support.journal_rig import pool_opened, table_configured, wager
+
+from controller.journal import JournalError
+from controller.journal.errors import FencedError
+from controller.journal.location import DatabaseUrl
+from controller.journal.postgres import PostgresJournal
+from controller.journal.postgres.fence import Fence
+from controller.journal.postgres.rows import read_rows
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+@pytest.fixture
+def url(postgres_url: str) -> DatabaseUrl:
+    return DatabaseUrl(postgres_url)
+
+
+@pytest.fixture
+def first(url: DatabaseUrl) -> Iterator[PostgresJournal]:
+    """Node ``a``'s journal, holding one pool and one table, its lease 30 s."""
+    journal = PostgresJournal(url, fence=Fence("a", lease_s=30))
+    journal.append_many([pool_opened(), table_configured()])
+    yield journal
+    journal.close()
+
+
+def _fence_row(url: DatabaseUrl) -> tuple[int, str, float]:
+    with psycopg.connect(url.url) as connection:
+        row = connection.execute(
+            "SELECT epoch, holder, extract(epoch FROM lease_expires - clock_timestamp())::float8 "
+            "FROM sequencer_fence"
+        ).fetchone()
+    assert row is not None
+    return int(row[0]), str(row[1]), float(row[2])
+
+
+def _event_ids(url: DatabaseUrl) -> list[str]:
+    with psycopg.connect(url.url) as connection:
+        return [str(row.values["event_id"]) for row in read_rows(connection)]
+
+
+def test_the_first_node_to_open_a_journal_takes_epoch_1_and_holds_a_lease(
+    first: PostgresJournal, url: DatabaseUrl
+) -> None:
+    epoch, holder, left = _fence_row(url)
+    assert (first.epoch, epoch, holder) == (1, 1, "a")
+    assert 0 < left <= 30
+    assert first.lease_renewal_s == 10
+
+
+def test_a_journal_opened_without_a_fence_writes_as_another_writer_at_epoch_0(
+    first: PostgresJournal, url: DatabaseUrl
+) -> None:
+    with PostgresJournal(url) as command:
+        receipt = command.append(wager("cmd/w1", "r1", 1))
+        assert command.epoch == 0
+        assert command.lease_renewal_s is None
+    assert receipt.applied
+    assert first.append(wager("seq/w2", "r1", 2)).applied  # caught up, still the sequencer
+    assert _fence_row(url)[:2] == (1, "a")
+
+
+def test_a_takeover_while_the_holders_lease_is_live_is_refused(
+    first: PostgresJournal, url: DatabaseUrl
+) -> None:
+    with pytest.raises(FencedError, match=r"node 'a' holds the sequencer \(epoch 1\)"):
+        PostgresJournal(url, fence=Fence("b", lease_s=1))
+    assert _fence_row(url)[:2] == (1, "a")
+    assert first.append(wager("a/w1", "r1", 1)).applied
+
+
+def test_a_takeover_after_the_lease_runs_out_grows_the_epoch_and_fences_the_first(
+    url: DatabaseUrl,
+) -> None:
+    old = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    old.append_many([pool_opened(), table_configured(), wager("a/w1", "r1", 1)])
+    # Node a stops renewing (paused, partitioned): node b waits out its lease, then takes over.
+    new = PostgresJournal(url, fence=Fence("b", lease_s=1))
+    assert (new.epoch, _fence_row(url)[:2]) == (2, (2, "b"))
+    head = old.head
+    with pytest.raises(FencedError, match=r"node 'b' took the sequencer over \(epoch 2\)"):
+        old.append_many([wager("a/w2", "r1", 2), wager("a/w3", "r1", 3)])
+    assert old.head == head
+    assert new.append(wager("b/w2", "r1", 2)).applied
+    with pytest.raises(FencedError):  # and again: it never writes under epoch 1 again
+        old.renew()
+    assert _event_ids(url) == ["open-a", "table-1", "a/w1", "b/w2"]
+    assert new.verify().ok
+    old.close()
+    new.close()
+
+
+def test_the_same_node_restarting_takes_over_at_once_and_fences_its_old_process(
+    first: PostgresJournal, url: DatabaseUrl
+) -> None:
+    restarted = PostgresJournal(url, fence=Fence("a", lease_s=30))
+    assert restarted.epoch == 2
+    with pytest.raises(FencedError):
+        first.append(wager("old/w1", "r1", 1))
+    assert restarted.append(wager("new/w1", "r1", 1)).applied
+    assert "old/w1" not in _event_ids(url)
+    restarted.close()
+
+
+def test_a_clean_close_ends_the_lease_so_the_next_node_need_not_wait(url: DatabaseUrl) -> None:
+    PostgresJournal(url, fence=Fence("a", lease_s=300)).close()
+    # Had the lease not ended, 300 s left is beyond b's own lease: b would be refused at once.
+    with PostgresJournal(url, fence=Fence("b", lease_s=1)) as taken:
+        assert taken.epoch == 2
+
+
+def test_a_renewal_moves_the_lease_on(first: PostgresJournal, url: DatabaseUrl) -> None:
+    with psycopg.connect(url.url, autocommit=True) as admin:
+        admin.execute("UPDATE sequencer_fence SET lease_expires = clock_timestamp()")
+    first.renew()
+    assert _fence_row(url)[2] > 25
+
+
+def test_a_writer_paused_between_its_writes_and_its_commit_loses_its_session_not_the_lock(
+    url: DatabaseUrl,
+) -> None:
+    """A node paused inside a transaction would hold the fence row and the journal's lock.
+
+    The server ends its session once it has sat idle in it for a lease, so another node takes
+    over; the paused node's ``COMMIT`` then fails and nothing of its batch is in.
+    """
+    paused = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    paused.append_many([pool_opened(), table_configured()])
+    prepared = paused.prepare([wager("a/w1", "r1", 1)])
+    taker: list[PostgresJournal] = []
+    opening = threading.Thread(
+        target=lambda: taker.append(PostgresJournal(url, fence=Fence("b", lease_s=1)))
+    )
+    opening.start()
+    opening.join(timeout=30)
+    assert taker, "node b did not take over"
+    with pytest.raises(JournalError):
+        prepared.commit()
+    assert _event_ids(url) == ["open-a", "table-1"]
+    assert taker[0].epoch == 2
+    with pytest.raises(FencedError):
+        paused.append(wager("a/w2", "r1", 2))
+    taker[0].close()
+    paused.close()
+
+
+def test_a_journal_of_schema_1_gains_the_fence_when_the_service_opens_it(url: DatabaseUrl) -> None:
+    PostgresJournal(url).close()
+    with psycopg.connect(url.url, autocommit=True) as admin:
+        admin.execute("DROP TABLE sequencer_fence")
+        admin.execute("UPDATE journal_schema SET version = 1")
+    with PostgresJournal(url, fence=Fence("a")) as opened:
+        assert opened.epoch == 1
+    with psycopg.connect(url.url) as connection:
+        versions = connection.execute("SELECT version FROM journal_schema ORDER BY 1").fetchall()
+    assert versions == [(1,), (2,)]
+
+
+def test_a_fence_needs_a_node_and_a_lease() -> None:
+    with pytest.raises(ValueError, match="node id"):
+        Fence("")
+    with pytest.raises(ValueError, match="more than 0 s"):
+        Fence("a", lease_s=0)
