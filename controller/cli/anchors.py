@@ -20,14 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.cli.archive import add_archives, archived_document, archived_lines
-from controller.cli.common import CommandError, add_db, command, journal_location, journal_path
+from controller.cli.common import CommandError, add_db, command, journal_location
 from controller.cli.progress import counting
 from controller.cli.times import local_time
 from controller.clock import utc_now
 from controller.journal.anchors import Anchors, read_anchors
 from controller.journal.backends import verify_journal
-from controller.journal.readonly import check_journal
-from controller.journal.verify import verify
 from controller.money import format_cents
 from controller.security.controller_key import ControllerKey, load_key, read_public_key, write_key
 
@@ -188,10 +186,9 @@ def run_anchor_save(args: argparse.Namespace) -> int:
     """Verify against what the anchors file holds; if it passes, append the head to it."""
     existing = [args.to] if args.to.exists() else []
     trust = _trust([*existing, *args.anchor], args.controller_key)
-    path = journal_path(args)
-    check_journal(path)
+    path = journal_location(args)
     with counting("verifying the journal (rows)") as progress:
-        report = verify(path, keys=trust.keys, anchors=trust.heads, progress=progress)
+        report = verify_journal(path, keys=trust.keys, anchors=trust.heads, progress=progress)
     if not report.ok:
         _print_report(report, path)
         print(f"nothing saved to {args.to}", file=sys.stderr)

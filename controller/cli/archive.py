@@ -17,10 +17,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import CommandError, add_db, command, journal_path
+from controller.cli.common import CommandError, add_db, command, journal_location
 from controller.clock import utc_now
-from controller.journal.archive import archive, parse_moment
-from controller.journal.errors import JournalError
+from controller.journal.archive import parse_moment
+from controller.journal.backends import archive_journal
 from controller.security.controller_key import read_public_key
 
 if TYPE_CHECKING:
@@ -125,12 +125,12 @@ def run_archive(args: argparse.Namespace) -> int:
     """Archive the rows asked for; print each segment written."""
     if args.rows is not None and args.rows < 1:
         raise CommandError("--rows: give a number of rows, 1 or more")
-    path = journal_path(args)
-    if not path.exists():
-        raise JournalError(f"{path}: no such journal")
+    location = journal_location(args)
     keys = [read_public_key(key) for key in args.controller_key]
     before = parse_moment(args.before) if args.before else None
-    records = archive(path, args.out, before=before, rows=args.rows, keys=keys, now=utc_now())
+    records = archive_journal(
+        location, args.out, before=before, rows=args.rows, keys=keys, now=utc_now()
+    )
     if args.json:
         print(json.dumps([_document(record, args.out) for record in records], indent=2))
         return 0

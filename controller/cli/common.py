@@ -3,17 +3,19 @@
 Which journal a command opens, first found wins: ``--db FILE``; the journal named by ``--config
 FILE``; ``$JACKPOTD_DB``; the journal named by the installed configuration
 (:data:`INSTALLED_CONFIG`) when it exists; ``var/journal.db`` (the demo's folder). Each may
-be a ``postgresql://`` URL instead of a file (:mod:`controller.journal.location`), which the
-commands of :data:`POSTGRES_COMMANDS` open and the others refuse in one line.
+be a ``postgresql://`` URL instead of a file (:mod:`controller.journal.location`): every
+command works on either, and never asks which (:mod:`controller.journal.backends` opens it).
 
-Commands that only read open it read only (:mod:`controller.journal.readonly`): they never
-migrate or write it, and refuse a file that is not a journal. Commands that append refuse one
-too, rather than turn some other SQLite file into a journal.
+Commands that only read open it read only (:func:`controller.journal.backends.open_reader`):
+they never create, migrate or write it, and refuse a file or a database that is not a
+journal. Commands that append refuse one too, rather than turn some other SQLite file or
+database into a journal.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -23,21 +25,19 @@ from typing import TYPE_CHECKING, Any, Final
 
 from controller.config.load import load_config
 from controller.errors import JackpotError
-from controller.journal import Journal, JournalError, location
-from controller.journal.location import DatabaseUrl
-from controller.journal.readonly import NotAJournalError, ReadOnlyJournal, check_journal
+from controller.journal import backends, location
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from controller.journal.location import JournalLocation
+    from controller.journal.port import JournalPort
+    from controller.journal.readonly import JournalReader
     from controller.ports import Receipt
 
 DEFAULT_DB: Final = "var/journal.db"
 DB_ENVIRONMENT: Final = "JACKPOTD_DB"
 INSTALLED_CONFIG: Final = Path("/etc/jackpotd/jackpotd.toml")
-POSTGRES_COMMANDS: Final = "jackpotd run, demo and verify"
-"""The commands that open a PostgreSQL journal so far; the others read an SQLite file."""
 
 
 class CommandError(JackpotError, ValueError):
@@ -112,49 +112,16 @@ def journal_location(args: argparse.Namespace) -> JournalLocation:
     return Path(DEFAULT_DB)
 
 
-def journal_path(args: argparse.Namespace) -> Path:
-    """The SQLite journal file the command opens; a PostgreSQL journal is refused in one line.
-
-    Refused rather than taken for a path: ``postgresql://host/db`` would otherwise name a
-    file ``postgresql:/host/db`` (docs/ha.md says which commands read PostgreSQL).
-    """
-    found = journal_location(args)
-    if isinstance(found, DatabaseUrl):
-        name = getattr(args, "command", None) or "this command"
-        raise CommandError(
-            f"{found}: jackpotd {name} reads an SQLite journal file only; a PostgreSQL journal "
-            f"works with {POSTGRES_COMMANDS} (docs/ha.md)"
-        )
-    return found
+def open_reader(args: argparse.Namespace) -> JournalReader:
+    """The journal, read only: nothing is created, migrated or written, whatever holds it."""
+    return backends.open_reader(journal_location(args))
 
 
-def open_reader(args: argparse.Namespace) -> ReadOnlyJournal:
-    """The journal, read only: nothing is migrated or written."""
-    return ReadOnlyJournal(journal_path(args))
-
-
-def writable(path: Path) -> Path:
-    """``path`` if a journal may be written there: a journal, or a new file in a folder."""
-    folder = path.parent
-    if folder.exists() and not folder.is_dir():
-        raise CommandError(f"{path}: cannot create the journal: {folder} is not a folder")
-    if path.exists() and path.stat().st_size > 0:
-        try:
-            check_journal(path)  # an SQLite file that is not a journal is never made one
-        except NotAJournalError:
-            raise
-        except JournalError:
-            pass  # unreadable for another reason: the writer opening it says which
-    return path
-
-
-def open_journal(args: argparse.Namespace, *, must_exist: bool = True) -> Journal:
+def open_journal(
+    args: argparse.Namespace, *, must_exist: bool = True
+) -> contextlib.closing[JournalPort[Any]]:
     """The journal to append to; it must exist unless events are being fed in."""
-    path = journal_path(args)
-    if must_exist and not path.exists():
-        raise JournalError(f"{path}: no such journal (use --db)")
-    writable(path).parent.mkdir(parents=True, exist_ok=True)
-    return Journal(path)
+    return contextlib.closing(backends.append_to(journal_location(args), must_exist=must_exist))
 
 
 def checked(

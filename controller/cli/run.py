@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import checked, command, writable
+from controller.cli.common import checked, command
 from controller.cli.listen import Address, check_listen
 from controller.cli.tables import Column, print_table
 from controller.config.load import load_config
-from controller.journal.backends import reach_journal
+from controller.journal.backends import reach_journal, writable
 from controller.journal.errors import JournalError
 from controller.journal.location import journal_location
 from controller.money import format_cents

@@ -19,7 +19,7 @@ import os
 import sys
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from controller.cli.common import CommandError
 from controller.clock import utc_now
@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from controller.events import AnyEvent
-    from controller.journal import Journal
+    from controller.journal.port import JournalPort
 
 E = TypeVar("E", bound="AnyEvent")
 
@@ -73,7 +73,7 @@ def read_secret(path: Path | None, prompt: str, environment: str) -> str:
 
 
 def signers(
-    args: argparse.Namespace, journal: Journal, action: str
+    args: argparse.Namespace, journal: JournalPort[Any], action: str
 ) -> list[tuple[str, Ed25519PrivateKey]]:
     """Open each ``--key`` with its passphrase; journal a failed attempt and refuse."""
     files: list[Path] = args.key

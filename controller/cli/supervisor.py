@@ -1,8 +1,9 @@
 """Supervisors' commands that append to the journal: verify-hit, adjust, void, apply.
 
-Every command takes ``--db FILE`` (or ``--config FILE``; controller/cli/common.py says which
-journal is found without them) and ``--json``. Commands that change something append an event
-with who and why; the journal records a refusal as faithfully as an acceptance.
+Every command takes ``--db FILE`` or a ``postgresql://`` URL (or ``--config FILE``;
+controller/cli/common.py says which journal is found without them) and ``--json``. Commands
+that change something append an event with who and why; the journal records a refusal as
+faithfully as an acceptance.
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ from controller.cli.common import (
     CommandError,
     add_db,
     command,
-    journal_path,
+    journal_location,
     open_journal,
     read_lines,
     report_receipt,
-    writable,
 )
 from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
 from controller.events import HitVerified, MeterAdjusted, RoundVoided, decode_event
+from controller.journal.backends import writable
 from controller.ledger.pool import ACCOUNTS
 from controller.money import MoneyError, parse_dollars
 
@@ -139,7 +140,7 @@ def run_adjust(args: argparse.Namespace) -> int:
 
 def run_apply(args: argparse.Namespace) -> int:
     """Append JSON-lines events; exit 1 if any was refused."""
-    writable(journal_path(args))  # a journal that cannot take them is said before reading them
+    writable(journal_location(args))  # a journal that cannot take them is said before reading them
     lines = read_lines(args.events)
     try:
         events = [decode_event(line) for line in lines if line.strip()]

@@ -19,7 +19,7 @@ import functools
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Protocol, Self
 
 import msgspec
 import sqlite_utils
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from datetime import datetime
 
+    from controller.journal.location import JournalLocation
     from controller.ledger.apply import LedgerState
 
 LATEST: Final = len(MIGRATIONS)
@@ -70,28 +71,44 @@ class PayFilter:
     limit: int | None = None
 
 
-def pays(database: sqlite_utils.Database, chosen: PayFilter) -> list[PayoutRecord]:
-    """The pays ``chosen``, the newest round first and by seat within a round."""
-    kinds = " OR ".join(f"({PAY_KINDS[kind]})" for kind in chosen.kinds) or "0"
+def pay_query(
+    chosen: PayFilter,
+    *,
+    mark: str = "?",
+    dated: str = "julianday(at) >= julianday(?)",
+    by_id: str = "payout_id",
+) -> tuple[str, list[object]]:
+    """The query of the pays ``chosen`` and its parameters, in a backend's words.
+
+    ``mark`` is its parameter marker, ``dated`` its test of a pay's time against one given,
+    ``by_id`` its order of payout ids (SQLite compares text byte by byte).
+    """
+    kinds = " OR ".join(f"({PAY_KINDS[kind]})" for kind in chosen.kinds) or "1 = 0"
     where, params = [f"({kinds})", "win_cents > 0"], list[object]()
     if chosen.pending_only:
         where.append("status = 'pending'")
     if chosen.pool_id is not None:
-        where.append("pool_id = ?")
+        where.append(f"pool_id = {mark}")
         params.append(chosen.pool_id)
     if chosen.since is not None:
         # In journal order: from the first pay dated ``since`` or later (a clock step may date
         # a later row earlier; docs/faults.md, "Clock steps").
-        first = "SELECT min(seq) FROM payouts WHERE julianday(at) >= julianday(?)"
-        where.append(f"seq >= coalesce(({first}), 1 << 62)")
+        first = f"SELECT min(seq) FROM payouts WHERE {dated}"  # noqa: S608 - fixed fragments
+        where.append(f"seq >= coalesce(({first}), {1 << 62})")
         params.append(chosen.since.isoformat())
     query = (
         f"SELECT * FROM payouts WHERE {' AND '.join(where)} "  # noqa: S608 - fixed fragments
-        "ORDER BY seq DESC, seat, payout_id"
+        f"ORDER BY seq DESC, seat, {by_id}"
     )
     if chosen.limit is not None:
-        query += " LIMIT ?"
+        query += f" LIMIT {mark}"
         params.append(chosen.limit)
+    return query, params
+
+
+def pays(database: sqlite_utils.Database, chosen: PayFilter) -> list[PayoutRecord]:
+    """The pays ``chosen``, the newest round first and by seat within a round."""
+    query, params = pay_query(chosen)
     return [payout_record(row) for row in database.query(query, params)]
 
 
@@ -142,6 +159,36 @@ def check_journal(path: Path | str) -> int:
         return schema_version(connection, location)
     finally:
         connection.close()
+
+
+class JournalReader(Protocol):
+    """A journal opened read only, whichever backend holds it: what the reading commands use.
+
+    :class:`ReadOnlyJournal` reads an SQLite file;
+    :class:`controller.journal.postgres.readonly.PostgresReader` a PostgreSQL database;
+    :func:`controller.journal.backends.open_reader` opens the one a location names.
+    """
+
+    @property
+    def path(self) -> JournalLocation:
+        """Where the journal is: its file, or its database's URL (shown without a password)."""
+
+    @property
+    def state(self) -> LedgerState:
+        """The ledger state as the journal has it materialized."""
+
+    def pays(self, chosen: PayFilter) -> list[PayoutRecord]:
+        """The pays ``chosen``, the newest round first and by seat within a round."""
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """Every journal row in order, in its canonical form."""
+
+    def close(self) -> None:
+        """Release the connection."""
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
 
 
 class ReadOnlyJournal(ReadSide):

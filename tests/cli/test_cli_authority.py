@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 from support.approvals import PASSPHRASE, Site
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.floor import approved_site, free_port
+from support.floor import approved_site
+from support.twin_journals import write_config
 
 from controller.cli import main
 from controller.clock import utc_now as now
@@ -71,21 +71,6 @@ PENDING = "s-R1/1/progressive"
 """The five-aces payout of the fixture, awaiting verification."""
 TRILLION_CENTS = 100_000_000_000_000
 """$1,000,000,000,000."""
-
-
-def write_config(folder: Path) -> Path:
-    """One pool and one table; verification, dual control and lockout set low for the tests."""
-    write_controller_key(folder)
-    config = folder / "jackpotd.toml"
-    config.write_text(
-        f'[controller]\nsite = "s"\nid = "c"\njournal = "journal.db"\n{KEY_LINE}'
-        'verification_amount = "$1,000"\ndual_control_amount = "$5,000"\nlockout_after = 3\n\n'
-        '[[pools]]\nid = "P1"\npaytable = "progressive-1"\n\n'
-        '[[tables]]\nid = "T1"\ntransport = "simulator"\nbonus = "fortune-1"\n'
-        'progressive = "progressive-1"\npool = "P1"\n\n'
-        f"[web]\nport = {free_port()}\n\n[simulator]\nround_interval_s = 0.05\n"
-    )
-    return config
 
 
 @dataclass

@@ -1,8 +1,9 @@
 """``--db`` and ``[controller] journal`` take a ``postgresql://`` URL; no command makes it a file.
 
 Before, ``--db postgresql://host/db`` was a relative path: ``jackpotd apply`` created an SQLite
-journal at ``postgresql:/host/db`` and reported success. A command that reads an SQLite file
-only now says so in one line (docs/ha.md lists those that open PostgreSQL).
+journal at ``postgresql:/host/db`` and reported success. Every command now opens the database
+the URL names (tests/cli/test_cli_postgres_*.py); one that cannot be reached is one line, its
+password hidden, and no file is made.
 """
 
 from __future__ import annotations
@@ -32,7 +33,10 @@ def _files(folder: Path) -> list[str]:
         ["apply", "events.jsonl", "--db", URL],
         ["meters", "--db", URL],
         ["hits", "--db", URL],
+        ["report", "--db", URL],
+        ["verify-hit", "t/r/1/progressive", "--db", URL, "--key", "k.key"],
         ["anchor", "save", "--db", URL, "--to", "anchors.jsonl"],
+        ["archive", "--rows", "5", "--out", "segments", "--db", URL],
     ],
     ids=lambda argv: argv[0],
 )
@@ -48,8 +52,8 @@ def test_a_postgresql_url_never_becomes_an_sqlite_file_named_postgresql(
     assert status == 1
     assert out == ""
     assert err.count("\n") == 1
-    assert err.startswith("jackpotd: postgresql://jackpotd:***@127.0.0.1:1/journal: jackpotd ")
-    assert "reads an SQLite journal file only" in err
+    assert err.startswith("jackpotd: postgresql://jackpotd:***@127.0.0.1:1/journal: ")
+    assert "cannot open the journal: connection failed" in err or "not archived" in err
     assert "hunter2" not in err
     assert _files(tmp_path) == ["events.jsonl"]
 
@@ -61,7 +65,7 @@ def test_the_environment_may_name_a_postgresql_journal_too(
     monkeypatch.setenv("JACKPOTD_DB", URL)
     status, _, err = run(capsys, "meters")
     assert status == 1
-    assert "reads an SQLite journal file only" in err
+    assert err.startswith("jackpotd: postgresql://jackpotd:***@127.0.0.1:1/journal: cannot open")
     assert _files(tmp_path) == []
 
 

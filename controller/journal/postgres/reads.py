@@ -98,6 +98,11 @@ def verification_records(
         where.append("pool_id = %s")
         params.append(pool_id)
     query = f"SELECT * FROM payouts WHERE {' AND '.join(where)} ORDER BY seq DESC, made DESC"  # noqa: S608
+    return payout_records(connection, query, params)
+
+
+def payout_records(connection: Connection, query: str, params: list[Any]) -> list[PayoutRecord]:
+    """The ``payouts`` rows a query selects (every column), as :class:`PayoutRecord`."""
     return [payout_record(row) for row in _dicts(connection, query, params)]
 
 
