@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
     from controller.journal.port import JournalPort
+    from controller.outputs import FollowerOrder
     from controller.plugins import HealthReporting, MqttStats, SerialStats
     from controller.ports import Receipt
     from controller.runtime.liveness import Liveness
@@ -87,6 +88,9 @@ class ControllerMetrics(Collector):
         """Sources whose health ``/healthz`` and the metrics report."""
         self.streams = StreamCounts()
         """Replaced by the display's own counts when it starts (controller/display)."""
+        self.followers: list[FollowerOrder] = []
+        """The orders of the signs and MQTT followers this process runs (their behaviour's
+        ``order``): the updates each dropped as older than one it had shown."""
         self.registry = CollectorRegistry(auto_describe=True)
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
@@ -160,6 +164,7 @@ class ControllerMetrics(Collector):
         yield from self._health()
         yield clock_steps(self.sequencer.clock_watch)
         yield from self._streams()
+        yield self._stale_updates()
         yield from self._hostile_input()
         yield from authentications(self.journal.state)
         yield from checkpoints(self.sequencer.checkpoints)
@@ -303,6 +308,16 @@ class ControllerMetrics(Collector):
         )
         refused.add_metric([], self.streams.refused)
         yield from (streams, cap, refused)
+
+    def _stale_updates(self) -> Metric:
+        dropped = CounterMetricFamily(
+            "jackpotd_follower_stale_updates_dropped",
+            "Updates a sign or display dropped as older, by (epoch, seq), than one it showed.",
+            labels=["follower"],
+        )
+        for order in self.followers:
+            dropped.add_metric([order.name], order.stale)
+        return dropped
 
     def _hostile_input(self) -> Iterator[Metric]:
         """What the alerts on devices watch (docs/faults.md): conflicts, gaps, floods, poison."""

@@ -23,6 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from controller.clock import utc_now
 from controller.events import BetSensed, BetsLocked, PoolOpened, TableConfigured
 from controller.journal import Journal
+from controller.outputs import FollowerOrder
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.liveness import Liveness
 from controller.runtime.metrics import ControllerMetrics
@@ -61,6 +62,7 @@ class Stub:
     connected: bool = True
     reconnects: int = 0
     errors: Counter[str] = field(default_factory=Counter)
+    refusals: tuple[str, ...] = ()
 
 
 @dataclass
@@ -117,6 +119,7 @@ def exported() -> dict[str, Family]:
         metrics.refunded["P1", "T1"] += 28
         metrics.refused_wagers["T1", "bonus"] += 1
         metrics.event_to_sign_seconds.labels(sign="alpha-1").observe(0.2)
+        metrics.followers.append(FollowerOrder("alpha-sign:alpha-1"))
         metrics.mqtt += [Stub("mqtt"), Stub("mqtt-display")]
         metrics.serial.append(Stub("serial:t2-devices", errors=Counter({"bad-crc": 1})))
         # What hostile or broken devices would have counted (docs/faults.md).

@@ -1,0 +1,33 @@
+"""jackpotd_follower_stale_updates_dropped_total: what signs dropped as older (docs/metrics.md)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from support.daemon import metric
+
+from controller.journal import Journal
+from controller.outputs import MeterUpdate
+from controller.runtime.broadcast import Broadcast
+from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.sequencer import Sequencer
+from drivers.signs.behaviour import SignBehaviour, SignRules
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+AT = "2025-06-01T21:14:03.118Z"
+SAMPLE = 'jackpotd_follower_stale_updates_dropped_total{follower="alpha-sign:pit-2"}'
+
+
+def test_a_signs_stale_updates_are_counted_by_its_name(tmp_path: Path) -> None:
+    sign = SignBehaviour(SignRules(pool_id="main"), "alpha-sign:pit-2")
+    with Journal(tmp_path / "journal.db") as journal:
+        metrics = ControllerMetrics(journal, Sequencer(journal, Broadcast()), None)
+        metrics.followers.append(sign.order)
+        assert metric(metrics.exposition("")[0].decode(), SAMPLE) == 0
+        sign.update(MeterUpdate(AT, 10, "main", 500, 0, 0, 100, epoch=2), 0.0)
+        sign.update(MeterUpdate(AT, 11, "main", 400, 0, 0, 100, epoch=1), 1.0)
+        sign.update(MeterUpdate(AT, 9, "main", 450, 0, 0, 100, epoch=2), 2.0)
+        assert metric(metrics.exposition("")[0].decode(), SAMPLE) == 2
+    assert sign.meter_cents == 500
