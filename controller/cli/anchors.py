@@ -48,7 +48,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         ),
     )
     add_db(check)
-    _add_trust(check)
+    add_trust(check)
     add_archives(check)
     check.set_defaults(run=run_verify)
 
@@ -67,7 +67,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_db(save)
     save.add_argument("--to", required=True, type=Path, help="the anchors file (kept off the box)")
-    _add_trust(save)
+    add_trust(save)
     save.set_defaults(run=run_anchor_save)
 
     key = command(
@@ -98,7 +98,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     show.set_defaults(run=run_key_show)
 
 
-def _add_trust(parser: argparse.ArgumentParser) -> None:
+def add_trust(parser: argparse.ArgumentParser) -> None:
+    """``--controller-key`` and ``--anchor``: what the checkpoints and the head are checked with."""
     parser.add_argument(
         "--controller-key",
         action="append",
@@ -118,7 +119,8 @@ def _add_trust(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _trust(paths: list[Path], keys: list[Path]) -> Anchors:
+def trust(paths: list[Path], keys: list[Path]) -> Anchors:
+    """The saved heads and controller keys of anchors files and key files."""
     anchors = Anchors()
     for path in paths:
         anchors.add(read_anchors(path))
@@ -167,11 +169,15 @@ def _print_report(report: VerifyReport, db: JournalLocation) -> None:
 
 def run_verify(args: argparse.Namespace) -> int:
     """Check the journal; exit 1 with the problems on any mismatch."""
-    trust = _trust(args.anchor, args.controller_key)
+    trusted = trust(args.anchor, args.controller_key)
     path = journal_location(args)  # a file, or a PostgreSQL journal's URL
     with counting("verifying the journal (rows)") as progress:
         report = verify_journal(
-            path, keys=trust.keys, anchors=trust.heads, progress=progress, archives=args.archives
+            path,
+            keys=trusted.keys,
+            anchors=trusted.heads,
+            progress=progress,
+            archives=args.archives,
         )
     if args.json:
         print(json.dumps(verify_document(report) | archived_document(report), indent=2))
@@ -185,10 +191,10 @@ def run_verify(args: argparse.Namespace) -> int:
 def run_anchor_save(args: argparse.Namespace) -> int:
     """Verify against what the anchors file holds; if it passes, append the head to it."""
     existing = [args.to] if args.to.exists() else []
-    trust = _trust([*existing, *args.anchor], args.controller_key)
+    trusted = trust([*existing, *args.anchor], args.controller_key)
     path = journal_location(args)
     with counting("verifying the journal (rows)") as progress:
-        report = verify_journal(path, keys=trust.keys, anchors=trust.heads, progress=progress)
+        report = verify_journal(path, keys=trusted.keys, anchors=trusted.heads, progress=progress)
     if not report.ok:
         _print_report(report, path)
         print(f"nothing saved to {args.to}", file=sys.stderr)
@@ -196,7 +202,7 @@ def run_anchor_save(args: argparse.Namespace) -> int:
     saved = Anchors() if not existing else read_anchors(args.to)
     # Keys given for the first time are kept with the heads they checked.
     lines: list[dict[str, Any]] = [
-        {"controller_key": key} for key in trust.keys if key not in saved.keys
+        {"controller_key": key} for key in trusted.keys if key not in saved.keys
     ]
     lines.append({"seq": report.head[0], "hash": report.head[1], "saved": utc_now()})
     with args.to.open("a", encoding="utf-8") as file:

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, Self
 import msgspec
 import sqlite_utils
 
+from controller.journal.checkpoints import stored_snapshots
 from controller.journal.errors import JournalError, SchemaError
 from controller.journal.reads import PayoutRecord, ReadSide, payout_record
 from controller.journal.restore import load_state
@@ -34,7 +35,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from datetime import datetime
 
+    from controller.journal.checkpoints import StoredSnapshot
     from controller.journal.location import JournalLocation
+    from controller.journal.rows import Row
     from controller.ledger.apply import LedgerState
 
 LATEST: Final = len(MIGRATIONS)
@@ -233,8 +236,16 @@ class ReadOnlyJournal(ReadSide):
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every journal row in order, in its canonical form (whatever the stored layout)."""
-        for row in read_rows(self._connection):
+        for row in self.read():
             yield row.values
+
+    def read(self) -> Iterator[Row]:
+        """Every journal row in order, read back with its event and effects."""
+        return read_rows(self._connection)
+
+    def snapshots(self) -> list[StoredSnapshot]:
+        """The checkpoints' snapshots the journal keeps, newest first."""
+        return stored_snapshots(self._connection)
 
     def close(self) -> None:
         """Close the connection."""

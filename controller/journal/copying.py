@@ -1,0 +1,170 @@
+"""Moving a journal from its SQLite file into an empty PostgreSQL database (``journal copy``).
+
+The file is read only (:class:`controller.journal.readonly.ReadOnlyJournal`) and verified
+first: a journal that does not verify, or whose first rows are archived to segments (a
+database holds every row from the first), is not copied. The database must hold no journal
+row yet (an empty database is given the journal's tables; one of other tables is refused).
+
+Each row's event is appended to the database **in the file's order**, through the database
+backend as the service appends (:mod:`controller.journal.appending`): the ledger applies it
+again, authority and all, and makes the row, its hash and the materialized state. So the
+copy is not taken on trust: after each batch the database's head must be the file's row,
+seq and hash, or the copy stops (the chain covers every row before it). A signed checkpoint
+whose snapshot the file keeps is appended with it, so the database keeps the same snapshots.
+
+At the end both are verified again (``jackpotd verify``'s checks: chain, replay, state,
+payouts, checkpoints and their signatures under the keys given, anchors), and their heads
+must be the same row and hash; a file that grew meanwhile (the service was not stopped) is
+said, and the copy is not to be used.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+from controller.events import CheckpointRecorded
+from controller.journal import verify
+from controller.journal.chain import GENESIS
+from controller.journal.checkpoints import Sealed
+from controller.journal.errors import JournalError
+from controller.journal.location import DatabaseUrl
+from controller.journal.postgres import PostgresJournal, checks
+from controller.journal.readonly import ReadOnlyJournal, check_journal
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from pathlib import Path
+
+    from controller.events import AnyEvent
+    from controller.journal.anchors import Anchor
+    from controller.journal.location import JournalLocation
+    from controller.journal.rows import Row
+    from controller.journal.verify import VerifyReport
+
+BATCH: Final = 1000
+"""Rows appended to the database per transaction."""
+
+
+@dataclass(frozen=True, slots=True)
+class Copied:
+    """A copy made: the file's verification and the database's, whose heads are the same."""
+
+    source: VerifyReport
+    target: VerifyReport
+
+    @property
+    def head(self) -> tuple[int, str]:
+        """The last row both hold, and its hash."""
+        return self.target.head
+
+
+def _first_problem(report: VerifyReport) -> str:
+    shown = "; ".join(report.problems[:3])
+    more = len(report.problems) - 3
+    return shown + (f" (and {more} more)" if more > 0 else "")
+
+
+def _check_source(source: Path, keys: Sequence[str], anchors: Sequence[Anchor]) -> VerifyReport:
+    """The file's verification; refuses a journal that fails it or has archived rows."""
+    check_journal(source)
+    report = verify.verify(source, keys=keys, anchors=anchors)
+    if not report.ok:
+        raise JournalError(
+            f"{source}: the journal does not verify, so it is not copied: {_first_problem(report)}"
+        )
+    if report.archived:
+        raise JournalError(
+            f"{source}: rows 1 to {report.archived} are archived to segments; a PostgreSQL "
+            "journal holds every row from the first, so this journal cannot be copied to one"
+        )
+    return report
+
+
+class _Copy:
+    """The rows of the file appended to the database, batch by batch, each batch checked."""
+
+    def __init__(self, target: PostgresJournal, snapshots: dict[int, str]) -> None:
+        self.target = target
+        self.snapshots = snapshots
+        self.events: list[AnyEvent] = []
+        self.last: Row | None = None
+        self.sealed: Sealed | None = None
+
+    def add(self, row: Row) -> None:
+        """Take one row of the file; append the batch when it is full or holds a snapshot."""
+        seq = int(row.values["seq"])
+        if row.event is None or row.form:
+            raise JournalError(f"row {seq}: its stored event cannot be read back ({row.form})")
+        self.events.append(row.event)
+        self.last = row
+        if (text := self.snapshots.get(seq)) is not None:
+            if not isinstance(row.event, CheckpointRecorded):  # verify refuses such a file
+                raise JournalError(f"row {seq}: a snapshot is kept for a row that is no checkpoint")
+            self.sealed = Sealed(row.event, text)
+        if self.sealed is not None or len(self.events) >= BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Append the batch; the database's head must then be the file's last row."""
+        if not self.events or self.last is None:
+            return
+        receipts = self.target.append_many(self.events, snapshot=self.sealed)
+        values = self.last.values
+        expected = (int(values["seq"]), str(values["hash"]))
+        fresh = all(not receipt.duplicate for receipt in receipts)
+        if self.target.head != expected or not fresh:
+            raise JournalError(
+                f"{self.target.url}: row {expected[0]} of the copy is not the file's (its hash "
+                f"differs): the copy stops; drop the database's tables before copying again"
+            )
+        self.events, self.sealed = [], None
+
+
+def copy_journal(
+    source: JournalLocation,
+    target: JournalLocation,
+    *,
+    keys: Sequence[str] = (),
+    anchors: Sequence[Anchor] = (),
+    progress: Callable[[int, int], None] | None = None,
+) -> Copied:
+    """Copy the journal file ``source`` into the empty database ``target`` (module docstring)."""
+    if isinstance(source, DatabaseUrl) or not isinstance(target, DatabaseUrl):
+        raise JournalError(
+            f"{source} to {target}: a journal is copied from an SQLite file into a PostgreSQL "
+            "database (give the file, then a postgresql:// URL)"
+        )
+    before = _check_source(source, keys, anchors)
+    journal = PostgresJournal(target)
+    try:
+        if journal.head != (0, GENESIS):
+            raise JournalError(
+                f"{target}: the database already holds a journal (row {journal.head[0]}): a "
+                "journal is copied into an empty database only"
+            )
+        with ReadOnlyJournal(source) as reader:
+            snapshots = {snapshot.seq: snapshot.state for snapshot in reader.snapshots()}
+            copy = _Copy(journal, snapshots)
+            for done, row in enumerate(reader.read(), start=1):
+                copy.add(row)
+                if progress is not None and done % BATCH == 0:
+                    progress(done, before.rows)
+            copy.flush()
+    finally:
+        journal.close()
+    if progress is not None:
+        progress(before.rows, before.rows)
+    after = verify.verify(source, keys=keys, anchors=anchors)
+    copied = checks.verify(target, keys=keys, anchors=anchors)
+    if not after.ok:
+        raise JournalError(f"{source}: the journal no longer verifies: {_first_problem(after)}")
+    if not copied.ok:
+        raise JournalError(f"{target}: the copy does not verify: {_first_problem(copied)}")
+    if after.head != copied.head:
+        raise JournalError(
+            f"{source}: the journal is at row {after.head[0]}, the copy at row "
+            f"{copied.head[0]}: the file was written during the copy (stop the service "
+            "first); drop the database's tables and copy again"
+        )
+    return Copied(after, copied)
