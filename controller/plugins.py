@@ -109,6 +109,9 @@ class DriverContext:
     """Opens the journal-side outbox of the named sink (docs/mqtt.md, "The outbox")."""
     latency: Callable[[str], Callable[[float], None] | None] = lambda _sink: None
     """The observer of the named sink's event-to-display latency, if metrics are kept."""
+    epoch: Callable[[], int] = lambda: 0
+    """The sequencer epoch the journal writes under (``JournalPort.epoch``), for what a driver
+    acknowledges with it (table agents' acknowledgements, docs/ha.md)."""
 
 
 @runtime_checkable

@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING
 
 from controller import __version__
 from controller.cli import (
+    agent,
     analyze,
     anchors,
     archive,
     config_command,
     exits,
     hand,
-    journal_command,
     manifest_command,
     meters,
     operators,
@@ -54,12 +54,12 @@ def build_parser() -> argparse.ArgumentParser:
     supervisor.register(commands)
     anchors.register(commands)
     archive.register(commands)
-    journal_command.register(commands)
     operators.register(commands)
     manifest_command.register(commands)
     report.register(commands)
     config_command.register(commands)
     run.register(commands)
+    agent.register(commands)
     return parser
 
 

@@ -83,6 +83,7 @@ def _context(config: Config, runtime: Runtime, entry: DriverEntry) -> DriverCont
         tables=served,
         outbox=runtime.journal.outbox,
         latency=lambda sink: _latency(runtime, sink),
+        epoch=lambda: runtime.journal.epoch,
     )
 
 

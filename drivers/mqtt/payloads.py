@@ -30,6 +30,11 @@ Gow Dynasty Bonus), ``insurance`` (the NJ insurance wager);
 take no event number (their ``seq`` counts apart). Unknown fields are refused, so that a
 misspelt ``amount`` is not read as zero cents.
 
+A table agent (``jackpotd agent``, docs/ha.md "Table agents") adds two fields to every event
+it forwards, always together: ``"boot"`` (1-64 of ``A-Z a-z 0-9 . _ -``) and ``"agent_seq"``
+(1 and up; in its heartbeat, the highest stored, 0 before any). The controller acknowledges
+them cumulatively (:mod:`drivers.mqtt.agent_wire`). A payload without them reads as before.
+
 What the controller publishes (meters, hits, table commands, checkpoints) is in
 :mod:`drivers.mqtt.outgoing`.
 
@@ -90,6 +95,8 @@ _PREVIEW: Final = 120
 
 Device = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._-]{1,32}$")]
 Seq = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEQ)]
+Boot = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._-]{1,64}$")]
+AgentSeq = Annotated[int, msgspec.Meta(ge=0, le=2**63 - 1)]
 RoundId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
 Seat = Annotated[int, msgspec.Meta(ge=1, le=99)]
 Position = Annotated[int, msgspec.Meta(ge=0, le=99)]
@@ -127,15 +134,30 @@ TableMessage = BetSensed | BetsLocked | CardDealt | DealComplete | RoundVoided |
 """What a valid table event payload decodes to."""
 
 
+@dataclass(frozen=True, slots=True)
+class AgentStamp:
+    """A table agent's (boot, seq) on a message (docs/ha.md, "Table agents")."""
+
+    boot: str
+    seq: int
+
+
 # Table event payloads (in).
 
 
-class TablePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """Fields of every table event payload."""
+class TablePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Fields of every table event payload.
+
+    ``boot`` and ``agent_seq`` come together, from a table agent (docs/ha.md, "Table agents"):
+    the agent's boot and its own number for the message, which the controller acknowledges
+    cumulatively on ``table/<tid>/cmd/ack``. A table that speaks MQTT itself sends neither.
+    """
 
     v: int
     device: Device
     seq: Seq
+    boot: Boot | None = None
+    agent_seq: AgentSeq | None = None
 
 
 class BetPayload(TablePayload, frozen=True):
@@ -354,10 +376,15 @@ class _EventType(Generic[_P]):
         convert(value, _HeadFields)
         return convert(value, self.payload)
 
-    def decode(self, table_id: str, data: bytes, at: str) -> TableMessage:
-        """The event (or heartbeat) of a payload."""
+    def decode(self, table_id: str, data: bytes, at: str) -> tuple[TableMessage, AgentStamp | None]:
+        """The event (or heartbeat) of a payload, and the agent's stamp if it has one."""
         payload = self.read(data)
-        return self.event(_Head(table_id, payload.device, payload.seq, at), payload)
+        message = self.event(_Head(table_id, payload.device, payload.seq, at), payload)
+        if payload.boot is None and payload.agent_seq is None:
+            return message, None
+        if payload.boot is None or payload.agent_seq is None:
+            raise PayloadError("missing-field", "boot and agent_seq go together")
+        return message, AgentStamp(payload.boot, payload.agent_seq)
 
 
 _EVENT_TYPES: Final[dict[str, _EventType[Any]]] = {
@@ -378,6 +405,13 @@ def decode_table_event(
     ``at`` defaults to now: the controller's clock, not the device's, dates what it journals.
     Raises :class:`PayloadError`.
     """
+    return decode_table_message(table_id, event_type, data, at=at)[0]
+
+
+def decode_table_message(
+    table_id: str, event_type: str, data: bytes, *, at: str | None = None
+) -> tuple[TableMessage, AgentStamp | None]:
+    """As :func:`decode_table_event`, with a table agent's (boot, seq) when the payload has it."""
     kind = _EVENT_TYPES.get(event_type)
     if kind is None:
         known = ", ".join(sorted(_EVENT_TYPES))

@@ -32,14 +32,12 @@ and hands it to the :class:`~controller.ports.Intake`. The delivery guarantee is
 * **Resends are harmless.** A device event's id is ``<table>/<device>/<seq>``; the journal
   applies an id once, so a redelivery or a table's resend is acknowledged with the original
   outcome (``Receipt.duplicate``).
-* **Table status.** ``table/<tid>/status`` is ``online`` (retained) while a table is connected,
-  and its last will ``offline`` when it is not. A *change* of a table's status becomes a
-  ``TableStatusChanged`` event; identical consecutive statuses (the retained copy sent again at
-  each subscription, a redelivery) are skipped. Its id ``<table>/status/<source>/<start>/<n>``
-  is unique (the source's start time and a count) and stays the same when the same change has
-  to be submitted again after a failure. Changes are told apart as they arrive (messages are
-  pipelined) and counted as done once journaled; each new connection starts again from what
-  was journaled.
+* **Table status.** A *change* of a table's ``status`` topic becomes a ``TableStatusChanged``
+  event (:mod:`drivers.mqtt.table_status`).
+* **Table agents.** An event with a ``boot`` and an ``agent_seq`` comes from a table agent:
+  it is de-duplicated on (table, boot, seq) and acknowledged cumulatively on
+  ``table/<tid>/cmd/ack`` once journaled (:mod:`drivers.mqtt.agent_answers`). Events without
+  them are handled as before.
 * **Bad input** (a topic with a bad table id, an unknown table when ``known_tables`` is given,
   malformed JSON, another schema version, an invalid field, anything the decoder raises) goes
   to ``intake.reject`` with a short reason, is counted in :attr:`MqttSource.rejected`,
@@ -79,15 +77,14 @@ from __future__ import annotations
 import asyncio
 import base64
 import logging
-from collections import Counter, deque
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Final, NamedTuple
+from collections import Counter
+from typing import TYPE_CHECKING, Final
 
+from controller.agent.acks import Admission
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
-from controller.errors import UnavailableError
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
+from drivers.mqtt.agent_answers import AgentAnswers
 from drivers.mqtt.connection import (
     QOS,
     TIMEOUT_S,
@@ -106,20 +103,27 @@ from drivers.mqtt.payloads import (
     Heartbeat,
     PayloadError,
     decode_status,
-    decode_table_event,
-    table_status_event,
+    decode_table_message,
 )
+from drivers.mqtt.pipeline import (
+    FailingClosedError,
+    Handling,
+    Pipeline,
+    enqueue,
+    message_key,
+    message_payload,
+)
+from drivers.mqtt.table_status import StatusChanges
 from drivers.mqtt.topics import TableStatusTopic, TopicError, Topics
-from drivers.poison import DEAD_LETTER, DEAD_LETTER_AFTER, PoisonCount, SourceHealth, digest
+from drivers.poison import DEAD_LETTER, DEAD_LETTER_AFTER, PoisonCount, SourceHealth
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Collection
 
     import aiomqtt
 
-    from controller.events import AnyEvent
-    from controller.ports import Intake, Receipt
+    from controller.ports import Intake
     from drivers.mqtt.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
@@ -128,62 +132,6 @@ GATHER_IDLE_TURNS: Final = 2
 """Turns of the event loop without a new message that end the gathering of a burst."""
 GATHER_MAX: Final = 256
 """The most messages gathered into one hand-over to the intake."""
-
-
-def _payload(message: aiomqtt.Message) -> bytes:
-    payload = message.payload
-    return bytes(payload) if isinstance(payload, bytes | bytearray) else str(payload).encode()
-
-
-def _message_key(message: aiomqtt.Message) -> str:
-    return digest(message.topic.value.encode(), _payload(message))
-
-
-class _FailingClosedError(UnavailableError):
-    """The controller could not record a message: leave it unacknowledged and reconnect."""
-
-
-def _enqueue(intake: Intake, event: AnyEvent) -> asyncio.Future[Receipt]:
-    """The event queued in the intake; an intake that fails at once gives a failed future."""
-    try:
-        return intake.enqueue(event)
-    except Exception as error:  # noqa: BLE001 -- a bug in the intake: told (logged) as its failure
-        failed: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
-        failed.set_exception(error)
-        return failed
-
-
-class _Handling(NamedTuple):
-    """One message being handled: acknowledged once ``outcome`` is done (and ``then`` run)."""
-
-    message: aiomqtt.Message
-    outcome: asyncio.Future[Receipt] | asyncio.Task[None] | None
-    """The receipt of its event, the recording of its rejection, or None: handled already."""
-    then: Callable[[], None] | None = None
-    """What to note once its event is journaled (a table status change, as journaled)."""
-
-
-@dataclass(slots=True)
-class _Pipeline:
-    """One connection's messages being handled, oldest first (see the module docstring)."""
-
-    handling: deque[_Handling] = field(default_factory=deque)
-    more: asyncio.Event = field(default_factory=asyncio.Event)
-    """Set when a message is added (wakes the acknowledger)."""
-    stalled: bool = False
-    """A message could not be recorded: read nothing more on this connection."""
-
-    async def abandon(self) -> None:
-        """Stop handling what is left (the broker delivers it again on the next connection)."""
-        outcomes = [item.outcome for item in self.handling if item.outcome is not None]
-        self.handling.clear()
-        for outcome in outcomes:
-            outcome.cancel()  # an event already queued is still journaled; it is not acked
-        if outcomes:
-            await asyncio.wait(outcomes)
-            for outcome in outcomes:
-                if not outcome.cancelled():
-                    outcome.exception()  # retrieved: its failure is already told by the first
 
 
 class MqttSource:
@@ -231,14 +179,10 @@ class MqttSource:
         self._poisoned = False
         """A message could not be recorded and was not parked yet."""
         self._failing = False
-        self._start = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-        # Table statuses: as journaled (kept across connections), and as seen on this
-        # connection so far (ahead of the journal while messages are in flight).
-        self._status_changes = 0
-        self._table_online: dict[str, bool] = {}
-        self._status_seen = 0
-        self._table_seen: dict[str, bool] = {}
+        self._statuses = StatusChanges(name)
         self._unknown_status_tables: set[str] = set()
+        self.agents = AgentAnswers(self.topics)
+        """Table agents' boots: what is journaled of each, and the acknowledgements owed."""
 
     async def run(self, intake: Intake) -> None:
         """Stay connected and feed the intake until cancelled."""
@@ -279,7 +223,7 @@ class MqttSource:
 
     def failure_of(self, error: Exception, *, opened: bool) -> str | None:  # noqa: ARG002
         """Broker failures, and the controller failing closed, are retried; others end."""
-        if isinstance(error, _FailingClosedError):
+        if isinstance(error, FailingClosedError):
             self._failing = True
             return "failing closed, reconnecting later"
         return broker_failure(error)
@@ -296,9 +240,9 @@ class MqttSource:
     async def _serve(self, client: AckingClient, intake: Intake, baseline: int) -> None:
         filters = [self.topics.table_event_filter, self.topics.table_status_filter]
         # What was not journaled is delivered again: tell its status changes apart again.
-        self._table_seen = dict(self._table_online)
-        self._status_seen = self._status_changes
-        pipeline = _Pipeline()
+        self._statuses.restart()
+        self.agents.restart()
+        pipeline = Pipeline()
         try:
             raise_if_cancelled(baseline)  # lost in the wait for CONNACK (see guarded)
             granted = await guarded(client.subscribe([(f, QOS) for f in filters]))
@@ -306,9 +250,11 @@ class MqttSource:
             if not self._failing:
                 await guarded(client.publish(self.status_topic, ONLINE, qos=QOS, retain=True))
             await until_first_ends(
-                self._read(client, intake, pipeline), self._acknowledge(client, intake, pipeline)
+                self._read(client, intake, pipeline),
+                self._acknowledge(client, intake, pipeline),
+                self.agents.serve(client),
             )
-        except _FailingClosedError:
+        except FailingClosedError:
             await say_status(client, self.status_topic, OFFLINE)
             raise
         except asyncio.CancelledError:
@@ -318,7 +264,7 @@ class MqttSource:
         finally:
             await pipeline.abandon()
 
-    async def _read(self, client: AckingClient, intake: Intake, pipeline: _Pipeline) -> None:
+    async def _read(self, client: AckingClient, intake: Intake, pipeline: Pipeline) -> None:
         """Hand each message to the intake as it arrives; stop reading if one is refused."""
         async for first in client.messages:
             if pipeline.stalled:
@@ -364,7 +310,7 @@ class MqttSource:
         # acknowledges what came before the refused message and then ends the connection.
         await asyncio.Future()
 
-    async def _acknowledge(self, client: AckingClient, intake: Intake, pipeline: _Pipeline) -> None:
+    async def _acknowledge(self, client: AckingClient, intake: Intake, pipeline: Pipeline) -> None:
         """Acknowledge the messages in the order they arrived, each once it is handled."""
         handling = pipeline.handling
         while True:
@@ -388,7 +334,7 @@ class MqttSource:
                     if receipt.duplicate:
                         self.duplicates += 1
                     if then is not None:
-                        then()
+                        then(receipt)
                     if self._failing:
                         await self._recovered(client)
             handling.popleft()
@@ -398,14 +344,14 @@ class MqttSource:
     def _handled(self, message: aiomqtt.Message) -> None:
         if self._poisoned:
             self._poisoned = False
-            self._poison.forget(_message_key(message))
+            self._poison.forget(message_key(message))
             self.health.worked()
 
     async def _parked(self, intake: Intake, message: aiomqtt.Message, error: Exception) -> bool:
         """Park a message that keeps failing (journal it, then it is acknowledged)."""
-        if isinstance(error, (ControllerUnavailableError, _FailingClosedError)):
+        if isinstance(error, (ControllerUnavailableError, FailingClosedError)):
             return False  # the journal is down, not this message: never parked for that
-        key = _message_key(message)
+        key = message_key(message)
         failures = self._poison.failed(key)
         self._poisoned = True
         self.health.failed(f"{message.topic.value}: {error}")
@@ -414,7 +360,7 @@ class MqttSource:
         topic = message.topic.value
         detail = (
             f"parked after {failures} failures ({type(error).__name__}: {error}); "
-            f"sha256 {key}; payload base64 {base64.b64encode(_payload(message)).decode()}"
+            f"sha256 {key}; payload base64 {base64.b64encode(message_payload(message)).decode()}"
         )
         log.error("ALARM %s: dead-lettered %s: %s", self.name, topic, error)
         try:
@@ -427,22 +373,22 @@ class MqttSource:
         self.health.worked()
         return True
 
-    def _not_recorded(self, message: aiomqtt.Message, error: Exception) -> _FailingClosedError:
+    def _not_recorded(self, message: aiomqtt.Message, error: Exception) -> FailingClosedError:
         """Why a message stays unacknowledged, counted once."""
-        if isinstance(error, _FailingClosedError):
+        if isinstance(error, FailingClosedError):
             return error  # a rejection not recorded: counted already
         self.unacknowledged += 1
         topic = message.topic.value
         if isinstance(error, ControllerUnavailableError | EventNotRecordedError):
-            return _FailingClosedError(f"{topic} not acknowledged: {error}")
+            return FailingClosedError(f"{topic} not acknowledged: {error}")
         # Not in the intake's contract: a bug. Keep the message (unacknowledged) rather than
         # lose it, and say so loudly; the backoff keeps the retries slow.
         log.error("%s: the intake failed on %s", self.name, topic, exc_info=error)
-        return _FailingClosedError(f"{topic}: intake error {error!r}")
+        return FailingClosedError(f"{topic}: intake error {error!r}")
 
     def _take(
         self, client: AckingClient, message: aiomqtt.Message, intake: Intake, at: str
-    ) -> _Handling:
+    ) -> Handling:
         """Start handling one message: queue its event, start its rejection, or neither."""
         topic = message.topic.value
         try:
@@ -457,21 +403,28 @@ class MqttSource:
                 # A retained status of a retired table comes back at every subscription:
                 # report it once per run, not once per reconnection.
                 if target.table_id in self._unknown_status_tables:
-                    return _Handling(message, None)
+                    return Handling(message, None)
                 self._unknown_status_tables.add(target.table_id)
             detail = f"table {target.table_id!r} is not configured"
             return self._reject_later(client, message, intake, "unknown-table", detail)
         if isinstance(target, TableStatusTopic):
             return self._status(client, message, intake, target.table_id, at)
+        table_id, payload = target.table_id, message_payload(message)
         try:
-            decoded = decode_table_event(target.table_id, target.event_type, message.payload, at=at)
+            decoded, stamp = decode_table_message(table_id, target.event_type, payload, at=at)
         except PayloadError as error:
             return self._reject_later(client, message, intake, error.reason, error.detail)
         if isinstance(decoded, Heartbeat):
             intake.heartbeat(decoded.table_id, decoded.device, decoded.last)
             self.heartbeats += 1
-            return _Handling(message, None)
-        return _Handling(message, _enqueue(intake, decoded))
+            if stamp is not None:
+                self.agents.owe(table_id, stamp.boot)  # an agent's: answered with what is journaled
+            return Handling(message, None)
+        if stamp is None:
+            return Handling(message, enqueue(intake, decoded))
+        if self.agents.admit(table_id, stamp) is not Admission.SUBMIT:
+            return Handling(message, None)  # journaled already (answered again), or after a gap
+        return Handling(message, enqueue(intake, decoded), self.agents.journaled(table_id, stamp))
 
     def _status(
         self,
@@ -480,31 +433,21 @@ class MqttSource:
         intake: Intake,
         table_id: str,
         at: str,
-    ) -> _Handling:
+    ) -> Handling:
         payload = message.payload
         if not payload:
             # An empty retained message is how an operator clears a retired table's status.
             log.info("%s: %s cleared", self.name, message.topic.value)
-            return _Handling(message, None)
+            return Handling(message, None)
         try:
             online = decode_status(payload)
         except PayloadError as error:
             return self._reject_later(client, message, intake, error.reason, error.detail)
-        if self._table_seen.get(table_id) == online:
-            return _Handling(message, None)  # the retained copy again, or a redelivery
-        number = self._status_seen
-        self._table_seen[table_id] = online
-        self._status_seen += 1
-        event_id = f"{table_id}/status/{self.name}/{self._start}/{number}"
-        event = table_status_event(table_id, online=online, event_id=event_id, at=at)
-
-        def journaled() -> None:
-            # Only now: if it is refused, the same change is submitted again under the same
-            # id on the next connection (unless a later one was journaled: then a new one).
-            self._table_online[table_id] = online
-            self._status_changes = max(self._status_changes, number + 1)
-
-        return _Handling(message, _enqueue(intake, event), journaled)
+        change = self._statuses.change(table_id, online=online, at=at)
+        if change is None:
+            return Handling(message, None)  # the retained copy again, or a redelivery
+        event, journaled = change
+        return Handling(message, enqueue(intake, event), journaled)
 
     def _reject_later(
         self,
@@ -513,10 +456,10 @@ class MqttSource:
         intake: Intake,
         reason: str,
         detail: str,
-    ) -> _Handling:
+    ) -> Handling:
         """Bad input: its rejection is journaled in a task of its own (it is rare)."""
         topic = message.topic.value
-        return _Handling(
+        return Handling(
             message, asyncio.create_task(self._reject(client, intake, topic, reason, detail))
         )
 
@@ -529,7 +472,7 @@ class MqttSource:
         except ControllerUnavailableError as error:
             # Not recorded: leave it unacknowledged, so that it is rejected (and counted) later.
             self.unacknowledged += 1
-            raise _FailingClosedError(f"rejection of {topic} not recorded: {error}") from error
+            raise FailingClosedError(f"rejection of {topic} not recorded: {error}") from error
         self.rejected[reason] += 1
         await self._recovered(client)  # the fault was journaled: the journal is back
 

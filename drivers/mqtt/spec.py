@@ -17,6 +17,7 @@ def build(settings: BrokerSettings, context: DriverContext) -> DriverParts:
     from drivers.mqtt.source import MqttSource  # noqa: PLC0415
 
     source = MqttSource(settings, known_tables=[table.table_id for table in context.tables])
+    source.agents.epoch = context.epoch
     sink = MqttSink(settings, context.outbox)
     return DriverParts(sources=[source], sinks=[sink], broker_links=[source, sink], health=[source])
 

@@ -1,0 +1,114 @@
+"""A table agent's configuration (``jackpotd agent --config agent.toml``): TOML, checked, typed.
+
+The file has three parts (deploy/agent.toml documents every key)::
+
+    [agent]      table_id, outbox, closed_after_s, heartbeat_s, resend_initial_s,
+                 resend_cap_s, site, state_file
+    [broker]     the MQTT driver's section, as in the controller's file (docs/mqtt.md)
+    [[serial]]   the serial driver's lines (docs/architecture.md), each the agent's table's
+
+The driver sections are read by the drivers' specs (:mod:`controller.plugins`), exactly as in
+the controller's file, so that the same keys mean the same things. Every error is one line,
+``file: key: reason``. Relative paths are relative to the file's folder.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Final
+
+import msgspec
+
+from controller.agent.settings import AgentConfig
+from controller.config.load import _key_of, _Loader
+from controller.config.schema import ConfigError
+from controller.plugins import by_section
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+BROKER: Final = "broker"
+SERIAL: Final = "serial"
+
+
+class AgentSection(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[agent]`` as written."""
+
+    table_id: str
+    outbox: str
+    site: str = "casino"
+    closed_after_s: float = 10.0
+    heartbeat_s: float = 2.0
+    resend_initial_s: float = 0.5
+    resend_cap_s: float = 10.0
+    state_file: str | None = None
+
+
+class _AgentFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    agent: AgentSection
+
+
+def load_agent_config(path: Path) -> AgentConfig:
+    """Read and check an agent's configuration file."""
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ConfigError(str(path), "(file)", f"cannot read: {error.strerror}") from error
+    return parse_agent_config(data, str(path), path.absolute().parent)
+
+
+def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
+    """Check one agent configuration document; ``source`` names it in errors."""
+    try:
+        document = msgspec.toml.decode(data, type=dict[str, Any])
+    except msgspec.DecodeError as error:
+        raise ConfigError(source, "(file)", f"not valid TOML: {error}") from error
+    broker, serial = document.pop(BROKER, None), document.pop(SERIAL, None)
+    try:
+        section = msgspec.convert(document, _AgentFile).agent
+    except msgspec.ValidationError as error:
+        raise ConfigError(source, *_key_of(error)) from error
+    checks = _Loader(source, base_dir)
+    table_id = checks.identifier("agent.table_id", section.table_id)
+    checks.site, checks.controller_id = section.site, table_id
+    _timing(checks, section)
+    if not isinstance(broker, dict):
+        raise checks.fail(BROKER, "write a [broker] table: the agent reaches the controller by it")
+    (entry,) = checks.driver(by_section()[BROKER], broker)
+    settings = entry.settings
+    if "client_id" not in broker:
+        settings = msgspec.structs.replace(settings, client_id=f"table-{table_id}")
+    if not isinstance(serial, list) or not serial:
+        raise checks.fail(SERIAL, "write one [[serial]] table for each line of the table's devices")
+    for index, line in enumerate(serial):
+        if isinstance(line, dict):
+            written = line.setdefault("table_id", table_id)
+            if written != table_id:
+                reason = f"is {written!r}: an agent serves its own table, {table_id!r}"
+                raise checks.fail(f"{SERIAL}[{index}].table_id", reason)
+    lines = tuple(entry.settings for entry in checks.driver(by_section()[SERIAL], serial))
+    state_file = None if section.state_file is None else checks.path(section.state_file)
+    return AgentConfig(
+        source=source,
+        table_id=table_id,
+        outbox=checks.path(section.outbox),
+        closed_after_s=section.closed_after_s,
+        heartbeat_s=section.heartbeat_s,
+        resend_initial_s=section.resend_initial_s,
+        resend_cap_s=section.resend_cap_s,
+        state_file=state_file,
+        broker=settings,
+        serial=lines,
+    )
+
+
+def _timing(checks: _Loader, section: AgentSection) -> None:
+    """The agent's times: positive, and a heartbeat answered twice before the table closes."""
+    for key in ("closed_after_s", "heartbeat_s", "resend_initial_s", "resend_cap_s"):
+        checks.positive(f"agent.{key}", getattr(section, key))
+    if section.closed_after_s < 2 * section.heartbeat_s:
+        reason = f"is below twice agent.heartbeat_s ({section.heartbeat_s}): one lost answer closes"
+        raise checks.fail("agent.closed_after_s", reason)
+    if section.resend_cap_s < section.resend_initial_s:
+        raise checks.fail("agent.resend_cap_s", "is below agent.resend_initial_s")
+    if not section.outbox.strip():
+        raise checks.fail("agent.outbox", "the outbox file's path is required")

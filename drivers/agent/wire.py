@@ -1,0 +1,61 @@
+"""A stored device message as the table event the controller reads, with the agent's stamp.
+
+The outbox keeps what a device sent over its serial line (the reference protocol's payload,
+:mod:`drivers.serial.protocol`); the agent publishes it as the matching JSON table event of
+docs/mqtt.md (the same fields: one device firmware can speak both), with ``boot`` and
+``agent_seq`` added (:mod:`drivers.mqtt.payloads`). The agent's own heartbeat is a
+``heartbeat`` event of device ``agent`` with the same two fields: the boot, and the highest
+``seq`` it has stored.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, RoundVoided
+from drivers.mqtt.agent_wire import AGENT_DEVICE
+from drivers.mqtt.payloads import SCHEMA_VERSION
+from drivers.serial.protocol import Heartbeat, ProtocolError, decode_message, parse_header
+
+_ENCODER: Final = msgspec.json.Encoder()
+
+
+def forwarded(payload: str, table_id: str, boot: str, seq: int) -> tuple[str, bytes]:
+    """The event type and JSON payload of a stored device message; raises ProtocolError."""
+    header = parse_header(payload)
+    message = decode_message(header, table_id)
+    fields: dict[str, Any] = {"v": SCHEMA_VERSION, "device": header.device, "seq": header.seq}
+    match message:
+        case BetSensed():
+            kind = "bet"
+            fields |= {"seat": message.seat, "spot": message.spot, "present": message.present}
+            fields["amount_cents"] = message.amount_cents
+        case BetsLocked():
+            kind, fields["round"] = "lock", message.round_id
+        case CardDealt():
+            kind = "card"
+            fields |= {"round": message.round_id, "position": message.position}
+            fields["card"] = message.card
+        case DealComplete():
+            kind, fields["round"] = "done", message.round_id
+        case RoundVoided():
+            kind = "void"
+            fields |= {"round": message.round_id, "reason": message.reason}
+        case Heartbeat():
+            raise ProtocolError("heartbeat-stored", header.device, header.seq)
+    fields |= {"boot": boot, "agent_seq": seq}
+    return kind, _ENCODER.encode(fields)
+
+
+def heartbeat(count: int, boot: str, stored_high: int) -> bytes:
+    """The agent's heartbeat: its ``count``-th, with the boot and the highest ``seq`` stored."""
+    fields = {
+        "v": SCHEMA_VERSION,
+        "device": AGENT_DEVICE,
+        "seq": count,
+        "boot": boot,
+        "agent_seq": stored_high,
+    }
+    return _ENCODER.encode(fields)

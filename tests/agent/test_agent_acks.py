@@ -1,0 +1,96 @@
+"""The agent's judgement of acknowledgements, and the controller's cumulative count per boot."""
+
+from __future__ import annotations
+
+from controller.agent.acks import (
+    AHEAD,
+    OTHER_BOOT,
+    OTHER_TABLE,
+    STALE_EPOCH,
+    Ack,
+    AckAccepted,
+    AckRefused,
+    Admission,
+    CumulativeAcks,
+    OutboxPosition,
+    judge_ack,
+)
+
+POSITION = OutboxPosition("t1", "boot-a", stored_high=10, acked=4, epoch=2)
+
+
+def test_an_ack_for_the_agents_table_and_boot_trims_through_its_seq() -> None:
+    assert judge_ack(Ack("t1", "boot-a", 7, 812, 2), POSITION) == AckAccepted(7, 2)
+
+
+def test_an_older_ack_trims_nothing_but_is_accepted_as_the_controller_hearing() -> None:
+    assert judge_ack(Ack("t1", "boot-a", 3, 700, 2), POSITION) == AckAccepted(4, 2)
+    assert judge_ack(Ack("t1", "boot-a", 0, 0, 2), POSITION) == AckAccepted(4, 2)
+
+
+def test_a_forged_or_misrouted_ack_is_refused_with_its_reason() -> None:
+    cases = {
+        OTHER_TABLE: Ack("t2", "boot-a", 5, 1, 2),
+        OTHER_BOOT: Ack("t1", "boot-b", 5, 1, 2),
+        AHEAD: Ack("t1", "boot-a", 11, 1, 2),
+        STALE_EPOCH: Ack("t1", "boot-a", 5, 1, 1),
+    }
+    for reason, ack in cases.items():
+        verdict = judge_ack(ack, POSITION)
+        assert isinstance(verdict, AckRefused)
+        assert verdict.reason == reason
+
+
+def test_a_newer_epoch_is_taken() -> None:
+    assert judge_ack(Ack("t1", "boot-a", 5, 9000, 3), POSITION) == AckAccepted(5, 3)
+
+
+def test_the_controller_acknowledges_only_what_is_journaled_in_order() -> None:
+    acks = CumulativeAcks()
+    assert acks.acknowledged("t1", "b") is None
+    assert [acks.admit("t1", "b", seq) for seq in (1, 2, 3)] == [Admission.SUBMIT] * 3
+    acks.journaled("t1", "b", 2, 50)  # not the next one: nothing claimed
+    assert acks.acknowledged("t1", "b") is None
+    acks.journaled("t1", "b", 1, 49)
+    acks.journaled("t1", "b", 2, 50)
+    assert acks.acknowledged("t1", "b") == (2, 50)
+    assert acks.admit("t1", "b", 2) is Admission.JOURNALED
+    assert acks.admit("t1", "b", 3) is Admission.SUBMIT  # in flight: the journal applies it once
+
+
+def test_an_event_past_a_gap_is_not_submitted() -> None:
+    acks = CumulativeAcks()
+    assert acks.admit("t1", "b", 1) is Admission.SUBMIT
+    assert acks.admit("t1", "b", 3) is Admission.GAP
+    assert acks.admit("t1", "b", 2) is Admission.SUBMIT
+    assert acks.admit("t1", "b", 3) is Admission.SUBMIT
+
+
+def test_a_new_connection_submits_again_what_was_not_journaled() -> None:
+    acks = CumulativeAcks()
+    for seq in (1, 2, 3):
+        acks.admit("t1", "b", seq)
+    acks.journaled("t1", "b", 1, 10)
+    acks.restart()
+    assert acks.admit("t1", "b", 3) is Admission.GAP
+    assert acks.admit("t1", "b", 2) is Admission.SUBMIT
+
+
+def test_a_boot_first_heard_mid_stream_is_taken_as_journaled_before_it() -> None:
+    # After a controller restart the agent resends from its oldest unacknowledged seq, which
+    # only follows what a controller acknowledged: journaled.
+    acks = CumulativeAcks()
+    assert acks.admit("t1", "b", 41) is Admission.SUBMIT
+    assert acks.admit("t1", "b", 40) is Admission.JOURNALED
+    acks.journaled("t1", "b", 41, 900)
+    assert acks.acknowledged("t1", "b") == (41, 900)
+
+
+def test_boots_and_tables_are_counted_apart_and_the_oldest_forgotten() -> None:
+    acks = CumulativeAcks(remembered=2)
+    acks.admit("t1", "b1", 1)
+    acks.journaled("t1", "b1", 1, 5)
+    acks.admit("t2", "b1", 1)
+    assert acks.admit("t1", "b2", 1) is Admission.SUBMIT  # a wiped outbox: a new boot
+    assert acks.acknowledged("t1", "b1") is None  # forgotten, the oldest
+    assert acks.acknowledged("t2", "b1") is None

@@ -1,0 +1,195 @@
+"""A table agent between pty devices and a real mosquitto, with a controller's MQTT source behind.
+
+The devices are pty lines speaking the reference serial protocol; the agent stores their
+messages in a real SQLite outbox and forwards them with (table, boot, seq); the controller's
+source journals them in a real journal and acknowledges cumulatively. Each test proves one
+rule of docs/ha.md, "Table agents". Every wait is bounded; nothing sleeps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+from support.agent_rig import TABLE, agent_config, bets, device_on
+from support.intake import JournalIntake
+from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
+
+from controller.journal.agent_outbox import AgentOutboxStore
+from drivers.agent.service import Agent
+from drivers.mqtt.agent_wire import decode_ack
+from drivers.mqtt.source import MqttSource
+from drivers.simulator_links.serial import PtyPair
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from support.mosquitto import Broker
+
+    from controller.journal import Journal
+
+ACKS = TOPICS.table_command(TABLE, "ack")
+EVENTS = f"{TOPICS.prefix}table/{TABLE}/event/+"
+ROUND = [
+    "BET,bs-1,1,3,progressive,1,100",
+    "LOCK,dealer,1,r1",
+    "CARD,shoe,1,r1,0,As",
+    "DONE,shoe,2,r1",
+    "VOID,dealer,2,r1,card exposed",
+]
+ROUND_IDS = ["t1/bs-1/1", "t1/dealer/1", "t1/shoe/1", "t1/shoe/2", "t1/dealer/2"]
+
+
+def device_ids(intake: JournalIntake) -> list[str]:
+    """The device events journaled, in order, without duplicates (the agent's status aside)."""
+    return [r.event_id for r in intake.receipts if not r.duplicate and "/status/" not in r.event_id]
+
+
+async def table_open(agent: Agent) -> None:
+    await within(agent.view.changes.until(lambda: agent.view.open is True), "the table open")
+
+
+async def acknowledged(agent: Agent, seq: int) -> None:
+    outbox = agent.outbox
+    await within(agent.uplink.changes.until(lambda: outbox.acked >= seq), f"seq {seq} acked")
+
+
+def test_device_events_reach_the_journal_once_in_order_and_the_ack_trims_the_outbox(
+    mosquitto: Broker, journal: Journal, tmp_path: Path
+) -> None:
+    intake = JournalIntake(journal)
+    source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+    answers: list[str] = []
+
+    async def scenario() -> None:
+        with PtyPair() as pty:
+            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
+            async with (
+                watch(mosquitto.port, ACKS) as acks,
+                running(source.run(intake)),
+                running(agent.run()),
+                device_on(pty) as device,
+            ):
+                await table_open(agent)
+                answers.extend([await device.send(payload) for payload in ROUND])
+                await acknowledged(agent, len(ROUND))
+                last = next(r.seq for r in intake.receipts if r.event_id == ROUND_IDS[-1])
+                await acks.until(
+                    lambda w: any(decode_ack(p).journal_seq == last for p in w.payloads(ACKS)),
+                    "the acknowledgement of the last row",
+                )
+
+    asyncio.run(scenario())
+    assert answers == [f"ACK,{p.split(',')[1]},{p.split(',')[2]}" for p in ROUND]
+    assert device_ids(intake) == ROUND_IDS
+    assert outbox.pending(100) == []
+    assert (outbox.acked, outbox.stored_high, outbox.epoch) == (5, 5, 0)
+    assert source.agents.answered >= 1
+
+
+def test_the_ack_carries_the_journal_seq_and_epoch_of_the_last_event_of_the_boot(
+    mosquitto: Broker, journal: Journal, tmp_path: Path
+) -> None:
+    intake = JournalIntake(journal)
+    source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+    source.agents.epoch = lambda: 7  # a fenced journal's epoch (docs/ha.md)
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+    seen: list[bytes] = []
+
+    async def scenario() -> None:
+        with PtyPair() as pty:
+            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
+            async with (
+                watch(mosquitto.port, ACKS) as acks,
+                running(source.run(intake)),
+                running(agent.run()),
+                device_on(pty) as device,
+            ):
+                for payload in bets(3):
+                    await device.send(payload)
+                await acknowledged(agent, 3)
+                await acks.until(
+                    lambda w: any(decode_ack(p).agent_seq == 3 for p in w.payloads(ACKS)), "ack 3"
+                )
+                seen.extend(acks.payloads(ACKS))
+
+    asyncio.run(scenario())
+    final = next(decode_ack(p) for p in seen if decode_ack(p).agent_seq == 3)
+    assert (final.table_id, final.boot, final.epoch) == (TABLE, outbox.boot, 7)
+    assert final.journal_seq == next(r.seq for r in intake.receipts if r.event_id == "t1/bs-1/3")
+    assert outbox.epoch == 7
+    payload = json.loads(next(p for p in seen if decode_ack(p).agent_seq == 3))
+    assert set(payload) == {"v", "table", "boot", "agent_seq", "journal_seq", "epoch", "at"}
+
+
+def test_events_are_resent_until_a_controller_acknowledges_them(
+    mosquitto: Broker, journal: Journal, tmp_path: Path
+) -> None:
+    intake = JournalIntake(journal)
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+
+    async def scenario() -> None:
+        with PtyPair() as pty:
+            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
+            async with (
+                watch(mosquitto.port, EVENTS) as events,
+                running(agent.run()),
+                device_on(pty) as device,
+            ):
+                # No controller: the device is acknowledged once its message is stored, and
+                # the agent publishes it again and again.
+                assert await device.send("LOCK,dealer,1,r1") == "ACK,dealer,1"
+                lock = TOPICS.table_event(TABLE, "lock")
+                await events.until(lambda w: len(w.payloads(lock)) >= 3, "three sends")
+                assert outbox.acked == 0
+                source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+                async with running(source.run(intake)):
+                    await acknowledged(agent, 1)
+                published = [json.loads(p) for p in events.payloads(lock)]
+
+        assert {(p["boot"], p["agent_seq"], p["seq"]) for p in published} == {(outbox.boot, 1, 1)}
+
+    asyncio.run(scenario())
+    assert device_ids(intake) == ["t1/dealer/1"]
+    assert outbox.pending(10) == []
+    # The source submitted it once; every resend was a (table, boot, seq) it had journaled.
+    assert [e.event_id for e in intake.submitted if "/status/" not in e.event_id] == ["t1/dealer/1"]
+
+
+@pytest.mark.parametrize("end", ["stop", "kill"])
+def test_a_broker_ended_and_restarted_mid_stream_loses_and_duplicates_nothing(
+    mosquitto: Broker, journal: Journal, tmp_path: Path, end: str
+) -> None:
+    # stop: SIGTERM, mosquitto saves its sessions; kill: SIGKILL, what it held in memory is gone.
+    intake = JournalIntake(journal)
+    source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+    stream = bets(40)
+
+    async def scenario() -> None:
+        with PtyPair() as pty:
+            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
+            async with (
+                running(source.run(intake)),
+                running(agent.run()),
+                device_on(pty) as device,
+            ):
+                for payload in stream[:10]:
+                    await device.send(payload)
+                mosquitto.stop() if end == "stop" else mosquitto.kill()
+                # The devices go on: the agent stores, and acknowledges them, broker or not.
+                for payload in stream[10:30]:
+                    await device.send(payload)
+                mosquitto.start()
+                for payload in stream[30:]:
+                    await device.send(payload)
+                await acknowledged(agent, len(stream))
+
+    asyncio.run(scenario())
+    applied = device_ids(intake)
+    assert applied == [f"t1/bs-1/{n}" for n in range(1, 41)]  # each once, in order
+    assert [i for i in intake.event_ids() if "/status/" not in i] == applied
+    assert outbox.pending(100) == []
