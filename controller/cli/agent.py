@@ -23,6 +23,7 @@ from controller.cli.common import command
 from controller.config.agent import load_agent_config
 from controller.journal.agent_outbox import AgentOutboxStore
 from controller.runtime.logsafe import log_handler
+from controller.runtime.systemd import Notifier
 
 if TYPE_CHECKING:
     import argparse
@@ -60,18 +61,33 @@ def run_agent(args: argparse.Namespace) -> int:
         import_module(module), attribute
     )
     outbox = AgentOutboxStore(config.outbox, config.table_id)
+    status = f"table {config.table_id}, boot {outbox.boot}, outbox {config.outbox}"
     try:
-        asyncio.run(_until_stopped(runner(config, outbox)))
+        asyncio.run(_until_stopped(runner(config, outbox), status))
     finally:
         outbox.close()
     return 0
 
 
-async def _until_stopped(agent: Awaitable[None]) -> None:
+async def _until_stopped(agent: Awaitable[None], status: str) -> None:
+    """Run the agent, tell systemd (``Type=notify``, its watchdog), stop on SIGTERM or SIGINT."""
+    notifier = Notifier.from_environment()
     task = asyncio.ensure_future(agent)
+    keepalive = asyncio.ensure_future(notifier.watchdog())
+
+    def stop() -> None:
+        notifier.stopping()
+        task.cancel()
+
     loop = asyncio.get_running_loop()
     for number in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(number, task.cancel)
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+            loop.add_signal_handler(number, stop)
+    notifier.ready(status)
+    try:
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+    finally:
+        keepalive.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await keepalive

@@ -2,11 +2,12 @@
 
 The agent is its table's MQTT client (docs/mqtt.md): a fixed client id and a persistent
 session, ``online`` retained on ``table/<tid>/status`` with the last will ``offline``, and it
-reads ``table/<tid>/cmd/ack``. On each connection it publishes, at QoS 1 and oldest first,
-everything its outbox holds past the last acknowledgement, then each new message as the
-serial lines store it; without progress it sends everything unacknowledged again after the
-resend delay (:mod:`controller.agent.resend`). It publishes a heartbeat every
-``heartbeat_s``, which the controller answers with what it has journaled.
+reads ``table/<tid>/cmd/ack``; with ``[broker] hosts`` it tries the brokers in turn, the next
+after each failure (docs/ha.md, "Brokers and followers"). On each connection it publishes, at
+QoS 1 and oldest first, everything its outbox holds past the last acknowledgement, then each
+new message as the serial lines store it; without progress it sends everything
+unacknowledged again after the resend delay (:mod:`controller.agent.resend`). It publishes a
+heartbeat every ``heartbeat_s``, which the controller answers with what it has journaled.
 
 Each acknowledgement is judged (:func:`controller.agent.acks.judge_ack`): one for another
 table, another boot, a ``seq`` never stored or an older epoch is refused, logged and kept as a
@@ -79,6 +80,9 @@ class AgentUplink:
         self.status_topic = self.topics.table_status(table_id)
         self.ack_topic = self.topics.table_command(table_id, ACK_COMMAND)
         self._backoff = Backoff(broker.backoff_initial_s, broker.backoff_cap_s)
+        self.addresses = broker.addresses()
+        """The brokers tried in turn (``[broker] hosts``, docs/ha.md "Brokers and followers")."""
+        self._index = 0
         self._stored = asyncio.Event()
         self._heard = asyncio.Event()
         self.connected = False
@@ -109,7 +113,7 @@ class AgentUplink:
     def open_session(self) -> aiomqtt.Client:
         """A session as the table: persistent, last will ``offline`` on its status."""
         return make_client(
-            self._broker,
+            self._broker.at(self.addresses[self._index]),
             identifier=self._broker.client_id,
             will_topic=self.status_topic,
             manual_ack=False,
@@ -129,8 +133,7 @@ class AgentUplink:
     def session_opened(self) -> None:
         """Connected."""
         self._backoff.reset()
-        broker = self._broker
-        log.info("agent %s: connected to %s:%s", self.table_id, broker.host, broker.port)
+        log.info("agent %s: connected to %s:%s", self.table_id, *self.addresses[self._index])
 
     def failure_of(self, error: Exception, *, opened: bool) -> str | None:  # noqa: ARG002
         """Broker failures and an outbox that cannot be read are retried; others end."""
@@ -139,9 +142,11 @@ class AgentUplink:
         return broker_failure(error)
 
     def failed(self, what: str, error: Exception) -> None:
-        """Log the failure and keep it as a fault."""
-        log.warning("agent %s: %s: %s", self.table_id, what, error)
-        keep(self._outbox, "uplink-failed", f"{what}: {error}")
+        """Log the failure, keep it as a fault, and move on to the next broker of the list."""
+        host, port = self.addresses[self._index]
+        self._index = (self._index + 1) % len(self.addresses)
+        log.warning("agent %s: %s:%s: %s: %s", self.table_id, host, port, what, error)
+        keep(self._outbox, "uplink-failed", f"{host}:{port}: {what}: {error}")
 
     async def _send(self, client: aiomqtt.Client) -> None:
         """Publish what is unacknowledged, then what is stored; resend after the delay."""

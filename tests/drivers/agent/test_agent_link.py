@@ -9,12 +9,15 @@ rule of docs/ha.md, "Table agents". Every wait is bounded; nothing sleeps.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from typing import TYPE_CHECKING
 
+import msgspec
 import pytest
 from support.agent_rig import TABLE, agent_config, bets, device_on
 from support.intake import JournalIntake
+from support.mosquitto import free_port
 from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
 
 from controller.journal.agent_outbox import AgentOutboxStore
@@ -193,3 +196,29 @@ def test_a_broker_ended_and_restarted_mid_stream_loses_and_duplicates_nothing(
     assert applied == [f"t1/bs-1/{n}" for n in range(1, 41)]  # each once, in order
     assert [i for i in intake.event_ids() if "/status/" not in i] == applied
     assert outbox.pending(100) == []
+
+
+def test_an_agent_passes_over_an_unreachable_broker_to_the_next_of_its_list(
+    mosquitto: Broker, journal: Journal, tmp_path: Path
+) -> None:
+    intake = JournalIntake(journal)
+    source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+
+    async def scenario() -> None:
+        with PtyPair() as pty:
+            config = agent_config(tmp_path, mosquitto.port, pty.path)
+            hosts = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{mosquitto.port}"]
+            broker = msgspec.structs.replace(config.broker, hosts=hosts)  # type: ignore[type-var]
+            agent = Agent(dataclasses.replace(config, broker=broker), outbox)
+            async with (
+                running(source.run(intake)),
+                running(agent.run()),
+                device_on(pty) as device,
+            ):
+                await device.send("LOCK,dealer,1,r1")
+                await acknowledged(agent, 1)
+
+    asyncio.run(scenario())
+    assert device_ids(intake) == ["t1/dealer/1"]
+    assert [reason for _, reason, _ in outbox.faults()].count("uplink-failed") >= 1
