@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from collections import Counter
     from collections.abc import Callable, Collection, Mapping, Sequence
 
+    from controller.outputs import FollowerOrder
     from controller.ports import Outbox, Sink, Source
     from controller.rules.spots import Spot
 
@@ -192,6 +193,9 @@ class DriverParts:
     """Serial lines to table devices, counted in the ``jackpotd_serial_*`` metrics."""
     health: list[HealthReporting] = field(default_factory=list)
     """Sources whose trouble ``/healthz`` and the metrics report (docs/faults.md)."""
+    followers: list[FollowerOrder] = field(default_factory=list)
+    """Signs' orders: the updates each dropped as older, by ``(epoch, seq)``, than one it
+    showed, in ``jackpotd_follower_stale_updates_dropped_total`` (docs/metrics.md)."""
     close: list[Callable[[], None]] = field(default_factory=list)
     """Called when the service stops (an emulator's pty, say)."""
 

@@ -4,7 +4,7 @@ The service never imports a driver: each configured entry (``[broker]``, ``seria
 its spec (:mod:`controller.plugins`), and the spec builds the entry's parts from its settings
 and a :class:`~controller.plugins.DriverContext`: the tables whose transport names the entry,
 the journal-side outbox, the metrics' latency observers. What the parts report (broker links,
-serial lines, source health) is handed to the metrics here.
+serial lines, source health, signs' stale updates) is handed to the metrics here.
 """
 
 from __future__ import annotations
@@ -62,12 +62,14 @@ def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
         built.broker_links += parts.broker_links
         built.serial_lines += parts.serial_lines
         built.health += parts.health
+        built.followers += parts.followers
         if runtime.metrics is not None and parts.sources:
             runtime.metrics.refusals.update(entry.spec.refusals)
     if (metrics := runtime.metrics) is not None:
         metrics.mqtt += built.broker_links
         metrics.serial += built.serial_lines
         metrics.sources += built.health
+        metrics.followers += built.followers
     return built
 
 

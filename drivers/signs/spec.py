@@ -31,7 +31,9 @@ def build(settings: AlphaSignSettings, context: DriverContext) -> DriverParts:
         parts.faces.append(face)
         parts.close.append(face.close)
     latency = context.latency(settings.name)
-    parts.sinks.append(AlphaSign(settings, on_latency=latency))
+    sign = AlphaSign(settings, on_latency=latency)
+    parts.sinks.append(sign)
+    parts.followers.append(sign.behaviour.order)
     return parts
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.daemon import metric
+from support.daemon import daemon, metric
+from support.display_rig import demo_floor, played
 
 from controller.journal import Journal
 from controller.outputs import MeterUpdate
@@ -17,7 +18,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 AT = "2025-06-01T21:14:03.118Z"
-SAMPLE = 'jackpotd_follower_stale_updates_dropped_total{follower="alpha-sign:pit-2"}'
+FAMILY = "jackpotd_follower_stale_updates_dropped_total"
+SAMPLE = FAMILY + '{follower="alpha-sign:pit-2"}'
 
 
 def test_a_signs_stale_updates_are_counted_by_its_name(tmp_path: Path) -> None:
@@ -31,3 +33,13 @@ def test_a_signs_stale_updates_are_counted_by_its_name(tmp_path: Path) -> None:
         sign.update(MeterUpdate(AT, 9, "main", 450, 0, 0, 100, epoch=2), 2.0)
         assert metric(metrics.exposition("")[0].decode(), SAMPLE) == 2
     assert sign.meter_cents == 500
+
+
+async def test_the_daemon_counts_each_signs_stale_updates_from_the_start(tmp_path: Path) -> None:
+    config = demo_floor(tmp_path, tables=1, signs=("pit-1",), rounds=2)
+    async with daemon(config) as running:
+        await played(running)
+        _status, text = await running.get("metrics")
+        (sign,) = [line for line in text.splitlines() if line.startswith(FAMILY + "{")]
+        assert sign == FAMILY + '{follower="alpha-sign:pit-1"} 0.0'
+        await running.stop()
