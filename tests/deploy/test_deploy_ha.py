@@ -1,0 +1,343 @@
+"""deploy/ha/: the shipped three-node files agree with each other, and the lab's run as promised.
+
+The first tests read the files as their tools read them (YAML, HAProxy's own check, the
+controller's configuration loader) and hold them to the lab's port plan
+(tests/support/ha_lab.py) and to the settings docs/ha.md promises: Patroni in strict
+synchronous mode with no lag allowed on failover, PostgreSQL with ``fsync`` and
+``synchronous_commit`` on, the watchdog required in production and off in the lab.
+
+The others start the lab's files for real (tests/support/ha_cluster.py): three etcd members,
+three Patroni nodes over PostgreSQL 15 and HAProxy on loopback. A row committed through
+HAProxy survives kill -9 of the primary and is read back through HAProxy from the promoted
+standby; a primary left without a standby holds a COMMIT until one returns, so the tables
+would close rather than pay from a meter that is not replicated.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import subprocess
+import time
+from typing import TYPE_CHECKING, Any
+
+import psycopg
+import pytest
+import yaml
+from support.ha_cluster import BINARIES, START_TIMEOUT_S, HaCluster, start_cluster
+from support.ha_lab import DOOR_PORTS, LAB, NODE_PORTS, NODES, PRODUCTION, SCOPE, lab_ports
+
+from controller.config.load import load_config
+from controller.journal.location import DatabaseUrl
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from controller.config.schema import Config
+
+FAILOVER_TIMEOUT_S = 60.0
+BLOCKED_S = 3.0
+"""How long a COMMIT with no standby to replicate to is watched not returning."""
+PRODUCTION_HOSTS = {"node1": "10.20.0.11", "node2": "10.20.0.12", "node3": "10.20.0.13"}
+
+
+def patroni(folder: Path, node: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((folder / node / "patroni.yml").read_text())
+    return loaded
+
+
+def etcd(folder: Path, node: str) -> dict[str, Any]:
+    loaded: dict[str, Any] = yaml.safe_load((folder / node / "etcd.yml").read_text())
+    return loaded
+
+
+def haproxy_backends(config: Path) -> dict[str, list[str]]:
+    """Each backend's lines (``backend NAME`` up to the next section)."""
+    sections: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in config.read_text().splitlines():
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if not line[0].isspace():
+            current = sections.setdefault(words[1], []) if words[0] == "backend" else None
+        elif current is not None:
+            current.append(" ".join(words))
+    return sections
+
+
+def host_port(address: str) -> tuple[str, int]:
+    host, port = address.rsplit("://", maxsplit=1)[-1].rsplit(":", 1)
+    return host, int(port)
+
+
+CREDENTIALS = ("mqtt-password-in", "mqtt-password-out", "tls/ca.crt", "tls/jackpotd.crt",
+               "tls/jackpotd.key")  # fmt: skip
+
+
+def jackpotd(folder: Path, node: str, credentials: Path) -> Config:
+    """A node's controller configuration as the controller loads it.
+
+    The production files name credentials under /etc/jackpotd/, which the loader requires to
+    exist and be private: the test's stand-ins are put in their place.
+    """
+    for name in CREDENTIALS:
+        (credentials / name).parent.mkdir(parents=True, exist_ok=True)
+        (credentials / name).write_text("stand-in\n")
+        (credentials / name).chmod(0o600)
+    text = (
+        (folder / node / "jackpotd.toml").read_text().replace("/etc/jackpotd/", f"{credentials}/")
+    )
+    copy = credentials / f"{node}.toml"
+    copy.write_text(text)
+    return load_config(copy)
+
+
+# The shipped files.
+
+
+@pytest.mark.parametrize("folder", [LAB, PRODUCTION], ids=["lab", "production"])
+@pytest.mark.parametrize("node", NODES)
+def test_patroni_is_strict_synchronous_and_the_server_durable(folder: Path, node: str) -> None:
+    config = patroni(folder, node)
+    dcs = config["bootstrap"]["dcs"]
+    assert dcs["synchronous_mode"] is True
+    assert dcs["synchronous_mode_strict"] is True
+    assert dcs["maximum_lag_on_failover"] == 0
+    assert dcs["loop_wait"] + 2 * dcs["retry_timeout"] <= dcs["ttl"], "Patroni's own rule"
+    parameters = dcs["postgresql"]["parameters"]
+    assert parameters["fsync"] == "on"
+    assert parameters["synchronous_commit"] == "on"
+    assert config["scope"] == SCOPE
+    assert config["name"] == node
+
+
+def test_the_watchdog_is_required_in_production_and_off_in_the_lab() -> None:
+    for node in NODES:
+        assert patroni(PRODUCTION, node)["watchdog"]["mode"] == "required"
+        assert patroni(LAB, node)["watchdog"]["mode"] == "off"
+
+
+@pytest.mark.parametrize("folder", [LAB, PRODUCTION], ids=["lab", "production"])
+def test_the_nodes_share_one_cluster_definition(folder: Path) -> None:
+    configs = {node: patroni(folder, node) for node in NODES}
+    shared = {node: {**config["bootstrap"], "postgresql": None} for node, config in configs.items()}
+    assert shared["node1"] == shared["node2"] == shared["node3"]
+    clients = {node: etcd(folder, node)["advertise-client-urls"].split("://")[1] for node in NODES}
+    peers = {node: etcd(folder, node)["initial-advertise-peer-urls"] for node in NODES}
+    for node in NODES:
+        member = etcd(folder, node)
+        assert member["name"] == node
+        assert member["initial-cluster"] == ",".join(f"{n}={peers[n]}" for n in NODES)
+        assert member["enable-grpc-gateway"] is True, "Patroni's etcd3 client needs it"
+        assert configs[node]["etcd3"]["hosts"] == ",".join(clients.values())
+
+
+def test_lab_nodes_listen_on_the_ports_of_the_plan() -> None:
+    for node, ports in NODE_PORTS.items():
+        config = patroni(LAB, node)
+        assert host_port(config["restapi"]["listen"]) == ("127.0.0.1", ports.patroni)
+        assert host_port(config["postgresql"]["listen"]) == ("127.0.0.1", ports.postgres)
+        member = etcd(LAB, node)
+        assert host_port(member["listen-client-urls"]) == ("127.0.0.1", ports.etcd_client)
+        assert host_port(member["listen-peer-urls"]) == ("127.0.0.1", ports.etcd_peer)
+        mosquitto = (LAB / node / "mosquitto.conf").read_text()
+        assert f"\nlistener {ports.mqtt} 127.0.0.1\n" in mosquitto
+        jackpotd = load_config(LAB / node / "jackpotd.toml")
+        assert (jackpotd.settings("broker").host, jackpotd.settings("broker").port) == (
+            "127.0.0.1",
+            ports.mqtt,
+        ), "each controller takes events from its own node's broker"
+        assert (jackpotd.web.host, jackpotd.web.port) == ("127.0.0.1", ports.web)
+    assert len(set(lab_ports())) == len(lab_ports()), "no port serves two things"
+
+
+@pytest.mark.parametrize(
+    ("folder", "hosts"),
+    [(LAB, dict.fromkeys(NODES, "127.0.0.1")), (PRODUCTION, PRODUCTION_HOSTS)],
+    ids=["lab", "production"],
+)
+def test_haproxy_leads_each_door_to_the_node_whose_health_check_answers(
+    folder: Path, hosts: dict[str, str], tmp_path: Path
+) -> None:
+    config = folder / "haproxy.cfg"
+    checked = subprocess.run(
+        [BINARIES["haproxy"], "-c", "-f", str(config)], capture_output=True, text=True, check=False
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    backends = haproxy_backends(config)
+    assert set(backends) == {"postgresql_primary", "mqtt_leader", "web_leader"}
+    assert "option httpchk HEAD /primary" in backends["postgresql_primary"]
+    assert "option httpchk GET /leader" in backends["mqtt_leader"]
+    assert "option httpchk GET /leader" in backends["web_leader"]
+    for lines in backends.values():
+        assert "http-check expect status 200" in lines
+    pg, mqtt, web = (
+        {line.split()[1]: line.split() for line in backends[name] if line.startswith("server ")}
+        for name in ("postgresql_primary", "mqtt_leader", "web_leader")
+    )
+    assert set(pg) == set(mqtt) == set(web) == set(NODES)
+    for node in NODES:
+        patroni_config = patroni(folder, node)
+        postgres = host_port(patroni_config["postgresql"]["connect_address"])
+        rest = host_port(patroni_config["restapi"]["connect_address"])
+        assert postgres[0] == rest[0] == hosts[node]
+        assert pg[node][2] == f"{hosts[node]}:{postgres[1]}"
+        assert pg[node][3:] == ["check", "port", str(rest[1])]
+        controller = jackpotd(folder, node, tmp_path)
+        broker = controller.settings("broker")
+        assert mqtt[node][2] == f"{hosts[node]}:{broker.port}"
+        assert (broker.host, controller.web.host) == (hosts[node], hosts[node])
+        assert mqtt[node][3:] == ["check", "port", str(controller.web.port)]
+        assert web[node][2] == f"{hosts[node]}:{controller.web.port}"
+
+
+@pytest.mark.parametrize("folder", [LAB, PRODUCTION], ids=["lab", "production"])
+def test_every_controller_journals_through_the_primary_door(folder: Path, tmp_path: Path) -> None:
+    configs = {node: jackpotd(folder, node, tmp_path) for node in NODES}
+    journals = {config.controller.journal for config in configs.values()}
+    assert len(journals) == 1, "one journal for the three nodes"
+    (journal,) = journals
+    assert isinstance(journal, DatabaseUrl)
+    door = DOOR_PORTS.postgres if folder == LAB else 5000
+    assert re.fullmatch(rf"postgresql://jackpotd@[^/]+:{door}/jackpot(\?.*)?", journal.url)
+    assert {config.controller.controller_id for config in configs.values()} == set(NODES)
+    assert {config.controller.node for config in configs.values()} == set(NODES)
+    assert len({config.controller.site for config in configs.values()}) == 1
+    assert len({tuple(p.pool_id for p in config.pools) for config in configs.values()}) == 1
+    assert len({tuple(t.table_id for t in config.tables) for config in configs.values()}) == 1
+
+
+# The lab, running.
+
+
+@pytest.fixture
+def cluster() -> Iterator[HaCluster]:
+    running = start_cluster()
+    try:
+        yield running
+    finally:
+        running.close()
+
+
+def door_server(cluster: HaCluster) -> tuple[int, bool]:
+    """The port of the server HAProxy's PostgreSQL door leads to, and whether it is a standby."""
+    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
+        row = connection.execute("SELECT inet_server_port(), pg_is_in_recovery()").fetchone()
+    assert row is not None
+    return int(row[0]), bool(row[1])
+
+
+@pytest.mark.slow
+def test_the_lab_comes_up_with_one_primary_and_one_synchronous_standby(
+    cluster: HaCluster,
+) -> None:
+    state = cluster.state()
+    primary = cluster.nodes[state.primary() or ""]
+    assert state.sync_standby is not None
+    assert door_server(cluster) == (primary.ports.postgres, False)
+    with psycopg.connect(primary.url(), autocommit=True) as connection:
+        replicas = connection.execute(
+            "SELECT application_name, sync_state FROM pg_stat_replication ORDER BY 1"
+        ).fetchall()
+        settings = connection.execute(
+            "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit')"
+        ).fetchall()
+        owner = connection.execute(
+            "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'jackpot'"
+        ).fetchone()
+    standbys = sorted(set(NODES) - {primary.name})
+    assert replicas == [
+        (name, "sync" if name == state.sync_standby else "async") for name in standbys
+    ]
+    assert dict(settings) == {"fsync": "on", "synchronous_commit": "on"}
+    assert owner == ("jackpotd",), "post-bootstrap.sh made the journal's database and role"
+    # A planned switchover (deploy/ha/README.md) moves the door with the primary. In
+    # synchronous mode only the synchronous standby may take over.
+    candidate = state.sync_standby
+    cluster.switchover(candidate)
+    cluster.wait_for_door(candidate)
+    assert door_server(cluster) == (cluster.nodes[candidate].ports.postgres, False)
+
+
+@pytest.mark.slow
+@pytest.mark.fault
+def test_a_row_committed_through_haproxy_survives_kill_9_of_the_primary(
+    cluster: HaCluster,
+) -> None:
+    before = cluster.state()
+    old, standby = before.primary(), before.sync_standby
+    assert old is not None
+    assert standby is not None
+    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
+        connection.execute("CREATE TABLE paid (id integer PRIMARY KEY, cents bigint NOT NULL)")
+        connection.execute("INSERT INTO paid VALUES (1, 1000000)")
+    crashed = time.monotonic()
+    cluster.nodes[old].crash()
+    after = cluster.wait_for(
+        lambda state: state.primary() not in {None, old}, "a new primary", FAILOVER_TIMEOUT_S
+    )
+    promoted = time.monotonic()
+    assert after.primary() == standby, "only the synchronous standby may be promoted"
+    cluster.wait_for_door(standby, FAILOVER_TIMEOUT_S)
+    routed = time.monotonic()
+    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
+        assert connection.execute("SELECT id, cents FROM paid").fetchall() == [(1, 1000000)]
+    # Strict mode: the new primary commits once the last node is its synchronous standby.
+    last = next(n for n in NODES if n not in {old, standby})
+    cluster.wait_for(
+        lambda state: state.sync_standby == last and last in state.running(),
+        f"{last} the new primary's synchronous standby",
+        FAILOVER_TIMEOUT_S,
+    )
+    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
+        connection.execute("INSERT INTO paid VALUES (2, 500)")
+        assert connection.execute("SELECT count(*) FROM paid").fetchone() == (2,)
+    committed = time.monotonic()
+    print(  # noqa: T201 - the figures, with pytest -s
+        f"\nfailover after kill -9 of the primary {old}: {standby} promoted after "
+        f"{promoted - crashed:.1f} s, HAProxy's door to it after {routed - crashed:.1f} s, "
+        f"first new commit after {committed - crashed:.1f} s"
+    )
+    assert cluster.state().primary() == standby
+
+
+@pytest.mark.slow
+@pytest.mark.fault
+async def test_a_primary_without_a_standby_holds_its_commit_until_one_returns(
+    cluster: HaCluster,
+) -> None:
+    state = cluster.state()
+    primary = cluster.nodes[state.primary() or ""]
+    standbys = [node for name, node in cluster.nodes.items() if name != primary.name]
+    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
+        connection.execute("CREATE TABLE paid (id integer PRIMARY KEY, cents bigint NOT NULL)")
+    for standby in standbys:
+        standby.stop()
+    writer = await psycopg.AsyncConnection.connect(cluster.door_url())
+    try:
+        backend = writer.info.backend_pid
+        await writer.execute("INSERT INTO paid VALUES (1, 1000000)")
+        commit = asyncio.ensure_future(writer.commit())
+        # Never cancelled: cancelling a COMMIT that waits on replication reports it done.
+        done, _ = await asyncio.wait({commit}, timeout=BLOCKED_S)
+        assert not done, "a primary alone must not commit"
+        with psycopg.connect(primary.url(), autocommit=True) as watcher:
+            waiting = watcher.execute(
+                "SELECT wait_event FROM pg_stat_activity WHERE pid = %s", (backend,)
+            ).fetchone()
+        assert waiting == ("SyncRep",), "the COMMIT waits on synchronous replication"
+        returning = standbys[0]
+        returning.start()
+        done, _ = await asyncio.wait({commit}, timeout=START_TIMEOUT_S)
+        assert done, f"the COMMIT did not return once {returning.name} was back"
+        commit.result()
+    finally:
+        await writer.close()
+    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
+        assert connection.execute("SELECT id, cents FROM paid").fetchall() == [(1, 1000000)]
+        streaming = connection.execute(
+            "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'"
+        ).fetchall()
+    assert streaming == [(returning.name,)]
