@@ -98,10 +98,13 @@ def make_client(
     """A client for one connection: fixed id, persistent session, QoS 1 last will ``offline``.
 
     Raises OSError (or ssl.SSLError) if the password file or the TLS files cannot be read.
+    With ``[broker] hosts``, the first broker of the list: a caller that fails over between
+    them passes the settings of each in turn (:meth:`BrokerSettings.at`).
     """
+    host, port = settings.addresses()[0]
     client = AckingClient(
-        settings.host,
-        settings.port,
+        host,
+        port,
         identifier=identifier,
         protocol=aiomqtt.ProtocolVersion.V311,
         clean_session=False,

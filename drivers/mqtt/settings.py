@@ -33,9 +33,10 @@ class BrokerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     port: int = 1883
     hosts: list[str] = []
     """Brokers to try in turn, ``host`` or ``host:port`` each (``port`` when none is given);
-    when set, ``host`` is not used. A follower (an MQTT sign or display) moves to the next one
-    when its broker fails (docs/ha.md, "Brokers and followers"); one HAProxy address that
-    routes to the leader's broker does the same in one entry."""
+    when set, ``host`` is not used. A follower (an MQTT sign or display, a table agent) moves
+    to the next one when its broker fails (docs/ha.md, "Brokers and followers"); one HAProxy
+    address that routes to the leader's broker does the same in one entry. The controller's
+    own connections use the first: a node publishes to its own broker."""
     client_id: str = "jackpotd"
     username: str | None = None
     password_file: str | None = None

@@ -292,7 +292,7 @@ class MqttSink:
         return broker_failure(error)
 
     def _address(self) -> tuple[str, int]:
-        return self.settings.host, self.settings.port
+        return self.settings.addresses()[0]
 
     def failed(self, what: str, error: Exception) -> None:
         """Record the failure."""
@@ -349,7 +349,7 @@ class MqttSink:
             log.exception("%s: cannot delete a published message", self.name)
 
     def __repr__(self) -> str:
-        return f"MqttSink({self.name!r}, {self.client_id!r} at {self.settings.host})"
+        return f"MqttSink({self.name!r}, {self.client_id!r} at {self._address()[0]})"
 
 
 async def _watch(client: aiomqtt.Client) -> None:

@@ -28,7 +28,8 @@ def describe(broker: BrokerSettings) -> str:
     user = f"user {broker.username}" if broker.username else "anonymous"
     if broker.out_username is not None:
         user = f"users {broker.username} (in) and {broker.out_username} (out)"
-    return f"{broker.host}:{broker.port}, {tls}, {user}, client id {broker.client_id}"
+    where = ", ".join(f"{host}:{port}" for host, port in broker.addresses())
+    return f"{where}, {tls}, {user}, client id {broker.client_id}"
 
 
 SPEC = DriverSpec(

@@ -27,6 +27,7 @@ from drivers.mqtt.follower import MeterFollower
 from drivers.mqtt.outgoing import meter_payload
 from drivers.mqtt.settings import BrokerSettings, broker_address
 from drivers.mqtt.sink import MqttSink
+from drivers.mqtt.spec import describe
 from drivers.signs.emulator import VirtualAlphaSign
 from drivers.signs.serial_sign import AlphaSign, AlphaSignSettings
 
@@ -280,6 +281,28 @@ def test_payloads_that_do_not_decode_or_name_another_pool_are_refused_not_applie
     assert isinstance(applied, MeterUpdate)
     assert follower.take(TOPICS.controller_status("x"), b"maybe") is None
     assert follower.rejected == 4
+
+
+def test_the_controllers_own_connections_use_the_first_broker_of_the_list(
+    mosquitto: Broker, journal: Journal
+) -> None:
+    # Where host and port point, no broker listens.
+    settings = msgspec.structs.replace(
+        node(free_port(), "node-1"), hosts=[f"127.0.0.1:{mosquitto.port}", "127.0.0.1:1"]
+    )
+    assert describe(settings).startswith(f"127.0.0.1:{mosquitto.port}, 127.0.0.1:1, no TLS")
+    queue: asyncio.Queue[AnyUpdate] = asyncio.Queue()
+    sink = MqttSink(settings, journal.outbox, name="node-1", timeout_s=2.0)
+
+    async def scenario() -> None:
+        async with (
+            watch(mosquitto.port, TOPICS.meter(POOL)) as probe,
+            running(sink.run(feed(queue))),
+        ):
+            queue.put_nowait(meter(12_00, 1, epoch=0))
+            await probe.until(lambda w: bool(w.payloads(TOPICS.meter(POOL))), "the meter")
+
+    asyncio.run(scenario())
 
 
 def test_a_list_of_brokers_is_the_new_setting_and_one_host_still_works() -> None:
