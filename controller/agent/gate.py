@@ -6,6 +6,12 @@ acknowledgements (each answers an event or the agent's heartbeat); with none for
 ``closed_after_s`` the table is CLOSED: the agent refuses progressive wagers at the bet
 sensors (:func:`wager_refusal`) and shows CLOSED, until acknowledgements resume. It starts
 closed: nothing has been heard yet. Times are the agent's monotonic clock, in seconds.
+
+A wager is made when bets are locked, so a chip that arrived on a progressive spot while the
+table was open would become a wager at a lock made once it has closed. The agent therefore
+keeps the seats with a progressive chip present since the last lock (:func:`chips_after`) and
+refuses a lock while closed until those chips have left (:func:`lock_refusal`): the dealer
+takes the progressive wagers down, the sensors report it, and the round goes on without them.
 """
 
 from __future__ import annotations
@@ -13,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from controller.events import BetSensed, BetsLocked
 from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
-    from controller.events import BetSensed
+    from controller.events import AnyEvent
 
 TABLE_CLOSED: Final = "table-closed"
 """The NAK reason of a progressive wager refused while the table is closed."""
@@ -57,3 +64,17 @@ def wager_refusal(bet: BetSensed, *, table_open: bool) -> str | None:
     if table_open or not bet.present or bet.spot != Spot.PROGRESSIVE.value:
         return None
     return TABLE_CLOSED
+
+
+def chips_after(chips: frozenset[int], event: AnyEvent) -> frozenset[int]:
+    """The seats with a progressive chip present once ``event`` is stored (a lock clears them)."""
+    if isinstance(event, BetsLocked):
+        return frozenset()
+    if isinstance(event, BetSensed) and event.spot == Spot.PROGRESSIVE.value:
+        return chips | {event.seat} if event.present else chips - {event.seat}
+    return chips
+
+
+def lock_refusal(chips: frozenset[int], *, table_open: bool) -> str | None:
+    """The reason a lock is refused (progressive chips present while closed), or None."""
+    return None if table_open or not chips else TABLE_CLOSED

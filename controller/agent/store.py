@@ -51,12 +51,28 @@ class AgentOutbox(Protocol):
         """The newest sequencer epoch an accepted acknowledgement carried."""
         ...
 
-    def store(self, device: str, device_seq: int, payload: str, at: str) -> int | None:
-        """Store a device's message durably; its ``seq``, or None if the device sent it before."""
+    @property
+    def progressive_chips(self) -> frozenset[int]:
+        """The seats with a progressive chip present since the last lock stored."""
         ...
 
-    def pending(self, limit: int) -> list[StoredEvent]:
-        """The oldest unacknowledged messages, oldest first."""
+    def store(
+        self,
+        device: str,
+        device_seq: int,
+        payload: str,
+        at: str,
+        chips: frozenset[int] | None = None,
+    ) -> int | None:
+        """Store a device's message durably; its ``seq``, or None if the device sent it before.
+
+        ``chips``, if given, are the seats with a progressive chip present once it is stored
+        (:func:`controller.agent.gate.chips_after`), kept in the same transaction.
+        """
+        ...
+
+    def pending(self, after: int, limit: int) -> list[StoredEvent]:
+        """The oldest unacknowledged messages after ``seq`` ``after``, oldest first."""
         ...
 
     def trim(self, through: int, epoch: int) -> int:

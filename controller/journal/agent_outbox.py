@@ -9,7 +9,8 @@ file waits instead of interleaving.
 
 ::
 
-    agent_meta(key TEXT PRIMARY KEY, value TEXT)     table_id, boot, stored_high, acked, epoch
+    agent_meta(key TEXT PRIMARY KEY, value TEXT)     table_id, boot, stored_high, acked, epoch,
+                                                     progressive_chips
     agent_outbox(seq INTEGER PRIMARY KEY, device, device_seq, payload, stored)
     agent_devices(device TEXT PRIMARY KEY, seq)      the highest seq stored from each device
     agent_faults(id INTEGER PRIMARY KEY, at, reason, detail)
@@ -121,8 +122,21 @@ class AgentOutboxStore:
         """The newest epoch an accepted acknowledgement carried."""
         return int(self._meta["epoch"])
 
-    def store(self, device: str, device_seq: int, payload: str, at: str) -> int | None:
-        """Store a device's message; its ``seq``, or None if already stored."""
+    @property
+    def progressive_chips(self) -> frozenset[int]:
+        """The seats with a progressive chip present since the last lock stored."""
+        text = self._meta.get("progressive_chips", "")
+        return frozenset(int(seat) for seat in text.split(",") if seat)
+
+    def store(
+        self,
+        device: str,
+        device_seq: int,
+        payload: str,
+        at: str,
+        chips: frozenset[int] | None = None,
+    ) -> int | None:
+        """Store a device's message (and the chips it leaves); its ``seq``, or None if stored."""
         try:
             with self._transaction():
                 row = self._db.execute(
@@ -142,19 +156,24 @@ class AgentOutboxStore:
                     (device, device_seq),
                 )
                 self._set("stored_high", seq)
+                seats = None if chips is None else ",".join(str(s) for s in sorted(chips))
+                if seats is not None:
+                    self._set("progressive_chips", seats)
         except sqlite3.Error as error:
             self._reload()
             raise OutboxError(f"cannot store {device}/{device_seq}: {error}") from error
         self._meta["stored_high"] = str(seq)
+        if seats is not None:
+            self._meta["progressive_chips"] = seats
         return seq
 
-    def pending(self, limit: int) -> list[StoredEvent]:
-        """The oldest unacknowledged messages, oldest first."""
+    def pending(self, after: int, limit: int) -> list[StoredEvent]:
+        """The oldest unacknowledged messages after ``seq`` ``after``, oldest first."""
         try:
             rows = self._db.execute(
                 "SELECT seq, device, device_seq, payload FROM agent_outbox"
                 " WHERE seq > ? ORDER BY seq LIMIT ?",
-                (self.acked, limit),
+                (max(after, self.acked), limit),
             ).fetchall()
         except sqlite3.Error as error:
             raise OutboxError(f"cannot read the agent outbox: {error}") from error
@@ -197,8 +216,12 @@ class AgentOutboxStore:
         """Close the file."""
         self._db.close()
 
-    def _set(self, key: str, value: int) -> None:
-        self._db.execute("UPDATE agent_meta SET value = ? WHERE key = ?", (str(value), key))
+    def _set(self, key: str, value: int | str) -> None:
+        self._db.execute(
+            "INSERT INTO agent_meta (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            (key, str(value)),
+        )
 
     def _reload(self) -> None:
         with contextlib.suppress(sqlite3.Error):  # the next call fails again and says why

@@ -8,7 +8,8 @@ of :mod:`drivers.serial`). The agent answers each frame:
   then on the agent, not the device, is responsible for it reaching the journal. A resend
   (a device ``seq`` already stored) is ``ACK``ed again without storing it twice;
 * a chip arriving on a progressive spot while the table is CLOSED (the controller has gone
-  quiet, :mod:`controller.agent.gate`) is ``NAK``ed ``table-closed`` and not stored: no
+  quiet, :mod:`controller.agent.gate`) is ``NAK``ed ``table-closed`` and not stored, and so is
+  a lock while progressive chips that arrived before are still on their spots: no
   progressive wager is taken while the table is closed;
 * a heartbeat is ``ACK``ed (the agent's own heartbeat tells the controller the table lives);
 * a payload that is no valid message is ``NAK``ed with its reason when the device and seq
@@ -22,10 +23,10 @@ import logging
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from controller.agent.gate import wager_refusal
+from controller.agent.gate import chips_after, lock_refusal, wager_refusal
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
-from controller.events import BetSensed
+from controller.events import BetSensed, BetsLocked
 from controller.ports import OutboxError
 from drivers.agent.state import keep
 from drivers.serial.framing import FrameError, FrameReader, encode_frame
@@ -130,14 +131,21 @@ class AgentLine:
             return None
         if isinstance(message, Heartbeat):
             return ack(header.device, header.seq)
+        chips = self._outbox.progressive_chips
+        refusal = None
         if isinstance(message, BetSensed):
             refusal = wager_refusal(message, table_open=self._table_open())
-            if refusal is not None:
-                self._refuse(refusal, payload)
-                keep(self._outbox, refusal, f"{self.name}: refused {payload}")
-                return nak(header.device, header.seq, refusal)
+        elif isinstance(message, BetsLocked):
+            refusal = lock_refusal(chips, table_open=self._table_open())
+        if refusal is not None:
+            self._refuse(refusal, payload)
+            keep(self._outbox, refusal, f"{self.name}: refused {payload}")
+            return nak(header.device, header.seq, refusal)
+        after = chips_after(chips, message)
         try:
-            seq = self._outbox.store(header.device, header.seq, payload, utc_now())
+            seq = self._outbox.store(
+                header.device, header.seq, payload, utc_now(), None if after == chips else after
+            )
         except OutboxError:
             self.unanswered += 1
             log.exception("%s: not acknowledging %s/%s", self.name, header.device, header.seq)

@@ -18,6 +18,7 @@ gate, :mod:`controller.agent.gate`), and trims the outbox through its ``seq``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from typing import TYPE_CHECKING, Final
 
@@ -149,27 +150,40 @@ class AgentUplink:
         keep(self._outbox, "uplink-failed", f"{host}:{port}: {what}: {error}")
 
     async def _send(self, client: aiomqtt.Client) -> None:
-        """Publish what is unacknowledged, then what is stored; resend after the delay."""
-        sent = self._outbox.acked  # everything past the acknowledgement goes again
+        """Publish what is unacknowledged, then what is stored; resend after the delay.
+
+        The delay runs from the last progress (an acknowledgement that trimmed the outbox, a
+        resend, or the first message after none was waiting), whatever else is stored
+        meanwhile: a table that keeps playing does not put the resend off.
+        """
+        outbox = self._outbox
+        loop = asyncio.get_running_loop()
+        sent = outbox.acked  # everything past the acknowledgement goes again
         self._resend.progressed()
+        acked, since, waiting = outbox.acked, loop.time(), False
         while True:
             self._stored.clear()
             sent = await self._publish_after(client, sent)
-            acked = self._outbox.acked
-            try:
-                async with asyncio.timeout(self._resend.current_s):
+            now = loop.time()
+            unacknowledged = outbox.stored_high > outbox.acked
+            if outbox.acked != acked or (unacknowledged and not waiting):
+                acked, since = outbox.acked, now
+            waiting = unacknowledged
+            due = since + self._resend.current_s
+            if unacknowledged and now >= due:
+                self._resend.resent()
+                self.resends += 1
+                log.info("agent %s: resending from seq %s", self.table_id, outbox.acked + 1)
+                sent, since = outbox.acked, now
+                continue
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(due - now if unacknowledged else None):
                     await self._stored.wait()
-            except TimeoutError:
-                if self._outbox.acked == acked and self._outbox.stored_high > acked:
-                    self._resend.resent()
-                    self.resends += 1
-                    log.info("agent %s: resending from seq %s", self.table_id, acked + 1)
-                    sent = acked
 
     async def _publish_after(self, client: aiomqtt.Client, sent: int) -> int:
         """Publish every stored message after ``sent``; the last one published."""
         while True:
-            rows = [row for row in self._outbox.pending(BATCH) if row.seq > sent]
+            rows = self._outbox.pending(sent, BATCH)
             if not rows:
                 return sent
             boot = self._outbox.boot

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from controller.agent.gate import TABLE_CLOSED, TableGate, wager_refusal
+from controller.agent.gate import (
+    TABLE_CLOSED,
+    TableGate,
+    chips_after,
+    lock_refusal,
+    wager_refusal,
+)
 from controller.agent.resend import ResendDelay
-from controller.events import BetSensed
+from controller.events import BetSensed, BetsLocked
 
 
 def bet(spot: str, *, present: bool = True) -> BetSensed:
@@ -45,3 +51,22 @@ def test_resends_back_off_to_the_cap_and_start_again_on_progress() -> None:
     assert [delay.resent() for _ in range(4)] == [0.5, 1.0, 2.0, 2.0]
     delay.progressed()
     assert delay.current_s == 0.5
+
+
+def lock() -> BetsLocked:
+    return BetsLocked("t1/dealer/1", "2026-01-01T00:00:00Z", "t1", "dealer", 1, "r1")
+
+
+def test_the_progressive_chips_on_the_spots_are_kept_until_the_lock() -> None:
+    chips = chips_after(frozenset(), bet("progressive"))
+    assert chips == {3}
+    assert chips_after(chips, bet("bonus")) == {3}  # the odds spots are not kept
+    assert chips_after(chips, bet("progressive", present=False)) == frozenset()
+    assert chips_after(chips, lock()) == frozenset()  # locked: the ledger starts again too
+
+
+def test_a_lock_while_closed_waits_until_the_progressive_chips_are_down() -> None:
+    # A chip placed while open would otherwise become a wager at a lock made while closed.
+    assert lock_refusal(frozenset({3}), table_open=False) == TABLE_CLOSED
+    assert lock_refusal(frozenset(), table_open=False) is None
+    assert lock_refusal(frozenset({3}), table_open=True) is None

@@ -22,9 +22,9 @@ def test_messages_are_numbered_in_order_and_kept_until_acknowledged(tmp_path: Pa
     assert outbox.store("bs-1", 1, "BET,bs-1,1,3,progressive,1,100", AT) == 1
     assert outbox.store("dealer", 1, "LOCK,dealer,1,r1", AT) == 2
     assert outbox.store("shoe", 7, "CARD,shoe,7,r1,0,As", AT) == 3
-    assert [row.seq for row in outbox.pending(10)] == [1, 2, 3]
+    assert [row.seq for row in outbox.pending(0, 10)] == [1, 2, 3]
     assert outbox.trim(2, epoch=0) == 2
-    assert outbox.pending(10) == [StoredEvent(3, "shoe", 7, "CARD,shoe,7,r1,0,As")]
+    assert outbox.pending(0, 10) == [StoredEvent(3, "shoe", 7, "CARD,shoe,7,r1,0,As")]
     assert (outbox.stored_high, outbox.acked) == (3, 2)
 
 
@@ -48,7 +48,7 @@ def test_a_restarted_agent_keeps_its_boot_and_goes_on_numbering(tmp_path: Path) 
     again = AgentOutboxStore(path, "t1")
     assert (again.boot, again.stored_high, again.acked, again.epoch) == (boot, 2, 1, 4)
     assert again.store("bs-1", 3, "BET,bs-1,3,3,bonus,1,100", AT) == 3
-    assert [row.seq for row in again.pending(10)] == [2, 3]
+    assert [row.seq for row in again.pending(0, 10)] == [2, 3]
 
 
 def test_a_wiped_outbox_starts_a_new_boot_at_seq_1(tmp_path: Path) -> None:
@@ -101,3 +101,24 @@ def test_a_file_that_cannot_be_written_is_an_outbox_error(tmp_path: Path) -> Non
     outbox.close()
     with pytest.raises(OutboxError):
         outbox.store("bs-1", 1, "BET,bs-1,1,3,bonus,1,100", AT)
+
+
+def test_the_progressive_chips_are_kept_with_the_message_that_left_them(tmp_path: Path) -> None:
+    path = tmp_path / "agent.db"
+    outbox = AgentOutboxStore(path, "t1")
+    assert outbox.progressive_chips == frozenset()
+    outbox.store("bs-1", 1, "BET,bs-1,1,3,progressive,1,100", AT, frozenset({3}))
+    outbox.store("bs-1", 2, "BET,bs-1,2,5,progressive,1,100", AT, frozenset({3, 5}))
+    assert outbox.store("bs-1", 2, "BET,bs-1,2,5,progressive,1,100", AT, frozenset()) is None
+    outbox.close()
+    again = AgentOutboxStore(path, "t1")
+    assert again.progressive_chips == {3, 5}  # a resend changed nothing; a restart keeps them
+
+
+def test_pending_reads_on_from_a_seq_in_batches(tmp_path: Path) -> None:
+    outbox = AgentOutboxStore(tmp_path / "agent.db", "t1")
+    for seq in range(1, 8):
+        outbox.store("bs-1", seq, f"BET,bs-1,{seq},3,bonus,1,100", AT)
+    outbox.trim(2, epoch=0)
+    assert [row.seq for row in outbox.pending(0, 3)] == [3, 4, 5]  # never what is acknowledged
+    assert [row.seq for row in outbox.pending(5, 3)] == [6, 7]

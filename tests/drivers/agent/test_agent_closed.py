@@ -89,7 +89,7 @@ def test_no_progressive_wager_is_taken_while_the_controller_is_silent(
     journaled = [e for e in intake.submitted if isinstance(e, BetSensed)]
     arrivals = [(e.seq, e.spot) for e in journaled if e.present and e.spot == "progressive"]
     assert arrivals == [(4, "progressive")]  # only the one made while open
-    assert [row.device_seq for row in outbox.pending(10)] == []  # nothing refused was stored
+    assert [row.device_seq for row in outbox.pending(0, 10)] == []  # nothing refused was stored
     assert [(s["table"], s["open"]) for s in states] == [
         (TABLE, False),
         (TABLE, True),
@@ -129,7 +129,7 @@ def test_forged_or_misrouted_acks_trim_nothing_and_keep_nothing_open(
 
     asyncio.run(scenario())
     assert outbox.acked == 0
-    assert [row.seq for row in outbox.pending(10)] == [1, 2]
+    assert [row.seq for row in outbox.pending(0, 10)] == [1, 2]
     reasons = [reason for _, reason, _ in outbox.faults()]
     for reason in ("ack-other-table", "ack-other-boot", "ack-ahead-of-outbox", "ack-missing-field"):
         assert reason in reasons
@@ -159,3 +159,37 @@ def test_an_ack_from_a_replaced_sequencer_is_refused_once_a_newer_epoch_acknowle
     asyncio.run(scenario())
     assert (outbox.acked, outbox.epoch) == (1, 5)
     assert "ack-stale-epoch" in [reason for _, reason, _ in outbox.faults()]
+
+
+def test_a_lock_while_closed_waits_until_the_progressive_chips_placed_before_are_down(
+    mosquitto: Broker, journal: Journal, tmp_path: Path
+) -> None:
+    intake = JournalIntake(journal)
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+    answers: dict[str, str] = {}
+
+    async def scenario() -> None:
+        with PtyPair() as pty:
+            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
+            async with running(agent.run()), device_on(pty) as device:
+                source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+                async with running(source.run(intake)):
+                    await shown(agent, table_open=True)
+                    answers["chip"] = await device.send("BET,bs-1,1,3,progressive,1,100")
+                    await within(agent.uplink.changes.until(lambda: outbox.acked == 1), "ack")
+                await shown(agent, table_open=False)  # the controller went away
+                answers["lock"] = await device.send("LOCK,dealer,1,r1")
+                # The dealer takes the progressive wager down; the sensor says so.
+                answers["chip down"] = await device.send("BET,bs-1,2,3,progressive,0")
+                answers["lock again"] = await device.send("LOCK,dealer,2,r1")
+
+    asyncio.run(scenario())
+    assert answers == {
+        "chip": "ACK,bs-1,1",
+        "lock": "NAK,dealer,1,table-closed",
+        "chip down": "ACK,bs-1,2",
+        "lock again": "ACK,dealer,2",
+    }
+    stored = [row.payload for row in outbox.pending(0, 10)]
+    assert stored == ["BET,bs-1,2,3,progressive,0", "LOCK,dealer,2,r1"]  # nothing refused kept
+    assert outbox.progressive_chips == frozenset()

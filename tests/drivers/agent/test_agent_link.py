@@ -18,7 +18,7 @@ import pytest
 from support.agent_rig import TABLE, agent_config, bets, device_on
 from support.intake import JournalIntake
 from support.mosquitto import free_port
-from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
+from support.mqtt_tables import TIMEOUT_S, TOPICS, WAIT_S, running, settings_for, watch, within
 
 from controller.journal.agent_outbox import AgentOutboxStore
 from drivers.agent.service import Agent
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from support.mosquitto import Broker
+    from support.mqtt_watch import Watch
 
     from controller.journal import Journal
 
@@ -88,7 +89,7 @@ def test_device_events_reach_the_journal_once_in_order_and_the_ack_trims_the_out
     asyncio.run(scenario())
     assert answers == [f"ACK,{p.split(',')[1]},{p.split(',')[2]}" for p in ROUND]
     assert device_ids(intake) == ROUND_IDS
-    assert outbox.pending(100) == []
+    assert outbox.pending(0, 100) == []
     assert (outbox.acked, outbox.stored_high, outbox.epoch) == (5, 5, 0)
     assert source.agents.answered >= 1
 
@@ -157,7 +158,7 @@ def test_events_are_resent_until_a_controller_acknowledges_them(
 
     asyncio.run(scenario())
     assert device_ids(intake) == ["t1/dealer/1"]
-    assert outbox.pending(10) == []
+    assert outbox.pending(0, 10) == []
     # The source submitted it once; every resend was a (table, boot, seq) it had journaled.
     assert [e.event_id for e in intake.submitted if "/status/" not in e.event_id] == ["t1/dealer/1"]
 
@@ -195,7 +196,7 @@ def test_a_broker_ended_and_restarted_mid_stream_loses_and_duplicates_nothing(
     applied = device_ids(intake)
     assert applied == [f"t1/bs-1/{n}" for n in range(1, 41)]  # each once, in order
     assert [i for i in intake.event_ids() if "/status/" not in i] == applied
-    assert outbox.pending(100) == []
+    assert outbox.pending(0, 100) == []
 
 
 def test_an_agent_passes_over_an_unreachable_broker_to_the_next_of_its_list(
@@ -222,3 +223,31 @@ def test_an_agent_passes_over_an_unreachable_broker_to_the_next_of_its_list(
     asyncio.run(scenario())
     assert device_ids(intake) == ["t1/dealer/1"]
     assert [reason for _, reason, _ in outbox.faults()].count("uplink-failed") >= 1
+
+
+def test_a_table_that_keeps_playing_does_not_put_the_resend_off(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+    bet = TOPICS.table_event(TABLE, "bet")
+
+    def sends_of_the_first(watcher: Watch) -> int:
+        return sum(json.loads(p)["agent_seq"] == 1 for p in watcher.payloads(bet))
+
+    async def scenario() -> None:
+        with PtyPair() as pty:
+            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
+            async with (
+                watch(mosquitto.port, EVENTS) as events,
+                running(agent.run()),
+                device_on(pty) as device,
+            ):
+                # No controller acknowledges; the devices never stop sending.
+                seq = 0
+                async with asyncio.timeout(WAIT_S):
+                    while sends_of_the_first(events) < 2:
+                        seq += 1
+                        await device.send(f"BET,bs-1,{seq},3,bonus,{seq % 2},500")
+
+    asyncio.run(scenario())
+    assert outbox.acked == 0

@@ -90,4 +90,4 @@ def test_an_agent_killed_mid_stream_and_restarted_loses_and_duplicates_nothing(
     outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
     assert boots == [outbox.boot]  # the restarted agent went on in the same boot
     assert (outbox.stored_high, outbox.acked) == (30, 30)
-    assert outbox.pending(100) == []
+    assert outbox.pending(0, 100) == []
