@@ -87,6 +87,17 @@ class JournalPort(Protocol[_Prepared]):
         sequencer calls :meth:`renew` when this long has passed without one.
         """
 
+    @property
+    def leading(self) -> bool:
+        """Whether this process still holds the sequencer's fence, by its own clock.
+
+        True for a journal without a fence (an SQLite file has one writer). With one, True
+        while the lease last renewed (by a group commit or :meth:`renew`) has not run out by
+        this process's monotonic clock, counted from before the renewal was sent: a process
+        paused past its lease knows it no longer leads before it writes again (and its next
+        write is fenced). ``GET /leader`` answers by it (docs/ha.md, "Brokers and followers").
+        """
+
     def renew(self) -> None:
         """Renew the sequencer's lease; ``FencedError`` if another node has taken over.
 

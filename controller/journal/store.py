@@ -192,6 +192,11 @@ class Journal(ReadSide):
         return 0
 
     @property
+    def leading(self) -> bool:
+        """True: a file has one writer and no fence to lose."""
+        return True
+
+    @property
     def lease_renewal_s(self) -> None:
         """None: a file has no lease to renew."""
         return None

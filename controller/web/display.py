@@ -215,13 +215,16 @@ class Display:
         return web.json_response(body, status=200 if ok else 503)
 
     async def leader(self, _: web.Request) -> web.Response:
-        """200 while this node sequences: its sequencer runs and its journal is writable.
+        """200 while this node sequences; 503 and why otherwise.
 
-        The sequencer holds the journal's fence while it is available: on a shared journal
-        it steps down (and the process ends) the moment a commit or a lease renewal finds
-        another node's epoch, and it fails closed while the journal cannot be written; an
-        SQLite file has one writer and no fence. Sources do not count here (``/healthz``
-        says whether the floor is heard): a leader with a broken link is still the leader.
+        It sequences while its sequencer runs, its journal is writable, and the journal's
+        fence is still its own (:attr:`JournalPort.leading`). On a shared journal the
+        sequencer steps down (and the process ends) the moment a commit or a lease renewal
+        finds another node's epoch, and fails closed while the journal cannot be written;
+        between the two, a process paused past its lease knows by its own clock that it may
+        no longer lead. An SQLite file has one writer and no fence. Sources do not count here
+        (``/healthz`` says whether the floor is heard): a leader with a broken link is still
+        the leader.
         """
         journal = self.runtime.journal
         body: dict[str, object] = {
@@ -231,9 +234,12 @@ class Display:
             "seq": journal.head[0],
         }
         sequencer = self.sequencer
-        if sequencer.available:
+        if sequencer.available and journal.leading:
             return web.json_response(body, headers={"Cache-Control": "no-store"})
-        body["reason"] = sequencer.failed_reason or "the controller is stopping"
+        if not journal.leading:
+            body["reason"] = "the sequencer's lease has run out: another node may lead"
+        else:
+            body["reason"] = sequencer.failed_reason or "the controller is stopping"
         return web.json_response(body, status=503, headers={"Cache-Control": "no-store"})
 
 

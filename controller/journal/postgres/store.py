@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Self
 
@@ -44,7 +45,7 @@ from controller.journal.postgres.rows import INSERT, last_row, rows_with_ids, st
 from controller.journal.postgres.schema import migrate
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from controller.effects import PayoutMade
     from controller.events import AnyEvent
@@ -100,6 +101,9 @@ class PostgresTransaction:
     tail: tuple[int, str]
     receipts: list[Receipt]
     committed: bool = False
+    lease_from: float | None = None
+    """When, by the journal's monotonic clock, the fence was held in this transaction (before
+    its renewal was sent); None without a fence."""
 
     def commit(self) -> None:
         """``COMMIT``: durable when this returns; else rolled back and :class:`JournalError`."""
@@ -116,15 +120,25 @@ class PostgresTransaction:
 class PostgresJournal:
     """The ledger's durable home in a PostgreSQL database; see the module docstring."""
 
-    def __init__(self, url: DatabaseUrl, *, fence: Fence | None = None) -> None:
+    def __init__(
+        self,
+        url: DatabaseUrl,
+        *,
+        fence: Fence | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.url = url
         self.fence = fence
         self._epoch = 0
+        self._clock = clock
+        self._lease_from: float | None = None
         self.db = connect(url)
         try:
             migrate(self.db, str(url))
             if fence is not None:
+                started = clock()
                 self._epoch = take_over(self.db, fence, str(url))
+                self._lease_from = started
             self._tail = last_row(self.db)
             self.state = self._load()
             self.db.rollback()  # the reads' transaction
@@ -156,6 +170,18 @@ class PostgresJournal:
         """A third of the lease: renewed thrice a lease; None without a fence."""
         return None if self.fence is None else self.fence.lease_s / 3
 
+    @property
+    def leading(self) -> bool:
+        """True without a fence; with one, while the last renewed lease has not run out.
+
+        Counted by this process's monotonic clock from before the renewal was sent, so the
+        lease the database gave lasts at least as long (see :attr:`JournalPort.leading`).
+        """
+        if self.fence is None:
+            return True
+        held = self._lease_from
+        return held is not None and self._clock() < held + self.fence.lease_s
+
     def renew(self) -> None:
         """Renew the sequencer's lease (:func:`.fence.renew`); nothing without a fence.
 
@@ -166,7 +192,9 @@ class PostgresJournal:
             return
         if self.db.closed or self.db.broken:
             self.db = connect(self.url)
+        started = self._clock()
         fence.renew(self.db, self.fence, self._epoch, str(self.url))
+        self._lease_from = started
 
     def _load(self) -> LedgerState:
         """The materialized state, or fail closed if it cannot be read."""
@@ -230,12 +258,16 @@ class PostgresJournal:
         if not transaction.committed:
             raise JournalError("a transaction must be committed before its state is adopted")
         self.state, self._tail = transaction.state, transaction.tail
+        if transaction.lease_from is not None:
+            self._lease_from = transaction.lease_from
         return transaction.receipts
 
     def _prepare(self, events: Sequence[AnyEvent], snapshot: Sealed | None) -> PostgresTransaction:
         connection = self.db
+        held: float | None = None
         try:
             if self.fence is not None:  # first: fenced, this transaction writes nothing
+                held = self._clock()
                 fence.hold(connection, self.fence, self._epoch, str(self.url))
             connection.execute("LOCK TABLE journal IN EXCLUSIVE MODE")
             if last_row(connection) != self._tail:  # another process wrote: catch up first
@@ -254,7 +286,9 @@ class PostgresJournal:
         except BaseException:
             _roll_back(connection)
             raise
-        return PostgresTransaction(self.url, connection, done.state, done.tail, done.receipts)
+        return PostgresTransaction(
+            self.url, connection, done.state, done.tail, done.receipts, lease_from=held
+        )
 
     def _catch_up(self) -> LedgerState:
         """The state after another writer's rows: replayed from ours, the tables checked."""
