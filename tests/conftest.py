@@ -29,6 +29,7 @@ pytest_plugins = [
     "support.journal_rig",
     "support.mosquitto",
     "support.postgres",
+    "support.stalled_postgres",
 ]
 
 settings.register_profile("default", deadline=None)

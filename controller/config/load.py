@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import socket
 from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
@@ -69,6 +70,11 @@ _DYNASTY: Final = {"pa": ("pa", "pa-caption"), "nj": ("nj",)}
 MIN_CHECKPOINT_ROWS: Final = 100
 MAX_CHECKPOINT_ROWS: Final = 1_000_000
 """Rows between checkpoints: fewer makes the journal mostly checkpoints, more a slow start-up."""
+_NODE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+LEASE_S: Final = (1.0, 300.0)
+"""The sequencer's lease: renewed thrice a lease, so shorter hammers the database; longer
+delays a takeover after a node dies (docs/ha.md)."""
+COMMIT_HANG_S: Final = (1.0, 3600.0)
 
 
 def load_config(path: Path) -> Config:
@@ -284,7 +290,27 @@ class _Loader(TableChecks):
             checkpoint_interval_s=self.positive(
                 "controller.checkpoint_interval_s", raw.checkpoint_interval_s
             ),
+            node=self.node(raw.node),
+            lease_s=self.within("controller.lease_s", raw.lease_s, LEASE_S),
+            commit_hang_s=self.within("controller.commit_hang_s", raw.commit_hang_s, COMMIT_HANG_S),
         )
+
+    def node(self, text: str | None) -> str:
+        """This node's id in the sequencer's fence: the host's name unless the file says."""
+        if text is None:
+            return socket.gethostname() or "jackpotd"
+        if not _NODE.match(text):
+            raise self.fail(
+                "controller.node", f"{text!r}: use letters, digits, '.', '-' and '_' (63 at most)"
+            )
+        return text
+
+    def within(self, key: str, value: float, bounds: tuple[float, float]) -> float:
+        """Seconds from ``bounds[0]`` to ``bounds[1]``."""
+        low, high = bounds
+        if not low <= value <= high:
+            raise self.fail(key, f"must be from {low:g} to {high:g} seconds, not {value:g}")
+        return value
 
     def journal(self, text: str) -> JournalLocation:
         """The journal's file (relative to this file) or its ``postgresql://`` URL (docs/ha.md)."""

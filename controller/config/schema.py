@@ -60,6 +60,9 @@ class RawController(Raw, frozen=True):
     key_file: str | None = None
     checkpoint_rows: int = 10_000
     checkpoint_interval_s: float = 300.0
+    node: str | None = None
+    lease_s: float = 10.0
+    commit_hang_s: float = 30.0
 
 
 class RawPool(Raw, frozen=True):
@@ -206,6 +209,13 @@ class ControllerConfig:
     """A signed checkpoint after this many journal rows (controller/runtime/checkpointing.py)..."""
     checkpoint_interval_s: float = 300.0
     """...or this many seconds after the last one, whichever comes first."""
+    node: str = "jackpotd"
+    """This node's id in the sequencer's fence of a shared journal (docs/ha.md); the host's name
+    unless the file says."""
+    lease_s: float = 10.0
+    """How long the sequencer's lease lasts unrenewed: another node takes over after it."""
+    commit_hang_s: float = 30.0
+    """A ``COMMIT`` not back by then ends the process (controller/runtime/step_down.py)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,13 @@ If the journal cannot be written, the controller **fails closed**: every waiting
 event is answered with :class:`ControllerUnavailableError` (so sources do not acknowledge and
 devices resend), every table is shown CLOSED, and the sequencer probes the journal with
 capped exponential backoff until a write succeeds again.
+
+**Stepping down** (docs/ha.md, "The fenced sequencer"). On a journal several nodes share, the
+sequencer renews its lease with every commit and, when no events come, on a timer; if the
+journal says another node has taken over (:class:`FencedError`), or a ``COMMIT`` has not
+returned within ``commit_hang_s``, it fails closed and ends the process
+(:mod:`controller.runtime.step_down`, statuses 75 and 74). A hung ``COMMIT`` is never
+cancelled.
 """
 
 from __future__ import annotations
@@ -31,7 +38,7 @@ import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from time import perf_counter
+from time import monotonic, perf_counter
 from typing import TYPE_CHECKING, Any
 
 from controller.backoff import Backoff
@@ -39,6 +46,7 @@ from controller.clock import utc_now
 from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus, WagerRefused
 from controller.events import CheckpointRecorded, DeviceEvent, FaultRecorded
 from controller.journal import JournalError
+from controller.journal.errors import FencedError
 from controller.journal.identity import device_origin
 from controller.outputs import (
     ControllerUpdate,
@@ -51,6 +59,7 @@ from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from controller.runtime.clock_watch import ClockWatch
 from controller.runtime.device_sequences import DeviceSequences
 from controller.runtime.rejection_limit import SUPPRESSED, RejectionLimit
+from controller.runtime.step_down import COMMIT_HUNG, FENCED, exit_process
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -134,6 +143,8 @@ class Sequencer:
         batch_max: int = 512,
         on_heartbeat: Callable[..., AnyEvent | None] | None = None,
         rejection_limit: RejectionLimit | None = None,
+        commit_hang_s: float | None = None,
+        halt: Callable[[int, str], object] = exit_process,
     ) -> None:
         self.journal = journal
         self.broadcast = broadcast
@@ -163,6 +174,13 @@ class Sequencer:
         """Called with the receipts of each commit, before the updates are published."""
         self.checkpoints: CheckpointSchedule | None = None
         """When to journal a signed checkpoint (:mod:`.checkpointing`); None: never."""
+        self.commit_hang_s = commit_hang_s
+        """A ``COMMIT`` (or lease renewal) not back by then ends the process; None: no bound."""
+        self.halt = halt
+        """Ends the process with a status (:func:`.step_down.exit_process`); tests record it."""
+        self.stepped_down: str | None = None
+        """Why the sequencer stepped down (fenced, or a commit hung); it never writes again."""
+        self._renewed = monotonic()
 
     @property
     def available(self) -> bool:
@@ -272,13 +290,17 @@ class Sequencer:
                         self._watch_clock(batch)
                         await self._commit(batch)
                     await self._checkpoint_if_due()
+                    await self._renew_if_due()
                 else:
                     self._refuse(batch)
 
     async def _next(self) -> _Waiting | None:
-        """The next event; None when a checkpoint falls due first (:mod:`.checkpointing`)."""
+        """The next event; None when a checkpoint or the lease's renewal falls due first."""
         schedule = self.checkpoints
-        wait = schedule.seconds_left(self.journal.head[0]) if schedule else None
+        waits = [schedule.seconds_left(self.journal.head[0]) if schedule else None]
+        waits.append(self._renewal_left())
+        known = [wait for wait in waits if wait is not None]
+        wait = min(known) if known else None
         if wait is None or self.failed_reason is not None:
             return await self._queue.get()
         try:
@@ -326,8 +348,13 @@ class Sequencer:
             events = [waiting.event for waiting in batch]
             transaction = self.journal.prepare(events, snapshot=snapshot)
             await self._durable(transaction)
+        except FencedError as error:
+            self._step_down(FENCED, str(error))
+            self._refuse(batch)
+            return
         except JournalError as error:
-            self._fail_closed(str(error))
+            if self.stepped_down is None:
+                self._fail_closed(str(error))
             self._refuse(batch)
             return
         except Exception as error:
@@ -345,12 +372,36 @@ class Sequencer:
                 reason = f"{batch[0].event.event_id}: {type(error).__name__}: {error}"
                 batch[0].future.set_exception(EventNotRecordedError(reason))
             return
+        self._renewed = monotonic()  # the commit renewed the lease (if the journal has one)
         self._answer(batch, self.journal.adopt(transaction), started)
+
+    def _in_commit_thread(self, call: Callable[[], None]) -> asyncio.Future[None]:
+        """Run ``call`` (a ``COMMIT``, a renewal) in the commit thread, bounded by the hang timer.
+
+        The timer never cancels anything: the thread cannot be interrupted, and a ``COMMIT``
+        waiting on synchronous replication must not be (cancelling it reports success without
+        replication). Past ``commit_hang_s`` the sequencer steps down instead.
+        """
+        loop = asyncio.get_running_loop()
+        work = loop.run_in_executor(self._committer, call)
+        if self.commit_hang_s is not None:
+            timer = loop.call_later(self.commit_hang_s, self._hung, work)
+            work.add_done_callback(lambda _done: timer.cancel())
+        return work
+
+    def _hung(self, work: asyncio.Future[None]) -> None:
+        if not work.done():
+            self._step_down(
+                COMMIT_HUNG,
+                f"{self.journal.path}: a COMMIT has not returned in {self.commit_hang_s:g} s "
+                "(is a synchronous standby not answering?); it is never cancelled: this "
+                "process ends, nothing of it acknowledged, and recovers from the journal "
+                "when it starts again",
+            )
 
     async def _durable(self, transaction: PreparedAppend) -> None:
         """Run the ``COMMIT`` in the commit thread; return (or raise) once it has ended."""
-        loop = asyncio.get_running_loop()
-        commit = loop.run_in_executor(self._committer, transaction.commit)
+        commit = self._in_commit_thread(transaction.commit)
         try:
             await asyncio.shield(commit)
         except asyncio.CancelledError:
@@ -361,6 +412,44 @@ class Sequencer:
             if not commit.cancelled() and commit.exception() is None:
                 self.journal.adopt(transaction)
             raise
+        if self.stepped_down is not None:  # it hung, and the halt returned (tests only)
+            raise JournalError(f"stepped down while committing: {self.stepped_down}")
+
+    def _renewal_left(self) -> float | None:
+        """Seconds until the lease must be renewed; None without a lease, or failing closed."""
+        every = self.journal.lease_renewal_s
+        if every is None or self.failed_reason is not None:
+            return None
+        return max(0.0, self._renewed + every - monotonic())
+
+    async def _renew_if_due(self) -> None:
+        """Renew the lease in the commit thread if no commit has for a while (an asyncio timer)."""
+        if self._renewal_left() != 0.0:
+            return
+        renewal = self._in_commit_thread(self.journal.renew)
+        try:
+            await asyncio.shield(renewal)
+        except asyncio.CancelledError:
+            await _outlast(renewal)
+            raise
+        except FencedError as error:
+            self._step_down(FENCED, str(error))
+            return
+        except JournalError as error:
+            if self.stepped_down is None:
+                self._fail_closed(str(error))
+            return
+        self._renewed = monotonic()
+
+    def _step_down(self, status: int, reason: str) -> None:
+        """Fail closed for good, and end the process with ``status`` (:mod:`.step_down`)."""
+        if self.stepped_down is not None:
+            return
+        self.stepped_down = reason
+        if self.failed_reason is None:
+            self._fail_closed(reason)
+        self.failed_reason = reason
+        self.halt(status, reason)
 
     def _answer(self, batch: list[_Waiting], receipts: list[Receipt], started: float) -> None:
         """Count, answer each source, run the hooks and publish what the batch changed."""
@@ -461,7 +550,7 @@ class Sequencer:
         """While failing closed, probe the journal with backoff; reopen the tables when it works."""
         backoff = backoff or Backoff(initial=0.25, cap=5.0)
         while True:
-            if self.failed_reason is None:
+            if self.failed_reason is None or self.stepped_down is not None:
                 await asyncio.sleep(backoff.cap)  # nothing to do; checked again later
                 continue
             await asyncio.sleep(backoff.next_delay())
@@ -469,10 +558,18 @@ class Sequencer:
                 f"fault-{uuid.uuid4()}", self.clock(), "journal", "recovered", self.failed_reason
             )
             try:
-                self.journal.append(probe)
+                # Committed as a batch is, in the commit thread under the hang bound.
+                async with self._writing:
+                    transaction = self.journal.prepare([probe])
+                    await self._durable(transaction)
+                    self.journal.adopt(transaction)
+            except FencedError as error:
+                self._step_down(FENCED, str(error))
+                continue
             except JournalError as error:
                 log.warning("journal still unavailable: %s", error)
                 continue
+            self._renewed = monotonic()
             backoff.reset()
             log.warning("journal writable again: tables reopen")
             self.failed_reason = None

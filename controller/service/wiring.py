@@ -26,7 +26,8 @@ from controller.config.approval import Approver, configuration_approval, split
 from controller.config.changes import config_events
 from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
-from controller.journal.backends import open_journal
+from controller.journal.postgres.fence import Fence
+from controller.journal.sequencing import open_sequenced
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import resume_checkpoints, schedule_for
 from controller.runtime.liveness import Liveness
@@ -174,7 +175,8 @@ def build_runtime(
     (controller/runtime/checkpointing.py).
     """
     checkpoints = schedule_for(config, key)
-    journal = open_journal(config.controller.journal)
+    settings = config.controller
+    journal = open_sequenced(settings.journal, Fence(settings.node, settings.lease_s))
     _self_check(config, journal, require_manifest=require_manifest)
     resume_checkpoints(journal, checkpoints, utc_now())
     events = _configuration(config, journal, authority)
@@ -190,7 +192,9 @@ def build_runtime(
         clock=utc_now,
         offline=offline,
     )
-    sequencer = Sequencer(journal, broadcast, on_heartbeat=liveness.seen)
+    sequencer = Sequencer(
+        journal, broadcast, on_heartbeat=liveness.seen, commit_hang_s=settings.commit_hang_s
+    )
     sequencer.checkpoints = checkpoints
     broadcast.publish(checkpoints.updates())
     runtime = Runtime(config.controller.controller_id, journal, broadcast, sequencer, liveness)

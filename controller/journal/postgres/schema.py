@@ -120,6 +120,9 @@ MIGRATIONS: Final = {2: (fence.TABLE,)}
 def migrate(connection: Connection, where: str) -> int:
     """Make the tables in an empty database; check the version of a journal's. Commits."""
     with connection.transaction():
+        # Tables are nothing anyone is answered on, and every group commit after waits for
+        # replication: opening a journal never waits for a standby (docs/ha.md).
+        connection.execute("SET LOCAL synchronous_commit = local")
         connection.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK])
         found = connection.execute(
             "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema()"

@@ -1,0 +1,29 @@
+"""Opening the journal the service's sequencer writes: fenced when it is a shared database.
+
+A PostgreSQL journal may be opened by several controller nodes; the one that sequences takes
+the fence over (:mod:`controller.journal.postgres.fence`, docs/ha.md "The fenced sequencer").
+An SQLite file has one writer and no fence: it opens as :func:`.backends.open_journal` opens it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from controller.journal.backends import open_journal
+from controller.journal.location import DatabaseUrl
+from controller.journal.postgres import PostgresJournal
+
+if TYPE_CHECKING:
+    from controller.journal.location import JournalLocation
+    from controller.journal.port import JournalPort
+    from controller.journal.postgres.fence import Fence
+
+
+def open_sequenced(location: JournalLocation, fence: Fence) -> JournalPort[Any]:
+    """The journal at ``location``, for the sequencer of node ``fence.node``.
+
+    A database's fence is taken over first (``FencedError`` if another node holds it live).
+    """
+    if isinstance(location, DatabaseUrl):
+        return PostgresJournal(location, fence=fence)
+    return open_journal(location)
