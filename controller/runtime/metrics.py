@@ -164,7 +164,7 @@ class ControllerMetrics(Collector):
         yield from self._health()
         yield clock_steps(self.sequencer.clock_watch)
         yield from self._streams()
-        yield self._stale_updates()
+        yield from self._stale_updates()
         yield from self._hostile_input()
         yield from authentications(self.journal.state)
         yield from checkpoints(self.sequencer.checkpoints)
@@ -309,7 +309,9 @@ class ControllerMetrics(Collector):
         refused.add_metric([], self.streams.refused)
         yield from (streams, cap, refused)
 
-    def _stale_updates(self) -> Metric:
+    def _stale_updates(self) -> Iterator[Metric]:
+        if not self.followers:  # no family without signs: a counter shows its series from 0
+            return
         dropped = CounterMetricFamily(
             "jackpotd_follower_stale_updates_dropped",
             "Updates a sign or display dropped as older, by (epoch, seq), than one it showed.",
@@ -317,7 +319,7 @@ class ControllerMetrics(Collector):
         )
         for order in self.followers:
             dropped.add_metric([order.name], order.stale)
-        return dropped
+        yield dropped
 
     def _hostile_input(self) -> Iterator[Metric]:
         """What the alerts on devices watch (docs/faults.md): conflicts, gaps, floods, poison."""
