@@ -162,8 +162,9 @@ async def run_sequencer(journal: Journal, events: Sequence[DeviceInput]) -> dict
     }
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def arguments(doc: str) -> argparse.ArgumentParser:
+    """The options of a write-path benchmark (this one's and bench/postgres_durability.py's)."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n", maxsplit=1)[0])
     parser.add_argument("--events", type=int, default=6000)
     parser.add_argument("--batches", default="1,8,32,128,512", help="events per transaction")
     parser.add_argument("--tables", type=int, default=40)
@@ -171,7 +172,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--runs", type=int, default=3, help="best of this many runs")
     parser.add_argument("--seed", type=int, default=20261129)
     parser.add_argument("--workdir", type=Path, help="default: a new folder in /var/tmp")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = arguments(__doc__).parse_args(argv)
     directory = args.workdir or Path(
         tempfile.mkdtemp(prefix="jackpotd-durability-", dir="/var/tmp")
     )

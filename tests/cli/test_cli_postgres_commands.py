@@ -288,6 +288,8 @@ def test_an_empty_database_is_no_journal_to_a_reader_and_is_made_one_by_apply(
         assert err == (
             f"jackpotd: {postgres_url}: no such journal (the database holds no journal tables)\n"
         )
+    status = main(["verify-hit", PENDING, "--db", postgres_url, "--key", "k.key"])
+    assert (status, capsys.readouterr().err) == (1, err)  # a command that needs a journal
     assert database_fingerprint(postgres_url) == {}
     feed = tmp_path / "events.jsonl"
     feed.write_bytes(b"\n".join(encode_event(event) for event in played("R1", ["2c"] * 7)))
@@ -305,5 +307,19 @@ def test_archive_refuses_a_database_in_one_line_naming_what_to_do(pair: Pair) ->
         "jackpotd: JOURNAL: a PostgreSQL journal is not archived to segments yet: it keeps every "
         "row in the database; back the database up with pg_dump or pg_basebackup instead "
         "(docs/ha.md, Not yet)\n"
+    )
+    assert database_fingerprint(pair.url) == before
+
+
+def test_a_reader_never_migrates_a_journal_of_an_older_schema(pair: Pair) -> None:
+    with psycopg.connect(pair.url, autocommit=True) as admin:
+        admin.execute("UPDATE journal_schema SET version = version - 1")
+        (version,) = admin.execute("SELECT version FROM journal_schema").fetchone() or (0,)
+    before = database_fingerprint(pair.url)
+    status, out, err = pair.run(pair.url, "meters")
+    assert (status, out) == (1, "")
+    assert err == (
+        f"jackpotd: JOURNAL: the journal is at schema version {version}, this controller reads "
+        f"{version + 1}; the service brings it up to date when it starts\n"
     )
     assert database_fingerprint(pair.url) == before
