@@ -7,8 +7,10 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # command:package pairs the tests need from the system (Debian/Ubuntu names). A command not on
 # PATH is named by its full path (PostgreSQL's initdb and pg_ctl: tests/support/postgres.py).
+# Patroni, etcd and HAProxy run the three-node cluster of deploy/ha/ (tests/support/ha_cluster.py).
 SYSTEM_PACKAGES := mosquitto:mosquitto mosquitto_pub:mosquitto-clients socat:socat systemd-analyze:systemd chromium:chromium \
-	promtool:prometheus openssl:openssl /usr/lib/postgresql/15/bin/initdb:postgresql-15
+	promtool:prometheus openssl:openssl /usr/lib/postgresql/15/bin/initdb:postgresql-15 \
+	patroni:patroni etcd:etcd-server haproxy:haproxy
 
 .PHONY: test test-fast lint typecheck unit unit-fast bench fuzz demo system-deps clean
 

@@ -209,6 +209,36 @@ def test_every_controller_journals_through_the_primary_door(folder: Path, tmp_pa
     assert len({tuple(t.table_id for t in config.tables) for config in configs.values()}) == 1
 
 
+def test_wal_archiving_copies_a_segment_once_and_never_over_another(tmp_path: Path) -> None:
+    archive, segment = tmp_path / "archive", tmp_path / "000000010000000000000001"
+    archive.mkdir()
+    segment.write_bytes(b"wal" * 1000)
+
+    def archive_wal() -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(PRODUCTION / "archive-wal.sh"), str(segment), segment.name],
+            env={"PATH": "/usr/bin:/bin", "JACKPOT_WAL_ARCHIVE": str(archive)},
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+
+    assert archive_wal().returncode == 0
+    assert (archive / segment.name).read_bytes() == segment.read_bytes()
+    assert archive_wal().returncode == 0, "archived again after a crash: the same bytes are done"
+    segment.write_bytes(b"other")
+    refused = archive_wal()
+    assert refused.returncode == 1
+    assert "exists and differs" in refused.stderr
+    assert (archive / segment.name).read_bytes() == b"wal" * 1000
+    assert sorted(path.name for path in archive.iterdir()) == [segment.name]
+
+
+@pytest.mark.parametrize("node", NODES)
+def test_production_archives_every_wal_segment_with_the_shipped_script(node: str) -> None:
+    parameters = patroni(PRODUCTION, node)["bootstrap"]["dcs"]["postgresql"]["parameters"]
+    assert parameters["archive_mode"] == "on"
+    assert parameters["archive_command"] == "/usr/local/bin/jackpot-archive-wal %p %f"
+
+
 # The lab, running.
 
 
