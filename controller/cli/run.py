@@ -166,8 +166,7 @@ def run_service(args: argparse.Namespace) -> int:
     _logging(args.log_level)
     config = load_config(args.config)
     key = controller_key(config)  # before anything starts: a missing key is one line
-    if isinstance(config.controller.journal, Path):
-        writable(config.controller.journal)
+    writable(config.controller.journal)  # not a journal, unreachable: one line, before the rest
     setting = f"in {args.config}"
     web = config.web
     check_listen(Address(web.host, web.port, f"[web] host {setting}", f"[web] port {setting}"))

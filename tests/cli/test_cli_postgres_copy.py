@@ -39,7 +39,7 @@ def journal_file(tmp_path: Path, key: ControllerKey) -> Path:
     config = write_config(tmp_path)
     path = tmp_path / "journal.db"
     with Journal(path) as journal:
-        site = site_history(journal, config, key)  # type: ignore[arg-type] - a journal as twins
+        site = site_history(journal, config, key)  # a journal appends as Twins do
         events = [site.sign(event, "sup1") for event in rounds(1, 400)]
         for first in range(0, len(events), 300):
             journal.append_many(events[first : first + 300])

@@ -114,7 +114,7 @@ def played(round_id: str, hand: list[str], seat: int = 1, at: str = AT) -> list[
 
 def site_history(twins: Twins, config: Path, key: ControllerKey) -> Site:
     """The history of the module docstring, in both journals; the site that signed it."""
-    site = Site.create(twins)  # type: ignore[arg-type] - Twins appends as a Journal does
+    site = Site.create(twins)  # Twins appends as a Journal does
     site.approve(load_config(config))
     signed = [site.sign(event, "sup1") for event in played("R1", FIVE_ACES)]
     signed += [site.sign(event, "sup1") for event in played("R2", NOTHING, seat=3)]
