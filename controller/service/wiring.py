@@ -231,7 +231,11 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
                 group.create_task(liveness.run(runtime.sequencer)),
                 group.create_task(
                     serve_display(
-                        Display(runtime, max_streams=config.web.max_streams),
+                        Display(
+                            runtime,
+                            max_streams=config.web.max_streams,
+                            node=config.controller.node,
+                        ),
                         config.web.host,
                         config.web.port,
                         web_started,

@@ -51,8 +51,10 @@ async def test_only_a_node_whose_journal_is_writable_answers_leader(
         leading = await leader_becomes(running, 200)
         journal = running.runtime.journal
         assert leading == {
-            "node": CONTROLLER, "controller": CONTROLLER, "epoch": 0, "seq": journal.head[0],
+            "node": config.controller.node, "controller": CONTROLLER, "epoch": 0,
+            "seq": journal.head[0],
         }  # fmt: skip
+        assert config.controller.node  # [controller] node: the host's name by default
         assert leading["seq"] > 0
         _status, body = await running.get("api/state")
         page = json.loads(body)
@@ -66,7 +68,7 @@ async def test_only_a_node_whose_journal_is_writable_answers_leader(
                 await running.runtime.sequencer.submit(fault)
             refused = await leader_becomes(running, 503)
             assert "locked" in str(refused["reason"])
-            assert refused["node"] == CONTROLLER
+            assert refused["node"] == config.controller.node
             other.rollback()
         assert (await leader_becomes(running, 200))["seq"] > leading["seq"]  # the recovery
         await running.stop()
