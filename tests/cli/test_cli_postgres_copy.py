@@ -82,6 +82,8 @@ def test_a_copy_holds_the_same_rows_hashes_state_and_snapshots_and_verifies_with
         assert copied.state.operators == original.state.operators
         assert copied.state.pending == original.state.pending
         assert copied.verification_records() == original.verification_records()
+        assert copied.device_highs() == original.device_highs()
+        assert copied.payouts_since(0) == original.payouts_since(0)
     with psycopg.connect(postgres_url) as connection:
         stored = connection.execute("SELECT seq, head_seq, state FROM snapshots").fetchall()
         hashes = connection.execute("SELECT encode(hash, 'hex') FROM journal ORDER BY seq")
