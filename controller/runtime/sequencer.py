@@ -32,11 +32,9 @@ cancelled.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import uuid
 from collections import Counter
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from time import monotonic, perf_counter
 from typing import TYPE_CHECKING, Any
@@ -57,6 +55,7 @@ from controller.outputs import (
 )
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from controller.runtime.clock_watch import ClockWatch
+from controller.runtime.commit_thread import CommitThread
 from controller.runtime.device_sequences import DeviceSequences
 from controller.runtime.rejection_limit import SUPPRESSED, RejectionLimit
 from controller.runtime.step_down import COMMIT_HUNG, FENCED, exit_process
@@ -106,13 +105,6 @@ class SequencerStats:
         commits, waits = self.commit_seconds, self.queue_to_commit_seconds
         self.commit_seconds, self.queue_to_commit_seconds = [], []
         return commits, waits
-
-
-async def _outlast(future: asyncio.Future[None]) -> None:
-    """Wait until ``future`` is done, however often the waiting task is cancelled meanwhile."""
-    while not future.done():
-        with contextlib.suppress(asyncio.CancelledError):
-            await asyncio.wait([future])
 
 
 def _consume(future: asyncio.Future[Receipt]) -> None:
@@ -166,16 +158,12 @@ class Sequencer:
         self._flush_timer: asyncio.TimerHandle | None = None
         self._closing = False
         self._writing = asyncio.Lock()
-        # Never shut down while the sequencer lives: run() may still commit a batch it took
-        # before close() (it is answered, as close() promises). An idle worker ends with the
-        # executor (garbage collected, or at exit).
-        self._committer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="journal-commit")
+        self._committer = CommitThread(commit_hang_s, self._hung)
+        """Where each ``COMMIT`` and lease renewal runs (:mod:`.commit_thread`)."""
         self.on_commit: list[Callable[[Sequence[Receipt]], None]] = []
         """Called with the receipts of each commit, before the updates are published."""
         self.checkpoints: CheckpointSchedule | None = None
         """When to journal a signed checkpoint (:mod:`.checkpointing`); None: never."""
-        self.commit_hang_s = commit_hang_s
-        """A ``COMMIT`` (or lease renewal) not back by then ends the process; None: no bound."""
         self.halt = halt
         """Ends the process with a status (:func:`.step_down.exit_process`); tests record it."""
         self.stepped_down: str | None = None
@@ -375,40 +363,24 @@ class Sequencer:
         self._renewed = monotonic()  # the commit renewed the lease (if the journal has one)
         self._answer(batch, self.journal.adopt(transaction), started)
 
-    def _in_commit_thread(self, call: Callable[[], None]) -> asyncio.Future[None]:
-        """Run ``call`` (a ``COMMIT``, a renewal) in the commit thread, bounded by the hang timer.
-
-        The timer never cancels anything: the thread cannot be interrupted, and a ``COMMIT``
-        waiting on synchronous replication must not be (cancelling it reports success without
-        replication). Past ``commit_hang_s`` the sequencer steps down instead.
-        """
-        loop = asyncio.get_running_loop()
-        work = loop.run_in_executor(self._committer, call)
-        if self.commit_hang_s is not None:
-            timer = loop.call_later(self.commit_hang_s, self._hung, work)
-            work.add_done_callback(lambda _done: timer.cancel())
-        return work
-
-    def _hung(self, work: asyncio.Future[None]) -> None:
-        if not work.done():
-            self._step_down(
-                COMMIT_HUNG,
-                f"{self.journal.path}: a COMMIT has not returned in {self.commit_hang_s:g} s "
-                "(is a synchronous standby not answering?); it is never cancelled: this "
-                "process ends, nothing of it acknowledged, and recovers from the journal "
-                "when it starts again",
-            )
+    def _hung(self) -> None:
+        """The commit thread's bound has passed: step down, leaving the ``COMMIT`` to run."""
+        self._step_down(
+            COMMIT_HUNG,
+            f"{self.journal.path}: a COMMIT has not returned in {self._committer.hang_s:g} s "
+            "(is a synchronous standby not answering?); it is never cancelled: this process "
+            "ends, nothing of it acknowledged, and recovers from the journal when it starts "
+            "again",
+        )
 
     async def _durable(self, transaction: PreparedAppend) -> None:
         """Run the ``COMMIT`` in the commit thread; return (or raise) once it has ended."""
-        commit = self._in_commit_thread(transaction.commit)
+        commit = self._committer.start(transaction.commit)
         try:
-            await asyncio.shield(commit)
+            await self._committer.finish(commit)
         except asyncio.CancelledError:
-            # The thread goes on with the COMMIT whatever happens here, and nothing else may
-            # use the connection until it ends: wait for it, keep what it made durable, and
-            # only then stop. Its sources are stopping too; they will be answered on resend.
-            await _outlast(commit)
+            # The COMMIT has ended (finish waits for it): keep what it made durable, and only
+            # then stop. Its sources are stopping too; they will be answered on resend.
             if not commit.cancelled() and commit.exception() is None:
                 self.journal.adopt(transaction)
             raise
@@ -426,12 +398,8 @@ class Sequencer:
         """Renew the lease in the commit thread if no commit has for a while (an asyncio timer)."""
         if self._renewal_left() != 0.0:
             return
-        renewal = self._in_commit_thread(self.journal.renew)
         try:
-            await asyncio.shield(renewal)
-        except asyncio.CancelledError:
-            await _outlast(renewal)
-            raise
+            await self._committer.finish(self._committer.start(self.journal.renew))
         except FencedError as error:
             self._step_down(FENCED, str(error))
             return
