@@ -116,24 +116,20 @@ class _Boot:
 class CumulativeAcks:
     """The controller's view of each agent boot: journaled through, and submitted through.
 
-    A boot first heard of at ``seq`` n (after a controller restart, or a new boot at 1) is
-    taken to be journaled through n - 1: an agent resends from the oldest ``seq`` it holds,
-    and it trims only what a controller acknowledged, which it did only once journaled.
+    Every agent message carries ``acked``, the highest ``seq`` a controller has acknowledged
+    to it. That is the controller's floor for the boot: a controller that has just started, or
+    that led before another node acknowledged more, knows no more than that, and never
+    takes an event it has not seen journaled for one that was (an agent that says less than
+    it was told only makes itself resend).
     """
 
     def __init__(self, remembered: int = REMEMBERED_BOOTS) -> None:
         self._boots: OrderedDict[tuple[str, str], _Boot] = OrderedDict()
         self._remembered = remembered
 
-    def admit(self, table_id: str, boot: str, seq: int) -> Admission:
+    def admit(self, table_id: str, boot: str, seq: int, acked: int) -> Admission:
         """Whether to submit an agent event that just arrived (noted as submitted if so)."""
-        key = (table_id, boot)
-        known = self._boots.get(key)
-        if known is None:
-            self._boots[key] = _Boot(journaled=seq - 1, journal_seq=0, submitted=seq)
-            self._forget_oldest()
-            return Admission.SUBMIT
-        self._boots.move_to_end(key)
+        known = self.heard(table_id, boot, acked)
         if seq <= known.journaled:
             return Admission.JOURNALED
         if seq > known.submitted + 1:
@@ -141,13 +137,28 @@ class CumulativeAcks:
         known.submitted = max(known.submitted, seq)
         return Admission.SUBMIT
 
+    def heard(self, table_id: str, boot: str, acked: int) -> _Boot:
+        """A message of the boot (an event or a heartbeat) says it was acknowledged ``acked``."""
+        key = (table_id, boot)
+        known = self._boots.get(key)
+        if known is None:
+            known = self._boots[key] = _Boot(journaled=acked, journal_seq=0, submitted=acked)
+            self._forget_oldest()
+            return known
+        self._boots.move_to_end(key)
+        if acked > known.journaled:
+            # Another node acknowledged more (a failover): its row is not known here.
+            known.journaled, known.journal_seq = acked, 0
+        known.submitted = max(known.submitted, known.journaled)
+        return known
+
     def journaled(self, table_id: str, boot: str, seq: int, journal_seq: int) -> None:
         """The event ``seq`` of a boot is durable (applied, refused or a duplicate)."""
         known = self._boots.get((table_id, boot))
         if known is None or seq != known.journaled + 1:
             return  # not the next one: the acknowledgement stays where it is
         known.journaled = seq
-        known.journal_seq = max(known.journal_seq, journal_seq)
+        known.journal_seq = journal_seq
 
     def restart(self) -> None:
         """A new connection: what was submitted but not journaled is delivered again."""
@@ -157,7 +168,7 @@ class CumulativeAcks:
     def acknowledged(self, table_id: str, boot: str) -> tuple[int, int] | None:
         """(agent seq, journal seq) to acknowledge for a boot; None if nothing is known."""
         known = self._boots.get((table_id, boot))
-        if known is None or known.journaled < 1:
+        if known is None:
             return None
         return known.journaled, known.journal_seq
 

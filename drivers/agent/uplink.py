@@ -188,8 +188,9 @@ class AgentUplink:
                 return sent
             boot = self._outbox.boot
             for row in rows:
+                acked = self._outbox.acked
                 try:
-                    kind, payload = forwarded(row.payload, self.table_id, boot, row.seq)
+                    kind, payload = forwarded(row.payload, self.table_id, boot, row.seq, acked)
                 except ProtocolError as error:  # only a changed outbox file gets here
                     keep(self._outbox, "unreadable-row", f"seq {row.seq}: {error.reason}")
                     raise OutboxError(f"outbox row {row.seq} unreadable") from error
@@ -247,6 +248,7 @@ class AgentUplink:
         topic = self.topics.table_event(self.table_id, "heartbeat")
         while True:
             self._beats += 1
-            payload = heartbeat(self._beats, self._outbox.boot, self._outbox.stored_high)
+            outbox = self._outbox
+            payload = heartbeat(self._beats, outbox.boot, outbox.stored_high, outbox.acked)
             await guarded(client.publish(topic, payload, qos=QOS))
             await asyncio.sleep(self._heartbeat_s)

@@ -2,10 +2,10 @@
 
 The outbox keeps what a device sent over its serial line (the reference protocol's payload,
 :mod:`drivers.serial.protocol`); the agent publishes it as the matching JSON table event of
-docs/mqtt.md (the same fields: one device firmware can speak both), with ``boot`` and
-``agent_seq`` added (:mod:`drivers.mqtt.payloads`). The agent's own heartbeat is a
-``heartbeat`` event of device ``agent`` with the same two fields: the boot, and the highest
-``seq`` it has stored.
+docs/mqtt.md (the same fields: one device firmware can speak both), with ``boot``,
+``agent_seq`` and ``acked`` added (:mod:`drivers.mqtt.payloads`). The agent's own heartbeat is
+a ``heartbeat`` event of device ``agent`` with the same three fields: the boot, the highest
+``seq`` it has stored, and the highest acknowledged.
 """
 
 from __future__ import annotations
@@ -22,8 +22,11 @@ from drivers.serial.protocol import Heartbeat, ProtocolError, decode_message, pa
 _ENCODER: Final = msgspec.json.Encoder()
 
 
-def forwarded(payload: str, table_id: str, boot: str, seq: int) -> tuple[str, bytes]:
-    """The event type and JSON payload of a stored device message; raises ProtocolError."""
+def forwarded(payload: str, table_id: str, boot: str, seq: int, acked: int) -> tuple[str, bytes]:
+    """The event type and JSON payload of a stored device message; raises ProtocolError.
+
+    ``acked`` is the highest ``seq`` a controller has acknowledged so far.
+    """
     header = parse_header(payload)
     message = decode_message(header, table_id)
     fields: dict[str, Any] = {"v": SCHEMA_VERSION, "device": header.device, "seq": header.seq}
@@ -45,17 +48,18 @@ def forwarded(payload: str, table_id: str, boot: str, seq: int) -> tuple[str, by
             fields |= {"round": message.round_id, "reason": message.reason}
         case Heartbeat():
             raise ProtocolError("heartbeat-stored", header.device, header.seq)
-    fields |= {"boot": boot, "agent_seq": seq}
+    fields |= {"boot": boot, "agent_seq": seq, "acked": acked}
     return kind, _ENCODER.encode(fields)
 
 
-def heartbeat(count: int, boot: str, stored_high: int) -> bytes:
-    """The agent's heartbeat: its ``count``-th, with the boot and the highest ``seq`` stored."""
+def heartbeat(count: int, boot: str, stored_high: int, acked: int) -> bytes:
+    """The agent's ``count``-th heartbeat: its boot, the highest ``seq`` stored and acked."""
     fields = {
         "v": SCHEMA_VERSION,
         "device": AGENT_DEVICE,
         "seq": count,
         "boot": boot,
         "agent_seq": stored_high,
+        "acked": acked,
     }
     return _ENCODER.encode(fields)

@@ -52,7 +52,7 @@ class AgentAnswers:
 
     def admit(self, table_id: str, stamp: AgentStamp) -> Admission:
         """Whether to submit an agent's event; one journaled already is answered again."""
-        admission = self._acks.admit(table_id, stamp.boot, stamp.seq)
+        admission = self._acks.admit(table_id, stamp.boot, stamp.seq, stamp.acked)
         if admission is Admission.JOURNALED:
             self.owe(table_id, stamp.boot)
         elif admission is Admission.GAP:
@@ -73,6 +73,11 @@ class AgentAnswers:
             self.owe(table_id, stamp.boot)
 
         return note
+
+    def beat(self, table_id: str, stamp: AgentStamp) -> None:
+        """An agent's heartbeat: answer it with what is journaled of its boot."""
+        self._acks.heard(table_id, stamp.boot, stamp.acked)
+        self.owe(table_id, stamp.boot)
 
     def owe(self, table_id: str, boot: str) -> None:
         """Answer this boot with what is journaled (after an event, or to a heartbeat)."""

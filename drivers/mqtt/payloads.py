@@ -30,10 +30,11 @@ Gow Dynasty Bonus), ``insurance`` (the NJ insurance wager);
 take no event number (their ``seq`` counts apart). Unknown fields are refused, so that a
 misspelt ``amount`` is not read as zero cents.
 
-A table agent (``jackpotd agent``, docs/ha.md "Table agents") adds two fields to every event
-it forwards, always together: ``"boot"`` (1-64 of ``A-Z a-z 0-9 . _ -``) and ``"agent_seq"``
-(1 and up; in its heartbeat, the highest stored, 0 before any). The controller acknowledges
-them cumulatively (:mod:`drivers.mqtt.agent_wire`). A payload without them reads as before.
+A table agent (``jackpotd agent``, docs/ha.md "Table agents") adds three fields to every event
+it forwards, always together: ``"boot"`` (1-64 of ``A-Z a-z 0-9 . _ -``), ``"agent_seq"`` (1
+and up; in its heartbeat, the highest stored, 0 before any) and ``"acked"`` (the highest
+``agent_seq`` a controller has acknowledged to it). The controller acknowledges them
+cumulatively (:mod:`drivers.mqtt.agent_wire`). A payload without them reads as before.
 
 What the controller publishes (meters, hits, table commands, checkpoints) is in
 :mod:`drivers.mqtt.outgoing`.
@@ -136,10 +137,12 @@ TableMessage = BetSensed | BetsLocked | CardDealt | DealComplete | RoundVoided |
 
 @dataclass(frozen=True, slots=True)
 class AgentStamp:
-    """A table agent's (boot, seq) on a message (docs/ha.md, "Table agents")."""
+    """A table agent's (boot, seq) on a message, and what it was acknowledged through."""
 
     boot: str
     seq: int
+    acked: int
+    """The highest ``seq`` a controller has acknowledged to the agent in this boot."""
 
 
 # Table event payloads (in).
@@ -148,9 +151,10 @@ class AgentStamp:
 class TablePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Fields of every table event payload.
 
-    ``boot`` and ``agent_seq`` come together, from a table agent (docs/ha.md, "Table agents"):
-    the agent's boot and its own number for the message, which the controller acknowledges
-    cumulatively on ``table/<tid>/cmd/ack``. A table that speaks MQTT itself sends neither.
+    ``boot``, ``agent_seq`` and ``acked`` come together, from a table agent (docs/ha.md, "Table
+    agents"): the agent's boot, its own number for the message (which the controller
+    acknowledges cumulatively on ``table/<tid>/cmd/ack``) and the highest number a controller
+    has acknowledged to it. A table that speaks MQTT itself sends none of them.
     """
 
     v: int
@@ -158,6 +162,7 @@ class TablePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     seq: Seq
     boot: Boot | None = None
     agent_seq: AgentSeq | None = None
+    acked: AgentSeq | None = None
 
 
 class BetPayload(TablePayload, frozen=True):
@@ -380,11 +385,12 @@ class _EventType(Generic[_P]):
         """The event (or heartbeat) of a payload, and the agent's stamp if it has one."""
         payload = self.read(data)
         message = self.event(_Head(table_id, payload.device, payload.seq, at), payload)
-        if payload.boot is None and payload.agent_seq is None:
+        boot, seq, acked = payload.boot, payload.agent_seq, payload.acked
+        if boot is None and seq is None and acked is None:
             return message, None
-        if payload.boot is None or payload.agent_seq is None:
-            raise PayloadError("missing-field", "boot and agent_seq go together")
-        return message, AgentStamp(payload.boot, payload.agent_seq)
+        if boot is None or seq is None or acked is None:
+            raise PayloadError("missing-field", "boot, agent_seq and acked go together")
+        return message, AgentStamp(boot, seq, acked)
 
 
 _EVENT_TYPES: Final[dict[str, _EventType[Any]]] = {

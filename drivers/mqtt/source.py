@@ -418,7 +418,7 @@ class MqttSource:
             intake.heartbeat(decoded.table_id, decoded.device, decoded.last)
             self.heartbeats += 1
             if stamp is not None:
-                self.agents.owe(table_id, stamp.boot)  # an agent's: answered with what is journaled
+                self.agents.beat(table_id, stamp)  # an agent's: answered with what is journaled
             return Handling(message, None)
         if stamp is None:
             return Handling(message, enqueue(intake, decoded))

@@ -48,49 +48,60 @@ def test_a_newer_epoch_is_taken() -> None:
 def test_the_controller_acknowledges_only_what_is_journaled_in_order() -> None:
     acks = CumulativeAcks()
     assert acks.acknowledged("t1", "b") is None
-    assert [acks.admit("t1", "b", seq) for seq in (1, 2, 3)] == [Admission.SUBMIT] * 3
+    assert [acks.admit("t1", "b", seq, 0) for seq in (1, 2, 3)] == [Admission.SUBMIT] * 3
     acks.journaled("t1", "b", 2, 50)  # not the next one: nothing claimed
-    assert acks.acknowledged("t1", "b") is None
+    assert acks.acknowledged("t1", "b") == (0, 0)
     acks.journaled("t1", "b", 1, 49)
     acks.journaled("t1", "b", 2, 50)
     assert acks.acknowledged("t1", "b") == (2, 50)
-    assert acks.admit("t1", "b", 2) is Admission.JOURNALED
-    assert acks.admit("t1", "b", 3) is Admission.SUBMIT  # in flight: the journal applies it once
+    assert acks.admit("t1", "b", 2, 0) is Admission.JOURNALED
+    assert acks.admit("t1", "b", 3, 0) is Admission.SUBMIT  # in flight: the journal applies it once
 
 
 def test_an_event_past_a_gap_is_not_submitted() -> None:
     acks = CumulativeAcks()
-    assert acks.admit("t1", "b", 1) is Admission.SUBMIT
-    assert acks.admit("t1", "b", 3) is Admission.GAP
-    assert acks.admit("t1", "b", 2) is Admission.SUBMIT
-    assert acks.admit("t1", "b", 3) is Admission.SUBMIT
+    assert acks.admit("t1", "b", 1, 0) is Admission.SUBMIT
+    assert acks.admit("t1", "b", 3, 0) is Admission.GAP
+    assert acks.admit("t1", "b", 2, 0) is Admission.SUBMIT
+    assert acks.admit("t1", "b", 3, 0) is Admission.SUBMIT
 
 
 def test_a_new_connection_submits_again_what_was_not_journaled() -> None:
     acks = CumulativeAcks()
     for seq in (1, 2, 3):
-        acks.admit("t1", "b", seq)
+        acks.admit("t1", "b", seq, 0)
     acks.journaled("t1", "b", 1, 10)
     acks.restart()
-    assert acks.admit("t1", "b", 3) is Admission.GAP
-    assert acks.admit("t1", "b", 2) is Admission.SUBMIT
+    assert acks.admit("t1", "b", 3, 0) is Admission.GAP
+    assert acks.admit("t1", "b", 2, 0) is Admission.SUBMIT
 
 
-def test_a_boot_first_heard_mid_stream_is_taken_as_journaled_before_it() -> None:
-    # After a controller restart the agent resends from its oldest unacknowledged seq, which
-    # only follows what a controller acknowledged: journaled.
+def test_a_boot_first_heard_mid_stream_starts_from_what_the_agent_was_acknowledged() -> None:
+    # A controller that starts while an agent streams may first hear seq 41, though only 29
+    # was ever acknowledged (30 to 40 went to no one): it must not take them as journaled.
     acks = CumulativeAcks()
-    assert acks.admit("t1", "b", 41) is Admission.SUBMIT
-    assert acks.admit("t1", "b", 40) is Admission.JOURNALED
-    acks.journaled("t1", "b", 41, 900)
-    assert acks.acknowledged("t1", "b") == (41, 900)
+    assert acks.admit("t1", "b", 41, 29) is Admission.GAP
+    assert acks.acknowledged("t1", "b") == (29, 0)
+    assert acks.admit("t1", "b", 29, 29) is Admission.JOURNALED
+    assert acks.admit("t1", "b", 30, 29) is Admission.SUBMIT  # the agent's resend, in order
+
+
+def test_what_another_node_acknowledged_raises_the_floor() -> None:
+    # This node led, then another acknowledged up to 50, then this one leads again.
+    acks = CumulativeAcks()
+    acks.admit("t1", "b", 1, 0)
+    acks.journaled("t1", "b", 1, 7)
+    assert acks.admit("t1", "b", 51, 50) is Admission.SUBMIT  # not a gap: 50 was journaled
+    assert acks.acknowledged("t1", "b") == (50, 0)
+    acks.heard("t1", "b", 40)  # an agent saying less lowers nothing
+    assert acks.acknowledged("t1", "b") == (50, 0)
 
 
 def test_boots_and_tables_are_counted_apart_and_the_oldest_forgotten() -> None:
     acks = CumulativeAcks(remembered=2)
-    acks.admit("t1", "b1", 1)
+    acks.admit("t1", "b1", 1, 0)
     acks.journaled("t1", "b1", 1, 5)
-    acks.admit("t2", "b1", 1)
-    assert acks.admit("t1", "b2", 1) is Admission.SUBMIT  # a wiped outbox: a new boot
+    acks.admit("t2", "b1", 1, 0)
+    assert acks.admit("t1", "b2", 1, 0) is Admission.SUBMIT  # a wiped outbox: a new boot
     assert acks.acknowledged("t1", "b1") is None  # forgotten, the oldest
-    assert acks.acknowledged("t2", "b1") is None
+    assert acks.acknowledged("t2", "b1") == (0, 0)

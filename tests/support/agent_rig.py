@@ -133,6 +133,11 @@ class Device:
                     async with asyncio.timeout(RESEND_S):
                         return await self._answer(wanted)
 
+    async def write_raw(self, data: bytes) -> None:
+        """Put bytes on the line as they are (noise, a broken frame)."""
+        self._writer.write(data)
+        await self._writer.drain()
+
     async def _answer(self, wanted: tuple[str, str]) -> str:
         while True:
             for answer in self._answers:

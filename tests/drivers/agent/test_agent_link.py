@@ -251,3 +251,59 @@ def test_a_table_that_keeps_playing_does_not_put_the_resend_off(
 
     asyncio.run(scenario())
     assert outbox.acked == 0
+
+
+def test_noise_and_bad_frames_on_the_line_are_refused_and_stop_nothing(
+    mosquitto: Broker, journal: Journal, tmp_path: Path
+) -> None:
+    intake = JournalIntake(journal)
+    source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+    answers: list[str] = []
+    agents: list[Agent] = []
+
+    async def scenario() -> None:
+        with PtyPair() as pty:
+            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
+            agents.append(agent)
+            async with (
+                running(source.run(intake)),
+                running(agent.run()),
+                device_on(pty) as device,
+            ):
+                await device.write_raw(b"\x00\xff$BET,bs-1,1*0000\r\n$$$garbage")
+                answers.append(await device.send("BET,bs-1,1,0,bonus,1,500"))  # no seat 0
+                answers.append(await device.send("CARD,shoe,1,r1,0,10h"))  # no such card code
+                answers.append(await device.send("LOCK,dealer,1,r1"))
+                await acknowledged(agent, 1)
+
+    asyncio.run(scenario())
+    assert answers == ["NAK,bs-1,1,bad-seat", "NAK,shoe,1,bad-card", "ACK,dealer,1"]
+    assert device_ids(intake) == ["t1/dealer/1"]
+    (agent,) = agents
+    refused = agent.lines[0].refused
+    assert refused["bad-seat"] >= 1
+    assert refused["bad-card"] >= 1
+    assert refused["garbage"] + refused["bad-crc"] >= 1
+
+
+def test_a_backlog_longer_than_a_batch_is_all_sent_in_order(
+    mosquitto: Broker, journal: Journal, tmp_path: Path
+) -> None:
+    intake = JournalIntake(journal)
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+    stream = bets(300)  # more than the 256 the uplink reads at once
+
+    async def scenario() -> None:
+        with PtyPair() as pty:
+            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
+            async with running(agent.run()), device_on(pty) as device:
+                for payload in stream:  # no controller yet: stored, acknowledged to the device
+                    await device.send(payload)
+                source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+                async with running(source.run(intake)):
+                    await acknowledged(agent, len(stream))
+
+    asyncio.run(scenario())
+    assert device_ids(intake) == [f"t1/bs-1/{n}" for n in range(1, 301)]
+    assert outbox.pending(0, 1000) == []

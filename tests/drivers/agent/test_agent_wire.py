@@ -26,21 +26,21 @@ MESSAGES = [
 
 @pytest.mark.parametrize("payload", MESSAGES)
 def test_a_forwarded_message_reads_as_the_event_the_serial_line_would_give(payload: str) -> None:
-    kind, data = forwarded(payload, "t1", "boot-a", 12)
+    kind, data = forwarded(payload, "t1", "boot-a", 12, 9)
     event, stamp = decode_table_message("t1", kind, data, at=AT)
     assert event == decode_payload(payload, "t1", AT)
-    assert stamp == AgentStamp("boot-a", 12)
+    assert stamp == AgentStamp("boot-a", 12, 9)
 
 
 def test_a_heartbeat_frame_is_never_forwarded() -> None:
     with pytest.raises(ProtocolError):
-        forwarded("HB,shoe,3", "t1", "boot-a", 1)
+        forwarded("HB,shoe,3", "t1", "boot-a", 1, 0)
 
 
-def test_the_agents_heartbeat_carries_its_boot_and_highest_stored_seq() -> None:
-    beat, stamp = decode_table_message("t1", "heartbeat", heartbeat(7, "boot-a", 41), at=AT)
+def test_the_agents_heartbeat_carries_its_boot_highest_stored_and_acknowledged_seq() -> None:
+    beat, stamp = decode_table_message("t1", "heartbeat", heartbeat(7, "boot-a", 41, 40), at=AT)
     assert beat == Heartbeat("t1", "agent", 7, None)
-    assert stamp == AgentStamp("boot-a", 41)
+    assert stamp == AgentStamp("boot-a", 41, 40)
 
 
 def test_an_ack_reads_back_as_written_and_refuses_anything_else() -> None:

@@ -43,12 +43,13 @@ if TYPE_CHECKING:
 ACKS = f"{TOPICS.prefix}table/+/cmd/ack"
 
 
-def lock(seq: int, agent_seq: int, *, boot: str = "boot-a") -> tuple[str, bytes]:
-    return event("lock", device="dealer", seq=seq, round=f"r{seq}", boot=boot, agent_seq=agent_seq)
+def lock(seq: int, agent_seq: int, *, boot: str = "boot-a", acked: int = 0) -> tuple[str, bytes]:
+    stamp = {"boot": boot, "agent_seq": agent_seq, "acked": acked}
+    return event("lock", device="dealer", seq=seq, round=f"r{seq}", **stamp)
 
 
-def beat(boot: str, stored: int) -> tuple[str, bytes]:
-    return event("heartbeat", device="agent", seq=1, boot=boot, agent_seq=stored)
+def beat(boot: str, stored: int, acked: int = 0) -> tuple[str, bytes]:
+    return event("heartbeat", device="agent", seq=1, boot=boot, agent_seq=stored, acked=acked)
 
 
 def acks(watcher: Watch) -> list[Ack]:
@@ -212,11 +213,13 @@ def test_half_an_agent_stamp_is_refused(mosquitto: Broker, journal: Journal) -> 
     intake = JournalIntake(journal)
 
     async def scenario(agent: aiomqtt.Client, _: Watch, fed: JournalIntake) -> None:
-        await send(agent, "t1", *event("lock", device="dealer", seq=1, round="r1", boot="b"))
-        await send(agent, "t1", *event("lock", device="dealer", seq=2, round="r1", agent_seq=4))
-        await send(agent, "t1", *event("lock", device="dealer", seq=3, round="r1", boot="a/b"))
-        await within(fed.wait_rejects(3), "three rejections")
+        lock = {"device": "dealer", "round": "r1"}
+        await send(agent, "t1", *event("lock", seq=1, boot="b", agent_seq=1, **lock))
+        await send(agent, "t1", *event("lock", seq=2, agent_seq=4, acked=3, **lock))
+        await send(agent, "t1", *event("lock", seq=3, boot="a/b", agent_seq=1, acked=0, **lock))
+        await send(agent, "t1", *event("lock", seq=4, boot="b", agent_seq=1, acked=-1, **lock))
+        await within(fed.wait_rejects(4), "four rejections")
 
     play(mosquitto, intake, scenario)
-    assert intake.reasons() == ["missing-field", "missing-field", "bad-boot"]
+    assert intake.reasons() == ["missing-field", "missing-field", "bad-boot", "bad-acked"]
     assert intake.submitted == []
