@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from controller.agent.settings import AgentConfig
+from drivers.agent.service import Agent
 from drivers.mqtt.settings import BrokerSettings
 from drivers.serial.framing import Frame, FrameReader, encode_frame
 from drivers.serial.settings import SerialPortSettings
-from support.mqtt_tables import SITE, WAIT_S
+from drivers.simulator_links.serial import PtyPair
+from support.mqtt_tables import SITE, WAIT_S, running
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
-    from drivers.simulator_links.serial import PtyPair
+    from controller.agent.store import AgentOutbox
 
 TABLE: Final = "t1"
 RESEND_S: Final = 0.3
@@ -155,6 +157,21 @@ async def device_on(pty: PtyPair) -> AsyncIterator[Device]:
     """A device at the far end of the pty line."""
     reader, writer = await pty.open()
     yield Device(reader, writer)
+
+
+@contextlib.asynccontextmanager
+async def agent_at_table(
+    broker_port: int,
+    tmp_path: Path,
+    outbox: AgentOutbox,
+    change: Callable[[AgentConfig], AgentConfig] | None = None,
+) -> AsyncIterator[tuple[Agent, Device]]:
+    """An agent running on a pty line (``change`` adjusts its configuration), and its device."""
+    with PtyPair() as pty:
+        config = agent_config(tmp_path, broker_port, pty.path)
+        agent = Agent(config if change is None else change(config), outbox)
+        async with running(agent.run()), device_on(pty) as device:
+            yield agent, device
 
 
 def bets(count: int, *, start: int = 1) -> list[str]:

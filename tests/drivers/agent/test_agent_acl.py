@@ -13,7 +13,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 import pytest
-from support.agent_rig import agent_config, device_on
+from support.agent_rig import agent_at_table
 from support.floor import within
 from support.intake import JournalIntake
 from support.shipped_broker import (
@@ -33,17 +33,18 @@ from support.shipped_broker import (
 from controller.agent.acks import Ack
 from controller.journal import Journal
 from controller.journal.agent_outbox import AgentOutboxStore
-from drivers.agent.service import Agent
 from drivers.mqtt.agent_wire import encode_ack
 from drivers.mqtt.settings import BrokerSettings, TlsSettings
 from drivers.mqtt.source import MqttSource
-from drivers.simulator_links.serial import PtyPair
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
     from support.mosquitto import Broker
+
+    from controller.agent.settings import AgentConfig
+    from drivers.agent.service import Agent
 
 
 @pytest.fixture(scope="module")
@@ -81,22 +82,24 @@ def test_the_controller_alone_may_acknowledge_a_table_agent(
     source = MqttSource(controller_settings(broker, credentials), timeout_s=5.0)
     agents: list[Agent] = []
 
+    def as_table_t1(config: AgentConfig) -> AgentConfig:
+        return dataclasses.replace(config, broker=table_login(broker, credentials))
+
     async def scenario(intake: JournalIntake) -> None:
-        with PtyPair() as pty:
-            config = agent_config(tmp_path, broker.port, pty.path)
-            login = table_login(broker, credentials)
-            agent = Agent(dataclasses.replace(config, broker=login), outbox)
+        async with (
+            running(source.run(intake)),
+            agent_at_table(broker.port, tmp_path, outbox, as_table_t1) as (agent, device),
+        ):
             agents.append(agent)
-            async with running(source.run(intake)), running(agent.run()), device_on(pty) as device:
-                # Table t2 forges t1's acknowledgement of everything t1 will store.
-                async with connect(broker, credentials, "t2", "table-t2") as forger:
-                    forged = encode_ack(Ack("t1", outbox.boot, 1, 1, 0), AT)
-                    await publish(forger, TOPICS.table_command("t1", "ack"), forged)
-                assert await device.send("LOCK,dealer,1,r1") == "ACK,dealer,1"
-                await within(
-                    agent.uplink.changes.until(lambda: outbox.acked == 1),
-                    "the controller's acknowledgement",
-                )
+            # Table t2 forges t1's acknowledgement of everything t1 will store.
+            async with connect(broker, credentials, "t2", "table-t2") as forger:
+                forged = encode_ack(Ack("t1", outbox.boot, 1, 1, 0), AT)
+                await publish(forger, TOPICS.table_command("t1", "ack"), forged)
+            assert await device.send("LOCK,dealer,1,r1") == "ACK,dealer,1"
+            await within(
+                agent.uplink.changes.until(lambda: outbox.acked == 1),
+                "the controller's acknowledgement",
+            )
 
     with Journal(tmp_path / "journal.db") as journal:
         intake = JournalIntake(journal)

@@ -15,17 +15,15 @@ import json
 from typing import TYPE_CHECKING
 
 import aiomqtt
-from support.agent_rig import TABLE, agent_config, device_on
+from support.agent_rig import TABLE, agent_at_table
 from support.intake import JournalIntake
 from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, within
 
 from controller.agent.acks import Ack
 from controller.events import BetSensed
 from controller.journal.agent_outbox import AgentOutboxStore
-from drivers.agent.service import Agent
 from drivers.mqtt.agent_wire import encode_ack
 from drivers.mqtt.source import MqttSource
-from drivers.simulator_links.serial import PtyPair
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -33,6 +31,7 @@ if TYPE_CHECKING:
     from support.mosquitto import Broker
 
     from controller.journal import Journal
+    from drivers.agent.service import Agent
 
 ACKS = TOPICS.table_command(TABLE, "ack")
 AT = "2026-01-01T00:00:00.000Z"
@@ -56,27 +55,25 @@ def test_no_progressive_wager_is_taken_while_the_controller_is_silent(
     states: list[dict[str, object]] = []
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with running(agent.run()), device_on(pty) as device:
-                # No controller yet: closed from the start.
-                await shown(agent, table_open=False)
+        async with agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device):
+            # No controller yet: closed from the start.
+            await shown(agent, table_open=False)
+            states.append(state_file(tmp_path))
+            answers["closed"] = await device.send("BET,bs-1,1,3,progressive,1,100")
+            answers["odds"] = await device.send("BET,bs-1,2,4,bonus,1,500")
+            answers["leaving"] = await device.send("BET,bs-1,3,5,progressive,0,100")
+            source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+            async with running(source.run(intake)):
+                await shown(agent, table_open=True)
                 states.append(state_file(tmp_path))
-                answers["closed"] = await device.send("BET,bs-1,1,3,progressive,1,100")
-                answers["odds"] = await device.send("BET,bs-1,2,4,bonus,1,500")
-                answers["leaving"] = await device.send("BET,bs-1,3,5,progressive,0,100")
-                source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
-                async with running(source.run(intake)):
-                    await shown(agent, table_open=True)
-                    states.append(state_file(tmp_path))
-                    answers["open"] = await device.send("BET,bs-1,4,3,progressive,1,100")
-                    await within(
-                        agent.uplink.changes.until(lambda: outbox.acked == 3), "3 acknowledged"
-                    )
-                # The controller is gone: after closed_after_s without an answer, closed again.
-                await shown(agent, table_open=False)
-                states.append(state_file(tmp_path))
-                answers["closed again"] = await device.send("BET,bs-1,5,3,progressive,1,100")
+                answers["open"] = await device.send("BET,bs-1,4,3,progressive,1,100")
+                await within(
+                    agent.uplink.changes.until(lambda: outbox.acked == 3), "3 acknowledged"
+                )
+            # The controller is gone: after closed_after_s without an answer, closed again.
+            await shown(agent, table_open=False)
+            states.append(state_file(tmp_path))
+            answers["closed again"] = await device.send("BET,bs-1,5,3,progressive,1,100")
 
     asyncio.run(scenario())
     assert answers == {
@@ -112,20 +109,18 @@ def test_forged_or_misrouted_acks_trim_nothing_and_keep_nothing_open(
     ]
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with running(agent.run()), device_on(pty) as device:
-                await device.send("BET,bs-1,1,3,bonus,1,500")
-                await device.send("BET,bs-1,2,3,bonus,0,500")
-                async with aiomqtt.Client("127.0.0.1", mosquitto.port) as forger:
-                    for payload in forged:
-                        await forger.publish(ACKS, payload, qos=1)
-                await within(
-                    agent.uplink.changes.until(lambda: agent.uplink.refused_acks == len(forged)),
-                    "every forged acknowledgement refused",
-                )
-                assert agent.view.open is False
-                assert not agent.table_open()
+        async with agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device):
+            await device.send("BET,bs-1,1,3,bonus,1,500")
+            await device.send("BET,bs-1,2,3,bonus,0,500")
+            async with aiomqtt.Client("127.0.0.1", mosquitto.port) as forger:
+                for payload in forged:
+                    await forger.publish(ACKS, payload, qos=1)
+            await within(
+                agent.uplink.changes.until(lambda: agent.uplink.refused_acks == len(forged)),
+                "every forged acknowledgement refused",
+            )
+            assert agent.view.open is False
+            assert not agent.table_open()
 
     asyncio.run(scenario())
     assert outbox.acked == 0
@@ -141,20 +136,18 @@ def test_an_ack_from_a_replaced_sequencer_is_refused_once_a_newer_epoch_acknowle
     outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with running(agent.run()), device_on(pty) as device:
-                for seq in (1, 2, 3):
-                    await device.send(f"BET,bs-1,{seq},3,bonus,{seq % 2},500")
-                async with aiomqtt.Client("127.0.0.1", mosquitto.port) as leader:
-                    await leader.publish(ACKS, encode_ack(Ack(TABLE, outbox.boot, 1, 40, 5), AT))
-                    await within(agent.uplink.changes.until(lambda: outbox.acked == 1), "ack 1")
-                    # A zombie of epoch 4 claims more: refused.
-                    await leader.publish(ACKS, encode_ack(Ack(TABLE, outbox.boot, 3, 39, 4), AT))
-                    await within(
-                        agent.uplink.changes.until(lambda: agent.uplink.refused_acks == 1),
-                        "the zombie's acknowledgement refused",
-                    )
+        async with agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device):
+            for seq in (1, 2, 3):
+                await device.send(f"BET,bs-1,{seq},3,bonus,{seq % 2},500")
+            async with aiomqtt.Client("127.0.0.1", mosquitto.port) as leader:
+                await leader.publish(ACKS, encode_ack(Ack(TABLE, outbox.boot, 1, 40, 5), AT))
+                await within(agent.uplink.changes.until(lambda: outbox.acked == 1), "ack 1")
+                # A zombie of epoch 4 claims more: refused.
+                await leader.publish(ACKS, encode_ack(Ack(TABLE, outbox.boot, 3, 39, 4), AT))
+                await within(
+                    agent.uplink.changes.until(lambda: agent.uplink.refused_acks == 1),
+                    "the zombie's acknowledgement refused",
+                )
 
     asyncio.run(scenario())
     assert (outbox.acked, outbox.epoch) == (1, 5)
@@ -169,19 +162,17 @@ def test_a_lock_while_closed_waits_until_the_progressive_chips_placed_before_are
     answers: dict[str, str] = {}
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with running(agent.run()), device_on(pty) as device:
-                source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
-                async with running(source.run(intake)):
-                    await shown(agent, table_open=True)
-                    answers["chip"] = await device.send("BET,bs-1,1,3,progressive,1,100")
-                    await within(agent.uplink.changes.until(lambda: outbox.acked == 1), "ack")
-                await shown(agent, table_open=False)  # the controller went away
-                answers["lock"] = await device.send("LOCK,dealer,1,r1")
-                # The dealer takes the progressive wager down; the sensor says so.
-                answers["chip down"] = await device.send("BET,bs-1,2,3,progressive,0")
-                answers["lock again"] = await device.send("LOCK,dealer,2,r1")
+        async with agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device):
+            source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+            async with running(source.run(intake)):
+                await shown(agent, table_open=True)
+                answers["chip"] = await device.send("BET,bs-1,1,3,progressive,1,100")
+                await within(agent.uplink.changes.until(lambda: outbox.acked == 1), "ack")
+            await shown(agent, table_open=False)  # the controller went away
+            answers["lock"] = await device.send("LOCK,dealer,1,r1")
+            # The dealer takes the progressive wager down; the sensor says so.
+            answers["chip down"] = await device.send("BET,bs-1,2,3,progressive,0")
+            answers["lock again"] = await device.send("LOCK,dealer,2,r1")
 
     asyncio.run(scenario())
     assert answers == {

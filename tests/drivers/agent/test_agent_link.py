@@ -15,16 +15,14 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.agent_rig import TABLE, agent_config, bets, device_on
+from support.agent_rig import TABLE, agent_at_table, bets
 from support.intake import JournalIntake
 from support.mosquitto import free_port
 from support.mqtt_tables import TIMEOUT_S, TOPICS, WAIT_S, running, settings_for, watch, within
 
 from controller.journal.agent_outbox import AgentOutboxStore
-from drivers.agent.service import Agent
 from drivers.mqtt.agent_wire import decode_ack
 from drivers.mqtt.source import MqttSource
-from drivers.simulator_links.serial import PtyPair
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -32,7 +30,9 @@ if TYPE_CHECKING:
     from support.mosquitto import Broker
     from support.mqtt_watch import Watch
 
+    from controller.agent.settings import AgentConfig
     from controller.journal import Journal
+    from drivers.agent.service import Agent
 
 ACKS = TOPICS.table_command(TABLE, "ack")
 EVENTS = f"{TOPICS.prefix}table/{TABLE}/event/+"
@@ -69,22 +69,19 @@ def test_device_events_reach_the_journal_once_in_order_and_the_ack_trims_the_out
     answers: list[str] = []
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with (
-                watch(mosquitto.port, ACKS) as acks,
-                running(source.run(intake)),
-                running(agent.run()),
-                device_on(pty) as device,
-            ):
-                await table_open(agent)
-                answers.extend([await device.send(payload) for payload in ROUND])
-                await acknowledged(agent, len(ROUND))
-                last = next(r.seq for r in intake.receipts if r.event_id == ROUND_IDS[-1])
-                await acks.until(
-                    lambda w: any(decode_ack(p).journal_seq == last for p in w.payloads(ACKS)),
-                    "the acknowledgement of the last row",
-                )
+        async with (
+            watch(mosquitto.port, ACKS) as acks,
+            running(source.run(intake)),
+            agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device),
+        ):
+            await table_open(agent)
+            answers.extend([await device.send(payload) for payload in ROUND])
+            await acknowledged(agent, len(ROUND))
+            last = next(r.seq for r in intake.receipts if r.event_id == ROUND_IDS[-1])
+            await acks.until(
+                lambda w: any(decode_ack(p).journal_seq == last for p in w.payloads(ACKS)),
+                "the acknowledgement of the last row",
+            )
 
     asyncio.run(scenario())
     assert answers == [f"ACK,{p.split(',')[1]},{p.split(',')[2]}" for p in ROUND]
@@ -104,21 +101,18 @@ def test_the_ack_carries_the_journal_seq_and_epoch_of_the_last_event_of_the_boot
     seen: list[bytes] = []
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with (
-                watch(mosquitto.port, ACKS) as acks,
-                running(source.run(intake)),
-                running(agent.run()),
-                device_on(pty) as device,
-            ):
-                for payload in bets(3):
-                    await device.send(payload)
-                await acknowledged(agent, 3)
-                await acks.until(
-                    lambda w: any(decode_ack(p).agent_seq == 3 for p in w.payloads(ACKS)), "ack 3"
-                )
-                seen.extend(acks.payloads(ACKS))
+        async with (
+            watch(mosquitto.port, ACKS) as acks,
+            running(source.run(intake)),
+            agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device),
+        ):
+            for payload in bets(3):
+                await device.send(payload)
+            await acknowledged(agent, 3)
+            await acks.until(
+                lambda w: any(decode_ack(p).agent_seq == 3 for p in w.payloads(ACKS)), "ack 3"
+            )
+            seen.extend(acks.payloads(ACKS))
 
     asyncio.run(scenario())
     final = next(decode_ack(p) for p in seen if decode_ack(p).agent_seq == 3)
@@ -136,23 +130,20 @@ def test_events_are_resent_until_a_controller_acknowledges_them(
     outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with (
-                watch(mosquitto.port, EVENTS) as events,
-                running(agent.run()),
-                device_on(pty) as device,
-            ):
-                # No controller: the device is acknowledged once its message is stored, and
-                # the agent publishes it again and again.
-                assert await device.send("LOCK,dealer,1,r1") == "ACK,dealer,1"
-                lock = TOPICS.table_event(TABLE, "lock")
-                await events.until(lambda w: len(w.payloads(lock)) >= 3, "three sends")
-                assert outbox.acked == 0
-                source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
-                async with running(source.run(intake)):
-                    await acknowledged(agent, 1)
-                published = [json.loads(p) for p in events.payloads(lock)]
+        async with (
+            watch(mosquitto.port, EVENTS) as events,
+            agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device),
+        ):
+            # No controller: the device is acknowledged once its message is stored, and
+            # the agent publishes it again and again.
+            assert await device.send("LOCK,dealer,1,r1") == "ACK,dealer,1"
+            lock = TOPICS.table_event(TABLE, "lock")
+            await events.until(lambda w: len(w.payloads(lock)) >= 3, "three sends")
+            assert outbox.acked == 0
+            source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+            async with running(source.run(intake)):
+                await acknowledged(agent, 1)
+            published = [json.loads(p) for p in events.payloads(lock)]
 
         assert {(p["boot"], p["agent_seq"], p["seq"]) for p in published} == {(outbox.boot, 1, 1)}
 
@@ -174,23 +165,20 @@ def test_a_broker_ended_and_restarted_mid_stream_loses_and_duplicates_nothing(
     stream = bets(40)
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with (
-                running(source.run(intake)),
-                running(agent.run()),
-                device_on(pty) as device,
-            ):
-                for payload in stream[:10]:
-                    await device.send(payload)
-                mosquitto.stop() if end == "stop" else mosquitto.kill()
-                # The devices go on: the agent stores, and acknowledges them, broker or not.
-                for payload in stream[10:30]:
-                    await device.send(payload)
-                mosquitto.start()
-                for payload in stream[30:]:
-                    await device.send(payload)
-                await acknowledged(agent, len(stream))
+        async with (
+            running(source.run(intake)),
+            agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device),
+        ):
+            for payload in stream[:10]:
+                await device.send(payload)
+            mosquitto.stop() if end == "stop" else mosquitto.kill()
+            # The devices go on: the agent stores, and acknowledges them, broker or not.
+            for payload in stream[10:30]:
+                await device.send(payload)
+            mosquitto.start()
+            for payload in stream[30:]:
+                await device.send(payload)
+            await acknowledged(agent, len(stream))
 
     asyncio.run(scenario())
     applied = device_ids(intake)
@@ -206,19 +194,21 @@ def test_an_agent_passes_over_an_unreachable_broker_to_the_next_of_its_list(
     source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
     outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
 
+    def with_a_dead_broker_first(config: AgentConfig) -> AgentConfig:
+        hosts = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{mosquitto.port}"]
+        broker = msgspec.structs.replace(config.broker, hosts=hosts)  # type: ignore[type-var]
+        return dataclasses.replace(config, broker=broker)
+
     async def scenario() -> None:
-        with PtyPair() as pty:
-            config = agent_config(tmp_path, mosquitto.port, pty.path)
-            hosts = [f"127.0.0.1:{free_port()}", f"127.0.0.1:{mosquitto.port}"]
-            broker = msgspec.structs.replace(config.broker, hosts=hosts)  # type: ignore[type-var]
-            agent = Agent(dataclasses.replace(config, broker=broker), outbox)
-            async with (
-                running(source.run(intake)),
-                running(agent.run()),
-                device_on(pty) as device,
-            ):
-                await device.send("LOCK,dealer,1,r1")
-                await acknowledged(agent, 1)
+        async with (
+            running(source.run(intake)),
+            agent_at_table(mosquitto.port, tmp_path, outbox, with_a_dead_broker_first) as (
+                agent,
+                device,
+            ),
+        ):
+            await device.send("LOCK,dealer,1,r1")
+            await acknowledged(agent, 1)
 
     asyncio.run(scenario())
     assert device_ids(intake) == ["t1/dealer/1"]
@@ -235,19 +225,16 @@ def test_a_table_that_keeps_playing_does_not_put_the_resend_off(
         return sum(json.loads(p)["agent_seq"] == 1 for p in watcher.payloads(bet))
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with (
-                watch(mosquitto.port, EVENTS) as events,
-                running(agent.run()),
-                device_on(pty) as device,
-            ):
-                # No controller acknowledges; the devices never stop sending.
-                seq = 0
-                async with asyncio.timeout(WAIT_S):
-                    while sends_of_the_first(events) < 2:
-                        seq += 1
-                        await device.send(f"BET,bs-1,{seq},3,bonus,{seq % 2},500")
+        async with (
+            watch(mosquitto.port, EVENTS) as events,
+            agent_at_table(mosquitto.port, tmp_path, outbox) as (_agent, device),
+        ):
+            # No controller acknowledges; the devices never stop sending.
+            seq = 0
+            async with asyncio.timeout(WAIT_S):
+                while sends_of_the_first(events) < 2:
+                    seq += 1
+                    await device.send(f"BET,bs-1,{seq},3,bonus,{seq % 2},500")
 
     asyncio.run(scenario())
     assert outbox.acked == 0
@@ -263,19 +250,16 @@ def test_noise_and_bad_frames_on_the_line_are_refused_and_stop_nothing(
     agents: list[Agent] = []
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
+        async with (
+            running(source.run(intake)),
+            agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device),
+        ):
             agents.append(agent)
-            async with (
-                running(source.run(intake)),
-                running(agent.run()),
-                device_on(pty) as device,
-            ):
-                await device.write_raw(b"\x00\xff$BET,bs-1,1*0000\r\n$$$garbage")
-                answers.append(await device.send("BET,bs-1,1,0,bonus,1,500"))  # no seat 0
-                answers.append(await device.send("CARD,shoe,1,r1,0,10h"))  # no such card code
-                answers.append(await device.send("LOCK,dealer,1,r1"))
-                await acknowledged(agent, 1)
+            await device.write_raw(b"\x00\xff$BET,bs-1,1*0000\r\n$$$garbage")
+            answers.append(await device.send("BET,bs-1,1,0,bonus,1,500"))  # no seat 0
+            answers.append(await device.send("CARD,shoe,1,r1,0,10h"))  # no such card code
+            answers.append(await device.send("LOCK,dealer,1,r1"))
+            await acknowledged(agent, 1)
 
     asyncio.run(scenario())
     assert answers == ["NAK,bs-1,1,bad-seat", "NAK,shoe,1,bad-card", "ACK,dealer,1"]
@@ -295,14 +279,12 @@ def test_a_backlog_longer_than_a_batch_is_all_sent_in_order(
     stream = bets(300)  # more than the 256 the uplink reads at once
 
     async def scenario() -> None:
-        with PtyPair() as pty:
-            agent = Agent(agent_config(tmp_path, mosquitto.port, pty.path), outbox)
-            async with running(agent.run()), device_on(pty) as device:
-                for payload in stream:  # no controller yet: stored, acknowledged to the device
-                    await device.send(payload)
-                source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
-                async with running(source.run(intake)):
-                    await acknowledged(agent, len(stream))
+        async with agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device):
+            for payload in stream:  # no controller yet: stored, acknowledged to the device
+                await device.send(payload)
+            source = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+            async with running(source.run(intake)):
+                await acknowledged(agent, len(stream))
 
     asyncio.run(scenario())
     assert device_ids(intake) == [f"t1/bs-1/{n}" for n in range(1, 301)]
