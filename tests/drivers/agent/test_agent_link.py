@@ -289,3 +289,31 @@ def test_a_backlog_longer_than_a_batch_is_all_sent_in_order(
     asyncio.run(scenario())
     assert device_ids(intake) == [f"t1/bs-1/{n}" for n in range(1, 301)]
     assert outbox.pending(0, 1000) == []
+
+
+def test_a_controller_restarted_mid_stream_journals_every_event_once(
+    mosquitto: Broker, journal: Journal, tmp_path: Path
+) -> None:
+    # The new source knows nothing of the agent's boot: it starts from what the agent says it
+    # was acknowledged, and the broker redelivers what the old one left unacknowledged.
+    intake = JournalIntake(journal)
+    outbox = AgentOutboxStore(tmp_path / "agent.db", TABLE)
+    stream = bets(60)
+
+    async def scenario() -> None:
+        async with agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device):
+            first = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+            async with running(first.run(intake)):
+                for payload in stream[:20]:
+                    await device.send(payload)
+                await acknowledged(agent, 10)
+            for payload in stream[20:40]:  # no controller for a while
+                await device.send(payload)
+            second = MqttSource(settings_for(mosquitto.port), timeout_s=TIMEOUT_S)
+            async with running(second.run(intake)):
+                for payload in stream[40:]:
+                    await device.send(payload)
+                await acknowledged(agent, len(stream))
+
+    asyncio.run(scenario())
+    assert device_ids(intake) == [f"t1/bs-1/{n}" for n in range(1, 61)]  # once each, in order
