@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from typing import TYPE_CHECKING, Final
 
 import aiomqtt
@@ -107,7 +107,9 @@ class MeterFollower:
         self._baseline = 0
         self._payouts: OrderedDict[str, None] = OrderedDict()
         self._online: bool | None = None
-        self._updates: asyncio.Queue[AnyUpdate] = asyncio.Queue()
+        self._waiting: deque[AnyUpdate] | None = None
+        """What :meth:`updates` has still to hand over; None until it is asked for."""
+        self._ready = asyncio.Event()
 
     @property
     def stale_dropped(self) -> int:
@@ -138,10 +140,35 @@ class MeterFollower:
             self, self._backoff, before_attempt=lambda: raise_if_cancelled(baseline)
         )
 
-    async def updates(self) -> AsyncIterator[AnyUpdate]:
-        """The updates applied, in the order they were applied (for one consumer: a sign)."""
+    def updates(self) -> AsyncIterator[AnyUpdate]:
+        """The updates applied from now on, in order, for one consumer (a sign's driver).
+
+        Nothing is kept before this is called (a display reads :attr:`meters`), and a meter
+        not yet taken is replaced by a newer one of its pool, so a slow consumer neither holds
+        up the follower nor falls ever further behind.
+        """
+        if self._waiting is None:
+            self._waiting = deque()
+        return self._hand_over(self._waiting)
+
+    async def _hand_over(self, waiting: deque[AnyUpdate]) -> AsyncIterator[AnyUpdate]:
         while True:
-            yield await self._updates.get()
+            while not waiting:
+                self._ready.clear()
+                await self._ready.wait()
+            yield waiting.popleft()
+
+    def _offer(self, update: AnyUpdate) -> None:
+        waiting = self._waiting
+        if waiting is None:
+            return
+        if isinstance(update, MeterUpdate):
+            for index, queued in enumerate(waiting):
+                if isinstance(queued, MeterUpdate) and queued.pool_id == update.pool_id:
+                    del waiting[index]
+                    break
+        waiting.append(update)
+        self._ready.set()
 
     def take(self, topic: str, payload: bytes) -> AnyUpdate | None:
         """One message from the broker: the update it applies, or None (stale, repeated, bad)."""
@@ -163,7 +190,7 @@ class MeterFollower:
             log.warning("%s: %s refused: %s", self.name, topic, error)
             return None
         if update is not None:
-            self._updates.put_nowait(update)
+            self._offer(update)
         return update
 
     def _meter(self, pool: str, payload: bytes) -> MeterUpdate | None:

@@ -331,3 +331,23 @@ def test_the_broker_section_takes_hosts_and_refuses_a_bad_entry_naming_its_key(
     assert "the port must be a number" in str(error)
     error = error_of(tmp_path, edited("", '[broker]\nhost = "h"\nhosts = ["n1"]\n'))
     assert "not both" in str(error)
+
+
+def test_a_display_alone_keeps_no_backlog_and_a_slow_sign_gets_the_newest_meter() -> None:
+    follower = MeterFollower(settings_for(1883), client_id="display-1")
+    topic = TOPICS.meter(POOL)
+    for seq in range(1, 101):  # a display reads the meters; nobody takes the updates
+        follower.take(topic, meter_payload(meter(seq * 100, seq, epoch=0)))
+    assert follower.meters[POOL].seq == 100
+
+    async def scenario() -> list[AnyUpdate]:
+        updates = aiter(follower.updates())
+        follower.take(TOPICS.controller_status("node-1"), b"offline")
+        for seq in range(101, 201):  # the sign is busy meanwhile
+            follower.take(topic, meter_payload(meter(seq * 100, seq, epoch=0)))
+        return [await anext(updates), await anext(updates)]
+
+    status, newest = asyncio.run(scenario())
+    assert isinstance(status, ControllerUpdate), "nothing kept from before it was asked"
+    assert isinstance(newest, MeterUpdate)
+    assert newest.seq == 200
