@@ -171,6 +171,11 @@ class Sequencer:
         self._renewed = monotonic()
 
     @property
+    def commit_hang_s(self) -> float | None:
+        """How long a ``COMMIT`` may take before the process ends (None: no bound)."""
+        return self._committer.hang_s
+
+    @property
     def available(self) -> bool:
         """Whether events are being journaled (False while failing closed)."""
         return self.failed_reason is None and not self._closing
