@@ -271,7 +271,10 @@ class Sequencer:
 
     async def run(self) -> None:
         """Journal events in arrival order until cancelled or closed."""
-        self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=True, reason="started")])
+        epoch = self.journal.epoch
+        self.broadcast.publish(
+            [ControllerUpdate(self.clock(), 0, online=True, reason="started", epoch=epoch)]
+        )
         while True:
             first = await self._next()
             batch = [first] if first is not None else []
@@ -575,4 +578,7 @@ class Sequencer:
                 else:
                     self._refuse(batch)
             await self._checkpoint_if_due(closing=True)
-        self.broadcast.publish([ControllerUpdate(self.clock(), 0, online=False, reason="stopping")])
+        epoch = self.journal.epoch
+        self.broadcast.publish(
+            [ControllerUpdate(self.clock(), 0, online=False, reason="stopping", epoch=epoch)]
+        )
