@@ -1,44 +1,32 @@
-"""deploy/ha/: the shipped three-node files agree with each other, and the lab's run as promised.
+"""deploy/ha/: the shipped three-node files agree with each other and with what docs/ha.md says.
 
-The first tests read the files as their tools read them (YAML, HAProxy's own check, the
+The tests read the files as their tools read them (YAML, HAProxy's own check, the
 controller's configuration loader) and hold them to the lab's port plan
 (tests/support/ha_lab.py) and to the settings docs/ha.md promises: Patroni in strict
 synchronous mode with no lag allowed on failover, PostgreSQL with ``fsync`` and
 ``synchronous_commit`` on, the watchdog required in production and off in the lab.
-
-The others start the lab's files for real (tests/support/ha_cluster.py): three etcd members,
-three Patroni nodes over PostgreSQL 15 and HAProxy on loopback. A row committed through
-HAProxy survives kill -9 of the primary and is read back through HAProxy from the promoted
-standby; a primary left without a standby holds a COMMIT until one returns, so the tables
-would close rather than pay from a meter that is not replicated.
+tests/deploy/test_deploy_ha_cluster.py runs the lab's files.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 import subprocess
-import time
 from typing import TYPE_CHECKING, Any
 
-import psycopg
 import pytest
 import yaml
-from support.ha_cluster import BINARIES, START_TIMEOUT_S, HaCluster, start_cluster
+from support.ha_cluster import BINARIES
 from support.ha_lab import DOOR_PORTS, LAB, NODE_PORTS, NODES, PRODUCTION, SCOPE, lab_ports
 
 from controller.config.load import load_config
 from controller.journal.location import DatabaseUrl
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
     from controller.config.schema import Config
 
-FAILOVER_TIMEOUT_S = 60.0
-BLOCKED_S = 3.0
-"""How long a COMMIT with no standby to replicate to is watched not returning."""
 PRODUCTION_HOSTS = {"node1": "10.20.0.11", "node2": "10.20.0.12", "node3": "10.20.0.13"}
 
 
@@ -237,137 +225,3 @@ def test_production_archives_every_wal_segment_with_the_shipped_script(node: str
     parameters = patroni(PRODUCTION, node)["bootstrap"]["dcs"]["postgresql"]["parameters"]
     assert parameters["archive_mode"] == "on"
     assert parameters["archive_command"] == "/usr/local/bin/jackpot-archive-wal %p %f"
-
-
-# The lab, running.
-
-
-@pytest.fixture
-def cluster() -> Iterator[HaCluster]:
-    running = start_cluster()
-    try:
-        yield running
-    finally:
-        running.close()
-
-
-def door_server(cluster: HaCluster) -> tuple[int, bool]:
-    """The port of the server HAProxy's PostgreSQL door leads to, and whether it is a standby."""
-    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
-        row = connection.execute("SELECT inet_server_port(), pg_is_in_recovery()").fetchone()
-    assert row is not None
-    return int(row[0]), bool(row[1])
-
-
-@pytest.mark.slow
-def test_the_lab_comes_up_with_one_primary_and_one_synchronous_standby(
-    cluster: HaCluster,
-) -> None:
-    state = cluster.state()
-    primary = cluster.nodes[state.primary() or ""]
-    assert state.sync_standby is not None
-    assert door_server(cluster) == (primary.ports.postgres, False)
-    with psycopg.connect(primary.url(), autocommit=True) as connection:
-        replicas = connection.execute(
-            "SELECT application_name, sync_state FROM pg_stat_replication ORDER BY 1"
-        ).fetchall()
-        settings = connection.execute(
-            "SELECT name, setting FROM pg_settings WHERE name IN ('fsync', 'synchronous_commit')"
-        ).fetchall()
-        owner = connection.execute(
-            "SELECT pg_get_userbyid(datdba) FROM pg_database WHERE datname = 'jackpot'"
-        ).fetchone()
-    standbys = sorted(set(NODES) - {primary.name})
-    assert replicas == [
-        (name, "sync" if name == state.sync_standby else "async") for name in standbys
-    ]
-    assert dict(settings) == {"fsync": "on", "synchronous_commit": "on"}
-    assert owner == ("jackpotd",), "post-bootstrap.sh made the journal's database and role"
-    # A planned switchover (deploy/ha/README.md) moves the door with the primary. In
-    # synchronous mode only the synchronous standby may take over.
-    candidate = state.sync_standby
-    cluster.switchover(candidate)
-    cluster.wait_for_door(candidate)
-    assert door_server(cluster) == (cluster.nodes[candidate].ports.postgres, False)
-
-
-@pytest.mark.slow
-@pytest.mark.fault
-def test_a_row_committed_through_haproxy_survives_kill_9_of_the_primary(
-    cluster: HaCluster,
-) -> None:
-    before = cluster.state()
-    old, standby = before.primary(), before.sync_standby
-    assert old is not None
-    assert standby is not None
-    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
-        connection.execute("CREATE TABLE paid (id integer PRIMARY KEY, cents bigint NOT NULL)")
-        connection.execute("INSERT INTO paid VALUES (1, 1000000)")
-    crashed = time.monotonic()
-    cluster.nodes[old].crash()
-    after = cluster.wait_for(
-        lambda state: state.primary() not in {None, old}, "a new primary", FAILOVER_TIMEOUT_S
-    )
-    promoted = time.monotonic()
-    assert after.primary() == standby, "only the synchronous standby may be promoted"
-    cluster.wait_for_door(standby, FAILOVER_TIMEOUT_S)
-    routed = time.monotonic()
-    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
-        assert connection.execute("SELECT id, cents FROM paid").fetchall() == [(1, 1000000)]
-    # Strict mode: the new primary commits once the last node is its synchronous standby.
-    last = next(n for n in NODES if n not in {old, standby})
-    cluster.wait_for(
-        lambda state: state.sync_standby == last and last in state.running(),
-        f"{last} the new primary's synchronous standby",
-        FAILOVER_TIMEOUT_S,
-    )
-    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
-        connection.execute("INSERT INTO paid VALUES (2, 500)")
-        assert connection.execute("SELECT count(*) FROM paid").fetchone() == (2,)
-    committed = time.monotonic()
-    print(  # noqa: T201 - the figures, with pytest -s
-        f"\nfailover after kill -9 of the primary {old}: {standby} promoted after "
-        f"{promoted - crashed:.1f} s, HAProxy's door to it after {routed - crashed:.1f} s, "
-        f"first new commit after {committed - crashed:.1f} s"
-    )
-    assert cluster.state().primary() == standby
-
-
-@pytest.mark.slow
-@pytest.mark.fault
-async def test_a_primary_without_a_standby_holds_its_commit_until_one_returns(
-    cluster: HaCluster,
-) -> None:
-    state = cluster.state()
-    primary = cluster.nodes[state.primary() or ""]
-    standbys = [node for name, node in cluster.nodes.items() if name != primary.name]
-    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
-        connection.execute("CREATE TABLE paid (id integer PRIMARY KEY, cents bigint NOT NULL)")
-    for standby in standbys:
-        standby.stop()
-    writer = await psycopg.AsyncConnection.connect(cluster.door_url())
-    try:
-        backend = writer.info.backend_pid
-        await writer.execute("INSERT INTO paid VALUES (1, 1000000)")
-        commit = asyncio.ensure_future(writer.commit())
-        # Never cancelled: cancelling a COMMIT that waits on replication reports it done.
-        done, _ = await asyncio.wait({commit}, timeout=BLOCKED_S)
-        assert not done, "a primary alone must not commit"
-        with psycopg.connect(primary.url(), autocommit=True) as watcher:
-            waiting = watcher.execute(
-                "SELECT wait_event FROM pg_stat_activity WHERE pid = %s", (backend,)
-            ).fetchone()
-        assert waiting == ("SyncRep",), "the COMMIT waits on synchronous replication"
-        returning = standbys[0]
-        returning.start()
-        done, _ = await asyncio.wait({commit}, timeout=START_TIMEOUT_S)
-        assert done, f"the COMMIT did not return once {returning.name} was back"
-        commit.result()
-    finally:
-        await writer.close()
-    with psycopg.connect(cluster.door_url(), autocommit=True) as connection:
-        assert connection.execute("SELECT id, cents FROM paid").fetchall() == [(1, 1000000)]
-        streaming = connection.execute(
-            "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'"
-        ).fetchall()
-    assert streaming == [(returning.name,)]

@@ -5,7 +5,7 @@ temporary folder, on free ports, and starts it: three etcd members, three Patron
 starting its PostgreSQL; the first to take the leader key bootstraps the cluster and the
 others clone it) and HAProxy. It returns once etcd holds a running primary and a running
 synchronous standby, and HAProxy's PostgreSQL door leads to that primary. A test's fixture
-calls it and :meth:`HaCluster.close` (tests/deploy/test_deploy_ha.py).
+enters :func:`running_cluster` (tests/deploy/test_deploy_ha_cluster.py).
 
 Faults (:mod:`support.ha_processes`): :meth:`PatroniNode.crash` (SIGKILL to Patroni and to every
 PostgreSQL process at once: a host lost, though its page cache is kept),
@@ -26,6 +26,7 @@ whatever state a failed test left them in, and removes the folder.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import os
@@ -60,7 +61,7 @@ from support.postgres import INSTALL, postgres_bin
 
 if TYPE_CHECKING:
     import pwd
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 START_TIMEOUT_S: Final = 60.0
 DOOR_POLL_S: Final = 0.1
@@ -320,3 +321,13 @@ def start_cluster() -> HaCluster:
         cluster.close()
         raise
     return cluster
+
+
+@contextlib.contextmanager
+def running_cluster() -> Iterator[HaCluster]:
+    """A started cluster (:func:`start_cluster`), closed when the block ends, however it ends."""
+    cluster = start_cluster()
+    try:
+        yield cluster
+    finally:
+        cluster.close()
