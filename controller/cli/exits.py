@@ -7,6 +7,9 @@
  2     a usage error (argparse prints the usage and the message)
  70    a bug (``EX_SOFTWARE`` of sysexits.h): any other exception, said in one line with a
        hint; its traceback under ``--debug``, or in the log when the service logs
+ 74    the service's ``COMMIT`` hung past ``commit_hang_s`` (controller/runtime/step_down.py)
+ 75    fenced (``EX_TEMPFAIL``): another controller node holds the sequencer, at start or
+       since; the supervisor starts this one again later (docs/ha.md, "The fenced sequencer")
  130   interrupted (Ctrl-C)
  141   the reader of the output went away (``jackpotd hits | head``): nothing said, as other
        Unix tools end there (128 + SIGPIPE)
@@ -23,6 +26,8 @@ import traceback
 from typing import Final
 
 from controller.errors import JackpotError
+from controller.journal.errors import FencedError
+from controller.runtime.step_down import FENCED
 
 OK: Final = 0
 INPUT: Final = 1
@@ -89,7 +94,8 @@ def report(error: BaseException, *, debug: bool, logged: bool = False) -> int:
     if not bugs:
         for leaf in found:
             print(f"jackpotd: {message(leaf)}", file=sys.stderr)
-        return INPUT
+        # A node refused the sequencer is no input error: its supervisor tries it again.
+        return FENCED if any(isinstance(leaf, FencedError) for leaf in found) else INPUT
     bug = bugs[0]
     if debug:
         traceback.print_exception(error, file=sys.stderr)

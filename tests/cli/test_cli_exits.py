@@ -4,6 +4,9 @@
   (argparse's message); 70 (EX_SOFTWARE): a bug, said in one line with a hint, its traceback
   only under ``--debug`` or in the service's log; 130: interrupted; 141 (128 + SIGPIPE): the
   reader of its output went away (``jackpotd hits | head``), quietly, as other Unix tools end.
+* 75 (EX_TEMPFAIL): another controller node holds the sequencer (docs/ha.md), so that a
+  supervisor tells a node refused the fence from a bad configuration. (74, a hung commit, and
+  75 at a commit later are the service's own: tests/runtime/test_sequencer_fence.py.)
 * The demo and the service say in one line that the display's port is taken or its host
   unknown, before anything starts.
 """
@@ -23,6 +26,7 @@ from support.software_rig import write_config
 
 from controller.cli import paytables
 from controller.config.load import load_config
+from controller.journal.errors import FencedError
 
 if TYPE_CHECKING:
     import pytest
@@ -87,6 +91,20 @@ def test_debug_shows_the_traceback_of_a_bug(
     assert status == 70
     assert "Traceback (most recent call last)" in err
     assert err.splitlines()[-2] == "jackpotd: internal error: ZeroDivisionError: division by zero"
+
+
+def test_a_node_refused_the_sequencer_is_exit_75_in_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fenced() -> None:
+        raise FencedError("node b holds the sequencer's fence at epoch 4 (lease live)")
+
+    monkeypatch.setattr(paytables, "seed_paytables", fenced)
+    assert run(capsys, "paytables") == (
+        75,
+        "",
+        "jackpotd: node b holds the sequencer's fence at epoch 4 (lease live)\n",
+    )
 
 
 def test_an_interrupt_is_exit_130_in_one_line(
