@@ -51,6 +51,10 @@ class AgentOutbox(Protocol):
         """The newest sequencer epoch an accepted acknowledgement carried."""
         ...
 
+    def stored_from(self, device: str) -> int:
+        """The highest ``seq`` stored from ``device`` (0 if none): at or below it is a resend."""
+        ...
+
     @property
     def progressive_chips(self) -> frozenset[int]:
         """The seats with a progressive chip present since the last lock stored."""

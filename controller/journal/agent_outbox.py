@@ -122,6 +122,16 @@ class AgentOutboxStore:
         """The newest epoch an accepted acknowledgement carried."""
         return int(self._meta["epoch"])
 
+    def stored_from(self, device: str) -> int:
+        """The highest ``seq`` stored from ``device`` (0 if none)."""
+        try:
+            row = self._db.execute(
+                "SELECT seq FROM agent_devices WHERE device = ?", (device,)
+            ).fetchone()
+        except sqlite3.Error as error:
+            raise OutboxError(f"cannot read the agent outbox: {error}") from error
+        return 0 if row is None else int(row[0])
+
     @property
     def progressive_chips(self) -> frozenset[int]:
         """The seats with a progressive chip present since the last lock stored."""

@@ -6,7 +6,8 @@ of :mod:`drivers.serial`). The agent answers each frame:
 
 * a valid event is stored in the outbox (WAL, ``synchronous=FULL``) and then ``ACK``ed: from
   then on the agent, not the device, is responsible for it reaching the journal. A resend
-  (a device ``seq`` already stored) is ``ACK``ed again without storing it twice;
+  (a device ``seq`` already stored) is ``ACK``ed again without storing it twice, whatever the
+  table's state meanwhile;
 * a chip arriving on a progressive spot while the table is CLOSED (the controller has gone
   quiet, :mod:`controller.agent.gate`) is ``NAK``ed ``table-closed`` and not stored, and so is
   a lock while progressive chips that arrived before are still on their spots: no
@@ -32,6 +33,7 @@ from drivers.agent.state import keep
 from drivers.serial.framing import FrameError, FrameReader, encode_frame
 from drivers.serial.link import READ_SIZE, open_port, port_session
 from drivers.serial.protocol import (
+    Header,
     Heartbeat,
     ProtocolError,
     ack,
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from contextlib import AbstractAsyncContextManager
 
     from controller.agent.store import AgentOutbox
+    from controller.events import AnyEvent
     from drivers.serial.link import ByteReader, ByteWriter, Opener
     from drivers.serial.settings import SerialPortSettings
 
@@ -131,7 +134,21 @@ class AgentLine:
             return None
         if isinstance(message, Heartbeat):
             return ack(header.device, header.seq)
-        chips = self._outbox.progressive_chips
+        try:
+            return self._take(header, message, payload)
+        except OutboxError:
+            self.unanswered += 1
+            log.exception("%s: not acknowledging %s/%s", self.name, header.device, header.seq)
+            return None
+
+    def _take(self, header: Header, message: AnyEvent, payload: str) -> str:
+        """Store an event and ``ACK`` it, or ``NAK`` it while the table is closed."""
+        outbox = self._outbox
+        if header.seq <= outbox.stored_from(header.device):
+            # Stored already (its ACK was lost): the same answer, whatever the table's state
+            # now, or the device would drop what the agent will still forward.
+            return ack(header.device, header.seq)
+        chips = outbox.progressive_chips
         refusal = None
         if isinstance(message, BetSensed):
             refusal = wager_refusal(message, table_open=self._table_open())
@@ -139,18 +156,11 @@ class AgentLine:
             refusal = lock_refusal(chips, table_open=self._table_open())
         if refusal is not None:
             self._refuse(refusal, payload)
-            keep(self._outbox, refusal, f"{self.name}: refused {payload}")
+            keep(outbox, refusal, f"{self.name}: refused {payload}")
             return nak(header.device, header.seq, refusal)
         after = chips_after(chips, message)
-        try:
-            seq = self._outbox.store(
-                header.device, header.seq, payload, utc_now(), None if after == chips else after
-            )
-        except OutboxError:
-            self.unanswered += 1
-            log.exception("%s: not acknowledging %s/%s", self.name, header.device, header.seq)
-            return None
-        if seq is not None:
+        changed = None if after == chips else after
+        if outbox.store(header.device, header.seq, payload, utc_now(), changed) is not None:
             self._stored()
         return ack(header.device, header.seq)
 
