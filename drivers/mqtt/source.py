@@ -42,12 +42,9 @@ and hands it to the :class:`~controller.ports.Intake`. The delivery guarantee is
   malformed JSON, another schema version, an invalid field, anything the decoder raises) goes
   to ``intake.reject`` with a short reason, is counted in :attr:`MqttSource.rejected`,
   acknowledged, and never stops the source.
-* **Poison messages.** A message the controller fails on (:class:`EventNotRecordedError`, or
-  any error from the intake: a fault of the controller's own) stays unacknowledged like one
-  refused while failing closed, and the connection starts again so that the broker delivers it
-  again. The same message failing :data:`~drivers.poison.DEAD_LETTER_AFTER` times is parked:
-  journaled whole as a ``dead-letter`` fault, counted in :attr:`MqttSource.health`, and
-  acknowledged, so that the tables' messages behind it flow again (:mod:`drivers.poison`).
+* **Poison messages.** A message the controller fails on stays unacknowledged like one
+  refused while failing closed, and the connection starts again; one that keeps failing is
+  parked (:mod:`drivers.mqtt.parking`), so that the tables' messages behind it flow again.
   A source that keeps failing (connections, or a message) reports it to ``/healthz``.
 
 **Controller status.** The connection's last will is ``offline``, retained, on
@@ -75,7 +72,6 @@ again), until cancelled.
 from __future__ import annotations
 
 import asyncio
-import base64
 import logging
 from collections import Counter
 from typing import TYPE_CHECKING, Final
@@ -97,6 +93,7 @@ from drivers.mqtt.connection import (
     raise_if_cancelled,
     say_status,
 )
+from drivers.mqtt.parking import Parking
 from drivers.mqtt.payloads import (
     OFFLINE,
     ONLINE,
@@ -110,12 +107,11 @@ from drivers.mqtt.pipeline import (
     Handling,
     Pipeline,
     enqueue,
-    message_key,
     message_payload,
 )
 from drivers.mqtt.table_status import StatusChanges
 from drivers.mqtt.topics import TableStatusTopic, TopicError, Topics
-from drivers.poison import DEAD_LETTER, DEAD_LETTER_AFTER, PoisonCount, SourceHealth
+from drivers.poison import SourceHealth
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
@@ -175,8 +171,7 @@ class MqttSource:
         """Why the connection last failed, for the status display."""
         self.health = SourceHealth()
         """Whether the source keeps failing (``/healthz``), and the messages it parked."""
-        self._poison = PoisonCount()
-        self._poisoned = False
+        self._parking = Parking(name, self.health)
         """A message could not be recorded and was not parked yet."""
         self._failing = False
         self._statuses = StatusChanges(name)
@@ -215,7 +210,7 @@ class MqttSource:
         Not healthy while a message still fails; the backoff goes on while the controller is
         failing closed (reconnecting fast would only spin).
         """
-        if not self._poisoned:
+        if not self._parking.failing:
             self.health.worked()
         if not self._failing:
             self._backoff.reset()
@@ -322,13 +317,13 @@ class MqttSource:
                 try:
                     receipt = await outcome
                 except Exception as error:
-                    if not await self._parked(intake, message, error):
+                    if not await self._parking.park(intake, message, error):
                         # It and every message after it stay unacknowledged.
                         pipeline.stalled = True
                         raise self._not_recorded(message, error) from error
                     receipt = None
                 else:
-                    self._handled(message)
+                    self._parking.handled(message)
                 if receipt is not None:
                     self.submitted += 1
                     if receipt.duplicate:
@@ -340,38 +335,6 @@ class MqttSource:
             handling.popleft()
             # Handled: journaled, rejected (and the fault journaled) or a heartbeat.
             client.ack(message)
-
-    def _handled(self, message: aiomqtt.Message) -> None:
-        if self._poisoned:
-            self._poisoned = False
-            self._poison.forget(message_key(message))
-            self.health.worked()
-
-    async def _parked(self, intake: Intake, message: aiomqtt.Message, error: Exception) -> bool:
-        """Park a message that keeps failing (journal it, then it is acknowledged)."""
-        if isinstance(error, (ControllerUnavailableError, FailingClosedError)):
-            return False  # the journal is down, not this message: never parked for that
-        key = message_key(message)
-        failures = self._poison.failed(key)
-        self._poisoned = True
-        self.health.failed(f"{message.topic.value}: {error}")
-        if failures < DEAD_LETTER_AFTER:
-            return False
-        topic = message.topic.value
-        detail = (
-            f"parked after {failures} failures ({type(error).__name__}: {error}); "
-            f"sha256 {key}; payload base64 {base64.b64encode(message_payload(message)).decode()}"
-        )
-        log.error("ALARM %s: dead-lettered %s: %s", self.name, topic, error)
-        try:
-            await intake.reject(f"{self.name}:{topic}", DEAD_LETTER, detail)
-        except ControllerUnavailableError:
-            return False
-        self._poison.forget(key)
-        self._poisoned = False
-        self.health.dead_letters += 1
-        self.health.worked()
-        return True
 
     def _not_recorded(self, message: aiomqtt.Message, error: Exception) -> FailingClosedError:
         """Why a message stays unacknowledged, counted once."""
