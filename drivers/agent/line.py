@@ -29,7 +29,6 @@ from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.events import BetSensed, BetsLocked
 from controller.ports import OutboxError
-from drivers.agent.state import keep
 from drivers.serial.framing import FrameError, FrameReader, encode_frame
 from drivers.serial.link import READ_SIZE, open_port, port_session
 from drivers.serial.protocol import (
@@ -48,6 +47,7 @@ if TYPE_CHECKING:
 
     from controller.agent.store import AgentOutbox
     from controller.events import AnyEvent
+    from drivers.agent.state import FaultLog
     from drivers.serial.link import ByteReader, ByteWriter, Opener
     from drivers.serial.settings import SerialPortSettings
 
@@ -61,12 +61,14 @@ class AgentLine:
         self,
         settings: SerialPortSettings,
         outbox: AgentOutbox,
+        faults: FaultLog,
         table_open: Callable[[], bool],
         stored: Callable[[], None],
     ) -> None:
         self.settings = settings
         self.name = f"serial:{settings.name}"
         self._outbox = outbox
+        self._faults = faults
         self._table_open = table_open
         self._stored = stored
         self._open: Opener = open_port
@@ -117,7 +119,7 @@ class AgentLine:
     def failed(self, what: str, error: Exception) -> None:
         """Log the failure and keep it as a fault."""
         log.warning("%s: %s %s: %s", self.name, what, self.settings.url, error)
-        keep(self._outbox, "serial-failed", f"{self.name}: {what}: {error}")
+        self._faults.keep("serial-failed", f"{self.name}: {what}: {error}")
 
     def answer(self, payload: str) -> str | None:
         """The answer to one frame's payload, once what it says is durable; None: silence."""
@@ -156,7 +158,7 @@ class AgentLine:
             refusal = lock_refusal(chips, table_open=self._table_open())
         if refusal is not None:
             self._refuse(refusal, payload)
-            keep(outbox, refusal, f"{self.name}: refused {payload}")
+            self._faults.keep(f"refused-{refusal}", f"{self.name}: {payload}")
             return nak(header.device, header.seq, refusal)
         after = chips_after(chips, message)
         changed = None if after == chips else after

@@ -17,7 +17,7 @@ from controller.agent.gate import TableGate
 from controller.agent.resend import ResendDelay
 from controller.errors import ConfigurationError
 from drivers.agent.line import AgentLine
-from drivers.agent.state import TableStateView
+from drivers.agent.state import FaultLog, TableStateView
 from drivers.agent.uplink import AgentUplink
 from drivers.mqtt.settings import BrokerSettings
 from drivers.serial.settings import SerialPortSettings
@@ -40,18 +40,21 @@ class Agent:
         self.config = config
         self.outbox = outbox
         self.gate = TableGate(config.closed_after_s)
-        self.view = TableStateView(config.table_id, outbox, config.state_file)
+        self.faults = FaultLog(outbox)
+        self.view = TableStateView(config.table_id, self.faults, config.state_file)
         resend = ResendDelay(config.resend_initial_s, config.resend_cap_s)
         self.uplink = AgentUplink(
             broker,
             config.table_id,
             outbox=outbox,
+            faults=self.faults,
             gate=self.gate,
             resend=resend,
             heartbeat_s=config.heartbeat_s,
         )
         self.lines = [
-            AgentLine(port, outbox, self.table_open, self.uplink.stored) for port in ports
+            AgentLine(port, outbox, self.faults, self.table_open, self.uplink.stored)
+            for port in ports
         ]
 
     def table_open(self) -> bool:

@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from controller.agent.faults import FaultThrottle
 from controller.clock import utc_now
 from controller.ports import OutboxError
 from drivers.mqtt.payloads import SCHEMA_VERSION
@@ -61,9 +63,9 @@ class Changes:
 class TableStateView:
     """Where the agent says whether its table is open."""
 
-    def __init__(self, table_id: str, outbox: AgentOutbox, state_file: Path | None) -> None:
+    def __init__(self, table_id: str, faults: FaultLog, state_file: Path | None) -> None:
         self.table_id = table_id
-        self._outbox = outbox
+        self._faults = faults
         self._file = state_file
         self.open: bool | None = None
         """As last shown; None before the first."""
@@ -78,7 +80,8 @@ class TableStateView:
         at = utc_now()
         what = "OPEN" if table_open else "CLOSED"
         log.warning("table %s %s: %s", self.table_id, what, reason)
-        keep(self._outbox, TABLE_OPENED_FAULT if table_open else TABLE_CLOSED_FAULT, reason)
+        fault = TABLE_OPENED_FAULT if table_open else TABLE_CLOSED_FAULT
+        self._faults.keep(fault, reason, throttled=False)
         if self._file is not None:
             state = {
                 "v": SCHEMA_VERSION,
@@ -96,9 +99,29 @@ class TableStateView:
         self.changes.tell()
 
 
-def keep(outbox: AgentOutbox, reason: str, detail: str) -> None:
-    """Keep one of the agent's faults in its outbox (a store that fails is logged, not fatal)."""
-    try:
-        outbox.fault(reason, detail, utc_now())
-    except OutboxError:
-        log.exception("agent: cannot keep the fault %s (%s)", reason, detail)
+class FaultLog:
+    """The agent's faults: every one logged, kept in the outbox at most once per reason a while.
+
+    :class:`controller.agent.faults.FaultThrottle` decides; a kept row after a burst says how
+    many of its kind were held back.
+    """
+
+    def __init__(self, outbox: AgentOutbox, throttle: FaultThrottle | None = None) -> None:
+        self._outbox = outbox
+        self._throttle = throttle or FaultThrottle()
+
+    def keep(self, reason: str, detail: str, *, throttled: bool = True) -> None:
+        """Keep one fault (a store that fails is logged, never fatal).
+
+        ``throttled=False`` for what is rare and must each be kept (the table opening or
+        closing).
+        """
+        held = self._throttle.admit(reason, time.monotonic()) if throttled else 0
+        if held is None:
+            return
+        if held:
+            detail = f"{detail} (and {held} more since the last kept)"
+        try:
+            self._outbox.fault(reason, detail, utc_now())
+        except OutboxError:
+            log.exception("agent: cannot keep the fault %s (%s)", reason, detail)

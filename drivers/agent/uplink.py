@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Final
 from controller.agent.acks import AckAccepted, OutboxPosition, judge_ack
 from controller.backoff import Backoff, keep_connected
 from controller.ports import OutboxError
-from drivers.agent.state import Changes, keep
+from drivers.agent.state import Changes
 from drivers.agent.wire import forwarded, heartbeat
 from drivers.mqtt.agent_wire import ACK_COMMAND, decode_ack
 from drivers.mqtt.connection import (
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from controller.agent.gate import TableGate
     from controller.agent.resend import ResendDelay
     from controller.agent.store import AgentOutbox
+    from drivers.agent.state import FaultLog
     from drivers.mqtt.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
@@ -66,6 +67,7 @@ class AgentUplink:
         table_id: str,
         *,
         outbox: AgentOutbox,
+        faults: FaultLog,
         gate: TableGate,
         resend: ResendDelay,
         heartbeat_s: float,
@@ -74,6 +76,7 @@ class AgentUplink:
         self._broker = broker
         self.table_id = table_id
         self._outbox = outbox
+        self._faults = faults
         self._gate = gate
         self._resend = resend
         self._heartbeat_s = heartbeat_s
@@ -147,7 +150,7 @@ class AgentUplink:
         host, port = self.addresses[self._index]
         self._index = (self._index + 1) % len(self.addresses)
         log.warning("agent %s: %s:%s: %s: %s", self.table_id, host, port, what, error)
-        keep(self._outbox, "uplink-failed", f"{host}:{port}: {what}: {error}")
+        self._faults.keep("uplink-failed", f"{host}:{port}: {what}: {error}")
 
     async def _send(self, client: aiomqtt.Client) -> None:
         """Publish what is unacknowledged, then what is stored; resend after the delay.
@@ -192,7 +195,7 @@ class AgentUplink:
                 try:
                     kind, payload = forwarded(row.payload, self.table_id, boot, row.seq, acked)
                 except ProtocolError as error:  # only a changed outbox file gets here
-                    keep(self._outbox, "unreadable-row", f"seq {row.seq}: {error.reason}")
+                    self._faults.keep("unreadable-row", f"seq {row.seq}: {error.reason}")
                     raise OutboxError(f"outbox row {row.seq} unreadable") from error
                 topic = self.topics.table_event(self.table_id, kind)
                 await guarded(client.publish(topic, payload, qos=QOS))
@@ -242,7 +245,7 @@ class AgentUplink:
         self.refused_acks += 1
         self.changes.tell()
         log.warning("agent %s: refused an acknowledgement (%s): %s", self.table_id, reason, detail)
-        keep(self._outbox, f"ack-{reason}", detail)
+        self._faults.keep(f"ack-{reason}", detail)
 
     async def _beat(self, client: aiomqtt.Client) -> None:
         topic = self.topics.table_event(self.table_id, "heartbeat")

@@ -12,6 +12,7 @@ from support.agent_rig import line_settings
 
 from controller.journal.agent_outbox import AgentOutboxStore
 from drivers.agent.line import AgentLine
+from drivers.agent.state import FaultLog
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,7 +38,10 @@ class Table:
 
 def line_on(tmp_path: Path, table: Table) -> tuple[AgentLine, AgentOutboxStore]:
     outbox = AgentOutboxStore(tmp_path / "agent.db", "t1")
-    return AgentLine(line_settings("/dev/null"), outbox, table.is_open, table.wake), outbox
+    line = AgentLine(
+        line_settings("/dev/null"), outbox, FaultLog(outbox), table.is_open, table.wake
+    )
+    return line, outbox
 
 
 def test_a_progressive_chip_is_stored_then_acked_while_open_and_refused_while_closed(
@@ -51,6 +55,7 @@ def test_a_progressive_chip_is_stored_then_acked_while_open_and_refused_while_cl
     assert [row.payload for row in outbox.pending(0, 10)] == [PROGRESSIVE_BET]
     assert table.stored == 1
     assert line.refused["table-closed"] == 1
+    assert [reason for _, reason, _ in outbox.faults()] == ["refused-table-closed"]
 
 
 def test_a_resend_of_a_stored_chip_is_acked_again_even_once_the_table_has_closed(
