@@ -9,16 +9,18 @@ tests/runtime/test_fenced_processes.py.
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
 from support.journal_rig import pool_opened, table_configured, wager
 
 from controller.journal import JournalError
+from controller.journal.appending import append_events
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
+from controller.journal.postgres import store as postgres_store
 from controller.journal.postgres.fence import Fence
 from controller.journal.postgres.rows import read_rows
 
@@ -157,6 +159,45 @@ def test_a_writer_paused_between_its_writes_and_its_commit_loses_its_session_not
     with pytest.raises(FencedError):
         paused.append(wager("a/w2", "r1", 2))
     taker[0].close()
+    paused.close()
+
+
+def test_a_writer_paused_as_soon_as_it_holds_the_fence_loses_its_session_too(
+    url: DatabaseUrl, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Paused after locking the fence row, before any write, a node must not keep it either."""
+    paused = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    paused.append_many([pool_opened(), table_configured()])
+    resume = threading.Event()
+    holding = threading.Event()
+
+    def pause_then_append(*arguments: Any) -> Any:
+        holding.set()
+        resume.wait(60)  # the "SIGSTOP": nothing sent to the server until resumed
+        return append_events(*arguments)
+
+    monkeypatch.setattr(postgres_store, "append_events", pause_then_append)
+    failures: list[BaseException] = []
+
+    def prepare() -> None:
+        try:
+            paused.prepare([wager("a/w1", "r1", 1)]).commit()
+        except BaseException as error:  # noqa: BLE001 - what the paused node meets
+            failures.append(error)
+
+    writer = threading.Thread(target=prepare)
+    writer.start()
+    assert holding.wait(30), "node a did not reach its writes"
+    try:
+        taker = PostgresJournal(url, fence=Fence("b", lease_s=1))
+    finally:
+        resume.set()
+        writer.join(30)
+    assert taker.epoch == 2
+    assert len(failures) == 1
+    assert isinstance(failures[0], JournalError), failures
+    assert _event_ids(url) == ["open-a", "table-1"]
+    taker.close()
     paused.close()
 
 

@@ -146,8 +146,12 @@ def _fenced(connection: Connection, fence: Fence, epoch: int, where: str) -> Fen
 def hold(connection: Connection, fence: Fence, epoch: int, where: str) -> None:
     """In a group commit's transaction, before anything else: renew and lock, or be fenced.
 
-    A lock (the journal's, held by a command writing) is waited for one lease at most.
+    A lock (the journal's, held by a command writing) is waited for one lease at most. From
+    here the fence row is locked: a process paused before its writes (SIGSTOP) sits idle in
+    the transaction, and the server ends its session after a lease, as :func:`arm` makes it
+    do once the writes are sent.
     """
+    connection.execute(f"SET LOCAL idle_in_transaction_session_timeout = {fence.lease_ms}")
     connection.execute(f"SET LOCAL lock_timeout = {fence.lease_ms}")
     if connection.execute(_HOLD, [fence.lease_s, ROW, epoch]).fetchone() is None:
         raise _fenced(connection, fence, epoch, where)
