@@ -16,6 +16,7 @@ from controller.cli import (
     config_command,
     exits,
     hand,
+    journal_command,
     manifest_command,
     meters,
     operators,
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     supervisor.register(commands)
     anchors.register(commands)
     archive.register(commands)
+    journal_command.register(commands)
     operators.register(commands)
     manifest_command.register(commands)
     report.register(commands)
