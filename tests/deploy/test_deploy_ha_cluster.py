@@ -8,19 +8,28 @@ primary and is read back through HAProxy from the promoted standby; a primary le
 standby holds a COMMIT until one returns, so the tables would close rather than pay from a
 meter that is not replicated; and a primary whose Patroni is paused past its leader key
 commits nothing more, HAProxy leads away from it, and it rejoins as a standby without the
-write it was given. The timings are printed (pytest -s), not asserted beyond the bounds.
+write it was given. With each node's mosquitto running, HAProxy leads tables (MQTT) and
+displays (web) only to the node whose controller answers /leader with 200, and cuts a table's
+connection when that node stops answering. The timings are printed (pytest -s), not asserted
+beyond the bounds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import socket
+import sys
 import time
+import urllib.request
 from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
+from support.floor import WAIT_S
 from support.ha_cluster import START_TIMEOUT_S, HaCluster, running_cluster
 from support.ha_lab import NODES
+from support.ha_processes import Service
+from support.mosquitto import HOST
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -33,6 +42,23 @@ FAILOVER_TIMEOUT_S = 60.0
 BLOCKED_S = 3.0
 """How long a COMMIT that must not return is watched not returning."""
 PAID = "CREATE TABLE paid (id integer PRIMARY KEY, cents bigint NOT NULL)"
+CONNACK = b"\x20\x02\x00\x00"
+"""MQTT 3.1.1: connection accepted, no session present."""
+LEADER = """
+import http.server, sys
+class Leader(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        body = b"display of " + sys.argv[2].encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *args):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), Leader).serve_forever()
+"""
+"""A stand-in for the leading jackpotd's web server: 200 on every GET, /leader included
+(tests/web/test_display_leader.py proves jackpotd's own answers)."""
 
 
 @pytest.fixture
@@ -55,6 +81,22 @@ def door_server(cluster: HaCluster) -> tuple[int, bool]:
         row = connection.execute("SELECT inet_server_port(), pg_is_in_recovery()").fetchone()
     assert row is not None
     return int(row[0]), bool(row[1])
+
+
+def mqtt_connect(cluster: HaCluster) -> socket.socket:
+    """A table's MQTT 3.1.1 CONNECT (clean session, client id "t1") through HAProxy's MQTT door."""
+    connection = socket.create_connection((HOST, cluster.doors.mqtt), timeout=WAIT_S)
+    body = b"\x00\x04MQTT\x04\x02\x00\x3c" + b"\x00\x02t1"
+    connection.sendall(bytes([0x10, len(body)]) + body)
+    return connection
+
+
+def answer(connection: socket.socket) -> bytes:
+    """What comes back (a CONNACK is four bytes); b"" when the connection was closed."""
+    try:
+        return connection.recv(4)
+    except ConnectionResetError:
+        return b""
 
 
 def paid_on_the_primary(cluster: HaCluster) -> tuple[str, str]:
@@ -221,3 +263,33 @@ async def test_a_primary_without_a_standby_holds_its_commit_until_one_returns(
             "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'"
         ).fetchall()
     assert streaming == [(returning.name,)]
+
+
+def test_haproxy_leads_tables_and_displays_to_the_leading_controller_only(
+    lab: HaCluster,
+) -> None:
+    lab.start_brokers()
+    # No controller answers /leader 200: the MQTT door leads nowhere.
+    lab.wait_for_door(None, backend="mqtt_leader")
+    assert answer(mqtt_connect(lab)) == b"", "no broker behind the door without a leader"
+    leader = lab.nodes["node2"]
+    stand_in = lab.add(
+        Service(
+            "leader stand-in node2",
+            [sys.executable, "-c", LEADER, str(leader.ports.web), leader.name],
+            lab.directory / "leader-stand-in.log",
+        )
+    )
+    for backend in ("mqtt_leader", "web_leader"):
+        lab.wait_for_door(leader.name, backend=backend)
+    table = mqtt_connect(lab)
+    assert answer(table) == CONNACK, "the leader's broker answers through the door"
+    door = f"http://{HOST}:{lab.doors.web}/"
+    with urllib.request.urlopen(door, timeout=5) as page:
+        assert page.read() == b"display of node2"
+    # The leader stops answering: HAProxy closes the door and cuts the table's connection to
+    # the node that no longer leads (on-marked-down shutdown-sessions).
+    stand_in.stop()
+    table.settimeout(FAILOVER_TIMEOUT_S)
+    assert answer(table) == b"", "the open connection to the old leader's broker is cut"
+    lab.wait_for_door(None, backend="web_leader")

@@ -11,13 +11,15 @@ Faults (:mod:`support.ha_processes`): :meth:`PatroniNode.crash` (SIGKILL to Patr
 PostgreSQL process at once: a host lost, though its page cache is kept),
 :meth:`PatroniNode.kill_postgres` (the server alone), :meth:`Service.pause` and
 :meth:`Service.resume` (SIGSTOP, SIGCONT), :meth:`PatroniNode.stop` and ``start``; and
-:meth:`HaCluster.switchover` and :meth:`HaCluster.failover` (``patronictl``). Other processes
-(a chaos test's jackpotd) join with :meth:`HaCluster.add` and are ended with the rest.
+:meth:`HaCluster.switchover` and :meth:`HaCluster.failover` (``patronictl``).
+:meth:`HaCluster.start_brokers` starts each node's mosquitto. Other processes (a chaos test's
+jackpotd, on the rendered ``nodeN/jackpotd.toml``) join with :meth:`HaCluster.add` and are
+ended with the rest.
 
-Waits are bounded and wake on events: etcd's ``READY=1`` (the notify protocol systemd uses)
-for the members, a watch on Patroni's keys in etcd for the cluster's state. HAProxy says
-nothing when a check changes a server's state, so :meth:`HaCluster.wait_for_door` reads its
-statistics page, with a short pause between reads, until a deadline.
+Waits are bounded and wake on events: ``READY=1`` (the notify protocol systemd uses) from
+the etcd members and the brokers, a watch on Patroni's keys in etcd for the cluster's state.
+HAProxy says nothing when a check changes a server's state, so :meth:`HaCluster.wait_for_door`
+reads its statistics page, with a short pause between reads, until a deadline.
 
 Run as root (CI), Patroni runs as the ``postgres`` system user, in a folder that user owns.
 :meth:`HaCluster.close` kills every process the cluster started, PostgreSQL's included,
@@ -30,6 +32,7 @@ import contextlib
 import csv
 import io
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -56,21 +59,23 @@ from support.ha_lab import (
     write_lab,
 )
 from support.ha_processes import STOP_TIMEOUT_S, PatroniNode, Service, server_account
-from support.mosquitto import HOST
+from support.mosquitto import HOST, MOSQUITTO
 from support.postgres import INSTALL, postgres_bin
 
 if TYPE_CHECKING:
-    import pwd
     from collections.abc import Callable, Iterator
 
 START_TIMEOUT_S: Final = 60.0
 DOOR_POLL_S: Final = 0.1
+PRIMARY_DOOR: Final = "postgresql_primary"
+"""HAProxy's backend to the primary; ``mqtt_leader`` and ``web_leader`` go to the leader."""
 PREFIX: Final = f"{NAMESPACE}{SCOPE}/"
 BINARIES: Final = {
     "etcd": "/usr/bin/etcd",
     "patroni": "/usr/bin/patroni",
     "patronictl": "/usr/bin/patronictl",
     "haproxy": "/usr/sbin/haproxy",
+    "mosquitto": MOSQUITTO,
 }
 HA_INSTALL: Final = (
     "the high-availability tests need etcd, Patroni and HAProxy: apt-get install etcd-server "
@@ -85,9 +90,9 @@ class HaCluster:
     directory: Path
     doors: DoorPorts
     etcd: dict[str, Service]
-    etcd_ports: dict[str, NodePorts]
     nodes: dict[str, PatroniNode]
     haproxy: Service
+    brokers: dict[str, Service] = field(default_factory=dict)
     extra: list[Service] = field(default_factory=list)
 
     def add(self, service: Service) -> Service:
@@ -101,7 +106,7 @@ class HaCluster:
         return f"postgresql://{user}@{HOST}:{self.doors.postgres}/{database}"
 
     def _etcd_member(self) -> NodePorts:
-        alive = [self.etcd_ports[name] for name, member in self.etcd.items() if member.running()]
+        alive = [self.nodes[name].ports for name, member in self.etcd.items() if member.running()]
         if not alive:
             pytest.fail("no etcd member of the cluster is running", pytrace=False)
         return alive[0]
@@ -156,18 +161,39 @@ class HaCluster:
             if row["pxname"] == backend and row["svname"] not in {"FRONTEND", "BACKEND"}
         }
 
-    def wait_for_door(self, node: str, timeout: float = START_TIMEOUT_S) -> None:
-        """Until HAProxy's PostgreSQL door leads to ``node`` alone."""
+    def wait_for_door(
+        self,
+        node: str | None,
+        timeout: float = START_TIMEOUT_S,
+        backend: str = "postgresql_primary",
+    ) -> None:
+        """Until HAProxy's ``backend`` leads to ``node`` alone (None: to no node)."""
         deadline = time.monotonic() + timeout
+        wanted = {node} if node is not None else set()
         while True:
-            up = {name for name, status in self.door_servers("postgresql_primary").items()
+            up = {name for name, status in self.door_servers(backend).items()
                   if status.startswith("UP")}  # fmt: skip
-            if up == {node}:
+            if up == wanted:
                 return
             if remaining(deadline) <= 0:
-                pytest.fail(f"HAProxy's door led to {up or 'nobody'}, not {node}", pytrace=False)
+                pytest.fail(
+                    f"HAProxy's {backend} led to {up or 'nobody'}, not {node}", pytrace=False
+                )
             # HAProxy tells nobody when a check changes a server's state: read it again soon.
             time.sleep(DOOR_POLL_S)
+
+    def start_brokers(self) -> None:
+        """Each node's mosquitto (``nodeN/mosquitto.conf``), once each has said ``READY=1``."""
+        with _notify_socket(self.directory / "brokers.sock") as listener:
+            for name in self.nodes:
+                self.brokers[name] = broker = Service(
+                    f"mosquitto {name}",
+                    [BINARIES["mosquitto"], "-c", str(self.directory / name / "mosquitto.conf")],
+                    self.directory / name / "mosquitto.log",
+                    environment={"NOTIFY_SOCKET": str(self.directory / "brokers.sock")},
+                )
+                broker.start()
+            _await_ready(listener, len(self.brokers), "mosquitto", self)
 
     def patronictl(self, *arguments: str) -> str:
         """Run ``patronictl`` with a node's configuration (any: they share the store)."""
@@ -211,7 +237,12 @@ class HaCluster:
 
     def logs(self) -> str:
         """The tail of every process's log, for a failure's message."""
-        services = [*self.etcd.values(), *(n.patroni for n in self.nodes.values()), self.haproxy]
+        services = [
+            *self.etcd.values(),
+            *(n.patroni for n in self.nodes.values()),
+            self.haproxy,
+            *self.brokers.values(),
+        ]
         return "\n".join(
             f"--- {service.name} ({service.log_file}):\n{service.log()[-3000:]}"
             for service in [*services, *self.extra]
@@ -219,7 +250,7 @@ class HaCluster:
 
     def close(self) -> None:
         """Kill everything the cluster started, PostgreSQL's processes too; remove its folder."""
-        for service in [*self.extra, self.haproxy]:
+        for service in [*self.extra, self.haproxy, *self.brokers.values()]:
             service.kill()
         for node in self.nodes.values():
             node.crash()
@@ -228,23 +259,25 @@ class HaCluster:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-def _notify_socket(directory: Path) -> socket.socket:
-    """A socket for the notify protocol: each etcd member sends ``READY=1`` on it."""
+def _notify_socket(path: Path) -> socket.socket:
+    """A socket for the notify protocol (systemd's): etcd and mosquitto send ``READY=1`` on it."""
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-    listener.bind(str(directory / "notify.sock"))
+    listener.bind(str(path))
+    # mosquitto started as root says it is ready after it has become the mosquitto user.
+    path.chmod(0o666)
     return listener
 
 
-def _await_ready(listener: socket.socket, members: int, cluster: HaCluster) -> None:
-    """Until ``members`` etcd members have said ``READY=1`` (they do once they have a quorum)."""
+def _await_ready(listener: socket.socket, count: int, what: str, cluster: HaCluster) -> None:
+    """Until ``count`` processes have said ``READY=1`` (etcd does once it has a quorum)."""
     deadline = time.monotonic() + START_TIMEOUT_S
     ready = 0
-    while ready < members:
+    while ready < count:
         listener.settimeout(max(remaining(deadline), 0.001))
         try:
             message = listener.recv(4096)
         except TimeoutError:
-            pytest.fail(f"etcd was not ready within {START_TIMEOUT_S:g} s\n{cluster.logs()}")
+            pytest.fail(f"{what} was not ready within {START_TIMEOUT_S:g} s\n{cluster.logs()}")
         ready += b"READY=1" in message.split(b"\n")
 
 
@@ -267,10 +300,17 @@ def start_cluster() -> HaCluster:
     for name in NODES:
         (directory / name / "postgres").mkdir(mode=0o700)
         (directory / name / "etcd").mkdir(mode=0o700)
+        (directory / name / "jackpotd").mkdir()
+        (directory / name / "mosquitto").mkdir()
     _chown_tree(directory, account)
+    if account is not None:
+        # Started as root, mosquitto runs as its own user (the lab's file names no other).
+        broker = pwd.getpwnam("mosquitto")
+        for name in NODES:
+            os.chown(directory / name / "mosquitto", broker.pw_uid, broker.pw_gid)
     directory.chmod(0o755)
     node_ports = {name: moved(ports, mapping) for name, ports in NODE_PORTS.items()}
-    listener = _notify_socket(directory)
+    listener = _notify_socket(directory / "notify.sock")
     etcd = {
         name: Service(
             f"etcd {name}",
@@ -299,19 +339,12 @@ def start_cluster() -> HaCluster:
         [BINARIES["haproxy"], "-db", "-f", str(directory / "haproxy.cfg")],
         directory / "haproxy.log",
     )
-    cluster = HaCluster(
-        directory,
-        moved(DOOR_PORTS, mapping),
-        etcd,
-        node_ports,
-        nodes,
-        haproxy,
-    )
+    cluster = HaCluster(directory, moved(DOOR_PORTS, mapping), etcd, nodes, haproxy)
     try:
         with listener:
             for member in etcd.values():
                 member.start()
-            _await_ready(listener, len(etcd), cluster)
+            _await_ready(listener, len(etcd), "etcd", cluster)
         for node in nodes.values():
             node.start()
         haproxy.start()
