@@ -190,7 +190,9 @@ def test_every_controller_journals_through_the_primary_door(folder: Path, tmp_pa
     assert isinstance(journal, DatabaseUrl)
     door = DOOR_PORTS.postgres if folder == LAB else 5000
     assert re.fullmatch(rf"postgresql://jackpotd@[^/]+:{door}/jackpot(\?.*)?", journal.url)
-    assert {config.controller.controller_id for config in configs.values()} == set(NODES)
+    assert len({config.controller.controller_id for config in configs.values()}) == 1, (
+        "one controller on three nodes"
+    )
     assert {config.controller.node for config in configs.values()} == set(NODES)
     assert len({config.controller.site for config in configs.values()}) == 1
     assert len({tuple(p.pool_id for p in config.pools) for config in configs.values()}) == 1
