@@ -155,6 +155,22 @@ class MqttStats(Protocol):
     reconnects: int
 
 
+class AgentLinkStats(Protocol):
+    """What a source that table agents send through exposes (docs/ha.md, "Table agents")."""
+
+    name: str
+
+    @property
+    def agent_gaps(self) -> int:
+        """Agent events left for the resend because an earlier one had not arrived."""
+        ...
+
+    @property
+    def agent_acks(self) -> int:
+        """Cumulative acknowledgements published to agents."""
+        ...
+
+
 class Health(Protocol):
     """Whether a source keeps failing, and what it parked (drivers.poison.SourceHealth)."""
 
@@ -188,6 +204,8 @@ class DriverParts:
     sinks: list[Sink] = field(default_factory=list)
     faces: list[SignFace] = field(default_factory=list)
     broker_links: list[MqttStats] = field(default_factory=list)
+    agent_links: list[AgentLinkStats] = field(default_factory=list)
+    """Sources table agents send through, counted in the ``jackpotd_agent_*`` metrics."""
     """Broker connections, counted in the ``jackpotd_mqtt_*`` metrics (docs/metrics.md)."""
     serial_lines: list[SerialStats] = field(default_factory=list)
     """Serial lines to table devices, counted in the ``jackpotd_serial_*`` metrics."""

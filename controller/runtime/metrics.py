@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from controller.journal.port import JournalPort
     from controller.outputs import FollowerOrder
-    from controller.plugins import HealthReporting, MqttStats, SerialStats
+    from controller.plugins import AgentLinkStats, HealthReporting, MqttStats, SerialStats
     from controller.ports import Receipt
     from controller.runtime.liveness import Liveness
     from controller.runtime.sequencer import Sequencer
@@ -81,6 +81,7 @@ class ControllerMetrics(Collector):
         """The software approved when the controller started: start-up checked it is what runs."""
         self.serial: list[SerialStats] = []
         self.mqtt: list[MqttStats] = []
+        self.agent_links: list[AgentLinkStats] = []
         self.refusals: set[str] = set()
         """Every reason the configured sources refuse input with, each shown at 0 until counted
         (their drivers' ``refusals``); ``ledger`` is always there."""
@@ -297,6 +298,21 @@ class ControllerMetrics(Collector):
             connected.add_metric([client.name], 1.0 if client.connected else 0.0)
             reconnects.add_metric([client.name], client.reconnects)
         yield from (pending, oldest, up, failures, held, connected, reconnects)
+        yield from self._agents()
+
+    def _agents(self) -> Iterator[Metric]:
+        gaps = CounterMetricFamily(
+            "jackpotd_agent_gaps",
+            "Table agents' events left for their resend: an earlier one had not arrived.",
+            labels=["client"],
+        )
+        acks = CounterMetricFamily(
+            "jackpotd_agent_acks", "Acknowledgements published to table agents.", labels=["client"]
+        )
+        for link in self.agent_links:
+            gaps.add_metric([link.name], link.agent_gaps)
+            acks.add_metric([link.name], link.agent_acks)
+        yield from (gaps, acks)
 
     def _streams(self) -> Iterator[Metric]:
         streams = GaugeMetricFamily("jackpotd_display_streams", "Open /events streams.")

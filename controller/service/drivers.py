@@ -60,6 +60,7 @@ def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
         built.faces += parts.faces
         built.close += parts.close
         built.broker_links += parts.broker_links
+        built.agent_links += parts.agent_links
         built.serial_lines += parts.serial_lines
         built.health += parts.health
         built.followers += parts.followers
@@ -67,6 +68,7 @@ def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
             runtime.metrics.refusals.update(entry.spec.refusals)
     if (metrics := runtime.metrics) is not None:
         metrics.mqtt += built.broker_links
+        metrics.agent_links += built.agent_links
         metrics.serial += built.serial_lines
         metrics.sources += built.health
         metrics.followers += built.followers

@@ -188,6 +188,16 @@ class MqttSource:
             self, self._backoff, before_attempt=lambda: raise_if_cancelled(baseline)
         )
 
+    @property
+    def agent_gaps(self) -> int:
+        """Agent events left for the resend because an earlier one had not arrived."""
+        return self.agents.gaps
+
+    @property
+    def agent_acks(self) -> int:
+        """Cumulative acknowledgements published to table agents."""
+        return self.agents.answered
+
     def open_session(self) -> AckingClient:
         """A session with the broker that acknowledges each message once it is journaled."""
         return make_client(

@@ -19,7 +19,13 @@ def build(settings: BrokerSettings, context: DriverContext) -> DriverParts:
     source = MqttSource(settings, known_tables=[table.table_id for table in context.tables])
     source.agents.epoch = context.epoch
     sink = MqttSink(settings, context.outbox)
-    return DriverParts(sources=[source], sinks=[sink], broker_links=[source, sink], health=[source])
+    return DriverParts(
+        sources=[source],
+        sinks=[sink],
+        broker_links=[source, sink],
+        health=[source],
+        agent_links=[source],
+    )
 
 
 def describe(broker: BrokerSettings) -> str:

@@ -59,9 +59,19 @@ async def test_a_progressive_wager_through_an_agent_moves_the_meter_and_is_ackno
             lambda w: any(decode_ack(p).agent_seq == 2 for p in w.payloads(acks)), "ack 2"
         )
         answer = next(decode_ack(p) for p in seen.payloads(acks) if decode_ack(p).agent_seq == 2)
+        metrics = running.runtime.metrics
+        assert metrics is not None
+        counted = {
+            family.name: {sample.labels["client"]: sample.value for sample in family.samples}
+            for family in metrics.collect()
+            if family.name in {"jackpotd_agent_acks", "jackpotd_agent_gaps"}
+        }
 
     assert lock.outcome == APPLIED
     assert (answer.boot, answer.journal_seq, answer.epoch) == (outbox.boot, lock.seq, 0)
     assert meter > seed  # the wager contributed
     assert outbox.pending(0, 10) == []
     assert outbox.epoch == 0
+    # Operations see the acknowledgements go out and no event left for a resend.
+    assert counted["jackpotd_agent_acks"]["mqtt"] >= 1
+    assert counted["jackpotd_agent_gaps"] == {"mqtt": 0.0}

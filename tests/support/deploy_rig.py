@@ -66,6 +66,15 @@ class Stub:
 
 
 @dataclass
+class AgentLink:
+    """What metrics read of a source table agents send through."""
+
+    name: str
+    agent_gaps: int = 0
+    agent_acks: int = 0
+
+
+@dataclass
 class Reporting:
     """What metrics read of a source's health."""
 
@@ -121,6 +130,7 @@ def exported() -> dict[str, Family]:
         metrics.event_to_sign_seconds.labels(sign="alpha-1").observe(0.2)
         metrics.followers.append(FollowerOrder("alpha-sign:alpha-1"))
         metrics.mqtt += [Stub("mqtt"), Stub("mqtt-display")]
+        metrics.agent_links.append(AgentLink("mqtt", agent_gaps=1, agent_acks=4))
         metrics.serial.append(Stub("serial:t2-devices", errors=Counter({"bad-crc": 1})))
         # What hostile or broken devices would have counted (docs/faults.md).
         stats = sequencer.stats
