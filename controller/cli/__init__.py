@@ -24,6 +24,7 @@ from controller.cli import (
     paytables,
     report,
     run,
+    sign,
     supervisor,
 )
 
@@ -62,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     config_command.register(commands)
     run.register(commands)
     agent.register(commands)
+    sign.register(commands)
     return parser
 
 

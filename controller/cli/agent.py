@@ -11,19 +11,13 @@ SIGINT stop it; what is stored stays in the outbox for the next start.
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
-import signal
-import sys
-from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from controller.cli.common import command
+from controller.cli.stopping import LOG_LEVELS, driver_function, start_logging, until_stopped
 from controller.config.agent import load_agent_config
 from controller.journal.agent_outbox import AgentOutboxStore
-from controller.runtime.logsafe import log_handler
-from controller.runtime.systemd import Notifier
 
 if TYPE_CHECKING:
     import argparse
@@ -34,7 +28,6 @@ if TYPE_CHECKING:
 
 AGENT_DRIVER: Final = "drivers.agent.service:run_agent"
 """Where the agent's driver lives, as a string (controller.plugins finds drivers the same way)."""
-LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -55,39 +48,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 def run_agent(args: argparse.Namespace) -> int:
     """Run the agent until SIGTERM or SIGINT."""
     config = load_agent_config(args.config)
-    logging.basicConfig(level=args.log_level, handlers=[log_handler(sys.stderr)], force=True)
-    module, _, attribute = AGENT_DRIVER.partition(":")
-    runner: Callable[[AgentConfig, AgentOutbox], Awaitable[None]] = getattr(
-        import_module(module), attribute
-    )
+    start_logging(args.log_level)
+    runner: Callable[[AgentConfig, AgentOutbox], Awaitable[None]] = driver_function(AGENT_DRIVER)
     outbox = AgentOutboxStore(config.outbox, config.table_id)
     status = f"table {config.table_id}, boot {outbox.boot}, outbox {config.outbox}"
     try:
-        asyncio.run(_until_stopped(runner(config, outbox), status))
+        asyncio.run(until_stopped(runner(config, outbox), status))
     finally:
         outbox.close()
     return 0
-
-
-async def _until_stopped(agent: Awaitable[None], status: str) -> None:
-    """Run the agent, tell systemd (``Type=notify``, its watchdog), stop on SIGTERM or SIGINT."""
-    notifier = Notifier.from_environment()
-    task = asyncio.ensure_future(agent)
-    keepalive = asyncio.ensure_future(notifier.watchdog())
-
-    def stop() -> None:
-        notifier.stopping()
-        task.cancel()
-
-    loop = asyncio.get_running_loop()
-    for number in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(NotImplementedError):
-            loop.add_signal_handler(number, stop)
-    notifier.ready(status)
-    try:
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-    finally:
-        keepalive.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await keepalive

@@ -14,12 +14,12 @@ the controller's file, so that the same keys mean the same things. Every error i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
 from controller.agent.settings import AgentConfig
-from controller.config.load import _key_of, _Loader
+from controller.config.load import _key_of, _Loader, read_config_file, toml_document
 from controller.config.schema import ConfigError
 from controller.plugins import by_section
 
@@ -49,19 +49,12 @@ class _AgentFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 def load_agent_config(path: Path) -> AgentConfig:
     """Read and check an agent's configuration file."""
-    try:
-        data = path.read_bytes()
-    except OSError as error:
-        raise ConfigError(str(path), "(file)", f"cannot read: {error.strerror}") from error
-    return parse_agent_config(data, str(path), path.absolute().parent)
+    return parse_agent_config(read_config_file(path), str(path), path.absolute().parent)
 
 
 def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
     """Check one agent configuration document; ``source`` names it in errors."""
-    try:
-        document = msgspec.toml.decode(data, type=dict[str, Any])
-    except msgspec.DecodeError as error:
-        raise ConfigError(source, "(file)", f"not valid TOML: {error}") from error
+    document = toml_document(data, source)
     broker, serial = document.pop(BROKER, None), document.pop(SERIAL, None)
     try:
         section = msgspec.convert(document, _AgentFile).agent

@@ -77,22 +77,31 @@ delays a takeover after a node dies (docs/ha.md)."""
 COMMIT_HANG_S: Final = (1.0, 3600.0)
 
 
-def load_config(path: Path) -> Config:
-    """Read and validate a configuration file."""
+def read_config_file(path: Path) -> bytes:
+    """A configuration file's bytes, or one line saying why it cannot be read."""
     try:
-        text = path.read_bytes()
+        return path.read_bytes()
     except OSError as error:
         raise ConfigError(str(path), "(file)", f"cannot read: {error.strerror}") from error
-    return parse_config(text, str(path), path.absolute().parent)
+
+
+def toml_document(data: bytes, source: str) -> dict[str, Any]:
+    """A TOML document's tables, or one line saying where it is not valid TOML."""
+    try:
+        return msgspec.toml.decode(data, type=dict[str, Any])
+    except msgspec.DecodeError as error:
+        raise ConfigError(source, "(file)", f"not valid TOML: {error}") from error
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate a configuration file."""
+    return parse_config(read_config_file(path), str(path), path.absolute().parent)
 
 
 def parse_config(text: str | bytes, source: str, base_dir: Path) -> Config:
     """Validate one configuration document; ``source`` names it in errors."""
     data = text.encode() if isinstance(text, str) else text
-    try:
-        document = msgspec.toml.decode(data, type=dict[str, Any])
-    except msgspec.DecodeError as error:
-        raise ConfigError(source, "(file)", f"not valid TOML: {error}") from error
+    document = toml_document(data, source)
     specs = by_section()
     # The drivers' sections go to the drivers' types; the rest must be the core's.
     sections = {name: document.pop(name) for name in list(document) if name in specs}

@@ -1,0 +1,50 @@
+"""``jackpotd sign``: a sign station, LED meter signs fed over MQTT (docs/signs.md).
+
+The command reads the station's configuration (:mod:`controller.config.sign`) and runs the
+sign station's driver, found by name as every driver is (the core imports no driver). SIGTERM
+and SIGINT stop it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from controller.cli.common import command
+from controller.cli.stopping import LOG_LEVELS, driver_function, start_logging, until_stopped
+from controller.config.sign import load_sign_config
+
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Awaitable, Callable, Sequence
+
+STATION_DRIVER: Final = "drivers.signs.station:run_sign_station"
+"""Where the sign station's driver lives, as a string (as controller.plugins names drivers)."""
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``sign``."""
+    sign = command(
+        commands,
+        "sign",
+        help="run a sign station: LED meter signs following the meters over MQTT",
+        examples="  jackpotd sign --config /etc/jackpotd/sign.toml   # as systemd runs it",
+    )
+    sign.add_argument("--config", required=True, type=Path, help="the station's TOML file")
+    sign.add_argument(
+        "--log-level", default="INFO", type=str.upper, choices=LOG_LEVELS, help="what to log"
+    )
+    sign.set_defaults(run=run_sign, logs=True)
+
+
+def run_sign(args: argparse.Namespace) -> int:
+    """Run the station until SIGTERM or SIGINT."""
+    config = load_sign_config(args.config)
+    start_logging(args.log_level)
+    runner: Callable[[object, Sequence[object], Sequence[str]], Awaitable[None]] = driver_function(
+        STATION_DRIVER
+    )
+    status = f"sign station {config.name}: {len(config.signs)} sign(s), pools {config.pools}"
+    asyncio.run(until_stopped(runner(config.broker, config.signs, config.pools), status))
+    return 0

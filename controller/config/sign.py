@@ -1,0 +1,107 @@
+"""A sign station's configuration (``jackpotd sign --config sign.toml``): TOML, checked, typed.
+
+A sign station is the small computer behind one or more LED meter signs on the floor, away
+from the controller: it follows the meters over MQTT (docs/ha.md, "Brokers and followers")
+and drives its signs on their serial lines. The file has three parts (deploy/sign.toml
+documents every key)::
+
+    [sign]           name, site, pools
+    [broker]         the MQTT driver's section, as in the controller's file (docs/mqtt.md)
+    [[alpha_sign]]   the Alpha sign driver's entries, as in the controller's file (docs/signs.md)
+
+The driver sections are read by the drivers' specs (:mod:`controller.plugins`), as in the
+controller's file and the agent's, so the same keys mean the same things. Every error is one
+line, ``file: key: reason``; relative paths are relative to the file's folder.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from controller.config.load import _key_of, _Loader, read_config_file, toml_document
+from controller.config.schema import ConfigError
+from controller.plugins import by_section
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+BROKER: Final = "broker"
+SIGNS: Final = "alpha_sign"
+
+
+class SignSection(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``[sign]`` as written."""
+
+    name: str
+    site: str = "casino"
+    pools: list[str] = []
+    """The pools followed; none: the pools of the signs below."""
+
+
+class _SignFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    sign: SignSection
+
+
+@dataclass(frozen=True, slots=True)
+class SignStationConfig:
+    """Everything ``jackpotd sign`` runs on.
+
+    The driver sections are held without their types, as the agent's are (the core imports
+    no driver): the MQTT driver's settings and the Alpha sign driver's, checked by their specs.
+    """
+
+    source: str
+    """The file it was read from."""
+    name: str
+    """The station's name: its MQTT client id is ``sign-<name>``."""
+    pools: tuple[str, ...]
+    broker: object
+    signs: tuple[object, ...]
+
+
+def load_sign_config(path: Path) -> SignStationConfig:
+    """Read and check a sign station's configuration file."""
+    return parse_sign_config(read_config_file(path), str(path), path.absolute().parent)
+
+
+def parse_sign_config(data: bytes, source: str, base_dir: Path) -> SignStationConfig:
+    """Check one sign station's configuration document; ``source`` names it in errors."""
+    document = toml_document(data, source)
+    broker, signs = document.pop(BROKER, None), document.pop(SIGNS, None)
+    try:
+        section = msgspec.convert(document, _SignFile).sign
+    except msgspec.ValidationError as error:
+        raise ConfigError(source, *_key_of(error)) from error
+    checks = _Loader(source, base_dir)
+    name = checks.identifier("sign.name", section.name)
+    checks.site = checks.identifier("sign.site", section.site)
+    checks.controller_id = f"sign-{name}"
+    seen: dict[str, str] = {}
+    pools = tuple(
+        checks.identifier(f"sign.pools[{index}]", pool, seen)
+        for index, pool in enumerate(section.pools)
+    )
+    if not isinstance(broker, dict):
+        raise checks.fail(BROKER, "write a [broker] table: the signs follow the meters by it")
+    (entry,) = checks.driver(by_section()[BROKER], broker)
+    settings = entry.settings
+    if "client_id" not in broker:
+        settings = msgspec.structs.replace(settings, client_id=f"sign-{name}")
+    if not isinstance(signs, list) or not signs:
+        raise checks.fail(SIGNS, "write one [[alpha_sign]] table for each sign of the station")
+    entries = checks.driver(by_section()[SIGNS], signs)
+    for entry in entries:
+        pool = str(entry.settings.pool_id)
+        if pools and pool not in pools:
+            reason = f"is {pool!r}, not one of sign.pools ({', '.join(pools)}): it would stay blank"
+            raise checks.fail(f"{entry.key}.pool_id", reason)
+    return SignStationConfig(
+        source=source,
+        name=name,
+        pools=pools or tuple(sorted({str(entry.settings.pool_id) for entry in entries})),
+        broker=settings,
+        signs=tuple(entry.settings for entry in entries),
+    )
