@@ -34,31 +34,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from time import monotonic, perf_counter
 from typing import TYPE_CHECKING, Any
 
 from controller.backoff import Backoff
 from controller.clock import utc_now
-from controller.effects import Balances, PayoutMade, RoundHeld, TableStatus, WagerRefused
+from controller.effects import RoundHeld
 from controller.events import CheckpointRecorded, DeviceEvent, FaultRecorded
 from controller.journal import JournalError
 from controller.journal.errors import FencedError
 from controller.journal.identity import device_origin
-from controller.outputs import (
-    ControllerUpdate,
-    MeterUpdate,
-    TableUpdate,
-    hit_announcement,
-    wager_refusal,
-)
+from controller.outputs import ControllerUpdate, TableUpdate
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from controller.runtime.clock_watch import ClockWatch
 from controller.runtime.commit_thread import CommitThread
 from controller.runtime.device_sequences import DeviceSequences
 from controller.runtime.rejection_limit import SUPPRESSED, RejectionLimit
+from controller.runtime.sequencer_stats import SequencerStats
 from controller.runtime.step_down import COMMIT_HUNG, FENCED, exit_process
+from controller.runtime.updates import updates_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -76,35 +71,6 @@ log = logging.getLogger(__name__)
 
 DETAIL_MAX = 8000
 """Characters of a rejection's detail journaled: a parked 4 KiB message whole, in base64."""
-
-
-@dataclass(slots=True)
-class SequencerStats:
-    """Counters the metrics exporter reads."""
-
-    events: Counter[str] = field(default_factory=Counter)
-    rejected: Counter[str] = field(default_factory=Counter)
-    commits: int = 0
-    commit_seconds: list[float] = field(default_factory=list)
-    queue_to_commit_seconds: list[float] = field(default_factory=list)
-    held_rounds: int = 0
-    journal_failures: int = 0
-    conflicts: Counter[str] = field(default_factory=Counter)
-    """Events refused for reusing an id with other content, by table."""
-    gaps: Counter[str] = field(default_factory=Counter)
-    """Gaps in a device's sequence numbers journaled, by table."""
-    lost_events: Counter[str] = field(default_factory=Counter)
-    """Events those gaps left out, by table."""
-    rejections_left_out: int = 0
-    """Rejections counted but not journaled one by one (a flood; see RejectionLimit)."""
-    internal_errors: int = 0
-    """Events the controller failed on (a fault of its own), left unrecorded."""
-
-    def drain_latencies(self) -> tuple[list[float], list[float]]:
-        """The latencies observed since the last call (for histograms)."""
-        commits, waits = self.commit_seconds, self.queue_to_commit_seconds
-        self.commit_seconds, self.queue_to_commit_seconds = [], []
-        return commits, waits
 
 
 def _consume(future: asyncio.Future[Receipt]) -> None:
@@ -458,36 +424,10 @@ class Sequencer:
 
     def _updates(self, receipt: Receipt, event: AnyEvent) -> list[AnyUpdate]:
         """What the sinks must hear about, from the effects of a committed event."""
-        at, seq, epoch = event.at, receipt.seq, self.journal.epoch
         if isinstance(event, CheckpointRecorded) and self.checkpoints is not None:
-            return [self.checkpoints.recorded(seq, event)]
-        updates: list[AnyUpdate] = []
+            return [self.checkpoints.recorded(receipt.seq, event)]
         for effect in receipt.effects:
-            if isinstance(effect, Balances):
-                pool = self.journal.state.pools[effect.pool_id]
-                updates.append(
-                    MeterUpdate(
-                        at,
-                        seq,
-                        pool.pool_id,
-                        pool.meter_cents,
-                        pool.reserve_cents,
-                        pool.overflow_cents,
-                        pool.terms.seed_cents,
-                        epoch=epoch,
-                    )
-                )
-            elif isinstance(effect, PayoutMade):
-                announcement = hit_announcement(effect, at, seq, epoch)
-                if announcement is not None:
-                    updates.append(announcement)
-            elif isinstance(effect, TableStatus):
-                updates.append(
-                    TableUpdate(at, seq, effect.table_id, effect.online, effect.reason, epoch=epoch)
-                )
-            elif isinstance(effect, WagerRefused):
-                updates.append(wager_refusal(effect, at, seq, epoch))
-            elif isinstance(effect, RoundHeld):
+            if isinstance(effect, RoundHeld):
                 self.stats.held_rounds += 1
                 log.error(
                     "ALARM table %s round %s held: %s",
@@ -495,16 +435,7 @@ class Sequencer:
                     effect.round_id,
                     effect.reason,
                 )
-        # Later meter updates of one pool supersede earlier ones within the event.
-        latest: dict[str, int] = {}
-        for index, update in enumerate(updates):
-            if isinstance(update, MeterUpdate):
-                latest[update.pool_id] = index
-        return [
-            update
-            for index, update in enumerate(updates)
-            if not isinstance(update, MeterUpdate) or latest[update.pool_id] == index
-        ]
+        return updates_of(receipt, event.at, self.journal.state, self.journal.epoch)
 
     def _fail_closed(self, reason: str) -> None:
         self.stats.journal_failures += 1
