@@ -33,7 +33,7 @@ import contextlib
 import sqlite3
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import KIND, checkpoint_of
@@ -44,15 +44,16 @@ from controller.journal.snapshot import digest, snapshot_text, state_from_text
 from controller.ledger.apply import LedgerError, LedgerState, apply
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Generator, Iterable, Iterator, Sequence
     from pathlib import Path
 
     from controller.events import CheckpointRecorded
+    from controller.journal.rows import Row
 
 SEGMENT_ROWS: Final = 200_000
 """Rows a segment holds at most, where checkpoints allow: each is recorded and its rows removed
 in one transaction, which a service writing the same file waits for (a second or so)."""
-_COLUMNS: Final = (
+COLUMNS: Final = (
     "segment", "first_seq", "last_seq", "prev_hash", "last_hash", "rows", "sha256",
     "checkpoint_seq", "state", "archived_at",
 )  # fmt: skip
@@ -72,15 +73,50 @@ def archive_records(connection: sqlite3.Connection) -> list[ArchiveRecord]:
     """The segments the journal records, in order; none in a file of a schema before them."""
     try:
         found = connection.execute(
-            f"SELECT {', '.join(_COLUMNS)} FROM archives ORDER BY last_seq"  # noqa: S608
+            f"SELECT {', '.join(COLUMNS)} FROM archives ORDER BY last_seq"  # noqa: S608
         ).fetchall()
     except sqlite3.OperationalError:
         return []
     return [ArchiveRecord(*tuple(row)) for row in found]
 
 
-def _record_values(record: ArchiveRecord) -> tuple[Any, ...]:
-    return tuple(getattr(record, name) for name in _COLUMNS)
+class ArchiveSource(Protocol):
+    """What archiving reads of a journal, in one snapshot, and how it records a segment.
+
+    The SQLite file's (:class:`_FileSource`) and the PostgreSQL database's
+    (:mod:`controller.journal.postgres.archive`): the same rows, cuts and segments either way.
+    """
+
+    @property
+    def where(self) -> str:
+        """What names the journal in messages."""
+        ...
+
+    def records(self) -> list[ArchiveRecord]:
+        """The segments the journal records, in order."""
+        ...
+
+    def head(self) -> int:
+        """The last row's ``seq`` (0 if none)."""
+        ...
+
+    def times(self, after: int) -> Iterable[tuple[int, str]]:
+        """Each row's ``seq`` and canonical time after row ``after``, in order."""
+        ...
+
+    def checkpoint_rows(self) -> Iterable[Row]:
+        """The checkpoint rows, in order."""
+        ...
+
+    def rows(self, after: int) -> Generator[Row]:
+        """Every row after row ``after``, in order, canonical (closed when left early)."""
+        ...
+
+    def record(
+        self, records: list[ArchiveRecord], record: ArchiveRecord, pending: set[str]
+    ) -> None:
+        """Record the segment and remove its rows in one transaction (``records``: those read)."""
+        ...
 
 
 def _open(path: Path, *, read_only: bool) -> sqlite3.Connection:
@@ -103,7 +139,7 @@ def parse_moment(text: str) -> datetime:
 
 
 def _candidate(
-    connection: sqlite3.Connection, after: int, head: int, before: datetime | None, rows: int | None
+    source: ArchiveSource, after: int, head: int, before: datetime | None, rows: int | None
 ) -> int:
     """The last row the criterion would archive (see the module docstring)."""
     if rows is not None:
@@ -111,7 +147,7 @@ def _candidate(
     if before is None:
         raise JournalError("say which rows to archive: --before DATE or --rows N")
     last = after
-    for seq, at in times(connection, after):
+    for seq, at in source.times(after):
         try:
             dated = datetime.fromisoformat(at)
         except ValueError:
@@ -122,12 +158,10 @@ def _candidate(
     return last
 
 
-def _checkpoints(
-    connection: sqlite3.Connection, after: int
-) -> list[tuple[int, CheckpointRecorded]]:
+def _checkpoints(source: ArchiveSource, after: int) -> list[tuple[int, CheckpointRecorded]]:
     """The live checkpoints after row ``after``: their rows and what they state."""
     found = []
-    for row in rows_of_kinds(connection, KIND):
+    for row in source.checkpoint_rows():
         event = checkpoint_of(str(row.values["event"]))
         if event is not None and int(row.values["seq"]) > after:
             found.append((int(row.values["seq"]), event))
@@ -172,11 +206,14 @@ class _Replay:
     state: LedgerState
     last: tuple[int, str] = (0, GENESIS)
 
-    def rows(
-        self, connection: sqlite3.Connection, after: int, cut: int
-    ) -> Iterator[dict[str, Any]]:
+    def rows(self, source: ArchiveSource, after: int, cut: int) -> Iterator[dict[str, Any]]:
         """The canonical rows after ``after`` up to ``cut``, each applied as it goes."""
-        for row in read_rows(connection, after):
+        # Closed at the cut, not when collected: a database's cursor is freed at once.
+        with contextlib.closing(source.rows(after)) as read:
+            yield from self._applied(read, cut)
+
+    def _applied(self, read: Iterator[Row], cut: int) -> Iterator[dict[str, Any]]:
+        for row in read:
             seq = int(row.values["seq"])
             if seq > cut:
                 return
@@ -205,43 +242,47 @@ def archive(  # noqa: PLR0913 - the command's options, all keywords
     Journal(path).close()  # the schema up to date, as the service would bring it
     report = verify(path, keys=keys)
     if not report.ok:
-        shown = "; ".join(report.problems[:3])
-        raise JournalError(f"{path}: the journal does not verify ({shown}); nothing archived")
+        raise not_verified(str(path), report.problems)
     reader = _open(path, read_only=True)
     try:
         reader.execute("BEGIN")  # one snapshot of the file for everything read
-        return _archive(path, reader, directory, (before, rows), now)
+        return archive_from(_FileSource(path, reader), directory, (before, rows), now)
     finally:
         reader.close()
 
 
-def _archive(
-    path: Path,
-    reader: sqlite3.Connection,
+def not_verified(where: str, problems: Sequence[str]) -> JournalError:
+    """What archiving says of a journal that does not verify: nothing broken is archived."""
+    shown = "; ".join(problems[:3])
+    return JournalError(f"{where}: the journal does not verify ({shown}); nothing archived")
+
+
+def archive_from(
+    source: ArchiveSource,
     directory: Path,
     criterion: tuple[datetime | None, int | None],
     now: str,
 ) -> list[ArchiveRecord]:
-    records = archive_records(reader)
+    """Cut, write and record the segments of the rows ``criterion`` names (before, rows)."""
+    records = source.records()
     previous = records[-1] if records else None
     after = previous.last_seq if previous else 0
     chained = previous.last_hash if previous else GENESIS
     replay = _Replay(state_from_text(previous.state) if previous else LedgerState())
-    head = (last_row(reader) or (0, GENESIS))[0]
-    candidate = _candidate(reader, after, head, *criterion)
+    candidate = _candidate(source, after, source.head(), *criterion)
     if candidate <= after:
-        raise JournalError(f"{path}: no row to archive after row {after}; nothing archived")
+        raise JournalError(f"{source.where}: no row to archive after row {after}; nothing archived")
     written: list[ArchiveRecord] = []
-    for cut, checkpoint in _cuts(_checkpoints(reader, after), after, candidate):
-        record = _segment(reader, directory, replay, (after, chained, cut), checkpoint, now=now)
-        _record(path, records, record, set(replay.state.pending))
+    for cut, checkpoint in _cuts(_checkpoints(source, after), after, candidate):
+        record = _segment(source, directory, replay, (after, chained, cut), checkpoint, now=now)
+        source.record(records, record, set(replay.state.pending))
         records, written = [*records, record], [*written, record]
         after, chained = record.last_seq, record.last_hash
     return written
 
 
 def _segment(  # noqa: PLR0913 - one segment's parts
-    reader: sqlite3.Connection,
+    source: ArchiveSource,
     directory: Path,
     replay: _Replay,
     span: tuple[int, str, int],
@@ -261,10 +302,10 @@ def _segment(  # noqa: PLR0913 - one segment's parts
                     f"the checkpoint at row {checkpoint[0]} does not state row {cut}'s hash and "
                     "the state after it; nothing archived"
                 )
-        return digest(text), None if checkpoint is None else _text_of(reader, checkpoint[0])
+        return digest(text), None if checkpoint is None else _text_of(source, checkpoint[0])
 
     sealed = write_segment(
-        directory, replay.rows(reader, after, cut), start=(after + 1, chained), end=end
+        directory, replay.rows(source, after, cut), start=(after + 1, chained), end=end
     )
     return ArchiveRecord(
         **asdict(sealed),
@@ -274,9 +315,41 @@ def _segment(  # noqa: PLR0913 - one segment's parts
     )
 
 
-def _text_of(connection: sqlite3.Connection, seq: int) -> str:
-    row = next(read_rows(connection, seq - 1))
-    return str(row.values["event"])
+def _text_of(source: ArchiveSource, seq: int) -> str:
+    with contextlib.closing(source.rows(seq - 1)) as read:
+        return str(next(read).values["event"])
+
+
+@dataclass(frozen=True, slots=True)
+class _FileSource:
+    """An SQLite journal file read in one read transaction, written on a connection of its own."""
+
+    path: Path
+    reader: sqlite3.Connection
+
+    @property
+    def where(self) -> str:
+        return str(self.path)
+
+    def records(self) -> list[ArchiveRecord]:
+        return archive_records(self.reader)
+
+    def head(self) -> int:
+        return (last_row(self.reader) or (0, GENESIS))[0]
+
+    def times(self, after: int) -> Iterable[tuple[int, str]]:
+        return times(self.reader, after)
+
+    def checkpoint_rows(self) -> Iterable[Row]:
+        return rows_of_kinds(self.reader, KIND)
+
+    def rows(self, after: int) -> Generator[Row]:
+        yield from read_rows(self.reader, after)
+
+    def record(
+        self, records: list[ArchiveRecord], record: ArchiveRecord, pending: set[str]
+    ) -> None:
+        _record(self.path, records, record, pending)
 
 
 def _record(
@@ -291,12 +364,22 @@ def _record(
     try:
         _store(path, writer, records, record, pending)
     except sqlite3.Error as error:
-        raise JournalError(
-            f"{path}: the archive of rows {record.first_seq} to {record.last_seq} could not be "
-            f"recorded ({error}); the journal was left as it was"
-        ) from error
+        raise not_recorded(str(path), record, error) from error
     finally:
         writer.close()
+
+
+def not_recorded(where: str, record: ArchiveRecord, error: object) -> JournalError:
+    """What archiving says when a segment written could not be recorded: nothing removed."""
+    return JournalError(
+        f"{where}: the archive of rows {record.first_seq} to {record.last_seq} could not be "
+        f"recorded ({error}); the journal was left as it was"
+    )
+
+
+def record_values(record: ArchiveRecord) -> tuple[Any, ...]:
+    """The record's values in the order of the ``archives`` table's columns."""
+    return tuple(getattr(record, name) for name in COLUMNS)
 
 
 def _store(
@@ -311,9 +394,9 @@ def _store(
     writer.executemany("INSERT INTO kept_payouts VALUES (?)", [(p,) for p in pending])
     writer.execute("BEGIN IMMEDIATE")
     try:
-        _same_records(path, writer, records)
-        marks = ", ".join("?" for _ in _COLUMNS)
-        writer.execute(f"INSERT INTO archives VALUES ({marks})", _record_values(record))  # noqa: S608
+        same_records(str(path), archive_records(writer), records)
+        marks = ", ".join("?" for _ in COLUMNS)
+        writer.execute(f"INSERT INTO archives VALUES ({marks})", record_values(record))  # noqa: S608
         writer.execute("DELETE FROM snapshots WHERE seq <= ?", [record.last_seq])
         writer.execute(
             "DELETE FROM payouts WHERE seq <= ? "
@@ -327,6 +410,7 @@ def _store(
         raise
 
 
-def _same_records(path: Path, writer: sqlite3.Connection, records: list[ArchiveRecord]) -> None:
-    if archive_records(writer) != records:
-        raise JournalError(f"{path}: another archive was made meanwhile; run it again")
+def same_records(where: str, found: list[ArchiveRecord], read: list[ArchiveRecord]) -> None:
+    """Refuse to record when the records changed since they were read (another archive ran)."""
+    if found != read:
+        raise JournalError(f"{where}: another archive was made meanwhile; run it again")

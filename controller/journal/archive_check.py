@@ -21,7 +21,6 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from controller.journal.archive import ArchiveRecord, archive_records
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import KIND, checkpoint_of, signature_holds
 from controller.journal.codec import payout_row
@@ -31,11 +30,11 @@ from controller.journal.snapshot import differences, digest, snapshot_text, stat
 from controller.ledger.apply import LedgerState
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
     from controller.events import CheckpointRecorded
+    from controller.journal.archive import ArchiveRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +61,8 @@ class Start:
     records: list[ArchiveRecord] = field(default_factory=list)
 
 
-def start_after(connection: sqlite3.Connection, problem: Callable[[str], None]) -> Start:
-    """The last archive's end, or the beginning if nothing was archived."""
-    records = archive_records(connection)
+def start_after(records: list[ArchiveRecord], problem: Callable[[str], None]) -> Start:
+    """The last archive's end (``records``: the journal's), or the beginning if none."""
     if not records:
         return Start()
     last = records[-1]

@@ -5,7 +5,7 @@ journal here, through :class:`controller.journal.port.JournalPort`, whichever ba
 the commands that only read open it read only (:func:`open_reader`, a
 :class:`controller.journal.readonly.JournalReader`), and ``jackpotd verify`` checks either
 without opening it for writing (:func:`verify_journal`). The command line never asks which
-backend it has: what one cannot do yet (archive segments of a database) is refused here.
+backend it has: both archive old rows to the same segments (:func:`archive_journal`).
 
 Whichever the backend, a location that holds something other than a journal (another
 SQLite file, a database of other tables) is refused in one line before anything is read or
@@ -20,6 +20,7 @@ from controller.journal import archive, verify
 from controller.journal.errors import JournalError
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal, checks
+from controller.journal.postgres import archive as database_archive
 from controller.journal.postgres.connection import connect
 from controller.journal.postgres.readonly import (
     PostgresReader,
@@ -40,11 +41,6 @@ if TYPE_CHECKING:
     from controller.journal.port import JournalPort
     from controller.journal.readonly import JournalReader
     from controller.journal.verify import VerifyReport
-
-ARCHIVES_ON_POSTGRESQL = (
-    "a PostgreSQL journal is not archived to segments yet: it keeps every row in the database; "
-    "back the database up with pg_dump or pg_basebackup instead (docs/ha.md, Not yet)"
-)
 
 
 def open_journal(location: JournalLocation) -> JournalPort[Any]:
@@ -110,9 +106,15 @@ def archive_journal(  # noqa: PLR0913 - the archive command's options, all keywo
     keys: Sequence[str],
     now: str,
 ) -> list[ArchiveRecord]:
-    """``jackpotd archive`` (:func:`controller.journal.archive.archive`): an SQLite file's only."""
+    """``jackpotd archive``: the same segments from a file or a database.
+
+    :func:`controller.journal.archive.archive` on a file,
+    :func:`controller.journal.postgres.archive.archive` on a database.
+    """
     if isinstance(location, DatabaseUrl):
-        raise JournalError(f"{location}: {ARCHIVES_ON_POSTGRESQL}")
+        if database_version(location) is None:
+            raise no_journal(location)
+        return database_archive.archive(location, out, before=before, rows=rows, keys=keys, now=now)
     if not location.exists():
         raise JournalError(f"{location}: no such journal")
     return archive.archive(location, out, before=before, rows=rows, keys=keys, now=now)
@@ -139,13 +141,13 @@ def verify_journal(
     """``jackpotd verify``'s checks of the journal at ``location``, read only, never migrated.
 
     A file must be a journal (:func:`controller.journal.readonly.check_journal`); a database
-    is read in one snapshot. A PostgreSQL journal has no archive segments (docs/ha.md).
+    is read in one snapshot. ``archives``: the folder of either's archive segments.
     """
     if isinstance(location, DatabaseUrl):
-        if archives is not None:
-            raise JournalError(f"{location}: a PostgreSQL journal has no archive segments")
         if database_version(location) is None:
             raise no_journal(location)
-        return checks.verify(location, keys=keys, anchors=anchors, progress=progress)
+        return checks.verify(
+            location, keys=keys, anchors=anchors, progress=progress, archives=archives
+        )
     check_journal(location)
     return verify.verify(location, keys=keys, anchors=anchors, progress=progress, archives=archives)

@@ -11,18 +11,18 @@ snapshot must be the state its checkpoint signed.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from controller.journal.chain import GENESIS
-from controller.journal.checkpoints import KIND, checkpoint_of, signature_holds, stored_snapshots
+from controller.journal.checkpoints import KIND, checkpoint_of, signature_holds
 from controller.journal.snapshot import digest, state_digest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from controller.events import CheckpointRecorded
+    from controller.journal.checkpoints import StoredSnapshot
     from controller.ledger.state import LedgerState
 
 VERIFIED: Final = "verified"
@@ -131,15 +131,11 @@ def audit(
 
 
 def audit_snapshots(
-    connection: sqlite3.Connection,
+    snapshots: Iterable[StoredSnapshot],
     checkpoints: Mapping[int, CheckpointRecorded],
     problem: Callable[[str], None],
 ) -> None:
     """Each stored snapshot must be the state its checkpoint signed."""
-    try:
-        snapshots = stored_snapshots(connection)
-    except sqlite3.OperationalError:  # a journal of a schema before snapshots
-        return
     for snapshot in snapshots:
         event = checkpoints.get(snapshot.seq)
         if event is None:

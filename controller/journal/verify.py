@@ -19,7 +19,6 @@ the head (the last row and its hash), to be kept as an anchor.
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,43 +29,25 @@ import sqlite_utils
 
 from controller.effects import AnyEffect, PayoutMade, Verified, encode_effects
 from controller.events import decode_event, encode_event
-from controller.journal.anchors import check_anchor
-from controller.journal.archive_check import (
-    Cut,
-    Resume,
-    Start,
-    carried_matches,
-    carried_payouts,
-    check_cut,
-    segment_checkpoints,
-    segment_rows,
-    start_after,
-)
+from controller.journal.archive import archive_records
 from controller.journal.chain import GENESIS, row_hash
-from controller.journal.checkpoint_audit import (
-    VERIFIED,
-    AtHead,
-    CheckpointSummary,
-    at_head,
-    audit,
-    audit_snapshots,
-    checkpoints_in,
-)
-from controller.journal.checkpoints import KIND
+from controller.journal.checkpoints import KIND, stored_snapshots
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
 from controller.journal.restore import load_state
 from controller.journal.rows import Row, read_rows, rows_of_kinds
-from controller.journal.snapshot import state_from_text
 from controller.journal.store import payout_columns
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
-    from controller.events import AnyEvent, CheckpointRecorded
+    from controller.events import AnyEvent
     from controller.journal.anchors import Anchor
+    from controller.journal.archive import ArchiveRecord
+    from controller.journal.checkpoint_audit import CheckpointSummary
+    from controller.journal.checkpoints import StoredSnapshot
 
 MAX_PROBLEMS: Final = 20
 
@@ -238,7 +219,12 @@ def verify(
     connection.row_factory = sqlite3.Row
     try:
         connection.execute("BEGIN")
-        return _Verification(connection, keys, anchors, progress or _silent).run(archives)
+        # Imported here: the verification imports this module's checks of a row.
+        from controller.journal.verification import Verification  # noqa: PLC0415
+
+        live = _FileRows(connection)
+        every = PROGRESS_ROWS  # read now: a test sets it lower
+        return Verification(live, keys, anchors, progress or _silent, every).run(archives)
     except sqlite3.Error as error:
         raise JournalError(f"{location}: cannot read the journal: {error}") from error
     finally:
@@ -249,187 +235,40 @@ def _silent(done: int, total: int) -> None:
     """No progress shown."""
 
 
-@dataclass(slots=True)
-class _Verification:
-    """:func:`verify` inside its read transaction."""
+@dataclass(frozen=True, slots=True)
+class _FileRows:
+    """An SQLite journal file, read in the read transaction :func:`verify` opened."""
 
     connection: sqlite3.Connection
-    keys: Sequence[str]
-    anchors: Sequence[Anchor]
-    progress: Callable[[int, int], None]
-    report: VerifyReport = field(default_factory=VerifyReport)
-    payouts: Payouts = field(default_factory=dict)
-    carried: Payouts = field(default_factory=dict)
-    """Payouts pending at the cut, when verifying from it (:func:`.carried_payouts`)."""
-    at_heads: dict[int, AtHead] = field(default_factory=dict)
-    """The replayed state's digest and meters at each row a checkpoint covers."""
-    hashes: dict[int, str] = field(default_factory=dict)
-    """The hash of each row a checkpoint or an anchor names, and of the last."""
 
-    def run(self, archives: Path | None) -> VerifyReport:
-        report, connection = self.report, self.connection
-        report.keys, report.anchors = len(self.keys), len(self.anchors)
-        start = start_after(connection, report.problem)
-        report.archived, report.segments = start.seq, len(start.records)
-        live = int(
-            connection.execute(
-                "SELECT count(*) FROM journal WHERE seq > ?", [start.seq]
-            ).fetchone()[0]
-        )
-        # The checkpoints first (a scan of one column), so that the rows they cover are known
-        # when the replay passes them: only those rows' hashes and states are kept.
-        checkpoints = checkpoints_in(row.values for row in rows_of_kinds(connection, KIND))
-        rows: Iterable[Row | Cut | Resume]
-        if archives is not None and start.records:
-            report.segments_checked = True
-            checkpoints |= segment_checkpoints(archives, start.records)
-            total = live + sum(record.rows for record in start.records)
-            rows = itertools.chain(
-                segment_rows(archives, start.records, self.keys, report.problem),
-                read_rows(connection, start.seq),
-            )
-            begin = Start()
-        else:
-            checkpoints = self._covering_live_rows(checkpoints, start)
-            total, rows, begin = live, read_rows(connection, start.seq), start
-            self.carried = carried_payouts(start.state)
-            self.payouts = dict(self.carried)  # a verification since the cut updates them
-            self._left_in_cut(start.seq)
-        state = self._replay(rows, begin, checkpoints, total)
-        self._compare(state, start.seq if begin is start else 0)
-        self._audit(checkpoints, begin)
-        return report
+    def archive_records(self) -> list[ArchiveRecord]:
+        return archive_records(self.connection)
 
-    def _covering_live_rows(
-        self, checkpoints: dict[int, CheckpointRecorded], start: Start
-    ) -> dict[int, CheckpointRecorded]:
-        """Without the segments, the checkpoints of rows archived before the cut are not checked."""
-        kept = {}
-        for row, event in checkpoints.items():
-            if event.head_seq < start.seq:
-                self.report.notes.append(
-                    f"row {row}: its checkpoint covers row {event.head_seq}, which is archived: "
-                    "checked with the segments (--archives DIR)"
-                )
-            else:
-                kept[row] = event
-        return kept
+    def count(self, *, after: int = 0, upto: int | None = None) -> int:
+        query = "SELECT count(*) FROM journal WHERE seq > ? AND seq <= ?"
+        bound = upto if upto is not None else 2**63 - 1
+        return int(self.connection.execute(query, [after, bound]).fetchone()[0])
 
-    def _replay(
-        self,
-        rows: Iterable[Row | Cut | Resume],
-        begin: Start,
-        checkpoints: dict[int, CheckpointRecorded],
-        total: int,
-    ) -> LedgerState:
-        """Check and replay every row; keep what the checkpoints and anchors ask for."""
-        report = self.report
-        wanted = {event.head_seq for event in checkpoints.values()}
-        kept = wanted | {anchor.seq for anchor in self.anchors}
-        expected, previous, state = begin.seq, begin.hash, begin.state
-        if expected in wanted:
-            self.at_heads[expected] = at_head(state)
-        if expected:
-            self.hashes[expected] = previous
-        done = 0
-        for read in rows:
-            if isinstance(read, Resume):
-                record = read.record
-                expected, previous = record.last_seq, record.last_hash
-                state = state_from_text(record.state)
-                self._at_cut(state)
-                if expected in kept:
-                    self.hashes[expected] = previous
-                if expected in wanted:
-                    self.at_heads[expected] = at_head(state)
-                continue
-            if isinstance(read, Cut):
-                check_cut(read, (expected, previous, state), report.problem)
-                self._at_cut(state)
-                continue
-            row = read.values
-            if read.form:
-                report.problem(f"row {row['seq']}: {read.form}")
-            expected += 1
-            check_link(row, expected, previous, report)
-            previous = str(row["hash"])
-            state = replay_row(state, row, report, self.payouts, read.event)
-            seq = int(row["seq"])
-            report.head = (seq, previous)
-            if seq in kept:
-                self.hashes[seq] = previous
-            if seq in wanted:
-                self.at_heads[seq] = at_head(state)
-            done += 1
-            if done % PROGRESS_ROWS == 0 and done < total:
-                self.progress(done, total)
-        self.progress(done, total)
-        report.rows = done
-        if done:
-            self.hashes[report.head[0]] = report.head[1]
-        return state
+    def rows(self, after: int) -> Iterator[Row]:
+        return read_rows(self.connection, after)
 
-    def _left_in_cut(self, cut: int) -> None:
-        """No journal row of an archived range may be left in the file: nothing reads it."""
-        query = "SELECT count(*) FROM journal WHERE seq <= ?"
-        left = int(self.connection.execute(query, [cut]).fetchone()[0])
-        if left:
-            self.report.problem(
-                f"the file holds {left} rows of the archived rows 1 to {cut}, which an archive "
-                "removes with its record: they were put back"
-            )
+    def checkpoint_rows(self) -> Iterable[Row]:
+        return rows_of_kinds(self.connection, KIND)
 
-    def _at_cut(self, state: LedgerState) -> None:
-        """At an archive's cut, only the payouts pending then stay in the live table."""
-        self.payouts = {key: row for key, row in self.payouts.items() if key in state.pending}
-
-    def _compare(self, state: LedgerState, cut: int) -> None:
-        """The materialized state and the payouts against the replay."""
-        report, connection = self.report, self.connection
+    def compare_state(self, replayed: LedgerState, report: VerifyReport) -> None:
         try:
-            stored_state = load_state(sqlite_utils.Database(connection))
+            stored_state = load_state(sqlite_utils.Database(self.connection))
         except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:
             report.problem(f"the materialized state cannot be read: {error}")
         else:
-            _compare_state(state, stored_state, report)
-        stored = {
-            row["payout_id"]: dict(row) for row in connection.execute("SELECT * FROM payouts")
-        }
-        expected = self.payouts
-        for payout_id in sorted(expected.keys() | stored.keys()):
-            if payout_id in self.carried:
-                holds = carried_matches(expected[payout_id], stored.get(payout_id), cut)
-            else:
-                holds = expected.get(payout_id) == stored.get(payout_id)
-            if not holds:
-                report.problem(f"payout {payout_id}: the stored payout differs from the replay")
+            _compare_state(replayed, stored_state, report)
 
-    def _audit(self, checkpoints: dict[int, CheckpointRecorded], begin: Start) -> None:
-        """The checkpoints, the snapshots and the anchors."""
-        report = self.report
-        report.checkpoints = audit(
-            checkpoints, self.at_heads, self.hashes, keys=self.keys, problem=report.problem
-        )
-        audit_snapshots(self.connection, checkpoints, report.problem)
-        unchecked = begin.seq if not report.segments_checked else 0
-        if (
-            unchecked
-            and self.keys
-            and not any(
-                summary.head_seq == unchecked and summary.signature == VERIFIED
-                for summary in report.checkpoints
-            )
-        ):
-            report.problem(
-                f"rows 1 to {unchecked} are archived and no checkpoint signed by a controller "
-                "key given covers the last of them: verify with the segments (--archives DIR)"
-            )
-        for anchor in self.anchors:
-            if 0 < anchor.seq < unchecked:
-                report.problem(
-                    f"anchor {anchor.where}: row {anchor.seq} is archived (rows 1 to "
-                    f"{unchecked}): verify with the segments (--archives DIR) to check it"
-                )
-                continue
-            for problem in check_anchor(anchor, report.head[0], self.hashes.get, self.keys):
-                report.problem(problem)
+    def payouts(self) -> dict[str, dict[str, Any]]:
+        found = self.connection.execute("SELECT * FROM payouts")
+        return {row["payout_id"]: dict(row) for row in found}
+
+    def snapshots(self) -> list[StoredSnapshot]:
+        try:
+            return stored_snapshots(self.connection)
+        except sqlite3.OperationalError:  # a journal of a schema before snapshots
+            return []

@@ -16,6 +16,7 @@ supervisor approving a configuration), the database refuses and journals too.
 
 from __future__ import annotations
 
+import gzip
 import json
 import uuid
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from support.approvals import Site
+    from support.postgres import PostgresServer
 
     from controller.events import AnyEvent
     from controller.security.controller_key import ControllerKey
@@ -299,16 +301,77 @@ def test_an_empty_database_is_no_journal_to_a_reader_and_is_made_one_by_apply(
     assert "journal OK: 2 rows" in capsys.readouterr().out
 
 
-def test_archive_refuses_a_database_in_one_line_naming_what_to_do(pair: Pair) -> None:
+def test_archive_on_the_database_writes_the_file_s_segment_and_verify_archives_reads_it(
+    pair: Pair,
+) -> None:
+    """``jackpotd archive`` and ``verify --archives`` as an operator runs them (docs/ha.md)."""
+    public = str(pair.folder / "controller.pub")
+    said, folders = [], []
+    for location, name in ((str(pair.file), "file"), (pair.url, "database")):
+        out = pair.folder / f"{name}-archive"
+        argv = ("archive", "--rows", "20", "--out", str(out), "--controller-key", public)
+        status, text, err = pair.run(location, *argv)
+        assert status == 0, err
+        said.append(text.replace(str(out), "OUT"))
+        folders.append(out)
+    assert said[0] == said[1]
+    assert "archived rows 1 to 13 (13 rows)" in said[0]
+    assert "signed by the checkpoint at row 14" in said[0]
+    assert "the live journal continues at row 14" in said[0]
+    (on_file,), (on_database,) = (sorted(folder.iterdir()) for folder in folders)
+    assert on_file.name == on_database.name
+    assert on_file.read_bytes() == on_database.read_bytes()
+
+    checked = [
+        pair.run(location, "verify", "--archives", str(folder), "--controller-key", public)
+        for location, folder in zip((str(pair.file), pair.url), folders, strict=True)
+    ]
+    assert checked[0] == checked[1]
+    status, out, _ = checked[0]
+    assert status == 0
+    assert "archived: rows 1 to 13 in 1 segment, verified with the journal" in out
+    # Without the folder: verified from the recorded cut, and said so.
+    status, out, _ = pair.both("verify", "--json")
+    assert status == 0
+    assert json.loads(out)["archived"] == {"rows": 13, "segments": 1, "verified": False}
+
+    # A row dropped from the segment by whoever can write the archive folder fails on both.
+    for segment in (on_file, on_database):
+        with gzip.open(segment, "rb") as file:
+            lines = file.read().splitlines(keepends=True)
+        del lines[3]
+        with gzip.open(segment, "wb") as file:
+            file.writelines(lines)
+    failed = [
+        pair.run(location, "verify", "--archives", str(folder))
+        for location, folder in zip((str(pair.file), pair.url), folders, strict=True)
+    ]
+    assert failed[0] == failed[1]
+    status, _, err = failed[0]
+    assert status == 1
+    assert f"segment {on_file.name}: its SHA-256 is not the one recorded" in err
+
+
+def test_archive_refuses_an_empty_database_and_a_journal_that_does_not_verify(
+    pair: Pair, postgres_server: PostgresServer
+) -> None:
+    empty = postgres_server.url(postgres_server.create_database())
+    out = pair.folder / "archive"
+    status, text, err = pair.run(empty, "archive", "--rows", "5", "--out", str(out))
+    assert (status, text) == (1, "")
+    assert err == "jackpotd: JOURNAL: no such journal (the database holds no journal tables)\n"
+    assert database_fingerprint(empty) == {}
+    with psycopg.connect(pair.url, autocommit=True) as admin:
+        admin.execute(
+            "UPDATE payouts SET win_cents = win_cents + 100 WHERE payout_id = %s", [PENDING]
+        )
     before = database_fingerprint(pair.url)
-    status, out, err = pair.run(pair.url, "archive", "--rows", "5", "--out", str(pair.folder))
-    assert (status, out) == (1, "")
-    assert err == (
-        "jackpotd: JOURNAL: a PostgreSQL journal is not archived to segments yet: it keeps every "
-        "row in the database; back the database up with pg_dump or pg_basebackup instead "
-        "(docs/ha.md, Not yet)\n"
-    )
+    status, text, err = pair.run(pair.url, "archive", "--rows", "20", "--out", str(out))
+    assert (status, text) == (1, "")
+    assert "the journal does not verify" in err
+    assert "nothing archived" in err
     assert database_fingerprint(pair.url) == before
+    assert not out.exists()
 
 
 def test_a_reader_never_migrates_a_journal_of_an_older_schema(pair: Pair) -> None:

@@ -6,41 +6,42 @@ replay of each row (:func:`~controller.journal.verify.replay_row`), the same che
 (:mod:`controller.journal.checkpoint_audit`) and anchors; the materialized state is compared
 with the replay value by value (:func:`controller.journal.snapshot.differences`). A
 verification reads one snapshot of the database: one ``REPEATABLE READ`` read-only
-transaction, so a journal the service commits to meanwhile verifies. A PostgreSQL journal has
-no archive segments yet (docs/ha.md).
+transaction, so a journal the service commits to meanwhile verifies. Its archive segments
+(:mod:`controller.journal.postgres.archive`) are verified with the live rows as the file's are
+(:class:`controller.journal.verification.Verification`), and the start-up check starts from
+the last archive's cut when no checkpoint's snapshot is usable.
 """
 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
 
-from controller.journal.anchors import check_anchor
 from controller.journal.chain import GENESIS
-from controller.journal.checkpoint_audit import at_head, audit, checkpoints_in
-from controller.journal.checkpoints import (
-    KIND,
-    Checkpointed,
-    StoredSnapshot,
-)
+from controller.journal.checkpoints import KIND, Checkpointed, StoredSnapshot
 from controller.journal.errors import JournalError
+from controller.journal.postgres.archive import archive_records
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.reads import load_state
 from controller.journal.postgres.rows import read_rows, row_at, rows_of_kinds
-from controller.journal.snapshot import differences, digest
+from controller.journal.snapshot import differences, state_from_text
 from controller.journal.state_check import StateCheck, own_checkpoint, trusted_snapshot
-from controller.journal.verify import PROGRESS_ROWS, VerifyReport, check_link, replay_row
+from controller.journal.verification import Verification
+from controller.journal.verify import VerifyReport, check_link, replay_row
 from controller.ledger.apply import LedgerState
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from pathlib import Path
 
     from controller.journal.anchors import Anchor
+    from controller.journal.archive import ArchiveRecord
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
-    from controller.journal.verify import Payouts
+    from controller.journal.rows import Row
     from controller.security.controller_key import ControllerKey
 
 _PAYOUT_COLUMNS: Final = (
@@ -50,14 +51,13 @@ _PAYOUT_COLUMNS: Final = (
 )
 
 
-def _replay(  # noqa: PLR0913 - the replay, its report, and what each caller keeps of it
+def _replay(
     connection: Connection,
     after: tuple[int, str],
     state: LedgerState,
     report: VerifyReport,
     *,
     each: Callable[[dict[str, Any], tuple[int, str], LedgerState], None] | None = None,
-    payouts: Payouts | None = None,
 ) -> LedgerState:
     """The state after the rows that follow row ``after`` (seq, hash), checked as they go.
 
@@ -73,7 +73,7 @@ def _replay(  # noqa: PLR0913 - the replay, its report, and what each caller kee
         expected += 1
         check_link(row, expected, previous, report)
         previous = str(row["hash"])
-        state = replay_row(state, row, report, {} if payouts is None else payouts, read.event)
+        state = replay_row(state, row, report, {}, read.event)
         report.head, report.rows = (int(row["seq"]), previous), report.rows + 1
     return state
 
@@ -107,8 +107,14 @@ def check_state(connection: Connection, stored: LedgerState, key: ControllerKey)
     """The materialized state ``stored`` against the rows (controller/journal/state_check.py)."""
     check = StateCheck()
     start, previous, state = 0, GENESIS, LedgerState()
+    records = archive_records(connection)
+    archived = {(record.last_seq, record.last_hash) for record in records}
+    if records:  # rows archived: the replay starts from what the last archive recorded
+        start, previous = records[-1].last_seq, records[-1].last_hash
+        state = state_from_text(records[-1].state)
+    row_of = functools.partial(_row, connection)
     for snapshot in stored_snapshots(connection):
-        trusted = trusted_snapshot(functools.partial(_row, connection), snapshot, key, check)
+        trusted = trusted_snapshot(row_of, snapshot, key, check, archived=archived)
         if check.problems:
             return check
         if trusted is not None:
@@ -118,7 +124,7 @@ def check_state(connection: Connection, stored: LedgerState, key: ControllerKey)
             break
 
     def own(row: dict[str, Any], before: tuple[int, str], at: LedgerState) -> None:
-        found = own_checkpoint(functools.partial(_row, connection), row, before, at, key)
+        found = own_checkpoint(row_of, row, before, at, key, archived=archived)
         check.problems += [found] if found else []
 
     report = VerifyReport()
@@ -137,82 +143,65 @@ def verify(
     keys: Sequence[str] = (),
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,
+    archives: Path | None = None,
 ) -> VerifyReport:
-    """Check a PostgreSQL journal (controller/journal/verify.py's checks); one snapshot read."""
+    """Check a PostgreSQL journal as :func:`controller.journal.verify.verify` checks a file.
+
+    One snapshot read; ``archives``: the folder of its archive segments, verified with the live
+    rows as one chain (without it, from the last archive's recorded state and hash).
+    """
+    if archives is not None and not archives.is_dir():
+        raise JournalError(f"{archives}: no such folder of archive segments")
     connection = connect(url, writes=False)
     try:
         connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        return _verify(connection, keys, anchors, progress or (lambda _done, _total: None))
+        live = _DatabaseRows(connection)
+        shown = progress or (lambda _done, _total: None)
+        return Verification(live, keys, anchors, shown).run(archives)
     except psycopg.Error as error:
         raise JournalError(f"{url}: cannot read the journal: {reason(error)}") from error
     finally:
         connection.close()  # ends the read transaction
 
 
-def _verify(
-    connection: Connection,
-    keys: Sequence[str],
-    anchors: Sequence[Anchor],
-    progress: Callable[[int, int], None],
-) -> VerifyReport:
-    found = connection.execute("SELECT count(*) FROM journal").fetchone()
-    total = int(found[0]) if found else 0
-    report = VerifyReport(keys=len(keys), anchors=len(anchors))
-    checkpoints = checkpoints_in(row.values for row in rows_of_kinds(connection, KIND))
-    wanted = {event.head_seq for event in checkpoints.values()}
-    kept = wanted | {anchor.seq for anchor in anchors}
-    at_heads = {0: at_head(LedgerState())} if 0 in wanted else {}
-    hashes: dict[int, str] = {}
-    payouts: Payouts = {}
+@dataclass(frozen=True, slots=True)
+class _DatabaseRows:
+    """The database's journal as :class:`~controller.journal.verification.LiveJournal` reads it."""
 
-    def each(_row: dict[str, Any], before: tuple[int, str], state: LedgerState) -> None:
-        """Keep what the checkpoints and anchors ask of the row before this one."""
-        seq = before[0]
-        if seq in kept and seq:
-            hashes[seq] = before[1]
-        if seq in wanted and seq:
-            at_heads[seq] = at_head(state)
-        if seq and seq % PROGRESS_ROWS == 0 and seq < total:
-            progress(seq, total)
+    connection: Connection
 
-    state = _replay(connection, (0, GENESIS), LedgerState(), report, each=each, payouts=payouts)
-    last = report.head[0]
-    if last:  # the last row is covered as the others were, when the next one came
-        each({}, report.head, state)
-        hashes[last] = report.head[1]
-    progress(report.rows, total)
-    _compare(connection, state, payouts, report)
-    report.checkpoints = audit(checkpoints, at_heads, hashes, keys=keys, problem=report.problem)
-    for snapshot in stored_snapshots(connection):
-        event = checkpoints.get(snapshot.seq)
-        if event is None:
-            report.problem(f"snapshot of row {snapshot.seq}: that row is not a checkpoint")
-        elif snapshot.head_seq != event.head_seq or digest(snapshot.state) != event.state_digest:
-            report.problem(f"snapshot of row {snapshot.seq}: not the state its checkpoint signed")
-    for anchor in anchors:
-        for problem in check_anchor(anchor, report.head[0], hashes.get, keys):
-            report.problem(problem)
-    return report
+    def archive_records(self) -> list[ArchiveRecord]:
+        return archive_records(self.connection)
 
+    def count(self, *, after: int = 0, upto: int | None = None) -> int:
+        query = "SELECT count(*) FROM journal WHERE seq > %s AND (%s::bigint IS NULL OR seq <= %s)"
+        found = self.connection.execute(query, [after, upto, upto]).fetchone()
+        return int(found[0]) if found else 0
 
-def _compare(
-    connection: Connection, state: LedgerState, payouts: Payouts, report: VerifyReport
-) -> None:
-    """The materialized state and the payouts against the replay; each pool's money."""
-    for pool_id, pool in sorted(state.pools.items()):
-        report.pools[pool_id] = pool.meter_cents
-        if pool.money_in() != pool.money_held_or_paid():
-            report.problem(f"pool {pool_id}: money in does not equal money held or paid")
-    try:
-        stored_state = load_state(connection)
-    except (ValueError, KeyError, TypeError) as error:
-        report.problem(f"the materialized state cannot be read: {error}")
-    else:
-        for difference in differences(stored_state, state):
-            report.problem(f"the materialized state differs from the replay: {difference}")
-    names = [name.strip() for name in _PAYOUT_COLUMNS.split(",")]
-    query = f"SELECT {_PAYOUT_COLUMNS} FROM payouts"  # noqa: S608 - fixed names
-    stored = {row[0]: dict(zip(names, row, strict=True)) for row in connection.execute(query)}
-    for payout_id in sorted(payouts.keys() | stored.keys()):
-        if payouts.get(payout_id) != stored.get(payout_id):
-            report.problem(f"payout {payout_id}: the stored payout differs from the replay")
+    def rows(self, after: int) -> Iterator[Row]:
+        return read_rows(self.connection, after)
+
+    def checkpoint_rows(self) -> Iterable[Row]:
+        return rows_of_kinds(self.connection, KIND)
+
+    def compare_state(self, replayed: LedgerState, report: VerifyReport) -> None:
+        for pool_id, pool in sorted(replayed.pools.items()):
+            report.pools[pool_id] = pool.meter_cents
+            if pool.money_in() != pool.money_held_or_paid():
+                report.problem(f"pool {pool_id}: money in does not equal money held or paid")
+        try:
+            stored_state = load_state(self.connection)
+        except (ValueError, KeyError, TypeError) as error:
+            report.problem(f"the materialized state cannot be read: {error}")
+        else:
+            for difference in differences(stored_state, replayed):
+                report.problem(f"the materialized state differs from the replay: {difference}")
+
+    def payouts(self) -> dict[str, dict[str, Any]]:
+        names = [name.strip() for name in _PAYOUT_COLUMNS.split(",")]
+        query = f"SELECT {_PAYOUT_COLUMNS} FROM payouts"  # noqa: S608 - fixed names
+        found = self.connection.execute(query)
+        return {row[0]: dict(zip(names, row, strict=True)) for row in found}
+
+    def snapshots(self) -> list[StoredSnapshot]:
+        return stored_snapshots(self.connection)

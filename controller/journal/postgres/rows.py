@@ -60,11 +60,24 @@ def _row(found: tuple[Any, ...], previous: str) -> Row:
 
 
 def hash_before(connection: Connection, seq: int) -> str:
-    """The hash row ``seq`` chains to (sixty-four zeros for row 1 or a missing row)."""
+    """The hash row ``seq`` chains to: row ``seq - 1``'s, or the archive's that ends there.
+
+    Sixty-four zeros for row 1, or when neither is in the database (rows were removed).
+    """
     if seq <= 1:
         return GENESIS
     found = connection.execute("SELECT hash FROM journal WHERE seq = %s", [seq - 1]).fetchone()
-    return GENESIS if found is None else bytes(found[0]).hex()
+    if found is not None:
+        return bytes(found[0]).hex()
+    # to_regclass: a journal of a schema before archives has no such table, and a failed
+    # query would end the reader's transaction.
+    archived = connection.execute("SELECT to_regclass('archives') IS NOT NULL").fetchone()
+    if archived is None or not archived[0]:
+        return GENESIS
+    found = connection.execute(
+        "SELECT last_hash FROM archives WHERE last_seq = %s", [seq - 1]
+    ).fetchone()
+    return GENESIS if found is None else str(found[0])
 
 
 def read_rows(connection: Connection, after: int = 0) -> Iterator[Row]:

@@ -1,4 +1,4 @@
-"""The PostgreSQL journal's tables: those of the SQLite file's schema 12, but archives.
+"""The PostgreSQL journal's tables: those of the SQLite file's schema 12.
 
 The same tables and columns as the SQLite file (docs/journal.md, "Tables"), in PostgreSQL's
 types: the journal rows in the compact form (controller/journal/compact.py) but for ``at``,
@@ -12,6 +12,9 @@ refused: it is not a journal.
 |---|---|
 | 1 | the tables of the SQLite file's schema 12, but archives |
 | 2 | ``sequencer_fence``: the epoch, holder and lease of the sequencer (:mod:`.fence`) |
+| 3 | ``archives``: the segments old rows were moved to (:mod:`.archive`); the materialized \
+tables' references to journal rows dropped, since a pool, a table, an operator or a pending \
+payout keeps the number of the row that last changed it, archived or not (as in the file) |
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from controller.journal.postgres import fence
 if TYPE_CHECKING:
     from controller.journal.postgres.connection import Connection
 
-VERSION: Final = 2
+VERSION: Final = 3
 _LOCK: Final = 0x6A61636B706F7464  # "jackpotd": the advisory lock of the schema's creation
 
 TABLES: Final = (
@@ -113,7 +116,36 @@ TABLES: Final = (
     )""",
     "CREATE TABLE journal_schema (version INTEGER NOT NULL)",
 )
-MIGRATIONS: Final = {2: (fence.TABLE,)}
+ARCHIVES: Final = """CREATE TABLE archives (
+        segment TEXT PRIMARY KEY,
+        first_seq BIGINT NOT NULL,
+        last_seq BIGINT NOT NULL UNIQUE,
+        prev_hash TEXT NOT NULL,
+        last_hash TEXT NOT NULL,
+        rows BIGINT NOT NULL,
+        sha256 TEXT NOT NULL,
+        checkpoint_seq BIGINT,
+        state TEXT NOT NULL,
+        archived_at TEXT NOT NULL
+    )"""
+"""The SQLite file's ``archives`` (docs/journal.md, "Archives"), column for column."""
+_REFERENCES: Final = (
+    ("pools", "pools_seq_fkey"),
+    ("tables", "tables_seq_fkey"),
+    ("table_states", "table_states_seq_fkey"),
+    ("payouts", "payouts_seq_fkey"),
+    ("payouts", "payouts_verified_seq_fkey"),
+    ("operators", "operators_seq_fkey"),
+    ("snapshots", "snapshots_seq_fkey"),
+)
+"""The references to ``journal (seq)`` that :data:`TABLES` made (PostgreSQL's names for them)."""
+MIGRATIONS: Final = {
+    2: (fence.TABLE,),
+    3: (
+        ARCHIVES,
+        *(f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {name}" for table, name in _REFERENCES),
+    ),
+}
 """What each version adds to the one before, run in order on an older journal's database."""
 
 
