@@ -300,6 +300,18 @@ def _child_environment() -> dict[str, str]:
     return env
 
 
+def _start(*argv: str) -> subprocess.Popen[str]:
+    """``python -m ARGV`` from the repository, its output piped (tests/ on the path)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", *argv],
+        cwd=ROOT,
+        env=_child_environment(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
 def _waiting_on_the_lock(url: DatabaseUrl, segment_folder: Path) -> bool:
     """Whether ``jackpotd archive`` has written its segment and waits for the journal's lock."""
     if not any(segment_folder.glob("journal-*.jsonl.gz")):
@@ -329,18 +341,12 @@ def test_a_crash_between_the_segment_and_its_record_leaves_a_journal_that_verifi
     _, url = twins
     out = tmp_path / "archive"
     rows = _database_rows(url)
-    command = [sys.executable, "-m", "controller", "archive", "--db", url.url, "--rows", "20"]
+    command = ("controller", "archive", "--db", url.url, "--rows", "20", "--out", str(out))
     with psycopg.connect(url.url) as holder:
         # A group commit in progress, as the sequencer holds it: the archive waits for it
         # after writing its segment.
         holder.execute("LOCK TABLE journal IN EXCLUSIVE MODE")
-        child = subprocess.Popen(
-            [*command, "--out", str(out)],
-            cwd=ROOT,
-            env=_child_environment(),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
+        child = _start(*command)
         try:
             _until(lambda: _waiting_on_the_lock(url, out), "the archive to wait on the lock")
         finally:
@@ -356,17 +362,10 @@ def test_a_crash_between_the_segment_and_its_record_leaves_a_journal_that_verifi
     reader = SegmentReader(segment)
     assert [row["seq"] for row in reader.rows()] == list(range(1, 17))
     # Run again: the same segment, kept, now recorded; the rows removed.
-    done = subprocess.run(
-        [*command, "--out", str(out)],
-        cwd=ROOT,
-        env=_child_environment(),
-        capture_output=True,
-        text=True,
-        timeout=WAIT_S,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "archived rows 1 to 16 (16 rows)" in done.stdout
+    again = _start(*command)
+    said, errors = again.communicate(timeout=WAIT_S)
+    assert again.returncode == 0, errors
+    assert "archived rows 1 to 16 (16 rows)" in said
     assert list(out.glob("journal-*.jsonl.gz")) == [segment]
     assert [record.segment for record in _records(url)] == [segment.name]
     report = checks.verify(url, archives=out, keys=[key.public_key])
@@ -396,14 +395,7 @@ def test_archiving_while_a_fenced_writer_appends_loses_nothing_and_verifies(
     key_file = tmp_path / "controller.key"
     write_key(key_file, key)
     batches = 600
-    child = subprocess.Popen(
-        [sys.executable, "-m", "support.postgres_appender", url.url, str(key_file), str(batches)],
-        cwd=ROOT,
-        env=_child_environment(),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    child = _start("support.postgres_appender", url.url, str(key_file), str(batches))
     archived: list[ArchiveRecord] = []
     while_writing = 0
     try:
