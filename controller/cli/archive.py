@@ -4,7 +4,8 @@
 the controller's last checkpoint at or before the criterion covers (any row, if the journal
 holds no checkpoint), writes the rows up to the cut to a gzip'd segment in ``DIR``, records
 the segment in the journal, and removes the rows (:mod:`controller.journal.archive`;
-docs/operations.md, "Archiving").
+docs/operations.md, "Archiving"). ``--db`` names a file or a PostgreSQL journal's URL: the
+same segments either way (:mod:`controller.journal.postgres.archive`, docs/ha.md).
 
 ``jackpotd verify --archives DIR`` verifies the segments and the live rows as one chain; the
 verify command takes the option from :func:`add_archives` and says what is archived with
@@ -39,7 +40,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         examples=(
             "  jackpotd archive --before 2026-11-01 --out /var/lib/jackpotd/archive\n"
             "  jackpotd archive --rows 1000000 --out /mnt/archive/pit-1 "
-            "--controller-key /etc/jackpotd/controller.pub"
+            "--controller-key /etc/jackpotd/controller.pub\n"
+            "  jackpotd archive --db postgresql://jackpotd@db1/jackpot --before 2026-11-01 "
+            "--out /srv/archive/pit-1"
         ),
     )
     add_db(parser)
