@@ -19,7 +19,7 @@ from controller.journal import JournalError
 from controller.journal.appending import append_events
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
+from controller.journal.postgres import PostgresJournal, fence
 from controller.journal.postgres import store as postgres_store
 from controller.journal.postgres.fence import Fence
 from controller.journal.postgres.rows import read_rows
@@ -199,6 +199,61 @@ def test_a_writer_paused_as_soon_as_it_holds_the_fence_loses_its_session_too(
     assert _event_ids(url) == ["open-a", "table-1"]
     taker.close()
     paused.close()
+
+
+class _CutAfterTheUpdate:
+    """A node's connection whose link goes quiet once its fence ``UPDATE`` has been answered.
+
+    The server holds the row's lock and waits for a ``COMMIT`` that is held until ``resume``:
+    a link stalled (a partition) or a process paused between the two, as the failover chaos
+    test's cut database link found (docs/ha.md, "The failover chaos test").
+    """
+
+    def __init__(self, connection: psycopg.Connection[Any]) -> None:
+        self.connection = connection
+        self.holding = threading.Event()
+        self.resume = threading.Event()
+
+    def transaction(self) -> Any:
+        return self.connection.transaction()
+
+    def execute(self, query: Any, params: Any = None) -> Any:
+        done = self.connection.execute(query, params)
+        if str(query).startswith("UPDATE sequencer_fence"):
+            self.holding.set()
+            self.resume.wait(60)
+        return done
+
+
+def test_a_renewal_cut_off_before_its_commit_does_not_keep_the_fence_from_a_takeover(
+    url: DatabaseUrl,
+) -> None:
+    held = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    held.append_many([pool_opened(), table_configured()])
+    cut = _CutAfterTheUpdate(psycopg.connect(url.url))
+    failures: list[BaseException] = []
+
+    def renew() -> None:
+        try:
+            fence.renew(cut, Fence("a", lease_s=1), held.epoch, "node a")  # type: ignore[arg-type]
+        except BaseException as error:  # noqa: BLE001 - what the cut-off node meets
+            failures.append(error)
+
+    renewing = threading.Thread(target=renew)
+    renewing.start()
+    assert cut.holding.wait(30), "node a did not renew"
+    try:
+        taker = PostgresJournal(url, fence=Fence("b", lease_s=1))  # within two leases
+    finally:
+        cut.resume.set()
+        renewing.join(30)
+    assert taker.epoch == 2
+    assert len(failures) == 1  # the server ended the cut-off session: its renewal failed
+    assert isinstance(failures[0], JournalError), failures
+    assert _fence_row(url)[:2] == (2, "b")
+    taker.close()
+    held.close()
+    cut.connection.close()
 
 
 def test_a_journal_of_schema_1_gains_the_fence_when_the_service_opens_it(url: DatabaseUrl) -> None:

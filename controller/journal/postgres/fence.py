@@ -91,10 +91,16 @@ class Fence:
         return max(1, round(self.lease_s * 1000))
 
 
-def _local(connection: Connection, lock_ms: int) -> None:
-    """This transaction: no wait for replication, a row lock waited for ``lock_ms`` at most."""
+def _local(connection: Connection, lock_ms: int, idle_ms: int) -> None:
+    """This transaction: no wait for replication, a row lock waited for ``lock_ms`` at most.
+
+    And its session ended by the server once it sits idle in it for ``idle_ms``: a node cut
+    off (or paused) after its ``UPDATE`` of the fence row and before its ``COMMIT`` would hold
+    the row's lock for as long as its connection lives, and no node could take over.
+    """
     connection.execute("SET LOCAL synchronous_commit = local")
     connection.execute(f"SET LOCAL lock_timeout = {lock_ms}")
+    connection.execute(f"SET LOCAL idle_in_transaction_session_timeout = {idle_ms}")
 
 
 def _holder(connection: Connection) -> tuple[int, str, float]:
@@ -112,7 +118,7 @@ def take_over(connection: Connection, fence: Fence, where: str) -> int:
             with connection.transaction():
                 # Two leases: a holder paused inside a transaction loses its session after one
                 # (hold()), and a commit still running after two is hung.
-                _local(connection, 2 * fence.lease_ms)
+                _local(connection, 2 * fence.lease_ms, fence.lease_ms)
                 row = connection.execute(
                     _TAKE, {"row": ROW, "node": fence.node, "lease": fence.lease_s}
                 ).fetchone()
@@ -173,7 +179,7 @@ def renew(connection: Connection, fence: Fence, epoch: int, where: str) -> None:
     """Renew the lease in a transaction of its own; :class:`FencedError` if taken over."""
     try:
         with connection.transaction():
-            _local(connection, fence.lease_ms)
+            _local(connection, fence.lease_ms, fence.lease_ms)
             if connection.execute(_HOLD, [fence.lease_s, ROW, epoch]).fetchone() is None:
                 raise _fenced(connection, fence, epoch, where)
     except psycopg.Error as error:
@@ -183,7 +189,7 @@ def renew(connection: Connection, fence: Fence, epoch: int, where: str) -> None:
 def release(connection: Connection, fence: Fence, epoch: int) -> None:
     """End this node's lease now (a clean stop), if it still holds the fence; best effort."""
     with connection.transaction():
-        _local(connection, fence.lease_ms)
+        _local(connection, fence.lease_ms, fence.lease_ms)
         connection.execute(
             "UPDATE sequencer_fence SET lease_expires = clock_timestamp() "
             "WHERE name = %s AND epoch = %s",
