@@ -12,7 +12,7 @@ SYSTEM_PACKAGES := mosquitto:mosquitto mosquitto_pub:mosquitto-clients socat:soc
 	promtool:prometheus openssl:openssl /usr/lib/postgresql/15/bin/initdb:postgresql-15 \
 	patroni:patroni etcd:etcd-server haproxy:haproxy
 
-.PHONY: test test-fast lint typecheck unit unit-fast bench fuzz demo system-deps clean
+.PHONY: test test-fast lint typecheck unit unit-fast bench chaos fuzz demo system-deps clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -51,6 +51,12 @@ unit: $(STAMP) system-deps
 
 unit-fast: $(STAMP) system-deps
 	$(BIN)/pytest -q -m "not slow and not fault and not browser and not exhaustive"
+
+# The failover chaos test's full form (docs/ha.md): 20 faults on the three-node cluster, 50 tables;
+# writes bench/results/failover.json. Its short form runs in make test (tests/chaos/).
+chaos: $(STAMP) system-deps
+	mkdir -p bench/results
+	cd tests && PYTHONPATH=$(CURDIR):$(CURDIR)/tests $(CURDIR)/$(BIN)/python -m support.chaos.run
 
 bench: $(STAMP) system-deps
 	mkdir -p bench/results
