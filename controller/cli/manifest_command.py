@@ -27,7 +27,7 @@ from controller.cli.tables import Column, print_table
 from controller.clock import utc_now
 from controller.config.load import load_config
 from controller.events import ManifestApproved
-from controller.security.manifest import current
+from controller.security.manifest import CONFIGURATIONS_SEPARATOR, current
 
 if TYPE_CHECKING:
     import argparse
@@ -65,7 +65,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     add_db(approve, config=False)
     approve.add_argument(
-        "--config", type=Path, required=True, help="the configuration the service runs"
+        "--config",
+        type=Path,
+        required=True,
+        action="append",
+        help="the configuration the service runs; once per node of a cluster, each node's file "
+        "(one approval covers them all, and replaces the last: docs/ha.md)",
     )
     add_signers(approve)
     approve.set_defaults(run=run_approve)
@@ -110,8 +115,9 @@ def run_version(args: argparse.Namespace) -> int:
 
 
 def run_approve(args: argparse.Namespace) -> int:
-    """Journal the installed software and the configuration as approved."""
-    manifest = current(_config_digest(args.config))
+    """Journal the installed software and the configuration (each node's) as approved."""
+    digests = sorted({_config_digest(path) for path in args.config})
+    manifest = current(CONFIGURATIONS_SEPARATOR.join(digests))
     with open_journal(args, must_exist=False) as journal:
         keys = signers(args, journal, "approve-manifest")
         event = ManifestApproved(

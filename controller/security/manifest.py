@@ -58,6 +58,21 @@ class ApprovedManifest:
     by: str
 
 
+CONFIGURATIONS_SEPARATOR = ","
+"""Between the digests of an approval that names several nodes' configurations."""
+
+
+def approved_configurations(approved: ApprovedManifest) -> frozenset[str]:
+    """The configurations an approval covers: one, or each node's of a cluster.
+
+    A cluster's nodes run one software but each its own file (its node name, its addresses:
+    deploy/ha/), and any of them may take the sequencer over: a manager approves them together,
+    in one signed approval whose ``configuration`` is their digests, sorted, comma-separated
+    (docs/ha.md, "Approving a cluster"). A later approval replaces the whole set.
+    """
+    return frozenset(filter(None, approved.configuration.split(CONFIGURATIONS_SEPARATOR)))
+
+
 @dataclass(frozen=True, slots=True)
 class Manifest:
     """What is installed and configured, by digest."""
@@ -113,7 +128,7 @@ class Manifest:
         return problems + self._configuration(approved)
 
     def _configuration(self, approved: ApprovedManifest) -> list[str]:
-        if self.configuration != approved.configuration:
+        if self.configuration not in approved_configurations(approved):
             return ["the configuration file differs from the approved one"]
         return []
 

@@ -132,7 +132,10 @@ class Node:
 
 
 class Approver:
-    """A manager approving a node's file in the journal, as a supervisor's command does."""
+    """A manager approving the nodes' files, as ``jackpotd manifest approve`` does.
+
+    One ``--config`` per node: one signed approval naming every node's digest.
+    """
 
     def __init__(self, site: Site, url: str, manifests: dict[str, Manifest]) -> None:
         self.site = site
@@ -142,10 +145,13 @@ class Approver:
         self._journal: PostgresJournal | None = None
         self._failed = False
 
-    def approve(self, node: Node) -> None:
-        """Journal the approval of ``node``'s file; the node fails its self-check if this fails."""
-        manifest = self.manifests[node.name]
-        event = ManifestApproved(f"manifest-{uuid.uuid4()}", now(), *manifest, "mgr")
+    def approve(self) -> None:
+        """Journal the approval of every node's file, once, before any node starts."""
+        version, software, _, files = next(iter(self.manifests.values()))
+        digests = sorted(manifest[2] for manifest in self.manifests.values())
+        event = ManifestApproved(
+            f"manifest-{uuid.uuid4()}", now(), version, software, ",".join(digests), files, "mgr"
+        )
         # Kept open: after a broken connection the journal opens a new one at its next write
         # and catches up with the rows written meanwhile, where opening it again replays all.
         try:
@@ -156,7 +162,7 @@ class Approver:
         except Exception:
             # The database is down (a fault): the next start tries again, on a journal opened
             # again if this one failed twice running.
-            log.warning("approving %s failed", node.name, exc_info=True)
+            log.warning("approving the nodes failed", exc_info=True)
             if self._failed:
                 self.close()
             self._failed = True
@@ -172,11 +178,10 @@ class Approver:
 class Supervisor:
     """systemd for the nodes: ``Restart=on-failure``, ``RestartSec=2`` (module docstring).
 
-    Each node's file is approved just before the node starts, and one node starts at a time:
-    the start-up self-check compares the file with the journal's last approval only, so with
-    three files (each naming its node and ports, as deploy/ha ships them) only the last
-    approved could start. An operator of today's release must do the same; docs/ha.md, "The
-    failover chaos test", says so. The next node starts once this one has passed its
+    The three files (each naming its node and ports, as deploy/ha ships them) are approved
+    together before any node starts, as an operator approves a cluster (docs/ha.md,
+    "Approving a cluster"): any node passes its self-check whenever it starts. Starts are one
+    at a time, as on a loaded host: the next node starts once this one has passed its
     self-check (it answers ``/leader``) or ended.
     """
 
@@ -225,7 +230,6 @@ class Supervisor:
                 self._due[node.name] = time.monotonic() + RESTART_S
         if time.monotonic() >= self._due[node.name] and self._started():
             del self._due[node.name]
-            self.approver.approve(node)
             node.service.start()
             self._starting = (node, time.monotonic() + START_S)
 
@@ -297,6 +301,9 @@ def start_nodes(cluster: HaCluster, tables: list[str], timing: Timing) -> Nodes:
             environment={"PYTHONPATH": str(ROOT)},
         )
         nodes.append(Node(name, service, link, patroni.ports.web))
-    supervisor = Supervisor(nodes, Approver(site, url, manifests))
+    approver = Approver(site, url, manifests)
+    approver.approve()
+    assert approver.approvals == 1, "the nodes' files were not approved"
+    supervisor = Supervisor(nodes, approver)
     supervisor.start()
     return Nodes(url, nodes, supervisor)
