@@ -77,9 +77,13 @@ def test_verify_checks_a_postgresql_journal_and_names_an_edited_row(
     )
 
 
-def test_verify_of_a_postgresql_journal_takes_no_archive_segments(
+def test_verify_with_archives_of_a_database_holding_no_journal_says_so(
     tmp_path: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Archives of a PostgreSQL journal verify as the file's do (tests/journal/
+    # test_postgres_archive.py); an empty database is no journal to verify, with or without.
     status, _, err = run(capsys, "verify", "--db", postgres_url, "--archives", str(tmp_path))
     assert status == 1
-    assert err == f"jackpotd: {postgres_url}: a PostgreSQL journal has no archive segments\n"
+    assert err == (
+        f"jackpotd: {postgres_url}: no such journal (the database holds no journal tables)\n"
+    )
