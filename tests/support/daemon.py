@@ -12,6 +12,7 @@ import aiomqtt
 
 from controller.config.load import load_config
 from controller.service.wiring import serve
+from drivers.agent.state import Changes
 from drivers.mqtt.settings import BrokerSettings
 from support.floor import (
     POOL,
@@ -96,27 +97,16 @@ class Daemon:
     task: asyncio.Task[Runtime]
     stop_event: asyncio.Event
     receipts: list[Receipt] = field(default_factory=list)
-    _waiters: set[asyncio.Event] = field(default_factory=set)
+    _commits: Changes = field(default_factory=Changes)
 
     def committed(self, receipts: Sequence[Receipt]) -> None:
         """The sequencer's commit hook: keep the receipts, wake the waits."""
         self.receipts.extend(receipts)
-        for waiter in self._waiters:
-            waiter.set()
+        self._commits.tell()
 
     async def until(self, predicate: Callable[[], bool], what: str) -> None:
         """Wait (bounded) until ``predicate()`` holds; re-checked after every commit."""
-
-        async def wait() -> None:
-            while not predicate():
-                changed = asyncio.Event()
-                self._waiters.add(changed)
-                try:
-                    await changed.wait()
-                finally:
-                    self._waiters.discard(changed)
-
-        await within(wait(), what)
+        await within(self._commits.until(predicate), what)
 
     async def until_more(self, count: int, what: str) -> None:
         """Wait until ``count`` more events than now are committed."""

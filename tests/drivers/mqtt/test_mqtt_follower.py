@@ -23,6 +23,7 @@ from support.mqtt_tables import TOPICS, running, settings_for, watch, within
 
 from controller.backoff import Backoff
 from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate
+from drivers.agent.state import Changes
 from drivers.mqtt.follower import MeterFollower
 from drivers.mqtt.outgoing import meter_payload
 from drivers.mqtt.settings import BrokerSettings, broker_address
@@ -102,34 +103,13 @@ async def mqtt_sign(follower: MeterFollower) -> AsyncIterator[VirtualAlphaSign]:
         face.close()
 
 
-class Changes:
-    """Wakes the test's waits whenever the follower takes a message or the sign a frame."""
-
-    def __init__(self) -> None:
-        self._waiters: set[asyncio.Event] = set()
-
-    def notify(self) -> None:
-        """Something changed: every wait checks its predicate again."""
-        for waiter in self._waiters:
-            waiter.set()
-
-    async def until(self, predicate: Callable[[], bool], what: str) -> None:
-        """Wait (bounded) until ``predicate()`` holds; re-checked after every change."""
-
-        async def wait() -> None:
-            while not predicate():
-                changed = asyncio.Event()
-                self._waiters.add(changed)
-                try:
-                    await changed.wait()
-                finally:
-                    self._waiters.discard(changed)
-
-        await within(wait(), what)
-
-
 CHANGES = Changes()
-until = CHANGES.until
+"""Wakes the test's waits whenever the follower takes a message or the sign a frame."""
+
+
+async def until(predicate: Callable[[], bool], what: str) -> None:
+    """Wait (bounded) until ``predicate()`` holds; re-checked after every change."""
+    await within(CHANGES.until(predicate), what)
 
 
 class WatchedFollower(MeterFollower):
@@ -138,7 +118,7 @@ class WatchedFollower(MeterFollower):
     def take(self, topic: str, payload: bytes) -> AnyUpdate | None:
         """Take the message, then wake the waits."""
         taken = super().take(topic, payload)
-        CHANGES.notify()
+        CHANGES.tell()
         return taken
 
 
@@ -148,7 +128,7 @@ class WatchedSign(VirtualAlphaSign):
     def feed(self, buffer: bytearray) -> None:
         """Read the frames, then wake the waits."""
         super().feed(buffer)
-        CHANGES.notify()
+        CHANGES.tell()
 
 
 async def settled(face: VirtualAlphaSign, text: str) -> None:
