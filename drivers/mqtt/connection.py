@@ -15,7 +15,7 @@ import asyncio
 import contextlib
 import ssl
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import aiomqtt
 from paho.mqtt.reasoncodes import ReasonCode
@@ -24,6 +24,9 @@ from drivers.mqtt.payloads import OFFLINE
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
+
+    import paho.mqtt.client as paho
+    from paho.mqtt.properties import Properties
 
     from drivers.mqtt.settings import BrokerSettings, TlsSettings
 
@@ -39,10 +42,33 @@ _T = TypeVar("_T")
 class AckingClient(aiomqtt.Client):
     """An aiomqtt client whose QoS 1 messages the caller acknowledges (see the module docstring).
 
-    The only place the drivers touch aiomqtt's private API (``_client``, ``_queue``);
-    tests/drivers/mqtt/test_mqtt_acking_client.py guards it, and pyproject.toml bounds aiomqtt
-    above.
+    The only place the drivers touch aiomqtt's private API (``_client``, ``_queue``,
+    ``_connected``, ``_on_disconnect``); tests/drivers/mqtt/test_mqtt_acking_client.py guards
+    it, and pyproject.toml bounds aiomqtt above.
     """
+
+    def _on_disconnect(
+        self,
+        client: paho.Client,
+        userdata: Any,  # noqa: ANN401 - paho's callback
+        flags: paho.DisconnectFlags,
+        reason_code: ReasonCode,
+        properties: Properties | None = None,
+    ) -> None:
+        """A connection closed before the broker's ``CONNACK`` fails the connect at once.
+
+        aiomqtt 2.5 drops a disconnect before ``CONNACK``, and the connect waits out its whole
+        timeout (10 s). That is what every table, sign and display meets in a failover
+        behind HAProxy: while no node answers ``/leader`` the door accepts the connection and
+        closes it at once, and the clients would come back only 10 s later
+        (docs/ha.md, "A warm standby").
+        """
+        if not self._connected.done():
+            self._connected.set_exception(
+                aiomqtt.MqttError(f"the broker closed the connection unanswered ({reason_code})")
+            )
+            return
+        super()._on_disconnect(client, userdata, flags, reason_code, properties)
 
     def enable_manual_ack(self) -> None:
         """Send no ``PUBACK`` until :meth:`ack`; call before connecting."""

@@ -47,6 +47,7 @@ from controller.outputs import ControllerUpdate, FollowerOrder, HitAnnouncement,
 from drivers.mqtt.connection import (
     QOS,
     TIMEOUT_S,
+    AckingClient,
     broker_failure,
     cancellations,
     check_granted,
@@ -255,9 +256,9 @@ class MeterFollower:
     # --- the connection (controller.backoff.Reconnecting) -----------------------------------
 
     def open_session(self) -> aiomqtt.Client:
-        """A session with the current broker of the list."""
+        """A session with the current broker of the list (closed unanswered: failed at once)."""
         settings = self.settings.at(self.broker)
-        return aiomqtt.Client(
+        return AckingClient(
             settings.host,
             settings.port,
             identifier=self.client_id,

@@ -53,6 +53,8 @@ def test_aiomqtt_still_has_the_private_hooks_the_acking_client_uses() -> None:
         assert callable(client._client.manual_ack_set)
         assert list(inspect.signature(client._client.ack).parameters) == ["mid", "qos"]
         assert isinstance(client._queue, asyncio.Queue)
+        assert isinstance(client._connected, asyncio.Future)
+        assert client._client.on_disconnect == client._on_disconnect  # paho calls the override
         client.enable_manual_ack()
         assert client._client._manual_ack is True
 
@@ -88,3 +90,36 @@ def test_a_manual_ack_withholds_puback_until_the_message_is_acknowledged(
         asyncio.run(scenario())
     except aiomqtt.MqttError as error:  # pragma: no cover - the broker is part of the rig
         pytest.fail(f"the broker went away: {error}")
+
+
+def test_a_connection_closed_before_connack_fails_at_once_not_after_the_timeout() -> None:
+    """HAProxy's MQTT door with no node answering ``/leader``: accepted, then closed at once.
+
+    aiomqtt alone waits out its whole timeout there (docs/ha.md, "A warm standby"); the
+    client fails at once, and its backoff brings it back as soon as a leader is up.
+    """
+
+    async def scenario() -> None:
+        accepted = asyncio.Event()
+
+        async def close_at_once(
+            _reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+        ) -> None:
+            accepted.set()
+            writer.close()
+
+        door = await asyncio.start_server(close_at_once, "127.0.0.1", 0)
+        port = door.sockets[0].getsockname()[1]
+        slow = make_client(
+            _settings(port), identifier="agent", will_topic=WILL, manual_ack=False, timeout_s=600
+        )
+        try:
+            async with asyncio.timeout(WAIT_S):  # far below the client's own 600 s
+                with pytest.raises(aiomqtt.MqttError, match="closed the connection unanswered"):
+                    await slow.__aenter__()
+            assert accepted.is_set()
+        finally:
+            door.close()
+            await door.wait_closed()
+
+    asyncio.run(scenario())

@@ -30,6 +30,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import random
 import sys
 import time
@@ -373,4 +374,8 @@ async def main(settings: FloorSettings) -> None:
 
 
 if __name__ == "__main__":
+    # floor.log: the agents' connections and resends, timed, for a failover to be read from.
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     asyncio.run(main(msgspec.json.decode(Path(sys.argv[1]).read_bytes(), type=FloorSettings)))
