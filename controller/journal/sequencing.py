@@ -2,7 +2,9 @@
 
 A PostgreSQL journal may be opened by several controller nodes; the one that sequences takes
 the fence over (:mod:`controller.journal.postgres.fence`, docs/ha.md "The fenced sequencer").
-An SQLite file has one writer and no fence: it opens as :func:`.backends.open_journal` opens it.
+A node may instead open it as a standby, the fence not taken (:func:`open_standby`), and take
+it when the holder's lease runs out. An SQLite file has one writer and no fence: it opens as
+:func:`.backends.open_journal` opens it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,15 @@ if TYPE_CHECKING:
     from controller.journal.location import JournalLocation
     from controller.journal.port import JournalPort
     from controller.journal.postgres.fence import Fence
+
+
+def open_standby(location: DatabaseUrl, fence: Fence) -> PostgresJournal:
+    """The database's journal for a standby of node ``fence.node``: open, the fence not taken.
+
+    It writes nothing until :meth:`PostgresJournal.take` has taken the fence
+    (controller/service/standby.py).
+    """
+    return PostgresJournal(location, fence=fence, standby=True)
 
 
 def open_sequenced(location: JournalLocation, fence: Fence) -> JournalPort[Any]:

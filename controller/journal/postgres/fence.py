@@ -68,8 +68,8 @@ _HOLDER: Final = (
     "SELECT epoch, holder, extract(epoch FROM lease_expires - clock_timestamp())::float8 "
     "FROM sequencer_fence WHERE name = %s"
 )
-_MARGIN_S: Final = 0.05
-"""Past the lease's end before the one retry of a takeover (the clocks' resolutions)."""
+MARGIN_S: Final = 0.05
+"""Past the lease's end before a retry of a takeover (the clocks' resolutions)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,48 +103,67 @@ def _local(connection: Connection, lock_ms: int, idle_ms: int) -> None:
     connection.execute(f"SET LOCAL idle_in_transaction_session_timeout = {idle_ms}")
 
 
-def _holder(connection: Connection) -> tuple[int, str, float]:
-    """The fence row's epoch, holder and seconds its lease has left (negative: run out)."""
+@dataclass(frozen=True, slots=True)
+class Held:
+    """The fence as a node found it that could not take it: who holds it, until when."""
+
+    epoch: int
+    holder: str
+    left_s: float
+    """Seconds the holder's lease has left by the database's clock (negative: run out)."""
+
+    def refusal(self, fence: Fence, where: str) -> FencedError:
+        """Why ``fence.node`` did not take over."""
+        return FencedError(
+            f"{where}: node {self.holder!r} holds the sequencer (epoch {self.epoch}) and renews "
+            f"its lease ({self.left_s:.1f} s left): this node ({fence.node!r}) does not take "
+            "over a live sequencer"
+        )
+
+
+def holder(connection: Connection) -> Held:
+    """The fence row's epoch, holder and seconds its lease has left (a plain read, no lock)."""
     row = connection.execute(_HOLDER, [ROW]).fetchone()
-    if row is None:  # pragma: no cover - hold() found no row, and rows are never deleted
-        return 0, "", 0.0
-    return int(row[0]), str(row[1]), float(row[2])
+    if row is None:  # no node ever took it: anyone may
+        return Held(0, "", 0.0)
+    return Held(int(row[0]), str(row[1]), float(row[2]))
+
+
+def attempt(connection: Connection, fence: Fence, where: str) -> int | Held:
+    """One try at taking the fence, no waiting for a lease: the new epoch, or who holds it."""
+    try:
+        with connection.transaction():
+            # Two leases: a holder paused inside a transaction loses its session after one
+            # (hold()), and a commit still running after two is hung.
+            _local(connection, 2 * fence.lease_ms, fence.lease_ms)
+            row = connection.execute(
+                _TAKE, {"row": ROW, "node": fence.node, "lease": fence.lease_s}
+            ).fetchone()
+            return int(row[0]) if row is not None else holder(connection)
+    except pg_errors.LockNotAvailable:
+        raise FencedError(
+            f"{where}: cannot take the sequencer's fence: a commit of the node that held "
+            f"it is still running after {2 * fence.lease_s:g} s (waiting on replication?); "
+            "try again once it has ended"
+        ) from None
 
 
 def take_over(connection: Connection, fence: Fence, where: str) -> int:
     """Take the fence for ``fence.node``: the new epoch; :class:`FencedError` if refused."""
-    for waited in (False, True):
-        try:
-            with connection.transaction():
-                # Two leases: a holder paused inside a transaction loses its session after one
-                # (hold()), and a commit still running after two is hung.
-                _local(connection, 2 * fence.lease_ms, fence.lease_ms)
-                row = connection.execute(
-                    _TAKE, {"row": ROW, "node": fence.node, "lease": fence.lease_s}
-                ).fetchone()
-                if row is not None:
-                    return int(row[0])
-                epoch, holder, left = _holder(connection)
-        except pg_errors.LockNotAvailable:
-            raise FencedError(
-                f"{where}: cannot take the sequencer's fence: a commit of the node that held "
-                f"it is still running after {2 * fence.lease_s:g} s (waiting on replication?); "
-                "try again once it has ended"
-            ) from None
-        if waited or left > fence.lease_s:
-            break
+    taken = attempt(connection, fence, where)
+    if isinstance(taken, Held) and taken.left_s <= fence.lease_s:
         # One wait, to the end of the lease the row gives: a dead holder's has run out then.
-        time.sleep(max(0.0, left) + _MARGIN_S)
-    raise FencedError(
-        f"{where}: node {holder!r} holds the sequencer (epoch {epoch}) and renews its lease "
-        f"({left:.1f} s left): this node ({fence.node!r}) does not take over a live sequencer"
-    )
+        time.sleep(max(0.0, taken.left_s) + MARGIN_S)
+        taken = attempt(connection, fence, where)
+    if isinstance(taken, Held):
+        raise taken.refusal(fence, where)
+    return taken
 
 
 def _fenced(connection: Connection, fence: Fence, epoch: int, where: str) -> FencedError:
-    now, holder, _left = _holder(connection)
+    now = holder(connection)
     return FencedError(
-        f"{where}: node {holder!r} took the sequencer over (epoch {now}); this node "
+        f"{where}: node {now.holder!r} took the sequencer over (epoch {now.epoch}); this node "
         f"({fence.node!r}, epoch {epoch}) wrote nothing and steps down"
     )
 

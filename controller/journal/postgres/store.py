@@ -25,21 +25,19 @@ tests) it writes as another writer the sequencer catches up with, and its epoch 
 from __future__ import annotations
 
 import contextlib
-import functools
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, Self
+from typing import TYPE_CHECKING, Self
 
 import msgspec
 import psycopg
-from psycopg import sql
 
-from controller.journal.appending import Changed, Known, append_events, changed_rows, known_receipt
-from controller.journal.checkpoints import KEEP
+from controller.journal.appending import Known, append_events, changed_rows, known_receipt
 from controller.journal.errors import JournalError
 from controller.journal.postgres import checks, fence, reads
 from controller.journal.postgres.connection import connect, reason, write_error
-from controller.journal.postgres.fence import take_over
+from controller.journal.postgres.fence import Held, take_over
+from controller.journal.postgres.materialize import DEVICES, materialize, store_snapshot
 from controller.journal.postgres.outbox import PostgresOutbox
 from controller.journal.postgres.rows import INSERT, last_row, rows_with_ids, stored
 from controller.journal.postgres.schema import migrate
@@ -61,28 +59,6 @@ if TYPE_CHECKING:
     from controller.ledger.apply import LedgerState
     from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
-
-_DEVICES: Final = (
-    "INSERT INTO device_seqs (table_id, device, high) VALUES (%s, %s, %s) "
-    "ON CONFLICT (table_id, device) DO UPDATE SET high = GREATEST(device_seqs.high, EXCLUDED.high)"
-)
-
-
-@functools.cache
-def _upsert(table: str, keys: tuple[str, ...], values: tuple[str, ...]) -> sql.Composed:
-    """``INSERT ... ON CONFLICT DO UPDATE`` of a materialized table, built once per table."""
-    names = sql.SQL(", ").join(sql.Identifier(name) for name in (*keys, *values))
-    marks = sql.SQL(", ").join(sql.Placeholder() for _ in (*keys, *values))
-    updates = sql.SQL(", ").join(
-        sql.SQL("{0} = EXCLUDED.{0}").format(sql.Identifier(name)) for name in values
-    )
-    return sql.SQL("INSERT INTO {} ({}) VALUES ({}) ON CONFLICT ({}) DO UPDATE SET {}").format(
-        sql.Identifier(table),
-        names,
-        marks,
-        sql.SQL(", ").join(sql.Identifier(name) for name in keys),
-        updates,
-    )
 
 
 def _roll_back(connection: Connection) -> None:
@@ -125,8 +101,10 @@ class PostgresJournal:
         url: DatabaseUrl,
         *,
         fence: Fence | None = None,
+        standby: bool = False,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """Open ``url``; with a ``fence``, take it over now unless ``standby`` (:meth:`take`)."""
         self.url = url
         self.fence = fence
         self._epoch = 0
@@ -135,10 +113,12 @@ class PostgresJournal:
         self.db = connect(url)
         try:
             migrate(self.db, str(url))
-            if fence is not None:
+            if fence is not None and not standby:
                 started = clock()
                 self._epoch = take_over(self.db, fence, str(url))
                 self._lease_from = started
+            # The head and the state as of one moment: a leader may commit between the two.
+            self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._tail = last_row(self.db)
             self.state = self._load()
             self.db.rollback()  # the reads' transaction
@@ -190,11 +170,61 @@ class PostgresJournal:
         """
         if self.fence is None:
             return
-        if self.db.closed or self.db.broken:
-            self.db = connect(self.url)
+        self._connected()
         started = self._clock()
         fence.renew(self.db, self.fence, self._epoch, str(self.url))
         self._lease_from = started
+
+    def take(self) -> int | Held:
+        """A standby's one try at the fence: the new epoch (and caught up), or who holds it.
+
+        Opened with ``standby=True`` the journal holds no epoch, and a write finds the fence
+        another's (:class:`FencedError`, nothing written). Taken, it first replays what the
+        last holder committed since :meth:`follow` last did, so that what the new sequencer
+        builds on is the whole journal.
+        """
+        if self.fence is None:
+            raise JournalError(f"{self.url}: opened without a fence: there is none to take")
+        try:
+            self._connected()
+            taken = fence.holder(self.db)
+            _roll_back(self.db)  # the read's transaction
+            if taken.left_s > 0 and taken.holder != self.fence.node:
+                return taken  # live: not even a try, which would lock the holder's row
+            started = self._clock()
+            outcome = fence.attempt(self.db, self.fence, str(self.url))
+            if isinstance(outcome, int):
+                self._epoch, self._lease_from = outcome, started
+                self.follow()
+        except psycopg.Error as error:
+            _roll_back(self.db)
+            raise JournalError(f"{self.url}: cannot take the fence: {reason(error)}") from error
+        return outcome
+
+    def follow(self) -> int:
+        """Replay what another node committed since this journal's head; the rows replayed.
+
+        In one ``REPEATABLE READ`` transaction, so that the rows and the stored state it is
+        checked against are the same moment's (:meth:`_catch_up`).
+        """
+        try:
+            self._connected()
+            self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            tail = last_row(self.db)
+            if tail == self._tail:
+                return 0
+            before = self._tail[0]
+            self.state, self._tail = self._catch_up(), tail
+            return tail[0] - before
+        except psycopg.Error as error:
+            raise JournalError(f"{self.url}: cannot follow the journal: {reason(error)}") from error
+        finally:
+            _roll_back(self.db)
+
+    def _connected(self) -> None:
+        """The writer's connection, opened again after a failure."""
+        if self.db.closed or self.db.broken:
+            self.db = connect(self.url)
 
     def _load(self) -> LedgerState:
         """The materialized state, or fail closed if it cannot be read."""
@@ -246,8 +276,7 @@ class PostgresJournal:
         self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None
     ) -> PostgresTransaction:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next."""
-        if self.db.closed or self.db.broken:
-            self.db = connect(self.url)  # after a failure: the next write on a new connection
+        self._connected()  # after a failure: the next write on a new connection
         try:
             return self._prepare(events, snapshot)
         except psycopg.Error as error:
@@ -277,10 +306,10 @@ class PostgresJournal:
             with connection.cursor() as cursor:
                 cursor.executemany(INSERT, [stored(row) for row in done.rows])
                 highs = done.devices.highs
-                cursor.executemany(_DEVICES, [(*key, high) for key, high in highs.items()])
-            self._materialize(changed_rows(done.batch, done.state))
+                cursor.executemany(DEVICES, [(*key, high) for key, high in highs.items()])
+            materialize(connection, changed_rows(done.batch, done.state))
             if snapshot is not None:
-                self._store_snapshot(done.receipts, snapshot)
+                store_snapshot(connection, done.receipts, snapshot)
             if self.fence is not None:
                 fence.arm(connection, self.fence)
         except BaseException:
@@ -308,48 +337,6 @@ class PostgresJournal:
             receipt, text = known_receipt(row)
             known[receipt.event_id] = (receipt, text)
         return known
-
-    def _materialize(self, changed: Changed) -> None:
-        """Write each changed row of the materialized state once, as the batch left it."""
-        with self.db.cursor() as cursor:
-            for table, keys, values, rows in changed.writes:
-                cursor.executemany(_upsert(table, keys, values), rows)
-            cursor.executemany(
-                "DELETE FROM rounds WHERE table_id = %s AND round_id = %s", changed.rounds_closed
-            )
-            cursor.executemany(
-                "DELETE FROM operators WHERE name = %s",
-                [(name,) for name in changed.operators_removed],
-            )
-            for row in changed.payouts:
-                statement = sql.SQL("INSERT INTO payouts ({}) VALUES ({})").format(
-                    sql.SQL(", ").join(sql.Identifier(name) for name in row),
-                    sql.SQL(", ").join(sql.Placeholder() for _ in row),
-                )
-                cursor.execute(statement, tuple(row.values()))
-            cursor.executemany(
-                "UPDATE payouts SET status = 'paid', verified_by = %s, verified_seq = %s "
-                "WHERE payout_id = %s",
-                changed.verified,
-            )
-
-    def _store_snapshot(self, receipts: Sequence[Receipt], sealed: Sealed) -> None:
-        """The checkpoint's snapshot, if this batch journaled it; the last few kept."""
-        for receipt in receipts:
-            if (
-                receipt.event_id == sealed.event.event_id
-                and not receipt.duplicate
-                and receipt.applied
-            ):
-                self.db.execute(
-                    "INSERT INTO snapshots (seq, head_seq, state) VALUES (%s, %s, %s)",
-                    [receipt.seq, sealed.event.head_seq, sealed.snapshot],
-                )
-                self.db.execute(
-                    "DELETE FROM snapshots WHERE seq NOT IN "
-                    "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT %s)",
-                    [KEEP],
-                )
 
     # -- reads -------------------------------------------------------------------------------
 
@@ -399,9 +386,18 @@ class PostgresJournal:
         return checks.verify(self.url, keys=keys, anchors=anchors)
 
     def check_state(self, key: ControllerKey) -> StateCheck:
-        """The start-up check (:func:`.checks.check_state`)."""
+        """The start-up check (:func:`.checks.check_state`), as of one moment.
+
+        In one ``REPEATABLE READ`` transaction, the head and the stored state read again in it:
+        another node (a standby checks while the leader writes) may have committed since open.
+        """
         try:
+            self._connected()
+            self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            self._tail, self.state = last_row(self.db), self._load()
             return checks.check_state(self.db, self.state, key)
+        except psycopg.Error as error:
+            raise JournalError(f"{self.url}: cannot check the journal: {reason(error)}") from error
         finally:
             _roll_back(self.db)  # its read transaction
 

@@ -1,0 +1,135 @@
+"""A standby's journal: open without the fence, follow the leader, take over when its lease ends.
+
+controller/journal/postgres/store.py (``standby=True``, :meth:`take`, :meth:`follow`) on a real
+server; docs/ha.md, "A warm standby". Two journals on one database stand for the leader and a
+standby node. The service's standby loop is tested in tests/service/test_standby_service.py.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+import psycopg
+import pytest
+from support.journal_rig import pool_opened, table_configured, wager
+
+from controller.journal import JournalError
+from controller.journal.errors import FencedError
+from controller.journal.location import DatabaseUrl
+from controller.journal.postgres import PostgresJournal, checks
+from controller.journal.postgres.fence import Fence, Held
+from controller.journal.postgres.rows import read_rows
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+@pytest.fixture
+def url(postgres_url: str) -> DatabaseUrl:
+    return DatabaseUrl(postgres_url)
+
+
+@pytest.fixture
+def leader(url: DatabaseUrl) -> Iterator[PostgresJournal]:
+    """Node ``a``, sequencing: one pool, one table, its lease 30 s."""
+    journal = PostgresJournal(url, fence=Fence("a", lease_s=30))
+    journal.append_many([pool_opened(), table_configured()])
+    yield journal
+    journal.close()
+
+
+@pytest.fixture
+def standby(url: DatabaseUrl, leader: PostgresJournal) -> Iterator[PostgresJournal]:
+    """Node ``b``, standing by (opened after the leader)."""
+    assert leader.epoch == 1
+    journal = PostgresJournal(url, fence=Fence("b", lease_s=1), standby=True)
+    yield journal
+    journal.close()
+
+
+def _rows(url: DatabaseUrl) -> int:
+    with psycopg.connect(url.url) as connection:
+        return len(list(read_rows(connection)))
+
+
+def test_a_standby_opens_without_taking_the_fence_and_writes_nothing(
+    standby: PostgresJournal, leader: PostgresJournal, url: DatabaseUrl
+) -> None:
+    assert standby.epoch == 0
+    assert not standby.leading
+    before = _rows(url)
+    with pytest.raises(FencedError, match="node 'a' took the sequencer over"):
+        standby.append(wager("b/w1", "r1", 1))
+    assert _rows(url) == before
+    assert leader.append(wager("a/w1", "r1", 1)).applied  # the leader never noticed
+
+
+def test_a_standby_does_not_try_a_live_lease_and_says_who_holds_it(
+    standby: PostgresJournal,
+) -> None:
+    held = standby.take()
+    assert isinstance(held, Held)
+    assert (held.epoch, held.holder) == (1, "a")
+    assert 0 < held.left_s <= 30
+    assert standby.epoch == 0
+
+
+def test_a_standby_follows_what_the_leader_commits_checked_against_the_stored_state(
+    standby: PostgresJournal, leader: PostgresJournal
+) -> None:
+    receipts = leader.append_many([wager(f"a/w{n}", f"r{n}", 1) for n in range(1, 6)])
+    assert all(receipt.applied for receipt in receipts)
+    assert standby.follow() == 5
+    assert standby.head == leader.head
+    assert standby.state == leader.state
+    assert standby.follow() == 0  # nothing new
+
+
+def test_a_stored_meter_edited_by_hand_is_found_by_the_standby_following(
+    standby: PostgresJournal, leader: PostgresJournal, url: DatabaseUrl
+) -> None:
+    leader.append(wager("a/w1", "r1", 1))
+    # Then someone with the database's password raises the meter without a journal row.
+    with psycopg.connect(url.url) as connection:
+        connection.execute(
+            "UPDATE pools SET state = jsonb_set(state::jsonb, '{meter}', '\"250000000\"')::text"
+        )
+    with pytest.raises(JournalError, match="not what its rows give"):
+        standby.follow()
+
+
+def test_a_standby_takes_over_a_released_lease_at_the_next_epoch_caught_up(
+    standby: PostgresJournal, leader: PostgresJournal, url: DatabaseUrl
+) -> None:
+    leader.append_many([wager(f"a/w{n}", f"r{n}", 1) for n in range(1, 4)])
+    state = leader.state
+    leader.close()  # a clean stop ends the lease now
+    assert standby.take() == 2
+    assert standby.epoch == 2
+    assert standby.leading
+    assert standby.state == state  # the rows committed since it opened, replayed at the take
+    assert standby.append(wager("b/w1", "r9", 1)).applied
+    assert checks.verify(url).ok  # one chain across the two epochs
+
+
+def test_the_old_leader_writes_nothing_once_a_standby_took_its_expired_lease(
+    url: DatabaseUrl,
+) -> None:
+    old = PostgresJournal(url, fence=Fence("a", lease_s=0.2))
+    old.append_many([pool_opened(), table_configured()])
+    new = PostgresJournal(url, fence=Fence("b", lease_s=5), standby=True)
+    try:
+        taken = new.take()
+        while isinstance(taken, Held):  # the old leader's 0.2 s lease, read from the row
+            assert taken.left_s <= 0.2  # so this wait is bounded
+            time.sleep(max(0.0, taken.left_s) + 0.05)
+            taken = new.take()
+        assert taken == 2
+        before = _rows(url)
+        with pytest.raises(FencedError, match="node 'b' took the sequencer over"):
+            old.append(wager("a/w1", "r1", 1))
+        assert _rows(url) == before
+    finally:
+        new.close()
+        old.close()
