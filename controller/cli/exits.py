@@ -8,8 +8,9 @@
  70    a bug (``EX_SOFTWARE`` of sysexits.h): any other exception, said in one line with a
        hint; its traceback under ``--debug``, or in the log when the service logs
  74    the service's ``COMMIT`` hung past ``commit_hang_s`` (controller/runtime/step_down.py)
- 75    fenced (``EX_TEMPFAIL``): another controller node holds the sequencer, at start or
-       since; the supervisor starts this one again later (docs/ha.md, "The fenced sequencer")
+ 75    fenced (``EX_TEMPFAIL``): another controller node took the sequencer over from this
+       one; the supervisor starts it again, and it stands by (docs/ha.md, "A warm standby").
+       (A node that finds the fence held at start does not exit: it stands by.)
  130   interrupted (Ctrl-C)
  141   the reader of the output went away (``jackpotd hits | head``): nothing said, as other
        Unix tools end there (128 + SIGPIPE)

@@ -121,7 +121,7 @@ async def _serve(
     authority: AuthorityPolicy,
     key: ControllerKey,
     begun: Callable[[Runtime], None] | None = None,
-) -> Runtime:
+) -> Runtime | None:
     stop = asyncio.Event()
     install_signal_handlers(stop)
     waiters: list[asyncio.Task[None]] = []
@@ -173,7 +173,8 @@ def run_service(args: argparse.Namespace) -> int:
     # Only the demo, on its embedded defaults, runs without an approved manifest.
     signed = AuthorityPolicy(require_signed=True)
     runtime = asyncio.run(_serve(config, require_manifest=True, authority=signed, key=key))
-    runtime.journal.close()
+    if runtime is not None:  # None: stopped while standing by (docs/ha.md)
+        runtime.journal.close()
     return 0
 
 
@@ -252,6 +253,9 @@ def run_demo(args: argparse.Namespace) -> int:
     key = ControllerKey.generate()
     start = Start()
     runtime = asyncio.run(_serve(config, authority=demo, key=key, begun=start.take))
+    if runtime is None:
+        print("stopped while standing by: another node held the sequencer (docs/ha.md)")
+        return 0
     report = summary(runtime, start)
     runtime.journal.close()
     rounds = ", ".join(f"{table} {count}" for table, count in report["rounds"].items())

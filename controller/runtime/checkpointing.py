@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from controller.config.load import Config
     from controller.events import CheckpointRecorded
     from controller.journal.port import JournalPort
+    from controller.journal.state_check import StateCheck
 
 log = logging.getLogger(__name__)
 
@@ -166,10 +167,18 @@ def checkpoint_update(checkpoint: Checkpointed) -> CheckpointUpdate:
 
 
 def resume_checkpoints(
-    journal: JournalPort[Any], schedule: CheckpointSchedule, at: str
+    journal: JournalPort[Any],
+    schedule: CheckpointSchedule,
+    at: str,
+    check: StateCheck | None = None,
 ) -> CheckpointSchedule:
-    """The start-up check (see the module docstring); raises :class:`StoredStateError`."""
-    check = journal.check_state(schedule.key)
+    """The start-up check (see the module docstring); raises :class:`StoredStateError`.
+
+    ``check``: the check already run on this journal, which has followed every row since (a
+    warm standby's: controller/service/standby.py); else it runs now.
+    """
+    if check is None:
+        check = journal.check_state(schedule.key)
     for note in check.notes:
         log.warning("start-up check: %s", note)
     if not check.ok:

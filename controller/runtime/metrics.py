@@ -31,6 +31,7 @@ from controller.effects import (
 )
 from controller.runtime.build_info import build_info
 from controller.runtime.metric_labels import counter_family, known_labels
+from controller.runtime.role_metrics import sequencer_role
 from controller.runtime.safeguard_metrics import authentications, checkpoints, clock_steps
 
 if TYPE_CHECKING:
@@ -299,6 +300,9 @@ class ControllerMetrics(Collector):
             reconnects.add_metric([client.name], client.reconnects)
         yield from (pending, oldest, up, failures, held, connected, reconnects)
         yield from self._agents()
+        yield from sequencer_role(
+            standby=False, epoch=self.journal.epoch, head=self.journal.head[0]
+        )
 
     def _agents(self) -> Iterator[Metric]:
         gaps = CounterMetricFamily(

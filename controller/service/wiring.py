@@ -26,6 +26,7 @@ from controller.config.approval import Approver, configuration_approval, split
 from controller.config.changes import config_events
 from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
+from controller.journal.location import DatabaseUrl
 from controller.journal.postgres.fence import Fence
 from controller.journal.sequencing import open_sequenced
 from controller.runtime.broadcast import Broadcast
@@ -37,6 +38,7 @@ from controller.runtime.systemd import Notifier
 from controller.runtime.view import Runtime
 from controller.security.manifest import current
 from controller.service.drivers import build_drivers
+from controller.service.standby import Promoted, Standby
 from controller.web.display import Display, serve_display
 
 if TYPE_CHECKING:
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from controller.journal.port import JournalPort
     from controller.ports import Sink, Source
     from controller.security.controller_key import ControllerKey
+    from controller.security.manifest import Manifest
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +91,13 @@ async def supervise(
     await keep_connected(_Supervised(name, start), backoff or Backoff(initial=0.2, cap=10.0))
 
 
-def _self_check(config: Config, journal: JournalPort[Any], *, require_manifest: bool) -> None:
-    """Refuse to run software or a configuration other than the approved (docs/operations.md)."""
+def _self_check(
+    config: Config, journal: JournalPort[Any], *, require_manifest: bool, seen: Manifest | None
+) -> None:
+    """Refuse to run software or a configuration other than the approved (docs/operations.md).
+
+    ``seen``: the software as hashed earlier in this process (a standby's), else hashed now.
+    """
     approved = journal.state.manifest
     if approved is None and not require_manifest:
         # Only the demo and in-process tests start so; nobody there can approve anything.
@@ -98,7 +106,7 @@ def _self_check(config: Config, journal: JournalPort[Any], *, require_manifest: 
     problems = (
         [f"no approved manifest in {config.controller.journal}"]
         if approved is None
-        else current(config.digest).differences(approved)
+        else (seen or current(config.digest)).differences(approved)
     )
     if problems:
         detail = "; ".join(problems)
@@ -165,6 +173,7 @@ def build_runtime(
     require_manifest: bool = False,
     authority: AuthorityPolicy = AuthorityPolicy(),
     key: ControllerKey | None = None,
+    promoted: Promoted | None = None,
 ) -> Runtime:
     """Open the journal and bring it in line with the configuration.
 
@@ -172,13 +181,20 @@ def build_runtime(
     without it, a journal with none only draws a warning (the demo, in-process tests).
     ``key``: the controller's signing key (else the one ``[controller] key_file`` names);
     the stored state is checked against the journal before anything builds on it
-    (controller/runtime/checkpointing.py).
+    (controller/runtime/checkpointing.py). ``promoted``: the journal a standby has followed
+    and now holds the fence of, checked (controller/service/standby.py); else it opens here.
     """
     checkpoints = schedule_for(config, key)
     settings = config.controller
-    journal = open_sequenced(settings.journal, Fence(settings.node, settings.lease_s))
-    _self_check(config, journal, require_manifest=require_manifest)
-    resume_checkpoints(journal, checkpoints, utc_now())
+    journal: JournalPort[Any]
+    if promoted is None:
+        journal = open_sequenced(settings.journal, Fence(settings.node, settings.lease_s))
+    else:
+        journal = promoted.journal
+    seen = None if promoted is None else promoted.seen
+    _self_check(config, journal, require_manifest=require_manifest, seen=seen)
+    check = None if promoted is None else promoted.check
+    resume_checkpoints(journal, checkpoints, utc_now(), check)
     events = _configuration(config, journal, authority)
     refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
     if refused:
@@ -211,16 +227,30 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     require_manifest: bool = False,
     authority: AuthorityPolicy = AuthorityPolicy(),
     key: ControllerKey | None = None,
-) -> Runtime:
-    """Run the controller until ``stop`` is set; return its runtime (journal still open)."""
-    runtime = build_runtime(config, require_manifest=require_manifest, authority=authority, key=key)
+) -> Runtime | None:
+    """Run the controller until ``stop`` is set; return its runtime (journal still open).
+
+    On a shared database the node first stands by until it holds the sequencer's fence
+    (controller/service/standby.py); None if ``stop`` came first.
+    """
+    notifier = Notifier.from_environment()
+    promoted = None
+    location = config.controller.journal
+    if isinstance(location, DatabaseUrl):
+        key = key or schedule_for(config).key
+        standby = Standby(config, key, stop, notifier, hash_software=require_manifest)
+        promoted = await standby.run(location)
+        if promoted is None:
+            return None
+    runtime = build_runtime(
+        config, require_manifest=require_manifest, authority=authority, key=key, promoted=promoted
+    )
     liveness = runtime.liveness
     if liveness is None:  # pragma: no cover - build_runtime always makes one
         raise StartupError("no liveness monitor")
     parts = build_drivers(config, runtime)
     runtime.sources = parts.sources
     runtime.faces = parts.faces
-    notifier = Notifier.from_environment()
     web_started = asyncio.Event()
     url = f"http://{config.web.host}:{config.web.port}/"
     try:

@@ -29,7 +29,7 @@ import asyncio
 import contextlib
 import logging
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from aiohttp import web
@@ -243,8 +243,16 @@ class Display:
         return web.json_response(body, status=503, headers={"Cache-Control": "no-store"})
 
 
+class Served(Protocol):
+    """What :func:`serve_display` serves: the display, or a standby's page."""
+
+    def app(self) -> web.Application:
+        """The aiohttp application."""
+        ...
+
+
 async def serve_display(
-    display: Display, host: str, port: int, started: asyncio.Event | None = None
+    display: Served, host: str, port: int, started: asyncio.Event | None = None
 ) -> None:
     """Serve until cancelled."""
     # A client that goes away ends its handler at once: a closed page's stream frees its place

@@ -2,27 +2,36 @@
 
 controller/service/wiring.py opens the journal fenced (controller/journal/sequencing.py) with
 the configuration's node and lease, and its sequencer with its ``commit_hang_s``; docs/ha.md,
-"The fenced sequencer". The whole service runs in this process on simulated tables.
+"The fenced sequencer". A node that finds the fence held stands by, warm, and takes over in
+the same process when the holder's lease ends (controller/service/standby.py; docs/ha.md, "A
+warm standby"). The whole service runs in this process on simulated tables.
 """
 
 from __future__ import annotations
 
+import asyncio
+import json
+import socket
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+import aiohttp
 import psycopg
-import pytest
 from support.daemon import daemon
+from support.floor import within
 from support.mosquitto import free_port
 
 from controller.config.load import load_config
-from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import checks
+from controller.service.wiring import serve
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    import pytest
 
     from controller.config.load import Config
+    from controller.runtime.view import Runtime
 
 
 def node_config(folder: Path, url: str, node: str, lease_s: float) -> Config:
@@ -67,25 +76,104 @@ def fence(url: str) -> tuple[int, str]:
     return int(row[0]), str(row[1])
 
 
-async def test_the_service_sequences_as_its_node_keeps_others_out_and_hands_over_at_stop(
-    tmp_path: Path, postgres_url: str
+class NotifySocket:
+    """systemd's end of ``$NOTIFY_SOCKET``: the datagrams a service sends, awaited one by one."""
+
+    def __init__(self, folder: Path) -> None:
+        self.address = str(folder / "notify.sock")
+        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.socket.bind(self.address)
+        self.socket.setblocking(False)
+        self.messages: list[str] = []
+
+    async def until(self, prefix: str) -> str:
+        """The first message starting with ``prefix`` (bounded wait)."""
+        loop = asyncio.get_running_loop()
+        while not any(message.startswith(prefix) for message in self.messages):
+            data = await within(loop.sock_recv(self.socket, 4096), f"systemd to hear {prefix!r}")
+            self.messages.append(data.decode())
+        return next(message for message in self.messages if message.startswith(prefix))
+
+
+async def get(url: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as session, session.get(url) as response:
+        return response.status, await response.text()
+
+
+async def test_a_second_node_stands_by_warm_and_takes_over_in_process_when_the_first_stops(
+    tmp_path: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     first = node_config(tmp_path, postgres_url, "pit-a", lease_s=5)
     second = node_config(tmp_path, postgres_url, "pit-b", lease_s=1)
+    second_url = f"http://{second.web.host}:{second.web.port}/"
     async with daemon(first) as running:
         await running.until_more(20, "node pit-a's rounds")
         assert running.runtime.journal.epoch == 1
         assert running.runtime.sequencer.commit_hang_s == 20
         assert fence(postgres_url) == (1, "pit-a")
-        # pit-a's lease has more left than pit-b's whole lease: refused at once, nothing written.
-        with pytest.raises(FencedError, match="node 'pit-a' holds the sequencer"):
-            async with daemon(second):
-                pass
-        head = running.runtime.journal.head[0]
-        await running.until_more(5, "node pit-a going on")
-        assert running.runtime.journal.head[0] > head
-    async with daemon(second) as running:  # a clean stop ended pit-a's lease: no wait
-        assert running.runtime.journal.epoch == 2
-        await running.until_more(20, "node pit-b's rounds")
-        assert fence(postgres_url) == (2, "pit-b")
+        systemd = NotifySocket(Path(tempfile.mkdtemp(dir="/tmp")))
+        monkeypatch.setenv("NOTIFY_SOCKET", systemd.address)
+        stop = asyncio.Event()
+        led: asyncio.Future[Runtime] = asyncio.get_running_loop().create_future()
+        standby = asyncio.create_task(
+            serve(second, stop, started=lambda runtime, _url: led.set_result(runtime))
+        )
+        try:
+            ready = await systemd.until("READY=1")
+            assert ready.startswith("READY=1\nSTATUS=standby: ")
+            await systemd.until("STATUS=standby: node 'pit-a' holds the sequencer (epoch 1)")
+            status, body = await get(second_url + "leader")
+            assert status == 503  # HAProxy sends nobody to a standby
+            assert json.loads(body) | {"seq": 0} == {
+                "node": "pit-b", "controller": "pit", "standby": True, "holder": "pit-a",
+                "epoch": 1, "seq": 0, "reason": "node 'pit-a' holds the sequencer (epoch 1)",
+            }  # fmt: skip
+            assert "jackpotd_standby 1.0" in (await get(second_url + "metrics"))[1]
+            head = running.runtime.journal.head[0]
+            await running.until_more(5, "node pit-a going on beside its standby")
+            assert running.runtime.journal.head[0] > head
+            assert fence(postgres_url) == (1, "pit-a")  # the standby wrote nothing
+            assert not led.done()
+            await running.stop()  # a clean stop ends pit-a's lease: pit-b takes over now
+            runtime = await within(asyncio.shield(led), "pit-b to take over, in process")
+            assert runtime.journal.epoch == 2
+            assert fence(postgres_url) == (2, "pit-b")
+            assert standby.done() is False  # the same process, not a restart
+            await systemd.until("READY=1\nSTATUS=serving")
+            status, body = await get(second_url + "leader")
+            assert (status, json.loads(body)["node"]) == (200, "pit-b")
+        finally:
+            stop.set()
+            await within(standby, "pit-b to stop")
+    leader = standby.result()
+    assert leader is not None
+    leader.journal.close()
     assert checks.verify(DatabaseUrl(postgres_url)).ok
+
+
+async def test_a_standby_stopped_before_it_leads_returns_having_written_nothing(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    first = node_config(tmp_path, postgres_url, "pit-a", lease_s=30)
+    second = node_config(tmp_path, postgres_url, "pit-b", lease_s=1)
+    async with daemon(first) as running:
+        await running.until_more(5, "node pit-a's rounds")
+        stop = asyncio.Event()
+        standby = asyncio.create_task(serve(second, stop))
+        second_url = f"http://{second.web.host}:{second.web.port}/leader"
+        await within(_answers(second_url), "pit-b's standby page")
+        stop.set()
+        assert await within(standby, "pit-b to stop") is None
+        assert fence(postgres_url) == (1, "pit-a")
+        await running.until_more(5, "node pit-a going on")
+
+
+async def _answers(url: str) -> None:
+    """Until something answers ``url`` (the standby's page is up)."""
+    while True:
+        try:
+            await get(url)
+        except aiohttp.ClientConnectionError:
+            await asyncio.sleep(0.05)
+        else:
+            return
