@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import socket
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import aiohttp
-import psycopg
 from support.daemon import daemon
 from support.floor import within
-from support.mosquitto import free_port
+from support.standby_rig import NotifySocket, fence, get, node_config, until_answered
 
-from controller.config.load import load_config
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import checks
 from controller.service.wiring import serve
@@ -30,74 +26,7 @@ from controller.service.wiring import serve
 if TYPE_CHECKING:
     import pytest
 
-    from controller.config.load import Config
     from controller.runtime.view import Runtime
-
-
-def node_config(folder: Path, url: str, node: str, lease_s: float) -> Config:
-    """One pool, one simulated table, the journal at ``url``, sequenced as ``node``."""
-    path = folder / f"{node}.toml"
-    path.write_text(
-        f"""
-[controller]
-site = "lab"
-id = "pit"
-journal = "{url}"
-node = "{node}"
-lease_s = {lease_s}
-commit_hang_s = 20
-
-[[pools]]
-id = "P1"
-paytable = "progressive-1"
-
-[[tables]]
-id = "T1"
-transport = "simulator"
-bonus = "fortune-1"
-progressive = "progressive-1"
-pool = "P1"
-
-[web]
-host = "127.0.0.1"
-port = {free_port()}
-
-[simulator]
-round_interval_s = 0.02
-"""
-    )
-    return load_config(path)
-
-
-def fence(url: str) -> tuple[int, str]:
-    with psycopg.connect(url) as connection:
-        row = connection.execute("SELECT epoch, holder FROM sequencer_fence").fetchone()
-    assert row is not None
-    return int(row[0]), str(row[1])
-
-
-class NotifySocket:
-    """systemd's end of ``$NOTIFY_SOCKET``: the datagrams a service sends, awaited one by one."""
-
-    def __init__(self, folder: Path) -> None:
-        self.address = str(folder / "notify.sock")
-        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        self.socket.bind(self.address)
-        self.socket.setblocking(False)
-        self.messages: list[str] = []
-
-    async def until(self, prefix: str) -> str:
-        """The first message starting with ``prefix`` (bounded wait)."""
-        loop = asyncio.get_running_loop()
-        while not any(message.startswith(prefix) for message in self.messages):
-            data = await within(loop.sock_recv(self.socket, 4096), f"systemd to hear {prefix!r}")
-            self.messages.append(data.decode())
-        return next(message for message in self.messages if message.startswith(prefix))
-
-
-async def get(url: str) -> tuple[int, str]:
-    async with aiohttp.ClientSession() as session, session.get(url) as response:
-        return response.status, await response.text()
 
 
 async def test_a_second_node_stands_by_warm_and_takes_over_in_process_when_the_first_stops(
@@ -161,19 +90,8 @@ async def test_a_standby_stopped_before_it_leads_returns_having_written_nothing(
         stop = asyncio.Event()
         standby = asyncio.create_task(serve(second, stop))
         second_url = f"http://{second.web.host}:{second.web.port}/leader"
-        await within(_answers(second_url), "pit-b's standby page")
+        await within(until_answered(second_url), "pit-b's standby page")
         stop.set()
         assert await within(standby, "pit-b to stop") is None
         assert fence(postgres_url) == (1, "pit-a")
         await running.until_more(5, "node pit-a going on")
-
-
-async def _answers(url: str) -> None:
-    """Until something answers ``url`` (the standby's page is up)."""
-    while True:
-        try:
-            await get(url)
-        except aiohttp.ClientConnectionError:
-            await asyncio.sleep(0.05)
-        else:
-            return
