@@ -1,0 +1,179 @@
+"""What a property and central say to each other over a wide-area link (docs/wide-area.md).
+
+A property's **site messages** (:class:`SiteMessage`) are numbered ``site_seq`` 1, 2, 3... and
+chained: each carries the digest of the one before (``prev``; :data:`GENESIS` for the first),
+and its own digest is SHA-256 over ``prev`` and the canonical JSON of everything else it says
+(:func:`message_digest`). The property's controller key signs the digest (``signature``,
+base64 Ed25519), so central can tell the property's history from a rewritten or forged one.
+
+Central answers with cumulative acknowledgements (:class:`CentralAck`), each award of a
+property's hit (:class:`Award`), and the property reports its totals after each reconnection
+(:class:`SiteTotals`) for central to reconcile. All are msgspec Structs, encoded as canonical
+JSON (sorted keys, no spaces), money in integer cents, percentages as exact fractions (``"1/10"``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from fractions import Fraction
+from typing import Final
+
+import msgspec
+
+GENESIS: Final = "0" * 64
+"""The ``prev`` of a property's first message."""
+
+
+class Contribution(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="contribution"
+):
+    """A progressive wager locked at the property on a table of a wide-area pool."""
+
+    pool_id: str
+    table_id: str
+    round_id: str
+    seat: int
+    wager_cents: int
+
+
+class HitClaim(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="hit"
+):
+    """A round settled at the property with a meter line of a wide-area pool.
+
+    ``percent`` of the meter as central holds it when it sequences the claim, shared ``ways``
+    ways (the winners of that line in that round); ``cards`` the seven the seat held, so that
+    central evaluates the hand against the pool's paytable itself.
+    """
+
+    pool_id: str
+    table_id: str
+    round_id: str
+    seat: int
+    line: str
+    percent: str
+    ways: int
+    cards: tuple[str, ...]
+
+    @property
+    def share(self) -> Fraction:
+        """The percent as an exact fraction of the meter."""
+        return Fraction(self.percent)
+
+
+SiteBody = Contribution | HitClaim
+
+
+class SiteMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One link of a property's chain (see the module docstring)."""
+
+    site: str
+    site_seq: int
+    prev: str
+    at: str
+    body: SiteBody
+    digest: str
+    signature: str = ""
+    """The property's controller key over ``digest`` (added at the edge that holds the key)."""
+
+    def signed(self, signature: str) -> SiteMessage:
+        """This message with its signature."""
+        return msgspec.structs.replace(self, signature=signature)
+
+
+class SiteTotals(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a property claims to have sent, through ``through``: central reconciles it."""
+
+    site: str
+    through: int
+    head: str
+    """The digest of message ``through`` (:data:`GENESIS` if none)."""
+    contributions: int
+    wager_cents: int
+    hits: int
+    signature: str = ""
+
+
+class CentralAck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Every message of ``site`` through ``through`` is journaled at central, once.
+
+    ``head`` is the digest central holds for it, ``journal_seq`` and ``epoch`` central's row and
+    sequencer epoch; ``reconciled_through`` the last ``site_seq`` a matched reconciliation
+    covered (0 if none since central started following the property).
+    """
+
+    site: str
+    through: int
+    head: str
+    journal_seq: int
+    epoch: int
+    reconciled_through: int
+
+
+class Award(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Central paid the property's hit claim ``claim_seq`` from the wide-area meter."""
+
+    site: str
+    claim_seq: int
+    hit_id: str
+    pool_id: str
+    amount_cents: int
+    journal_seq: int
+    epoch: int
+
+
+_ENCODER = msgspec.json.Encoder(order="sorted")
+
+
+def canonical(value: msgspec.Struct) -> bytes:
+    """Sorted keys, no spaces: the bytes that are hashed and signed."""
+    return _ENCODER.encode(value)
+
+
+def message_digest(site: str, site_seq: int, prev: str, at: str, body: SiteBody) -> str:
+    """SHA-256 (hex) over ``prev`` and the canonical JSON of the message's other fields."""
+    said = _ENCODER.encode({"site": site, "site_seq": site_seq, "at": at, "body": body})
+    return hashlib.sha256(prev.encode("ascii") + b"\n" + said).hexdigest()
+
+
+def next_message(site: str, site_seq: int, prev: str, at: str, body: SiteBody) -> SiteMessage:
+    """The message ``site_seq`` after one whose digest is ``prev``, its digest computed."""
+    digest = message_digest(site, site_seq, prev, at, body)
+    return SiteMessage(site, site_seq, prev, at, body, digest)
+
+
+def digest_holds(message: SiteMessage) -> bool:
+    """Whether the message's digest is the one its fields give."""
+    found = message_digest(message.site, message.site_seq, message.prev, message.at, message.body)
+    return found == message.digest
+
+
+def totals_bytes(totals: SiteTotals) -> bytes:
+    """What the property's key signs of its totals (all but the signature)."""
+    return canonical(msgspec.structs.replace(totals, signature=""))
+
+
+_MESSAGE = msgspec.json.Decoder(SiteMessage)
+_TOTALS = msgspec.json.Decoder(SiteTotals)
+_ACK = msgspec.json.Decoder(CentralAck)
+_AWARD = msgspec.json.Decoder(Award)
+
+
+def decode_message(data: bytes) -> SiteMessage:
+    """A site message; :class:`msgspec.ValidationError` or ``DecodeError`` naming what is wrong."""
+    return _MESSAGE.decode(data)
+
+
+def decode_totals(data: bytes) -> SiteTotals:
+    """A property's totals."""
+    return _TOTALS.decode(data)
+
+
+def decode_ack(data: bytes) -> CentralAck:
+    """Central's acknowledgement."""
+    return _ACK.decode(data)
+
+
+def decode_award(data: bytes) -> Award:
+    """Central's award of a hit claim."""
+    return _AWARD.decode(data)
