@@ -140,6 +140,7 @@ def test_the_dashboard_shows_meters_hits_table_health_and_latencies() -> None:
             "process_open_fds",
             "process_start_time_seconds",
         },
+        "Cluster": {"jackpotd_standby", "jackpotd_sequencer_epoch", "jackpotd_journal_head_seq"},
     }
     assert list(sections) == list(needs)
     for title, metrics in needs.items():
