@@ -249,6 +249,54 @@ class Balances(Effect, frozen=True, tag="balances"):
     adjustments_cents: int
 
 
+class SiteSet(Effect, frozen=True, tag="site-set"):
+    """A property linked to central (docs/wide-area.md), feeding ``pools``."""
+
+    site: str
+    key_id: str
+    pools: list[str]
+
+
+class SiteAdvanced(Effect, frozen=True, tag="site-advanced"):
+    """Central applied a property's message ``site_seq`` (digest ``digest``), once."""
+
+    site: str
+    site_seq: int
+    digest: str
+
+
+class SiteRefused(Effect, frozen=True, tag="site-refused"):
+    """Central refused a property's message and halted its link until a manager acts."""
+
+    site: str
+    site_seq: int
+    reason: str
+    detail: str
+
+
+class AwardMade(Effect, frozen=True, tag="award"):
+    """Central paid a property's hit claim from the wide-area meter (docs/wide-area.md)."""
+
+    site: str
+    claim_seq: int
+    hit_id: str
+    pool_id: str
+    table_id: str
+    round_id: str
+    seat: int
+    line: str
+    amount_cents: int
+
+
+class SiteReconciled(Effect, frozen=True, tag="site-reconciled"):
+    """Central compared a property's totals with what it applied, through ``through``."""
+
+    site: str
+    through: int
+    matched: bool
+    problems: list[str]
+
+
 AnyEffect = (
     Contributed
     | ContributionRefunded
@@ -272,6 +320,11 @@ AnyEffect = (
     | OperatorUnlockedEffect
     | ConfigurationSet
     | Balances
+    | SiteSet
+    | SiteAdvanced
+    | SiteRefused
+    | AwardMade
+    | SiteReconciled
 )
 
 _ENCODER = msgspec.json.Encoder(order="sorted")

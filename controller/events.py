@@ -19,25 +19,10 @@ from decimal import Decimal
 
 import msgspec
 
-SCHEMA_VERSION = 1
+from controller.event_base import SCHEMA_VERSION, Event, Signature, Signatures
+from controller.wide_events import SiteLinked, SiteReported, SiteTotalsReported
 
-
-class Signature(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One operator's Ed25519 signature over an event (base64)."""
-
-    operator: str
-    signature: str
-
-
-Signatures = list[Signature] | msgspec.UnsetType
-"""The signatures an event carries; ``UNSET`` on events from before signatures existed."""
-
-
-class Event(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind"):
-    """Fields every event has."""
-
-    event_id: str
-    at: str
+__all__ = ["SCHEMA_VERSION", "Event", "Signature", "Signatures"]
 
 
 class PoolOpened(Event, frozen=True, tag="pool-opened"):
@@ -348,6 +333,9 @@ AnyEvent = (
     | AuthenticationFailed
     | FaultRecorded
     | CheckpointRecorded
+    | SiteLinked
+    | SiteReported
+    | SiteTotalsReported
 )
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from controller.events import CheckpointRecorded  # noqa: TC001 - msgspec resolves it
+from controller.events import CheckpointRecorded
 
 if TYPE_CHECKING:
     from controller.effects import PayoutMade, WagerRefused

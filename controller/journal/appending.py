@@ -23,7 +23,7 @@ from controller.journal.chain import row_hash
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs
 from controller.journal.identity import conflict_fault, same_event
-from controller.journal.restore import authority_json, manifest_json
+from controller.journal.restore import authority_json, manifest_json, sites_json
 from controller.journal.rows import stored_row
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ports import APPLIED, INTERNAL_ERROR, REJECTED, Receipt
@@ -196,6 +196,8 @@ def changed_rows(batch: Batch, new: LedgerState) -> Changed:
         meta.append(("manifest", manifest_json(new.manifest)))
     if new.authority != old.authority:
         meta.append(("authority", authority_json(new.authority)))
+    if new.sites is not old.sites:
+        meta.append(("sites", sites_json(new.sites)))
     changed.upserts.append(("meta", ("key",), ("value",), meta))
     if new.operators is not old.operators:
         changed.operators_removed = list(old.operators.keys() - new.operators.keys())

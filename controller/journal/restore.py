@@ -29,6 +29,7 @@ from controller.ledger.operators import Authority, Operator, Role
 from controller.ledger.pool import Contribution
 from controller.ledger.settlement import SeatWager
 from controller.ledger.table_rules import table_rules
+from controller.ledger.wide_area import LinkedSite
 from controller.ports import APPLIED
 from controller.rules.spots import Spot
 from controller.security.manifest import ApprovedManifest
@@ -105,6 +106,7 @@ def state_from_rows(
         rounds=rounds,
         pending=pending,
         revision=int(meta["revision"]) if "revision" in meta else 0,
+        sites=sites_from_json(meta["sites"]) if "sites" in meta else {},
     )
 
 
@@ -161,6 +163,19 @@ def authority_json(authority: Authority) -> str:
 def authority_from_json(text: str) -> Authority:
     """The inverse of :func:`authority_json`."""
     return msgspec.json.decode(text, type=Authority)
+
+
+_SITES: Final = msgspec.json.Encoder(order="sorted")
+
+
+def sites_json(sites: Mapping[str, LinkedSite]) -> str:
+    """Central's linked properties (docs/wide-area.md), as their ``meta`` row holds them."""
+    return _SITES.encode(dict(sites)).decode()
+
+
+def sites_from_json(text: str) -> dict[str, LinkedSite]:
+    """The inverse of :func:`sites_json`."""
+    return msgspec.json.decode(text, type=dict[str, LinkedSite])
 
 
 def manifest_json(manifest: ApprovedManifest) -> str:

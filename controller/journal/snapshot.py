@@ -40,6 +40,7 @@ from controller.ledger.operators import Authority, Operator
 from controller.ledger.settlement import Payout
 from controller.ledger.state import LedgerState
 from controller.ledger.table_rules import table_rules
+from controller.ledger.wide_area import LinkedSite
 from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
 VERSION: Final = 1
 PARTS: Final = (
     "pools", "table_events", "table_states", "rounds", "pending", "operators", "manifest",
-    "revision", "authority",
+    "revision", "authority", "sites",
 )  # fmt: skip
 """The state's fields a snapshot holds, in the order :func:`differences` reports them."""
 DERIVED: Final = frozenset({"tables"})
@@ -83,6 +84,9 @@ def state_document(state: LedgerState) -> dict[str, Any]:
         "manifest": msgspec.to_builtins(state.manifest),
         "revision": state.revision,
         "authority": msgspec.to_builtins(state.authority),
+        # Only when there are any: a snapshot without linked properties is the text (and the
+        # digest, which checkpoints sign) it was before wide-area links existed.
+        **({"sites": msgspec.to_builtins(dict(state.sites))} if state.sites else {}),
     }
 
 
@@ -133,6 +137,7 @@ def state_from_text(text: str) -> LedgerState:
             manifest=None if manifest is None else msgspec.convert(manifest, ApprovedManifest),
             revision=int(document["revision"]),
             authority=msgspec.convert(document["authority"], Authority),
+            sites=msgspec.convert(document.get("sites", {}), dict[str, LinkedSite]),
         )
     except (KeyError, TypeError, AttributeError, msgspec.MsgspecError) as error:
         raise ValueError(f"the snapshot cannot be read: {error!r}") from error
@@ -184,6 +189,10 @@ def differences(stored: LedgerState, replayed: LedgerState) -> list[str]:
     ours, theirs = state_document(stored), state_document(replayed)
     found: list[str] = []
     for part in PARTS:
+        if part not in ours and part not in theirs:
+            continue
+        ours.setdefault(part, {})
+        theirs.setdefault(part, {})
         if ours[part] == theirs[part]:
             continue
         if (

@@ -76,6 +76,8 @@ from controller.ledger.state import (
 from controller.ledger.table_rules import TableRulesError, table_rules
 from controller.ledger.table_state import TableState
 from controller.ledger.voids import on_round_voided
+from controller.ledger.wide_area import on_site_linked, on_site_reported, on_site_totals
+from controller.wide_events import SiteLinked, SiteReported, SiteTotalsReported
 
 __all__ = ["CONFIGURATION", "LedgerError", "LedgerState", "apply"]
 
@@ -245,6 +247,12 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return approve_manifest(state, event)
         case ConfigurationApproved():
             return approve_configuration(state, event, _configuration_change)
+        case SiteLinked():
+            return on_site_linked(state, event)
+        case SiteReported():
+            return on_site_reported(state, event)
+        case SiteTotalsReported():
+            return on_site_totals(state, event)
         case FaultRecorded() | CheckpointRecorded():
             return state, []
         case _:

@@ -47,6 +47,7 @@ ACTIONS: Final[dict[str, frozenset[Role]]] = {
     "approve-config": frozenset({Role.MANAGER}),
     "settle-round": frozenset({Role.SUPERVISOR, Role.MANAGER}),
     "unlock": frozenset({Role.MANAGER}),
+    "link-site": frozenset({Role.MANAGER}),
 }
 """The roles allowed to take each action."""
 

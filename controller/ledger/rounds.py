@@ -165,7 +165,8 @@ def on_wager_locked(state: LedgerState, event: WagerLocked) -> Outcome:
     return lock_wager(state, request)
 
 
-def _meter_paid(pool_id: str, payment: MeterPayment) -> MeterPaid:
+def meter_paid(pool_id: str, payment: MeterPayment) -> MeterPaid:
+    """A pay taken off a meter, as journaled."""
     return MeterPaid(
         pool_id, payment.hit_id or "", payment.paid_cents, fraction_text(payment.meter_before),
         payment.reseed_cents, payment.from_reserve_cents, payment.from_house_cents,
@@ -210,7 +211,7 @@ def _settle(
     except (SettlementError, HandError) as error:
         raise LedgerError(f"round {round_id}: {error}") from error
     effects: list[AnyEffect] = [
-        _meter_paid(rules.pool_id or "", payment) for payment in settlement.meter_payments
+        meter_paid(rules.pool_id or "", payment) for payment in settlement.meter_payments
     ]
     pending = dict(state.pending)
     for payout in settlement.payouts:

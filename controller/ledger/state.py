@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from controller.ledger.pool import Pool
     from controller.ledger.settlement import Payout, SeatWager, TableRules
     from controller.ledger.table_state import TableState
+    from controller.ledger.wide_area import LinkedSite
     from controller.security.manifest import ApprovedManifest
 
 
@@ -43,6 +44,8 @@ class LedgerState:
     manifest: ApprovedManifest | None = None
     revision: int = 0
     authority: Authority = field(default_factory=Authority)
+    sites: Mapping[str, LinkedSite] = field(default_factory=dict)
+    """Central's linked properties (docs/wide-area.md); none at a property or a lone site."""
 
 
 def balances(pool: Pool) -> Balances:

@@ -6,16 +6,16 @@ and its own digest is SHA-256 over ``prev`` and the canonical JSON of everything
 (:func:`message_digest`). The property's controller key signs the digest (``signature``,
 base64 Ed25519), so central can tell the property's history from a rewritten or forged one.
 
-Central answers with cumulative acknowledgements (:class:`CentralAck`), each award of a
-property's hit (:class:`Award`), and the property reports its totals after each reconnection
-(:class:`SiteTotals`) for central to reconcile. All are msgspec Structs, encoded as canonical
+Central answers with cumulative acknowledgements (:class:`CentralAck`) and each award of a
+property's hit (:class:`Award`), both signed with central's controller key, and the property
+reports its totals after each reconnection (:class:`SiteTotals`), signed with its own, for
+central to reconcile. All are msgspec Structs, encoded as canonical
 JSON (sorted keys, no spaces), money in integer cents, percentages as exact fractions (``"1/10"``).
 """
 
 from __future__ import annotations
 
 import hashlib
-from fractions import Fraction
 from typing import Final
 
 import msgspec
@@ -54,11 +54,6 @@ class HitClaim(
     percent: str
     ways: int
     cards: tuple[str, ...]
-
-    @property
-    def share(self) -> Fraction:
-        """The percent as an exact fraction of the meter."""
-        return Fraction(self.percent)
 
 
 SiteBody = Contribution | HitClaim
@@ -108,6 +103,9 @@ class CentralAck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     journal_seq: int
     epoch: int
     reconciled_through: int
+    signature: str = ""
+    """Central's controller key over the rest (:func:`signed_bytes`): a device that can
+    publish on the property's topics cannot forge an acknowledgement that trims its outbox."""
 
 
 class Award(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -120,6 +118,8 @@ class Award(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     amount_cents: int
     journal_seq: int
     epoch: int
+    signature: str = ""
+    """Central's controller key over the rest (:func:`signed_bytes`)."""
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
@@ -148,9 +148,13 @@ def digest_holds(message: SiteMessage) -> bool:
     return found == message.digest
 
 
-def totals_bytes(totals: SiteTotals) -> bytes:
-    """What the property's key signs of its totals (all but the signature)."""
-    return canonical(msgspec.structs.replace(totals, signature=""))
+def signed_bytes(said: SiteTotals | CentralAck | Award) -> bytes:
+    """What a key signs of totals, an acknowledgement or an award: all but the signature."""
+    return canonical(msgspec.structs.replace(said, signature=""))
+
+
+totals_bytes = signed_bytes
+"""The property's totals, as its key signs them."""
 
 
 _MESSAGE = msgspec.json.Decoder(SiteMessage)

@@ -78,7 +78,7 @@ from controller.events import (
     device_event_id,
 )
 from controller.rules.cards import Card, CardError
-from controller.rules.spots import Spot  # noqa: TC001 - msgspec reads the annotation at run time
+from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
