@@ -9,11 +9,13 @@ root, when the tests do (the service runs as ``mosquitto``).
 
 from __future__ import annotations
 
+import asyncio
 import os
 from typing import TYPE_CHECKING
 
 from support.shipped_broker import (
     Credentials,
+    connect,
     credentials_fixture,  # noqa: F401 - registers the fixture
     start_shipped,
 )
@@ -26,6 +28,14 @@ def test_the_shipped_configuration_and_acl_load_without_warnings(
     credentials: Credentials, tmp_path: Path
 ) -> None:
     broker = start_shipped(tmp_path / "broker", credentials)
+
+    async def answered() -> None:
+        async with connect(broker, credentials, "monitor", "monitor-log"):
+            pass
+
+    # A client answered: the broker is in its main loop, past installing its signal handlers
+    # (a SIGTERM before that ends it without a word, and the log would have no "terminating").
+    asyncio.run(answered())
     broker.stop()  # then the log is whole: start-up to shutdown, nothing still being written
     log = broker.log()
     assert "Config loaded from" in log, log
