@@ -12,6 +12,8 @@ from fractions import Fraction
 
 import msgspec
 
+from controller.widearea.messages import SiteMessage
+
 
 def fraction_text(value: Fraction) -> str:
     """An exact amount as text: ``"12"`` or ``"37/4"``."""
@@ -297,6 +299,22 @@ class SiteReconciled(Effect, frozen=True, tag="site-reconciled"):
     problems: list[str]
 
 
+class SiteMessageQueued(Effect, frozen=True, tag="site-message"):
+    """A property journaled the next message of its chain, for central (docs/wide-area.md).
+
+    Unsigned here: the link's runtime signs it with the controller key as it sends it.
+    """
+
+    message: SiteMessage
+
+
+class WideAreaStatus(Effect, frozen=True, tag="wide-area-status"):
+    """The property's wide-area wagers opened or closed, and why."""
+
+    open: bool
+    reason: str
+
+
 AnyEffect = (
     Contributed
     | ContributionRefunded
@@ -325,6 +343,8 @@ AnyEffect = (
     | SiteRefused
     | AwardMade
     | SiteReconciled
+    | SiteMessageQueued
+    | WideAreaStatus
 )
 
 _ENCODER = msgspec.json.Encoder(order="sorted")

@@ -20,7 +20,14 @@ from decimal import Decimal
 import msgspec
 
 from controller.event_base import SCHEMA_VERSION, Event, Signature, Signatures
-from controller.wide_events import SiteLinked, SiteReported, SiteTotalsReported
+from controller.wide_events import (
+    SiteLinked,
+    SiteReported,
+    SiteTotalsReported,
+    WideAreaAwarded,
+    WideAreaJoined,
+    WideAreaStatusChanged,
+)
 
 __all__ = ["SCHEMA_VERSION", "Event", "Signature", "Signatures"]
 
@@ -336,6 +343,9 @@ AnyEvent = (
     | SiteLinked
     | SiteReported
     | SiteTotalsReported
+    | WideAreaJoined
+    | WideAreaStatusChanged
+    | WideAreaAwarded
 )
 
 

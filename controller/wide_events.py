@@ -1,4 +1,6 @@
-"""The events of a wide-area link, as central journals them (docs/wide-area.md).
+"""The events of a wide-area link, as central and a property journal them (docs/wide-area.md).
+
+Central's:
 
 * :class:`SiteLinked`: a manager links a property to central: the property's controller key
   (its messages must carry its signature) and the wide-area pools its tables may feed.
@@ -8,8 +10,15 @@
 * :class:`SiteTotalsReported`: what the property says it has sent, after a reconnection; central
   reconciles it with what it applied.
 
-The property's own events of the link are its ledger's business and live beside these once
-built (docs/wide-area.md, "Not yet").
+A property's:
+
+* :class:`WideAreaJoined`: a manager joins the property to central: its site id, central's
+  controller key (central's acknowledgements and awards must carry its signature) and the
+  wide-area pools its tables may play, each with its progressive paytable;
+* :class:`WideAreaStatusChanged`: its wide-area wagers open or close (central heard within the
+  grace period and reconciled, or not), journaled by the link's runtime so that the ledger
+  refuses a wide-area wager while closed whatever entry path it takes;
+* :class:`WideAreaAwarded`: central's award of one of its hit claims, as received.
 """
 
 from __future__ import annotations
@@ -17,7 +26,7 @@ from __future__ import annotations
 import msgspec
 
 from controller.event_base import Event, Signatures
-from controller.widearea.messages import SiteMessage, SiteTotals
+from controller.widearea.messages import Award, SiteMessage, SiteTotals
 
 
 class SiteLinked(Event, frozen=True, tag="site-linked"):
@@ -42,6 +51,30 @@ class SiteTotalsReported(Event, frozen=True, tag="site-totals"):
     totals: SiteTotals
 
 
+class WideAreaJoined(Event, frozen=True, tag="wide-area-joined"):
+    """A property joined to central (signed): its site, central's key, the pools it plays."""
+
+    site: str
+    central_key: str
+    pools: dict[str, str]
+    """Each wide-area pool's id and its progressive paytable's name."""
+    by: str
+    signatures: Signatures = msgspec.UNSET
+
+
+class WideAreaStatusChanged(Event, frozen=True, tag="wide-area-status"):
+    """The property's wide-area wagers open or close, and why (a sign shows it)."""
+
+    open: bool
+    reason: str = ""
+
+
+class WideAreaAwarded(Event, frozen=True, tag="wide-area-awarded"):
+    """Central's award of one of the property's hit claims, as received."""
+
+    award: Award
+
+
 def site_event_id(site: str, site_seq: int) -> str:
     """The journal id of a property's message: a resend by any path shares it."""
     return f"site/{site}/{site_seq}"
@@ -50,3 +83,8 @@ def site_event_id(site: str, site_seq: int) -> str:
 def totals_event_id(totals: SiteTotals) -> str:
     """The journal id of a totals report: one reconciliation per (through, head) reported."""
     return f"site/{totals.site}/totals/{totals.through}/{totals.head[:16]}"
+
+
+def award_event_id(award: Award) -> str:
+    """The journal id of an award at the property: one per claim, whatever the resends."""
+    return f"award/{award.site}/{award.claim_seq}"

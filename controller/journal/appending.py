@@ -23,7 +23,7 @@ from controller.journal.chain import row_hash
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs
 from controller.journal.identity import conflict_fault, same_event
-from controller.journal.restore import authority_json, manifest_json, sites_json
+from controller.journal.restore import authority_json, chain_json, manifest_json, sites_json
 from controller.journal.rows import stored_row
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ports import APPLIED, INTERNAL_ERROR, REJECTED, Receipt
@@ -198,6 +198,8 @@ def changed_rows(batch: Batch, new: LedgerState) -> Changed:
         meta.append(("authority", authority_json(new.authority)))
     if new.sites is not old.sites:
         meta.append(("sites", sites_json(new.sites)))
+    if new.chain is not old.chain and new.chain is not None:
+        meta.append(("chain", chain_json(new.chain)))
     changed.upserts.append(("meta", ("key",), ("value",), meta))
     if new.operators is not old.operators:
         changed.operators_removed = list(old.operators.keys() - new.operators.keys())

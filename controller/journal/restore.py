@@ -30,6 +30,7 @@ from controller.ledger.pool import Contribution
 from controller.ledger.settlement import SeatWager
 from controller.ledger.table_rules import table_rules
 from controller.ledger.wide_area import LinkedSite
+from controller.ledger.wide_area_property import SiteChain
 from controller.ports import APPLIED
 from controller.rules.spots import Spot
 from controller.security.manifest import ApprovedManifest
@@ -107,6 +108,7 @@ def state_from_rows(
         pending=pending,
         revision=int(meta["revision"]) if "revision" in meta else 0,
         sites=sites_from_json(meta["sites"]) if "sites" in meta else {},
+        chain=chain_from_json(meta["chain"]) if "chain" in meta else None,
     )
 
 
@@ -176,6 +178,16 @@ def sites_json(sites: Mapping[str, LinkedSite]) -> str:
 def sites_from_json(text: str) -> dict[str, LinkedSite]:
     """The inverse of :func:`sites_json`."""
     return msgspec.json.decode(text, type=dict[str, LinkedSite])
+
+
+def chain_json(chain: SiteChain) -> str:
+    """A property's link to central (docs/wide-area.md), as its ``meta`` row holds it."""
+    return _SITES.encode(chain).decode()
+
+
+def chain_from_json(text: str) -> SiteChain:
+    """The inverse of :func:`chain_json`."""
+    return msgspec.json.decode(text, type=SiteChain)
 
 
 def manifest_json(manifest: ApprovedManifest) -> str:

@@ -41,6 +41,7 @@ from controller.ledger.settlement import Payout
 from controller.ledger.state import LedgerState
 from controller.ledger.table_rules import table_rules
 from controller.ledger.wide_area import LinkedSite
+from controller.ledger.wide_area_property import SiteChain
 from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ if TYPE_CHECKING:
 VERSION: Final = 1
 PARTS: Final = (
     "pools", "table_events", "table_states", "rounds", "pending", "operators", "manifest",
-    "revision", "authority", "sites",
+    "revision", "authority", "sites", "chain",
 )  # fmt: skip
 """The state's fields a snapshot holds, in the order :func:`differences` reports them."""
 DERIVED: Final = frozenset({"tables"})
@@ -87,6 +88,7 @@ def state_document(state: LedgerState) -> dict[str, Any]:
         # Only when there are any: a snapshot without linked properties is the text (and the
         # digest, which checkpoints sign) it was before wide-area links existed.
         **({"sites": msgspec.to_builtins(dict(state.sites))} if state.sites else {}),
+        **({"chain": msgspec.to_builtins(state.chain)} if state.chain is not None else {}),
     }
 
 
@@ -138,6 +140,7 @@ def state_from_text(text: str) -> LedgerState:
             revision=int(document["revision"]),
             authority=msgspec.convert(document["authority"], Authority),
             sites=msgspec.convert(document.get("sites", {}), dict[str, LinkedSite]),
+            chain=_chain(document.get("chain")),
         )
     except (KeyError, TypeError, AttributeError, msgspec.MsgspecError) as error:
         raise ValueError(f"the snapshot cannot be read: {error!r}") from error
@@ -184,6 +187,10 @@ def _keyed_differences(
             yield from _entry_differences(where, stored[key], replayed[key])
 
 
+def _chain(document: Any) -> SiteChain | None:  # noqa: ANN401 - a JSON document
+    return None if document is None else msgspec.convert(document, SiteChain)
+
+
 def differences(stored: LedgerState, replayed: LedgerState) -> list[str]:
     """What differs between the materialized state and the journal's, value by value."""
     ours, theirs = state_document(stored), state_document(replayed)
@@ -191,8 +198,8 @@ def differences(stored: LedgerState, replayed: LedgerState) -> list[str]:
     for part in PARTS:
         if part not in ours and part not in theirs:
             continue
-        ours.setdefault(part, {})
-        theirs.setdefault(part, {})
+        ours.setdefault(part, None)
+        theirs.setdefault(part, None)
         if ours[part] == theirs[part]:
             continue
         if (

@@ -77,7 +77,20 @@ from controller.ledger.table_rules import TableRulesError, table_rules
 from controller.ledger.table_state import TableState
 from controller.ledger.voids import on_round_voided
 from controller.ledger.wide_area import on_site_linked, on_site_reported, on_site_totals
-from controller.wide_events import SiteLinked, SiteReported, SiteTotalsReported
+from controller.ledger.wide_area_property import (
+    on_wide_area_awarded,
+    on_wide_area_joined,
+    on_wide_area_status,
+    wide_paytable,
+)
+from controller.wide_events import (
+    SiteLinked,
+    SiteReported,
+    SiteTotalsReported,
+    WideAreaAwarded,
+    WideAreaJoined,
+    WideAreaStatusChanged,
+)
 
 __all__ = ["CONFIGURATION", "LedgerError", "LedgerState", "apply"]
 
@@ -130,7 +143,13 @@ def _configure_table(state: LedgerState, event: TableConfigured) -> Outcome:
         rules = table_rules(event)
     except TableRulesError as error:
         raise LedgerError(str(error)) from error
-    if rules.pool_id is not None:
+    wide = wide_paytable(state, rules.pool_id)
+    if wide is not None and rules.progressive is not None and rules.progressive.name != wide:
+        raise LedgerError(
+            f"table {event.table_id}: wide-area pool {rules.pool_id} pays {wide}, "
+            f"not {rules.progressive.name}"
+        )
+    if rules.pool_id is not None and wide is None:
         pool = pool_of(state, rules.pool_id)
         if rules.progressive is not None and rules.progressive.name != pool.terms.paytable:
             raise LedgerError(
@@ -253,6 +272,12 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return on_site_reported(state, event)
         case SiteTotalsReported():
             return on_site_totals(state, event)
+        case WideAreaJoined():
+            return on_wide_area_joined(state, event)
+        case WideAreaStatusChanged():
+            return on_wide_area_status(state, event)
+        case WideAreaAwarded():
+            return on_wide_area_awarded(state, event)
         case FaultRecorded() | CheckpointRecorded():
             return state, []
         case _:

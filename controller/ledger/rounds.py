@@ -24,8 +24,6 @@ from controller.effects import (
     BetChanged,
     CardRecorded,
     Contributed,
-    MeterPaid,
-    PayoutMade,
     RoundClosed,
     RoundHeld,
     RoundStarted,
@@ -34,8 +32,8 @@ from controller.effects import (
     fraction_text,
 )
 from controller.ledger.authority import require
+from controller.ledger.payout_effects import meter_paid, payout_effect
 from controller.ledger.settlement import (
-    Payout,
     PayoutStatus,
     SeatWager,
     SettlementError,
@@ -53,6 +51,12 @@ from controller.ledger.state import (
 )
 from controller.ledger.table_state import Phase, RoundProblem, TableState
 from controller.ledger.wager_limits import out_of_limits
+from controller.ledger.wide_area_property import (
+    contribute,
+    hold_meter_pays,
+    shadow_pool,
+    wide_paytable,
+)
 from controller.rules.cards import CardError, HandError, SevenCardHand
 from controller.rules.spots import Spot
 
@@ -68,7 +72,7 @@ if TYPE_CHECKING:
         TableStatusChanged,
         WagerLocked,
     )
-    from controller.ledger.pool import Contribution, MeterPayment
+    from controller.ledger.pool import Contribution
     from controller.ledger.settlement import TableRules
 
 Outcome = tuple[LedgerState, list[AnyEffect]]
@@ -115,6 +119,8 @@ class WagerRequest:
     seat: int
     spot: str
     amount_cents: int
+    at: str = ""
+    """When the wager was locked (the event's time): a wide-area contribution carries it."""
 
 
 def lock_wager(state: LedgerState, request: WagerRequest) -> Outcome:
@@ -140,6 +146,12 @@ def lock_wager(state: LedgerState, request: WagerRequest) -> Outcome:
             raise LedgerError(f"table {table_id} has no progressive pool")
         if amount != terms.wager_cents:
             raise LedgerError(f"the progressive wager is {terms.wager_cents} cents, not {amount}")
+        if wide_paytable(state, rules.pool_id) is not None:  # central's pool: the chain's
+            state, effects = contribute(
+                state, rules.pool_id, (table_id, round_id, seat), amount, request.at
+            )
+            wager = SeatWager(seat, spot, amount, None)
+            return replace(state, rounds={**state.rounds, key: (*locked, wager)}), effects
         pool, share = pool_of(state, rules.pool_id).contribute(amount)
         state = with_pool(state, pool)
         effects += [
@@ -160,28 +172,9 @@ def on_wager_locked(state: LedgerState, event: WagerLocked) -> Outcome:
         state = require(state, event, "settle-round")
     _require_online(state, event.table_id)
     request = WagerRequest(
-        event.table_id, event.round_id, event.seat, event.spot, event.amount_cents
+        event.table_id, event.round_id, event.seat, event.spot, event.amount_cents, event.at
     )
     return lock_wager(state, request)
-
-
-def meter_paid(pool_id: str, payment: MeterPayment) -> MeterPaid:
-    """A pay taken off a meter, as journaled."""
-    return MeterPaid(
-        pool_id, payment.hit_id or "", payment.paid_cents, fraction_text(payment.meter_before),
-        payment.reseed_cents, payment.from_reserve_cents, payment.from_house_cents,
-        fraction_text(payment.from_overflow), payment.reset, payment.terms_applied,
-    )  # fmt: skip
-
-
-def payout_effect(table_id: str, round_id: str, payout: Payout) -> PayoutMade:
-    """A payout as journaled."""
-    return PayoutMade(
-        payout.payout_id, table_id, round_id, payout.seat, str(payout.spot), str(payout.kind),
-        payout.wager_cents, payout.line, payout.win_cents, payout.returned_cents,
-        payout.from_meter_cents, payout.pool_id, payout.capped_cents, payout.envy_from_seat,
-        str(payout.status), payout.tax_report, payout.hand,
-    )  # fmt: skip
 
 
 def _parse_hands(
@@ -197,24 +190,35 @@ def _settle(
     state: LedgerState,
     table_id: str,
     round_id: str,
-    reference: str,
     cards: tuple[Sequence[str], Mapping[int, Sequence[str]]],
+    settling: RoundSettled | DealComplete,
 ) -> Outcome:
-    """Settle a round from its cards; raises :class:`LedgerError` if it cannot be settled."""
+    """Settle a round from its cards; raises :class:`LedgerError` if it cannot be settled.
+
+    ``settling`` is the event that settles it: its id is the payouts' reference, its time a
+    wide-area hit claim's.
+    """
+    reference, at = settling.event_id, settling.at
     rules = table_of(state, table_id)
     key = (table_id, round_id)
     dealer, hands = _parse_hands(round_id, *cards)
+    wide = rules.progressive is not None and wide_paytable(state, rules.pool_id) is not None
     pool = state.pools.get(rules.pool_id) if rules.pool_id else None
+    if wide and rules.progressive is not None and rules.pool_id is not None:
+        pool = shadow_pool(rules.pool_id, rules.progressive)
     try:
         table_round = TableRound(round_id, dealer, hands, state.rounds.get(key, ()), reference)
         settlement = settle_round(rules, table_round, pool)
     except (SettlementError, HandError) as error:
         raise LedgerError(f"round {round_id}: {error}") from error
-    effects: list[AnyEffect] = [
-        meter_paid(rules.pool_id or "", payment) for payment in settlement.meter_payments
-    ]
+    effects: list[AnyEffect] = []
+    payouts = list(settlement.payouts)
+    if wide:  # central pays the meter lines: held, claimed, and no local pool moves
+        state, payouts, effects = hold_meter_pays(state, rules, round_id, settlement, at)
+        settlement = replace(settlement, meter_payments=(), pool=None)
+    effects += [meter_paid(rules.pool_id or "", payment) for payment in settlement.meter_payments]
     pending = dict(state.pending)
-    for payout in settlement.payouts:
+    for payout in payouts:
         effects.append(payout_effect(table_id, round_id, payout))
         if payout.status is PayoutStatus.PENDING:
             pending[payout.payout_id] = payout
@@ -243,8 +247,7 @@ def on_round_settled(state: LedgerState, event: RoundSettled) -> Outcome:
         raise LedgerError(
             f"round {event.round_id}: hands must be for seats 1 to {rules.seats}, each once"
         )
-    reference = event.event_id
-    return _settle(state, event.table_id, event.round_id, reference, (event.dealer, seats))
+    return _settle(state, event.table_id, event.round_id, (event.dealer, seats), event)
 
 
 def on_bet_sensed(state: LedgerState, event: BetSensed) -> Outcome:
@@ -277,7 +280,7 @@ def on_bets_locked(state: LedgerState, event: BetsLocked) -> Outcome:
     locked = 0
     for (seat, spot), amount in sorted(table.bets.items()):
         try:
-            request = WagerRequest(event.table_id, event.round_id, seat, spot, amount)
+            request = WagerRequest(event.table_id, event.round_id, seat, spot, amount, event.at)
             state, more = lock_wager(state, request)
         except LedgerError as error:
             effects.append(
@@ -326,7 +329,7 @@ def on_deal_complete(state: LedgerState, event: DealComplete) -> Outcome:
     wagering = {wager.seat for wager in state.rounds.get((event.table_id, event.round_id), ())}
     try:
         dealer, seats = table.complete_hands(wagering)
-        return _settle(state, event.table_id, event.round_id, event.event_id, (dealer, seats))
+        return _settle(state, event.table_id, event.round_id, (dealer, seats), event)
     except (RoundProblem, LedgerError) as problem:
         return _hold(state, table, str(problem))
 

@@ -341,7 +341,8 @@ def _envy(rules: TableRules, table_round: TableRound, meter: Fraction | None) ->
     return payouts
 
 
-def _flag(rules: TableRules, payout: Payout) -> Payout:
+def flagged(rules: TableRules, payout: Payout) -> Payout:
+    """The payout marked pending verification, or for a tax report, as the table's rules say."""
     pending = rules.verification_cents is not None and payout.win_cents >= rules.verification_cents
     taxable = payout.win_cents >= rules.tax_threshold_cents and payout.win_cents >= (
         rules.tax_wager_multiple * payout.wager_cents
@@ -404,6 +405,6 @@ def settle_round(
 
     def shown(payout: Payout) -> Payout:
         source = payout.envy_from_seat if payout.envy_from_seat is not None else payout.seat
-        return replace(_flag(rules, payout), hand=str(hands[source]))
+        return replace(flagged(rules, payout), hand=str(hands[source]))
 
     return Settlement(tuple(shown(payout) for payout in payouts), tuple(payments), pool)

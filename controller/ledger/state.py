@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from controller.ledger.settlement import Payout, SeatWager, TableRules
     from controller.ledger.table_state import TableState
     from controller.ledger.wide_area import LinkedSite
+    from controller.ledger.wide_area_property import SiteChain
     from controller.security.manifest import ApprovedManifest
 
 
@@ -46,6 +47,8 @@ class LedgerState:
     authority: Authority = field(default_factory=Authority)
     sites: Mapping[str, LinkedSite] = field(default_factory=dict)
     """Central's linked properties (docs/wide-area.md); none at a property or a lone site."""
+    chain: SiteChain | None = None
+    """A property's link to central (docs/wide-area.md); None unless it joined one."""
 
 
 def balances(pool: Pool) -> Balances:

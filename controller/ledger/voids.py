@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Final
 
 from controller.effects import AnyEffect, ContributionRefunded, RoundClosed, fraction_text
 from controller.ledger.authority import require
+from controller.ledger.payout_effects import payout_effect
 from controller.ledger.pool import PoolError
-from controller.ledger.rounds import live, payout_effect
+from controller.ledger.rounds import live
 from controller.ledger.settlement import Payout, PayoutKind, SeatWager
 from controller.ledger.state import (
     LedgerError,

@@ -38,8 +38,8 @@ from controller.effects import (
     fraction_text,
 )
 from controller.ledger.authority import require
+from controller.ledger.payout_effects import meter_paid
 from controller.ledger.pool import HitRecord, PoolError
-from controller.ledger.rounds import meter_paid
 from controller.ledger.state import LedgerError, LedgerState, balances, pool_of, with_pool
 from controller.rules.cards import CardError, HandError, SevenCardHand
 from controller.rules.paytable import MeterPay
@@ -211,10 +211,17 @@ def _award(
         hand = SevenCardHand.parse(claim.cards)
     except (CardError, HandError) as error:
         raise _NotAHitError(f"the cards {list(claim.cards)}: {error}") from error
-    row = table.line_for(qualifier(table.joker)(hand.indices), pool.meter)
-    if row is None or not isinstance(row.pays, MeterPay):
+    mask = qualifier(table.joker)(hand.indices)
+    row = table.line_for(mask, pool.meter)
+    if row is None or not any(isinstance(r.pays, MeterPay) for r in table.qualifying_rows(mask)):
         raise _NotAHitError(f"the cards {list(claim.cards)} make no meter line of {table.name}")
     hit_id = f"site/{message.site}/{message.site_seq}"
+    if not isinstance(row.pays, MeterPay):  # a fixed pay beats the meter line at this meter
+        award = AwardMade(
+            message.site, message.site_seq, hit_id, pool.pool_id, claim.table_id,
+            claim.round_id, claim.seat, str(row.line), 0,
+        )  # fmt: skip
+        return state, [award]
     record = HitRecord(hit_id, f"{message.site}/{claim.table_id}", claim.seat, str(row.line), 0, 0)
     try:
         pool, payment = pool.pay(row.pays.percent, record, ways=claim.ways)

@@ -115,7 +115,10 @@ class Award(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     claim_seq: int
     hit_id: str
     pool_id: str
+    line: str
+    """The paytable line central found the claim's cards make at its meter."""
     amount_cents: int
+    """What central's meter pays (0 when the best line at its meter is a fixed pay)."""
     journal_seq: int
     epoch: int
     signature: str = ""

@@ -1,9 +1,10 @@
-"""Central's linked properties in the journal: materialized, restored, checked, on both backends.
+"""Both ends of a wide-area link in the journal: materialized, restored, checked, on both backends.
 
-controller/journal/restore.py (the ``sites`` row of ``meta``), controller/journal/snapshot.py
-(``sites`` in a snapshot only when there are any, so that every snapshot made before wide-area
-links keeps its text and the digest its checkpoint signed); docs/wide-area.md. A real SQLite
-file and a real PostgreSQL server (tests/support/postgres.py).
+controller/journal/restore.py (the ``meta`` rows ``sites`` at central and ``chain`` at a
+property), controller/journal/snapshot.py (each in a snapshot only when there is one, so that
+every snapshot made before wide-area links keeps its text and the digest its checkpoint
+signed); docs/wide-area.md. A real SQLite file and a real PostgreSQL server
+(tests/support/postgres.py).
 """
 
 from __future__ import annotations
@@ -11,7 +12,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import AT, POOL, STRAIGHT_FLUSH, pool_opened, table_configured
+from support.journal_rig import (
+    AT,
+    PAYTABLE,
+    POOL,
+    STRAIGHT_FLUSH,
+    pool_opened,
+    settle,
+    table_configured,
+    wager,
+)
 
 from controller.effects import AwardMade
 from controller.journal import Journal
@@ -20,7 +30,13 @@ from controller.journal.postgres import PostgresJournal
 from controller.journal.snapshot import snapshot_text, state_from_text
 from controller.ledger.apply import LedgerState, apply
 from controller.security.controller_key import ControllerKey
-from controller.wide_events import SiteLinked, SiteReported, site_event_id
+from controller.wide_events import (
+    SiteLinked,
+    SiteReported,
+    WideAreaJoined,
+    WideAreaStatusChanged,
+    site_event_id,
+)
 from controller.widearea.messages import GENESIS, Contribution, HitClaim, SiteBody, next_message
 
 if TYPE_CHECKING:
@@ -106,3 +122,31 @@ def test_a_snapshot_with_linked_properties_holds_them_exactly() -> None:
     for event in _reported(key, [Contribution(POOL, "t1", "r1", 1, 100)]):
         state, _ = apply(state, event)
     assert state_from_text(snapshot_text(state)).sites == state.sites
+
+
+def test_a_propertys_chain_and_held_hits_survive_a_restart_and_the_start_up_check(
+    opened: tuple[str, object],
+) -> None:
+    central = ControllerKey.generate()
+    journal = _open(opened)
+    try:
+        join = WideAreaJoined("join-1", AT, SITE, central.public_key, {POOL: PAYTABLE}, "mgr")
+        journal.append_many([join, table_configured()])
+        journal.append(WideAreaStatusChanged("open-1", AT, open=True))
+        receipts = journal.append_many(
+            [wager("w1", "r1", 1), wager("w2", "r2", 1), settle("s2", "r2", {1: STRAIGHT_FLUSH})]
+        )
+        assert all(receipt.applied for receipt in receipts)
+        chain = journal.state.chain
+        assert chain is not None
+        assert (chain.seq, list(chain.held)) == (3, ["3"])
+    finally:
+        journal.close()
+    journal = _open(opened)
+    try:
+        assert journal.state.chain == chain  # the materialized row, read back
+        check = journal.check_state(ControllerKey.generate())
+        assert check.ok, check.problems
+        assert journal.verify().ok
+    finally:
+        journal.close()
