@@ -59,7 +59,9 @@ class HitClaim(
 SiteBody = Contribution | HitClaim
 
 
-class SiteMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+class SiteMessage(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="message"
+):
     """One link of a property's chain (see the module docstring)."""
 
     site: str
@@ -76,8 +78,15 @@ class SiteMessage(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return msgspec.structs.replace(self, signature=signature)
 
 
-class SiteTotals(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """What a property claims to have sent, through ``through``: central reconciles it."""
+class SiteTotals(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="totals"
+):
+    """What a property claims to have sent, through ``through``: central reconciles it.
+
+    It travels on the same topic as the messages, after message ``through`` (so central judges
+    it in order), and lists the hit claims still ``held`` for an award, which central answers
+    from its journal (docs/wide-area.md, "The link's runtime, as designed").
+    """
 
     site: str
     through: int
@@ -86,7 +95,12 @@ class SiteTotals(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     contributions: int
     wager_cents: int
     hits: int
+    held: tuple[int, ...] = ()
     signature: str = ""
+
+
+SiteUp = SiteMessage | SiteTotals
+"""What a property publishes on ``wide/<site>/up``, in order."""
 
 
 class CentralAck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -160,10 +174,16 @@ totals_bytes = signed_bytes
 """The property's totals, as its key signs them."""
 
 
+_UP = msgspec.json.Decoder(SiteUp)
 _MESSAGE = msgspec.json.Decoder(SiteMessage)
 _TOTALS = msgspec.json.Decoder(SiteTotals)
 _ACK = msgspec.json.Decoder(CentralAck)
 _AWARD = msgspec.json.Decoder(Award)
+
+
+def decode_up(data: bytes) -> SiteUp:
+    """A property's message or totals, told apart by ``kind``."""
+    return _UP.decode(data)
 
 
 def decode_message(data: bytes) -> SiteMessage:
