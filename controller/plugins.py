@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence
 
     from controller.outputs import FollowerOrder
-    from controller.ports import Outbox, Sink, Source
+    from controller.ports import Outbox, Sink, SiteLinks, Source
     from controller.rules.spots import Spot
 
 S = TypeVar("S")
@@ -113,6 +113,8 @@ class DriverContext:
     epoch: Callable[[], int] = lambda: 0
     """The sequencer epoch the journal writes under (``JournalPort.epoch``), for what a driver
     acknowledges with it (table agents' acknowledgements, docs/ha.md)."""
+    sites: SiteLinks | None = None
+    """At central, its linked properties (docs/wide-area.md); None elsewhere."""
 
 
 @runtime_checkable

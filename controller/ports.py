@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from controller.effects import AnyEffect, PayoutMade
     from controller.events import AnyEvent
     from controller.outputs import AnyUpdate
+    from controller.widearea.site_link import SiteLink
 
 
 APPLIED: Final = "applied"
@@ -111,6 +112,31 @@ class Sink(Protocol):
 
     async def run(self, updates: AsyncIterator[AnyUpdate]) -> None:
         """Consume updates until cancelled."""
+        ...
+
+
+class SiteLinks(Protocol):
+    """Central's linked properties as its ledger holds them, and central's signature.
+
+    What the MQTT source answers properties with (docs/wide-area.md, "The link's runtime"):
+    the service gives it this view of the journal's state and of the controller key.
+    """
+
+    @property
+    def heartbeat_s(self) -> float:
+        """How often every linked property is acknowledged while nothing else is said."""
+        ...
+
+    def sites(self) -> list[str]:
+        """The linked properties' ids."""
+        ...
+
+    def link(self, site: str) -> SiteLink | None:
+        """A linked property's chain as the ledger has applied it; None if not linked."""
+        ...
+
+    def sign(self, data: bytes) -> str:
+        """Central's controller key's signature of ``data`` (base64)."""
         ...
 
 

@@ -19,6 +19,7 @@ from drivers.mqtt.payloads import (
     LockPayload,
     VoidPayload,
 )
+from drivers.mqtt.site_answers import REFUSALS as SITE_REFUSALS
 from drivers.poison import DEAD_LETTER
 
 _FIXED: Final = (
@@ -51,6 +52,7 @@ REFUSALS: Final[tuple[str, ...]] = tuple(
     sorted(
         {
             *_FIXED,
+            *SITE_REFUSALS,
             *(
                 "bad-" + field.name.replace("_", "-")
                 for payload in _PAYLOADS

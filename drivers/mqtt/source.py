@@ -109,8 +109,9 @@ from drivers.mqtt.pipeline import (
     enqueue,
     message_payload,
 )
+from drivers.mqtt.site_answers import SiteAnswers, SiteRefusal
 from drivers.mqtt.table_status import StatusChanges
-from drivers.mqtt.topics import TableStatusTopic, TopicError, Topics
+from drivers.mqtt.topics import SiteUpTopic, TableStatusTopic, TopicError, Topics
 from drivers.poison import SourceHealth
 from drivers.tasks import until_first_ends
 
@@ -119,7 +120,7 @@ if TYPE_CHECKING:
 
     import aiomqtt
 
-    from controller.ports import Intake
+    from controller.ports import Intake, SiteLinks
     from drivers.mqtt.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
@@ -133,7 +134,7 @@ GATHER_MAX: Final = 256
 class MqttSource:
     """A :class:`controller.ports.Source` reading the tables' topics (see the module docstring)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the keyword settings are each optional
         self,
         settings: BrokerSettings,
         *,
@@ -141,6 +142,7 @@ class MqttSource:
         known_tables: Collection[str] | None = None,
         backoff: Backoff | None = None,
         timeout_s: float = TIMEOUT_S,
+        sites: SiteLinks | None = None,
     ) -> None:
         self.settings = settings
         self.timeout_s = timeout_s
@@ -178,6 +180,8 @@ class MqttSource:
         self._unknown_status_tables: set[str] = set()
         self.agents = AgentAnswers(self.topics)
         """Table agents' boots: what is journaled of each, and the acknowledgements owed."""
+        self.sites = None if sites is None else SiteAnswers(self.topics, sites)
+        """At central: its linked properties' messages and acknowledgements (docs/wide-area.md)."""
 
     async def run(self, intake: Intake) -> None:
         """Stay connected and feed the intake until cancelled."""
@@ -244,6 +248,11 @@ class MqttSource:
 
     async def _serve(self, client: AckingClient, intake: Intake, baseline: int) -> None:
         filters = [self.topics.table_event_filter, self.topics.table_status_filter]
+        answering = [self.agents.serve(client)]
+        if self.sites is not None:
+            filters.append(self.topics.site_up_filter)
+            self.sites.restart()
+            answering.append(self.sites.serve(client))
         # What was not journaled is delivered again: tell its status changes apart again.
         self._statuses.restart()
         self.agents.restart()
@@ -257,7 +266,7 @@ class MqttSource:
             await until_first_ends(
                 self._read(client, intake, pipeline),
                 self._acknowledge(client, intake, pipeline),
-                self.agents.serve(client),
+                *answering,
             )
         except FailingClosedError:
             await say_status(client, self.status_topic, OFFLINE)
@@ -370,6 +379,8 @@ class MqttSource:
             return self._reject_later(client, message, intake, error.reason, error.detail)
         if target is None:
             return self._reject_later(client, message, intake, "unknown-topic", "not a table")
+        if isinstance(target, SiteUpTopic):
+            return self._site(client, message, intake, target.site, at)
         known = self.known_tables
         if known is not None and target.table_id not in known:
             if isinstance(target, TableStatusTopic):
@@ -398,6 +409,19 @@ class MqttSource:
         if self.agents.admit(table_id, stamp) is not Admission.SUBMIT:
             return Handling(message, None)  # journaled already (answered again), or after a gap
         return Handling(message, enqueue(intake, decoded), self.agents.journaled(table_id, stamp))
+
+    def _site(
+        self, client: AckingClient, message: aiomqtt.Message, intake: Intake, site: str, at: str
+    ) -> Handling:
+        """A linked property's message or totals (central only; drivers.mqtt.site_answers)."""
+        if self.sites is None:
+            return self._reject_later(client, message, intake, "unknown-topic", "not central")
+        taken = self.sites.take(site, message_payload(message), at)
+        if taken is None:
+            return Handling(message, None)  # applied already (answered again), in flight, a gap
+        if isinstance(taken, SiteRefusal):
+            return self._reject_later(client, message, intake, taken.reason, taken.detail)
+        return Handling(message, enqueue(intake, taken), self.sites.journaled(site))
 
     def _status(
         self,

@@ -9,6 +9,12 @@ Every topic sits under ``<site>/jackpot/v1/``::
     controller/<id>/checkpoint  retained                          written by the controller
     meter/<pool>                retained                          written by the controller
     meter/<pool>/hit            not retained                      written by the controller
+    wide/<site>/up              not retained                      written by a property
+    wide/<site>/ack             not retained                      written by central
+    wide/<site>/award           not retained                      written by central
+
+The ``wide/`` topics are central's, on its brokers: a linked property publishes its chain and
+its totals on ``up`` and hears central on ``ack`` and ``award`` (docs/wide-area.md).
 
 A hit that belongs to no pool (a large bonus payout awaiting verification) goes to
 ``meter/_/hit``: ``_`` is reserved and is never a pool id.
@@ -66,6 +72,13 @@ class TableStatusTopic:
     """``table/<tid>/status``."""
 
     table_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class SiteUpTopic:
+    """``wide/<site>/up``: a linked property's messages and totals (docs/wide-area.md)."""
+
+    site: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +144,26 @@ class Topics:
         level = NO_POOL if pool_id is None else _pool(pool_id)
         return f"{self.prefix}meter/{level}/hit"
 
-    def parse(self, topic: str) -> TableEventTopic | TableStatusTopic | None:
+    # The wide-area link (docs/wide-area.md), on central's brokers.
+
+    @property
+    def site_up_filter(self) -> str:
+        """Every linked property's messages and totals."""
+        return f"{self.prefix}wide/+/up"
+
+    def site_up(self, site: str) -> str:
+        """Where a linked property publishes its messages and totals."""
+        return f"{self.prefix}wide/{check_identifier(site, 'site')}/up"
+
+    def site_ack(self, site: str) -> str:
+        """Where central acknowledges a linked property's messages."""
+        return f"{self.prefix}wide/{check_identifier(site, 'site')}/ack"
+
+    def site_award(self, site: str) -> str:
+        """Where central sends a linked property the awards of its hit claims."""
+        return f"{self.prefix}wide/{check_identifier(site, 'site')}/award"
+
+    def parse(self, topic: str) -> TableEventTopic | TableStatusTopic | SiteUpTopic | None:
         """What a table topic names; None for a topic outside ``table/+/event/+`` and ``status``.
 
         Raises :class:`TopicError` when the table id is not a valid identifier. The event type
@@ -145,6 +177,8 @@ class Topics:
                 return TableEventTopic(check_identifier(table_id, "table"), event_type)
             case ["table", table_id, "status"]:
                 return TableStatusTopic(check_identifier(table_id, "table"))
+            case ["wide", site, "up"]:
+                return SiteUpTopic(check_identifier(site, "site"))
             case _:
                 return None
 

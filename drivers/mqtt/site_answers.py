@@ -1,0 +1,209 @@
+"""Central's answers to its linked properties: each message submitted once, signed cumulative acks.
+
+docs/wide-area.md, "The link's runtime, as designed". A linked property publishes its chain's
+messages and, after each (re)connection's backlog, its totals on ``wide/<site>/up``
+(:mod:`drivers.mqtt.topics`). The MQTT source hands each one to :meth:`SiteAnswers.admit`:
+
+* the next message after what the ledger has applied (and what this connection has already
+  handed to the sequencer) is submitted as :class:`~controller.wide_events.SiteReported`;
+* one the ledger has applied is not submitted again, only acknowledged again (a resend);
+* one in flight (handed over, not yet committed) is dropped: its commit is acknowledged;
+* one after a gap is dropped unjournaled: the property resends from the gap, in order;
+* anything from a property that is not linked, or whose link is halted, is dropped, counted:
+  the ledger would refuse it, and a halted link's resends would otherwise fill the journal
+  (the halt itself was journaled once, with its reason);
+* totals are submitted (:class:`~controller.wide_events.SiteTotalsReported`) when they cover
+  exactly what is applied or handed over: they follow the messages they count.
+
+Once a receipt is in (the ``COMMIT`` has returned) the property is owed an acknowledgement:
+:meth:`SiteAnswers.serve` publishes, for each property owed one, a :class:`CentralAck` built
+from the ledger's state of its link (``through``, ``head``, ``reconciled_through``), the row and
+the epoch, signed with central's controller key (:class:`controller.ports.SiteLinks`), and one
+for every linked property each ``heartbeat_s`` so that its wide-area wagers stay open while it
+has nothing to send.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from controller.wide_events import (
+    SiteReported,
+    SiteTotalsReported,
+    site_event_id,
+    totals_event_id,
+)
+from controller.widearea.messages import (
+    CentralAck,
+    SiteMessage,
+    canonical,
+    decode_up,
+    signed_bytes,
+)
+from drivers.mqtt.connection import QOS, guarded
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import aiomqtt
+
+    from controller.ports import Receipt, SiteLinks
+    from controller.widearea.messages import SiteUp
+    from drivers.mqtt.topics import Topics
+
+log = logging.getLogger(__name__)
+
+
+BAD_SITE_MESSAGE: Final = "bad-site-message"
+SITE_MISMATCH: Final = "site-mismatch"
+UNKNOWN_SITE: Final = "unknown-site"
+REFUSALS: Final = (BAD_SITE_MESSAGE, SITE_MISMATCH, UNKNOWN_SITE)
+"""The reasons the source refuses a property's input with (journaled as faults)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SiteRefusal:
+    """A property's input refused: journaled as a fault, with a metric."""
+
+    reason: str
+    detail: str
+
+
+class SiteAdmission(Enum):
+    """What becomes of a property's message or totals (see the module docstring)."""
+
+    SUBMIT = "submit"
+    APPLIED = "applied"
+    IN_FLIGHT = "in-flight"
+    GAP = "gap"
+    NOT_LINKED = "not-linked"
+    HALTED = "halted"
+
+
+class SiteAnswers:
+    """What central's source knows of each linked property, and the acknowledgements it owes."""
+
+    def __init__(self, topics: Topics, links: SiteLinks) -> None:
+        self._topics = topics
+        self._links = links
+        self.epoch: Callable[[], int] = lambda: 0
+        """The sequencer epoch the journal writes under (the service sets it)."""
+        self._handed: dict[str, int] = {}
+        """Per property, the last ``site_seq`` handed to the sequencer on this connection."""
+        self._owed: dict[str, int] = {}
+        """Per property owed an acknowledgement, the journal row to name (0: none yet)."""
+        self._wake = asyncio.Event()
+        self.dropped: Counter[SiteAdmission] = Counter()
+        """Messages and totals not submitted, by why (``jackpotd_site_*`` metrics, later)."""
+        self.answered = 0
+        """Acknowledgements published."""
+
+    def admit(self, up: SiteUp) -> SiteAdmission:
+        """Whether to submit a property's message or totals (see the module docstring)."""
+        admission = self._judge(up)
+        if admission is SiteAdmission.SUBMIT and isinstance(up, SiteMessage):
+            self._handed[up.site] = up.site_seq
+        elif admission is SiteAdmission.APPLIED:
+            self.owe(up.site, 0)
+        if admission is not SiteAdmission.SUBMIT:
+            self.dropped[admission] += 1
+        return admission
+
+    def _judge(self, up: SiteUp) -> SiteAdmission:
+        link = self._links.link(up.site)
+        if link is None:
+            return SiteAdmission.NOT_LINKED
+        if link.halted:
+            return SiteAdmission.HALTED
+        frontier = max(link.through, self._handed.get(up.site, 0))
+        if isinstance(up, SiteMessage):
+            if up.site_seq <= link.through:
+                return SiteAdmission.APPLIED
+            if up.site_seq <= frontier:
+                return SiteAdmission.IN_FLIGHT
+            if up.site_seq != frontier + 1:
+                log.info("site %s: message %s after a gap, left to resend", up.site, up.site_seq)
+                return SiteAdmission.GAP
+            return SiteAdmission.SUBMIT
+        if up.through != frontier:  # not after the message it counts: a gap, or an old report
+            return SiteAdmission.GAP
+        return SiteAdmission.SUBMIT
+
+    def take(
+        self, site: str, payload: bytes, at: str
+    ) -> SiteReported | SiteTotalsReported | SiteRefusal | None:
+        """What to submit for one message on ``wide/<site>/up``; a refusal; or None: dropped."""
+        try:
+            up = decode_up(payload)
+        except msgspec.MsgspecError as error:
+            return SiteRefusal(BAD_SITE_MESSAGE, f"{site}: {error}")
+        if up.site != site:
+            return SiteRefusal(SITE_MISMATCH, f"site {up.site!r} on the topic of {site!r}")
+        admission = self.admit(up)
+        if admission is SiteAdmission.NOT_LINKED:
+            return SiteRefusal(UNKNOWN_SITE, f"site {site!r} is not linked")
+        if admission is not SiteAdmission.SUBMIT:
+            return None
+        if isinstance(up, SiteMessage):
+            return SiteReported(site_event_id(up.site, up.site_seq), at, up)
+        return SiteTotalsReported(totals_event_id(up), at, up)
+
+    def journaled(self, site: str) -> Callable[[Receipt], None]:
+        """What the source runs once the receipt is in: owe the property an acknowledgement."""
+
+        def note(receipt: Receipt) -> None:
+            self.owe(site, receipt.seq)
+
+        return note
+
+    def owe(self, site: str, journal_seq: int) -> None:
+        """Acknowledge ``site`` with what its link now holds (naming ``journal_seq`` if any)."""
+        self._owed[site] = max(journal_seq, self._owed.get(site, 0))
+        self._wake.set()
+
+    def restart(self) -> None:
+        """A new connection: what was handed over and not committed comes again."""
+        self._handed.clear()
+        for site in self._links.sites():
+            self.owe(site, 0)
+
+    def ack_of(self, site: str, journal_seq: int) -> CentralAck | None:
+        """The signed acknowledgement of what the ledger holds of ``site``'s link now."""
+        link = self._links.link(site)
+        if link is None:
+            return None
+        ack = CentralAck(
+            site, link.through, link.head, journal_seq, self.epoch(), link.reconciled_through
+        )
+        return msgspec.structs.replace(ack, signature=self._links.sign(signed_bytes(ack)))
+
+    async def serve(self, client: aiomqtt.Client) -> None:
+        """Publish the acknowledgements owed, and a heartbeat of each, until the connection ends."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(self._links.heartbeat_s):
+                    await self._wake.wait()
+            if not self._wake.is_set():  # a heartbeat: every linked property hears central
+                for site in self._links.sites():
+                    self._owed.setdefault(site, 0)
+            self._wake.clear()
+            owed, self._owed = self._owed, {}
+            for site, journal_seq in owed.items():
+                ack = self.ack_of(site, journal_seq)
+                if ack is None:
+                    continue
+                payload = canonical(ack)
+                try:
+                    await guarded(client.publish(self._topics.site_ack(site), payload, qos=QOS))
+                except BaseException:
+                    self._owed.update(owed)  # owed again on the next connection
+                    raise
+                self.answered += 1

@@ -1,0 +1,217 @@
+"""Central's MQTT source and linked properties: each message journaled once, signed acks.
+
+drivers/mqtt/site_answers.py; docs/wide-area.md, "The link's runtime, as designed". A real
+mosquitto, a real journal behind the intake (tests/support/intake.py), real Ed25519 keys for
+the property and for central. The property is a plain MQTT client publishing what a property
+publishes, including resends, a gap and its totals, as a lossy transport and a reconnection
+would deliver them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import aiomqtt
+import msgspec
+import pytest
+from support.intake import JournalIntake
+from support.journal_rig import AT, POOL, pool_opened, table_configured
+from support.mqtt_tables import TOPICS, running, settings_for, watch, within
+
+from controller.journal import Journal
+from controller.runtime.site_links import JournalSiteLinks
+from controller.security.controller_key import ControllerKey, signature_verifies
+from controller.wide_events import SiteLinked
+from controller.widearea.messages import (
+    GENESIS,
+    CentralAck,
+    Contribution,
+    SiteMessage,
+    SiteTotals,
+    canonical,
+    decode_ack,
+    next_message,
+    signed_bytes,
+)
+from drivers.mqtt.site_answers import SiteAdmission
+from drivers.mqtt.source import MqttSource
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from support.mosquitto import Broker
+    from support.mqtt_watch import Watch
+
+SITE = "atlantic"
+UP = TOPICS.site_up(SITE)
+ACK = TOPICS.site_ack(SITE)
+
+
+class Property:
+    """A property's chain, signed with its key."""
+
+    def __init__(self) -> None:
+        self.key = ControllerKey.generate()
+        self.sent: list[SiteMessage] = []
+
+    def next(self, *, prev: str | None = None) -> SiteMessage:
+        """The next contribution of the chain (after ``prev`` instead, to break it)."""
+        n = len(self.sent) + 1
+        after = prev if prev is not None else (self.sent[-1].digest if self.sent else GENESIS)
+        body = Contribution(POOL, "t1", f"r{n}", 1, 100)
+        message = next_message(SITE, n, after, AT, body)
+        message = message.signed(self.key.sign(message.digest.encode()))
+        self.sent.append(message)
+        return message
+
+    def totals(self) -> SiteTotals:
+        """What it has sent, signed."""
+        totals = SiteTotals(SITE, len(self.sent), self.sent[-1].digest, len(self.sent),
+                            100 * len(self.sent), 0)  # fmt: skip
+        return msgspec.structs.replace(totals, signature=self.key.sign(signed_bytes(totals)))
+
+
+@pytest.fixture
+def central(tmp_path: Path) -> tuple[Journal, Property]:
+    prop = Property()
+    journal = Journal(tmp_path / "central.db")
+    journal.append_many([pool_opened(), table_configured()])
+    journal.append(SiteLinked("link-1", AT, SITE, prop.key.public_key, [POOL], "mgr"))
+    return journal, prop
+
+
+def acks(watcher: Watch, key: ControllerKey) -> list[CentralAck]:
+    """Every acknowledgement seen, each checked to be central's."""
+    found = [decode_ack(payload) for payload in watcher.payloads(ACK)]
+    for ack in found:
+        assert signature_verifies(key.public_key, ack.signature, signed_bytes(ack))
+    return found
+
+
+def reported(journal: Journal) -> list[int]:
+    """The site_seq of every SiteReported row, in journal order."""
+    rows = [row for row in journal.rows() if row["kind"] == "site-reported"]
+    return [int(str(row["event_id"]).rsplit("/", 1)[1]) for row in rows]
+
+
+@dataclass
+class Central:
+    """What a scenario drives: the property's client, the watch on acks, central's parts."""
+
+    client: aiomqtt.Client
+    seen: Watch
+    key: ControllerKey
+    intake: JournalIntake
+    source: MqttSource
+
+    def acks(self) -> list[CentralAck]:
+        """Every acknowledgement seen so far, each checked to be central's."""
+        return acks(self.seen, self.key)
+
+    async def publish(self, *said: SiteMessage | SiteTotals) -> None:
+        """The property publishes, in order, at QoS 1."""
+        for each in said:
+            await self.client.publish(UP, canonical(each), qos=1)
+
+
+Scenario = Callable[[Central], Awaitable[None]]
+
+
+def run(mosquitto: Broker, journal: Journal, scenario: Scenario) -> MqttSource:
+    """Central's source over ``journal`` and a property's client, through ``scenario``."""
+    central_key = ControllerKey.generate()
+    links = JournalSiteLinks(journal, central_key, heartbeat_s=0.2)
+    source = MqttSource(settings_for(mosquitto.port), timeout_s=2.0, sites=links)
+    intake = JournalIntake(journal)
+
+    async def go() -> None:
+        async with (
+            watch(mosquitto.port, ACK) as seen,
+            running(source.run(intake)),
+            aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="property") as client,
+        ):
+            # Central acknowledges every linked property as it connects: it is listening.
+            await seen.until(lambda w: bool(w.payloads(ACK)), "central's first acknowledgement")
+            await scenario(Central(client, seen, central_key, intake, source))
+
+    asyncio.run(go())
+    return source
+
+
+def test_each_message_is_journaled_once_whatever_resends_and_gaps_and_acknowledged_signed(
+    mosquitto: Broker, central: tuple[Journal, Property]
+) -> None:
+    journal, prop = central
+    first, second, third = prop.next(), prop.next(), prop.next()
+    fourth, fifth = prop.next(), prop.next()
+
+    async def scenario(at: Central) -> None:
+        await at.publish(first, second, second, first, third, fifth)  # resends, and a gap
+        await at.seen.until(lambda _w: any(a.through == 3 for a in at.acks()), "ack through 3")
+        await at.publish(fourth, fifth, prop.totals())  # the gap resent, then the totals
+        await at.seen.until(
+            lambda _w: any(a.reconciled_through == 5 for a in at.acks()), "the reconciliation"
+        )
+
+    source = run(mosquitto, journal, scenario)
+    assert reported(journal) == [1, 2, 3, 4, 5]  # each once, in order
+    link = journal.state.sites[SITE].link
+    assert (link.through, link.head, link.reconciled_through) == (5, prop.sent[-1].digest, 5)
+    assert source.sites is not None
+    assert source.sites.dropped[SiteAdmission.GAP] >= 1
+    assert (
+        source.sites.dropped[SiteAdmission.APPLIED] + source.sites.dropped[SiteAdmission.IN_FLIGHT]
+        >= 2
+    )
+    journal.close()
+
+
+def test_central_is_heard_while_idle_and_a_halted_links_resends_fill_no_journal(
+    mosquitto: Broker, central: tuple[Journal, Property]
+) -> None:
+    journal, prop = central
+    first = prop.next()
+    broken = prop.next(prev="f" * 64)  # signed by the property, after a head central never had
+
+    async def scenario(at: Central) -> None:
+        await at.publish(first)
+        await at.seen.until(lambda _w: any(a.through == 1 for a in at.acks()), "ack through 1")
+        count = len(at.acks())
+        # Nothing more said: the heartbeat acknowledges again (every 0.2 s here).
+        await at.seen.until(lambda _w: len(at.acks()) >= count + 2, "heartbeat acknowledgements")
+        await at.publish(broken)
+        await at.seen.until(lambda _w: bool(journal.state.sites[SITE].link.halted), "the halt")
+        await at.publish(broken, broken)  # the property resends: dropped, not journaled
+        answers = at.source.sites
+        assert answers is not None
+        await at.seen.until(lambda _w: answers.dropped[SiteAdmission.HALTED] == 2, "the drops")
+
+    source = run(mosquitto, journal, scenario)
+    rows = [row for row in journal.rows() if row["kind"] == "site-reported"]
+    assert len(rows) == 2  # the first, and the break that halted the link: once
+    assert source.sites is not None
+    assert source.sites.dropped[SiteAdmission.HALTED] == 2
+    journal.close()
+
+
+def test_a_property_that_is_not_linked_is_refused_and_journaled_as_a_fault(
+    mosquitto: Broker, central: tuple[Journal, Property]
+) -> None:
+    journal, _prop = central
+    stranger = next_message("stranger", 1, GENESIS, AT, Contribution(POOL, "t1", "r1", 1, 100))
+
+    async def scenario(at: Central) -> None:
+        await at.client.publish(TOPICS.site_up("stranger"), canonical(stranger), qos=1)
+        await at.client.publish(UP, canonical(stranger), qos=1)  # another site's, on atlantic's
+        await within(at.intake.wait_rejects(2), "the refusals")
+        assert sorted(at.intake.reasons()) == ["site-mismatch", "unknown-site"]
+
+    run(mosquitto, journal, scenario)
+    faults = [str(row["event"]) for row in journal.rows() if row["kind"] == "fault"]
+    assert any("unknown-site" in fault for fault in faults)
+    assert any("site-mismatch" in fault for fault in faults)
+    assert reported(journal) == []
+    journal.close()
