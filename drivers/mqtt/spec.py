@@ -16,8 +16,12 @@ def build(settings: BrokerSettings, context: DriverContext) -> DriverParts:
     from drivers.mqtt.sink import MqttSink  # noqa: PLC0415 - aiomqtt only with a broker
     from drivers.mqtt.source import MqttSource  # noqa: PLC0415
 
-    source = MqttSource(settings, known_tables=[table.table_id for table in context.tables])
+    source = MqttSource(
+        settings, known_tables=[table.table_id for table in context.tables], sites=context.sites
+    )
     source.agents.epoch = context.epoch
+    if source.sites is not None:
+        source.sites.epoch = context.epoch
     sink = MqttSink(settings, context.outbox)
     return DriverParts(
         sources=[source],
