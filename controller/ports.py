@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from controller.effects import AnyEffect, PayoutMade
     from controller.events import AnyEvent
     from controller.outputs import AnyUpdate
+    from controller.widearea.messages import SiteMessage, SiteTotals
     from controller.widearea.site_link import SiteLink
 
 
@@ -137,6 +138,48 @@ class SiteLinks(Protocol):
 
     def sign(self, data: bytes) -> str:
         """Central's controller key's signature of ``data`` (base64)."""
+        ...
+
+
+class SiteChainView(Protocol):
+    """A property's chain to central as its journal holds it, its key, and central's key.
+
+    What the property's uplink sends and judges by (docs/wide-area.md, "The link's runtime");
+    the service gives it this view of the journal and of the controller key.
+    """
+
+    @property
+    def site(self) -> str:
+        """This property's id to central."""
+        ...
+
+    @property
+    def grace_s(self) -> float:
+        """How long without central before wide-area wagers close."""
+        ...
+
+    def sent_high(self) -> int:
+        """The last ``site_seq`` journaled (the most that can have been sent)."""
+        ...
+
+    def messages_after(self, after: int, limit: int) -> list[SiteMessage]:
+        """The journaled messages after ``after``, oldest first, each signed."""
+        ...
+
+    def digest_of(self, site_seq: int) -> str | None:
+        """This property's digest of its message ``site_seq`` (the genesis for 0); None if none."""
+        ...
+
+    def totals(self) -> SiteTotals:
+        """What it has sent, and the claims it holds, signed."""
+        ...
+
+    def central_signed(self, data: bytes, signature: str) -> bool:
+        """Whether central's key signed ``data``."""
+        ...
+
+    async def beyond(self, site_seq: int) -> None:
+        """Return once a message after ``site_seq`` is journaled."""
         ...
 
 

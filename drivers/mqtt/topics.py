@@ -10,6 +10,7 @@ Every topic sits under ``<site>/jackpot/v1/``::
     meter/<pool>                retained                          written by the controller
     meter/<pool>/hit            not retained                      written by the controller
     wide/<site>/up              not retained                      written by a property
+    wide/<site>/status          retained, last will "offline"     written by a property
     wide/<site>/ack             not retained                      written by central
     wide/<site>/award           not retained                      written by central
 
@@ -154,6 +155,10 @@ class Topics:
     def site_up(self, site: str) -> str:
         """Where a linked property publishes its messages and totals."""
         return f"{self.prefix}wide/{check_identifier(site, 'site')}/up"
+
+    def site_status(self, site: str) -> str:
+        """A linked property's ``online``/``offline`` (retained; its last will is ``offline``)."""
+        return f"{self.prefix}wide/{check_identifier(site, 'site')}/status"
 
     def site_ack(self, site: str) -> str:
         """Where central acknowledges a linked property's messages."""

@@ -1,0 +1,256 @@
+"""A property's link to central: its chain out until acknowledged, acks and awards in.
+
+docs/wide-area.md, "The link's runtime, as designed". The property's controller is an MQTT
+client of central's brokers (TLS; ``hosts`` tried in turn, the next after each failure). On
+each connection it takes its totals as its journal stands (through ``site_seq`` M), publishes
+on ``wide/<site>/up``, at QoS 1 and oldest first, every message after the last acknowledged one
+up to M, then the totals, then each new message as the sequencer journals it; without progress
+it publishes everything unacknowledged again after the resend delay
+(:mod:`controller.agent.resend`). Central judges the totals right after message M, in order.
+Once central has been silent past the grace period (the gate closed), the totals are reported
+again, so that reopening always follows a reconciliation of what came meanwhile.
+
+It reads ``wide/<site>/ack`` and ``wide/<site>/award``:
+
+* an acknowledgement is central's only if central's key signed it; it is then judged
+  (:func:`controller.widearea.property_link.judge_central_ack`): its site, nothing beyond the
+  chain, no older epoch, central's head equal to the property's own digest of the message.
+  An accepted one trims nothing here (the journal is the outbox; the next connection resends
+  after it) and is proof central hears the property (:class:`WideAreaGate`);
+* an award signed by central is journaled (:class:`WideAreaAwarded`, once by its id); the
+  ledger checks the signature again and pays the held seat.
+
+The gate's opening and closing are journaled (:class:`WideAreaStatusChanged`), so that the
+ledger refuses wide-area wagers while it is closed whatever path they take; a timer closes it
+``grace_s`` after central was last heard (Michigan R 432.1841).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from typing import TYPE_CHECKING, Final
+
+import msgspec
+
+from controller.agent.resend import ResendDelay
+from controller.backoff import Backoff, keep_connected
+from controller.clock import utc_now
+from controller.wide_events import WideAreaAwarded, WideAreaStatusChanged, award_event_id
+from controller.widearea.messages import canonical, decode_ack, decode_award, signed_bytes
+from controller.widearea.property_link import (
+    CentralAckRefused,
+    SitePosition,
+    WideAreaGate,
+    judge_central_ack,
+)
+from drivers.mqtt.connection import QOS, broker_failure, check_granted, guarded, make_client
+from drivers.mqtt.pipeline import message_payload
+from drivers.mqtt.topics import Topics
+from drivers.tasks import until_first_ends
+
+if TYPE_CHECKING:
+    import aiomqtt
+
+    from controller.ports import Intake, SiteChainView
+    from drivers.mqtt.settings import BrokerSettings
+
+log = logging.getLogger(__name__)
+
+BATCH: Final = 256
+"""Messages read from the journal at once."""
+
+
+class SiteUplink:
+    """A :class:`controller.ports.Source`: the property's side of the link (module docstring)."""
+
+    def __init__(
+        self, settings: BrokerSettings, view: SiteChainView, resend: ResendDelay | None = None
+    ) -> None:
+        self.name = "wide-area"
+        self.settings = settings
+        self.view = view
+        self.topics = Topics(settings.site)
+        self.addresses = settings.addresses()
+        self.gate = WideAreaGate(view.grace_s)
+        self.position = SitePosition(view.site, view.sent_high(), 0, 0)
+        self.connected = False
+        self.reconnects = 0
+        self.published = 0
+        self.refused: dict[str, int] = {}
+        """Acknowledgements and awards not acted on, by why."""
+        self._resend = resend or ResendDelay(2.0, 30.0)
+        self._index = 0
+        self._intake: Intake | None = None
+        self._journaled_open: bool | None = None
+        self._heard = asyncio.Event()
+        self._reconcile = asyncio.Event()
+        """Central was silent past the grace: report the totals again before reopening."""
+        self._backoff = Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
+
+    async def run(self, intake: Intake) -> None:
+        """Stay connected and keep the gate until cancelled."""
+        self._intake = intake
+        await until_first_ends(keep_connected(self, self._backoff), self._keep_gate())
+
+    # -- the connection (controller.backoff.Reconnecting) ---------------------------------------
+
+    def open_session(self) -> aiomqtt.Client:
+        """A session with the current broker of the list."""
+        return make_client(
+            self.settings.at(self.addresses[self._index]),
+            identifier=f"site-{self.view.site}",
+            will_topic=self.topics.site_status(self.view.site),
+            manual_ack=False,
+        )
+
+    async def use_session(self, client: aiomqtt.Client) -> None:
+        """Send, resend and hear central until the connection fails."""
+        filters = [self.topics.site_ack(self.view.site), self.topics.site_award(self.view.site)]
+        granted = await guarded(client.subscribe([(f, QOS) for f in filters]))
+        check_granted(granted, filters)
+        await until_first_ends(self._send(client), self._receive(client))
+
+    def session_opened(self) -> None:
+        """Connected."""
+        self._backoff.reset()
+        log.info("%s: connected to %s:%s", self.name, *self.addresses[self._index])
+
+    def failure_of(self, error: Exception, *, opened: bool) -> str | None:  # noqa: ARG002
+        """Broker failures are retried; others end the link."""
+        return broker_failure(error)
+
+    def failed(self, what: str, error: Exception) -> None:
+        """Log it and move on to the next broker of the list."""
+        host, port = self.addresses[self._index]
+        self._index = (self._index + 1) % len(self.addresses)
+        log.warning("%s: %s:%s: %s: %s", self.name, host, port, what, error)
+
+    # -- out ---------------------------------------------------------------------------------
+
+    async def _send(self, client: aiomqtt.Client) -> None:
+        up = self.topics.site_up(self.view.site)
+        sent = self.position.acked
+        while True:  # a report, then messages until central has been silent past the grace
+            self._reconcile.clear()
+            sent = await self._report(client, up, sent)
+            self._resend.progressed()
+            acked, since = self.position.acked, asyncio.get_running_loop().time()
+            while not self._reconcile.is_set():
+                await self._more_or_reconcile(sent)
+                sent = await self._publish(client, up, sent, self.view.sent_high())
+                now = asyncio.get_running_loop().time()
+                if self.position.acked != acked:
+                    acked, since = self.position.acked, now
+                    self._resend.progressed()
+                elif sent > acked and now - since >= self._resend.current_s:
+                    self._resend.resent()
+                    log.info("%s: resending after %s", self.name, acked)
+                    sent, since = await self._publish(client, up, acked, sent), now
+
+    async def _report(self, client: aiomqtt.Client, up: str, sent: int) -> int:
+        """The totals as journaled now (through M), after every message up to M: in order."""
+        totals = self.view.totals()
+        sent = await self._publish(client, up, sent, totals.through)
+        await guarded(client.publish(up, canonical(totals), qos=QOS))
+        self.gate.connected(totals.through)
+        return sent
+
+    async def _more_or_reconcile(self, sent: int) -> None:
+        """Until a message after ``sent`` is journaled, a report is due, or the resend delay."""
+        waits = [
+            asyncio.ensure_future(self.view.beyond(sent)),
+            asyncio.ensure_future(self._reconcile.wait()),
+        ]
+        try:
+            await asyncio.wait(
+                waits, timeout=self._resend.current_s, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for wait in waits:
+                wait.cancel()
+
+    async def _publish(self, client: aiomqtt.Client, up: str, after: int, through: int) -> int:
+        """Publish the journal's messages after ``after`` up to ``through``; the last sent."""
+        while after < through:
+            batch = self.view.messages_after(after, min(BATCH, through - after))
+            if not batch:
+                return after
+            for message in batch:
+                await guarded(client.publish(up, canonical(message), qos=QOS))
+                self.published += 1
+                after = message.site_seq
+        return after
+
+    # -- in ----------------------------------------------------------------------------------
+
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        ack_topic = self.topics.site_ack(self.view.site)
+        async for message in client.messages:
+            payload = message_payload(message)
+            try:
+                if message.topic.value == ack_topic:
+                    self._take_ack(payload)
+                else:
+                    await self._take_award(payload)
+            except msgspec.MsgspecError as error:
+                self._refuse("undecodable", str(error))
+
+    def _take_ack(self, payload: bytes) -> None:
+        ack = decode_ack(payload)
+        if not self.view.central_signed(signed_bytes(ack), ack.signature):
+            self._refuse("not-central", f"an acknowledgement through {ack.through}")
+            return
+        position = SitePosition(
+            self.view.site, self.view.sent_high(), self.position.acked, self.position.epoch
+        )
+        verdict = judge_central_ack(ack, position, self.view.digest_of(ack.through))
+        if isinstance(verdict, CentralAckRefused):
+            self.gate.refused(verdict)
+            self._refuse(verdict.reason, verdict.detail)
+        else:
+            self.position = position.after(verdict)
+            self.gate.heard(asyncio.get_running_loop().time(), verdict)
+        self._heard.set()
+
+    async def _take_award(self, payload: bytes) -> None:
+        award = decode_award(payload)
+        if not self.view.central_signed(signed_bytes(award), award.signature):
+            self._refuse("not-central", f"an award of claim {award.claim_seq}")
+            return
+        if self._intake is not None:
+            await self._intake.submit(WideAreaAwarded(award_event_id(award), utc_now(), award))
+
+    def _refuse(self, reason: str, detail: str) -> None:
+        self.refused[reason] = self.refused.get(reason, 0) + 1
+        log.warning("%s: refused from central (%s): %s", self.name, reason, detail)
+
+    # -- the gate ------------------------------------------------------------------------------
+
+    async def _keep_gate(self) -> None:
+        """Journal each opening and closing; wake when heard, or when the grace runs out."""
+        loop = asyncio.get_running_loop()
+        while True:
+            now = loop.time()
+            await self._journal_gate(now)
+            closes = self.gate.closes_at()
+            wait = None if closes is None or closes <= now else closes - now
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(wait):
+                    await self._heard.wait()
+            self._heard.clear()
+
+    async def _journal_gate(self, now: float) -> None:
+        is_open = self.gate.is_open(now)
+        if is_open == self._journaled_open or self._intake is None:
+            return
+        reason = self.gate.reason(now) or ""
+        if not is_open and self._journaled_open:
+            self._reconcile.set()  # reopening takes a reconciliation of what came meanwhile
+        event_id = f"wide-area/status/{uuid.uuid4()}"
+        await self._intake.submit(WideAreaStatusChanged(event_id, utc_now(), is_open, reason))
+        self._journaled_open = is_open
+        said = "open" if is_open else f"closed: {reason}"
+        log.warning("%s: wide-area wagers %s", self.name, said)
