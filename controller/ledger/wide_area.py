@@ -88,6 +88,19 @@ class LinkedSite(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     paytables: dict[str, str]
     """Pool id to its progressive paytable's text."""
     link: SiteLink
+    awards: dict[str, AwardOwed] = msgspec.field(default_factory=dict)
+    """Awards of its claims (by ``claim_seq``, as text) it may not have journaled yet: sent
+    again until its totals no longer list the claim as held (docs/wide-area.md)."""
+
+
+class AwardOwed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """An award central made of a property's hit claim, as the property is sent it."""
+
+    claim_seq: int
+    hit_id: str
+    pool_id: str
+    line: str
+    amount_cents: int
 
 
 def _with_site(state: LedgerState, site: str, linked: LinkedSite) -> LedgerState:
@@ -161,6 +174,15 @@ def on_site_reported(state: LedgerState, event: SiteReported) -> Outcome:
     except _NotAHitError as error:
         return _halted(state, linked, message, NOT_A_HIT, str(error))
     linked = state.sites[message.site]
+    owed = {
+        str(award.claim_seq): AwardOwed(
+            award.claim_seq, award.hit_id, award.pool_id, award.line, award.amount_cents
+        )
+        for award in effects
+        if isinstance(award, AwardMade)
+    }
+    if owed:
+        linked = msgspec.structs.replace(linked, awards={**linked.awards, **owed})
     moved = replace_link(linked, advanced(linked.link, message))
     advance = SiteAdvanced(message.site, message.site_seq, message.digest)
     return _with_site(state, message.site, moved), [advance, *effects]
@@ -253,6 +275,13 @@ def on_site_totals(state: LedgerState, event: SiteTotalsReported) -> Outcome:
         case Stale():
             raise LedgerError(f"{totals.site}: totals through {totals.through} are older")
         case Matched():
+            # The claims it no longer holds have their awards journaled there: not owed.
+            kept = {
+                key: owed
+                for key, owed in linked.awards.items()
+                if owed.claim_seq > totals.through or owed.claim_seq in totals.held
+            }
+            linked = msgspec.structs.replace(linked, awards=kept)
             moved = replace_link(linked, reconciled(linked.link, outcome))
             effect = SiteReconciled(totals.site, totals.through, matched=True, problems=[])
             return _with_site(state, totals.site, moved), [effect]
