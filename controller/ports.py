@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from controller.effects import AnyEffect, PayoutMade
     from controller.events import AnyEvent
     from controller.outputs import AnyUpdate
-    from controller.widearea.messages import SiteMessage, SiteTotals
+    from controller.widearea.messages import Award, SiteMessage, SiteTotals
     from controller.widearea.site_link import SiteLink
 
 
@@ -138,6 +138,10 @@ class SiteLinks(Protocol):
 
     def sign(self, data: bytes) -> str:
         """Central's controller key's signature of ``data`` (base64)."""
+        ...
+
+    def awards(self, site: str) -> list[Award]:
+        """The awards of a property's claims it may not have journaled yet, signed."""
         ...
 
 

@@ -11,6 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
+from controller.widearea.messages import Award, signed_bytes
+
 if TYPE_CHECKING:
     from controller.journal.port import JournalPort
     from controller.security.controller_key import ControllerKey
@@ -37,3 +41,18 @@ class JournalSiteLinks:
     def sign(self, data: bytes) -> str:
         """Central's controller key's signature."""
         return self.key.sign(data)
+
+    def awards(self, site: str) -> list[Award]:
+        """The awards a property may not have journaled yet, signed, oldest claim first."""
+        linked = self.journal.state.sites.get(site)
+        if linked is None:
+            return []
+        epoch = self.journal.epoch
+        found = []
+        for owed in sorted(linked.awards.values(), key=lambda award: award.claim_seq):
+            award = Award(
+                site, owed.claim_seq, owed.hit_id, owed.pool_id, owed.line, owed.amount_cents,
+                self.journal.head[0], epoch,
+            )  # fmt: skip
+            found.append(msgspec.structs.replace(award, signature=self.sign(signed_bytes(award))))
+        return found

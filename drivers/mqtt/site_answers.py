@@ -15,7 +15,8 @@ messages and, after each (re)connection's backlog, its totals on ``wide/<site>/u
 * totals are submitted (:class:`~controller.wide_events.SiteTotalsReported`) when they cover
   exactly what is applied or handed over: they follow the messages they count.
 
-Once a receipt is in (the ``COMMIT`` has returned) the property is owed an acknowledgement:
+Once a receipt is in (the ``COMMIT`` has returned) the property is owed an acknowledgement
+(and with it every award of its claims it may not have journaled yet, on ``wide/<site>/award``):
 :meth:`SiteAnswers.serve` publishes, for each property owed one, a :class:`CentralAck` built
 from the ledger's state of its link (``through``, ``head``, ``reconciled_through``), the row and
 the epoch, signed with central's controller key (:class:`controller.ports.SiteLinks`), and one
@@ -200,10 +201,19 @@ class SiteAnswers:
                 ack = self.ack_of(site, journal_seq)
                 if ack is None:
                     continue
-                payload = canonical(ack)
                 try:
-                    await guarded(client.publish(self._topics.site_ack(site), payload, qos=QOS))
+                    await self._answer(client, site, canonical(ack))
                 except BaseException:
                     self._owed.update(owed)  # owed again on the next connection
                     raise
                 self.answered += 1
+
+    async def _answer(self, client: aiomqtt.Client, site: str, ack: bytes) -> None:
+        """The acknowledgement, then every award the property may still lack.
+
+        The property journals each award once, so sending one again is harmless, and a crash
+        between a commit and a publish loses none.
+        """
+        await guarded(client.publish(self._topics.site_ack(site), ack, qos=QOS))
+        for award in self._links.awards(site):
+            await guarded(client.publish(self._topics.site_award(site), canonical(award), qos=QOS))
