@@ -276,12 +276,13 @@ class ManifestApproved(Event, frozen=True, tag="manifest-approved"):
 class ConfigurationApproved(Event, frozen=True, tag="configuration-approved"):
     """A manager approved a configuration file (its digest) and the changes it makes.
 
-    Pools opened, terms changed and tables configured by the configuration take effect only
-    inside this signed bundle, all or none (:mod:`controller.ledger.authority`).
+    Pools opened, terms changed, tables configured and wide-area links made by the
+    configuration take effect only inside this signed bundle, all or none
+    (:mod:`controller.ledger.authority`).
     """
 
     configuration: str
-    changes: list[PoolOpened | PoolTermsChanged | TableConfigured]
+    changes: list[PoolOpened | PoolTermsChanged | TableConfigured | SiteLinked | WideAreaJoined]
     by: str
     reason: str = "configuration approved"
     dual_control_cents: int | None = None

@@ -1,10 +1,11 @@
 """A manager's approval of a configuration: the changes that move money, in one signed bundle.
 
-The configuration file says which pools exist, their terms, and each table's rules and limits:
-all of it moves money. So none of it takes effect because a file says so (docs/security.md):
-:func:`config_events` finds what the file would change in the ledger, and
-:func:`configuration_approval` wraps the changes that move money (pools opened, terms changed,
-tables configured) with the file's digest and the authority settings (dual control, lockout)
+The configuration file says which pools exist, their terms, each table's rules and limits,
+and the wide-area links (docs/wide-area.md): all of it moves money. So none of it takes effect
+because a file says so (docs/security.md): :func:`config_events` finds what the file would
+change in the ledger, and :func:`configuration_approval` wraps the changes that move money
+(pools opened, terms changed, tables configured, a property joined to central, a property
+linked at central) with the file's digest and the authority settings (dual control, lockout)
 into a :class:`~controller.events.ConfigurationApproved`, which a manager signs
 (``jackpotd config approve``). The ledger applies the bundle all or none, and refuses the same
 changes on their own once authority is signed. What moves no money (closing a table the file no
@@ -33,6 +34,7 @@ from controller.events import (
 )
 from controller.security.keys import public_key_text
 from controller.security.signatures import sign, with_signature
+from controller.wide_events import SiteLinked, WideAreaJoined
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
@@ -43,7 +45,7 @@ if TYPE_CHECKING:
 
 E = TypeVar("E", bound="AnyEvent")
 
-Change = PoolOpened | PoolTermsChanged | TableConfigured
+Change = PoolOpened | PoolTermsChanged | TableConfigured | SiteLinked | WideAreaJoined
 
 
 def split(events: list[AnyEvent]) -> tuple[list[Change], list[AnyEvent]]:
@@ -51,7 +53,7 @@ def split(events: list[AnyEvent]) -> tuple[list[Change], list[AnyEvent]]:
     changes: list[Change] = []
     others: list[AnyEvent] = []
     for event in events:
-        if isinstance(event, PoolOpened | PoolTermsChanged | TableConfigured):
+        if isinstance(event, Change):
             changes.append(event)
         else:
             others.append(event)

@@ -1,8 +1,9 @@
 """The journal events that bring the ledger in line with the configuration at start-up.
 
 :func:`config_events` compares a :class:`controller.config.load.Config` with the ledger's state and
-returns only what differs, in an order the ledger accepts (pools before the tables that feed
-them):
+returns only what differs, in an order the ledger accepts (a property's joining of central
+first, so that its tables may name the wide-area pools; pools before the tables that feed them;
+the tables before central's links, which take the pools' paytables from them):
 
 * a pool the ledger has never seen is opened (``pool-opened``);
 * a pool whose terms differ from those in force, or from those already queued, gets its new
@@ -15,22 +16,30 @@ them):
   it is served any more, and its sign and the displays must not show it open. Its rules,
   any round left open and its payouts stay in the ledger (a round can still be voided, a hit
   verified); configured again, it reopens as any closed table does, when its devices speak.
-  A pool the configuration no longer names keeps its meter: that money is still owed.
+  A pool the configuration no longer names keeps its meter: that money is still owed;
+* at a property (``[wide_area] role = "property"``), a site, central's key or wide-area pools
+  that differ from the ledger's link are joined again (``wide-area-joined``), its chain kept;
+  another site than the journal's refuses to start: the chain of messages is that site's;
+* at central, each property whose key or pools differ from its link, or that is not linked
+  yet, is linked (``site-linked``); a property the file no longer names stays linked (only a
+  manager's decision ends a link).
 
 Who and why (``by``, ``reason``) do not count as a difference. Event ids are derived from the
 content and from what they replace, so starting twice with one configuration journals nothing
-new, and a configuration changed and then changed back is journaled both times.
+new, and a configuration changed and then changed back is journaled both times. (A wide-area
+link keeps no id of the event that made it, so a change of one is also named by its time.)
 """
 
 from __future__ import annotations
 
 import hashlib
 from decimal import Decimal
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import msgspec
 
 from controller.config.load import ConfigError
+from controller.config.wide_area import WideAreaCentral, WideAreaProperty
 from controller.events import (
     AnyEvent,
     PoolOpened,
@@ -39,7 +48,9 @@ from controller.events import (
     TableStatusChanged,
     encode_event,
 )
+from controller.ledger.authority import CONFIGURATION
 from controller.money import format_cents
+from controller.wide_events import SiteLinked, WideAreaJoined
 
 if TYPE_CHECKING:
     from fractions import Fraction
@@ -49,11 +60,15 @@ if TYPE_CHECKING:
     from controller.ledger.pool import Pool
 
 REMOVED: Final = "removed from the configuration"
+E = TypeVar("E", PoolOpened, PoolTermsChanged, TableConfigured, SiteLinked, WideAreaJoined)
 
 
 def config_events(config: Config, state: LedgerState, at: str) -> list[AnyEvent]:
     """The events to journal at ``at`` so that the ledger runs ``config``; empty if it does."""
-    events: list[AnyEvent] = [
+    events: list[AnyEvent] = []
+    if isinstance(config.wide_area, WideAreaProperty):
+        events += _joined(config, config.wide_area, state, at)
+    events += [
         event
         for pool in config.pools
         if (event := _pool_event(config, pool, state.pools.get(pool.pool_id), at)) is not None
@@ -62,6 +77,8 @@ def config_events(config: Config, state: LedgerState, at: str) -> list[AnyEvent]
         previous = state.table_events.get(table.table_id)
         if previous is None or _settings(previous) != _settings(table.event):
             events.append(_table_event(config, table, previous, at))
+    if isinstance(config.wide_area, WideAreaCentral):
+        events += _linked(config.wide_area, state, at)
     configured = {table.table_id for table in config.tables}
     for table_id in sorted(state.table_events.keys() - configured):
         live = state.table_states.get(table_id)
@@ -89,7 +106,8 @@ def _pool_event(
         reason=f"pool configured in {config.source}",
     )
     if current is None:
-        return msgspec.structs.replace(opened, event_id=_event_id("pool", opened, "new"))
+        event_id = _event_id("pool", pool.pool_id, _settings(opened), "new")
+        return msgspec.structs.replace(opened, event_id=event_id)
     target = current.pending_terms if current.pending_terms is not None else current.terms
     if target == terms:
         return None
@@ -114,7 +132,8 @@ def _pool_event(
         apply_now=False,
     )
     replaces = f"{current.revision}/{current.pending_revision}"
-    return msgspec.structs.replace(changed, event_id=_event_id("pool", changed, replaces))
+    event_id = _event_id("pool", pool.pool_id, _settings(changed), replaces)
+    return msgspec.structs.replace(changed, event_id=event_id)
 
 
 def _table_event(
@@ -125,21 +144,56 @@ def _table_event(
         reason = f"table reconfigured in {config.source}"
     event = msgspec.structs.replace(table.event, at=at, by="config", reason=reason)
     replaces = previous.event_id if previous is not None else "new"
-    return msgspec.structs.replace(event, event_id=_event_id("table", event, replaces))
+    event_id = _event_id("table", table.table_id, _settings(event), replaces)
+    return msgspec.structs.replace(event, event_id=event_id)
 
 
-def _settings(event: TableConfigured) -> TableConfigured:
+def _joined(
+    config: Config, wide: WideAreaProperty, state: LedgerState, at: str
+) -> list[WideAreaJoined]:
+    """The property's joining of central, if the ledger's link is not the file's."""
+    chain = state.chain
+    if chain is not None and chain.site != wide.site:
+        raise ConfigError(
+            config.source,
+            "wide_area.site",
+            f"this journal's property is site {chain.site!r} to central, not {wide.site!r}: "
+            "its chain of messages is that site's",
+        )
+    pools = dict(wide.pools)
+    if chain is not None and (chain.central_key, chain.pools) == (wide.central_key, pools):
+        return []
+    event = WideAreaJoined("", at, wide.site, wide.central_key, pools, CONFIGURATION)
+    replaces = "new" if chain is None else f"changed/{at}"
+    event_id = _event_id("wide-area", wide.site, _settings(event), replaces)
+    return [msgspec.structs.replace(event, event_id=event_id)]
+
+
+def _linked(wide: WideAreaCentral, state: LedgerState, at: str) -> list[SiteLinked]:
+    """Central's link of each property whose key or pools are not the file's."""
+    events = []
+    for site in wide.sites:
+        known = state.sites.get(site.site)
+        if known is not None and (known.public_key, known.pools) == (site.public_key, site.pools):
+            continue
+        event = SiteLinked("", at, site.site, site.public_key, list(site.pools), CONFIGURATION)
+        replaces = "new" if known is None else f"changed/{at}"
+        event_id = _event_id("site", site.site, _settings(event), replaces)
+        events.append(msgspec.structs.replace(event, event_id=event_id))
+    return events
+
+
+def _settings(event: E) -> E:
     """The event without what does not configure anything: its id, time, author and reason."""
-    return msgspec.structs.replace(event, event_id="", at="", by="", reason="")
+    blank = msgspec.structs.replace(event, event_id="", at="", by="")
+    if isinstance(blank, SiteLinked | WideAreaJoined):
+        return blank  # they have no reason
+    return msgspec.structs.replace(blank, reason="")
 
 
-def _event_id(
-    kind: str, event: PoolOpened | PoolTermsChanged | TableConfigured, replaces: str
-) -> str:
+def _event_id(kind: str, subject: str, settings: AnyEvent, replaces: str) -> str:
     """``config/<kind>/<id>/<digest>``: the digest of the settings and of what they replace."""
-    subject = event.table_id if isinstance(event, TableConfigured) else event.pool_id
-    blank = msgspec.structs.replace(event, event_id="", at="", by="", reason="")
-    digest = hashlib.sha256(replaces.encode() + b"\n" + encode_event(blank)).hexdigest()
+    digest = hashlib.sha256(replaces.encode() + b"\n" + encode_event(settings)).hexdigest()
     return f"config/{kind}/{subject}/{digest[:16]}"
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import re
 import socket
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 
@@ -34,6 +34,7 @@ from controller.config.schema import (
 )
 from controller.config.tables import Context, TableChecks
 from controller.config.values import names
+from controller.config.wide_area import SECTION, played_pools, read_wide_area, wide_area
 from controller.journal.errors import JournalError
 from controller.journal.location import journal_location
 from controller.ledger.settlement import HitOrder
@@ -62,6 +63,8 @@ __all__ = [
     "parse_config",
 ]
 
+T = TypeVar("T")
+
 _ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
 _PAYTABLE_NAME: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELD: Final = re.compile(r"Object (?:contains unknown|missing required) field `([^`]+)`")
@@ -70,7 +73,6 @@ _DYNASTY: Final = {"pa": ("pa", "pa-caption"), "nj": ("nj",)}
 MIN_CHECKPOINT_ROWS: Final = 100
 MAX_CHECKPOINT_ROWS: Final = 1_000_000
 """Rows between checkpoints: fewer makes the journal mostly checkpoints, more a slow start-up."""
-_NODE: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 LEASE_S: Final = (1.0, 300.0)
 """The sequencer's lease: renewed thrice a lease, so shorter hammers the database; longer
 delays a takeover after a node dies (docs/ha.md)."""
@@ -105,12 +107,13 @@ def parse_config(text: str | bytes, source: str, base_dir: Path) -> Config:
     specs = by_section()
     # The drivers' sections go to the drivers' types; the rest must be the core's.
     sections = {name: document.pop(name) for name in list(document) if name in specs}
+    wide = document.pop(SECTION, None)  # its broker keys are the MQTT driver's
     try:
         raw = msgspec.convert(document, RawConfig)
     except msgspec.ValidationError as error:
         key, reason = _key_of(error)
         raise ConfigError(source, key, reason) from error
-    return _Loader(source, base_dir).load(raw, sections, hashlib.sha256(data).hexdigest())
+    return _Loader(source, base_dir).load(raw, sections, wide, hashlib.sha256(data).hexdigest())
 
 
 def _join(key: str, where: str) -> str:
@@ -137,7 +140,7 @@ class _Loader(TableChecks):
     site = ""
     controller_id = ""
 
-    def load(self, raw: RawConfig, sections: dict[str, Any], digest: str) -> Config:
+    def load(self, raw: RawConfig, sections: dict[str, Any], wide: object, digest: str) -> Config:
         controller = self.controller(raw.controller)
         self.site, self.controller_id = controller.site, controller.controller_id
         specs = by_section()
@@ -152,7 +155,8 @@ class _Loader(TableChecks):
         if not raw.tables:
             raise self.fail("tables", "configure at least one [[tables]] entry")
         seen = {}
-        context = Context(controller, tuple(drivers), pools)
+        written = read_wide_area(self, wide)
+        context = Context(controller, tuple(drivers), pools, played_pools(written))
         tables = tuple(
             self.table(f"tables[{index}]", entry, seen, context)
             for index, entry in enumerate(raw.tables)
@@ -164,7 +168,14 @@ class _Loader(TableChecks):
             raise self.fail("web.host", "an address to listen on is required")
         self.port("web.port", raw.web.port)
         return Config(
-            self.source, digest, controller, tuple(pools.values()), tables, raw.web, tuple(drivers)
+            self.source,
+            digest,
+            controller,
+            tuple(pools.values()),
+            tables,
+            raw.web,
+            tuple(drivers),
+            wide_area(self, written, pools, tables),
         )
 
     def driver(self, spec: DriverSpec[Any], value: object) -> list[DriverEntry]:
@@ -178,17 +189,31 @@ class _Loader(TableChecks):
         entries, seen = [], dict[str, str]()
         for index, item in enumerate(items):
             key = f"{section}[{index}]" if spec.many else section
-            try:
-                settings = msgspec.convert(item, spec.settings)
-            except msgspec.ValidationError as error:
-                where, reason = _key_of(error)
-                raise self.fail(_join(key, where), reason) from error
-            if spec.check is not None:
-                settings = spec.check(settings, self, key, item)
+            settings = self.driver_settings(spec, key, item)
             if spec.instance is not None:
                 self.identifier(f"{key}.name", spec.instance(settings), seen)
             entries.append(DriverEntry(spec, key, settings))
         return entries
+
+    def driver_settings(
+        self,
+        spec: DriverSpec[Any],
+        key: str,
+        item: Any,  # noqa: ANN401 - as the file holds it
+    ) -> Any:  # noqa: ANN401 - the driver's own type
+        """One entry of a driver's section, at ``key`` in the file, typed and checked by it."""
+        settings = self.typed(key, item, spec.settings)
+        if spec.check is not None:
+            settings = spec.check(settings, self, key, item)
+        return settings
+
+    def typed(self, key: str, item: object, kind: type[T]) -> T:
+        """``item``, at ``key`` in the file, as ``kind`` (unknown keys refused), or the reason."""
+        try:
+            return msgspec.convert(item, kind)
+        except msgspec.ValidationError as error:
+            where, reason = _key_of(error)
+            raise self.fail(_join(key, where), reason) from error
 
     def implicit(
         self,
@@ -308,11 +333,7 @@ class _Loader(TableChecks):
         """This node's id in the sequencer's fence: the host's name unless the file says."""
         if text is None:
             return socket.gethostname() or "jackpotd"
-        if not _NODE.match(text):
-            raise self.fail(
-                "controller.node", f"{text!r}: use letters, digits, '.', '-' and '_' (63 at most)"
-            )
-        return text
+        return self.dotted_identifier("controller.node", text)
 
     def within(self, key: str, value: float, bounds: tuple[float, float]) -> float:
         """Seconds from ``bounds[0]`` to ``bounds[1]``."""

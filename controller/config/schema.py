@@ -18,6 +18,7 @@ from controller.events import TableConfigured  # noqa: TC001 - a dataclass field
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from controller.config.wide_area import WideAreaSettings
     from controller.journal.location import JournalLocation
     from controller.ledger.pool import PoolTerms
     from controller.ledger.settlement import HitOrder, TableRules
@@ -266,6 +267,10 @@ class Config:
     web: WebSettings
     drivers: tuple[DriverEntry, ...] = ()
     """The drivers' entries, in the order of the file (docs/architecture.md, "Drivers")."""
+    wide_area: WideAreaSettings | None = None
+    """``[wide_area]``: this controller as a property of central, or as central; None: neither
+    (docs/wide-area.md). The file's digest covers it; its keys read from files are in the
+    events it makes (``WideAreaJoined``, ``SiteLinked``), which the approval signs."""
 
     def entries(self, section: str) -> tuple[DriverEntry, ...]:
         """The entries of one driver section (``broker``, ``serial``)."""

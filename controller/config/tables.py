@@ -49,6 +49,8 @@ class Context(NamedTuple):
     controller: ControllerConfig
     drivers: tuple[DriverEntry, ...]
     pools: dict[str, PoolConfig]
+    wide_pools: frozenset[str] = frozenset()
+    """At a property, the wide-area pools (central's) its tables may play."""
 
 
 class TableChecks(ValueChecks):
@@ -88,7 +90,7 @@ class TableChecks(ValueChecks):
 
     def table(self, key: str, raw: RawTable, seen: dict[str, str], context: Context) -> TableConfig:
         """One ``[[tables]]`` entry, with the event that configures it."""
-        controller, drivers, pools = context
+        controller, drivers, pools, wide_pools = context
         table_id = self.identifier(f"{key}.id", raw.table_id, seen)
         transport = self.transport(f"{key}.transport", raw.transport, table_id, drivers)
         if not 1 <= raw.seats <= 9:
@@ -121,7 +123,7 @@ class TableChecks(ValueChecks):
         dynasty = chosen.get("dynasty")
         if dynasty is not None:
             self.dynasty(f"{key}.dynasty", dynasty.paytable, controller.dynasty_profile)
-        self.table_pool(f"{key}.pool", raw.pool, progressive, pools)
+        self.table_pool(f"{key}.pool", raw.pool, progressive, pools, wide_pools)
         minimum = self.dollars(f"{key}.minimum_wager", raw.minimum_wager, minimum=1)
         limits = self.wager_limits(key, raw, minimum, chosen.keys())
         insurance = chosen.get("insurance")
@@ -261,17 +263,25 @@ class TableChecks(ValueChecks):
 
     def table_pool(
         self, key: str, pool_id: str | None, progressive: PaytableRef | None,
-        pools: dict[str, PoolConfig],
+        pools: dict[str, PoolConfig], wide_pools: frozenset[str],
     ) -> None:  # fmt: skip
-        """The pool a table's progressive wagers feed, paying the same paytable."""
+        """The pool a table's progressive wagers feed, paying the same paytable.
+
+        A property's table may play a wide-area pool instead (``[wide_area] pools``): central's,
+        so its paytable is central's too, and one for every table on it (checked with the
+        section, controller/config/wide_area.py).
+        """
         if pool_id is None and progressive is not None:
             raise self.fail(key, "a table with a progressive paytable names the pool it feeds")
         if pool_id is None:
             return
         if progressive is None:
             raise self.fail(key, "only a table with a progressive paytable feeds a pool")
+        if pool_id in wide_pools and pool_id not in pools:
+            return
         if (pool := pools.get(pool_id)) is None:
-            raise self.fail(key, f"no pool {pool_id!r}; configured: {names(pools)}")
+            known = names([*pools, *sorted(wide_pools)])
+            raise self.fail(key, f"no pool {pool_id!r}; configured: {known}")
         if pool.paytable.name != progressive.name:
             raise self.fail(
                 key,

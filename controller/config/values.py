@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 _E = TypeVar("_E", bound=Enum)
 _ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
+_DOTTED: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _PAYTABLE_NAME: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELD: Final = re.compile(r"Object (?:contains unknown|missing required) field `([^`]+)`")
 _DYNASTY: Final = {"pa": ("pa", "pa-caption"), "nj": ("nj",)}
@@ -88,6 +89,16 @@ class ValueChecks:
             raise self.fail(
                 key, f"{value!r}: use letters, digits, '-' and '_' (ids appear in MQTT topics)"
             )
+        return self.unique(key, value, seen)
+
+    def dotted_identifier(self, key: str, value: str, seen: dict[str, str] | None = None) -> str:
+        """An id that may also hold dots (a host's name, a site's), unique among ``seen``."""
+        if not _DOTTED.match(value):
+            raise self.fail(key, f"{value!r}: use letters, digits, '.', '-' and '_' (63 at most)")
+        return self.unique(key, value, seen)
+
+    def unique(self, key: str, value: str, seen: dict[str, str] | None) -> str:
+        """``value``, refused if ``seen`` holds it (naming where), then remembered there."""
         if seen is not None:
             if value in seen:
                 raise self.fail(key, f"{value!r} is also {seen[value]}")

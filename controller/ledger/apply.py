@@ -46,7 +46,7 @@ from controller.events import (
     TableStatusChanged,
     WagerLocked,
 )
-from controller.ledger.authority import DUAL, require
+from controller.ledger.authority import CONFIGURATION, DUAL, require
 from controller.ledger.operator_events import (
     approve_configuration,
     approve_manifest,
@@ -93,9 +93,6 @@ from controller.wide_events import (
 )
 
 __all__ = ["CONFIGURATION", "LedgerError", "LedgerState", "apply"]
-
-CONFIGURATION = "config"
-"""The ``by`` of changes made by the configuration file at start-up."""
 
 
 def _terms(event: PoolOpened | PoolTermsChanged) -> PoolTerms:
@@ -211,8 +208,20 @@ def _outside_approval(state: LedgerState, event: AnyEvent) -> LedgerState:
     return state
 
 
+def _if_configured(
+    state: LedgerState, event: PoolTermsChanged | SiteLinked | WideAreaJoined
+) -> LedgerState:
+    """A change "by config" is the configuration's: refused on its own once authority is signed.
+
+    A manager's own change of the same kind carries their signature instead (its handler
+    requires it).
+    """
+    return _outside_approval(state, event) if event.by == CONFIGURATION else state
+
+
 def _configuration_change(
-    state: LedgerState, change: PoolOpened | PoolTermsChanged | TableConfigured
+    state: LedgerState,
+    change: PoolOpened | PoolTermsChanged | TableConfigured | SiteLinked | WideAreaJoined,
 ) -> Outcome:
     """One change of an approved configuration (controller.ledger.operator_events)."""
     match change:
@@ -222,6 +231,10 @@ def _configuration_change(
             return _change_terms(state, change)
         case TableConfigured():
             return _configure_table(state, change)
+        case SiteLinked():
+            return on_site_linked(state, change)
+        case WideAreaJoined():
+            return on_wide_area_joined(state, change)
 
 
 def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 - one per kind
@@ -229,9 +242,7 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
         case PoolOpened():
             return _open_pool(_outside_approval(state, event), event)
         case PoolTermsChanged():
-            if event.by == CONFIGURATION:
-                state = _outside_approval(state, event)
-            return _change_terms(state, event)
+            return _change_terms(_if_configured(state, event), event)
         case TableConfigured():
             return _configure_table(_outside_approval(state, event), event)
         case WagerLocked():
@@ -267,13 +278,13 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
         case ConfigurationApproved():
             return approve_configuration(state, event, _configuration_change)
         case SiteLinked():
-            return on_site_linked(state, event)
+            return on_site_linked(_if_configured(state, event), event)
         case SiteReported():
             return on_site_reported(state, event)
         case SiteTotalsReported():
             return on_site_totals(state, event)
         case WideAreaJoined():
-            return on_wide_area_joined(state, event)
+            return on_wide_area_joined(_if_configured(state, event), event)
         case WideAreaStatusChanged():
             return on_wide_area_status(state, event)
         case WideAreaAwarded():

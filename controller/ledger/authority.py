@@ -39,6 +39,9 @@ if TYPE_CHECKING:
 
 DUAL: Final = 2
 """Signers that dual control asks for."""
+CONFIGURATION: Final = "config"
+"""The ``by`` of changes made by the configuration file at start-up: their authority is the
+manager's approval that carries them (controller/ledger/apply.py), not a signature of their own."""
 
 
 def require(state: LedgerState, event: AnyEvent, action: str, *, signers: int = 1) -> LedgerState:

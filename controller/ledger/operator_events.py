@@ -14,8 +14,9 @@ Each handler is pure, like the rest of the ledger, and checks authority through
 * **Failed authentications** are counted; the count that locks an operator out is approved
   with the configuration.
 * **Approvals.** A manager signs the approval of the installed software (the manifest) and of
-  the configuration. A configuration approval carries the pool and table changes it makes
-  and applies them all or none.
+  the configuration. A configuration approval carries the pool, table and wide-area link
+  changes it makes and applies them all or none, with its own authority: a change "by
+  config" inside it needs no signature of its own, and is refused outside one.
 """
 
 from __future__ import annotations
@@ -51,9 +52,10 @@ if TYPE_CHECKING:
         TableConfigured,
     )
     from controller.ledger.state import LedgerState
+    from controller.wide_events import SiteLinked, WideAreaJoined
 
     Outcome = tuple[LedgerState, list[AnyEffect]]
-    Change = PoolOpened | PoolTermsChanged | TableConfigured
+    Change = PoolOpened | PoolTermsChanged | TableConfigured | SiteLinked | WideAreaJoined
 
 
 def _role(text: str) -> Role:

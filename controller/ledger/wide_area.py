@@ -37,7 +37,7 @@ from controller.effects import (
     SiteSet,
     fraction_text,
 )
-from controller.ledger.authority import require
+from controller.ledger.authority import CONFIGURATION, require
 from controller.ledger.payout_effects import meter_paid
 from controller.ledger.pool import HitRecord, PoolError
 from controller.ledger.state import LedgerError, LedgerState, balances, pool_of, with_pool
@@ -111,7 +111,8 @@ def on_site_linked(state: LedgerState, event: SiteLinked) -> Outcome:
     """Link a property (a manager's signed decision); linking again changes key and pools."""
     if not event.site or not event.pools:
         raise LedgerError("a linked property needs its id and the pools it feeds")
-    state = require(state, event, "link-site")
+    if event.by != CONFIGURATION:  # the configuration's: authorized by the approval carrying it
+        state = require(state, event, "link-site")
     paytables: dict[str, str] = {}
     for pool_id in event.pools:
         pool = pool_of(state, pool_id)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from controller.effects import AnyEffect, SiteMessageQueued, WideAreaStatus
-from controller.ledger.authority import require
+from controller.ledger.authority import CONFIGURATION, require
 from controller.ledger.payout_effects import payout_effect
 from controller.ledger.pool import Pool, PoolTerms
 from controller.ledger.settlement import HitOrder, Payout, PayoutKind, PayoutStatus, flagged
@@ -88,7 +88,8 @@ def on_wide_area_joined(state: LedgerState, event: WideAreaJoined) -> Outcome:
     """Join central (a manager's signed decision); joining again keeps the chain."""
     if not event.site or not event.central_key or not event.pools:
         raise LedgerError("joining central needs the site's id, central's key and its pools")
-    state = require(state, event, "link-site")
+    if event.by != CONFIGURATION:  # the configuration's: authorized by the approval carrying it
+        state = require(state, event, "link-site")
     chain = state.chain
     if chain is not None and chain.site != event.site:
         raise LedgerError(f"this property is site {chain.site!r} to central, not {event.site!r}")

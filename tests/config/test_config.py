@@ -19,6 +19,7 @@ from support.config_files import BASE, edited, error_of, load, write
 
 from controller.config import load as config_module
 from controller.config import schema as config_schema
+from controller.config import wide_area
 from controller.config.changes import config_events, exact_decimal
 from controller.config.load import ConfigError, Jurisdiction, Transport, load_config
 from controller.events import (
@@ -113,6 +114,8 @@ def _documented(text: str) -> set[str]:
         ("tables", config_schema.RawTable),
         ("web", config_module.WebSettings),
         ("simulator", SimulatorSettings),
+        ("wide_area", wide_area.RawWideArea),
+        ("wide_area.sites", wide_area.RawSite),
     ],
 )
 def test_the_sample_documents_every_key(section: str, struct: type[msgspec.Struct]) -> None:
