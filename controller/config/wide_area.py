@@ -77,6 +77,7 @@ class RawWideArea(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     role: str
     site: str | None = None
+    central_site: str | None = None
     central_key: str | None = None
     central_key_file: str | None = None
     pools: list[str] | None = None
@@ -88,7 +89,9 @@ class RawWideArea(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 _KEYS: Final = {
-    Role.PROPERTY: ("site", "central_key", "central_key_file", "pools", "grace_s", "central"),
+    Role.PROPERTY: (
+        "site", "central_site", "central_key", "central_key_file", "pools", "grace_s", "central",
+    ),
     Role.CENTRAL: ("sites", "heartbeat_s"),
 }
 """The keys only one role takes."""
@@ -109,6 +112,8 @@ class WideAreaProperty:
     """Wide-area wagers close this long after central was last heard."""
     central: object
     """Central's brokers: the MQTT driver's settings (its ``BrokerSettings``), TLS always set."""
+    central_site: str = ""
+    """Central's ``[controller] site``: its topics are under ``<central_site>/jackpot/v1/``."""
 
     @property
     def role(self) -> Role:
@@ -195,6 +200,10 @@ def _property(
         reason = "required: this property's id at central (its [[wide_area.sites]] id there)"
         raise checks.fail(f"{SECTION}.site", reason)
     site = checks.dotted_identifier(f"{SECTION}.site", raw.site)
+    central_site = raw.central_site
+    if not central_site or any(mark in central_site for mark in "+#") or "//" in central_site:
+        reason = "required: central's [controller] site, the first levels of its topics"
+        raise checks.fail(f"{SECTION}.central_site", reason)
     key = _public_key(checks, SECTION, "central_key", raw.central_key, raw.central_key_file)
     grace = DEFAULT_GRACE_S if raw.grace_s is None else raw.grace_s
     return WideAreaProperty(
@@ -203,6 +212,7 @@ def _property(
         pools=_played(checks, raw.pools or [], pools, tables),
         grace_s=checks.within(f"{SECTION}.grace_s", grace, GRACE_S),
         central=_central_brokers(checks, raw.central, site),
+        central_site=central_site,
     )
 
 

@@ -116,6 +116,8 @@ PROPERTY_ERRORS = [
         "wide_area.site",
         "use letters, digits, '.', '-' and '_'",
     ),
+    ('central_site = "hub"', "", "wide_area.central_site", "required: central's [controller] site"),
+    ('central_site = "hub"', 'central_site = "hub/+"', "wide_area.central_site", "required"),
     (KEY_LINE, "", "wide_area.central_key", "required: the controller's public key"),
     (KEY_LINE, 'central_key = "abc"', "wide_area.central_key", "not an Ed25519 public key"),
     (KEY_LINE, f'{KEY_LINE}\ncentral_key_file = "k.pub"', "wide_area.central_key_file", "not both"),

@@ -42,6 +42,7 @@ PROPERTY = (
 [wide_area]
 role = "property"
 site = "atlantic"
+central_site = "hub"
 central_key = "{CENTRAL_KEY}"
 pools = ["mega"]
 
