@@ -25,6 +25,7 @@ from controller.journal.devices import DeviceHighs
 from controller.journal.identity import conflict_fault, same_event
 from controller.journal.restore import authority_json, chain_json, manifest_json, sites_json
 from controller.journal.rows import stored_row
+from controller.journal.site_messages import Outboxed, queued_rows
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ports import APPLIED, INTERNAL_ERROR, REJECTED, Receipt
 
@@ -153,6 +154,8 @@ class Changed:
     """New ``payouts`` rows, in the order of the events that made them."""
     verified: list[tuple[str, int, str]] = field(default_factory=list)
     """Payouts verified: who, at which row, which payout (after the inserts, in order)."""
+    site_messages: list[Outboxed] = field(default_factory=list)
+    """New ``site_messages`` rows (the outbox to central), in ``site_seq`` order."""
 
     @property
     def writes(self) -> list[Upsert]:
@@ -165,6 +168,7 @@ def changed_rows(batch: Batch, new: LedgerState) -> Changed:
     changed = Changed()
     old = batch.start
     _payouts(batch, changed)
+    changed.site_messages = queued_rows(batch.queued)
     if new is old:
         return changed
     pools = [(key, pool_json(pool), seq) for key, pool, seq in batch.changed("pools", new.pools)]

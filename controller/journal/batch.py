@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from controller.effects import PayoutMade, Verified
+from controller.effects import PayoutMade, SiteMessageQueued, Verified
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Iterator, Mapping
@@ -39,6 +39,8 @@ class Batch:
         """The row of the last event that changed its own table's live state, by table."""
         self.paying: list[tuple[Receipt, AnyEvent]] = []
         """The events whose effects make or verify payouts, in order."""
+        self.queued: list[tuple[int, SiteMessageQueued]] = []
+        """The site messages the events queued, each with its journal row, in order."""
 
     def add(self, receipt: Receipt, event: AnyEvent, state: LedgerState) -> None:
         """An event written at ``receipt.seq``, leaving ``state``."""
@@ -53,6 +55,11 @@ class Batch:
         self.states.append((receipt.seq, state))
         if any(isinstance(effect, (PayoutMade, Verified)) for effect in receipt.effects):
             self.paying.append((receipt, event))
+        self.queued += [
+            (receipt.seq, effect)
+            for effect in receipt.effects
+            if isinstance(effect, SiteMessageQueued)
+        ]
 
     def changed(self, name: str, new: Mapping[Any, Any]) -> Iterator[tuple[Any, Any, int]]:
         """The entries of mapping ``name`` the batch changed: (key, value, row)."""

@@ -7,15 +7,17 @@ row yet (an empty database is given the journal's tables; one of other tables is
 
 Each row's event is appended to the database **in the file's order**, through the database
 backend as the service appends (:mod:`controller.journal.appending`): the ledger applies it
-again, authority and all, and makes the row, its hash and the materialized state. So the
-copy is not taken on trust: after each batch the database's head must be the file's row,
-seq and hash, or the copy stops (the chain covers every row before it). A signed checkpoint
-whose snapshot the file keeps is appended with it, so the database keeps the same snapshots.
+again, authority and all, and makes the row, its hash and the materialized state (a
+property's outbox to central included: its site messages are made again by the rows that
+queue them, so the copy holds every one the file holds, sent or not). So the copy is not
+taken on trust: after each batch the database's head must be the file's row, seq and hash,
+or the copy stops (the chain covers every row before it). A signed checkpoint whose snapshot
+the file keeps is appended with it, so the database keeps the same snapshots.
 
 At the end both are verified again (``jackpotd verify``'s checks: chain, replay, state,
-payouts, checkpoints and their signatures under the keys given, anchors), and their heads
-must be the same row and hash; a file that grew meanwhile (the service was not stopped) is
-said, and the copy is not to be used.
+payouts, the outbox of site messages, checkpoints and their signatures under the keys
+given, anchors), and their heads must be the same row and hash; a file that grew meanwhile
+(the service was not stopped) is said, and the copy is not to be used.
 """
 
 from __future__ import annotations

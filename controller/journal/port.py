@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from controller.ledger.apply import LedgerState
     from controller.ports import Outbox, Receipt
     from controller.security.controller_key import ControllerKey
+    from controller.widearea.messages import SiteMessage
 
 
 class PreparedAppend(Protocol):
@@ -144,6 +145,19 @@ class JournalPort(Protocol[_Prepared]):
 
     def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
         """Each payout made after row ``seq``, as made: its row, its time, the payout."""
+
+    def site_messages(self, after: int, limit: int) -> list[SiteMessage]:
+        """A property's outbox to central: its site messages after ``site_seq`` ``after``.
+
+        In ``site_seq`` order, at most ``limit``, unsigned (the uplink signs each with the
+        controller key as it sends it). Each was queued by a committed journal row, in that
+        row's transaction, so the property's uplink sends what this gives after the last
+        ``site_seq`` central acknowledged, and resends from there after a reconnection or a
+        restart (docs/wide-area.md, "The chain of a property's messages"). Each message is
+        checked against the journal row that queued it, and none may be missing up to the
+        ledger's chain head: an outbox someone edited raises ``JournalError`` and nothing is
+        sent (:mod:`controller.journal.site_messages`).
+        """
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty."""

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Final
 
 from controller.journal.errors import SchemaError
 from controller.journal.row_migration import NEW_TABLE, compact_rows
+from controller.journal.site_messages import TABLE as SITE_MESSAGES
+from controller.journal.site_messages import backfill
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -192,6 +194,9 @@ MIGRATIONS: Final[tuple[tuple[Step, ...], ...]] = (
             archived_at TEXT NOT NULL
         )""",
     ),
+    # A property's outbox to central (controller/journal/site_messages.py): each site message
+    # a row queued, filled in from the rows journaled before; the rows and the chain untouched.
+    (SITE_MESSAGES, backfill),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``.
 

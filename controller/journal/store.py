@@ -2,10 +2,11 @@
 
 One SQLite file in WAL mode with ``synchronous=FULL``. Each event is applied to the ledger in
 memory, then the journal row (event, outcome, effects, hash chain) and every changed row of
-the materialized state (pools, tables, open rounds, payouts) are written in **one**
-``BEGIN IMMEDIATE`` transaction; the in-memory state moves on only after it commits. An event
-id seen before is acknowledged with its original outcome and not applied again. If the write
-fails, the exception propagates and nothing changed: the caller fails closed.
+the materialized state (pools, tables, open rounds, payouts, the outbox of site messages)
+are written in **one** ``BEGIN IMMEDIATE`` transaction; the in-memory state moves on only
+after it commits. An event id seen before is acknowledged with its original outcome and not
+applied again. If the write fails, the exception propagates and nothing changed: the caller
+fails closed.
 
 Several events appended together (:meth:`Journal.append_many`, the sequencer's group commit)
 share that one transaction, and its work: the ids are looked up in one query, the journal
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Final, Self
 import msgspec
 import sqlite_utils
 
+from controller.journal import site_messages
 from controller.journal.appending import (
     Changed,
     Known,
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
     from controller.ledger.apply import LedgerState
     from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
+    from controller.widearea.messages import SiteMessage
 
 __all__ = ["LOOKUP_CHUNK", "PAGE_SIZE", "Journal", "connect", "payout_columns"]
 
@@ -296,6 +299,14 @@ class Journal(ReadSide):
             "WHERE payout_id = ?",
             changed.verified,
         )
+        if changed.site_messages:
+            connection.executemany(site_messages.INSERT, changed.site_messages)
+
+    def site_messages(self, after: int, limit: int) -> list[SiteMessage]:
+        """The outbox to central after ``site_seq`` ``after``, checked (:mod:`.site_messages`)."""
+        chain = self.state.chain
+        head = (0, GENESIS) if chain is None else (chain.seq, chain.head)
+        return site_messages.read(self.reader.conn, str(self.path), head, after, limit)
 
     def device_highs(self) -> dict[tuple[str, str], int]:
         """The highest event ``seq`` journaled from each device (:mod:`.devices`)."""

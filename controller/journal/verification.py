@@ -6,8 +6,9 @@
 the replay of every row (:func:`~controller.journal.verify.check_link`,
 :func:`~controller.journal.verify.replay_row`), from empty or from the last archive's cut, or
 through the archive segments first when their folder is given
-(:mod:`controller.journal.archive_check`); the materialized state and the payouts; the
-checkpoints, the snapshots and the anchors (docs/journal.md, "Verification" and "Archives").
+(:mod:`controller.journal.archive_check`); the materialized state, the payouts and the outbox
+of site messages (:mod:`controller.journal.site_messages`); the checkpoints, the snapshots
+and the anchors (docs/journal.md, "Verification" and "Archives").
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from controller.journal.checkpoint_audit import (
     audit_snapshots,
     checkpoints_in,
 )
+from controller.journal.site_messages import QueuedMessages
 from controller.journal.snapshot import state_from_text
 from controller.journal.verify import PROGRESS_ROWS, VerifyReport, check_link, replay_row
 
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from controller.journal.archive import ArchiveRecord
     from controller.journal.checkpoints import StoredSnapshot
     from controller.journal.rows import Row
+    from controller.journal.site_messages import Outboxed
     from controller.journal.verify import Payouts
     from controller.ledger.apply import LedgerState
 
@@ -87,6 +90,10 @@ class LiveJournal(Protocol):
         """The checkpoints' stored snapshots."""
         ...
 
+    def site_messages(self) -> list[Outboxed] | None:
+        """The ``site_messages`` rows in order; None in a schema before the table."""
+        ...
+
 
 @dataclass(slots=True)
 class Verification:
@@ -104,6 +111,8 @@ class Verification:
     """Payouts pending at a cut whose rows were not replayed (:func:`.carried_payouts`)."""
     carried_cut: int = 0
     """The last such cut: the carried payouts were made by rows up to it."""
+    queued: QueuedMessages = field(default_factory=QueuedMessages)
+    """The site messages the replayed rows queued (:mod:`.site_messages`)."""
     at_heads: dict[int, AtHead] = field(default_factory=dict)
     """The replayed state's digest and meters at each row a checkpoint covers."""
     hashes: dict[int, str] = field(default_factory=dict)
@@ -135,6 +144,7 @@ class Verification:
             self.carried, self.carried_cut = carried_payouts(start.state), start.seq
             self.payouts = dict(self.carried)  # a verification since the cut updates them
             self._left_in_cut(start.seq)
+            self.queued.skipped(1, start.seq)
         state = self._replay(rows, begin, checkpoints, total)
         self._compare(state)
         self._audit(checkpoints, begin)
@@ -179,6 +189,7 @@ class Verification:
                 state = state_from_text(record.state)
                 self._at_cut(state)
                 self._carry(state, record.last_seq)
+                self.queued.skipped(record.first_seq, record.last_seq)
                 if expected in kept:
                     self.hashes[expected] = previous
                 if expected in wanted:
@@ -196,6 +207,7 @@ class Verification:
             previous = str(row["hash"])
             state = replay_row(state, row, report, self.payouts, read.event)
             seq = int(row["seq"])
+            self.queued.note(read)
             report.head = (seq, previous)
             if seq in kept:
                 self.hashes[seq] = previous
@@ -246,6 +258,8 @@ class Verification:
                 holds = expected.get(payout_id) == stored.get(payout_id)
             if not holds:
                 report.problem(f"payout {payout_id}: the stored payout differs from the replay")
+        stored_messages = self.live.site_messages()
+        self.queued.compare(stored_messages, state.chain, report.problem, report.notes.append)
 
     def _audit(self, checkpoints: dict[int, CheckpointRecorded], begin: Start) -> None:
         """The checkpoints, the snapshots and the anchors."""

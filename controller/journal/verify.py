@@ -8,7 +8,8 @@ Three checks, each row in order:
    outcome, reason and effects.
 3. **State**: the state rebuilt from the whole journal equals the materialized state (pools to
    the fraction of a cent, tables, open rounds, pending payouts, configuration revision), and
-   every pool's money adds up (money in = meter + reserve + overflow + paid).
+   every pool's money adds up (money in = meter + reserve + overflow + paid); every payout and
+   every site message of the outbox to central is the one the rows' effects made.
 
 Then the controller's **checkpoints** (:mod:`controller.journal.checkpoint_audit`): each states
 the hash of a row before it and the replayed state there, and, given the controller's public
@@ -36,6 +37,7 @@ from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
 from controller.journal.restore import load_state
 from controller.journal.rows import Row, read_rows, rows_of_kinds
+from controller.journal.site_messages import stored_messages
 from controller.journal.store import payout_columns
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ports import APPLIED, REJECTED
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from controller.journal.archive import ArchiveRecord
     from controller.journal.checkpoint_audit import CheckpointSummary
     from controller.journal.checkpoints import StoredSnapshot
+    from controller.journal.site_messages import Outboxed
 
 MAX_PROBLEMS: Final = 20
 
@@ -272,3 +275,6 @@ class _FileRows:
             return stored_snapshots(self.connection)
         except sqlite3.OperationalError:  # a journal of a schema before snapshots
             return []
+
+    def site_messages(self) -> list[Outboxed] | None:
+        return stored_messages(self.connection)

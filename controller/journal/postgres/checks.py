@@ -27,6 +27,7 @@ from controller.journal.postgres.archive import archive_records
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.reads import load_state
 from controller.journal.postgres.rows import read_rows, row_at, rows_of_kinds
+from controller.journal.postgres.site_messages import stored_messages
 from controller.journal.snapshot import differences, state_from_text
 from controller.journal.state_check import StateCheck, own_checkpoint, trusted_snapshot
 from controller.journal.verification import Verification
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
     from controller.journal.rows import Row
+    from controller.journal.site_messages import Outboxed
     from controller.security.controller_key import ControllerKey
 
 _PAYOUT_COLUMNS: Final = (
@@ -205,3 +207,6 @@ class _DatabaseRows:
 
     def snapshots(self) -> list[StoredSnapshot]:
         return stored_snapshots(self.connection)
+
+    def site_messages(self) -> list[Outboxed] | None:
+        return stored_messages(self.connection)

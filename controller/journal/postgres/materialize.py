@@ -3,7 +3,8 @@
 The materialized tables (pools, tables, rounds, payouts, operators, ...) are what the journal
 restores from; a group commit writes each changed row once, in the same transaction as the
 batch's journal rows (controller/journal/postgres/store.py), and the checkpoint's snapshot
-with it when the batch sealed one.
+with it when the batch sealed one. The site messages the batch queued go into the outbox to
+central (:mod:`controller.journal.postgres.site_messages`) in the same transaction.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 from psycopg import sql
 
 from controller.journal.checkpoints import KEEP
+from controller.journal.postgres.site_messages import INSERT as QUEUE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -69,6 +71,8 @@ def materialize(connection: Connection, changed: Changed) -> None:
             "WHERE payout_id = %s",
             changed.verified,
         )
+        if changed.site_messages:
+            cursor.executemany(QUEUE, changed.site_messages)
 
 
 def store_snapshot(connection: Connection, receipts: Sequence[Receipt], sealed: Sealed) -> None:

@@ -15,19 +15,22 @@ refused: it is not a journal.
 | 3 | ``archives``: the segments old rows were moved to (:mod:`.archive`); the materialized \
 tables' references to journal rows dropped, since a pool, a table, an operator or a pending \
 payout keeps the number of the row that last changed it, archived or not (as in the file) |
+| 4 | ``site_messages``: a property's outbox to central (:mod:`.site_messages`), filled in from \
+the rows journaled before; the rows and the chain untouched (the file's schema 13) |
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from controller.journal.errors import SchemaError
-from controller.journal.postgres import fence
+from controller.journal.postgres import fence, site_messages
 
 if TYPE_CHECKING:
     from controller.journal.postgres.connection import Connection
 
-VERSION: Final = 3
+VERSION: Final = 4
 _LOCK: Final = 0x6A61636B706F7464  # "jackpotd": the advisory lock of the schema's creation
 
 TABLES: Final = (
@@ -139,12 +142,15 @@ _REFERENCES: Final = (
     ("snapshots", "snapshots_seq_fkey"),
 )
 """The references to ``journal (seq)`` that :data:`TABLES` made (PostgreSQL's names for them)."""
-MIGRATIONS: Final = {
+Step = str | Callable[["Connection"], None]
+"""An SQL statement, or a function given the connection (what SQL cannot do: read rows)."""
+MIGRATIONS: Final[dict[int, tuple[Step, ...]]] = {
     2: (fence.TABLE,),
     3: (
         ARCHIVES,
         *(f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {name}" for table, name in _REFERENCES),
     ),
+    4: (site_messages.TABLE, site_messages.backfill),
 }
 """What each version adds to the one before, run in order on an older journal's database."""
 
@@ -169,8 +175,7 @@ def migrate(connection: Connection, where: str) -> int:
                     f"knows up to {VERSION}: upgrade the controller"
                 )
             for step in range(version + 1, VERSION + 1):
-                for statement in MIGRATIONS[step]:
-                    connection.execute(statement)
+                _run(connection, MIGRATIONS[step])
                 connection.execute("INSERT INTO journal_schema (version) VALUES (%s)", [step])
             return VERSION
         if names:
@@ -179,7 +184,14 @@ def migrate(connection: Connection, where: str) -> int:
                 f"{where}: not a journal: the database holds other tables ({shown}) and no "
                 "journal_schema; give the journal a database of its own"
             )
-        for statement in (*TABLES, *(made for step in MIGRATIONS.values() for made in step)):
-            connection.execute(statement)
+        _run(connection, (*TABLES, *(made for step in MIGRATIONS.values() for made in step)))
         connection.execute("INSERT INTO journal_schema (version) VALUES (%s)", [VERSION])
     return VERSION
+
+
+def _run(connection: Connection, steps: tuple[Step, ...]) -> None:
+    for step in steps:
+        if isinstance(step, str):
+            connection.execute(step)
+        else:
+            step(connection)

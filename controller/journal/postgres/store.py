@@ -33,8 +33,9 @@ import msgspec
 import psycopg
 
 from controller.journal.appending import Known, append_events, changed_rows, known_receipt
+from controller.journal.chain import GENESIS
 from controller.journal.errors import JournalError
-from controller.journal.postgres import checks, fence, reads
+from controller.journal.postgres import checks, fence, reads, site_messages
 from controller.journal.postgres.connection import connect, reason, write_error
 from controller.journal.postgres.fence import Held, take_over
 from controller.journal.postgres.materialize import DEVICES, materialize, store_snapshot
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from controller.ledger.apply import LedgerState
     from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
+    from controller.widearea.messages import SiteMessage
 
 
 def _roll_back(connection: Connection) -> None:
@@ -374,6 +376,12 @@ class PostgresJournal:
     def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
         """Each payout made after row ``seq``, as made: its row, its time, the payout."""
         return reads.payouts_after(self.reader, seq)
+
+    def site_messages(self, after: int, limit: int) -> list[SiteMessage]:
+        """The outbox to central after ``site_seq`` ``after``, checked (:mod:`.site_messages`)."""
+        chain = self.state.chain
+        head = (0, GENESIS) if chain is None else (chain.seq, chain.head)
+        return site_messages.read(self.reader, str(self.url), head, after, limit)
 
     def outbox(self, sink: str) -> PostgresOutbox:
         """The named sink's outbox, in this journal's database (its own connection)."""
