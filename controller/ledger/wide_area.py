@@ -37,6 +37,7 @@ from controller.effects import (
     SiteSet,
     fraction_text,
 )
+from controller.errors import RefusedError
 from controller.ledger.authority import CONFIGURATION, require
 from controller.ledger.payout_effects import meter_paid
 from controller.ledger.pool import HitRecord, PoolError
@@ -202,7 +203,7 @@ def _halted(
     return _with_site(state, message.site, halted), [refused]
 
 
-class _NotAHitError(ValueError):
+class _NotAHitError(RefusedError, ValueError):
     """The claim's cards make no meter line."""
 
 
