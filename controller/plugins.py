@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Mapping, Sequence
 
     from controller.outputs import FollowerOrder
-    from controller.ports import Outbox, Sink, SiteLinks, Source
+    from controller.ports import Outbox, Sink, SiteChainView, SiteLinks, Source
     from controller.rules.spots import Spot
 
 S = TypeVar("S")
@@ -251,6 +251,9 @@ class DriverSpec(Generic[S]):
     refusals: tuple[str, ...] = ()
     """Every reason its sources refuse input with: ``jackpotd_rejected_inputs_total`` shows
     each at 0 from the start (docs/metrics.md), so a first refusal is an increase."""
+    uplink: Callable[[S, str, SiteChainView], Source] | None = None
+    """A property's link to central over this driver's settings (``[wide_area.central]``),
+    under central's topic site (docs/wide-area.md); None if the driver has none."""
 
 
 def available() -> dict[str, str]:

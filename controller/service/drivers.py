@@ -13,11 +13,13 @@ from typing import TYPE_CHECKING
 
 from controller.plugins import DriverContext, DriverParts, TableOffer
 from controller.rules.spots import Spot
+from controller.service.wide_area import wide_area_parts
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from controller.config.schema import Config, DriverEntry, TableConfig
+    from controller.ports import SiteLinks
     from controller.runtime.view import Runtime
 
 
@@ -51,10 +53,15 @@ def offer_of(table: TableConfig) -> TableOffer:
 
 
 def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
-    """Build every configured entry; register what the parts report with the metrics."""
+    """Build every configured entry; register what the parts report with the metrics.
+
+    With ``[wide_area]`` the link's parts come too (controller/service/wide_area.py).
+    """
     built = DriverParts()
+    wide = wide_area_parts(config, runtime)
+    built.sources += wide.sources
     for entry in config.drivers:
-        parts = entry.spec.build(entry.settings, _context(config, runtime, entry))
+        parts = entry.spec.build(entry.settings, _context(config, runtime, entry, wide.sites))
         built.sources += parts.sources
         built.sinks += parts.sinks
         built.faces += parts.faces
@@ -75,7 +82,9 @@ def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
     return built
 
 
-def _context(config: Config, runtime: Runtime, entry: DriverEntry) -> DriverContext:
+def _context(
+    config: Config, runtime: Runtime, entry: DriverEntry, sites: SiteLinks | None
+) -> DriverContext:
     transport = entry.spec.transport
     served = tuple(
         offer_of(table)
@@ -88,6 +97,7 @@ def _context(config: Config, runtime: Runtime, entry: DriverEntry) -> DriverCont
         outbox=runtime.journal.outbox,
         latency=lambda sink: _latency(runtime, sink),
         epoch=lambda: runtime.journal.epoch,
+        sites=sites,
     )
 
 

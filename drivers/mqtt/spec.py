@@ -6,9 +6,16 @@ Both connections use one ``[broker]`` section (docs/mqtt.md); tables whose ``tra
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import msgspec
+
 from controller.plugins import DriverContext, DriverParts, DriverSpec
 from drivers.mqtt.refusals import REFUSALS
 from drivers.mqtt.settings import BrokerSettings, check_broker
+
+if TYPE_CHECKING:
+    from controller.ports import SiteChainView, Source
 
 
 def build(settings: BrokerSettings, context: DriverContext) -> DriverParts:
@@ -32,6 +39,13 @@ def build(settings: BrokerSettings, context: DriverContext) -> DriverParts:
     )
 
 
+def uplink(settings: BrokerSettings, central_site: str, view: SiteChainView) -> Source:
+    """A property's link to central's brokers, under central's topics (docs/wide-area.md)."""
+    from drivers.mqtt.site_uplink import SiteUplink  # noqa: PLC0415 - aiomqtt only if linked
+
+    return SiteUplink(msgspec.structs.replace(settings, site=central_site), view)
+
+
 def describe(broker: BrokerSettings) -> str:
     """Where the broker is, how the controller logs in."""
     tls = "TLS" if broker.tls is not None else "no TLS"
@@ -48,6 +62,7 @@ SPEC = DriverSpec(
     section="broker",
     settings=BrokerSettings,
     build=build,
+    uplink=uplink,
     check=check_broker,
     transport="mqtt",
     describe=describe,

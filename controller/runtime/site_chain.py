@@ -1,0 +1,93 @@
+"""A property's chain to central, as its uplink sees it: the journal's outbox, the two keys.
+
+The :class:`controller.ports.SiteChainView` the service hands a property's uplink
+(docs/wide-area.md, "The link's runtime, as designed"): the messages its journal queued
+(``site_messages``), each signed with the controller key as the uplink takes it, its own digest
+of any of them, its totals (signed), central's key to check acknowledgements and awards by, and
+a wait for the sequencer to journal more (:meth:`JournalSiteChain.committed` is a commit hook).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from controller.effects import SiteMessageQueued
+from controller.security.controller_key import signature_verifies
+from controller.widearea.messages import GENESIS, SiteTotals, signed_bytes
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from controller.journal.port import JournalPort
+    from controller.ports import Receipt
+    from controller.security.controller_key import ControllerKey
+    from controller.widearea.messages import SiteMessage
+
+
+@dataclass(slots=True)
+class JournalSiteChain:
+    """:class:`controller.ports.SiteChainView` over a property's journal and keys."""
+
+    journal: JournalPort[Any]
+    key: ControllerKey
+    central_key: str
+    grace_s: float
+    _journaled: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def site(self) -> str:
+        """This property's id to central (from the journal's state: the join)."""
+        chain = self.journal.state.chain
+        return "" if chain is None else chain.site
+
+    def sent_high(self) -> int:
+        """The chain's last ``site_seq``."""
+        chain = self.journal.state.chain
+        return 0 if chain is None else chain.seq
+
+    def messages_after(self, after: int, limit: int) -> list[SiteMessage]:
+        """The journal's messages after ``after``, each signed with the controller key."""
+        return [
+            message.signed(self.key.sign(message.digest.encode()))
+            for message in self.journal.site_messages(after, limit)
+        ]
+
+    def digest_of(self, site_seq: int) -> str | None:
+        """This property's digest of its message ``site_seq``."""
+        if site_seq == 0:
+            return GENESIS
+        found = self.journal.site_messages(site_seq - 1, 1)
+        return found[0].digest if found and found[0].site_seq == site_seq else None
+
+    def totals(self) -> SiteTotals:
+        """The chain's totals and held claims as journaled now, signed."""
+        chain = self.journal.state.chain
+        if chain is None:
+            return SiteTotals(self.site, 0, GENESIS, 0, 0, 0)
+        held = tuple(sorted(int(claim) for claim in chain.held))
+        totals = SiteTotals(
+            chain.site, chain.seq, chain.head, chain.contributions, chain.wager_cents,
+            chain.hits, held,
+        )  # fmt: skip
+        return msgspec.structs.replace(totals, signature=self.key.sign(signed_bytes(totals)))
+
+    def central_signed(self, data: bytes, signature: str) -> bool:
+        """Whether central's key signed ``data``."""
+        return signature_verifies(self.central_key, signature, data)
+
+    def committed(self, receipts: Sequence[Receipt]) -> None:
+        """The sequencer's commit hook: wake the uplink when messages were journaled."""
+        if any(isinstance(e, SiteMessageQueued) for r in receipts for e in r.effects):
+            self._journaled.set()
+
+    async def beyond(self, site_seq: int) -> None:
+        """Return once a message after ``site_seq`` is journaled."""
+        while self.sent_high() <= site_seq:
+            self._journaled.clear()
+            if self.sent_high() > site_seq:
+                return
+            await self._journaled.wait()

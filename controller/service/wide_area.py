@@ -1,0 +1,58 @@
+"""The wide-area link's parts of the service, as ``[wide_area]`` says (docs/wide-area.md).
+
+* At **central**, the MQTT source answers the linked properties: the driver context gets a
+  :class:`~controller.runtime.site_links.JournalSiteLinks` over the journal's state and the
+  controller key (``sites``).
+* At a **property**, an uplink to central's brokers (the MQTT driver's, through
+  :mod:`controller.plugins`: the controller imports no driver) reads the journal's outbox
+  through a :class:`~controller.runtime.site_chain.JournalSiteChain`, woken by the sequencer's
+  commits, and is supervised as a source.
+
+Both sign with the controller key the checkpoints are signed with.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from controller import plugins
+from controller.config.wide_area import WideAreaCentral
+from controller.errors import ConfigurationError
+from controller.runtime.site_chain import JournalSiteChain
+from controller.runtime.site_links import JournalSiteLinks
+
+if TYPE_CHECKING:
+    from controller.config.load import Config
+    from controller.ports import SiteLinks, Source
+    from controller.runtime.view import Runtime
+
+BROKER_DRIVER = "mqtt"
+"""The driver whose settings ``[wide_area.central]`` takes."""
+
+
+@dataclass(slots=True)
+class WideAreaParts:
+    """What the service adds for the link: central's view for its source, or the uplink."""
+
+    sites: SiteLinks | None = None
+    sources: list[Source] = field(default_factory=list)
+
+
+def wide_area_parts(config: Config, runtime: Runtime) -> WideAreaParts:
+    """The link's parts for this controller's role; nothing without ``[wide_area]``."""
+    wide = config.wide_area
+    schedule = runtime.sequencer.checkpoints
+    if wide is None:
+        return WideAreaParts()
+    if schedule is None:  # pragma: no cover - build_runtime always sets it
+        raise ConfigurationError("the wide-area link signs with the controller key: none")
+    if isinstance(wide, WideAreaCentral):
+        links = JournalSiteLinks(runtime.journal, schedule.key, wide.heartbeat_s)
+        return WideAreaParts(sites=links)
+    chain = JournalSiteChain(runtime.journal, schedule.key, wide.central_key, wide.grace_s)
+    runtime.sequencer.on_commit.append(chain.committed)
+    spec = plugins.load(BROKER_DRIVER)
+    if spec.uplink is None:  # pragma: no cover - the built-in driver has one
+        raise ConfigurationError(f"driver {BROKER_DRIVER!r} cannot link to central")
+    return WideAreaParts(sources=[spec.uplink(wide.central, wide.central_site, chain)])

@@ -1,0 +1,177 @@
+"""A property's uplink to central, end to end: its chain out once, the gate, a silent central.
+
+drivers/mqtt/site_uplink.py with central's source (drivers/mqtt/site_answers.py); docs/wide-area.md.
+A real mosquitto (central's broker), two real journals (central's and the property's), real
+keys. Michigan R 432.1841: the property's wide-area wagers open only once central is heard and
+has reconciled the property's totals; they close (journaled) once central has been silent past
+the grace period, and reopen only after a new reconciliation.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from support.intake import JournalIntake
+from support.journal_rig import (
+    AT,
+    PAYTABLE,
+    POOL,
+    STRAIGHT_FLUSH,
+    pool_opened,
+    settle,
+    table_configured,
+    wager,
+)
+from support.mqtt_tables import running, settings_for, within
+
+from controller.agent.resend import ResendDelay
+from controller.effects import AwardMade, PayoutMade, decode_effects
+from controller.journal import Journal
+from controller.runtime.site_chain import JournalSiteChain
+from controller.runtime.site_links import JournalSiteLinks
+from controller.security.controller_key import ControllerKey
+from controller.wide_events import SiteLinked, WideAreaJoined
+from drivers.mqtt.site_uplink import SiteUplink
+from drivers.mqtt.source import MqttSource
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from support.mosquitto import Broker
+
+SITE = "atlantic"
+
+
+class Link:
+    """Central and one property, each on its own journal, over one broker."""
+
+    def __init__(self, folder: Path, port: int) -> None:
+        self.central_key, self.site_key = ControllerKey.generate(), ControllerKey.generate()
+        self.central = Journal(folder / "central.db")
+        self.central.append_many([pool_opened(), table_configured()])
+        linked = SiteLinked("link-1", AT, SITE, self.site_key.public_key, [POOL], "mgr")
+        assert self.central.append(linked).applied
+        self.site = Journal(folder / "site.db")
+        join = WideAreaJoined(
+            "join-1", AT, SITE, self.central_key.public_key, {POOL: PAYTABLE}, "mgr"
+        )
+        assert all(r.applied for r in self.site.append_many([join, table_configured()]))
+        self.port = port
+        self.central_intake = JournalIntake(self.central)
+        self.site_intake = JournalIntake(self.site)
+        self.chain = JournalSiteChain(self.site, self.site_key, self.central_key.public_key, 1.0)
+        self.uplink = SiteUplink(settings_for(port), self.chain, ResendDelay(0.5, 2.0))
+
+    def central_source(self) -> MqttSource:
+        """Central's MQTT source answering the property (a new one: a restarted central)."""
+        links = JournalSiteLinks(self.central, self.central_key, heartbeat_s=0.2)
+        return MqttSource(settings_for(self.port), timeout_s=2.0, sites=links)
+
+    def wager(self, n: int) -> bool:
+        """A progressive wager at the property's table; whether the ledger took it."""
+        receipt = self.site.append(wager(f"w{n}", f"r{n}", 1))
+        self.chain.committed([receipt])
+        return receipt.applied
+
+    async def until_open(self, *, is_open: bool) -> None:
+        """Until the property's journal says its wide-area wagers are open (or closed)."""
+
+        def reached() -> bool:
+            chain = self.site.state.chain
+            return chain is not None and chain.open is is_open
+
+        await within(self.site_intake.wait_until(reached), f"wide-area wagers open={is_open}")
+
+    async def until_central_has(self, through: int) -> None:
+        """Until central has applied the property's chain through ``through``."""
+        await within(
+            self.central_intake.wait_until(
+                lambda: self.central.state.sites[SITE].link.through >= through
+            ),
+            f"central through {through}",
+        )
+
+    def reported(self) -> list[str]:
+        """The ids of central's journaled messages of the property, in order."""
+        return [str(r["event_id"]) for r in self.central.rows() if r["kind"] == "site-reported"]
+
+
+def test_michigan_432_1841_wagers_open_once_reconciled_and_each_reaches_central_once(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    link = Link(tmp_path, mosquitto.port)
+
+    async def scenario() -> None:
+        async with (
+            running(link.central_source().run(link.central_intake)),
+            running(link.uplink.run(link.site_intake)),
+        ):
+            await link.until_open(is_open=True)
+            assert all(link.wager(n) for n in range(1, 6))
+            await link.until_central_has(5)
+            # A hit: held at the property, awarded by central, paid at the property.
+            settled = link.site.append(settle("s5", "r5", {1: STRAIGHT_FLUSH}))
+            link.chain.committed([settled])
+
+            def paid() -> bool:
+                chain = link.site.state.chain
+                return chain is not None and chain.hits == 1 and not chain.held
+
+            await within(link.site_intake.wait_until(paid), "the award paid at the property")
+
+    asyncio.run(scenario())
+    assert link.reported() == [f"site/{SITE}/{n}" for n in range(1, 7)]
+    (award,) = [
+        effect
+        for row in link.central.rows()
+        for effect in decode_effects(str(row["effects"] or "[]"))
+        if isinstance(effect, AwardMade)
+    ]
+    (payout,) = [
+        effect
+        for row in link.site.rows()
+        if row["kind"] == "wide-area-awarded"
+        for effect in decode_effects(str(row["effects"]))
+        if isinstance(effect, PayoutMade)
+    ]
+    assert (payout.round_id, payout.seat) == ("r5", 1)
+    assert payout.from_meter_cents == award.amount_cents > 0
+    central_link = link.central.state.sites[SITE].link
+    assert central_link.reconciled_through == 0  # the first connection's report: nothing yet
+    assert link.central.state.pools[POOL].wagers_cents == 500  # each contribution once
+    link.central.close()
+    link.site.close()
+
+
+def test_michigan_432_1841_a_silent_central_closes_wagers_and_they_reopen_after_reconciling(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    link = Link(tmp_path, mosquitto.port)
+
+    async def scenario() -> None:
+        async with running(link.uplink.run(link.site_intake)):
+            async with running(link.central_source().run(link.central_intake)):
+                await link.until_open(is_open=True)
+                assert link.wager(1)
+                await link.until_central_has(1)
+            # Central is gone (its broker session keeps what is sent meanwhile): closed
+            # once the grace has run out, and a wide-area wager is refused.
+            await link.until_open(is_open=False)
+            assert not link.wager(2)
+            async with running(link.central_source().run(link.central_intake)):
+                await link.until_open(is_open=True)
+                assert link.wager(3)
+                await link.until_central_has(2)
+
+    asyncio.run(scenario())
+    chain = link.site.state.chain
+    assert chain is not None
+    assert chain.seq == 2  # the refused wager queued nothing
+    central_link = link.central.state.sites[SITE].link
+    assert central_link.through == 2
+    assert central_link.reconciled_through == 1  # reopened after reconciling through 1
+    statuses = [r for r in link.site.rows() if r["kind"] == "wide-area-status"]
+    assert len(statuses) >= 3  # closed at start, opened, closed on silence, opened again
+    link.central.close()
+    link.site.close()
