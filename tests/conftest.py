@@ -4,7 +4,9 @@
 ``played`` and ``connection`` (from tests/support/journal_rig.py) give a journal file with a few
 rounds; ``key`` (from tests/support/controller_keys.py) is a fresh controller signing key;
 ``postgres_url`` (from tests/support/postgres.py) is an empty database of its own on a real
-PostgreSQL server the session starts on a loopback port.
+PostgreSQL server the session starts on a loopback port; ``property_at`` and ``three_queued``
+(from tests/support/site_outbox.py) are a property's journal on each backend, and that journal
+with three site messages queued for central.
 
 The rigs live in ``tests/support/`` (a package) and are imported as ``from support.floor import
 ...``: ``pythonpath = ["tests"]`` in pyproject.toml puts ``tests/`` on the path for every test
@@ -29,6 +31,7 @@ pytest_plugins = [
     "support.journal_rig",
     "support.mosquitto",
     "support.postgres",
+    "support.site_outbox",
     "support.stalled_postgres",
 ]
 
