@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from controller.effects import AnyEffect, PayoutMade
     from controller.events import AnyEvent
-    from controller.outputs import AnyUpdate
+    from controller.outputs import AnyUpdate, MeterUpdate
     from controller.widearea.messages import Award, SiteMessage, SiteTotals
     from controller.widearea.site_link import SiteLink
 
@@ -184,6 +184,14 @@ class SiteChainView(Protocol):
 
     async def beyond(self, site_seq: int) -> None:
         """Return once a message after ``site_seq`` is journaled."""
+        ...
+
+    def pools(self) -> list[str]:
+        """The wide-area pools this property's tables play."""
+        ...
+
+    def show(self, update: MeterUpdate) -> None:
+        """Show central's meter of a wide-area pool on this property's signs and displays."""
         ...
 
 

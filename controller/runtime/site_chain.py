@@ -4,7 +4,8 @@ The :class:`controller.ports.SiteChainView` the service hands a property's uplin
 (docs/wide-area.md, "The link's runtime, as designed"): the messages its journal queued
 (``site_messages``), each signed with the controller key as the uplink takes it, its own digest
 of any of them, its totals (signed), central's key to check acknowledgements and awards by, and
-a wait for the sequencer to journal more (:meth:`JournalSiteChain.committed` is a commit hook).
+a wait for the sequencer to journal more (:meth:`JournalSiteChain.committed` is a commit hook),
+and the way to show central's wide-area meters on the property's own signs (its broadcast).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from controller.journal.port import JournalPort
+    from controller.outputs import MeterUpdate
     from controller.ports import Receipt
+    from controller.runtime.broadcast import Broadcast
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
 
@@ -36,6 +39,8 @@ class JournalSiteChain:
     key: ControllerKey
     central_key: str
     grace_s: float
+    broadcast: Broadcast | None = None
+    """Where central's meters go: this property's sinks (its broker, its signs)."""
     _journaled: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
@@ -83,6 +88,16 @@ class JournalSiteChain:
         """The sequencer's commit hook: wake the uplink when messages were journaled."""
         if any(isinstance(e, SiteMessageQueued) for r in receipts for e in r.effects):
             self._journaled.set()
+
+    def pools(self) -> list[str]:
+        """The wide-area pools of the join, sorted."""
+        chain = self.journal.state.chain
+        return [] if chain is None else sorted(chain.pools)
+
+    def show(self, update: MeterUpdate) -> None:
+        """Hand central's meter to this property's sinks, as a local meter is."""
+        if self.broadcast is not None:
+            self.broadcast.publish([update])
 
     async def beyond(self, site_seq: int) -> None:
         """Return once a message after ``site_seq`` is journaled."""

@@ -50,7 +50,9 @@ def wide_area_parts(config: Config, runtime: Runtime) -> WideAreaParts:
     if isinstance(wide, WideAreaCentral):
         links = JournalSiteLinks(runtime.journal, schedule.key, wide.heartbeat_s)
         return WideAreaParts(sites=links)
-    chain = JournalSiteChain(runtime.journal, schedule.key, wide.central_key, wide.grace_s)
+    chain = JournalSiteChain(
+        runtime.journal, schedule.key, wide.central_key, wide.grace_s, runtime.broadcast
+    )
     runtime.sequencer.on_commit.append(chain.committed)
     spec = plugins.load(BROKER_DRIVER)
     if spec.uplink is None:  # pragma: no cover - the built-in driver has one

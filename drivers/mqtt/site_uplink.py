@@ -10,7 +10,8 @@ it publishes everything unacknowledged again after the resend delay
 Once central has been silent past the grace period (the gate closed), the totals are reported
 again, so that reopening always follows a reconciliation of what came meanwhile.
 
-It reads ``wide/<site>/ack`` and ``wide/<site>/award``:
+It reads ``wide/<site>/ack``, ``wide/<site>/award`` and central's ``meter/<pool>`` of each
+wide-area pool the property plays:
 
 * an acknowledgement is central's only if central's key signed it; it is then judged
   (:func:`controller.widearea.property_link.judge_central_ack`): its site, nothing beyond the
@@ -18,7 +19,9 @@ It reads ``wide/<site>/ack`` and ``wide/<site>/award``:
   An accepted one trims nothing here (the journal is the outbox; the next connection resends
   after it) and is proof central hears the property (:class:`WideAreaGate`);
 * an award signed by central is journaled (:class:`WideAreaAwarded`, once by its id); the
-  ledger checks the signature again and pays the held seat.
+  ledger checks the signature again and pays the held seat;
+* central's meter is shown on the property's own signs and displays, newer ``(epoch, seq)``
+  only, and how long after central's commit it arrived is kept (``worst_meter_lag_s``).
 
 The gate's opening and closing are journaled (:class:`WideAreaStatusChanged`), so that the
 ledger refuses wide-area wagers while it is closed whatever path they take; a timer closes it
@@ -31,6 +34,7 @@ import asyncio
 import contextlib
 import logging
 import uuid
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
 import msgspec
@@ -38,6 +42,8 @@ import msgspec
 from controller.agent.resend import ResendDelay
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
+from controller.errors import InputError
+from controller.outputs import FollowerOrder, MeterUpdate
 from controller.wide_events import WideAreaAwarded, WideAreaStatusChanged, award_event_id
 from controller.widearea.messages import canonical, decode_ack, decode_award, signed_bytes
 from controller.widearea.property_link import (
@@ -47,6 +53,7 @@ from controller.widearea.property_link import (
     judge_central_ack,
 )
 from drivers.mqtt.connection import QOS, broker_failure, check_granted, guarded, make_client
+from drivers.mqtt.outgoing import decode_meter
 from drivers.mqtt.pipeline import message_payload
 from drivers.mqtt.topics import Topics
 from drivers.tasks import until_first_ends
@@ -79,6 +86,9 @@ class SiteUplink:
         self.connected = False
         self.reconnects = 0
         self.published = 0
+        self.worst_meter_lag_s = 0.0
+        """The longest central's meter took to reach this property, from its commit (seconds)."""
+        self._order = FollowerOrder()
         self.refused: dict[str, int] = {}
         """Acknowledgements and awards not acted on, by why."""
         self._resend = resend or ResendDelay(2.0, 30.0)
@@ -109,6 +119,7 @@ class SiteUplink:
     async def use_session(self, client: aiomqtt.Client) -> None:
         """Send, resend and hear central until the connection fails."""
         filters = [self.topics.site_ack(self.view.site), self.topics.site_award(self.view.site)]
+        filters += [self.topics.meter(pool) for pool in self.view.pools()]
         granted = await guarded(client.subscribe([(f, QOS) for f in filters]))
         check_granted(granted, filters)
         await until_first_ends(self._send(client), self._receive(client))
@@ -188,15 +199,33 @@ class SiteUplink:
 
     async def _receive(self, client: aiomqtt.Client) -> None:
         ack_topic = self.topics.site_ack(self.view.site)
+        award_topic = self.topics.site_award(self.view.site)
         async for message in client.messages:
             payload = message_payload(message)
             try:
                 if message.topic.value == ack_topic:
                     self._take_ack(payload)
-                else:
+                elif message.topic.value == award_topic:
                     await self._take_award(payload)
-            except msgspec.MsgspecError as error:
+                elif payload:  # a meter; an empty retained one was cleared by an operator
+                    self._take_meter(payload)
+            except (msgspec.MsgspecError, InputError) as error:
                 self._refuse("undecodable", str(error))
+
+    def _take_meter(self, payload: bytes) -> None:
+        meter = decode_meter(payload)
+        if meter.pool not in self.view.pools():
+            raise InputError(f"a meter of pool {meter.pool!r}, not one this property plays")
+        if not self._order.admits(f"meter/{meter.pool}", meter.epoch, meter.seq):
+            return
+        update = MeterUpdate(
+            meter.at, meter.seq, meter.pool, meter.meter_cents, meter.reserve_cents,
+            meter.overflow_cents, meter.seed_cents, epoch=meter.epoch,
+        )  # fmt: skip
+        self.view.show(update)
+        with contextlib.suppress(ValueError):
+            lag = (datetime.now(UTC) - datetime.fromisoformat(meter.at)).total_seconds()
+            self.worst_meter_lag_s = max(self.worst_meter_lag_s, lag)
 
     def _take_ack(self, payload: bytes) -> None:
         ack = decode_ack(payload)

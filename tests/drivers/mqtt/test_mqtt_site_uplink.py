@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+import aiomqtt
 from support.intake import JournalIntake
 from support.journal_rig import (
     AT,
@@ -26,14 +27,19 @@ from support.journal_rig import (
 from support.mqtt_tables import running, settings_for, within
 
 from controller.agent.resend import ResendDelay
+from controller.clock import utc_now
 from controller.effects import AwardMade, PayoutMade, decode_effects
 from controller.journal import Journal
+from controller.outputs import MeterUpdate
+from controller.runtime.broadcast import Broadcast
 from controller.runtime.site_chain import JournalSiteChain
 from controller.runtime.site_links import JournalSiteLinks
 from controller.security.controller_key import ControllerKey
 from controller.wide_events import SiteLinked, WideAreaJoined
+from drivers.mqtt.outgoing import meter_payload
 from drivers.mqtt.site_uplink import SiteUplink
 from drivers.mqtt.source import MqttSource
+from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -173,5 +179,45 @@ def test_michigan_432_1841_a_silent_central_closes_wagers_and_they_reopen_after_
     assert central_link.reconciled_through == 1  # reopened after reconciling through 1
     statuses = [r for r in link.site.rows() if r["kind"] == "wide-area-status"]
     assert len(statuses) >= 3  # closed at start, opened, closed on silence, opened again
+    link.central.close()
+    link.site.close()
+
+
+def test_centrals_wide_area_meter_reaches_the_propertys_signs_newer_only(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    link = Link(tmp_path, mosquitto.port)
+    broadcast = Broadcast()
+    link.chain.broadcast = broadcast
+    subscription = broadcast.subscribe()
+    central_topics = Topics(settings_for(mosquitto.port).site)
+
+    def meter(seq: int, cents: int, pool: str = POOL) -> bytes:
+        return meter_payload(MeterUpdate(utc_now(), seq, pool, cents, 0, 0, 100, epoch=1))
+
+    async def scenario() -> None:
+        async with (
+            running(link.central_source().run(link.central_intake)),
+            running(link.uplink.run(link.site_intake)),
+            aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="central-sink") as sink,
+        ):
+            await link.until_open(is_open=True)  # subscribed to central's meters by now
+            # Central's sink publishes its meters (retained); an old one comes late.
+            await sink.publish(central_topics.meter(POOL), meter(10, 123_456), qos=1, retain=True)
+            await sink.publish(central_topics.meter(POOL), meter(9, 100_000), qos=1)
+            await sink.publish(central_topics.meter(POOL), meter(11, 123_789), qos=1, retain=True)
+            shown: list[tuple[int, int]] = []
+            while not shown or shown[-1][0] != 11:
+                update = await within(anext(aiter(subscription)), "central's meter shown")
+                assert isinstance(update, MeterUpdate)
+                shown.append((update.seq, update.meter_cents))
+            # The broadcast keeps a pool's latest meter: 10 may be superseded before it is
+            # read; seq 9, older than one shown, never reaches the signs.
+            assert shown[-1] == (11, 123_789)
+            assert all(seq in (10, 11) for seq, _ in shown)
+            assert [seq for seq, _ in shown] == sorted(seq for seq, _ in shown)
+
+    asyncio.run(scenario())
+    assert 0 <= link.uplink.worst_meter_lag_s < 15
     link.central.close()
     link.site.close()
