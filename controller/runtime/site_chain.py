@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from controller.effects import SiteMessageQueued
+from controller.journal.errors import JournalError
+from controller.ports import OutboxError
 from controller.security.controller_key import signature_verifies
 from controller.widearea.messages import GENESIS, SiteTotals, signed_bytes
 
@@ -55,18 +57,27 @@ class JournalSiteChain:
         return 0 if chain is None else chain.seq
 
     def messages_after(self, after: int, limit: int) -> list[SiteMessage]:
-        """The journal's messages after ``after``, each signed with the controller key."""
+        """The journal's messages after ``after``, each signed with the controller key.
+
+        :class:`OutboxError` if the outbox cannot be read or was edited: nothing is sent.
+        """
         return [
             message.signed(self.key.sign(message.digest.encode()))
-            for message in self.journal.site_messages(after, limit)
+            for message in self._read(after, limit)
         ]
 
     def digest_of(self, site_seq: int) -> str | None:
-        """This property's digest of its message ``site_seq``."""
+        """This property's digest of its message ``site_seq``; :class:`OutboxError` as above."""
         if site_seq == 0:
             return GENESIS
-        found = self.journal.site_messages(site_seq - 1, 1)
+        found = self._read(site_seq - 1, 1)
         return found[0].digest if found and found[0].site_seq == site_seq else None
+
+    def _read(self, after: int, limit: int) -> list[SiteMessage]:
+        try:
+            return self.journal.site_messages(after, limit)
+        except JournalError as error:
+            raise OutboxError(f"the outbox to central: {error}") from error
 
     def totals(self) -> SiteTotals:
         """The chain's totals and held claims as journaled now, signed."""

@@ -44,6 +44,7 @@ from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.errors import InputError
 from controller.outputs import FollowerOrder, MeterUpdate
+from controller.ports import OutboxError
 from controller.wide_events import WideAreaAwarded, WideAreaStatusChanged, award_event_id
 from controller.widearea.messages import canonical, decode_ack, decode_award, signed_bytes
 from controller.widearea.property_link import (
@@ -52,7 +53,15 @@ from controller.widearea.property_link import (
     WideAreaGate,
     judge_central_ack,
 )
-from drivers.mqtt.connection import QOS, broker_failure, check_granted, guarded, make_client
+from drivers.mqtt.connection import (
+    QOS,
+    broker_failure,
+    cancellations,
+    check_granted,
+    guarded,
+    make_client,
+    raise_if_cancelled,
+)
 from drivers.mqtt.outgoing import decode_meter
 from drivers.mqtt.pipeline import message_payload
 from drivers.mqtt.topics import Topics
@@ -68,6 +77,8 @@ log = logging.getLogger(__name__)
 
 BATCH: Final = 256
 """Messages read from the journal at once."""
+OUTBOX_UNREADABLE: Final = "outbox-unreadable"
+"""The fault journaled when the outbox to central cannot be read (edited, or the disk)."""
 
 
 class SiteUplink:
@@ -94,6 +105,7 @@ class SiteUplink:
         self._resend = resend or ResendDelay(2.0, 30.0)
         self._index = 0
         self._intake: Intake | None = None
+        self._baseline = 0
         self._journaled_open: bool | None = None
         self._heard = asyncio.Event()
         self._reconcile = asyncio.Event()
@@ -103,7 +115,12 @@ class SiteUplink:
     async def run(self, intake: Intake) -> None:
         """Stay connected and keep the gate until cancelled."""
         self._intake = intake
-        await until_first_ends(keep_connected(self, self._backoff), self._keep_gate())
+        self._baseline = baseline = cancellations()
+        # A cancellation Python 3.11 can lose in a connection's wait is raised again (guarded).
+        connected = keep_connected(
+            self, self._backoff, before_attempt=lambda: raise_if_cancelled(baseline)
+        )
+        await until_first_ends(connected, self._keep_gate())
 
     # -- the connection (controller.backoff.Reconnecting) ---------------------------------------
 
@@ -117,12 +134,22 @@ class SiteUplink:
         )
 
     async def use_session(self, client: aiomqtt.Client) -> None:
-        """Send, resend and hear central until the connection fails."""
+        """Send, resend and hear central until the connection fails.
+
+        An outbox that cannot be read (its table edited) sends nothing more: the fault is
+        journaled, the connection ends, and the next attempt reads it again after the backoff.
+        """
+        raise_if_cancelled(self._baseline)  # lost in the wait for CONNACK (see guarded)
         filters = [self.topics.site_ack(self.view.site), self.topics.site_award(self.view.site)]
         filters += [self.topics.meter(pool) for pool in self.view.pools()]
         granted = await guarded(client.subscribe([(f, QOS) for f in filters]))
         check_granted(granted, filters)
-        await until_first_ends(self._send(client), self._receive(client))
+        try:
+            await until_first_ends(self._send(client), self._receive(client))
+        except OutboxError as error:
+            if self._intake is not None:
+                await self._intake.reject(self.name, OUTBOX_UNREADABLE, str(error))
+            raise
 
     def session_opened(self) -> None:
         """Connected."""
@@ -130,7 +157,9 @@ class SiteUplink:
         log.info("%s: connected to %s:%s", self.name, *self.addresses[self._index])
 
     def failure_of(self, error: Exception, *, opened: bool) -> str | None:  # noqa: ARG002
-        """Broker failures are retried; others end the link."""
+        """Broker failures, and an outbox that cannot be read, are retried; others end it."""
+        if isinstance(error, OutboxError):
+            return OUTBOX_UNREADABLE
         return broker_failure(error)
 
     def failed(self, what: str, error: Exception) -> None:

@@ -10,6 +10,8 @@ the grace period, and reopen only after a new reconciliation.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import sqlite3
 from typing import TYPE_CHECKING
 
 import aiomqtt
@@ -219,5 +221,40 @@ def test_centrals_wide_area_meter_reaches_the_propertys_signs_newer_only(
 
     asyncio.run(scenario())
     assert 0 <= link.uplink.worst_meter_lag_s < 15
+    link.central.close()
+    link.site.close()
+
+
+def test_an_outbox_edited_by_hand_sends_nothing_and_is_journaled_as_a_fault(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    link = Link(tmp_path, mosquitto.port)
+
+    async def scenario() -> None:
+        async with (
+            running(link.central_source().run(link.central_intake)),
+            running(link.uplink.run(link.site_intake)),
+        ):
+            await link.until_open(is_open=True)
+            assert link.wager(1)
+            assert link.wager(2)
+            await link.until_central_has(2)
+            # Someone with a shell as the service user edits an unsent-looking message.
+            with contextlib.closing(sqlite3.connect(tmp_path / "site.db")) as raw, raw:
+                raw.execute(
+                    "UPDATE site_messages SET message = replace(message, '\"r2\"', '\"r9\"') "
+                    "WHERE site_seq = 2"
+                )
+            await within(
+                link.site_intake.wait_until(
+                    lambda: "outbox-unreadable" in link.site_intake.reasons()
+                ),
+                "the fault journaled",
+            )
+
+    asyncio.run(scenario())
+    assert link.reported() == [f"site/{SITE}/1", f"site/{SITE}/2"]  # nothing more went out
+    faults = [str(r["event"]) for r in link.site.rows() if r["kind"] == "fault"]
+    assert any("outbox-unreadable" in fault for fault in faults)
     link.central.close()
     link.site.close()
