@@ -90,7 +90,13 @@ class RawWideArea(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 _KEYS: Final = {
     Role.PROPERTY: (
-        "site", "central_site", "central_key", "central_key_file", "pools", "grace_s", "central",
+        "site",
+        "central_site",
+        "central_key",
+        "central_key_file",
+        "pools",
+        "grace_s",
+        "central",
     ),
     Role.CENTRAL: ("sites", "heartbeat_s"),
 }
