@@ -40,6 +40,7 @@ from controller.ledger.state import (
     with_table_state,
 )
 from controller.ledger.table_state import Phase
+from controller.ledger.wide_area_property import wide_paytable
 from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
@@ -97,6 +98,12 @@ def _refund_contributions(
     pool_id = table_of(state, event.table_id).pool_id
     if pool_id is None:
         raise LedgerError(f"table {event.table_id} has no progressive pool")
+    if wide_paytable(state, pool_id) is not None:
+        raise LedgerError(
+            f"round {event.round_id}: pool {pool_id} is central's (a wide-area pool): its "
+            "contributions are refunded there, not here; void without refunding them "
+            "(docs/wide-area.md)"
+        )
     pool = pool_of(state, pool_id)
     effects: list[AnyEffect] = []
     for wager in progressive:

@@ -31,6 +31,7 @@ from controller.effects import (
     SiteMessageQueued,
     WideAreaStatus,
 )
+from controller.events import RoundVoided
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.security.controller_key import ControllerKey
 from controller.wide_events import (
@@ -203,3 +204,14 @@ def test_both_ledgers_end_to_end_every_contribution_once_and_the_hit_awarded_by_
     assert isinstance(payout, PayoutMade)
     assert payout.from_meter_cents == made.amount_cents
     assert DEALER  # the rig's dealer hand settled every round
+
+
+def test_a_void_returns_the_wide_area_wager_but_refunds_no_contribution_here() -> None:
+    state = joined()
+    state, _ = apply(state, wager("w1", "r1", 1))
+    refunding = RoundVoided("v1", AT, "T1", "r1", "sup", "misdeal", refund_contributions=True)
+    with pytest.raises(LedgerError, match="pool-a is central's"):
+        apply(state, refunding)
+    state, effects = apply(state, RoundVoided("v2", AT, "T1", "r1", "sup", "misdeal"))
+    (returned,) = [e for e in effects if isinstance(e, PayoutMade)]
+    assert (returned.seat, returned.returned_cents) == (1, 100)
