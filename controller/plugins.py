@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from controller.outputs import FollowerOrder
     from controller.ports import Outbox, Sink, SiteChainView, SiteLinks, Source
     from controller.rules.spots import Spot
+    from controller.widearea.property_link import SitePosition
 
 S = TypeVar("S")
 
@@ -173,6 +174,57 @@ class AgentLinkStats(Protocol):
         ...
 
 
+class SiteLinkStats(Protocol):
+    """What central's source exposes of its linked properties' traffic (docs/wide-area.md).
+
+    Per linked property (its ``site``) only: a property that is not linked names no series.
+    """
+
+    drop_reasons: tuple[str, ...]
+    """Every reason ``site_drops`` could have, each shown at 0 until counted."""
+
+    @property
+    def site_drops(self) -> Mapping[tuple[str, str], int]:
+        """Messages and totals dropped before the sequencer, by (site, reason)."""
+        ...
+
+    @property
+    def site_acks(self) -> Mapping[str, int]:
+        """Acknowledgements published, by site."""
+        ...
+
+    def heard_at(self, site: str) -> float:
+        """When the property was last heard (Unix time); the source's start if never."""
+        ...
+
+
+@runtime_checkable
+class UplinkStats(Protocol):
+    """What a property's link to central exposes (docs/wide-area.md, "Operations")."""
+
+    connected: bool
+    """Whether it is connected to one of central's brokers now."""
+    published: int
+    """Messages published to central."""
+    refusals: tuple[str, ...]
+    """Every reason ``refused`` could have, each shown at 0 until counted."""
+
+    @property
+    def refused(self) -> Mapping[str, int]:
+        """Central's acknowledgements and awards not acted on, by why."""
+        ...
+
+    @property
+    def position(self) -> SitePosition:
+        """Where the chain stands with central: ``acked``, the last ``site_seq`` it covered."""
+        ...
+
+    @property
+    def heard_at(self) -> float:
+        """When central was last heard (Unix time); the link's start if never."""
+        ...
+
+
 class Health(Protocol):
     """Whether a source keeps failing, and what it parked (drivers.poison.SourceHealth)."""
 
@@ -209,6 +261,8 @@ class DriverParts:
     agent_links: list[AgentLinkStats] = field(default_factory=list)
     """Sources table agents send through, counted in the ``jackpotd_agent_*`` metrics."""
     """Broker connections, counted in the ``jackpotd_mqtt_*`` metrics (docs/metrics.md)."""
+    site_links: list[SiteLinkStats] = field(default_factory=list)
+    """At central, what answers the linked properties: the ``jackpotd_site_*`` metrics."""
     serial_lines: list[SerialStats] = field(default_factory=list)
     """Serial lines to table devices, counted in the ``jackpotd_serial_*`` metrics."""
     health: list[HealthReporting] = field(default_factory=list)

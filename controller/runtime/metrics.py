@@ -33,6 +33,7 @@ from controller.runtime.build_info import build_info
 from controller.runtime.metric_labels import counter_family, known_labels
 from controller.runtime.role_metrics import sequencer_role
 from controller.runtime.safeguard_metrics import authentications, checkpoints, clock_steps
+from controller.runtime.site_metrics import WideAreaLinks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -83,6 +84,8 @@ class ControllerMetrics(Collector):
         self.serial: list[SerialStats] = []
         self.mqtt: list[MqttStats] = []
         self.agent_links: list[AgentLinkStats] = []
+        self.wide_area = WideAreaLinks()
+        """Central's answers to its linked properties, or a property's link to central."""
         self.refusals: set[str] = set()
         """Every reason the configured sources refuse input with, each shown at 0 until counted
         (their drivers' ``refusals``); ``ledger`` is always there."""
@@ -170,6 +173,7 @@ class ControllerMetrics(Collector):
         yield from self._hostile_input()
         yield from authentications(self.journal.state)
         yield from checkpoints(self.sequencer.checkpoints)
+        yield from self.wide_area.families(self.journal.state)
 
     def _pools(self) -> Iterator[Metric]:
         families = {

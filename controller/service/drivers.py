@@ -68,6 +68,7 @@ def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
         built.close += parts.close
         built.broker_links += parts.broker_links
         built.agent_links += parts.agent_links
+        built.site_links += parts.site_links
         built.serial_lines += parts.serial_lines
         built.health += parts.health
         built.followers += parts.followers
@@ -76,6 +77,8 @@ def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
     if (metrics := runtime.metrics) is not None:
         metrics.mqtt += built.broker_links
         metrics.agent_links += built.agent_links
+        metrics.wide_area.sites += built.site_links
+        metrics.wide_area.uplink = wide.uplink
         metrics.serial += built.serial_lines
         metrics.sources += built.health
         metrics.followers += built.followers

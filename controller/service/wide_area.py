@@ -6,7 +6,8 @@
 * At a **property**, an uplink to central's brokers (the MQTT driver's, through
   :mod:`controller.plugins`: the controller imports no driver) reads the journal's outbox
   through a :class:`~controller.runtime.site_chain.JournalSiteChain`, woken by the sequencer's
-  commits, and is supervised as a source.
+  commits, and is supervised as a source; what it reports is registered with the metrics
+  (``jackpotd_wide_area_*``, :class:`controller.plugins.UplinkStats`).
 
 Both sign with the controller key the checkpoints are signed with.
 """
@@ -24,6 +25,7 @@ from controller.runtime.site_links import JournalSiteLinks
 
 if TYPE_CHECKING:
     from controller.config.load import Config
+    from controller.plugins import UplinkStats
     from controller.ports import SiteLinks, Source
     from controller.runtime.view import Runtime
 
@@ -37,6 +39,7 @@ class WideAreaParts:
 
     sites: SiteLinks | None = None
     sources: list[Source] = field(default_factory=list)
+    uplink: UplinkStats | None = None
 
 
 def wide_area_parts(config: Config, runtime: Runtime) -> WideAreaParts:
@@ -57,4 +60,6 @@ def wide_area_parts(config: Config, runtime: Runtime) -> WideAreaParts:
     spec = plugins.load(BROKER_DRIVER)
     if spec.uplink is None:  # pragma: no cover - the built-in driver has one
         raise ConfigurationError(f"driver {BROKER_DRIVER!r} cannot link to central")
-    return WideAreaParts(sources=[spec.uplink(wide.central, wide.central_site, chain)])
+    uplink = spec.uplink(wide.central, wide.central_site, chain)
+    stats = uplink if isinstance(uplink, plugins.UplinkStats) else None
+    return WideAreaParts(sources=[uplink], uplink=stats)

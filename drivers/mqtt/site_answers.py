@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections import Counter
 from dataclasses import dataclass
 from enum import Enum
@@ -89,8 +90,23 @@ class SiteAdmission(Enum):
     HALTED = "halted"
 
 
+DROP_REASONS: Final = tuple(
+    admission.value
+    for admission in SiteAdmission
+    if admission not in {SiteAdmission.SUBMIT, SiteAdmission.NOT_LINKED}
+)
+"""Why a linked property's input is dropped before the sequencer (``jackpotd_site_dropped``);
+a property that is not linked is refused instead (``jackpotd_rejected_inputs``)."""
+
+
 class SiteAnswers:
-    """What central's source knows of each linked property, and the acknowledgements it owes."""
+    """What central's source knows of each linked property, and the acknowledgements it owes.
+
+    A :class:`controller.plugins.SiteLinkStats`: its drops, acknowledgements and when each
+    linked property was last heard are the ``jackpotd_site_*`` metrics (docs/metrics.md).
+    """
+
+    drop_reasons: tuple[str, ...] = DROP_REASONS
 
     def __init__(self, topics: Topics, links: SiteLinks) -> None:
         self._topics = topics
@@ -103,9 +119,16 @@ class SiteAnswers:
         """Per property owed an acknowledgement, the journal row to name (0: none yet)."""
         self._wake = asyncio.Event()
         self.dropped: Counter[SiteAdmission] = Counter()
-        """Messages and totals not submitted, by why (``jackpotd_site_*`` metrics, later)."""
+        """Messages and totals not submitted, by why."""
+        self.site_drops: Counter[tuple[str, str]] = Counter()
+        """Of those, a linked property's by (site, why)."""
         self.answered = 0
         """Acknowledgements published."""
+        self.site_acks: Counter[str] = Counter()
+        """Of those, by site."""
+        self.started = time.time()
+        self._heard: dict[str, float] = {}
+        """When each linked property was last heard (Unix time)."""
 
     def admit(self, up: SiteUp) -> SiteAdmission:
         """Whether to submit a property's message or totals (see the module docstring)."""
@@ -114,9 +137,17 @@ class SiteAnswers:
             self._handed[up.site] = up.site_seq
         elif admission is SiteAdmission.APPLIED:
             self.owe(up.site, 0)
+        if admission is not SiteAdmission.NOT_LINKED:  # no series for any name a client sends
+            self._heard[up.site] = time.time()
+            if admission is not SiteAdmission.SUBMIT:
+                self.site_drops[up.site, admission.value] += 1
         if admission is not SiteAdmission.SUBMIT:
             self.dropped[admission] += 1
         return admission
+
+    def heard_at(self, site: str) -> float:
+        """When ``site`` was last heard (Unix time); when this source started if never."""
+        return self._heard.get(site, self.started)
 
     def _judge(self, up: SiteUp) -> SiteAdmission:
         link = self._links.link(up.site)
@@ -207,6 +238,7 @@ class SiteAnswers:
                     self._owed.update(owed)  # owed again on the next connection
                     raise
                 self.answered += 1
+                self.site_acks[site] += 1
 
     async def _answer(self, client: aiomqtt.Client, site: str, ack: bytes) -> None:
         """The acknowledgement, then every award the property may still lack.

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 import uuid
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
@@ -48,6 +49,11 @@ from controller.ports import OutboxError
 from controller.wide_events import WideAreaAwarded, WideAreaStatusChanged, award_event_id
 from controller.widearea.messages import canonical, decode_ack, decode_award, signed_bytes
 from controller.widearea.property_link import (
+    AHEAD_OF_CHAIN,
+    HEAD_DIFFERS,
+    MALFORMED,
+    OTHER_SITE,
+    STALE_EPOCH,
     CentralAckRefused,
     SitePosition,
     WideAreaGate,
@@ -81,8 +87,19 @@ OUTBOX_UNREADABLE: Final = "outbox-unreadable"
 """The fault journaled when the outbox to central cannot be read (edited, or the disk)."""
 
 
+REFUSALS: Final = (
+    "not-central", "undecodable", OTHER_SITE, MALFORMED, AHEAD_OF_CHAIN, STALE_EPOCH, HEAD_DIFFERS,
+)  # fmt: skip
+"""Why central's acknowledgements and awards are not acted on (``jackpotd_wide_area_refused``)."""
+
+
 class SiteUplink:
-    """A :class:`controller.ports.Source`: the property's side of the link (module docstring)."""
+    """A :class:`controller.ports.Source`: the property's side of the link (module docstring).
+
+    A :class:`controller.plugins.UplinkStats`: the ``jackpotd_wide_area_*`` metrics.
+    """
+
+    refusals: tuple[str, ...] = REFUSALS
 
     def __init__(
         self, settings: BrokerSettings, view: SiteChainView, resend: ResendDelay | None = None
@@ -102,6 +119,8 @@ class SiteUplink:
         self._order = FollowerOrder()
         self.refused: dict[str, int] = {}
         """Acknowledgements and awards not acted on, by why."""
+        self.heard_at = time.time()
+        """When central was last heard (Unix time): an accepted acknowledgement; the start."""
         self._resend = resend or ResendDelay(2.0, 30.0)
         self._index = 0
         self._intake: Intake | None = None
@@ -271,6 +290,7 @@ class SiteUplink:
         else:
             self.position = position.after(verdict)
             self.gate.heard(asyncio.get_running_loop().time(), verdict)
+            self.heard_at = time.time()
         self._heard.set()
 
     async def _take_award(self, payload: bytes) -> None:

@@ -36,6 +36,7 @@ def build(settings: BrokerSettings, context: DriverContext) -> DriverParts:
         broker_links=[source, sink],
         health=[source],
         agent_links=[source],
+        site_links=[] if source.sites is None else [source.sites],
     )
 
 

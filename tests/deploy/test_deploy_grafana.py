@@ -141,6 +141,21 @@ def test_the_dashboard_shows_meters_hits_table_health_and_latencies() -> None:
             "process_start_time_seconds",
         },
         "Cluster": {"jackpotd_standby", "jackpotd_sequencer_epoch", "jackpotd_journal_head_seq"},
+        "Wide-area link": {
+            "jackpotd_wide_area_open",
+            "jackpotd_wide_area_connected",
+            "jackpotd_wide_area_acked_seq",
+            "jackpotd_wide_area_backlog",
+            "jackpotd_wide_area_published_total",
+            "jackpotd_wide_area_refused_total",
+            "jackpotd_wide_area_central_last_heard_timestamp_seconds",
+            "jackpotd_site_applied_seq",
+            "jackpotd_site_reconciled_seq",
+            "jackpotd_site_halted",
+            "jackpotd_site_dropped_total",
+            "jackpotd_site_acks_total",
+            "jackpotd_site_last_heard_timestamp_seconds",
+        },
     }
     assert list(sections) == list(needs)
     for title, metrics in needs.items():

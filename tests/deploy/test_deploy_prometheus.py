@@ -28,6 +28,7 @@ import pytest
 from support.deploy_rig import (
     DEPLOY,
     REPO,
+    TARGET_LABELS,
     bind_mounts,
     compose,
     exported,
@@ -79,13 +80,25 @@ def test_a_moment_is_a_unix_time_never_an_age() -> None:
     assert seconds == {
         "jackpotd_checkpoint_timestamp_seconds",
         "jackpotd_pending_oldest_timestamp_seconds",
+        "jackpotd_site_last_heard_timestamp_seconds",
         "jackpotd_table_last_event_timestamp_seconds",
+        "jackpotd_wide_area_central_last_heard_timestamp_seconds",
         "process_start_time_seconds",
     } | {name for name in seconds if name.endswith("_created")}
     rows = documented()
     for name in seconds - {"process_start_time_seconds"}:
         if not name.endswith("_created"):
             assert rows[name][2] == "Unix time", name
+
+
+def test_no_family_has_a_label_prometheus_gives_the_target() -> None:
+    """Prometheus would rename it exported_<label>: a linked property is not labelled site."""
+    clashes = {
+        family.name: family.labels & TARGET_LABELS
+        for family in exported().values()
+        if family.labels & TARGET_LABELS
+    }
+    assert clashes == {}
 
 
 # PromQL: the metrics and labels an expression uses.
@@ -163,6 +176,12 @@ def test_the_alerts_cover_what_the_issue_asks_for() -> None:
         "JackpotdJournalErrors",
         "JackpotdFailingClosed",
         "JackpotdRejectedInputSpike",
+        # Wide-area links (docs/wide-area.md, "Operations"): a property's, then central's.
+        "JackpotdWideAreaClosed",
+        "JackpotdWideAreaBacklog",
+        "JackpotdSiteSilent",
+        "JackpotdSiteHalted",
+        "JackpotdSiteUnreconciled",
     } <= alerts
     # Each one is documented for the people it pages.
     operations = (REPO / "docs" / "operations.md").read_text(encoding="utf-8")

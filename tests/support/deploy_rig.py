@@ -28,6 +28,11 @@ from controller.runtime.broadcast import Broadcast
 from controller.runtime.liveness import Liveness
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
+from controller.security.controller_key import ControllerKey
+from controller.wide_events import SiteLinked, WideAreaJoined
+from controller.widearea.property_link import SitePosition
+from drivers.mqtt.site_answers import DROP_REASONS
+from drivers.mqtt.site_uplink import REFUSALS
 from drivers.poison import SourceHealth
 
 if TYPE_CHECKING:
@@ -75,6 +80,31 @@ class AgentLink:
 
 
 @dataclass
+class SiteTraffic:
+    """What metrics read of central's answers to its linked properties."""
+
+    site_drops: Counter[tuple[str, str]]
+    site_acks: Counter[str]
+    drop_reasons: tuple[str, ...] = DROP_REASONS
+
+    def heard_at(self, site: str) -> float:  # noqa: ARG002 - every property heard at once
+        """When the property was last heard."""
+        return 1_796_000_000.0
+
+
+@dataclass
+class Uplink:
+    """What metrics read of a property's link to central."""
+
+    position: SitePosition
+    connected: bool = True
+    published: int = 0
+    refused: dict[str, int] = field(default_factory=dict)
+    refusals: tuple[str, ...] = REFUSALS
+    heard_at: float = 1_796_000_000.0
+
+
+@dataclass
 class Reporting:
     """What metrics read of a source's health."""
 
@@ -100,6 +130,7 @@ async def _activity(sequencer: Sequencer) -> None:
 @functools.cache
 def exported() -> dict[str, Family]:
     """Every family of a small live controller's exposition, by name, each with samples."""
+    key = ControllerKey.generate().public_key
     with tempfile.TemporaryDirectory() as directory, Journal(Path(directory) / "j.db") as journal:
         journal.append_many(
             [
@@ -112,6 +143,10 @@ def exported() -> dict[str, Family]:
                     progressive="progressive-1",
                     pool_id="P1",
                 ),
+                # Central's link to a property, and (in the same journal, for the families'
+                # sake) a property's join to another central.
+                SiteLinked("link", AT, "atlantic", key, ["P1"], "mgr"),
+                WideAreaJoined("join", AT, "boardwalk", key, {"W1": "progressive-1"}, "mgr"),
             ]
         )
         sequencer = Sequencer(journal, Broadcast())
@@ -132,6 +167,9 @@ def exported() -> dict[str, Family]:
         metrics.mqtt += [Stub("mqtt"), Stub("mqtt-display")]
         metrics.agent_links.append(AgentLink("mqtt", agent_gaps=1, agent_acks=4))
         metrics.serial.append(Stub("serial:t2-devices", errors=Counter({"bad-crc": 1})))
+        drops = Counter({("atlantic", "gap"): 2})
+        metrics.wide_area.sites.append(SiteTraffic(drops, Counter({"atlantic": 9})))
+        metrics.wide_area.uplink = Uplink(SitePosition("boardwalk", 0, 0, 0), published=3)
         # What hostile or broken devices would have counted (docs/faults.md).
         stats = sequencer.stats
         stats.conflicts["T1"] += 1

@@ -166,6 +166,12 @@ def test_each_message_is_journaled_once_whatever_resends_and_gaps_and_acknowledg
         source.sites.dropped[SiteAdmission.APPLIED] + source.sites.dropped[SiteAdmission.IN_FLIGHT]
         >= 2
     )
+    # The same, per property, for its metrics (jackpotd_site_*), and when it was last heard.
+    drops = source.sites.site_drops
+    assert drops[SITE, "gap"] == source.sites.dropped[SiteAdmission.GAP]
+    assert sum(drops.values()) == sum(source.sites.dropped.values())
+    assert source.sites.site_acks[SITE] == source.sites.answered >= 2
+    assert source.sites.started < source.sites.heard_at(SITE)
     journal.close()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import time
 from typing import TYPE_CHECKING
 
 import aiomqtt
@@ -27,6 +28,7 @@ from support.journal_rig import (
     wager,
 )
 from support.mqtt_tables import running, settings_for, within
+from support.scrapes import scrape
 
 from controller.agent.resend import ResendDelay
 from controller.clock import utc_now
@@ -34,6 +36,8 @@ from controller.effects import AwardMade, PayoutMade, decode_effects
 from controller.journal import Journal
 from controller.outputs import MeterUpdate
 from controller.runtime.broadcast import Broadcast
+from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.sequencer import Sequencer
 from controller.runtime.site_chain import JournalSiteChain
 from controller.runtime.site_links import JournalSiteLinks
 from controller.security.controller_key import ControllerKey
@@ -256,5 +260,54 @@ def test_an_outbox_edited_by_hand_sends_nothing_and_is_journaled_as_a_fault(
     assert link.reported() == [f"site/{SITE}/1", f"site/{SITE}/2"]  # nothing more went out
     faults = [str(r["event"]) for r in link.site.rows() if r["kind"] == "fault"]
     assert any("outbox-unreadable" in fault for fault in faults)
+    link.central.close()
+    link.site.close()
+
+
+def test_the_links_metrics_at_both_ends_follow_its_messages_and_acknowledgements(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    link = Link(tmp_path, mosquitto.port)
+    source = link.central_source()
+    assert source.sites is not None
+    at_property = ControllerMetrics(link.site, Sequencer(link.site, Broadcast()), None)
+    at_property.wide_area.uplink = link.uplink
+    at_central = ControllerMetrics(link.central, Sequencer(link.central, Broadcast()), None)
+    at_central.wide_area.sites.append(source.sites)
+    started = time.time()
+    connected: dict[str, float] = {}
+
+    async def scenario() -> None:
+        async with (
+            running(source.run(link.central_intake)),
+            running(link.uplink.run(link.site_intake)),
+        ):
+            await link.until_open(is_open=True)
+            assert all(link.wager(n) for n in range(1, 4))
+            settled = link.site.append(settle("s3", "r3", {1: STRAIGHT_FLUSH}))
+            link.chain.committed([settled])
+
+            def paid() -> bool:  # central's award follows its acknowledgement of the claim
+                chain = link.site.state.chain
+                return chain is not None and chain.hits == 1 and not chain.held
+
+            await within(link.site_intake.wait_until(paid), "the award paid at the property")
+            connected.update(scrape(at_property)["jackpotd_wide_area_connected"].items())
+
+    asyncio.run(scenario())
+    assert connected == {(): 1.0}
+    found = scrape(at_property)
+    assert found["jackpotd_wide_area_open"] == {(): 1.0}
+    assert found["jackpotd_wide_area_acked_seq"] == {(): 4.0}  # three wagers and the claim
+    assert found["jackpotd_wide_area_backlog"] == {(): 0.0}
+    assert found["jackpotd_wide_area_published"][()] >= 4
+    assert found["jackpotd_wide_area_refused"] == {
+        (("reason", reason),): 0.0 for reason in link.uplink.refusals
+    }
+    assert started <= found["jackpotd_wide_area_central_last_heard_timestamp_seconds"][()]
+    found = scrape(at_central)
+    assert found["jackpotd_site_applied_seq"] == {(("property", SITE),): 4.0}
+    assert found["jackpotd_site_acks"][(("property", SITE),)] >= 1
+    assert started <= found["jackpotd_site_last_heard_timestamp_seconds"][(("property", SITE),)]
     link.central.close()
     link.site.close()
