@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from controller.cli import site_report
 from controller.cli.common import CommandError, add_db, command, open_reader
 from controller.cli.tables import Column, print_table
 from controller.cli.times import local_time, moment
@@ -66,7 +67,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         examples=(
             "  jackpotd report --from 2026-12-01 --to 2026-12-01   # one gaming day (UTC)\n"
             "  jackpotd report --from 2026-12-01T06:00-05:00 --to 2026-12-02T05:59:59-05:00\n"
-            "  jackpotd report --json"
+            "  jackpotd report --json\n"
+            "  jackpotd report sites   # at central: each linked property (docs/wide-area.md)"
         ),
     )
     add_db(report)
@@ -84,6 +86,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "(default: the last row)",
     )
     report.set_defaults(run=run)
+    site_report.register(report)
 
 
 @dataclass(slots=True)
