@@ -8,7 +8,8 @@ up to M, then the totals, then each new message as the sequencer journals it; wi
 it publishes everything unacknowledged again after the resend delay
 (:mod:`controller.agent.resend`). Central judges the totals right after message M, in order.
 Once central has been silent past the grace period (the gate closed), the totals are reported
-again, so that reopening always follows a reconciliation of what came meanwhile.
+again, so that reopening always follows a reconciliation of what came meanwhile; and every
+``report_s`` while the link stays up, so that central reconciles and hears an idle property.
 
 It reads ``wide/<site>/ack``, ``wide/<site>/award`` and central's ``meter/<pool>`` of each
 wide-area pool the property plays:
@@ -83,6 +84,9 @@ log = logging.getLogger(__name__)
 
 BATCH: Final = 256
 """Messages read from the journal at once."""
+REPORT_S: Final = 300.0
+"""The totals are reported again this often on a connection that stays up: central reconciles
+what came since (a day-long link is not a day unreconciled), and hears an idle property."""
 OUTBOX_UNREADABLE: Final = "outbox-unreadable"
 """The fault journaled when the outbox to central cannot be read (edited, or the disk)."""
 
@@ -114,6 +118,8 @@ class SiteUplink:
         self.connected = False
         self.reconnects = 0
         self.published = 0
+        self.report_s = REPORT_S
+        """How often the totals are reported while the link stays up."""
         self.worst_meter_lag_s = 0.0
         """The longest central's meter took to reach this property, from its commit (seconds)."""
         self._order = FollowerOrder()
@@ -197,10 +203,14 @@ class SiteUplink:
             sent = await self._report(client, up, sent)
             self._resend.progressed()
             acked, since = self.position.acked, asyncio.get_running_loop().time()
+            reported = since
             while not self._reconcile.is_set():
                 await self._more_or_reconcile(sent)
                 sent = await self._publish(client, up, sent, self.view.sent_high())
                 now = asyncio.get_running_loop().time()
+                if now - reported >= self.report_s:
+                    # Reconciled while the link stays up, and heard while the tables are idle.
+                    sent, reported = await self._report(client, up, sent, reopening=False), now
                 if self.position.acked != acked:
                     acked, since = self.position.acked, now
                     self._resend.progressed()
@@ -209,12 +219,21 @@ class SiteUplink:
                     log.info("%s: resending after %s", self.name, acked)
                     sent, since = await self._publish(client, up, acked, sent), now
 
-    async def _report(self, client: aiomqtt.Client, up: str, sent: int) -> int:
-        """The totals as journaled now (through M), after every message up to M: in order."""
+    async def _report(
+        self, client: aiomqtt.Client, up: str, sent: int, *, reopening: bool = True
+    ) -> int:
+        """The totals as journaled now (through M), after every message up to M: in order.
+
+        Reopening (a connection, a silent central), the gate waits for their reconciliation
+        from now on: an acknowledgement heard while they are sent (one central sent before,
+        held by the broker or the link) names an older reconciliation, and must not reopen the
+        gate. The periodic report (``report_s``) leaves the gate as it is.
+        """
         totals = self.view.totals()
+        if reopening:
+            self.gate.connected(totals.through)
         sent = await self._publish(client, up, sent, totals.through)
         await guarded(client.publish(up, canonical(totals), qos=QOS))
-        self.gate.connected(totals.through)
         return sent
 
     async def _more_or_reconcile(self, sent: int) -> None:
@@ -326,7 +345,10 @@ class SiteUplink:
             return
         reason = self.gate.reason(now) or ""
         if not is_open and self._journaled_open:
-            self._reconcile.set()  # reopening takes a reconciliation of what came meanwhile
+            # Reopening takes a reconciliation of the chain as it stands now, whatever older
+            # acknowledgements the link still holds: a report of it is due.
+            self.gate.connected(self.view.sent_high())
+            self._reconcile.set()
         event_id = f"wide-area/status/{uuid.uuid4()}"
         await self._intake.submit(WideAreaStatusChanged(event_id, utc_now(), is_open, reason))
         self._journaled_open = is_open
