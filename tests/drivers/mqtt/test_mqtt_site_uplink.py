@@ -311,3 +311,31 @@ def test_the_links_metrics_at_both_ends_follow_its_messages_and_acknowledgements
     assert started <= found["jackpotd_site_last_heard_timestamp_seconds"][(("property", SITE),)]
     link.central.close()
     link.site.close()
+
+
+def test_a_link_that_stays_up_is_reconciled_every_report_s_without_closing(
+    mosquitto: Broker, tmp_path: Path
+) -> None:
+    link = Link(tmp_path, mosquitto.port)
+    link.uplink.report_s = 0.3
+
+    async def scenario() -> None:
+        async with (
+            running(link.central_source().run(link.central_intake)),
+            running(link.uplink.run(link.site_intake)),
+        ):
+            await link.until_open(is_open=True)
+            assert all(link.wager(n) for n in (1, 2, 3))
+            await within(
+                link.central_intake.wait_until(
+                    lambda: link.central.state.sites[SITE].link.reconciled_through == 3
+                ),
+                "a reconciliation through 3 on the same connection",
+            )
+
+    asyncio.run(scenario())
+    statuses = [r for r in link.site.rows() if r["kind"] == "wide-area-status"]
+    assert len(statuses) == 2  # closed at start, then open: the reports never closed it
+    assert link.uplink.reconnects == 0
+    link.central.close()
+    link.site.close()
