@@ -248,11 +248,11 @@ class MqttSource:
 
     async def _serve(self, client: AckingClient, intake: Intake, baseline: int) -> None:
         filters = [self.topics.table_event_filter, self.topics.table_status_filter]
-        answering = [self.agents.serve(client)]
+        answering = [self.agents.serve]
         if self.sites is not None:
             filters.append(self.topics.site_up_filter)
             self.sites.restart()
-            answering.append(self.sites.serve(client))
+            answering.append(self.sites.serve)
         # What was not journaled is delivered again: tell its status changes apart again.
         self._statuses.restart()
         self.agents.restart()
@@ -266,7 +266,7 @@ class MqttSource:
             await until_first_ends(
                 self._read(client, intake, pipeline),
                 self._acknowledge(client, intake, pipeline),
-                *answering,
+                *(serve(client) for serve in answering),
             )
         except FailingClosedError:
             await say_status(client, self.status_topic, OFFLINE)
