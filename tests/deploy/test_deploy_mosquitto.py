@@ -45,6 +45,7 @@ from support.shipped_broker import (
     directives,
     feed,
     publish,
+    refused,
     running,
     start_shipped,
     subscribe,
@@ -278,25 +279,6 @@ def test_a_table_cannot_read_another_tables_commands_or_events(
 
 
 # Who may connect.
-
-
-async def refused(
-    broker: Broker,
-    credentials: Credentials,
-    user: str | None,
-    *,
-    password: str | None = None,
-    cert_client: str | None = "",
-) -> str:
-    """The error a connection attempt ends with (the test fails if it connects)."""
-    try:
-        async with connect(
-            broker, credentials, user, "refused", password=password, cert_client=cert_client
-        ):
-            pass
-    except (aiomqtt.MqttError, ssl.SSLError, OSError) as error:
-        return str(error)
-    pytest.fail(f"{user!r} connected")
 
 
 WRONG = "not-the-password"

@@ -230,6 +230,38 @@ async def connect(
         yield watcher
 
 
+async def refused(
+    broker: Broker,
+    credentials: Credentials,
+    user: str | None,
+    *,
+    password: str | None = None,
+    cert_client: str | None = "",
+) -> str:
+    """The error a connection attempt ends with (the test fails if it connects)."""
+    try:
+        async with connect(
+            broker, credentials, user, "refused", password=password, cert_client=cert_client
+        ):
+            pass
+    except (aiomqtt.MqttError, ssl.SSLError, OSError) as error:
+        return str(error)
+    pytest.fail(f"{user!r} connected")
+
+
+def start_warnings(log: str) -> list[str]:
+    """What mosquitto flagged while loading its files: the log before it opened its listener.
+
+    After the listener opens, the log has the clients (the tests' readiness probe among them).
+    """
+    loading = log.split("Opening ipv4 listen socket", 1)[0]
+    return [
+        line.split(": ", 1)[1]
+        for line in loading.splitlines()
+        if "warning" in line.lower() or "error" in line.lower()
+    ]
+
+
 async def subscribe(watch: Watch, *filters: str) -> list[bool]:
     """Subscribe at QoS 1; whether each subscription was granted."""
     granted = await watch.client.subscribe([(f, 1) for f in filters])
