@@ -102,7 +102,9 @@ def journal_location(args: argparse.Namespace) -> JournalLocation:
     """The journal the command opens (the module docstring says which): a file or a URL."""
     if args.db:
         return location.journal_location(args.db)
-    config: Path | None = getattr(args, "config", None)
+    config: Path | list[Path] | None = getattr(args, "config", None)
+    if isinstance(config, list):  # several nodes' files (manifest approve): the first's journal
+        config = config[0] if config else None
     if config is not None:
         return load_config(config).controller.journal
     if environment := os.environ.get(DB_ENVIRONMENT):

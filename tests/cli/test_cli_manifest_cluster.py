@@ -81,3 +81,21 @@ def test_one_approval_covers_every_node_and_a_later_one_replaces_the_set(tmp_pat
     left_out = jackpotd("manifest", "check", "--config", str(node3), *db)
     assert left_out.returncode == 1
     assert "the configuration file differs from the approved one" in left_out.stdout
+
+
+def test_an_approval_of_several_files_without_db_opens_the_journal_the_first_names(
+    tmp_path: Path,
+) -> None:
+    node1, node2 = node_files(tmp_path, "node1", "node2")
+    database = load_config(node1).controller.journal
+    with Journal(database) as journal:  # type: ignore[arg-type]
+        site = Site.create(journal)
+        site.approve(load_config(node1))
+        key = site.key_file("mgr", tmp_path)
+    approved = jackpotd("manifest", "approve", "--config", str(node1), "--config", str(node2),
+                        "--key", str(key))  # fmt: skip
+    assert approved.returncode == 0, approved.stderr
+    with Journal(database) as journal:  # type: ignore[arg-type]
+        manifest = journal.state.manifest
+    assert manifest is not None
+    assert approved_configurations(manifest) == {load_config(p).digest for p in (node1, node2)}
