@@ -20,7 +20,9 @@ wide-area pool the property plays:
   An accepted one trims nothing here (the journal is the outbox; the next connection resends
   after it) and is proof central hears the property (:class:`WideAreaGate`);
 * an award signed by central is journaled (:class:`WideAreaAwarded`, once by its id); the
-  ledger checks the signature again and pays the held seat;
+  ledger checks the signature again and pays the held seat. One for a claim no longer held
+  (central sends each again with every acknowledgement until the property's totals no longer
+  list it) is counted and left: journaled again it would be a conflicting reuse of its id;
 * central's meter is shown on the property's own signs and displays, newer ``(epoch, seq)``
   only, and how long after central's commit it arrived is kept (``worst_meter_lag_s``).
 
@@ -125,6 +127,8 @@ class SiteUplink:
         self._order = FollowerOrder()
         self.refused: dict[str, int] = {}
         """Acknowledgements and awards not acted on, by why."""
+        self.awards_again = 0
+        """Awards received again for a claim already paid (central resends until told)."""
         self.heard_at = time.time()
         """When central was last heard (Unix time): an accepted acknowledgement; the start."""
         self._resend = resend or ResendDelay(2.0, 30.0)
@@ -316,6 +320,16 @@ class SiteUplink:
         award = decode_award(payload)
         if not self.view.central_signed(signed_bytes(award), award.signature):
             self._refuse("not-central", f"an award of claim {award.claim_seq}")
+            return
+        if (
+            award.claim_seq <= self.view.sent_high()
+            and award.claim_seq not in self.view.totals().held
+        ):
+            # Central sends each award again with every acknowledgement until this property's
+            # next totals no longer list the claim as held. Once journaled, a resend is no news;
+            # its other signature (and central's row) would be journaled as a conflicting reuse
+            # of the award's id, a fault a row for every acknowledgement.
+            self.awards_again += 1
             return
         if self._intake is not None:
             await self._intake.submit(WideAreaAwarded(award_event_id(award), utc_now(), award))
