@@ -144,6 +144,10 @@ class SiteLinks(Protocol):
         """The awards of a property's claims it may not have journaled yet, signed."""
         ...
 
+    def signed_by(self, site: str, data: bytes, signature: str) -> bool:
+        """Whether the linked property's key signed ``data`` (False if it is not linked)."""
+        ...
+
 
 class SiteChainView(Protocol):
     """A property's chain to central as its journal holds it, its key, and central's key.

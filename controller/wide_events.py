@@ -23,6 +23,8 @@ A property's:
 
 from __future__ import annotations
 
+import hashlib
+
 import msgspec
 
 from controller.event_base import Event, Signatures
@@ -81,8 +83,14 @@ def site_event_id(site: str, site_seq: int) -> str:
 
 
 def totals_event_id(totals: SiteTotals) -> str:
-    """The journal id of a totals report: one reconciliation per (through, head) reported."""
-    return f"site/{totals.site}/totals/{totals.through}/{totals.head[:16]}"
+    """The journal id of a totals report: one per (through, head, claims held) reported.
+
+    The held claims are part of it: a property reports again through the same ``site_seq``
+    once its held claims are paid, and that report (which stops central sending their awards)
+    is another than the first, not a reuse of its id.
+    """
+    held = hashlib.sha256(",".join(map(str, totals.held)).encode()).hexdigest()[:16]
+    return f"site/{totals.site}/totals/{totals.through}/{totals.head[:16]}/{held}"
 
 
 def award_event_id(award: Award) -> str:

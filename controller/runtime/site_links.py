@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from controller.security.controller_key import signature_verifies
 from controller.widearea.messages import Award, signed_bytes
 
 if TYPE_CHECKING:
@@ -41,6 +42,11 @@ class JournalSiteLinks:
     def sign(self, data: bytes) -> str:
         """Central's controller key's signature."""
         return self.key.sign(data)
+
+    def signed_by(self, site: str, data: bytes, signature: str) -> bool:
+        """Whether the linked property's key signed ``data``."""
+        linked = self.journal.state.sites.get(site)
+        return linked is not None and signature_verifies(linked.public_key, signature, data)
 
     def awards(self, site: str) -> list[Award]:
         """The awards a property may not have journaled yet, signed, oldest claim first."""

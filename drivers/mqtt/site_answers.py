@@ -67,7 +67,8 @@ log = logging.getLogger(__name__)
 BAD_SITE_MESSAGE: Final = "bad-site-message"
 SITE_MISMATCH: Final = "site-mismatch"
 UNKNOWN_SITE: Final = "unknown-site"
-REFUSALS: Final = (BAD_SITE_MESSAGE, SITE_MISMATCH, UNKNOWN_SITE)
+FORGED: Final = "forged-site-message"
+REFUSALS: Final = (BAD_SITE_MESSAGE, SITE_MISMATCH, UNKNOWN_SITE, FORGED)
 """The reasons the source refuses a property's input with (journaled as faults)."""
 
 
@@ -179,6 +180,11 @@ class SiteAnswers:
             return SiteRefusal(BAD_SITE_MESSAGE, f"{site}: {error}")
         if up.site != site:
             return SiteRefusal(SITE_MISMATCH, f"site {up.site!r} on the topic of {site!r}")
+        if self._links.link(site) is not None and not self._signed(up):
+            # Before the sequencer: journaled as a fault of its own, never under the id the
+            # property's own message of that number will carry, so a forgery blocks nothing.
+            number = up.site_seq if isinstance(up, SiteMessage) else up.through
+            return SiteRefusal(FORGED, f"{site} {type(up).__name__} {number}: not its key's")
         admission = self.admit(up)
         if admission is SiteAdmission.NOT_LINKED:
             return SiteRefusal(UNKNOWN_SITE, f"site {site!r} is not linked")
@@ -188,10 +194,20 @@ class SiteAnswers:
             return SiteReported(site_event_id(up.site, up.site_seq), at, up)
         return SiteTotalsReported(totals_event_id(up), at, up)
 
+    def _signed(self, up: SiteUp) -> bool:
+        if isinstance(up, SiteMessage):
+            return self._links.signed_by(up.site, up.digest.encode(), up.signature)
+        return self._links.signed_by(up.site, signed_bytes(up), up.signature)
+
     def journaled(self, site: str) -> Callable[[Receipt], None]:
-        """What the source runs once the receipt is in: owe the property an acknowledgement."""
+        """What the source runs once the receipt is in: owe the property an acknowledgement.
+
+        A message the ledger refused (not applied) is handed over again when it comes again.
+        """
 
         def note(receipt: Receipt) -> None:
+            if not receipt.applied:
+                self._handed.pop(site, None)
             self.owe(site, receipt.seq)
 
         return note

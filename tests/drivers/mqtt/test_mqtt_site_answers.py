@@ -221,3 +221,25 @@ def test_a_property_that_is_not_linked_is_refused_and_journaled_as_a_fault(
     assert any("site-mismatch" in fault for fault in faults)
     assert reported(journal) == []
     journal.close()
+
+
+def test_a_forged_next_message_is_refused_before_the_sequencer_and_blocks_nothing(
+    mosquitto: Broker, central: tuple[Journal, Property]
+) -> None:
+    journal, prop = central
+    first = prop.next()
+    genuine = prop.next()
+    # Someone who can publish on the property's topic, without its key, races the genuine 2.
+    forged = msgspec.structs.replace(genuine, signature=ControllerKey.generate().sign(b"x"))
+
+    async def scenario(at: Central) -> None:
+        await at.publish(first, forged)
+        await within(at.intake.wait_rejects(1), "the forgery refused")
+        assert at.intake.reasons() == ["forged-site-message"]
+        await at.publish(genuine)
+        await at.seen.until(lambda _w: any(a.through == 2 for a in at.acks()), "ack through 2")
+
+    run(mosquitto, journal, scenario)
+    assert reported(journal) == [1, 2]  # the genuine message took its number: nothing blocked
+    assert not journal.state.sites[SITE].link.halted
+    journal.close()
