@@ -105,8 +105,26 @@ class CheckpointUpdate(Update, frozen=True, tag="checkpoint"):
     checkpoint: CheckpointRecorded
 
 
+class PoolUpdate(Update, frozen=True, tag="pool"):
+    """A pool's progressive opened or closed as a whole, and why (a sign shows the reason).
+
+    A property's wide-area pool closes while its link to central is (docs/wide-area.md): the
+    reason is short enough for a sign's line.
+    """
+
+    pool_id: str
+    open: bool
+    reason: str
+
+
 AnyUpdate = (
-    MeterUpdate | HitAnnouncement | TableUpdate | WagerRefusal | ControllerUpdate | CheckpointUpdate
+    MeterUpdate
+    | HitAnnouncement
+    | TableUpdate
+    | WagerRefusal
+    | ControllerUpdate
+    | CheckpointUpdate
+    | PoolUpdate
 )
 
 

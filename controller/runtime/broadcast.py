@@ -12,7 +12,13 @@ import asyncio
 from collections import deque
 from typing import TYPE_CHECKING
 
-from controller.outputs import CheckpointUpdate, ControllerUpdate, MeterUpdate, TableUpdate
+from controller.outputs import (
+    CheckpointUpdate,
+    ControllerUpdate,
+    MeterUpdate,
+    PoolUpdate,
+    TableUpdate,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -96,5 +102,7 @@ def _state_key(update: AnyUpdate) -> str | None:
             return "controller"
         case CheckpointUpdate():
             return "checkpoint"
+        case PoolUpdate():
+            return f"pool/{update.pool_id}"
         case _:
             return None

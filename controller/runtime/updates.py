@@ -10,8 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.effects import Balances, PayoutMade, TableStatus, WagerRefused
-from controller.outputs import MeterUpdate, TableUpdate, hit_announcement, wager_refusal
+from controller.effects import Balances, PayoutMade, TableStatus, WagerRefused, WideAreaStatus
+from controller.outputs import (
+    MeterUpdate,
+    PoolUpdate,
+    TableUpdate,
+    hit_announcement,
+    wager_refusal,
+)
 
 if TYPE_CHECKING:
     from controller.ledger.state import LedgerState
@@ -48,6 +54,11 @@ def updates_of(receipt: Receipt, at: str, state: LedgerState, epoch: int) -> lis
             )
         elif isinstance(effect, WagerRefused):
             updates.append(wager_refusal(effect, at, seq, epoch))
+        elif isinstance(effect, WideAreaStatus) and state.chain is not None:
+            updates += [
+                PoolUpdate(at, seq, pool_id, effect.open, effect.reason, epoch=epoch)
+                for pool_id in sorted(state.chain.pools)
+            ]
     latest: dict[str, int] = {}
     for index, update in enumerate(updates):
         if isinstance(update, MeterUpdate):

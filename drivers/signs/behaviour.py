@@ -44,6 +44,7 @@ from controller.outputs import (
     FollowerOrder,
     HitAnnouncement,
     MeterUpdate,
+    PoolUpdate,
     TableUpdate,
 )
 
@@ -173,6 +174,8 @@ class SignBehaviour:
         """The sign's tables that are closed now, with the reason."""
         self.controller_down: str | None = None
         """Why the controller is offline, or None while it is online."""
+        self.pool_closed: str | None = None
+        """Why the sign's pool is closed as a whole (a wide-area link down), or None."""
         self.shown: str | None = None
         """The text last shown (None before the first)."""
         self.last_shown_at: float | None = None
@@ -199,7 +202,11 @@ class SignBehaviour:
     @property
     def faulty(self) -> bool:
         """Whether the controller or one of the sign's tables is offline."""
-        return self.controller_down is not None or bool(self.closed_tables)
+        return (
+            self.controller_down is not None
+            or self.pool_closed is not None
+            or bool(self.closed_tables)
+        )
 
     def _take(self, update: AnyUpdate, now: float) -> bool:
         """Record an update; whether it concerns this sign."""
@@ -233,11 +240,23 @@ class SignBehaviour:
             case ControllerUpdate():
                 self.controller_down = None if update.online else (update.reason or "offline")
                 self._fault_changed(now)
+            case PoolUpdate():
+                return self._take_pool(update, now)
             case _:
                 return False  # nothing a sign shows (a wager refused at a table)
         return True
 
-    def _in_order(self, key: str, update: MeterUpdate | TableUpdate) -> bool:
+    def _take_pool(self, update: PoolUpdate, now: float) -> bool:
+        """The sign's pool closed or opened as a whole (a wide-area link, docs/wide-area.md)."""
+        if update.pool_id != self.rules.pool_id or not self._in_order(
+            f"pool/{update.pool_id}", update
+        ):
+            return False
+        self.pool_closed = None if update.open else (update.reason or "closed")
+        self._fault_changed(now)
+        return True
+
+    def _in_order(self, key: str, update: MeterUpdate | TableUpdate | PoolUpdate) -> bool:
         """Whether the update is not older than one already applied (see ``order``)."""
         return self.order.admits(key, update.epoch, update.seq)
 
@@ -312,7 +331,11 @@ class SignBehaviour:
 
     def _fault_text(self) -> str:
         closed = self.rules.closed_text
-        if self.rules.closed_mode == "closed" or self.controller_down is not None:
+        if self.controller_down is not None:
+            return closed
+        if self.pool_closed is not None:  # the whole pool, and why (fits a sign's line)
+            return f"{closed} {self.pool_closed}"
+        if self.rules.closed_mode == "closed":
             return closed
         return " ".join([*sorted(self.closed_tables), closed])
 

@@ -33,6 +33,9 @@ from controller.effects import (
 )
 from controller.events import RoundVoided
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.outputs import PoolUpdate
+from controller.ports import APPLIED, Receipt
+from controller.runtime.updates import updates_of
 from controller.security.controller_key import ControllerKey
 from controller.wide_events import (
     SiteLinked,
@@ -215,3 +218,12 @@ def test_a_void_returns_the_wide_area_wager_but_refunds_no_contribution_here() -
     state, effects = apply(state, RoundVoided("v2", AT, "T1", "r1", "sup", "misdeal"))
     (returned,) = [e for e in effects if isinstance(e, PayoutMade)]
     assert (returned.seat, returned.returned_cents) == (1, 100)
+
+
+def test_the_gate_closing_tells_the_signs_of_each_wide_area_pool_why() -> None:
+    state = joined()
+    closed = WideAreaStatusChanged("close", AT, open=False, reason="central not heard for 60 s")
+    state, effects = apply(state, closed)
+    receipt = Receipt(7, "close", APPLIED, "", effects)
+    (update,) = updates_of(receipt, AT, state, epoch=2)
+    assert update == PoolUpdate(AT, 7, POOL, False, "central not heard for 60 s", epoch=2)

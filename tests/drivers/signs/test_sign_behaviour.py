@@ -18,6 +18,7 @@ from controller.outputs import (
     ControllerUpdate,
     HitAnnouncement,
     MeterUpdate,
+    PoolUpdate,
     TableUpdate,
     WagerRefusal,
 )
@@ -290,6 +291,20 @@ def test_an_offline_controller_shows_closed_on_every_sign_and_back() -> None:
         (1.0, Show("CLOSED", "closed", 1.0)),
         (1.25, Show("$1,000.00", "meter", 1.1)),
     ]
+
+
+def test_michigan_432_1841_a_wide_area_pool_closed_shows_why_then_the_meter_again() -> None:
+    """docs/wide-area.md: the property's signs show why wide-area play is closed."""
+    sign = Clocked(rules())
+    sign.feed(0.0, meter(100_000))
+    sign.feed(1.0, PoolUpdate(AT, 2, POOL, False, "central not heard for 60 s", epoch=0))
+    sign.feed(1.1, PoolUpdate(AT, 2, "other", False, "another pool", epoch=0))  # not this sign's
+    assert sign.last() == (1.0, Show("CLOSED central not heard for 60 s", "closed", 1.0))
+    assert sign.sign.pool_closed == "central not heard for 60 s"
+    sign.feed(2.0, PoolUpdate(AT, 3, POOL, True, "", epoch=0))
+    sign.advance(3.0)
+    assert sign.texts() == ["$1,000.00", "CLOSED central not heard for 60 s", "$1,000.00"]
+    assert sign.sign.pool_closed is None
 
 
 def test_closed_before_any_meter_and_a_custom_text() -> None:
