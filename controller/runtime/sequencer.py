@@ -53,7 +53,7 @@ from controller.runtime.device_sequences import DeviceSequences
 from controller.runtime.rejection_limit import SUPPRESSED, RejectionLimit
 from controller.runtime.sequencer_stats import SequencerStats
 from controller.runtime.step_down import COMMIT_HUNG, FENCED, exit_process
-from controller.runtime.updates import updates_of
+from controller.runtime.updates import standing_updates, updates_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -237,9 +237,10 @@ class Sequencer:
 
     async def run(self) -> None:
         """Journal events in arrival order until cancelled or closed."""
-        epoch = self.journal.epoch
+        epoch, at = self.journal.epoch, self.clock()
+        standing = standing_updates(self.journal.state, at, self.journal.head[0], epoch)
         self.broadcast.publish(
-            [ControllerUpdate(self.clock(), 0, online=True, reason="started", epoch=epoch)]
+            [ControllerUpdate(at, 0, online=True, reason="started", epoch=epoch), *standing]
         )
         while True:
             first = await self._next()

@@ -3,12 +3,13 @@
 Pure: from a receipt's effects and the ledger's state after it, the meter, hit, table and
 refusal updates the sequencer publishes once the ``COMMIT`` has returned, each stamped with
 the row's ``seq`` and the journal's ``epoch`` (followers order by both: docs/ha.md, "Brokers
-and followers").
+and followers"); and, when the sequencer starts, the states the journal stands at
+(:func:`standing_updates`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from controller.effects import Balances, PayoutMade, TableStatus, WagerRefused, WideAreaStatus
 from controller.outputs import (
@@ -20,7 +21,9 @@ from controller.outputs import (
 )
 
 if TYPE_CHECKING:
+    from controller.ledger.pool import Pool
     from controller.ledger.state import LedgerState
+    from controller.ledger.wide_area_property import SiteChain
     from controller.outputs import AnyUpdate
     from controller.ports import Receipt
 
@@ -31,19 +34,7 @@ def updates_of(receipt: Receipt, at: str, state: LedgerState, epoch: int) -> lis
     updates: list[AnyUpdate] = []
     for effect in receipt.effects:
         if isinstance(effect, Balances):
-            pool = state.pools[effect.pool_id]
-            updates.append(
-                MeterUpdate(
-                    at,
-                    seq,
-                    pool.pool_id,
-                    pool.meter_cents,
-                    pool.reserve_cents,
-                    pool.overflow_cents,
-                    pool.terms.seed_cents,
-                    epoch=epoch,
-                )
-            )
+            updates.append(meter_update(state.pools[effect.pool_id], at, seq, epoch))
         elif isinstance(effect, PayoutMade):
             announcement = hit_announcement(effect, at, seq, epoch)
             if announcement is not None:
@@ -55,10 +46,8 @@ def updates_of(receipt: Receipt, at: str, state: LedgerState, epoch: int) -> lis
         elif isinstance(effect, WagerRefused):
             updates.append(wager_refusal(effect, at, seq, epoch))
         elif isinstance(effect, WideAreaStatus) and state.chain is not None:
-            updates += [
-                PoolUpdate(at, seq, pool_id, effect.open, effect.reason, epoch=epoch)
-                for pool_id in sorted(state.chain.pools)
-            ]
+            status = PoolStatus(effect.open, effect.reason)
+            updates += wide_area_updates(state.chain, status, at, seq, epoch)
     latest: dict[str, int] = {}
     for index, update in enumerate(updates):
         if isinstance(update, MeterUpdate):
@@ -67,4 +56,53 @@ def updates_of(receipt: Receipt, at: str, state: LedgerState, epoch: int) -> lis
         update
         for index, update in enumerate(updates)
         if not isinstance(update, MeterUpdate) or latest[update.pool_id] == index
+    ]
+
+
+def standing_updates(state: LedgerState, at: str, seq: int, epoch: int) -> list[AnyUpdate]:
+    """The states the journal stands at, for the sinks when the sequencer starts.
+
+    Every local pool's meters, and whether each wide-area pool's wagers are open and why
+    (docs/wide-area.md): a sign that a controller's restart left blank, or a property restarted
+    while its link to central is closed, shows the truth at once rather than at the next
+    change. Stamped with the journal's head row: no row changed them since, so a follower that
+    saw a later row of the same epoch keeps it, and one that did not applies these.
+    """
+    updates: list[AnyUpdate] = [
+        meter_update(pool, at, seq, epoch) for _, pool in sorted(state.pools.items())
+    ]
+    if state.chain is not None:
+        status = PoolStatus(state.chain.open, "" if state.chain.open else state.chain.reason)
+        updates += wide_area_updates(state.chain, status, at, seq, epoch)
+    return updates
+
+
+def meter_update(pool: Pool, at: str, seq: int, epoch: int) -> MeterUpdate:
+    """A pool's meters as they stand after row ``seq``."""
+    return MeterUpdate(
+        at,
+        seq,
+        pool.pool_id,
+        pool.meter_cents,
+        pool.reserve_cents,
+        pool.overflow_cents,
+        pool.terms.seed_cents,
+        epoch=epoch,
+    )
+
+
+class PoolStatus(NamedTuple):
+    """Whether a pool's wagers are open, and why not."""
+
+    open: bool
+    reason: str
+
+
+def wide_area_updates(
+    chain: SiteChain, status: PoolStatus, at: str, seq: int, epoch: int
+) -> list[AnyUpdate]:
+    """Each wide-area pool open or closed with the property's link, and why."""
+    return [
+        PoolUpdate(at, seq, pool_id, status.open, status.reason, epoch=epoch)
+        for pool_id in sorted(chain.pools)
     ]

@@ -33,9 +33,10 @@ from controller.effects import (
 )
 from controller.events import RoundVoided
 from controller.ledger.apply import LedgerError, LedgerState, apply
-from controller.outputs import PoolUpdate
+from controller.ledger.wide_area_property import NEVER_HEARD
+from controller.outputs import MeterUpdate, PoolUpdate
 from controller.ports import APPLIED, Receipt
-from controller.runtime.updates import updates_of
+from controller.runtime.updates import standing_updates, updates_of
 from controller.security.controller_key import ControllerKey
 from controller.wide_events import (
     SiteLinked,
@@ -227,3 +228,20 @@ def test_the_gate_closing_tells_the_signs_of_each_wide_area_pool_why() -> None:
     receipt = Receipt(7, "close", APPLIED, "", effects)
     (update,) = updates_of(receipt, AT, state, epoch=2)
     assert update == PoolUpdate(AT, 7, POOL, False, "central not heard for 60 s", epoch=2)
+
+
+def test_michigan_432_1841_a_property_restarted_while_closed_shows_why_at_once() -> None:
+    """The sequencer's start tells the signs where the journal stands (docs/wide-area.md)."""
+    state = joined(open_link=False)
+    state, _ = apply(state, pool_opened("local-open", "local"))
+    never = PoolUpdate(AT, 3, POOL, False, NEVER_HEARD, epoch=1)
+    assert standing_updates(state, AT, 3, epoch=1)[1:] == [never]
+    closed = WideAreaStatusChanged("close", AT, open=False, reason="central not heard for 60 s")
+    state, _ = apply(state, closed)
+    meter, status = standing_updates(state, AT, 40, epoch=3)
+    assert isinstance(meter, MeterUpdate)
+    assert (meter.pool_id, meter.seq, meter.epoch) == ("local", 40, 3)  # central's pool: not ours
+    assert status == PoolUpdate(AT, 40, POOL, False, "central not heard for 60 s", epoch=3)
+    state, _ = apply(state, WideAreaStatusChanged("reopen", AT, open=True))
+    reopened = PoolUpdate(AT, 41, POOL, True, "", epoch=3)
+    assert standing_updates(state, AT, 41, epoch=3)[1:] == [reopened]

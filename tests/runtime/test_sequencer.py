@@ -130,6 +130,25 @@ async def _drain(subscription: object):  # type: ignore[no-untyped-def]
             return
 
 
+async def test_architecture_a_starting_sequencer_tells_the_sinks_where_the_journal_stands(
+    journal: Journal,
+) -> None:
+    """A sign a restart left blank shows the meters at once, not at the next wager.
+
+    controller/runtime/updates.py, ``standing_updates``: stamped with the journal's head row.
+    """
+    broadcast = Broadcast()
+    updates = broadcast.subscribe(replay=False)
+    runner = asyncio.create_task(Sequencer(journal, broadcast).run())
+    started, meter = [update async for update in _drain(updates)]
+    runner.cancel()
+    assert isinstance(started, ControllerUpdate)
+    assert started.online
+    assert isinstance(meter, MeterUpdate)
+    assert (meter.pool_id, meter.meter_cents, meter.seed_cents) == ("P1", 1_000_000, 1_000_000)
+    assert (meter.epoch, meter.seq) == (journal.epoch, journal.head[0])
+
+
 async def test_a_duplicate_event_is_acknowledged_and_not_republished(journal: Journal) -> None:
     broadcast = Broadcast()
     sequencer = Sequencer(journal, broadcast)
