@@ -14,6 +14,10 @@ what the shipped ACL lets a sign read, ``meter/#`` (or only its pools' meters an
   once. A payload without ``epoch`` (a controller before it) reads as epoch 0.
 * ``meter/<pool>/hit`` and ``meter/_/hit`` are :class:`~controller.outputs.HitAnnouncement`,
   once per payout id (a hit is published at least once: again after a crash).
+* ``meter/<pool>/status`` is a :class:`~controller.outputs.PoolUpdate`: the pool's wagers
+  closed as a whole and why (a property's wide-area pool while its link to central is cut,
+  docs/wide-area.md), or open again; ordered by ``(epoch, seq)`` as a meter is, and kept in
+  :attr:`MeterFollower.statuses` for a display.
 * ``controller/<id>/status`` is a :class:`~controller.outputs.ControllerUpdate`: the controller
   is online while any controller heard says ``online`` (the leader's broker carries the
   leader's status), offline once every one heard says ``offline``.
@@ -43,7 +47,13 @@ import aiomqtt
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.errors import InputError
-from controller.outputs import ControllerUpdate, FollowerOrder, HitAnnouncement, MeterUpdate
+from controller.outputs import (
+    ControllerUpdate,
+    FollowerOrder,
+    HitAnnouncement,
+    MeterUpdate,
+    PoolUpdate,
+)
 from drivers.mqtt.connection import (
     QOS,
     TIMEOUT_S,
@@ -56,7 +66,7 @@ from drivers.mqtt.connection import (
     read_password,
     tls_context,
 )
-from drivers.mqtt.outgoing import decode_hit, decode_meter
+from drivers.mqtt.outgoing import decode_hit, decode_meter, decode_pool_status
 from drivers.mqtt.payloads import OFFLINE, ONLINE
 from drivers.mqtt.topics import NO_POOL, Topics
 
@@ -95,6 +105,8 @@ class MeterFollower:
         self.order = FollowerOrder(self.name)
         self.meters: dict[str, MeterUpdate] = {}
         """The newest meter applied per pool: what a display shows."""
+        self.statuses: dict[str, PoolUpdate] = {}
+        """Whether each pool heard of is open, and why not (a wide-area pool's link)."""
         self.controllers: dict[str, bool] = {}
         """Each controller heard, and whether it says it is online."""
         self.connected = False
@@ -130,9 +142,12 @@ class MeterFollower:
         if not self.pools:
             return [f"{prefix}meter/#", status]
         pools = sorted(self.pools)
-        return (
-            [self.topics.meter(p) for p in pools] + [self.topics.hit(p) for p in pools] + [status]
-        )
+        return [
+            *(self.topics.meter(p) for p in pools),
+            *(self.topics.hit(p) for p in pools),
+            *(self.topics.pool_status(p) for p in pools),
+            status,
+        ]
 
     async def run(self) -> None:
         """Follow the brokers until cancelled."""
@@ -163,11 +178,10 @@ class MeterFollower:
         waiting = self._waiting
         if waiting is None:
             return
-        if isinstance(update, MeterUpdate):
-            for index, queued in enumerate(waiting):
-                if isinstance(queued, MeterUpdate) and queued.pool_id == update.pool_id:
-                    del waiting[index]
-                    break
+        for index, queued in enumerate(waiting):
+            if _supersedes(update, queued):
+                del waiting[index]
+                break
         waiting.append(update)
         self._ready.set()
 
@@ -182,6 +196,8 @@ class MeterFollower:
                     update: AnyUpdate | None = self._meter(pool, payload)
                 case ["meter", pool, "hit"]:
                     update = self._hit(None if pool == NO_POOL else pool, payload)
+                case ["meter", pool, "status"]:
+                    update = self._pool_status(pool, payload)
                 case ["controller", controller_id, "status"]:
                     update = self._status(controller_id, payload)
                 case _:
@@ -213,6 +229,20 @@ class MeterFollower:
             epoch=meter.epoch,
         )
         self.meters[pool] = update
+        return update
+
+    def _pool_status(self, pool: str, payload: bytes) -> PoolUpdate | None:
+        if not payload:  # a retained status cleared by an operator
+            return None
+        status = decode_pool_status(payload)
+        if status.pool != pool:
+            raise InputError(f"the status of pool {status.pool!r} on pool {pool!r}'s topic")
+        if not self.order.admits(f"pool/{pool}", status.epoch, status.seq):
+            return None
+        update = PoolUpdate(
+            status.at, status.seq, status.pool, status.open, status.reason, epoch=status.epoch
+        )
+        self.statuses[pool] = update
         return update
 
     def _hit(self, pool: str | None, payload: bytes) -> HitAnnouncement | None:
@@ -300,3 +330,12 @@ class MeterFollower:
 
     def __repr__(self) -> str:
         return f"MeterFollower({self.name!r}, brokers {self.addresses})"
+
+
+def _supersedes(update: AnyUpdate, queued: AnyUpdate) -> bool:
+    """Whether ``update`` makes ``queued`` out of date: a newer state of the same pool."""
+    if isinstance(update, MeterUpdate) and isinstance(queued, MeterUpdate):
+        return update.pool_id == queued.pool_id
+    if isinstance(update, PoolUpdate) and isinstance(queued, PoolUpdate):
+        return update.pool_id == queued.pool_id
+    return False

@@ -1,6 +1,7 @@
 """The JSON payloads the controller publishes, schema version 1: meters, hits, commands.
 
 ``meter/<pool>`` (:class:`MeterPayload`, retained), ``meter/<pool>/hit`` (:class:`HitPayload`),
+``meter/<pool>/status`` (:class:`PoolStatusPayload`, retained),
 ``table/<tid>/cmd/state`` (:class:`TableStatePayload`), ``table/<tid>/cmd/refused``
 (:class:`WagerRefusedPayload`), each carrying the time ``at``, the journal row ``seq`` of the
 change and the ``epoch`` of the journal that committed it, so that a display can order them by
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         ControllerUpdate,
         HitAnnouncement,
         MeterUpdate,
+        PoolUpdate,
         TableUpdate,
         WagerRefusal,
     )
@@ -62,6 +64,23 @@ class HitPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seq: int
     hand: str = ""
     """The winning hand's cards (``As Ks Qs Js Ts Jk 2c``), when the controller knows them."""
+    epoch: int = 0
+    """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
+
+
+class PoolStatusPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``meter/<pool>/status``, retained: whether the pool's wagers are open, and why not.
+
+    A property's wide-area pool closes while its link to central is cut (docs/wide-area.md);
+    ``reason`` is short enough for a sign's line.
+    """
+
+    v: int
+    pool: str
+    open: bool
+    reason: str
+    at: str
+    seq: int
     epoch: int = 0
     """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
 
@@ -218,6 +237,26 @@ def decode_checkpoint(data: bytes) -> CheckpointPayload:
 def controller_status_payload(update: ControllerUpdate) -> bytes:
     """The retained payload of ``controller/<id>/status``: ``online`` or ``offline``."""
     return ONLINE if update.online else OFFLINE
+
+
+def pool_status_payload(update: PoolUpdate) -> bytes:
+    """The retained payload of ``meter/<pool>/status``."""
+    return _ENCODER.encode(
+        PoolStatusPayload(
+            v=SCHEMA_VERSION,
+            pool=update.pool_id,
+            open=update.open,
+            reason=update.reason,
+            at=update.at,
+            seq=update.seq,
+            epoch=update.epoch,
+        )
+    )
+
+
+def decode_pool_status(data: bytes) -> PoolStatusPayload:
+    """Parse a ``meter/<pool>/status`` payload; raises PayloadError."""
+    return convert(decode_object(data), PoolStatusPayload)
 
 
 def decode_meter(data: bytes) -> MeterPayload:

@@ -7,6 +7,7 @@ all at QoS 1 (payloads in :mod:`drivers.mqtt.payloads`):
 update                 topic                              retained  while the broker is away
 =====================  =================================  ========  ===========================
 ``MeterUpdate``        ``meter/<pool>``                   yes       latest value per pool
+``PoolUpdate``         ``meter/<pool>/status``            yes       latest value per pool
 ``HitAnnouncement``    ``meter/<pool>/hit``               no        outbox (journal database)
                        (``meter/_/hit`` with no pool)
 ``TableUpdate``        ``table/<tid>/cmd/state``          no        outbox (journal database)
@@ -25,10 +26,11 @@ waits for the broker, and published by another, per connection:
   first. A hit the journal committed but the controller died before storing here is found
   in the journal's payouts at the next start and announced then (see
   :mod:`drivers.mqtt.outbox`).
-* Meters, the controller's status and its last checkpoint are states: only the latest value
-  matters, so the sink keeps the latest per topic in memory (a slow broker sees the updates
-  coalesced, the latest value winning) and republishes every one of them, retained, after each
-  reconnection. After a restart, the broadcast hands a new sink the latest states.
+* Meters, whether a pool is open, the controller's status and its last checkpoint are states:
+  only the latest value matters, so the sink keeps the latest per topic in memory (a slow
+  broker sees the updates coalesced, the latest value winning) and republishes every one of
+  them, retained, after each reconnection. After a restart, the broadcast hands a new sink the
+  latest states, and the sequencer's start the states the journal stands at.
 
 The order within a connection is: outbox first, then the retained values; a hit is therefore
 published before the meter reset that follows it.
@@ -63,6 +65,7 @@ from controller.outputs import (
     ControllerUpdate,
     HitAnnouncement,
     MeterUpdate,
+    PoolUpdate,
     TableUpdate,
     WagerRefusal,
     hit_announcement,
@@ -83,6 +86,7 @@ from drivers.mqtt.outgoing import (
     controller_status_payload,
     hit_payload,
     meter_payload,
+    pool_status_payload,
     table_state_payload,
     wager_refused_payload,
 )
@@ -212,6 +216,9 @@ class MqttSink:
             match update:
                 case MeterUpdate():
                     self._retain(self.topics.meter(update.pool_id), meter_payload(update))
+                case PoolUpdate():
+                    topic = self.topics.pool_status(update.pool_id)
+                    self._retain(topic, pool_status_payload(update))
                 case ControllerUpdate():
                     self._retain(self.status_topic, controller_status_payload(update))
                 case CheckpointUpdate():

@@ -9,6 +9,7 @@ Every topic sits under ``<site>/jackpot/v1/``::
     controller/<id>/checkpoint  retained                          written by the controller
     meter/<pool>                retained                          written by the controller
     meter/<pool>/hit            not retained                      written by the controller
+    meter/<pool>/status         retained                          written by the controller
     wide/<site>/up              not retained                      written by a property
     wide/<site>/status          retained, last will "offline"     written by a property
     wide/<site>/ack             not retained                      written by central
@@ -139,6 +140,10 @@ class Topics:
     def meter(self, pool_id: str) -> str:
         """A pool's meters (retained)."""
         return f"{self.prefix}meter/{_pool(pool_id)}"
+
+    def pool_status(self, pool_id: str) -> str:
+        """Whether a pool's wagers are open as a whole, and why not (retained)."""
+        return f"{self.prefix}meter/{_pool(pool_id)}/status"
 
     def hit(self, pool_id: str | None) -> str:
         """A hit on a pool, or on no pool (``meter/_/hit``)."""
