@@ -52,6 +52,7 @@ def test_wan_cuts_lose_no_contribution_award_no_hit_twice_and_every_property_rec
         assert each.refused_while_closed > 0  # its gate closed: wide-area wagers were refused
         assert each.local_wagers_during_cuts > 0  # local play went on through its cuts
         assert each.meters_seen > 0  # its signs showed central's meter
+        assert each.closings_shown > 0  # its signs showed why wide-area play closed
         assert each.worst_meter_lag_uncut_s is not None
         assert each.worst_ack_lag_uncut_s is not None
     assert within.closed_after_s == {atlantic: None}  # within the grace: it stayed open

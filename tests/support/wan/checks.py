@@ -131,6 +131,9 @@ class SiteFindings:
     worst_meter_lag_uncut_s: float | None = None
     meter_lag_uncut_p50_s: float | None = None
     meters_seen: int = 0
+    closings_shown: int = 0
+    """Closings of its gate its sign showed, with the journaled reason (support.wan.signs)."""
+    closings_not_shown: int = 0
     faults: dict[str, int] = field(default_factory=dict)
     """What its journal recorded as faults, by reason."""
     ids_reused: int = 0
@@ -282,16 +285,20 @@ class MeterSeen:
     at: float
 
 
-def read_meters(path: Path) -> list[MeterSeen]:
+def read_facts(path: Path) -> list[dict[str, Any]]:
     """``meters.jsonl`` (the floor's signs), in the order written."""
     if not path.exists():
         return []
-    seen = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        fact: dict[str, Any] = json.loads(line)
-        at = seconds(str(fact["at"]))
-        seen.append(MeterSeen(fact["where"], fact["t"], fact["epoch"], fact["seq"], at))
-    return seen
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def read_meters(path: Path) -> list[MeterSeen]:
+    """The meters the floor's signs applied, in the order written."""
+    return [
+        MeterSeen(fact["where"], fact["t"], fact["epoch"], fact["seq"], seconds(str(fact["at"])))
+        for fact in read_facts(path)
+        if "open" not in fact  # a pool's status (support.wan.signs)
+    ]
 
 
 def meter_lags(found: SiteFindings, seen: Sequence[MeterSeen], timeline: Timeline) -> None:

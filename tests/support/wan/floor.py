@@ -9,7 +9,9 @@ broker's ``PUBACK``), as a real floor's do; a property's tables never cross the 
 Signs follow the meters (:class:`drivers.mqtt.follower.MeterFollower`): one on central's
 broker, and one on each property's broker for central's pool (the property shows central's
 meter there), each writing every meter it applies to ``meters.jsonl`` with its wall-clock
-time, for the meter lag (:mod:`support.wan.checks`).
+time, for the meter lag (:mod:`support.wan.checks`), and every open or closed status of the
+pool with its reason (``meter/<pool>/status``: the property's signs show why wide-area play is
+closed, :mod:`support.wan.signs`).
 
 The harness is synchronous and drives real processes, so :class:`Floor` runs its own event
 loop in a thread of the harness, as :class:`support.tcp_proxy.LinkProxy` does; every call
@@ -28,7 +30,7 @@ import uuid
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-from controller.outputs import MeterUpdate
+from controller.outputs import MeterUpdate, PoolUpdate
 from drivers.mqtt.follower import MeterFollower
 from drivers.mqtt.settings import BrokerSettings
 from drivers.simulator import SimulatedTable, TablePlan
@@ -105,22 +107,37 @@ class Table:
 
 
 class MeterLog:
-    """``meters.jsonl``: each meter a sign applied, with when (flushed at once)."""
+    """``meters.jsonl``: each meter and pool status a sign applied, with when (flushed at once)."""
 
     def __init__(self, path: Path) -> None:
         self._file: IO[str] = path.open("a", encoding="utf-8")
+        self.statuses: dict[str, PoolUpdate] = {}
+        """The last pool status each sign applied."""
+        self.changed = asyncio.Event()
 
     async def follow(self, where: str, sign: MeterFollower) -> None:
-        """Write each meter ``sign`` applies until cancelled."""
+        """Write each meter and status ``sign`` applies until cancelled."""
         async for update in sign.updates():
+            base = {"where": where, "t": time.time(), "pool": "", "epoch": update.epoch}
             if isinstance(update, MeterUpdate):
-                fact = {
-                    "where": where, "t": time.time(), "pool": update.pool_id,
-                    "epoch": update.epoch, "seq": update.seq, "at": update.at,
+                fact = base | {
+                    "pool": update.pool_id, "seq": update.seq, "at": update.at,
                     "cents": update.meter_cents,
                 }  # fmt: skip
-                self._file.write(json.dumps(fact, separators=(",", ":")) + "\n")
-                self._file.flush()
+            elif isinstance(update, PoolUpdate):
+                fact = base | {"pool": update.pool_id, "open": update.open, "reason": update.reason}
+                self.statuses[where] = update
+            else:
+                continue
+            self._file.write(json.dumps(fact, separators=(",", ":")) + "\n")
+            self._file.flush()
+            self.changed.set()
+
+    async def until_open(self, signs: list[str]) -> None:
+        """Until each of ``signs`` last showed its pool open."""
+        while not all(w in self.statuses and self.statuses[w].open for w in signs):
+            self.changed.clear()
+            await self.changed.wait()
 
     def close(self) -> None:
         """Close the file."""
@@ -154,6 +171,13 @@ class Floor:
         The rounds each table played.
         """
         return self._call(self._stop())
+
+    def signs_open(self, sites: list[str]) -> None:
+        """Until each property's sign shows its wide-area pool open (bounded)."""
+        meters = self._meters
+        if meters is None:
+            raise RuntimeError("the floor has not started")
+        self._call(meters.until_open(sites))
 
     def close(self) -> None:
         """Stop everything and the loop's thread."""

@@ -91,6 +91,8 @@ def summary(session: WanSession, found: Sequence[SiteFindings], seed: int) -> di
         "reconciled": all(f.reconciled for f in found),
         "reconciliations": total("reconciliations"),
         "gate_closings": total("gate_closings"),
+        "gate_closings_shown_on_signs": total("closings_shown"),
+        "gate_closings_not_shown": total("closings_not_shown"),
         "gate_closed_after_s_max": _rounded(max(closed, default=None)),
         "gate_reopened_after_heal_s_max": _rounded(max(reopened, default=None)),
         "worst_meter_lag_s": worst("worst_meter_lag_s"),

@@ -32,6 +32,7 @@ from support.wan.config import CENTRAL_SITE, HOST, POOL
 from support.wan.floor import Floor, FloorProperty, FloorSettings
 from support.wan.journals import CentralJournal, PropertyJournal, Tail
 from support.wan.lab import LabSettings, running_lab
+from support.wan.signs import closings_shown, read_statuses
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -228,6 +229,7 @@ class WanSession:
         )
         self.until(self._reconciled, "every property reconciled through its chain, every hit paid")
         self.until(self._heard_since, "every property hearing central after its reconciliation")
+        self.floor.signs_open(list(self.properties))
 
     def _all_closed(self) -> bool:
         return all(
@@ -270,10 +272,12 @@ class WanSession:
         """Each property's figures and problems (support.wan.checks)."""
         timeline = self.timeline()
         seen = read_meters(self.lab.directory / "meters.jsonl")
+        statuses = read_statuses(self.lab.directory / "meters.jsonl")
         found = []
         for prop in self.properties.values():
             each = site_findings(prop, self.central, timeline, self.lab.settings.grace_s)
             meter_lags(each, seen, timeline)
+            closings_shown(each, prop, statuses)
             found.append(each)
         return found
 
