@@ -83,6 +83,10 @@ def stalled_postgres() -> Iterator[StalledServer]:
         with psycopg.connect(server.url(), autocommit=True) as admin:
             admin.execute(f"ALTER SYSTEM SET synchronous_standby_names = '{GHOST}'")
         _restart(server)  # in force from the server's start: no reload to race with
-        yield StalledServer(server, database)
+        stalled = StalledServer(server, database)
+        yield stalled
+        # A test that failed before releasing leaves a COMMIT waiting in its commit thread:
+        # released here, it returns, and the test's event loop can close.
+        stalled.release()
     finally:
         stop_server(server)
