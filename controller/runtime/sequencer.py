@@ -45,15 +45,15 @@ from controller.events import CheckpointRecorded, DeviceEvent, FaultRecorded
 from controller.journal import JournalError
 from controller.journal.errors import FencedError
 from controller.journal.identity import device_origin
-from controller.outputs import ControllerUpdate, TableUpdate
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
+from controller.runtime.availability import failing_closed, recovered, started, stopping
 from controller.runtime.clock_watch import ClockWatch
 from controller.runtime.commit_thread import CommitThread
 from controller.runtime.device_sequences import DeviceSequences
-from controller.runtime.rejection_limit import SUPPRESSED, RejectionLimit
+from controller.runtime.rejections import Rejections
 from controller.runtime.sequencer_stats import SequencerStats
 from controller.runtime.step_down import COMMIT_HUNG, FENCED, exit_process
-from controller.runtime.updates import standing_updates, updates_of
+from controller.runtime.updates import updates_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -66,11 +66,9 @@ if TYPE_CHECKING:
     from controller.runtime.broadcast import Broadcast
     from controller.runtime.checkpointing import CheckpointSchedule
     from controller.runtime.device_sequences import Gap
+    from controller.runtime.rejection_limit import RejectionLimit
 
 log = logging.getLogger(__name__)
-
-DETAIL_MAX = 8000
-"""Characters of a rejection's detail journaled: a parked 4 KiB message whole, in base64."""
 
 
 def _consume(future: asyncio.Future[Receipt]) -> None:
@@ -120,8 +118,10 @@ class Sequencer:
         self.sequences = DeviceSequences(journal.device_highs())
         """Every device's sequence numbers, watched for lost events."""
         self._gaps: dict[str, Gap] = {}
-        self.rejection_limit = rejection_limit or RejectionLimit()
-        self._flush_timer: asyncio.TimerHandle | None = None
+        self.rejections = Rejections(
+            rejection_limit, self.stats, clock, self.submit, self._queue_aside
+        )
+        """Bad input, journaled as faults with a flood bounded (:mod:`.rejections`)."""
         self._closing = False
         self._writing = asyncio.Lock()
         self._committer = CommitThread(commit_hang_s, self._hung)
@@ -197,51 +197,13 @@ class Sequencer:
             self._queue_aside(fault)
 
     async def reject(self, source: str, reason: str, detail: str = "") -> None:
-        """Bad input: counted, logged and journaled as a fault (best effort when failing).
-
-        A flood is journaled one by one only up to a rate; the rest are counted in one row
-        per interval (:mod:`controller.runtime.rejection_limit`).
-        """
-        self.stats.rejected[reason] += 1
-        if not self.rejection_limit.admit(source, reason):
-            self.stats.rejections_left_out += 1
-            self._flush_left_out_later()
-            return
-        log.warning("rejected input from %s: %s %s", source, reason, detail[:200])
-        detail = detail[:DETAIL_MAX]
-        fault = FaultRecorded(f"fault-{uuid.uuid4()}", self.clock(), source, reason, detail)
-        try:
-            await self.submit(fault)
-        except ControllerUnavailableError:
-            log.warning("fault not journaled: the controller is failing closed")
-
-    def _flush_left_out_later(self) -> None:
-        """Journal the rows of rejections left out once their interval ends."""
-        deadline = self.rejection_limit.next_deadline()
-        if self._flush_timer is not None or deadline is None:
-            return
-        delay = max(0.0, deadline - self.rejection_limit.monotonic())
-        self._flush_timer = asyncio.get_running_loop().call_later(delay, self._flush_left_out)
-
-    def _flush_left_out(self, *, everything: bool = False) -> None:
-        self._flush_timer = None
-        for left_out in self.rejection_limit.due(everything=everything):
-            event_id = f"fault-{uuid.uuid4()}"
-            self._queue_aside(
-                FaultRecorded(
-                    event_id, self.clock(), left_out.source, SUPPRESSED, left_out.detail()
-                )
-            )
-        if not everything:
-            self._flush_left_out_later()
+        """Bad input: counted, logged and journaled as a fault (:mod:`.rejections`)."""
+        await self.rejections.reject(source, reason, detail)
 
     async def run(self) -> None:
         """Journal events in arrival order until cancelled or closed."""
-        epoch, at = self.journal.epoch, self.clock()
-        standing = standing_updates(self.journal.state, at, self.journal.head[0], epoch)
-        self.broadcast.publish(
-            [ControllerUpdate(at, 0, online=True, reason="started", epoch=epoch), *standing]
-        )
+        journal = self.journal
+        self.broadcast.publish(started(journal.state, self.clock(), journal.head[0], journal.epoch))
         while True:
             first = await self._next()
             batch = [first] if first is not None else []
@@ -442,17 +404,8 @@ class Sequencer:
         self.stats.journal_failures += 1
         self.failed_reason = reason
         log.critical("journal unavailable, failing closed: %s", reason)
-        at, epoch = self.clock(), self.journal.epoch
-        updates: list[AnyUpdate] = [
-            ControllerUpdate(at, 0, online=False, reason=reason, epoch=epoch)
-        ]
-        updates += [
-            TableUpdate(
-                at, 0, table_id, online=False, reason="controller failing closed", epoch=epoch
-            )
-            for table_id in sorted(self.journal.state.tables)
-        ]
-        self.broadcast.publish(updates)
+        journal = self.journal
+        self.broadcast.publish(failing_closed(journal.state, reason, self.clock(), journal.epoch))
 
     async def recover(self, backoff: Backoff | None = None) -> None:
         """While failing closed, probe the journal with backoff; reopen the tables when it works."""
@@ -481,26 +434,12 @@ class Sequencer:
             backoff.reset()
             log.warning("journal writable again: tables reopen")
             self.failed_reason = None
-            at, epoch = self.clock(), self.journal.epoch
-            updates: list[AnyUpdate] = [
-                ControllerUpdate(at, 0, online=True, reason="journal recovered", epoch=epoch)
-            ]
-            for table_id in sorted(self.journal.state.tables):
-                live = self.journal.state.table_states.get(table_id)
-                online = live.online if live is not None else True
-                updates.append(
-                    TableUpdate(
-                        at, 0, table_id, online=online, reason="controller recovered", epoch=epoch
-                    )
-                )
-            self.broadcast.publish(updates)
+            self.broadcast.publish(recovered(self.journal.state, self.clock(), self.journal.epoch))
 
     async def close(self) -> None:
         """Stop taking events, journal those already queued, and say the controller is offline."""
         self._closing = True
-        if self._flush_timer is not None:
-            self._flush_timer.cancel()
-        self._flush_left_out(everything=True)
+        self.rejections.flush(everything=True)
         async with self._writing:
             while not self._queue.empty():
                 size = min(self.batch_max, self._queue.qsize())
@@ -510,7 +449,4 @@ class Sequencer:
                 else:
                     self._refuse(batch)
             await self._checkpoint_if_due(closing=True)
-        epoch = self.journal.epoch
-        self.broadcast.publish(
-            [ControllerUpdate(self.clock(), 0, online=False, reason="stopping", epoch=epoch)]
-        )
+        self.broadcast.publish(stopping(self.clock(), self.journal.epoch))
