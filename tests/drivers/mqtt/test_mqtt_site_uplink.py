@@ -16,97 +16,28 @@ import time
 from typing import TYPE_CHECKING
 
 import aiomqtt
-from support.intake import JournalIntake
 from support.journal_rig import (
-    AT,
-    PAYTABLE,
     POOL,
     STRAIGHT_FLUSH,
-    pool_opened,
     settle,
-    table_configured,
-    wager,
 )
 from support.mqtt_tables import running, settings_for, within
 from support.scrapes import scrape
+from support.site_link_rig import SITE, Link
 
-from controller.agent.resend import ResendDelay
 from controller.clock import utc_now
 from controller.effects import AwardMade, PayoutMade, decode_effects
-from controller.journal import Journal
 from controller.outputs import MeterUpdate
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
-from controller.runtime.site_chain import JournalSiteChain
-from controller.runtime.site_links import JournalSiteLinks
-from controller.security.controller_key import ControllerKey
-from controller.wide_events import SiteLinked, WideAreaJoined
 from drivers.mqtt.outgoing import meter_payload
-from drivers.mqtt.site_uplink import SiteUplink
-from drivers.mqtt.source import MqttSource
 from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from support.mosquitto import Broker
-
-SITE = "atlantic"
-
-
-class Link:
-    """Central and one property, each on its own journal, over one broker."""
-
-    def __init__(self, folder: Path, port: int) -> None:
-        self.central_key, self.site_key = ControllerKey.generate(), ControllerKey.generate()
-        self.central = Journal(folder / "central.db")
-        self.central.append_many([pool_opened(), table_configured()])
-        linked = SiteLinked("link-1", AT, SITE, self.site_key.public_key, [POOL], "mgr")
-        assert self.central.append(linked).applied
-        self.site = Journal(folder / "site.db")
-        join = WideAreaJoined(
-            "join-1", AT, SITE, self.central_key.public_key, {POOL: PAYTABLE}, "mgr"
-        )
-        assert all(r.applied for r in self.site.append_many([join, table_configured()]))
-        self.port = port
-        self.central_intake = JournalIntake(self.central)
-        self.site_intake = JournalIntake(self.site)
-        self.chain = JournalSiteChain(self.site, self.site_key, self.central_key.public_key, 1.0)
-        self.uplink = SiteUplink(settings_for(port), self.chain, ResendDelay(0.5, 2.0))
-
-    def central_source(self) -> MqttSource:
-        """Central's MQTT source answering the property (a new one: a restarted central)."""
-        links = JournalSiteLinks(self.central, self.central_key, heartbeat_s=0.2)
-        return MqttSource(settings_for(self.port), timeout_s=2.0, sites=links)
-
-    def wager(self, n: int) -> bool:
-        """A progressive wager at the property's table; whether the ledger took it."""
-        receipt = self.site.append(wager(f"w{n}", f"r{n}", 1))
-        self.chain.committed([receipt])
-        return receipt.applied
-
-    async def until_open(self, *, is_open: bool) -> None:
-        """Until the property's journal says its wide-area wagers are open (or closed)."""
-
-        def reached() -> bool:
-            chain = self.site.state.chain
-            return chain is not None and chain.open is is_open
-
-        await within(self.site_intake.wait_until(reached), f"wide-area wagers open={is_open}")
-
-    async def until_central_has(self, through: int) -> None:
-        """Until central has applied the property's chain through ``through``."""
-        await within(
-            self.central_intake.wait_until(
-                lambda: self.central.state.sites[SITE].link.through >= through
-            ),
-            f"central through {through}",
-        )
-
-    def reported(self) -> list[str]:
-        """The ids of central's journaled messages of the property, in order."""
-        return [str(r["event_id"]) for r in self.central.rows() if r["kind"] == "site-reported"]
 
 
 def test_michigan_432_1841_wagers_open_once_reconciled_and_each_reaches_central_once(
@@ -152,8 +83,7 @@ def test_michigan_432_1841_wagers_open_once_reconciled_and_each_reaches_central_
     central_link = link.central.state.sites[SITE].link
     assert central_link.reconciled_through == 0  # the first connection's report: nothing yet
     assert link.central.state.pools[POOL].wagers_cents == 500  # each contribution once
-    link.central.close()
-    link.site.close()
+    link.close()
 
 
 def test_michigan_432_1841_a_silent_central_closes_wagers_and_they_reopen_after_reconciling(
@@ -185,8 +115,7 @@ def test_michigan_432_1841_a_silent_central_closes_wagers_and_they_reopen_after_
     assert central_link.reconciled_through == 1  # reopened after reconciling through 1
     statuses = [r for r in link.site.rows() if r["kind"] == "wide-area-status"]
     assert len(statuses) >= 3  # closed at start, opened, closed on silence, opened again
-    link.central.close()
-    link.site.close()
+    link.close()
 
 
 def test_centrals_wide_area_meter_reaches_the_propertys_signs_newer_only(
@@ -225,8 +154,7 @@ def test_centrals_wide_area_meter_reaches_the_propertys_signs_newer_only(
 
     asyncio.run(scenario())
     assert 0 <= link.uplink.worst_meter_lag_s < 15
-    link.central.close()
-    link.site.close()
+    link.close()
 
 
 def test_an_outbox_edited_by_hand_sends_nothing_and_is_journaled_as_a_fault(
@@ -260,8 +188,7 @@ def test_an_outbox_edited_by_hand_sends_nothing_and_is_journaled_as_a_fault(
     assert link.reported() == [f"site/{SITE}/1", f"site/{SITE}/2"]  # nothing more went out
     faults = [str(r["event"]) for r in link.site.rows() if r["kind"] == "fault"]
     assert any("outbox-unreadable" in fault for fault in faults)
-    link.central.close()
-    link.site.close()
+    link.close()
 
 
 def test_the_links_metrics_at_both_ends_follow_its_messages_and_acknowledgements(
@@ -309,8 +236,7 @@ def test_the_links_metrics_at_both_ends_follow_its_messages_and_acknowledgements
     assert found["jackpotd_site_applied_seq"] == {(("property", SITE),): 4.0}
     assert found["jackpotd_site_acks"][(("property", SITE),)] >= 1
     assert started <= found["jackpotd_site_last_heard_timestamp_seconds"][(("property", SITE),)]
-    link.central.close()
-    link.site.close()
+    link.close()
 
 
 def test_a_link_that_stays_up_is_reconciled_every_report_s_without_closing(
@@ -337,5 +263,4 @@ def test_a_link_that_stays_up_is_reconciled_every_report_s_without_closing(
     statuses = [r for r in link.site.rows() if r["kind"] == "wide-area-status"]
     assert len(statuses) == 2  # closed at start, then open: the reports never closed it
     assert link.uplink.reconnects == 0
-    link.central.close()
-    link.site.close()
+    link.close()

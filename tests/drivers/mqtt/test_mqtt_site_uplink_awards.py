@@ -14,27 +14,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from support.intake import JournalIntake
-from support.journal_rig import (
-    AT,
-    PAYTABLE,
-    POOL,
-    STRAIGHT_FLUSH,
-    pool_opened,
-    settle,
-    table_configured,
-    wager,
-)
-from support.mqtt_tables import running, settings_for, within
-
-from controller.agent.resend import ResendDelay
-from controller.journal import Journal
-from controller.runtime.site_chain import JournalSiteChain
-from controller.runtime.site_links import JournalSiteLinks
-from controller.security.controller_key import ControllerKey
-from controller.wide_events import SiteLinked, WideAreaJoined
-from drivers.mqtt.site_uplink import SiteUplink
-from drivers.mqtt.source import MqttSource
+from support.journal_rig import STRAIGHT_FLUSH, settle, wager
+from support.mqtt_tables import running, within
+from support.site_link_rig import SITE, Link
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -42,7 +24,6 @@ if TYPE_CHECKING:
 
     from support.mosquitto import Broker
 
-SITE = "atlantic"
 AGAIN = 3
 """Awards heard again after the payout before the journal is read."""
 
@@ -56,29 +37,20 @@ async def until(reached: Callable[[], bool]) -> None:
 def test_an_award_sent_again_after_it_was_paid_journals_nothing_more(
     mosquitto: Broker, tmp_path: Path
 ) -> None:
-    central_key, site_key = ControllerKey.generate(), ControllerKey.generate()
-    central = Journal(tmp_path / "central.db")
-    central.append_many([pool_opened(), table_configured()])
-    assert central.append(SiteLinked("link-1", AT, SITE, site_key.public_key, [POOL], "mgr"))
-    site = Journal(tmp_path / "site.db")
-    join = WideAreaJoined("join-1", AT, SITE, central_key.public_key, {POOL: PAYTABLE}, "mgr")
-    assert all(r.applied for r in site.append_many([join, table_configured()]))
-    central_intake, site_intake = JournalIntake(central), JournalIntake(site)
-    chain = JournalSiteChain(site, site_key, central_key.public_key, 5.0)
-    links = JournalSiteLinks(central, central_key, heartbeat_s=0.1)
-    source = MqttSource(settings_for(mosquitto.port), timeout_s=2.0, sites=links)
-    uplink = SiteUplink(settings_for(mosquitto.port), chain, ResendDelay(0.5, 2.0))
+    link = Link(tmp_path, mosquitto.port, grace_s=5.0, heartbeat_s=0.1)
+    central, site, chain, links = link.central, link.site, link.chain, link.links
+    central_intake, site_intake, uplink = link.central_intake, link.site_intake, link.uplink
 
     def paid() -> bool:
         state = site.state.chain
         return state is not None and state.open and state.hits == 1 and not state.held
 
     async def scenario() -> None:
-        async with running(source.run(central_intake)), running(uplink.run(site_intake)):
-            await within(
-                site_intake.wait_until(lambda: bool(site.state.chain and site.state.chain.open)),
-                "open",
-            )
+        async with (
+            running(link.central_source().run(central_intake)),
+            running(uplink.run(site_intake)),
+        ):
+            await link.until_open(is_open=True)
             receipts = [
                 site.append(wager("w1", "r1", 1)),
                 site.append(settle("s1", "r1", {1: STRAIGHT_FLUSH})),
@@ -100,5 +72,4 @@ def test_an_award_sent_again_after_it_was_paid_journals_nothing_more(
     rows = site.rows()
     assert [r["event_id"] for r in rows if r["kind"] == "wide-area-awarded"] == [f"award/{SITE}/2"]
     assert not [r["event_id"] for r in rows if "#conflict" in str(r["event_id"])]
-    central.close()
-    site.close()
+    link.close()

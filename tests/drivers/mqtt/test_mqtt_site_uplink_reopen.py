@@ -17,19 +17,9 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
-from support.intake import JournalIntake
-from support.journal_rig import AT, PAYTABLE, POOL, pool_opened, table_configured, wager
-from support.mqtt_tables import running, settings_for, within
+from support.mqtt_tables import running, within
+from support.site_link_rig import SITE, Link
 from support.tcp_proxy import LinkProxy
-
-from controller.agent.resend import ResendDelay
-from controller.journal import Journal
-from controller.runtime.site_chain import JournalSiteChain
-from controller.runtime.site_links import JournalSiteLinks
-from controller.security.controller_key import ControllerKey
-from controller.wide_events import SiteLinked, WideAreaJoined
-from drivers.mqtt.site_uplink import SiteUplink
-from drivers.mqtt.source import MqttSource
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -37,7 +27,6 @@ if TYPE_CHECKING:
     from support.mosquitto import Broker
     from support.tcp_proxy import Cut
 
-SITE = "atlantic"
 GRACE_S = 1.0
 
 
@@ -45,17 +34,9 @@ GRACE_S = 1.0
 def test_michigan_432_1841_after_a_cut_past_the_grace_wagers_reopen_only_once_reconciled(
     mosquitto: Broker, tmp_path: Path, how: Cut
 ) -> None:
-    central_key, site_key = ControllerKey.generate(), ControllerKey.generate()
-    central = Journal(tmp_path / "central.db")
-    central.append_many([pool_opened(), table_configured()])
-    assert central.append(SiteLinked("link-1", AT, SITE, site_key.public_key, [POOL], "mgr"))
-    site = Journal(tmp_path / "site.db")
-    join = WideAreaJoined("join-1", AT, SITE, central_key.public_key, {POOL: PAYTABLE}, "mgr")
-    assert all(r.applied for r in site.append_many([join, table_configured()]))
-    central_intake, site_intake = JournalIntake(central), JournalIntake(site)
-    chain = JournalSiteChain(site, site_key, central_key.public_key, GRACE_S)
-    links = JournalSiteLinks(central, central_key, heartbeat_s=0.2)
-    source = MqttSource(settings_for(mosquitto.port), timeout_s=2.0, sites=links)
+    link = Link(tmp_path, mosquitto.port, grace_s=GRACE_S)
+    central, site = link.central, link.site
+    central_intake, site_intake = link.central_intake, link.site_intake
     reopened_at: list[int] = []
     """Central's reconciled ``site_seq`` at each moment the property journaled a reopening."""
 
@@ -71,12 +52,13 @@ def test_michigan_432_1841_after_a_cut_past_the_grace_wagers_reopen_only_once_re
 
     async def scenario() -> None:
         with LinkProxy("127.0.0.1", mosquitto.port) as wan:
-            uplink = SiteUplink(settings_for(wan.port), chain, ResendDelay(0.5, 2.0))
-            async with running(source.run(central_intake)), running(uplink.run(site_intake)):
+            uplink = link.uplink_via(wan.port)
+            async with (
+                running(link.central_source().run(central_intake)),
+                running(uplink.run(site_intake)),
+            ):
                 await within(site_intake.wait_until(lambda: gate(is_open=True)), "open")
-                receipt = site.append(wager("w1", "r1", 1))
-                chain.committed([receipt])
-                assert receipt.applied
+                assert link.wager(1)
                 await within(
                     central_intake.wait_until(lambda: central.state.sites[SITE].link.through == 1),
                     "the wager at central",
@@ -90,5 +72,4 @@ def test_michigan_432_1841_after_a_cut_past_the_grace_wagers_reopen_only_once_re
     # The chain stood at site_seq 1 when the gate closed: central had reconciled it (the
     # report of the reconnection, or the one the closing asks for) before it reopened.
     assert reopened_at == [1]
-    central.close()
-    site.close()
+    link.close()
