@@ -29,6 +29,7 @@ from support.journal_rig import (
 from controller.journal import JournalError
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
+from controller.journal.postgres.connection import NETWORK_BOUNDS, connect
 from controller.journal.postgres.outbox import PostgresOutbox
 from controller.journal.postgres.rows import read_rows
 from controller.ports import OutboxError
@@ -147,6 +148,19 @@ def test_a_server_that_would_acknowledge_a_commit_it_has_not_flushed_is_refused(
     _sql(url, f"ALTER DATABASE {url.database} SET synchronous_commit = off")
     with pytest.raises(JournalError, match=r"synchronous_commit is off for this database"):
         PostgresJournal(url)
+
+
+def test_a_journal_connection_bounds_its_wait_on_a_network_that_stopped_answering(
+    url: DatabaseUrl,
+) -> None:
+    """docs/ha.md: keepalives and ``tcp_user_timeout``, unless the journal URL sets its own."""
+    with connect(url) as connection:
+        parameters = connection.info.get_parameters()
+    assert {name: parameters.get(name) for name in NETWORK_BOUNDS} == NETWORK_BOUNDS
+    own = DatabaseUrl(f"{url.url}?tcp_user_timeout=30000")
+    with connect(own) as connection:
+        assert connection.info.get_parameters()["tcp_user_timeout"] == "30000"
+        assert connection.info.get_parameters()["keepalives_idle"] == "5"
 
 
 def test_a_database_that_holds_other_tables_is_not_made_a_journal(url: DatabaseUrl) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from controller.journal.errors import JournalError
 
@@ -19,6 +20,23 @@ if TYPE_CHECKING:
 
 CONNECT_TIMEOUT_S: Final = 10
 APPLICATION: Final = "jackpotd"
+NETWORK_BOUNDS: Final = {
+    "keepalives": "1",
+    "keepalives_idle": "5",
+    "keepalives_interval": "2",
+    "keepalives_count": "3",
+    "tcp_user_timeout": "10000",
+}
+"""How long a journal connection waits on a network that stopped answering (libpq's settings).
+
+The statements of a batch run on the event loop (``prepare``) and its ``COMMIT`` in the commit
+thread: over a partitioned network either would otherwise wait for the kernel's own TCP
+timeouts, about 15 minutes. Data the server has not acknowledged within 10 s
+(``tcp_user_timeout``, in ms), or an idle wait for its answer whose keepalives go unanswered
+for 5 + 3 x 2 s, fails the connection: the sequencer fails closed, and the journal's errors
+say why (docs/ha.md). A ``COMMIT`` waiting for a synchronous standby is not cut short: the
+server's TCP stack still answers. A journal URL that sets any of them keeps its own.
+"""
 
 Connection = psycopg.Connection[tuple[Any, ...]]
 
@@ -55,9 +73,11 @@ def _durable(connection: psycopg.Connection[Any], url: DatabaseUrl) -> None:
 
 def connect(url: DatabaseUrl, *, autocommit: bool = False, writes: bool = True) -> Connection:
     """A connection to the journal's database; its durability checked if it ``writes``."""
+    given = conninfo_to_dict(url.url)
+    bounds = {name: value for name, value in NETWORK_BOUNDS.items() if name not in given}
     try:
         connection = psycopg.connect(
-            url.url,
+            make_conninfo(url.url, **bounds),
             autocommit=autocommit,
             connect_timeout=CONNECT_TIMEOUT_S,
             application_name=APPLICATION,
