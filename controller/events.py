@@ -300,6 +300,24 @@ class FaultRecorded(Event, frozen=True, tag="fault"):
     detail: str = ""
 
 
+class SequencerTookOver(Event, frozen=True, tag="sequencer-took-over"):
+    """A controller node took the sequencer of a shared journal over (docs/ha.md).
+
+    The first row a node journals under its epoch (``takeover-<epoch>``): the rows from here to
+    the next takeover are this node's. ``previous_node`` held ``previous_epoch`` before it
+    (none: the journal's first sequencer), and its lease had ``lease_left_ms`` left by the
+    database's clock (0 or less: it had run out; more: the same node restarting). ``why`` says
+    it in words. The ledger applies it as a no-op: it moves no money and changes no state.
+    """
+
+    node: str
+    epoch: int
+    previous_node: str
+    previous_epoch: int
+    lease_left_ms: int
+    why: str
+
+
 class CheckpointRecorded(Event, frozen=True, tag="checkpoint"):
     """The controller's signed statement of the journal's head and state (docs/journal.md).
 
@@ -341,6 +359,7 @@ AnyEvent = (
     | AuthenticationFailed
     | FaultRecorded
     | CheckpointRecorded
+    | SequencerTookOver
     | SiteLinked
     | SiteReported
     | SiteTotalsReported

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from controller.effects import PayoutMade
-    from controller.events import AnyEvent
+    from controller.events import AnyEvent, SequencerTookOver
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
     from controller.journal.location import JournalLocation
@@ -78,6 +78,14 @@ class JournalPort(Protocol[_Prepared]):
         several controller nodes gives the epoch its fence holds, which grows at each
         takeover. Meters and acknowledgements carry it with the row's ``seq``, so a follower
         orders what it is told by ``(epoch, seq)``.
+        """
+
+    @property
+    def took_over(self) -> SequencerTookOver | None:
+        """This process's takeover of the sequencer's fence, as the event that journals it.
+
+        None for a journal without a fence, and before a standby takes it. The service
+        journals it first thing after taking over (docs/ha.md, "Takeovers in the journal").
         """
 
     @property

@@ -195,6 +195,11 @@ class Journal(ReadSide):
         return 0
 
     @property
+    def took_over(self) -> None:
+        """None: a file has no fence to take over."""
+        return None
+
+    @property
     def leading(self) -> bool:
         """True: a file has one writer and no fence to lose."""
         return True

@@ -42,6 +42,7 @@ from controller.events import (
     PoolTermsChanged,
     RoundSettled,
     RoundVoided,
+    SequencerTookOver,
     TableConfigured,
     TableStatusChanged,
     WagerLocked,
@@ -289,7 +290,7 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return on_wide_area_status(state, event)
         case WideAreaAwarded():
             return on_wide_area_awarded(state, event)
-        case FaultRecorded() | CheckpointRecorded():
+        case FaultRecorded() | CheckpointRecorded() | SequencerTookOver():
             return state, []
         case _:
             assert_never(event)

@@ -167,6 +167,18 @@ def _configuration(
     return [approver.sign(approval), *others]
 
 
+def _journal_takeover(journal: JournalPort[Any]) -> None:
+    """The takeover first: the rows from here to the next are this node's (docs/ha.md)."""
+    took = journal.took_over
+    if took is None:
+        return
+    log.warning("node %s took the sequencer over at epoch %d: %s", took.node, took.epoch, took.why)
+    (receipt,) = journal.append_many([took])
+    if not receipt.applied:  # a takeover is a no-op to the ledger: this is a broken journal
+        journal.close()
+        raise StartupError(f"{journal.path}: the journal refused the takeover: {receipt.reason}")
+
+
 def build_runtime(
     config: Config,
     *,
@@ -191,6 +203,7 @@ def build_runtime(
         journal = open_sequenced(settings.journal, Fence(settings.node, settings.lease_s))
     else:
         journal = promoted.journal
+    _journal_takeover(journal)
     seen = None if promoted is None else promoted.seen
     _self_check(config, journal, require_manifest=require_manifest, seen=seen)
     check = None if promoted is None else promoted.check

@@ -133,3 +133,34 @@ def test_the_old_leader_writes_nothing_once_a_standby_took_its_expired_lease(
     finally:
         new.close()
         old.close()
+
+
+def test_each_takeover_says_from_whom_and_why_for_the_service_to_journal(url: DatabaseUrl) -> None:
+    """docs/ha.md, "Takeovers in the journal": the first sequencer, a restart, a standby's take."""
+    first = PostgresJournal(url, fence=Fence("a", lease_s=30))
+    took = first.took_over
+    assert took is not None
+    assert (took.event_id, took.node, took.epoch, took.previous_node) == ("takeover-1", "a", 1, "")
+    assert took.why == "the journal's first sequencer"
+    # Node a's process restarting while its lease lives: the old one is fenced, not waited for.
+    again = PostgresJournal(url, fence=Fence("a", lease_s=30))
+    took = again.took_over
+    assert took is not None
+    assert (took.epoch, took.previous_node, took.previous_epoch) == (2, "a", 1)
+    assert took.lease_left_ms > 0
+    assert took.why == "node 'a' restarting (its epoch 1 fenced)"
+    standby = PostgresJournal(url, fence=Fence("b", lease_s=5), standby=True)
+    try:
+        assert standby.took_over is None  # nothing taken yet
+        again.close()  # a clean stop ends the lease now
+        assert standby.take() == 3
+        took = standby.took_over
+        assert took is not None
+        assert (took.node, took.previous_node, took.previous_epoch) == ("b", "a", 2)
+        assert took.lease_left_ms <= 0
+        assert took.why.startswith("node 'a''s lease (epoch 2) ran out")
+        assert standby.append(took).applied  # the ledger takes it as a no-op
+        assert standby.state == again.state
+    finally:
+        standby.close()
+        first.close()

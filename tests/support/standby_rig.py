@@ -8,6 +8,7 @@ tests/service/test_fenced_service.py and test_standby_service.py).
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from typing import TYPE_CHECKING
 
@@ -64,6 +65,14 @@ def fence(url: str) -> tuple[int, str]:
         row = connection.execute("SELECT epoch, holder FROM sequencer_fence").fetchone()
     assert row is not None
     return int(row[0]), str(row[1])
+
+
+def takeovers(url: str) -> list[tuple[int, str, dict[str, object]]]:
+    """The journal's ``sequencer-took-over`` rows: their ``seq``, id and fields, in order."""
+    query = "SELECT seq, event_id, event FROM journal WHERE kind = %s ORDER BY seq"
+    with psycopg.connect(url) as connection:
+        rows = connection.execute(query, ["sequencer-took-over"]).fetchall()
+    return [(int(seq), str(event_id), json.loads(str(event))) for seq, event_id, event in rows]
 
 
 class NotifySocket:

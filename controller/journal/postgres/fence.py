@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Final
 import psycopg
 from psycopg import errors as pg_errors
 
+from controller.events import SequencerTookOver
 from controller.journal.errors import FencedError, JournalError
 
 if TYPE_CHECKING:
@@ -68,6 +69,8 @@ _HOLDER: Final = (
     "SELECT epoch, holder, extract(epoch FROM lease_expires - clock_timestamp())::float8 "
     "FROM sequencer_fence WHERE name = %s"
 )
+_BEFORE: Final = _HOLDER + " FOR UPDATE"
+"""The row as it stands before a takeover, locked: whom the takeover is from."""
 MARGIN_S: Final = 0.05
 """Past the lease's end before a retry of a takeover (the clocks' resolutions)."""
 
@@ -121,6 +124,14 @@ class Held:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A takeover: the new epoch, and the fence as it stood before (whom it was taken from)."""
+
+    epoch: int
+    before: Held
+
+
 def holder(connection: Connection) -> Held:
     """The fence row's epoch, holder and seconds its lease has left (a plain read, no lock)."""
     row = connection.execute(_HOLDER, [ROW]).fetchone()
@@ -129,17 +140,21 @@ def holder(connection: Connection) -> Held:
     return Held(int(row[0]), str(row[1]), float(row[2]))
 
 
-def attempt(connection: Connection, fence: Fence, where: str) -> int | Held:
-    """One try at taking the fence, no waiting for a lease: the new epoch, or who holds it."""
+def attempt(connection: Connection, fence: Fence, where: str) -> Taken | Held:
+    """One try at taking the fence, no waiting for a lease: the takeover, or who holds it."""
     try:
         with connection.transaction():
             # Two leases: a holder paused inside a transaction loses its session after one
             # (hold()), and a commit still running after two is hung.
             _local(connection, 2 * fence.lease_ms, fence.lease_ms)
+            found = connection.execute(_BEFORE, [ROW]).fetchone()
+            before = Held(0, "", 0.0)
+            if found is not None:
+                before = Held(int(found[0]), str(found[1]), float(found[2]))
             row = connection.execute(
                 _TAKE, {"row": ROW, "node": fence.node, "lease": fence.lease_s}
             ).fetchone()
-            return int(row[0]) if row is not None else holder(connection)
+            return Taken(int(row[0]), before) if row is not None else holder(connection)
     except pg_errors.LockNotAvailable:
         raise FencedError(
             f"{where}: cannot take the sequencer's fence: a commit of the node that held "
@@ -148,8 +163,8 @@ def attempt(connection: Connection, fence: Fence, where: str) -> int | Held:
         ) from None
 
 
-def take_over(connection: Connection, fence: Fence, where: str) -> int:
-    """Take the fence for ``fence.node``: the new epoch; :class:`FencedError` if refused."""
+def take_over(connection: Connection, fence: Fence, where: str) -> Taken:
+    """Take the fence for ``fence.node``: the takeover; :class:`FencedError` if refused."""
     taken = attempt(connection, fence, where)
     if isinstance(taken, Held) and taken.left_s <= fence.lease_s:
         # One wait, to the end of the lease the row gives: a dead holder's has run out then.
@@ -214,3 +229,18 @@ def release(connection: Connection, fence: Fence, epoch: int) -> None:
             "WHERE name = %s AND epoch = %s",
             [ROW, epoch],
         )
+
+
+def takeover_event(taken: Taken, node: str, at: str) -> SequencerTookOver:
+    """The event that journals a takeover (its id ``takeover-<epoch>``: one per epoch)."""
+    before = taken.before
+    left_ms = round(before.left_s * 1000)
+    if not before.holder:
+        why = "the journal's first sequencer"
+    elif before.holder == node:
+        why = f"node {node!r} restarting (its epoch {before.epoch} fenced)"
+    else:
+        why = f"node {before.holder!r}'s lease (epoch {before.epoch}) ran out {-left_ms} ms before"
+    return SequencerTookOver(
+        f"takeover-{taken.epoch}", at, node, taken.epoch, before.holder, before.epoch, left_ms, why
+    )

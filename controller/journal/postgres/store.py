@@ -32,12 +32,13 @@ from typing import TYPE_CHECKING, Self
 import msgspec
 import psycopg
 
+from controller.clock import utc_now
 from controller.journal.appending import Known, append_events, changed_rows, known_receipt
 from controller.journal.chain import GENESIS
 from controller.journal.errors import JournalError
 from controller.journal.postgres import checks, fence, reads, site_messages
 from controller.journal.postgres.connection import connect, reason, write_error
-from controller.journal.postgres.fence import Held, take_over
+from controller.journal.postgres.fence import Held, take_over, takeover_event
 from controller.journal.postgres.materialize import DEVICES, materialize, store_snapshot
 from controller.journal.postgres.outbox import PostgresOutbox
 from controller.journal.postgres.rows import INSERT, last_row, rows_with_ids, stored
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from controller.effects import PayoutMade
-    from controller.events import AnyEvent
+    from controller.events import AnyEvent, SequencerTookOver
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
     from controller.journal.location import DatabaseUrl
@@ -112,13 +113,15 @@ class PostgresJournal:
         self._epoch = 0
         self._clock = clock
         self._lease_from: float | None = None
+        self._took: SequencerTookOver | None = None
         self.db = connect(url)
         try:
             migrate(self.db, str(url))
             if fence is not None and not standby:
                 started = clock()
-                self._epoch = take_over(self.db, fence, str(url))
-                self._lease_from = started
+                taken = take_over(self.db, fence, str(url))
+                self._epoch, self._lease_from = taken.epoch, started
+                self._took = takeover_event(taken, fence.node, utc_now())
             # The head and the state as of one moment: a leader may commit between the two.
             self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._tail = last_row(self.db)
@@ -146,6 +149,11 @@ class PostgresJournal:
     def epoch(self) -> int:
         """The epoch of the fence this journal took over at open; 0 if opened without one."""
         return self._epoch
+
+    @property
+    def took_over(self) -> SequencerTookOver | None:
+        """This process's takeover of the fence, to journal; None before or without one."""
+        return self._took
 
     @property
     def lease_renewal_s(self) -> float | None:
@@ -195,13 +203,15 @@ class PostgresJournal:
                 return taken  # live: not even a try, which would lock the holder's row
             started = self._clock()
             outcome = fence.attempt(self.db, self.fence, str(self.url))
-            if isinstance(outcome, int):
-                self._epoch, self._lease_from = outcome, started
-                self.follow()
+            if isinstance(outcome, Held):
+                return outcome
+            self._epoch, self._lease_from = outcome.epoch, started
+            self._took = takeover_event(outcome, self.fence.node, utc_now())
+            self.follow()
         except psycopg.Error as error:
             _roll_back(self.db)
             raise JournalError(f"{self.url}: cannot take the fence: {reason(error)}") from error
-        return outcome
+        return self._epoch
 
     def follow(self) -> int:
         """Replay what another node committed since this journal's head; the rows replayed.
