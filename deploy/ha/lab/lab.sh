@@ -21,41 +21,14 @@ RUN=$ROOT/run
 NODES=(node1 node2 node3)
 JACKPOTD=${JACKPOTD:-jackpotd}
 WAIT_S=90
+LAB_DIR=$ROOT
+# shellcheck source=deploy/lib/lab-processes.sh
+. "$HERE/../../lib/lab-processes.sh"
 
 own() {  # own USER PATH...: give PATHs to USER when we are root
     local user=$1
     shift
     if [ "$(id -u)" = 0 ]; then chown -R "$user:$user" "$@"; fi
-}
-
-launch() {  # launch NAME LOG USER COMMAND...: in the background, its pid in $RUN/NAME.pid
-    local name=$1 log=$2 user=$3
-    shift 3
-    if [ -f "$RUN/$name.pid" ] && kill -0 "$(cat "$RUN/$name.pid")" 2>/dev/null; then
-        echo "$name: already running"
-        return
-    fi
-    # setsid and setpriv exec what they run: $! is the process itself.
-    if [ "$(id -u)" = 0 ]; then
-        setsid setpriv --reuid="$user" --regid="$user" --init-groups -- "$@" </dev/null >>"$log" 2>&1 &
-    else
-        setsid "$@" </dev/null >>"$log" 2>&1 &
-    fi
-    echo $! >"$RUN/$name.pid"
-    echo "$name: started (pid $!, log $log)"
-}
-
-wait_until() {  # wait_until WHAT COMMAND...: until COMMAND succeeds, at most WAIT_S seconds
-    local what=$1 deadline=$((SECONDS + WAIT_S))
-    shift
-    until "$@" >/dev/null 2>&1; do
-        if [ $SECONDS -ge $deadline ]; then
-            echo "lab.sh: no $what after ${WAIT_S}s; see the logs under $ROOT" >&2
-            exit 1
-        fi
-        # Nothing announces these states: ask again shortly.
-        sleep 0.5
-    done
 }
 
 healthy() {  # a leader and a synchronous standby, as Patroni shows them
@@ -107,19 +80,9 @@ status() {
 }
 
 stop() {
-    local name pid
-    for name in jackpotd-node3 jackpotd-node2 jackpotd-node1 haproxy \
+    stop_processes jackpotd-node3 jackpotd-node2 jackpotd-node1 haproxy \
         mosquitto-node3 mosquitto-node2 mosquitto-node1 \
-        patroni-node3 patroni-node2 patroni-node1 etcd-node3 etcd-node2 etcd-node1; do
-        [ -f "$RUN/$name.pid" ] || continue
-        pid=$(cat "$RUN/$name.pid")
-        # Patroni stops its PostgreSQL before it exits: wait for each process to be gone.
-        if kill "$pid" 2>/dev/null; then
-            while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-            echo "$name: stopped"
-        fi
-        rm -f "$RUN/$name.pid"
-    done
+        patroni-node3 patroni-node2 patroni-node1 etcd-node3 etcd-node2 etcd-node1
 }
 
 case "${1:-}" in

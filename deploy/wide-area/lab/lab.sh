@@ -20,18 +20,9 @@ JACKPOTD=${JACKPOTD:-jackpotd}
 CONTROLLERS=(central atlantic boardwalk)
 WAIT_S=120
 export JACKPOTD_PASSPHRASE=${JACKPOTD_PASSPHRASE:-wide-area-lab-4719}
-
-launch() {  # launch NAME LOG COMMAND...: in the background, its pid in $RUN/NAME.pid
-    local name=$1 log=$2
-    shift 2
-    if [ -f "$RUN/$name.pid" ] && kill -0 "$(cat "$RUN/$name.pid")" 2>/dev/null; then
-        echo "$name: already running"
-        return
-    fi
-    setsid "$@" </dev/null >>"$log" 2>&1 &
-    echo $! >"$RUN/$name.pid"
-    echo "$name: started (pid $!, log $log)"
-}
+LAB_DIR=$DIR
+# shellcheck source=deploy/lib/lab-processes.sh
+. "$(cd "$(dirname "$0")" && pwd)/../../lib/lab-processes.sh"
 
 web_port() {  # web_port NAME: the [web] port of NAME's configuration
     python3 -c 'import sys, tomllib; print(tomllib.load(open(sys.argv[1], "rb"))["web"]["port"])' \
@@ -41,19 +32,6 @@ web_port() {  # web_port NAME: the [web] port of NAME's configuration
 answers() {  # answers PORT: the controller on PORT serves its page
     python3 -c 'import sys, urllib.request; urllib.request.urlopen(sys.argv[1], timeout=2)' \
         "http://127.0.0.1:$1/healthz"
-}
-
-wait_until() {  # wait_until WHAT COMMAND...: until COMMAND succeeds, at most WAIT_S seconds
-    local what=$1 deadline=$((SECONDS + WAIT_S))
-    shift
-    until "$@" >/dev/null 2>&1; do
-        if [ $SECONDS -ge $deadline ]; then
-            echo "lab.sh: no $what after ${WAIT_S}s; see the logs under $DIR" >&2
-            exit 1
-        fi
-        # A process tells nobody when it listens: ask again shortly.
-        sleep 0.5
-    done
 }
 
 approve() {
@@ -79,11 +57,11 @@ start() {
     local name port
     install -d "$RUN"
     for name in central floor; do
-        launch "mosquitto-$name" "$DIR/$name/mosquitto.log" \
+        launch "mosquitto-$name" "$DIR/$name/mosquitto.log" "$(id -un)" \
             mosquitto -c "$DIR/$name/mosquitto.conf"
     done
     for name in "${CONTROLLERS[@]}"; do
-        launch "jackpotd-$name" "$DIR/$name/$name.log" \
+        launch "jackpotd-$name" "$DIR/$name/$name.log" "$(id -un)" \
             "$JACKPOTD" run --config "$DIR/$name/jackpotd.toml"
         port=$(web_port "$name")
         wait_until "answer from $name on port $port" answers "$port"
@@ -105,18 +83,8 @@ status() {
 }
 
 stop() {
-    local name pid
-    for name in jackpotd-boardwalk jackpotd-atlantic jackpotd-central \
-        mosquitto-floor mosquitto-central; do
-        [ -f "$RUN/$name.pid" ] || continue
-        pid=$(cat "$RUN/$name.pid")
-        # A controller checkpoints before it exits: wait for each process to be gone.
-        if kill "$pid" 2>/dev/null; then
-            while kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-            echo "$name: stopped"
-        fi
-        rm -f "$RUN/$name.pid"
-    done
+    stop_processes jackpotd-boardwalk jackpotd-atlantic jackpotd-central \
+        mosquitto-floor mosquitto-central
 }
 
 case "${1:-}" in
