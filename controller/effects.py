@@ -276,6 +276,15 @@ class SiteRefused(Effect, frozen=True, tag="site-refused"):
     detail: str
 
 
+class SiteLinkResumed(Effect, frozen=True, tag="site-link-resumed"):
+    """A manager resumed a property's halted link: central expects ``through`` + 1 again."""
+
+    site: str
+    through: int
+    halted: str
+    """Why the link had halted."""
+
+
 class AwardMade(Effect, frozen=True, tag="award"):
     """Central paid a property's hit claim from the wide-area meter (docs/wide-area.md)."""
 
@@ -341,6 +350,7 @@ AnyEffect = (
     | SiteSet
     | SiteAdvanced
     | SiteRefused
+    | SiteLinkResumed
     | AwardMade
     | SiteReconciled
     | SiteMessageQueued

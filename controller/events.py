@@ -23,6 +23,7 @@ from controller.event_base import SCHEMA_VERSION, Event, Signature, Signatures
 from controller.wide_events import (
     SiteLinked,
     SiteReported,
+    SiteResumed,
     SiteTotalsReported,
     WideAreaAwarded,
     WideAreaJoined,
@@ -363,6 +364,7 @@ AnyEvent = (
     | SiteLinked
     | SiteReported
     | SiteTotalsReported
+    | SiteResumed
     | WideAreaJoined
     | WideAreaStatusChanged
     | WideAreaAwarded

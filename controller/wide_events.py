@@ -9,6 +9,7 @@ Central's:
   whatever path it took.
 * :class:`SiteTotalsReported`: what the property says it has sent, after a reconnection; central
   reconciles it with what it applied.
+* :class:`SiteResumed`: a manager resumes a halted link, once its cause is settled.
 
 A property's:
 
@@ -38,6 +39,20 @@ class SiteLinked(Event, frozen=True, tag="site-linked"):
     public_key: str
     pools: list[str]
     by: str
+    signatures: Signatures = msgspec.UNSET
+
+
+class SiteResumed(Event, frozen=True, tag="site-resumed"):
+    """A manager resumes a property's halted link (signed): central takes its messages again.
+
+    Only once the halt's cause is settled (docs/wide-area.md, "A halted link"): the pool linked
+    that the property fed, the software that misreported its totals fixed. A message that is
+    still wrong halts the link again.
+    """
+
+    site: str
+    by: str
+    reason: str
     signatures: Signatures = msgspec.UNSET
 
 
@@ -77,20 +92,31 @@ class WideAreaAwarded(Event, frozen=True, tag="wide-area-awarded"):
     award: Award
 
 
-def site_event_id(site: str, site_seq: int) -> str:
-    """The journal id of a property's message: a resend by any path shares it."""
-    return f"site/{site}/{site_seq}"
+def site_event_id(site: str, site_seq: int, resumed: int = 0) -> str:
+    """The journal id of a property's message: a resend by any path shares it.
+
+    After the link's ``resumed``-th resumption by a manager, ``site/<site>/<seq>/resumed-<k>``:
+    the message that halted the link was journaled under the plain id, and once the cause is
+    settled the same message must be journaled again to be applied (docs/wide-area.md, "A
+    halted link").
+    """
+    plain = f"site/{site}/{site_seq}"
+    return plain if resumed == 0 else f"{plain}/resumed-{resumed}"
 
 
 def totals_event_id(totals: SiteTotals) -> str:
-    """The journal id of a totals report: one per (through, head, claims held) reported.
+    """The journal id of a totals report: one per (through, head, counts, claims held) reported.
 
-    The held claims are part of it: a property reports again through the same ``site_seq``
-    once its held claims are paid, and that report (which stops central sending their awards)
-    is another than the first, not a reuse of its id.
+    A resend of the same report is a duplicate; another report through the same ``site_seq``
+    is another event, not a reuse of the id: the held claims change once they are paid (that
+    report stops central sending their awards), and the counts change when a property whose
+    software misreported them is fixed and reports again after a manager resumed its halted
+    link (docs/wide-area.md, "A halted link").
     """
-    held = hashlib.sha256(",".join(map(str, totals.held)).encode()).hexdigest()[:16]
-    return f"site/{totals.site}/totals/{totals.through}/{totals.head[:16]}/{held}"
+    held = ",".join(map(str, totals.held))
+    counts = f"{totals.contributions}/{totals.wager_cents}/{totals.hits}/{held}"
+    digest = hashlib.sha256(counts.encode()).hexdigest()[:16]
+    return f"site/{totals.site}/totals/{totals.through}/{totals.head[:16]}/{digest}"
 
 
 def award_event_id(award: Award) -> str:

@@ -25,6 +25,7 @@ from controller.cli import (
     report,
     run,
     sign,
+    site_commands,
     supervisor,
 )
 
@@ -54,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     meters.register(commands)
     pays.register(commands)
     supervisor.register(commands)
+    site_commands.register(commands)
     anchors.register(commands)
     archive.register(commands)
     journal_command.register(commands)

@@ -87,9 +87,18 @@ def state_document(state: LedgerState) -> dict[str, Any]:
         "authority": msgspec.to_builtins(state.authority),
         # Only when there are any: a snapshot without linked properties is the text (and the
         # digest, which checkpoints sign) it was before wide-area links existed.
-        **({"sites": msgspec.to_builtins(dict(state.sites))} if state.sites else {}),
+        **({"sites": _sites_document(state)} if state.sites else {}),
         **({"chain": msgspec.to_builtins(state.chain)} if state.chain is not None else {}),
     }
+
+
+def _sites_document(state: LedgerState) -> dict[str, Any]:
+    """Central's linked properties; a link never resumed without its ``resumed`` (see SiteLink)."""
+    sites: dict[str, Any] = msgspec.to_builtins(dict(state.sites))
+    for linked in sites.values():
+        if linked["link"].get("resumed") == 0:
+            del linked["link"]["resumed"]
+    return sites
 
 
 def snapshot_text(state: LedgerState) -> str:

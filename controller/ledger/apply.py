@@ -77,7 +77,12 @@ from controller.ledger.state import (
 from controller.ledger.table_rules import TableRulesError, table_rules
 from controller.ledger.table_state import TableState
 from controller.ledger.voids import on_round_voided
-from controller.ledger.wide_area import on_site_linked, on_site_reported, on_site_totals
+from controller.ledger.wide_area import (
+    on_site_linked,
+    on_site_reported,
+    on_site_resumed,
+    on_site_totals,
+)
 from controller.ledger.wide_area_property import (
     on_wide_area_awarded,
     on_wide_area_joined,
@@ -87,6 +92,7 @@ from controller.ledger.wide_area_property import (
 from controller.wide_events import (
     SiteLinked,
     SiteReported,
+    SiteResumed,
     SiteTotalsReported,
     WideAreaAwarded,
     WideAreaJoined,
@@ -282,6 +288,8 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return on_site_linked(_if_configured(state, event), event)
         case SiteReported():
             return on_site_reported(state, event)
+        case SiteResumed():
+            return on_site_resumed(state, event)
         case SiteTotalsReported():
             return on_site_totals(state, event)
         case WideAreaJoined():

@@ -16,7 +16,9 @@ messages, and only central awards their hits, here, where its sequencer journals
   a manager acts. One whose signature is not the property's is refused (journaled) and moves
   nothing, and the link goes on: it is someone else's doing;
 * :class:`SiteTotalsReported` reconciles the property's totals with what central applied
-  (:class:`SiteReconciled`).
+  (:class:`SiteReconciled`);
+* :class:`SiteResumed` (a manager's signed decision) resumes a halted link
+  (:class:`SiteLinkResumed`): central expects the message after its head again.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from controller.effects import (
     AwardMade,
     Contributed,
     SiteAdvanced,
+    SiteLinkResumed,
     SiteReconciled,
     SiteRefused,
     SiteSet,
@@ -64,12 +67,13 @@ from controller.widearea.site_link import (
     judge,
     reconcile,
     reconciled,
+    resume,
 )
 
 if TYPE_CHECKING:
     from controller.ledger.pool import Pool
     from controller.rules.paytable import Paytable
-    from controller.wide_events import SiteLinked, SiteReported, SiteTotalsReported
+    from controller.wide_events import SiteLinked, SiteReported, SiteResumed, SiteTotalsReported
 
     Outcome = tuple[LedgerState, list[AnyEffect]]
 
@@ -123,6 +127,21 @@ def on_site_linked(state: LedgerState, event: SiteLinked) -> Outcome:
     linked = LinkedSite(event.public_key, tuple(event.pools), paytables, link)
     effect = SiteSet(event.site, key_id(event.public_key), list(event.pools))
     return _with_site(state, event.site, linked), [effect]
+
+
+def on_site_resumed(state: LedgerState, event: SiteResumed) -> Outcome:
+    """Resume a halted link (a manager's signed decision, once its cause is settled)."""
+    if not event.reason:
+        raise LedgerError("resuming a link says why (what settled its halt)")
+    state = require(state, event, "link-site")
+    linked = state.sites.get(event.site)
+    if linked is None:
+        raise LedgerError(f"no linked property {event.site!r}")
+    link = linked.link
+    if not link.halted:
+        raise LedgerError(f"{event.site}: the link is not halted")
+    effect = SiteLinkResumed(event.site, link.through, link.halted)
+    return _with_site(state, event.site, replace_link(linked, resume(link))), [effect]
 
 
 def _paytable_text(state: LedgerState, pool: Pool) -> str:

@@ -48,6 +48,11 @@ class SiteLink(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The ``through`` of the last matched reconciliation."""
     halted: str = ""
     """Why the link takes nothing until a manager acts (a chain break, a forgery); empty if not."""
+    resumed: int = 0
+    """How many times a manager resumed the link after a halt. The message that halted it was
+    journaled under its id (:func:`controller.wide_events.site_event_id`), so a message applied
+    after the k-th resumption is journaled under an id of its own (the k in it). A snapshot
+    leaves it out while 0: every digest made before it existed is unchanged."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,7 +199,7 @@ def halt(link: SiteLink, reason: str) -> SiteLink:
 
 def resume(link: SiteLink) -> SiteLink:
     """The link reopened by a manager: it expects the next message after its head again."""
-    return msgspec.structs.replace(link, halted="")
+    return msgspec.structs.replace(link, halted="", resumed=link.resumed + 1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,8 @@ messages and, after each (re)connection's backlog, its totals on ``wide/<site>/u
 * one after a gap is dropped unjournaled: the property resends from the gap, in order;
 * anything from a property that is not linked, or whose link is halted, is dropped, counted:
   the ledger would refuse it, and a halted link's resends would otherwise fill the journal
-  (the halt itself was journaled once, with its reason);
+  (the halt itself was journaled once, with its reason); a halted link is not acknowledged
+  either, heartbeats included, so the property's wide-area wagers close at its grace;
 * totals are submitted (:class:`~controller.wide_events.SiteTotalsReported`) when they cover
   exactly what is applied or handed over: they follow the messages they count.
 
@@ -191,7 +192,9 @@ class SiteAnswers:
         if admission is not SiteAdmission.SUBMIT:
             return None
         if isinstance(up, SiteMessage):
-            return SiteReported(site_event_id(up.site, up.site_seq), at, up)
+            link = self._links.link(site)
+            resumed = 0 if link is None else link.resumed
+            return SiteReported(site_event_id(up.site, up.site_seq, resumed), at, up)
         return SiteTotalsReported(totals_event_id(up), at, up)
 
     def _signed(self, up: SiteUp) -> bool:
@@ -202,11 +205,13 @@ class SiteAnswers:
     def journaled(self, site: str) -> Callable[[Receipt], None]:
         """What the source runs once the receipt is in: owe the property an acknowledgement.
 
-        A message the ledger refused (not applied) is handed over again when it comes again.
+        A message the ledger refused (not applied), or that halted the link, is handed over
+        again when it comes again (once a manager has resumed the link, for the latter).
         """
 
         def note(receipt: Receipt) -> None:
-            if not receipt.applied:
+            link = self._links.link(site)
+            if not receipt.applied or (link is not None and link.halted):
                 self._handed.pop(site, None)
             self.owe(site, receipt.seq)
 
@@ -224,9 +229,14 @@ class SiteAnswers:
             self.owe(site, 0)
 
     def ack_of(self, site: str, journal_seq: int) -> CentralAck | None:
-        """The signed acknowledgement of what the ledger holds of ``site``'s link now."""
+        """The signed acknowledgement of what the ledger holds of ``site``'s link now.
+
+        None for a halted link: it acknowledges nothing, heartbeats included, so that the
+        property's wide-area wagers close once its grace runs out, as for a silent central,
+        and stay closed until a manager resumes the link (docs/wide-area.md, "A halted link").
+        """
         link = self._links.link(site)
-        if link is None:
+        if link is None or link.halted:
             return None
         ack = CentralAck(
             site, link.through, link.head, journal_seq, self.epoch(), link.reconciled_through

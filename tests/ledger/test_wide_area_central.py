@@ -22,7 +22,15 @@ from support.journal_rig import (
     table_configured,
 )
 
-from controller.effects import AwardMade, Contributed, SiteAdvanced, SiteReconciled, SiteRefused
+from controller.effects import (
+    AwardMade,
+    Contributed,
+    SiteAdvanced,
+    SiteLinkResumed,
+    SiteReconciled,
+    SiteRefused,
+)
+from controller.journal.snapshot import snapshot_text
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.rules.cards import SevenCardHand
 from controller.rules.qualify import qualifier
@@ -30,6 +38,7 @@ from controller.security.controller_key import ControllerKey
 from controller.wide_events import (
     SiteLinked,
     SiteReported,
+    SiteResumed,
     SiteTotalsReported,
     site_event_id,
     totals_event_id,
@@ -253,3 +262,43 @@ def test_totals_not_signed_by_the_property_are_refused() -> None:
     )  # fmt: skip
     with pytest.raises(LedgerError, match="signature"):
         apply(state, SiteTotalsReported(totals_event_id(forged), AT, forged))
+
+
+def test_a_halted_link_resumes_by_a_managers_decision_and_halts_again_while_still_wrong() -> None:
+    """docs/wide-area.md, "A halted link": the pool the property fed linked, then resumed."""
+    prop = Property()
+    state = central(prop)
+    state, _ = report(state, prop.contribution(1))
+    unfed = prop.say(Contribution("pool-b", "t1", "r2", 1, WAGER))  # a pool it does not feed
+    state, effects = report(state, unfed)
+    assert isinstance(effects[0], SiteRefused)
+    assert state.sites[SITE].link.halted.startswith("pool-not-fed")
+    with pytest.raises(LedgerError, match="says why"):
+        apply(state, SiteResumed("resume-0", AT, SITE, "mgr", ""))
+    with pytest.raises(LedgerError, match="no linked property"):
+        apply(state, SiteResumed("resume-0", AT, "elsewhere", "mgr", "ticket 5120"))
+    # Resumed before the cause is settled: the same message, resent, halts it again.
+    why = state.sites[SITE].link.halted
+    # A link never resumed snapshots as before resumption existed: every digest unchanged.
+    assert '"resumed"' not in snapshot_text(state)
+    state, (resumed,) = apply(state, SiteResumed("resume-1", AT, SITE, "mgr", "try again"))
+    assert resumed == SiteLinkResumed(SITE, 1, why)  # applied through 1; why it had halted
+    assert state.sites[SITE].link.resumed == 1
+    assert '"resumed":1' in snapshot_text(state)
+    # The message that halted it was journaled under its id: after a resumption, another.
+    assert site_event_id(SITE, 2, state.sites[SITE].link.resumed) == f"site/{SITE}/2/resumed-1"
+    assert not state.sites[SITE].link.halted
+    state, effects = report(state, unfed)
+    assert isinstance(effects[0], SiteRefused)
+    # Settled: pool-b opened at central and linked for the property; resumed, it applies.
+    for event in (pool_opened("open-b", "pool-b"), SiteLinked(
+        "link-2", AT, SITE, prop.key.public_key, [POOL, "pool-b"], "mgr"
+    )):  # fmt: skip
+        state, _ = apply(state, event)
+    assert state.sites[SITE].link.halted  # relinking alone resumes nothing
+    state, _ = apply(state, SiteResumed("resume-2", AT, SITE, "mgr", "pool-b linked"))
+    state, effects = report(state, unfed)
+    assert effects[0] == SiteAdvanced(SITE, 2, unfed.digest)
+    assert state.pools["pool-b"].contributions > 0
+    with pytest.raises(LedgerError, match="not halted"):
+        apply(state, SiteResumed("resume-3", AT, SITE, "mgr", "again"))

@@ -7,6 +7,7 @@ linking it, each with an intake that wakes the tests' waits at every commit (doc
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING
 
 from controller.agent.resend import ResendDelay
@@ -19,9 +20,10 @@ from drivers.mqtt.site_uplink import SiteUplink
 from drivers.mqtt.source import MqttSource
 from support.intake import JournalIntake
 from support.journal_rig import AT, PAYTABLE, POOL, pool_opened, table_configured, wager
-from support.mqtt_tables import settings_for, within
+from support.mqtt_tables import running, settings_for, within
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
 SITE = "atlantic"
@@ -61,6 +63,15 @@ class Link:
         """Central's MQTT source answering the property (a new one: a restarted central)."""
         return MqttSource(settings_for(self.port), timeout_s=2.0, sites=self.links)
 
+    @contextlib.asynccontextmanager
+    async def linked(self) -> AsyncIterator[None]:
+        """Central's source and the property's uplink, running over the broker."""
+        async with (
+            running(self.central_source().run(self.central_intake)),
+            running(self.uplink.run(self.site_intake)),
+        ):
+            yield
+
     def wager(self, n: int) -> bool:
         """A progressive wager at the property's table; whether the ledger took it."""
         receipt = self.site.append(wager(f"w{n}", f"r{n}", 1))
@@ -75,6 +86,10 @@ class Link:
             return chain is not None and chain.open is is_open
 
         await within(self.site_intake.wait_until(reached), f"wide-area wagers open={is_open}")
+
+    async def central_until(self, reached: Callable[[], bool], what: str) -> None:
+        """Until ``reached()`` holds of central's journal (re-checked at each of its commits)."""
+        await within(self.central_intake.wait_until(reached), what)
 
     async def until_central_has(self, through: int) -> None:
         """Until central has applied the property's chain through ``through``."""

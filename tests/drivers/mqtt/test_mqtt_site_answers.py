@@ -189,11 +189,20 @@ def test_central_is_heard_while_idle_and_a_halted_links_resends_fill_no_journal(
         # Nothing more said: the heartbeat acknowledges again (every 0.2 s here).
         await at.seen.until(lambda _w: len(at.acks()) >= count + 2, "heartbeat acknowledgements")
         await at.publish(broken)
-        await at.seen.until(lambda _w: bool(journal.state.sites[SITE].link.halted), "the halt")
+        halted = at.intake.wait_until(lambda: bool(journal.state.sites[SITE].link.halted))
+        await within(halted, "the halt")
         await at.publish(broken, broken)  # the property resends: dropped, not journaled
+        # A stranger's message after them, refused and journaled: the source has taken the two
+        # resends by then (it takes messages in order; a drop tells nobody).
+        stranger = next_message("stranger", 1, GENESIS, AT, Contribution(POOL, "t1", "r1", 1, 1))
+        await at.client.publish(TOPICS.site_up("stranger"), canonical(stranger), qos=1)
+        await within(at.intake.wait_rejects(1), "the stranger refused after the resends")
         answers = at.source.sites
         assert answers is not None
-        await at.seen.until(lambda _w: answers.dropped[SiteAdmission.HALTED] == 2, "the drops")
+        assert answers.dropped[SiteAdmission.HALTED] == 2
+        # A halted link is acknowledged no more, heartbeats included: the property's wagers
+        # close at its grace (docs/wide-area.md, "A halted link").
+        assert answers.ack_of(SITE, 0) is None
 
     source = run(mosquitto, journal, scenario)
     rows = [row for row in journal.rows() if row["kind"] == "site-reported"]

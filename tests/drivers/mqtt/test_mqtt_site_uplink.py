@@ -46,10 +46,7 @@ def test_michigan_432_1841_wagers_open_once_reconciled_and_each_reaches_central_
     link = Link(tmp_path, mosquitto.port)
 
     async def scenario() -> None:
-        async with (
-            running(link.central_source().run(link.central_intake)),
-            running(link.uplink.run(link.site_intake)),
-        ):
+        async with link.linked():
             await link.until_open(is_open=True)
             assert all(link.wager(n) for n in range(1, 6))
             await link.until_central_has(5)
@@ -163,10 +160,7 @@ def test_an_outbox_edited_by_hand_sends_nothing_and_is_journaled_as_a_fault(
     link = Link(tmp_path, mosquitto.port)
 
     async def scenario() -> None:
-        async with (
-            running(link.central_source().run(link.central_intake)),
-            running(link.uplink.run(link.site_intake)),
-        ):
+        async with link.linked():
             await link.until_open(is_open=True)
             assert link.wager(1)
             assert link.wager(2)
@@ -246,10 +240,7 @@ def test_a_link_that_stays_up_is_reconciled_every_report_s_without_closing(
     link.uplink.report_s = 0.3
 
     async def scenario() -> None:
-        async with (
-            running(link.central_source().run(link.central_intake)),
-            running(link.uplink.run(link.site_intake)),
-        ):
+        async with link.linked():
             await link.until_open(is_open=True)
             assert all(link.wager(n) for n in (1, 2, 3))
             await within(
