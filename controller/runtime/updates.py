@@ -9,7 +9,7 @@ and followers"); and, when the sequencer starts, the states the journal stands a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from controller.effects import Balances, PayoutMade, TableStatus, WagerRefused, WideAreaStatus
 from controller.outputs import (
@@ -46,8 +46,7 @@ def updates_of(receipt: Receipt, at: str, state: LedgerState, epoch: int) -> lis
         elif isinstance(effect, WagerRefused):
             updates.append(wager_refusal(effect, at, seq, epoch))
         elif isinstance(effect, WideAreaStatus) and state.chain is not None:
-            status = PoolStatus(effect.open, effect.reason)
-            updates += wide_area_updates(state.chain, status, at, seq, epoch)
+            updates += wide_area_updates(state.chain, effect, at, seq, epoch)
     latest: dict[str, int] = {}
     for index, update in enumerate(updates):
         if isinstance(update, MeterUpdate):
@@ -72,8 +71,9 @@ def standing_updates(state: LedgerState, at: str, seq: int, epoch: int) -> list[
         meter_update(pool, at, seq, epoch) for _, pool in sorted(state.pools.items())
     ]
     if state.chain is not None:
-        status = PoolStatus(state.chain.open, "" if state.chain.open else state.chain.reason)
-        updates += wide_area_updates(state.chain, status, at, seq, epoch)
+        chain = state.chain  # its reason is empty while open (the ledger keeps it so)
+        status = WideAreaStatus(chain.open, chain.reason)
+        updates += wide_area_updates(chain, status, at, seq, epoch)
     return updates
 
 
@@ -91,15 +91,8 @@ def meter_update(pool: Pool, at: str, seq: int, epoch: int) -> MeterUpdate:
     )
 
 
-class PoolStatus(NamedTuple):
-    """Whether a pool's wagers are open, and why not."""
-
-    open: bool
-    reason: str
-
-
 def wide_area_updates(
-    chain: SiteChain, status: PoolStatus, at: str, seq: int, epoch: int
+    chain: SiteChain, status: WideAreaStatus, at: str, seq: int, epoch: int
 ) -> list[AnyUpdate]:
     """Each wide-area pool open or closed with the property's link, and why."""
     return [

@@ -134,10 +134,15 @@ class Taken:
 
 def holder(connection: Connection) -> Held:
     """The fence row's epoch, holder and seconds its lease has left (a plain read, no lock)."""
-    row = connection.execute(_HOLDER, [ROW]).fetchone()
-    if row is None:  # no node ever took it: anyone may
+    return _held(connection.execute(_HOLDER, [ROW]).fetchone())
+
+
+def _held(row: tuple[object, ...] | None) -> Held:
+    """The fence row read by :data:`_HOLDER`; none yet (no node ever took it): anyone may."""
+    if row is None:
         return Held(0, "", 0.0)
-    return Held(int(row[0]), str(row[1]), float(row[2]))
+    epoch, node, left_s = row
+    return Held(int(str(epoch)), str(node), float(str(left_s)))
 
 
 def attempt(connection: Connection, fence: Fence, where: str) -> Taken | Held:
@@ -147,14 +152,12 @@ def attempt(connection: Connection, fence: Fence, where: str) -> Taken | Held:
             # Two leases: a holder paused inside a transaction loses its session after one
             # (hold()), and a commit still running after two is hung.
             _local(connection, 2 * fence.lease_ms, fence.lease_ms)
-            found = connection.execute(_BEFORE, [ROW]).fetchone()
-            before = Held(0, "", 0.0)
-            if found is not None:
-                before = Held(int(found[0]), str(found[1]), float(found[2]))
+            # The row as it stands, locked: whom a takeover is from, or who keeps it.
+            before = _held(connection.execute(_BEFORE, [ROW]).fetchone())
             row = connection.execute(
                 _TAKE, {"row": ROW, "node": fence.node, "lease": fence.lease_s}
             ).fetchone()
-            return Taken(int(row[0]), before) if row is not None else holder(connection)
+            return Taken(int(row[0]), before) if row is not None else before
     except pg_errors.LockNotAvailable:
         raise FencedError(
             f"{where}: cannot take the sequencer's fence: a commit of the node that held "
