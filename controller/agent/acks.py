@@ -1,15 +1,17 @@
 """Cumulative acknowledgements: what the agent accepts of one, what the controller may claim.
 
-The controller acknowledges an agent's events with one number: the highest agent ``seq`` of
-the agent's boot that it has journaled, every lower one journaled too. The agent checks the
-acknowledgement before it trims its outbox (:func:`judge_ack`): it must name the agent's own
-table and boot, acknowledge nothing the agent never stored, and come from an epoch no older
-than the newest it has seen, so that a forged, misrouted or zombie-leader acknowledgement
-trims nothing (docs/ha.md, "Table agents").
+The controller acknowledges an agent's events as one run of its boot: every ``seq`` from
+``first`` through ``agent_seq`` is journaled. The agent checks the acknowledgement before it
+trims its outbox (:func:`judge_ack`): it must name the agent's own table and boot, acknowledge
+nothing the agent never stored, start no later than just after what the agent already had
+acknowledged, and come from an epoch no older than the newest it has seen, so that a forged,
+misrouted, zombie-leader or gapped acknowledgement trims nothing (docs/ha.md, "Table agents").
 
-The controller keeps, per (table, boot), what it has journaled and what it has handed to its
-sequencer (:class:`CumulativeAcks`), so that it submits each agent event once, in order, and
-never claims a ``seq`` beyond a gap.
+The controller keeps, per (table, boot), the run of ``seq`` the journal has answered for
+(:class:`CumulativeAcks`): each one in it has a receipt, so that it submits each agent event
+once, in order, and never acknowledges a ``seq`` the journal did not answer for. What a
+message says it was acknowledged (``acked``) only tells it where a new run may start; it is
+never taken as journaled.
 """
 
 from __future__ import annotations
@@ -25,10 +27,10 @@ REMEMBERED_BOOTS: Final = 4096
 
 @dataclass(frozen=True, slots=True)
 class Ack:
-    """``table/<tid>/cmd/ack``: every agent ``seq`` up to ``agent_seq`` of ``boot`` is journaled.
+    """``table/<tid>/cmd/ack``: every ``seq`` of ``boot`` from ``first`` to ``agent_seq`` journaled.
 
     ``journal_seq`` is the journal row of the last of them and ``epoch`` the sequencer epoch it
-    was journaled under (docs/ha.md).
+    was journaled under (docs/ha.md). ``first`` is 1 when the run is the whole boot's.
     """
 
     table_id: str
@@ -36,6 +38,7 @@ class Ack:
     agent_seq: int
     journal_seq: int
     epoch: int
+    first: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +52,7 @@ class AckRefused:
 OTHER_TABLE: Final = "other-table"
 OTHER_BOOT: Final = "other-boot"
 AHEAD: Final = "ahead-of-outbox"
+AFTER_GAP: Final = "after-gap"
 STALE_EPOCH: Final = "stale-epoch"
 
 
@@ -89,6 +93,13 @@ def judge_ack(ack: Ack, position: OutboxPosition) -> AckAccepted | AckRefused:
     if ack.agent_seq > stored_high:
         detail = f"acknowledges seq {ack.agent_seq}, the outbox holds up to {stored_high}"
         return AckRefused(AHEAD, detail)
+    if ack.agent_seq > acked and ack.first > acked + 1:
+        # Seqs acked+1 .. first-1 are not covered: trimming through agent_seq would lose them.
+        detail = (
+            f"acknowledges seq {ack.first} to {ack.agent_seq}, "
+            f"the outbox was acknowledged only through {acked}"
+        )
+        return AckRefused(AFTER_GAP, detail)
     if ack.epoch < epoch:
         detail = f"epoch {ack.epoch} after epoch {epoch}: a sequencer that was replaced"
         return AckRefused(STALE_EPOCH, detail)
@@ -106,71 +117,87 @@ class Admission(Enum):
     """An earlier one is missing: drop it unjournaled; the agent resends from the gap, in order."""
 
 
+@dataclass(frozen=True, slots=True)
+class Confirmed:
+    """What the controller may acknowledge of a boot: ``first`` .. ``through`` are journaled.
+
+    ``through`` is 0 when the journal has answered for none of the boot's events here.
+    """
+
+    first: int
+    through: int
+    journal_seq: int
+
+
+NOTHING_CONFIRMED: Final = Confirmed(1, 0, 0)
+
+
 @dataclass(slots=True)
-class _Boot:
+class _Run:
+    first: int
+    """The run's first ``seq``: where a message said the agent's acknowledgements stood, + 1."""
     journaled: int
+    """The highest ``seq`` of the run the journal answered for (each from ``first`` did)."""
     journal_seq: int
     submitted: int
+    """The highest ``seq`` of the run handed to the sequencer."""
 
 
 class CumulativeAcks:
-    """The controller's view of each agent boot: journaled through, and submitted through.
+    """The controller's view of each agent boot: the run the journal has answered for.
 
-    Every agent message carries ``acked``, the highest ``seq`` a controller has acknowledged
-    to it. That is the controller's floor for the boot: a controller that has just started, or
-    that led before another node acknowledged more, knows no more than that, and never
-    takes an event it has not seen journaled for one that was (an agent that says less than
-    it was told only makes itself resend).
+    A run starts at an event ``seq`` that is just after the ``acked`` its message carries (the
+    first event a controller hears of a boot, the agent's resend after a restart or a failover)
+    and grows by one ``seq`` per receipt, in order. Only a receipt (the journal's ``COMMIT``
+    returned, or the journal answered that it holds the event already) puts a ``seq`` in the
+    run, so a message claiming any ``acked`` makes no event "journaled": the events after it are
+    submitted, and the journal applies each id once. An acknowledgement names the run's
+    ``first``, so the agent trims nothing below it that it had not been acknowledged.
     """
 
     def __init__(self, remembered: int = REMEMBERED_BOOTS) -> None:
-        self._boots: OrderedDict[tuple[str, str], _Boot] = OrderedDict()
+        self._boots: OrderedDict[tuple[str, str], _Run] = OrderedDict()
         self._remembered = remembered
 
     def admit(self, table_id: str, boot: str, seq: int, acked: int) -> Admission:
         """Whether to submit an agent event that just arrived (noted as submitted if so)."""
-        known = self.heard(table_id, boot, acked)
-        if seq <= known.journaled:
-            return Admission.JOURNALED
-        if seq > known.submitted + 1:
+        key = (table_id, boot)
+        run = self._boots.get(key)
+        if run is not None:
+            self._boots.move_to_end(key)
+            if run.first <= seq <= run.journaled:
+                return Admission.JOURNALED
+            if run.journaled < seq <= run.submitted + 1:
+                run.submitted = max(run.submitted, seq)
+                return Admission.SUBMIT
+        if seq != acked + 1:
             return Admission.GAP
-        known.submitted = max(known.submitted, seq)
+        # A new run: the message says everything before it was acknowledged to the agent. That
+        # is taken as where to start, never as journaled (docs/ha.md, "Table agents").
+        self._boots[key] = _Run(first=seq, journaled=seq - 1, journal_seq=0, submitted=seq)
+        self._boots.move_to_end(key)
+        self._forget_oldest()
         return Admission.SUBMIT
 
-    def heard(self, table_id: str, boot: str, acked: int) -> _Boot:
-        """A message of the boot (an event or a heartbeat) says it was acknowledged ``acked``."""
-        key = (table_id, boot)
-        known = self._boots.get(key)
-        if known is None:
-            known = self._boots[key] = _Boot(journaled=acked, journal_seq=0, submitted=acked)
-            self._forget_oldest()
-            return known
-        self._boots.move_to_end(key)
-        if acked > known.journaled:
-            # Another node acknowledged more (a failover): its row is not known here.
-            known.journaled, known.journal_seq = acked, 0
-        known.submitted = max(known.submitted, known.journaled)
-        return known
-
     def journaled(self, table_id: str, boot: str, seq: int, journal_seq: int) -> None:
-        """The event ``seq`` of a boot is durable (applied, refused or a duplicate)."""
-        known = self._boots.get((table_id, boot))
-        if known is None or seq != known.journaled + 1:
-            return  # not the next one: the acknowledgement stays where it is
-        known.journaled = seq
-        known.journal_seq = journal_seq
+        """The journal answered for event ``seq`` of a boot (applied, refused or a duplicate)."""
+        run = self._boots.get((table_id, boot))
+        if run is None or seq != run.journaled + 1:
+            return  # not the next one of the run: the acknowledgement stays where it is
+        run.journaled = seq
+        run.journal_seq = journal_seq
 
     def restart(self) -> None:
         """A new connection: what was submitted but not journaled is delivered again."""
-        for known in self._boots.values():
-            known.submitted = known.journaled
+        for run in self._boots.values():
+            run.submitted = run.journaled
 
-    def acknowledged(self, table_id: str, boot: str) -> tuple[int, int] | None:
-        """(agent seq, journal seq) to acknowledge for a boot; None if nothing is known."""
-        known = self._boots.get((table_id, boot))
-        if known is None:
-            return None
-        return known.journaled, known.journal_seq
+    def acknowledged(self, table_id: str, boot: str) -> Confirmed:
+        """What to acknowledge of a boot: the run the journal answered for, if any."""
+        run = self._boots.get((table_id, boot))
+        if run is None or run.journaled < run.first:
+            return NOTHING_CONFIRMED
+        return Confirmed(run.first, run.journaled, run.journal_seq)
 
     def _forget_oldest(self) -> None:
         while len(self._boots) > self._remembered:

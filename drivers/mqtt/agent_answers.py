@@ -10,6 +10,10 @@ for an answer: :meth:`AgentAnswers.serve` publishes the latest cumulative acknow
 every marked boot on ``table/<tid>/cmd/ack`` (:mod:`drivers.mqtt.agent_wire`), so a burst of
 events is answered by one message. An agent's heartbeat is answered the same way, with what is
 journaled, so that the agent knows the controller hears it even when it has nothing to send.
+
+What is acknowledged comes from receipts alone (:class:`controller.agent.acks.CumulativeAcks`):
+the ``acked`` a message claims never makes an event "journaled", so a forged claim far ahead
+cannot have the next events answered without being written (docs/ha.md, "Table agents").
 """
 
 from __future__ import annotations
@@ -76,7 +80,6 @@ class AgentAnswers:
 
     def beat(self, table_id: str, stamp: AgentStamp) -> None:
         """An agent's heartbeat: answer it with what is journaled of its boot."""
-        self._acks.heard(table_id, stamp.boot, stamp.acked)
         self.owe(table_id, stamp.boot)
 
     def owe(self, table_id: str, boot: str) -> None:
@@ -97,8 +100,8 @@ class AgentAnswers:
             self._wake.clear()
             owed, self._owed = list(self._owed), {}
             for table_id, boot in owed:
-                seq, journal_seq = self._acks.acknowledged(table_id, boot) or (0, 0)
-                ack = Ack(table_id, boot, seq, journal_seq, self.epoch())
+                run = self._acks.acknowledged(table_id, boot)
+                ack = Ack(table_id, boot, run.through, run.journal_seq, self.epoch(), run.first)
                 topic = self._topics.table_command(table_id, ACK_COMMAND)
                 try:
                     await guarded(client.publish(topic, encode_ack(ack, utc_now()), qos=QOS))

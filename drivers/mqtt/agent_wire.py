@@ -6,9 +6,12 @@ heartbeat with them too (the boot, and the highest ``seq`` it has stored). The c
 answers on ``table/<tid>/cmd/ack``, QoS 1, not retained, only once the journal has committed::
 
     {"v":1,"table":"t1","boot":"9f3a0c1d2b4e5f60","agent_seq":118,"journal_seq":48211,
-     "epoch":3,"at":"2025-06-01T21:14:03.118Z"}
+     "epoch":3,"at":"2025-06-01T21:14:03.118Z","agent_first":1}
 
-``agent_seq`` is cumulative: every ``seq`` of that boot up to it is journaled. ``journal_seq``
+``agent_seq`` is cumulative: every ``seq`` of that boot from ``agent_first`` (1 if absent) up to
+it is journaled, each one answered for by the journal (a controller that has just started, or
+that did not lead meanwhile, starts its run after what the agent says it was acknowledged, and
+says so, so that the agent trims nothing that run does not cover). ``journal_seq``
 is the journal row of the last of them (0 when this controller has journaled none of them since
 it started) and ``epoch`` the sequencer epoch the journal writes under
 (``controller/journal/port.py``), so that an agent can refuse an older leader's answer.
@@ -48,6 +51,7 @@ class AckPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     journal_seq: _Count
     epoch: _Count
     at: str
+    agent_first: Annotated[int, msgspec.Meta(ge=1, le=2**63 - 1)] = 1
 
 
 _ENCODER: Final = msgspec.json.Encoder()
@@ -56,7 +60,14 @@ _ENCODER: Final = msgspec.json.Encoder()
 def encode_ack(ack: Ack, at: str) -> bytes:
     """The acknowledgement's payload."""
     payload = AckPayload(
-        SCHEMA_VERSION, ack.table_id, ack.boot, ack.agent_seq, ack.journal_seq, ack.epoch, at
+        SCHEMA_VERSION,
+        ack.table_id,
+        ack.boot,
+        ack.agent_seq,
+        ack.journal_seq,
+        ack.epoch,
+        at,
+        ack.first,
     )
     return _ENCODER.encode(payload)
 
@@ -65,4 +76,11 @@ def decode_ack(data: bytes) -> Ack:
     """An acknowledgement from its payload; raises :class:`drivers.mqtt.payloads.PayloadError`."""
     with undecodable_as_rejection(data):
         payload = convert(decode_object(data), AckPayload)
-    return Ack(payload.table, payload.boot, payload.agent_seq, payload.journal_seq, payload.epoch)
+    return Ack(
+        payload.table,
+        payload.boot,
+        payload.agent_seq,
+        payload.journal_seq,
+        payload.epoch,
+        payload.agent_first,
+    )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from controller.agent.acks import (
+    AFTER_GAP,
     AHEAD,
+    NOTHING_CONFIRMED,
     OTHER_BOOT,
     OTHER_TABLE,
     STALE_EPOCH,
@@ -11,6 +13,7 @@ from controller.agent.acks import (
     AckAccepted,
     AckRefused,
     Admission,
+    Confirmed,
     CumulativeAcks,
     OutboxPosition,
     judge_ack,
@@ -47,13 +50,13 @@ def test_a_newer_epoch_is_taken() -> None:
 
 def test_the_controller_acknowledges_only_what_is_journaled_in_order() -> None:
     acks = CumulativeAcks()
-    assert acks.acknowledged("t1", "b") is None
+    assert acks.acknowledged("t1", "b") == NOTHING_CONFIRMED
     assert [acks.admit("t1", "b", seq, 0) for seq in (1, 2, 3)] == [Admission.SUBMIT] * 3
     acks.journaled("t1", "b", 2, 50)  # not the next one: nothing claimed
-    assert acks.acknowledged("t1", "b") == (0, 0)
+    assert acks.acknowledged("t1", "b") == NOTHING_CONFIRMED
     acks.journaled("t1", "b", 1, 49)
     acks.journaled("t1", "b", 2, 50)
-    assert acks.acknowledged("t1", "b") == (2, 50)
+    assert acks.acknowledged("t1", "b") == Confirmed(1, 2, 50)
     assert acks.admit("t1", "b", 2, 0) is Admission.JOURNALED
     assert acks.admit("t1", "b", 3, 0) is Admission.SUBMIT  # in flight: the journal applies it once
 
@@ -76,25 +79,47 @@ def test_a_new_connection_submits_again_what_was_not_journaled() -> None:
     assert acks.admit("t1", "b", 2, 0) is Admission.SUBMIT
 
 
-def test_a_boot_first_heard_mid_stream_starts_from_what_the_agent_was_acknowledged() -> None:
+def test_a_boot_first_heard_mid_stream_starts_just_after_what_the_agent_was_acknowledged() -> None:
     # A controller that starts while an agent streams may first hear seq 41, though only 29
     # was ever acknowledged (30 to 40 went to no one): it must not take them as journaled.
     acks = CumulativeAcks()
     assert acks.admit("t1", "b", 41, 29) is Admission.GAP
-    assert acks.acknowledged("t1", "b") == (29, 0)
-    assert acks.admit("t1", "b", 29, 29) is Admission.JOURNALED
+    assert acks.acknowledged("t1", "b") == NOTHING_CONFIRMED
     assert acks.admit("t1", "b", 30, 29) is Admission.SUBMIT  # the agent's resend, in order
+    acks.journaled("t1", "b", 30, 900)
+    assert acks.acknowledged("t1", "b") == Confirmed(30, 30, 900)  # the run, from 30
 
 
-def test_what_another_node_acknowledged_raises_the_floor() -> None:
+def test_what_another_node_acknowledged_starts_a_run_after_it() -> None:
     # This node led, then another acknowledged up to 50, then this one leads again.
     acks = CumulativeAcks()
     acks.admit("t1", "b", 1, 0)
     acks.journaled("t1", "b", 1, 7)
-    assert acks.admit("t1", "b", 51, 50) is Admission.SUBMIT  # not a gap: 50 was journaled
-    assert acks.acknowledged("t1", "b") == (50, 0)
-    acks.heard("t1", "b", 40)  # an agent saying less lowers nothing
-    assert acks.acknowledged("t1", "b") == (50, 0)
+    assert acks.admit("t1", "b", 51, 50) is Admission.SUBMIT  # not a gap: the agent had 50
+    assert acks.acknowledged("t1", "b") == NOTHING_CONFIRMED  # 50 is the agent's word only
+    acks.journaled("t1", "b", 51, 80)
+    assert acks.acknowledged("t1", "b") == Confirmed(51, 51, 80)
+
+
+def test_a_claimed_acknowledgement_never_makes_an_event_journaled() -> None:
+    acks = CumulativeAcks()
+    acks.admit("t1", "b", 1, 0)
+    acks.journaled("t1", "b", 1, 7)
+    # A message on the table's topic says the boot was acknowledged through 1,000,000.
+    assert acks.admit("t1", "b", 1_000_001, 1_000_000) is Admission.SUBMIT
+    assert acks.admit("t1", "b", 2, 1) is Admission.SUBMIT  # submitted, not "journaled"
+    assert acks.admit("t1", "b", 900, 1) is Admission.GAP
+    acks.journaled("t1", "b", 2, 8)
+    assert acks.acknowledged("t1", "b") == Confirmed(2, 2, 8)
+
+
+def test_an_acknowledgement_that_starts_after_the_agents_is_refused() -> None:
+    # seq 5 to 9 were never acknowledged: a run from 10 does not cover them.
+    verdict = judge_ack(Ack("t1", "boot-a", 10, 1, 2, first=10), POSITION)
+    assert isinstance(verdict, AckRefused)
+    assert verdict.reason == AFTER_GAP
+    assert judge_ack(Ack("t1", "boot-a", 10, 1, 2, first=5), POSITION) == AckAccepted(10, 2)
+    assert judge_ack(Ack("t1", "boot-a", 3, 1, 2, first=3), POSITION) == AckAccepted(4, 2)
 
 
 def test_boots_and_tables_are_counted_apart_and_the_oldest_forgotten() -> None:
@@ -103,5 +128,5 @@ def test_boots_and_tables_are_counted_apart_and_the_oldest_forgotten() -> None:
     acks.journaled("t1", "b1", 1, 5)
     acks.admit("t2", "b1", 1, 0)
     assert acks.admit("t1", "b2", 1, 0) is Admission.SUBMIT  # a wiped outbox: a new boot
-    assert acks.acknowledged("t1", "b1") is None  # forgotten, the oldest
-    assert acks.acknowledged("t2", "b1") == (0, 0)
+    assert acks.acknowledged("t1", "b1") == NOTHING_CONFIRMED  # forgotten, the oldest
+    assert acks.admit("t1", "b1", 2, 1) is Admission.SUBMIT  # its next one starts a run

@@ -120,7 +120,8 @@ def test_the_ack_carries_the_journal_seq_and_epoch_of_the_last_event_of_the_boot
     assert final.journal_seq == next(r.seq for r in intake.receipts if r.event_id == "t1/bs-1/3")
     assert outbox.epoch == 7
     payload = json.loads(next(p for p in seen if decode_ack(p).agent_seq == 3))
-    assert set(payload) == {"v", "table", "boot", "agent_seq", "journal_seq", "epoch", "at"}
+    fields = {"v", "table", "boot", "agent_seq", "journal_seq", "epoch", "at", "agent_first"}
+    assert set(payload) == fields
 
 
 def test_events_are_resent_until_a_controller_acknowledges_them(
