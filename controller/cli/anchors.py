@@ -3,6 +3,9 @@
 * ``verify`` checks the chain, replays the journal, checks the controller's checkpoints (their
   signatures, given ``--controller-key`` or the keys an anchors file lists) and the saved
   heads of ``--anchor`` files; it prints the head to keep (``--json``: a valid anchor line).
+  It says plainly what it did not check (no checkpoint signature checked: no key given, or no
+  checkpoint; a checkpoint of archived rows without ``--archives``), and with ``--strict``
+  exits 1 on any of it.
 * ``anchor save --to FILE`` verifies the journal against the anchors and keys FILE already
   holds, and only then appends the head to it: keep FILE off the box.
 * ``key generate --out FILE`` makes the controller's signing key (mode 0600, never over an
@@ -44,12 +47,19 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="check the hash chain, replay the journal, check checkpoints and anchors",
         examples=(
             "  jackpotd verify\n  jackpotd verify --anchor /mnt/offsite/pit-1.anchors --json\n"
-            "  jackpotd verify --archives /var/lib/jackpotd/archive"
+            "  jackpotd verify --archives /var/lib/jackpotd/archive\n"
+            "  jackpotd verify --strict --anchor /mnt/offsite/pit-1.anchors"
         ),
     )
     add_db(check)
     add_trust(check)
     add_archives(check)
+    check.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 unless a checkpoint signature was checked and no checkpoint or anchor "
+        "check was left out",
+    )
     check.set_defaults(run=run_verify)
 
     anchor = command(
@@ -141,6 +151,8 @@ def verify_document(report: VerifyReport) -> dict[str, Any]:
         "checkpoints": len(report.checkpoints),
         "controller_keys": report.keys,
         "anchors": report.anchors,
+        "signatures_checked": report.signatures_checked,
+        "unchecked": report.unchecked(),
         "problems": report.problems,
     }
 
@@ -165,6 +177,8 @@ def _print_report(report: VerifyReport, db: JournalLocation) -> None:
         print("checkpoints: none")
     if report.anchors:
         print(f"anchors: {report.anchors} saved heads are in the chain")
+    for line in report.unchecked():
+        print(f"NOT CHECKED: {line}")
 
 
 def run_verify(args: argparse.Namespace) -> int:
@@ -185,7 +199,15 @@ def run_verify(args: argparse.Namespace) -> int:
         _print_report(report, path)
         for line in archived_lines(report):
             print(line)
-    return 0 if report.ok else 1
+    if not report.ok:
+        return 1
+    if args.strict and report.unchecked():
+        print(
+            "jackpotd verify --strict: FAILED, not everything was checked (see NOT CHECKED)",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
 
 
 def run_anchor_save(args: argparse.Namespace) -> int:

@@ -97,7 +97,7 @@ def archived_lines(report: VerifyReport) -> list[str]:
                 "them)"
             )
         ]
-    return lines + [f"note: {note}" for note in report.notes]
+    return lines + [f"note: {note}" for note in report.notes if note not in report.skipped]
 
 
 def archived_document(report: VerifyReport) -> dict[str, Any]:

@@ -157,7 +157,7 @@ class Verification:
         kept = {}
         for row, event in checkpoints.items():
             if event.head_seq < start.seq:
-                self.report.notes.append(
+                self.report.skip(
                     f"row {row}: its checkpoint covers row {event.head_seq}, which is archived: "
                     "checked with the segments (--archives DIR)"
                 )

@@ -32,6 +32,7 @@ from controller.effects import AnyEffect, PayoutMade, Verified, encode_effects
 from controller.events import decode_event, encode_event
 from controller.journal.archive import archive_records
 from controller.journal.chain import GENESIS, row_hash
+from controller.journal.checkpoint_audit import VERIFIED
 from controller.journal.checkpoints import KIND, stored_snapshots
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
@@ -77,11 +78,39 @@ class VerifyReport:
     """Whether the segments were verified with the live rows (``archives`` given)."""
     notes: list[str] = field(default_factory=list)
     """What was not checked, and why (not a failure)."""
+    skipped: list[str] = field(default_factory=list)
+    """The checks of checkpoints and anchors left out, and why (also among ``notes``)."""
 
     @property
     def ok(self) -> bool:
         """Whether every check passed."""
         return not self.problems
+
+    @property
+    def signatures_checked(self) -> int:
+        """Checkpoints whose signature verified under a controller key given."""
+        return sum(1 for summary in self.checkpoints if summary.signature == VERIFIED)
+
+    def unchecked(self) -> list[str]:
+        """What this verification did not prove, plainly: ``verify --strict`` fails on any.
+
+        Without a checkpoint signature checked, the chain and the replay prove only that the
+        journal is consistent, not that the controller wrote it: anyone who can write the file
+        can rebuild a chain that passes (docs/security.md, section 2.3).
+        """
+        said = []
+        if not self.signatures_checked:
+            if not self.keys:
+                why = "no controller public key given (--controller-key FILE or --anchor FILE)"
+            else:
+                why = "the rows verified hold no checkpoint"
+            said.append(f"no checkpoint signature was checked: {why}")
+        return said + self.skipped
+
+    def skip(self, text: str) -> None:
+        """Record a check of a checkpoint or anchor left out (a note, not a failure)."""
+        self.notes.append(text)
+        self.skipped.append(text)
 
     def problem(self, text: str) -> None:
         """Record a problem (the first few are kept)."""
