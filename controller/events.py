@@ -256,11 +256,19 @@ class OperatorUnlocked(Event, frozen=True, tag="operator-unlocked"):
 
 
 class AuthenticationFailed(Event, frozen=True, tag="authentication-failed"):
-    """An operator's key could not be opened (a wrong passphrase): counted toward a lockout."""
+    """An operator's key could not be opened (a wrong passphrase): counted toward a lockout.
+
+    ``public_key`` is the public key the key file of the attempt carries in the clear
+    (:mod:`controller.security.keys`). On a journal with an identity the ledger counts the
+    failure only when it is the operator's enrolled key, so a key file made under a manager's
+    name, or a row without it, locks nobody out (docs/security.md). A row journaled before it
+    existed lacks it (``UNSET``, never encoded) and is counted as it was.
+    """
 
     operator: str
     action: str
     detail: str = ""
+    public_key: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class ManifestApproved(Event, frozen=True, tag="manifest-approved"):
