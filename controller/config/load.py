@@ -167,6 +167,12 @@ class _Loader(TableChecks):
         if not raw.web.host.strip():
             raise self.fail("web.host", "an address to listen on is required")
         self.port("web.port", raw.web.port)
+        if raw.web.max_connections <= raw.web.max_streams:
+            raise self.fail(
+                "web.max_connections",
+                f"must be above max_streams ({raw.web.max_streams}), so that /healthz and "
+                f"/metrics find a place while every stream is open, not {raw.web.max_connections}",
+            )
         return Config(
             self.source,
             digest,

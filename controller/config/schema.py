@@ -127,6 +127,10 @@ MAX_STREAMS: Final = 4096
 ``LimitNOFILE`` (systemd/jackpotd.service) keeps room above it for the journal, broker and ports."""
 
 
+MAX_CONNECTIONS: Final = 60_000
+"""The most ``[web] max_connections`` may allow (a port's connections are file descriptors)."""
+
+
 class WebSettings(Raw, frozen=True):
     """The ``[web]`` table: where the meter display and ``/metrics`` listen."""
 
@@ -134,6 +138,15 @@ class WebSettings(Raw, frozen=True):
     port: int = 8080
     max_streams: Annotated[int, msgspec.Meta(ge=1, le=MAX_STREAMS)] = 64
     """Open ``/events`` streams at most; more are answered 503 (docs/faults.md)."""
+    max_connections: Annotated[int, msgspec.Meta(ge=2, le=MAX_CONNECTIONS)] = 1024
+    """Open connections to the port at most, streams included; fewer if the open-file limit
+    leaves less room (controller/web/limits.py, docs/operations.md "The web port")."""
+    header_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=300)] = 10.0
+    """A new connection's first request head must be complete within this, or it is closed."""
+    idle_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
+    """A kept-alive connection waits this long for its next request, then it is closed."""
+    send_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
+    """A response or stream its client stops reading for this long is closed."""
 
 
 class RawConfig(Raw, frozen=True):

@@ -36,6 +36,7 @@ from controller.journal.postgres.fence import MARGIN_S, Fence, Held
 from controller.journal.sequencing import open_standby
 from controller.security.manifest import current
 from controller.web.display import serve_display
+from controller.web.limits import WebLimits
 from controller.web.standby import StandbyPage, Standing
 
 if TYPE_CHECKING:
@@ -89,12 +90,12 @@ class Standby:
 
     async def run(self, location: DatabaseUrl) -> Promoted | None:
         """Stand by until this node holds the fence; None if ``stop`` is set first."""
-        web = self.config.web
+        limits = WebLimits.of(self.config.web)
         served = asyncio.Event()
         page = StandbyPage(self.standing)
         async with asyncio.TaskGroup() as group:
             parts = [
-                group.create_task(serve_display(page, web.host, web.port, served)),
+                group.create_task(serve_display(page, limits, served)),
                 group.create_task(self.notifier.watchdog()),
             ]
             try:

@@ -40,6 +40,7 @@ from controller.security.manifest import current
 from controller.service.drivers import build_drivers
 from controller.service.standby import Promoted, Standby
 from controller.web.display import Display, serve_display
+from controller.web.limits import WebLimits
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine
@@ -142,7 +143,7 @@ def _configuration(
     at = utc_now()
     approver = policy.approver
     if approver is not None and not journal.state.authority.signed:
-        journal.append(approver.enrollment(at))
+        journal.append(approver.enrollment(at, journal.state))
     signed = journal.state.authority.signed
     if not signed and not policy.require_signed:
         return config_events(config, journal.state, at)  # authority never signed: as before
@@ -164,7 +165,7 @@ def _configuration(
             f"jackpotd config approve --config {config.source} --key KEY_FILE "
             f"--db {config.controller.journal}"
         )
-    return [approver.sign(approval), *others]
+    return [approver.sign(approval, journal.state), *others]
 
 
 def _journal_takeover(journal: JournalPort[Any]) -> None:
@@ -246,6 +247,7 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     On a shared database the node first stands by until it holds the sequencer's fence
     (controller/service/standby.py); None if ``stop`` came first.
     """
+    web_limits = WebLimits.of(config.web)  # refused before anything starts if too low
     notifier = Notifier.from_environment()
     promoted = None
     location = config.controller.journal
@@ -279,8 +281,7 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
                             max_streams=config.web.max_streams,
                             node=config.controller.node,
                         ),
-                        config.web.host,
-                        config.web.port,
+                        web_limits,
                         web_started,
                     )
                 ),

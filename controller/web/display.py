@@ -28,26 +28,31 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from importlib import resources
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 from aiohttp import web
 
 from controller.runtime.metrics import StreamCounts
+from controller.web.gate import SWEEP_S, Gate, GateMetrics
+from controller.web.limits import ACCEPT_BACKLOG
+from controller.web.policy import PAGE, secure
 from controller.web.snapshot import PageState
+from controller.web.throttle import LogThrottle, QuietLoopErrors, QuietRecords
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    from prometheus_client import CollectorRegistry
+
     from controller.runtime.view import Runtime
+    from controller.web.limits import WebLimits
 
 KEEPALIVE_S = 15.0
 STOP_GRACE_S = 2.0
 """How long a stop waits for requests still being answered (streams are ended at once)."""
 RETRY_AFTER_S = 30
 """What a stream refused at the cap is told to wait (the page itself retries after this)."""
-PAGE = (resources.files("controller.web") / "page.html").read_text(encoding="utf-8")
 _JSON = msgspec.json.Encoder()
 log = logging.getLogger(__name__)
 
@@ -69,6 +74,11 @@ class Display:
         self._open_streams: set[asyncio.Task[Any]] = set()
         if self.metrics is not None:
             self.metrics.streams = self.streams
+
+    @property
+    def registry(self) -> CollectorRegistry | None:
+        """Where the web port's own metrics join the controller's."""
+        return self.metrics.registry if self.metrics is not None else None
 
     def app(self) -> web.Application:
         """The aiohttp application."""
@@ -246,30 +256,64 @@ class Display:
 class Served(Protocol):
     """What :func:`serve_display` serves: the display, or a standby's page."""
 
+    @property
+    def registry(self) -> CollectorRegistry | None:
+        """Where the web port's metrics go (None: nowhere)."""
+        ...
+
     def app(self) -> web.Application:
         """The aiohttp application."""
         ...
 
 
 async def serve_display(
-    display: Served, host: str, port: int, started: asyncio.Event | None = None
+    display: Served, limits: WebLimits, started: asyncio.Event | None = None
 ) -> None:
-    """Serve until cancelled."""
+    """Serve until cancelled, every connection through the gate (controller/web/gate.py)."""
+    throttle = LogThrottle(log)
+    gate = Gate(limits, throttle)
+    app = display.app()
+    app.middlewares.append(gate.middleware)
+    app.on_response_prepare.append(secure)
     # A client that goes away ends its handler at once: a closed page's stream frees its place
-    # under the cap now, not at its next keep-alive.
+    # under the cap now, not at its next keep-alive. aiohttp's own keep-alive timer is a
+    # backstop to the gate's, a little later so that the gate's count is the one that counts.
     runner = web.AppRunner(
-        display.app(),
+        app,
         access_log=None,
         handler_cancellation=True,
         shutdown_timeout=STOP_GRACE_S,
+        keepalive_timeout=limits.idle_timeout_s + 4 * SWEEP_S,
     )
     await runner.setup()
-    site = web.TCPSite(runner, host, port)
-    await site.start()
+    server = runner.server
+    if server is None:  # pragma: no cover - set by setup()
+        raise RuntimeError("the web runner has no server")
+    loop = asyncio.get_running_loop()
+    listening = await loop.create_server(
+        gate.protocols(server), limits.host, limits.port, backlog=ACCEPT_BACKLOG
+    )
+    quiet = QuietLoopErrors(throttle, listening.sockets, gate.owns)
+    quiet.install()
+    records = QuietRecords(throttle)
+    aiohttp_server = logging.getLogger("aiohttp.server")
+    aiohttp_server.addFilter(records)
+    metrics = GateMetrics(gate.counts)
+    registry = display.registry
+    if registry is not None:
+        registry.register(metrics)
+    sweeping = asyncio.create_task(gate.sweep())
     if started is not None:
         started.set()
     try:
         await asyncio.Event().wait()
     finally:
+        sweeping.cancel()
+        listening.close()
         with contextlib.suppress(Exception):
             await runner.cleanup()
+        gate.close_all()
+        if registry is not None:
+            registry.unregister(metrics)
+        aiohttp_server.removeFilter(records)
+        quiet.remove()

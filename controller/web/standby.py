@@ -68,6 +68,11 @@ class StandbyPage:
         self.standing = standing
         self.metrics = StandbyMetrics(standing)
 
+    @property
+    def registry(self) -> CollectorRegistry:
+        """Where the web port's own metrics join the standby's."""
+        return self.metrics.registry
+
     def app(self) -> web.Application:
         """The aiohttp application."""
         app = web.Application()
