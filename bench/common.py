@@ -1,16 +1,16 @@
-"""Helpers shared by the service benchmarks (throughput, durability, scale).
+"""Helpers shared by the service benchmarks (throughput, durability, scale, journal growth).
 
 * :class:`Mosquitto`: a broker configured as ``deploy/mosquitto/mosquitto.conf`` ships (the
   delivery directives: ``set_tcp_nodelay``, persistence, ``autosave_on_changes``, queue and
   packet limits...), with only what names this machine changed: a plain listener on loopback,
   anonymous clients (no TLS, password file or ACL), and the persistence folder and user.
-* :class:`Daemon`: ``jackpotd run --config FILE`` in its own process, as systemd starts it.
 * :class:`ProcessSample`: CPU time and resident memory of a process, from ``/proc`` (Linux).
 * :func:`machine`, :func:`percentile`, :func:`write_results`: the report's common parts.
 * :class:`CaptureLink`: keeps what simulated tables send, to journal it afterwards.
 
-The scripts are run as ``python bench/<name>.py`` from the repository root, so this module is
-imported as ``common``.
+The daemon itself is started by bench/service.py, as an operator starts it. The scripts are
+run as ``python bench/<name>.py`` from the repository root, so this module is imported as
+``common``.
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import signal
 import socket
 import sqlite3
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -38,7 +37,9 @@ if TYPE_CHECKING:
     from controller.events import DeviceInput
 
 REPO: Final = Path(__file__).resolve().parent.parent
-RESULTS: Final = REPO / "bench" / "results"
+RESULTS: Final = Path(os.environ.get("JACKPOTD_BENCH_RESULTS") or REPO / "bench" / "results")
+"""Where the figures go: ``bench/results``, or ``$JACKPOTD_BENCH_RESULTS`` (the short forms that
+``make test`` runs, tests/bench/, write theirs to a temporary folder)."""
 MOSQUITTO: Final = os.environ.get("MOSQUITTO", "/usr/sbin/mosquitto")
 SHIPPED_BROKER_CONFIG: Final = REPO / "deploy" / "mosquitto" / "mosquitto.conf"
 HOST: Final = "127.0.0.1"
@@ -48,6 +49,8 @@ SEATS: Final = 6
 A table of 7 player seats would need 8 hands (56 cards) when every seat plays, which
 :class:`drivers.simulator.SimulatedTable` does not guard against (it fails with IndexError)."""
 CLOCK_TICKS: Final = os.sysconf("SC_CLK_TCK")
+KEY_FILE: Final = "controller.key"
+"""The controller key a configuration names, beside it (``jackpotd run`` signs checkpoints)."""
 
 DROPPED_DIRECTIVES: Final = frozenset(
     {
@@ -191,50 +194,6 @@ def stop_process(process: subprocess.Popen[bytes], timeout: float = 30.0) -> int
     return process.returncode
 
 
-class Daemon:
-    """``jackpotd run --config FILE`` in its own process (its log in ``<config>.log``)."""
-
-    def __init__(self, config: Path) -> None:
-        self.config = config
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        """Start the service (the caller waits for what tells it that it is ready)."""
-        # JACKPOTD_BENCH_PROFILE=FILE runs the daemon under cProfile (its statistics in FILE).
-        profile = os.environ.get("JACKPOTD_BENCH_PROFILE")
-        profiler = ["-m", "cProfile", "-o", profile] if profile else []
-        with self.config.with_suffix(".log").open("ab") as log:
-            command = ["-m", "controller", "run", "--config", str(self.config)]
-            self.process = subprocess.Popen(
-                [sys.executable, *profiler, *command, "--log-level", "WARNING"],
-                cwd=REPO,
-                stdin=subprocess.DEVNULL,
-                stdout=log,
-                stderr=log,
-            )
-
-    @property
-    def pid(self) -> int:
-        """The service's process id."""
-        if self.process is None:
-            raise RuntimeError("the daemon is not running")
-        return self.process.pid
-
-    def check(self) -> None:
-        """Raise if the service has exited."""
-        if self.process is not None and self.process.poll() is not None:
-            log = self.config.with_suffix(".log").read_text(errors="replace")[-3000:]
-            raise RuntimeError(f"jackpotd exited with {self.process.returncode}:\n{log}")
-
-    def stop(self) -> int:
-        """SIGTERM: the service drains and exits 0."""
-        if self.process is None:
-            return 0
-        code = stop_process(self.process)
-        self.process = None
-        return code
-
-
 @dataclass(frozen=True, slots=True)
 class ProcessSample:
     """A process's CPU time (user + system) and memory, read from ``/proc``."""
@@ -284,11 +243,12 @@ def config_text(  # noqa: PLR0913 - a configuration's knobs, all keyword argumen
     """``jackpotd.toml`` for tables of SEATS seats over ``pools`` pools (progressive-1).
 
     Each table offers the Fortune bonus and the progressive; table ``i`` feeds pool
-    ``p<i mod pools + 1>``. ``simulator`` is the body of a ``[simulator]`` table, if any.
+    ``p<i mod pools + 1>``. ``simulator`` is the body of a ``[simulator]`` table, if any. The
+    controller key is :data:`KEY_FILE` beside the file (bench/service.py makes it).
     """
     text = (
         f'[controller]\nsite = "{site}"\nid = "{site}"\njournal = "{journal}"\n'
-        f"heartbeat_timeout_s = {heartbeat_timeout_s}\n\n"
+        f'key_file = "{KEY_FILE}"\nheartbeat_timeout_s = {heartbeat_timeout_s}\n\n'
     )
     if broker_port is not None:
         text += f'[broker]\nhost = "{HOST}"\nport = {broker_port}\nkeepalive_s = 15\n\n'
@@ -311,11 +271,6 @@ def percentile(values: Sequence[float], fraction: float) -> float | None:
     ordered = sorted(values)
     rank = max(1, int(-(-fraction * len(ordered) // 1)))  # ceil, at least the first
     return ordered[min(rank, len(ordered)) - 1]
-
-
-def read_only(path: Path) -> sqlite3.Connection:
-    """A read-only connection to a journal another process writes (WAL allows it)."""
-    return sqlite3.connect(f"file:{path}?mode=ro", uri=True, isolation_level=None)
 
 
 def machine() -> dict[str, Any]:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import random
 import time
 from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from common import write_results
 from structural import mqtt_attacks, serial_attacks
 
 from controller.config.load import ConfigError, parse_config
@@ -38,7 +38,6 @@ from drivers.serial.protocol import ProtocolError, decode_payload
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-RESULTS = Path(__file__).parent / "results" / "fuzz.json"
 SLOW_S = 0.5
 
 SERIAL_SEEDS = [
@@ -261,8 +260,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     results["mqtt"] = mqtt
     attacks = structural_results()
     results["structural"] = attacks
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2))
+    path = write_results("fuzz", results)
     findings = sum(
         len(r["findings"])
         for r in (
@@ -273,7 +271,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             *attacks.values(),
         )
     )  # type: ignore[arg-type, misc]
-    print(f"results in {RESULTS}; findings: {findings}")
+    print(f"results in {path}; findings: {findings}")
     if findings:
         raise SystemExit(1)
 

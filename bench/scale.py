@@ -2,16 +2,18 @@
 
 docs/benchmarks.md.
 
-For each size the daemon runs as in production (``jackpotd run``, its own process) on a
-configuration of that many tables, spread over a few pools, whose transport is ``simulator``:
-each table's bet sensor, shoe and console are simulated in the daemon's process
+For each size the daemon runs as in production (``jackpotd run``, its own process, on a journal
+an operator readied: bench/service.py) on a configuration of that many tables, spread over a
+few pools, whose transport is ``simulator``: each table's bet sensor, shoe and console are
+simulated in the daemon's process
 (:mod:`drivers.simulator`) and play whole rounds back to back, every event waiting for its
 journal commit as a device waits for its acknowledgement. So the load grows with the floor,
 and the sequencer's batches with it. After a warm-up, over a measured window:
 
-* **events/s**: journal rows written (read from the journal file);
+* **events/s**: the tables' events journaled (read from the journal, counted by their devices'
+  sequence numbers: the controller's own rows, its checkpoints, are not the tables' load);
 * **CPU per event**: the daemon's CPU time (user + system, from ``/proc``) over the window,
-  divided by the rows written. It includes the simulated devices, which live in the same
+  divided by those events. It includes the simulated devices, which live in the same
   process (they are a small part: they only pick cards and build events);
 * **memory**: the daemon's resident set at the end of the window, and its peak (VmHWM).
 
@@ -21,7 +23,6 @@ Writes bench/results/scale.json.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import shutil
 import tempfile
 import time
@@ -32,25 +33,19 @@ from typing import TYPE_CHECKING, Any
 from common import (
     HOST,
     SEATS,
-    Daemon,
     ProcessSample,
     config_text,
     free_port,
     machine,
-    read_only,
     write_results,
 )
+from service import Daemon, Journaled
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
 TARGET_RSS_MB = 200
 MB = 1024 * 1024
-
-
-def _rows(journal: Path) -> int:
-    with contextlib.closing(read_only(journal)) as reader:
-        return int(reader.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0])
 
 
 def _wait_ready(web_port: int, daemon: Daemon, timeout: float) -> float:
@@ -97,15 +92,17 @@ def measure(
         startup_s = _wait_ready(web_port, daemon, timeout=300)
         time.sleep(warmup_s)
         daemon.check()
-        before, rows_before = ProcessSample.of(daemon.pid), _rows(journal)
+        journaled = Journaled(journal)
+        before, events_before = ProcessSample.of(daemon.pid), journaled.device_events()
         started = time.perf_counter()
         time.sleep(window_s)
-        after, rows_after = ProcessSample.of(daemon.pid), _rows(journal)
+        after, events_after = ProcessSample.of(daemon.pid), journaled.device_events()
         elapsed = time.perf_counter() - started
+        journaled.close()
         daemon.check()
     finally:
         code = daemon.stop()
-    events = rows_after - rows_before
+    events = events_after - events_before
     cpu_s = after.cpu_s - before.cpu_s
     return {
         "tables": tables,

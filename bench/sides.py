@@ -22,20 +22,18 @@ import aiomqtt
 import msgspec
 from common import (
     HOST,
-    Daemon,
     Mosquitto,
     config_text,
     free_port,
     ms,
-    read_only,
 )
 from load import Cpu, Fleet, broker_dir, delivery, ms_percentiles, overrides, until
+from service import Daemon, Journaled
 
 from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
     import argparse
-    import sqlite3
     from multiprocessing.connection import Connection
     from multiprocessing.sharedctypes import Synchronized
     from pathlib import Path
@@ -249,7 +247,7 @@ class Controller:
     args: argparse.Namespace
     directory: Path
     stack: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
-    reader: sqlite3.Connection | None = None
+    reader: Journaled | None = None
     journal_base: int = 0
 
     @property
@@ -257,16 +255,17 @@ class Controller:
         """The daemon's journal."""
         return self.directory / "journal.db"
 
-    def rows(self) -> int:
-        """The journal's last row (read on one read-only connection, kept open)."""
+    @property
+    def journaled(self) -> Journaled:
+        """The journal, read only (one connection, kept open)."""
         if self.reader is None:
-            self.reader = read_only(self.journal)
+            self.reader = Journaled(self.journal)
             self.stack.callback(self.reader.close)
-        return int(self.reader.execute("SELECT coalesce(max(seq), 0) FROM journal").fetchone()[0])
+        return self.reader
 
-    def journaled(self) -> int:
-        """The tables' events journaled so far, over the run."""
-        return self.rows() - self.journal_base
+    def table_events(self) -> int:
+        """The tables' events journaled so far, over the run (not the controller's own rows)."""
+        return self.journaled.device_events() - self.journal_base
 
     async def start(self) -> None:
         """Start the broker, the daemon, the display and the tables."""
@@ -292,7 +291,17 @@ class Controller:
         self.daemon.start()
         self.stack.callback(self._stop_daemon)
         status = Topics(CONTROLLER_SITE).controller_status(CONTROLLER_ID)
-        await wait_retained(self.broker.port, status, b"online", timeout=60)
+        online = asyncio.create_task(wait_retained(self.broker.port, status, b"online", 60))
+
+        def started() -> bool:
+            self.daemon.check()  # one that refuses to start says why in its log: raise that
+            return online.done()
+
+        try:
+            await until(started, timeout=60)
+        finally:
+            online.cancel()
+        online.result()
         self.display = Display(self.broker.port)
         await self.display.start()
         self.stack.push_async_callback(self.display.stop)
@@ -300,8 +309,8 @@ class Controller:
         await self.fleet.start()
         self.stack.push_async_callback(self.fleet.stop)
         # Each table's retained "online" is journaled once the daemon has subscribed.
-        await until(lambda: self._statuses() >= args.tables, timeout=60)
-        self.journal_base = self.rows()
+        await until(lambda: self.journaled.of_kind("table-status") >= args.tables, timeout=60)
+        self.journal_base = self.journaled.device_events()
         pids = {"daemon": self.daemon.pid, "broker": self.broker.pid, "generator": os.getpid()}
         self.cpu = Cpu(pids)
 
@@ -313,27 +322,22 @@ class Controller:
         if self.daemon.stop() != 0:
             print("warning: jackpotd did not exit cleanly")
 
-    def _statuses(self) -> int:
-        with contextlib.closing(read_only(self.journal)) as reader:
-            query = "SELECT count(*) FROM journal WHERE kind = 'table-status'"
-            return int(reader.execute(query).fetchone()[0])
-
     async def step(self, rate: float, duration_s: float) -> dict[str, Any]:
         """The controller at one load."""
         fleet, display = self.fleet, self.display
         await fleet.run(rate, self.args.warmup)  # warm-up, not measured
-        await until(lambda: self.journaled() >= fleet.total, fleet)
+        await until(lambda: self.table_events() >= fleet.total, fleet)
         fleet.sent.clear()
         for received in display.arrivals.values():
             received.clear()
-        base = self.rows()
+        base = self.table_events()
         commits_before, commit_s_before = commits(self.web_port)
         self.cpu.start()
         events = await fleet.run(rate, duration_s)
         with contextlib.suppress(TimeoutError):
-            await until(lambda: self.journaled() >= fleet.total, fleet)
+            await until(lambda: self.table_events() >= fleet.total, fleet)
         elapsed = time.perf_counter() - fleet.pacer.started
-        delivered = self.rows() - base
+        delivered = self.table_events() - base
         result = delivery(events, duration_s, rate, delivered, elapsed)
         result |= self.cpu.per_event(delivered)
         self.daemon.check()
@@ -344,12 +348,7 @@ class Controller:
             "events_per_commit": round(delivered / batches, 1) if batches else None,
             "mean_commit_ms": ms((commit_s_after - commit_s_before) / batches) if batches else None,
         }
-        with contextlib.closing(read_only(self.journal)) as reader:
-            locks = reader.execute(
-                "SELECT event_id, seq FROM journal WHERE seq > ? AND kind = 'bets-locked' "
-                "AND outcome = 'applied' AND effects LIKE '%\"contributed\"%'",
-                [base],
-            ).fetchall()
+        locks = self.journaled.contributing_locks(fleet.sent)
         await self._meters_of(locks)
         visible, own, unmatched = meter_latencies(locks, fleet.sent, display.arrivals, self.pools)
         return (

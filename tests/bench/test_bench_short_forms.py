@@ -1,0 +1,180 @@
+"""Every benchmark script in bench/ runs to its end in a short form, so none can rot unseen.
+
+``make bench`` takes the better part of two hours, and nothing else runs it: a benchmark that
+no longer starts the daemon the way start-up now requires, or reads a journal column that is
+gone, is found only by whoever runs it next. Here each script runs as ``make bench`` runs it
+(``python bench/<name>.py`` from the repository root, in its own process), on the same code
+path with small sizes: a few tables, a second or two a step, one pass. Nothing is asserted
+about speed (a shared 2-core machine's timings prove nothing in seconds); what is asserted is
+that it ends with status 0, prints its figures, and writes results that are sane: events
+counted, every event the simulated tables sent journaled, ratios above zero. The figures go to
+a temporary folder (``$JACKPOTD_BENCH_RESULTS``), never over bench/results/.
+
+A script added to bench/ without a short form here fails :func:`test_every_script_has_a_short_form`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import pytest
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+ROOT: Final = Path(__file__).resolve().parents[2]
+BENCH: Final = ROOT / "bench"
+TIMEOUT_S: Final = 180
+"""Each short form takes seconds (the longest, throughput, about 30 s on the 2-core machine)."""
+
+
+@dataclass(frozen=True)
+class ShortForm:
+    """A script's small sizes, what it must print, and what its results file must hold."""
+
+    args: tuple[str, ...]
+    prints: tuple[str, ...]
+    results: str | None = None
+    """The name of its ``<name>.json``; None for a script that only prints."""
+    check: Callable[[dict[str, Any]], None] | None = None
+
+
+def _throughput(results: dict[str, Any]) -> None:
+    (step,) = results["steps"]
+    for side in ("relay", "controller"):
+        figures = step[side]
+        assert figures["events"] > 0
+        assert figures["delivered"] == figures["events"], figures  # every event sent, journaled
+    controller = step["controller"]
+    assert controller["latency_samples"] > 0
+    assert controller["unmatched_locks"] == 0
+    assert controller["cpu_ms_per_event"]["daemon"] > 0
+    assert controller["events_per_commit"] >= 1
+    assert results["summary"]["throughput_ratio_vs_relay"] > 0
+
+
+def _scale(results: dict[str, Any]) -> None:
+    (size,) = results["sizes"]
+    assert size["exit_code"] == 0
+    assert size["events"] > 0
+    assert size["cpu_ms_per_event"] > 0
+    assert size["startup_s"] > 0
+    assert 0 < size["rss_mb"] <= size["peak_rss_mb"]
+
+
+def _durability(results: dict[str, Any]) -> None:
+    assert results["steps"]
+    for step in results["steps"]:
+        assert step["events_per_s"] > 0
+        assert step["bare_events_per_s"] > 0
+    assert results["sequencer"]["events_per_commit"] >= 1
+    assert results["summary"]["sequencer_ratio_vs_bare_one_commit_per_event"] > 0
+
+
+def _postgres(results: dict[str, Any]) -> None:
+    for step in results["steps"]:
+        assert step["sqlite_events_per_s"] > 0
+        assert step["postgresql_events_per_s"] > 0
+    assert results["summary"]["sequencer_ratio_postgresql_vs_sqlite"] > 0
+
+
+def _growth(results: dict[str, Any]) -> None:
+    assert results["method"]["rounds"] > 0
+    assert (
+        0
+        < results["this_version"]["bytes_per_round"]
+        < results["baseline_schema_9"]["bytes_per_round"]
+    )
+
+
+def _fuzz(results: dict[str, Any]) -> None:
+    targets = [results[name] for name in ("serial", "card", "config")]
+    targets += [*results["mqtt"].values(), *results["structural"].values()]
+    for target in targets:
+        assert target["findings"] == []
+
+
+SHORT_FORMS: Final = {
+    "analyze.py": ShortForm(
+        ("--repeats", "1", "--alone", "fortune-1"), ("jackpotd analyze --all", "ratio to target")
+    ),
+    "classify.py": ShortForm(("--hands", "2000", "--runs", "1"), ("lines/s", "hands/s", "ratio")),
+    "durability.py": ShortForm(
+        ("--events", "300", "--batches", "1,32", "--runs", "1", "--tables", "4"),
+        ("through the sequencer", "group commit"),
+        "durability",
+        _durability,
+    ),
+    "postgres_durability.py": ShortForm(
+        ("--events", "300", "--batches", "1,32", "--runs", "1", "--tables", "4"),
+        ("through the sequencer", "ratio"),
+        "postgres_durability",
+        _postgres,
+    ),
+    "journal_growth.py": ShortForm(
+        ("--tables", "4", "--rounds", "3"), ("bytes per round",), "journal_growth", _growth
+    ),
+    "fuzz.py": ShortForm(
+        (
+            "--inputs",
+            "300",
+        ),
+        ("findings: 0",),
+        "fuzz",
+        _fuzz,
+    ),
+    "scale.py": ShortForm(
+        ("--tables", "10", "--warmup", "1", "--window", "2"),
+        ("ms CPU/event", "start-up", "target RSS"),
+        "scale",
+        _scale,
+    ),
+    "throughput.py": ShortForm(
+        ("--rates", "400", "--duration", "2", "--warmup", "1", "--passes", "1", "--tables", "6"),
+        ("ev/commit", "ms CPU/ev", "target throughput_ratio_vs_relay", "target p99_latency_ms"),
+        "throughput",
+        _throughput,
+    ),
+}
+"""What ``make bench`` runs, and ``make fuzz``: every script of bench/ with a ``__main__``."""
+
+WORKDIR: Final = frozenset({"durability.py", "journal_growth.py", "scale.py", "throughput.py"})
+"""The scripts given a ``--workdir`` here (else they make one under /var/tmp and remove it).
+
+Not bench/postgres_durability.py: its server's cluster goes beside the work folder, where the
+``postgres`` user it runs as must reach it (tmp_path is root's alone)."""
+
+
+def test_every_script_has_a_short_form() -> None:
+    scripts = {
+        path.name for path in BENCH.glob("*.py") if 'if __name__ == "__main__":' in path.read_text()
+    }
+    assert scripts == set(SHORT_FORMS)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("script", sorted(SHORT_FORMS))
+def test_benchmark_runs_to_its_end_in_short(script: str, tmp_path: Path) -> None:
+    form = SHORT_FORMS[script]
+    results = tmp_path / "results"
+    workdir = ("--workdir", str(tmp_path / "work")) if script in WORKDIR else ()
+    done = subprocess.run(
+        [sys.executable, str(BENCH / script), *form.args, *workdir],
+        cwd=ROOT, env=os.environ | {"JACKPOTD_BENCH_RESULTS": str(results)},
+        capture_output=True, text=True, timeout=TIMEOUT_S, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for figure in form.prints:
+        assert figure in done.stdout, done.stdout
+    if form.results is None:
+        assert not results.exists()
+        return
+    written = json.loads((results / f"{form.results}.json").read_text())
+    if form.check is not None:
+        form.check(written)
