@@ -10,7 +10,9 @@ that the next start replays from here.
 **While running**, the sequencer asks :class:`CheckpointSchedule` after each commit, and when
 no event arrives, whether a checkpoint is due: every ``[controller] checkpoint_rows`` journal
 rows (default 10,000), or ``checkpoint_interval_s`` seconds (default 300) after the last one
-if any row came since; and one at a clean shutdown. Each is journaled in its own transaction
+if any row came since; and one at a clean shutdown, after catching up with the rows other
+processes appended meanwhile (an operator's action at the command line), so that a clean stop
+leaves every row covered by a signed checkpoint. Each is journaled in its own transaction
 with its snapshot, then published: a retained MQTT topic (``controller/<id>/checkpoint``),
 the metrics ``jackpotd_checkpoint_seq`` and ``jackpotd_checkpoint_timestamp_seconds``, and one
 log line. A checkpoint that cannot be written is tried again at the next interval.

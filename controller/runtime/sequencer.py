@@ -239,6 +239,8 @@ class Sequencer:
         schedule = self.checkpoints
         if schedule is None or self.failed_reason is not None:
             return
+        if closing and not await self._caught_up():
+            return
         head = self.journal.head[0]
         if not (schedule.due(head) or (closing and schedule.rows_behind(head) > 0)):
             return
@@ -246,6 +248,16 @@ class Sequencer:
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_consume)
         await self._commit([_Waiting(sealed.event, future, perf_counter())], snapshot=sealed)
+
+    async def _caught_up(self) -> bool:
+        """Take in the rows other processes appended; whether the journal is still writable.
+
+        Rows another process appended (an operator's action at the command line) are in the
+        head only after a transaction: an empty one catches up, so that the checkpoint of a
+        clean stop covers them (controller/runtime/checkpointing.py).
+        """
+        await self._commit([])
+        return self.failed_reason is None
 
     def _watch_clock(self, batch: list[_Waiting]) -> None:
         """Journal a step of the wall clock since the last batch, ahead of this batch.
