@@ -317,3 +317,4 @@ async def serve_display(
             registry.unregister(metrics)
         aiohttp_server.removeFilter(records)
         quiet.remove()
+        throttle.flush(everything=True)

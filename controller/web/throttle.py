@@ -49,9 +49,9 @@ class LogThrottle:
         if self._limit.admit(kind, kind):
             self.logger.warning("%s", text)
 
-    def flush(self) -> None:
-        """Say the count of each kind whose interval is over."""
-        for left in self._limit.due():
+    def flush(self, *, everything: bool = False) -> None:
+        """Say the count of each kind whose interval is over (every count, when stopping)."""
+        for left in self._limit.due(everything=everything):
             self.logger.warning(
                 "%s (and %d more like it in %g s, not logged one by one)",
                 self._text.get(left.source, left.source), left.count, left.interval_s,
