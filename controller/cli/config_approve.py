@@ -62,4 +62,4 @@ def run_approve(args: argparse.Namespace) -> int:
             return 0
         keys = signers(args, journal, "approve-config")
         approval = msgspec.structs.replace(approval, by=keys[0][0])
-        return report_receipt(args, journal.append(signed(approval, keys)))
+        return report_receipt(args, journal.append(signed(approval, keys, journal)))

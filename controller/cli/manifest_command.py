@@ -124,7 +124,7 @@ def run_approve(args: argparse.Namespace) -> int:
             f"manifest-{uuid.uuid4()}", utc_now(), manifest.version, manifest.software,
             manifest.configuration, list(manifest.files), keys[0][0],
         )  # fmt: skip
-        return report_receipt(args, journal.append(signed(event, keys)))
+        return report_receipt(args, journal.append(signed(event, keys, journal)))
 
 
 def run_check(args: argparse.Namespace) -> int:

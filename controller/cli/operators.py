@@ -143,7 +143,7 @@ def run_add(args: argparse.Namespace) -> int:
             f"operator-{uuid.uuid4()}", utc_now(), args.name, args.role, "", "", "ed25519",
             keys[0][0], public_key=record.public_key,
         )  # fmt: skip
-        return report_receipt(args, journal.append(signed(event, keys)))
+        return report_receipt(args, journal.append(signed(event, keys, journal)))
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -175,7 +175,7 @@ def run_unlock(args: argparse.Namespace) -> int:
         event = OperatorUnlocked(
             f"operator-{uuid.uuid4()}", utc_now(), args.name, keys[0][0], args.reason
         )
-        return report_receipt(args, journal.append(signed(event, keys)))
+        return report_receipt(args, journal.append(signed(event, keys, journal)))
 
 
 def run_revoke(args: argparse.Namespace) -> int:
@@ -185,4 +185,4 @@ def run_revoke(args: argparse.Namespace) -> int:
         event = OperatorRevoked(
             f"operator-{uuid.uuid4()}", utc_now(), args.name, keys[0][0], args.reason
         )
-        return report_receipt(args, journal.append(signed(event, keys)))
+        return report_receipt(args, journal.append(signed(event, keys, journal)))

@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from controller.cli.common import CommandError
 from controller.clock import utc_now
 from controller.events import AuthenticationFailed
+from controller.ledger.binding import signed_by
 from controller.security.keys import KeyFileError, open_key, read_key_file
-from controller.security.signatures import sign, with_signature
 
 if TYPE_CHECKING:
     import argparse
@@ -104,8 +104,6 @@ def signers(
     return opened
 
 
-def signed(event: E, keys: list[tuple[str, Ed25519PrivateKey]]) -> E:
-    """``event`` signed by each operator, in order."""
-    for name, key in keys:
-        event = with_signature(event, sign(event, name, key))  # type: ignore[assignment]
-    return event
+def signed(event: E, keys: list[tuple[str, Ed25519PrivateKey]], journal: JournalPort[Any]) -> E:
+    """``event`` signed by each operator, in order, bound to ``journal`` as it stands now."""
+    return signed_by(journal.state, event, keys)

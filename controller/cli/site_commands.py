@@ -48,4 +48,4 @@ def run_resume(args: argparse.Namespace) -> int:
     with open_journal(args) as journal:
         keys = signers(args, journal, "link-site")
         event = SiteResumed(f"resume-{uuid.uuid4()}", utc_now(), args.site, keys[0][0], args.reason)
-        return report_receipt(args, journal.append(signed(event, keys)))
+        return report_receipt(args, journal.append(signed(event, keys, journal)))

@@ -101,7 +101,7 @@ def run_verify_hit(args: argparse.Namespace) -> int:
     with open_journal(args) as journal:
         keys = signers(args, journal, "verify-hit")
         event = HitVerified(f"verify-{uuid.uuid4()}", utc_now(), args.hit, keys[0][0])
-        return report_receipt(args, journal.append(signed(event, keys)))
+        return report_receipt(args, journal.append(signed(event, keys, journal)))
 
 
 def run_void(args: argparse.Namespace) -> int:
@@ -112,7 +112,7 @@ def run_void(args: argparse.Namespace) -> int:
             f"void-{uuid.uuid4()}", utc_now(), args.table, args.round, keys[0][0], args.reason,
             refund_contributions=True,
         )  # fmt: skip
-        return report_receipt(args, journal.append(signed(event, keys)))
+        return report_receipt(args, journal.append(signed(event, keys, journal)))
 
 
 def run_adjust(args: argparse.Namespace) -> int:
@@ -135,7 +135,7 @@ def run_adjust(args: argparse.Namespace) -> int:
             keys[0][0],
             args.reason,
         )
-        return report_receipt(args, journal.append(signed(event, keys)))
+        return report_receipt(args, journal.append(signed(event, keys, journal)))
 
 
 def run_apply(args: argparse.Namespace) -> int:

@@ -32,8 +32,8 @@ from controller.events import (
     PoolTermsChanged,
     TableConfigured,
 )
+from controller.ledger.binding import signed_by
 from controller.security.keys import public_key_text
-from controller.security.signatures import sign, with_signature
 from controller.wide_events import SiteLinked, WideAreaJoined
 
 if TYPE_CHECKING:
@@ -100,14 +100,14 @@ class Approver:
     name: str
     key: Ed25519PrivateKey
 
-    def sign(self, event: E) -> E:
-        """``event`` with this manager's signature."""
-        return with_signature(event, sign(event, self.name, self.key))  # type: ignore[return-value]
+    def sign(self, event: E, state: LedgerState) -> E:
+        """``event`` with this manager's signature, bound for ``state``."""
+        return signed_by(state, event, [(self.name, self.key)])
 
-    def enrollment(self, at: str) -> OperatorEnrolled:
+    def enrollment(self, at: str, state: LedgerState) -> OperatorEnrolled:
         """This manager's self-signed enrollment, for a journal with no keyed operator yet."""
         enrolled = OperatorEnrolled(
             f"operator/{self.name}/{public_key_text(self.key)[:16]}", at, self.name, "manager",
             "", "", "ed25519", self.name, public_key=public_key_text(self.key),
         )  # fmt: skip
-        return self.sign(enrolled)
+        return self.sign(enrolled, state)

@@ -23,7 +23,13 @@ from controller.journal.chain import row_hash
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs
 from controller.journal.identity import conflict_fault, same_event
-from controller.journal.restore import authority_json, chain_json, manifest_json, sites_json
+from controller.journal.restore import (
+    authority_json,
+    binding_json,
+    chain_json,
+    manifest_json,
+    sites_json,
+)
 from controller.journal.rows import stored_row
 from controller.journal.site_messages import Outboxed, queued_rows
 from controller.ledger.apply import LedgerError, LedgerState, apply
@@ -204,6 +210,8 @@ def changed_rows(batch: Batch, new: LedgerState) -> Changed:
         meta.append(("sites", sites_json(new.sites)))
     if new.chain is not old.chain and new.chain is not None:
         meta.append(("chain", chain_json(new.chain)))
+    if new.binding is not old.binding and new.binding is not None:
+        meta.append(("binding", binding_json(new.binding)))
     changed.upserts.append(("meta", ("key",), ("value",), meta))
     if new.operators is not old.operators:
         changed.operators_removed = list(old.operators.keys() - new.operators.keys())

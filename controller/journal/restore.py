@@ -25,6 +25,7 @@ from controller.journal.codec import (
 from controller.journal.errors import JournalError
 from controller.journal.rows import rows_of_kinds
 from controller.ledger.apply import LedgerState
+from controller.ledger.binding import JournalBinding
 from controller.ledger.operators import Authority, Operator, Role
 from controller.ledger.pool import Contribution
 from controller.ledger.settlement import SeatWager
@@ -109,6 +110,7 @@ def state_from_rows(
         revision=int(meta["revision"]) if "revision" in meta else 0,
         sites=sites_from_json(meta["sites"]) if "sites" in meta else {},
         chain=chain_from_json(meta["chain"]) if "chain" in meta else None,
+        binding=binding_from_json(meta["binding"]) if "binding" in meta else None,
     )
 
 
@@ -188,6 +190,26 @@ def chain_json(chain: SiteChain) -> str:
 def chain_from_json(text: str) -> SiteChain:
     """The inverse of :func:`chain_json`."""
     return msgspec.json.decode(text, type=SiteChain)
+
+
+def binding_json(binding: JournalBinding) -> str:
+    """The journal's identity and the signed events it applied, as its ``meta`` row holds them.
+
+    The ids are sorted, so that one state has one text (snapshots and their digests).
+    """
+    document = {"journal": binding.journal, "applied": sorted(binding.applied)}
+    return _SITES.encode(document).decode()
+
+
+class _BindingDocument(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    journal: str
+    applied: list[str]
+
+
+def binding_from_json(text: str | bytes) -> JournalBinding:
+    """The inverse of :func:`binding_json`."""
+    document = msgspec.json.decode(text, type=_BindingDocument)
+    return JournalBinding(document.journal, frozenset(document.applied))
 
 
 def manifest_json(manifest: ApprovedManifest) -> str:

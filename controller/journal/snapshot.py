@@ -36,6 +36,7 @@ from controller.journal.codec import (
     wagers_from_json,
     wagers_json,
 )
+from controller.journal.restore import binding_from_json, binding_json
 from controller.ledger.operators import Authority, Operator
 from controller.ledger.settlement import Payout
 from controller.ledger.state import LedgerState
@@ -47,10 +48,12 @@ from controller.security.manifest import ApprovedManifest
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from controller.ledger.binding import JournalBinding
+
 VERSION: Final = 1
 PARTS: Final = (
     "pools", "table_events", "table_states", "rounds", "pending", "operators", "manifest",
-    "revision", "authority", "sites", "chain",
+    "revision", "authority", "sites", "chain", "binding",
 )  # fmt: skip
 """The state's fields a snapshot holds, in the order :func:`differences` reports them."""
 DERIVED: Final = frozenset({"tables"})
@@ -89,6 +92,9 @@ def state_document(state: LedgerState) -> dict[str, Any]:
         # digest, which checkpoints sign) it was before wide-area links existed.
         **({"sites": _sites_document(state)} if state.sites else {}),
         **({"chain": msgspec.to_builtins(state.chain)} if state.chain is not None else {}),
+        # Likewise the journal's identity and the signed events it applied: only on journals
+        # that have one (controller/ledger/binding.py), so older snapshots read as they were.
+        **({"binding": _document(binding_json(state.binding))} if state.binding else {}),
     }
 
 
@@ -150,6 +156,7 @@ def state_from_text(text: str) -> LedgerState:
             authority=msgspec.convert(document["authority"], Authority),
             sites=msgspec.convert(document.get("sites", {}), dict[str, LinkedSite]),
             chain=_chain(document.get("chain")),
+            binding=_binding(document.get("binding")),
         )
     except (KeyError, TypeError, AttributeError, msgspec.MsgspecError) as error:
         raise ValueError(f"the snapshot cannot be read: {error!r}") from error
@@ -194,6 +201,10 @@ def _keyed_differences(
             yield from _keyed_differences(where, stored[key], replayed[key])
         else:
             yield from _entry_differences(where, stored[key], replayed[key])
+
+
+def _binding(document: Any) -> JournalBinding | None:  # noqa: ANN401 - a JSON document
+    return None if document is None else binding_from_json(_reencoded(document))
 
 
 def _chain(document: Any) -> SiteChain | None:  # noqa: ANN401 - a JSON document

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from controller.ledger.binding import bound
 from controller.ledger.state import LedgerError, authorize
 from controller.security.signatures import signatures_of, verifies
 
@@ -73,6 +74,7 @@ def require(state: LedgerState, event: AnyEvent, action: str, *, signers: int = 
         )
     if by and by not in signed_by:
         raise LedgerError(f"{action}: by {by!r}, who did not sign it")
+    state = bound(state, event, action, signatures)
     return _reset_failures(state, signed_by)
 
 

@@ -32,9 +32,11 @@ from controller.effects import (
     OperatorUnlockedEffect,
 )
 from controller.ledger.authority import failed, has_key, require, self_signed
+from controller.ledger.binding import identified
 from controller.ledger.operators import Operator, Role
 from controller.ledger.state import LedgerError
 from controller.security.manifest import ApprovedManifest
+from controller.security.signatures import signatures_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -84,6 +86,7 @@ def enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
         if state.operators and event.by != event.name:
             require(state, event, "enroll")  # PIN-era managers, checked by name as before
         state = replace(state, authority=replace(state.authority, signed=True))
+        state = identified(state, event, signatures_of(event)[0])
     else:
         if state.operators:
             require(state, event, "enroll")

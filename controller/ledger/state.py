@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from controller.events import TableConfigured
+    from controller.ledger.binding import JournalBinding
     from controller.ledger.operators import Operator
     from controller.ledger.pool import Pool
     from controller.ledger.settlement import Payout, SeatWager, TableRules
@@ -49,6 +50,9 @@ class LedgerState:
     """Central's linked properties (docs/wide-area.md); none at a property or a lone site."""
     chain: SiteChain | None = None
     """A property's link to central (docs/wide-area.md); None unless it joined one."""
+    binding: JournalBinding | None = None
+    """The journal's identity and every signed event it applied (controller/ledger/binding.py);
+    None on a journal written before identities existed."""
 
 
 def balances(pool: Pool) -> Balances:

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, TypeVar
 from controller.clock import utc_now as now
 from controller.config.approval import configuration_approval
 from controller.events import OperatorEnrolled
+from controller.ledger.binding import signed_by
 from controller.security import keys
-from controller.security.signatures import sign, with_signature
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -73,10 +73,8 @@ class Site:
         return self.append(self.sign(enrollment(name, role, self.keys[name], by), by))
 
     def sign(self, event: E, *names: str) -> E:
-        """``event`` signed by each of ``names``, in order."""
-        for name in names:
-            event = with_signature(event, sign(event, name, self.keys[name]))  # type: ignore[assignment]
-        return event
+        """``event`` signed by each of ``names``, in order, bound to the journal as it stands."""
+        return signed_by(self.journal.state, event, [(name, self.keys[name]) for name in names])
 
     def append(self, event: AnyEvent) -> Receipt:
         """Journal ``event``; it must be applied."""
