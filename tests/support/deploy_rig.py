@@ -29,6 +29,7 @@ from controller.runtime.liveness import Liveness
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
 from controller.security.controller_key import ControllerKey
+from controller.web.gate import GateCounts, GateMetrics
 from controller.wide_events import SiteLinked, WideAreaJoined
 from controller.widearea.property_link import SitePosition
 from drivers.mqtt.site_answers import DROP_REASONS
@@ -178,6 +179,8 @@ def exported() -> dict[str, Family]:
         stats.rejections_left_out += 1
         stats.internal_errors += 1
         metrics.sources.append(Reporting("mqtt", SourceHealth(failures_in_row=3, dead_letters=1)))
+        # The web port's own, registered beside them as the display serves (controller/web/gate.py)
+        metrics.registry.register(GateMetrics(GateCounts(cap=1024)))
         text = metrics.exposition("")[0].decode()
     families = {}
     for family in text_string_to_metric_families(text):

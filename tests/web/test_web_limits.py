@@ -10,6 +10,7 @@ web port").
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from typing import TYPE_CHECKING
@@ -27,13 +28,21 @@ if TYPE_CHECKING:
 SAMPLE = ROOT / "deploy" / "jackpotd.toml"
 
 
+WEB_KEYS = ("max_connections", "header_timeout_s", "idle_timeout_s", "send_timeout_s")
+
+
 def with_web(keys: str) -> str:
-    """The sample configuration with ``keys`` added to its ``[web]`` table."""
+    """The sample configuration without its web port keys, and with ``keys`` in ``[web]``."""
     text = SAMPLE.read_text(encoding="utf-8")
+    text = re.sub(rf"^(?:{'|'.join(WEB_KEYS)}) = .*\n", "", text, flags=re.MULTILINE)
     return text.replace("[web]\n", f"[web]\n{keys}\n", 1)
 
 
-def test_the_web_port_keys_have_their_defaults() -> None:
+def test_the_web_port_keys_have_their_defaults_and_the_sample_writes_them() -> None:
+    assert (
+        parse_config(with_web(""), str(SAMPLE), SAMPLE.parent).web
+        == parse_config(SAMPLE.read_text(encoding="utf-8"), str(SAMPLE), SAMPLE.parent).web
+    )
     web = parse_config(with_web(""), str(SAMPLE), SAMPLE.parent).web
     assert (web.max_connections, web.header_timeout_s) == (1024, 10.0)
     assert (web.idle_timeout_s, web.send_timeout_s) == (30.0, 30.0)
