@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 from support.approvals import Site, enrollment, now
+from support.site_chains import WAGER, LinkedProperty
 from support.journal_rig import (
     AT,
     FIVE_ACES,
     POOL,
     checkpoint,
+    opened_journal,
     pool_opened,
     settle,
     table_configured,
@@ -42,6 +44,7 @@ from controller.journal.verify import verify
 from controller.ledger.binding import MAX_WINDOW, target_of
 from controller.security import keys
 from controller.security.signatures import sign, signatures_of, with_signature
+from controller.wide_events import SiteResumed
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -300,3 +303,32 @@ def test_a_table_configuration_inside_a_copied_approval_does_not_configure_anoth
     assert state.revision < pit_a.journal.state.revision
     assert "for journal" in refused(pit_b, signed)
     assert "T2" not in pit_b.journal.state.tables
+
+
+def test_a_resumption_signed_for_one_halt_does_not_end_a_later_halt_of_the_link(
+    tmp_path: Path,
+) -> None:
+    """docs/wide-area.md, "A halted link": a manager's resumption ends the halt it was signed for."""
+    with opened_journal(tmp_path / "central.db") as journal:
+        site = Site.create(journal)
+        boardwalk = LinkedProperty("boardwalk")
+        site.append(site.sign(boardwalk.linked(), "mgr"))
+        for event in boardwalk.contributions(1, 2):
+            site.append(event)
+        site.append(boardwalk.reported(wager_cents=WAGER))  # one wager short: halted
+        assert journal.state.sites["boardwalk"].link.halted
+
+        def resumption(event_id: str) -> SiteResumed:
+            event = SiteResumed(event_id, now(), "boardwalk", "mgr", "totals fixed, ticket 5120")
+            return site.sign(event, "mgr")
+
+        held_back, used = resumption("resume-held"), resumption("resume-used")
+        site.append(used)
+        assert not journal.state.sites["boardwalk"].link.halted
+        for event in boardwalk.contributions(3, 2):
+            site.append(event)
+        site.append(boardwalk.reported(wager_cents=3 * WAGER))  # short again: a second halt
+        assert journal.state.sites["boardwalk"].link.halted
+        reason = site.journal.append(held_back).reason
+        assert "the state changed since" in reason
+        assert journal.state.sites["boardwalk"].link.halted
