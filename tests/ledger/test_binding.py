@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 from support.approvals import Site, enrollment, now
-from support.site_chains import WAGER, LinkedProperty
 from support.journal_rig import (
     AT,
     FIVE_ACES,
@@ -28,6 +27,7 @@ from support.journal_rig import (
     table_configured,
     wager,
 )
+from support.site_chains import WAGER, LinkedProperty
 
 from controller.event_base import Binding
 from controller.events import (
@@ -308,7 +308,7 @@ def test_a_table_configuration_inside_a_copied_approval_does_not_configure_anoth
 def test_a_resumption_signed_for_one_halt_does_not_end_a_later_halt_of_the_link(
     tmp_path: Path,
 ) -> None:
-    """docs/wide-area.md, "A halted link": a manager's resumption ends the halt it was signed for."""
+    """docs/wide-area.md, "A halted link": a resumption ends the halt it was signed for."""
     with opened_journal(tmp_path / "central.db") as journal:
         site = Site.create(journal)
         boardwalk = LinkedProperty("boardwalk")
