@@ -6,6 +6,7 @@ import json
 import sys
 import time
 from fractions import Fraction
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from controller.analyzer.report import QUALIFYING_WAGER_CENTS, Analysis, Analyzer
@@ -13,6 +14,7 @@ from controller.cli.common import command
 from controller.cli.progress import Steps, bar
 from controller.cli.tables import Column, print_table
 from controller.errors import JackpotError
+from controller.files import RECORD, create_file
 from controller.money import format_cents, format_percent
 from controller.rules.paytable_files import find_paytable, seed_paytables
 
@@ -359,7 +361,8 @@ def draw_return_plot(analyses: list[Analysis], path: str) -> None:
     axes.set_title("Return against meter value")
     axes.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    with create_file(Path(path), RECORD) as file:  # 0640 whatever the umask
+        figure.savefig(file, format="png", dpi=120)
     plt.close(figure)
 
 

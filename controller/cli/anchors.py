@@ -27,6 +27,7 @@ from controller.cli.common import CommandError, add_db, command, journal_locatio
 from controller.cli.progress import counting
 from controller.cli.times import local_time
 from controller.clock import utc_now
+from controller.files import RECORD, append_file, write_file
 from controller.journal.anchors import Anchors, read_anchors
 from controller.journal.backends import verify_journal
 from controller.money import format_cents
@@ -227,8 +228,8 @@ def run_anchor_save(args: argparse.Namespace) -> int:
         {"controller_key": key} for key in trusted.keys if key not in saved.keys
     ]
     lines.append({"seq": report.head[0], "hash": report.head[1], "saved": utc_now()})
-    with args.to.open("a", encoding="utf-8") as file:
-        file.writelines(json.dumps(line) + "\n" for line in lines)
+    with append_file(args.to, RECORD) as file:  # a new anchors file at 0640, whatever the umask
+        file.write("".join(json.dumps(line) + "\n" for line in lines).encode())
     if args.json:
         print(json.dumps(lines[-1]))
     else:
@@ -250,7 +251,7 @@ def run_key_generate(args: argparse.Namespace) -> int:
     key = ControllerKey.generate()
     write_key(args.out, key)
     if args.public_out is not None:
-        args.public_out.write_text(key.public_key + "\n", encoding="utf-8")
+        write_file(args.public_out, (key.public_key + "\n").encode(), RECORD, exclusive=True)
     print(f"controller key written to {args.out} (mode 0600); keep its public half off this box:")
     _print_public(key)
     return 0

@@ -31,6 +31,7 @@ import sqlite3
 from typing import TYPE_CHECKING, Final
 
 from controller.agent.store import StoredEvent
+from controller.files import prepare_database
 from controller.ports import OutboxError
 
 if TYPE_CHECKING:
@@ -59,11 +60,12 @@ class AgentOutboxStore:
 
     def __init__(self, path: Path, table_id: str) -> None:
         try:
+            prepare_database(path)  # 0640 whatever the umask; its -wal and -shm follow
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=FULL")
             self._db.execute("PRAGMA busy_timeout=5000")
-        except sqlite3.Error as error:
+        except (sqlite3.Error, OSError) as error:
             raise OutboxError(f"cannot open the agent outbox {path}: {error}") from error
         self._meta = self._open(path, table_id)
 

@@ -30,6 +30,7 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
+from controller.files import RECORD, create_file
 from controller.journal.errors import JournalError
 
 if TYPE_CHECKING:
@@ -107,7 +108,11 @@ def write_segment(
     temporary = directory / f".journal-{first_seq:012d}.partial"
     lines = hashlib.sha256()
     count, last_seq, last_hash = 0, first_seq - 1, prev_hash
-    with temporary.open("wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as file:
+    # At RECORD (0640) whatever the umask, a stale partial included: the rename keeps it.
+    with (
+        create_file(temporary, RECORD) as raw,
+        gzip.GzipFile(fileobj=raw, mode="wb", mtime=0) as file,
+    ):
         header = _line({"segment": FORMAT, "first_seq": first_seq, "prev_hash": prev_hash})
         _emit(file, lines, header)
         for row in rows:

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Final, Self
 import msgspec
 import sqlite_utils
 
+from controller.files import prepare_database
 from controller.journal import site_messages
 from controller.journal.appending import (
     Changed,
@@ -83,7 +84,12 @@ changes it only by rebuilding the file, which the controller never does by itsel
 
 
 def connect(path: Path | str) -> sqlite_utils.Database:
-    """Open the database with the journal's pragmas and explicit transactions."""
+    """Open the database with the journal's pragmas and explicit transactions.
+
+    A new file is made first at 0640 whatever the umask (:func:`controller.files.prepare_database`);
+    its ``-wal`` and ``-shm`` take the same mode.
+    """
+    prepare_database(Path(path))
     connection = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     database = sqlite_utils.Database(connection)
     database.execute(f"PRAGMA page_size={PAGE_SIZE}")  # before WAL; a no-op on an existing file
@@ -121,6 +127,10 @@ class Journal(ReadSide):
         except sqlite3.Error as error:
             reason = why(self.path, error)
             raise JournalError(f"{self.path}: cannot open the journal: {reason}") from error
+        except OSError as error:  # the new file could not be made (controller.files)
+            raise JournalError(
+                f"{self.path}: cannot open the journal: {error.strerror or error}"
+            ) from error
         self._tail = self._last_row()
         self.state = self._load()
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import itertools
-import os
 import secrets
 import string
 from typing import TYPE_CHECKING, Final
@@ -40,6 +39,7 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from controller.errors import InputError
+from controller.files import SECRET, write_file
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -169,13 +169,11 @@ def seal(key: Ed25519PrivateKey, operator: str, passphrase: str, *, n: int = SCR
 
 
 def write_key_file(path: Path, content: bytes) -> None:
-    """Write a new key file readable by its owner only; never overwrite one."""
+    """Write a new key file readable by its owner only (0600 whatever the umask), never over one."""
     try:
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        write_file(path, content, SECRET, exclusive=True)
     except OSError as error:
         raise KeyFileError(f"{path}: cannot create the key file: {error.strerror}") from error
-    with os.fdopen(descriptor, "wb") as file:
-        file.write(content)
 
 
 def read_key_file(path: Path) -> _KeyFile:

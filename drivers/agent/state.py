@@ -22,6 +22,7 @@ import msgspec
 
 from controller.agent.faults import FaultThrottle
 from controller.clock import utc_now
+from controller.files import RECORD, write_file
 from controller.ports import OutboxError
 from drivers.mqtt.payloads import SCHEMA_VERSION
 
@@ -92,7 +93,7 @@ class TableStateView:
             }
             try:
                 staged = self._file.with_name(self._file.name + ".new")
-                staged.write_bytes(msgspec.json.encode(state) + b"\n")
+                write_file(staged, msgspec.json.encode(state) + b"\n", RECORD)
                 staged.replace(self._file)
             except OSError as error:
                 log.warning("table %s: cannot write %s: %s", self.table_id, self._file, error)
