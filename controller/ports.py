@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from controller.effects import AnyEffect, PayoutMade
     from controller.events import AnyEvent
     from controller.outputs import AnyUpdate, MeterUpdate
-    from controller.widearea.messages import Award, SiteMessage, SiteTotals
+    from controller.widearea.messages import Award, SiteHello, SiteMessage, SiteTotals
     from controller.widearea.site_link import SiteLink
 
 
@@ -180,6 +180,10 @@ class SiteChainView(Protocol):
 
     def totals(self) -> SiteTotals:
         """What it has sent, and the claims it holds, signed."""
+        ...
+
+    def signed_hello(self, hello: SiteHello) -> SiteHello:
+        """The hello of a connection to central, signed with this property's key."""
         ...
 
     def central_signed(self, data: bytes, signature: str) -> bool:

@@ -20,7 +20,7 @@ from controller.effects import SiteMessageQueued
 from controller.journal.errors import JournalError
 from controller.ports import OutboxError
 from controller.security.controller_key import signature_verifies
-from controller.widearea.messages import GENESIS, SiteTotals, signed_bytes
+from controller.widearea.messages import GENESIS, SiteHello, SiteTotals, signed_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -90,6 +90,10 @@ class JournalSiteChain:
             chain.hits, held,
         )  # fmt: skip
         return msgspec.structs.replace(totals, signature=self.key.sign(signed_bytes(totals)))
+
+    def signed_hello(self, hello: SiteHello) -> SiteHello:
+        """The hello of a connection to central, signed: central answers no one else's nonce."""
+        return msgspec.structs.replace(hello, signature=self.key.sign(signed_bytes(hello)))
 
     def central_signed(self, data: bytes, signature: str) -> bool:
         """Whether central's key signed ``data``."""

@@ -9,7 +9,11 @@ base64 Ed25519), so central can tell the property's history from a rewritten or 
 Central answers with cumulative acknowledgements (:class:`CentralAck`) and each award of a
 property's hit (:class:`Award`), both signed with central's controller key, and the property
 reports its totals after each reconnection (:class:`SiteTotals`), signed with its own, for
-central to reconcile. All are msgspec Structs, encoded as canonical
+central to reconcile. Each connection of the property opens with its hello
+(:class:`SiteHello`): a random nonce of that connection, which central signs into every
+acknowledgement it sends after it, with a counter of its own that only grows, so that an
+acknowledgement captured and published again later is told from a fresh one (docs/wide-area.md,
+"A replayed acknowledgement"). All are msgspec Structs, encoded as canonical
 JSON (sorted keys, no spaces), money in integer cents, percentages as exact fractions (``"1/10"``).
 """
 
@@ -99,8 +103,30 @@ class SiteTotals(
     signature: str = ""
 
 
-SiteUp = SiteMessage | SiteTotals
+class SiteHello(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="hello"
+):
+    """The property's connection to central begins: acknowledge it under ``nonce`` from now on.
+
+    Never journaled (at either end): it binds the live acknowledgements to one connection of
+    the property, and a new connection, or a central that lost it, gets a new one.
+    """
+
+    site: str
+    nonce: str
+    """Random, chosen by the property for this connection (128 bits, hex)."""
+    signature: str = ""
+    """The property's controller key over the rest: no one else chooses its nonce."""
+
+
+SiteUp = SiteMessage | SiteTotals | SiteHello
 """What a property publishes on ``wide/<site>/up``, in order."""
+
+ACK_UNBOUND: Final = 1
+"""The first acknowledgement format: its signature covers its content alone."""
+ACK_FRESH: Final = 2
+"""The format central sends: its signature covers the property's connection nonce and its
+counter too (:class:`CentralAck`)."""
 
 
 class CentralAck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -120,6 +146,13 @@ class CentralAck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     signature: str = ""
     """Central's controller key over the rest (:func:`signed_bytes`): a device that can
     publish on the property's topics cannot forge an acknowledgement that trims its outbox."""
+    nonce: str = ""
+    """The property's connection this answers (its :class:`SiteHello`); "" if central has
+    heard none from it since central started."""
+    counter: int = 0
+    """Central's, per property: greater in each acknowledgement than in any before it."""
+    version: int = ACK_UNBOUND
+    """:data:`ACK_FRESH` for one that carries ``nonce`` and ``counter`` under its signature."""
 
 
 class Award(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -165,9 +198,22 @@ def digest_holds(message: SiteMessage) -> bool:
     return found == message.digest
 
 
-def signed_bytes(said: SiteTotals | CentralAck | Award) -> bytes:
-    """What a key signs of totals, an acknowledgement or an award: all but the signature."""
-    return canonical(msgspec.structs.replace(said, signature=""))
+_UNBOUND_ACK_FIELDS: Final = (
+    "site", "through", "head", "journal_seq", "epoch", "reconciled_through", "signature",
+)  # fmt: skip
+"""What an :data:`ACK_UNBOUND` acknowledgement held, and its signature covered."""
+
+
+def signed_bytes(said: SiteTotals | CentralAck | Award | SiteHello) -> bytes:
+    """What a key signs of totals, an acknowledgement, an award or a hello: all but the signature.
+
+    An acknowledgement of the first format is signed as it always was (the fields it had), so
+    that one still verifies as central's and is then refused for what it lacks.
+    """
+    unsigned = msgspec.structs.replace(said, signature="")
+    if isinstance(unsigned, CentralAck) and unsigned.version == ACK_UNBOUND:
+        return _ENCODER.encode({name: getattr(unsigned, name) for name in _UNBOUND_ACK_FIELDS})
+    return canonical(unsigned)
 
 
 totals_bytes = signed_bytes

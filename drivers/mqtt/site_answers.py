@@ -14,7 +14,11 @@ messages and, after each (re)connection's backlog, its totals on ``wide/<site>/u
   (the halt itself was journaled once, with its reason); a halted link is not acknowledged
   either, heartbeats included, so the property's wide-area wagers close at its grace;
 * totals are submitted (:class:`~controller.wide_events.SiteTotalsReported`) when they cover
-  exactly what is applied or handed over: they follow the messages they count.
+  exactly what is applied or handed over: they follow the messages they count;
+* a hello (:class:`~controller.widearea.messages.SiteHello`, signed by the property) is not
+  journaled: its nonce is kept, and every acknowledgement after it names it, with a counter
+  that grows with each acknowledgement, so the property tells a fresh one from one published
+  again (docs/wide-area.md, "A replayed acknowledgement").
 
 Once a receipt is in (the ``COMMIT`` has returned) the property is owed an acknowledgement
 (and with it every award of its claims it may not have journaled yet, on ``wide/<site>/award``):
@@ -45,7 +49,9 @@ from controller.wide_events import (
     totals_event_id,
 )
 from controller.widearea.messages import (
+    ACK_FRESH,
     CentralAck,
+    SiteHello,
     SiteMessage,
     canonical,
     decode_up,
@@ -59,7 +65,7 @@ if TYPE_CHECKING:
     import aiomqtt
 
     from controller.ports import Receipt, SiteLinks
-    from controller.widearea.messages import SiteUp
+    from controller.widearea.messages import SiteTotals, SiteUp
     from drivers.mqtt.topics import Topics
 
 log = logging.getLogger(__name__)
@@ -131,8 +137,12 @@ class SiteAnswers:
         self.started = time.time()
         self._heard: dict[str, float] = {}
         """When each linked property was last heard (Unix time)."""
+        self._nonces: dict[str, str] = {}
+        """Per property, the nonce of its latest hello: the connection acknowledged."""
+        self._counters: dict[str, int] = {}
+        """Per property, the counter of the last acknowledgement signed for it."""
 
-    def admit(self, up: SiteUp) -> SiteAdmission:
+    def admit(self, up: SiteMessage | SiteTotals) -> SiteAdmission:
         """Whether to submit a property's message or totals (see the module docstring)."""
         admission = self._judge(up)
         if admission is SiteAdmission.SUBMIT and isinstance(up, SiteMessage):
@@ -151,7 +161,7 @@ class SiteAnswers:
         """When ``site`` was last heard (Unix time); when this source started if never."""
         return self._heard.get(site, self.started)
 
-    def _judge(self, up: SiteUp) -> SiteAdmission:
+    def _judge(self, up: SiteMessage | SiteTotals) -> SiteAdmission:
         link = self._links.link(up.site)
         if link is None:
             return SiteAdmission.NOT_LINKED
@@ -184,8 +194,10 @@ class SiteAnswers:
         if self._links.link(site) is not None and not self._signed(up):
             # Before the sequencer: journaled as a fault of its own, never under the id the
             # property's own message of that number will carry, so a forgery blocks nothing.
-            number = up.site_seq if isinstance(up, SiteMessage) else up.through
+            number = _number(up)
             return SiteRefusal(FORGED, f"{site} {type(up).__name__} {number}: not its key's")
+        if isinstance(up, SiteHello):
+            return self._hello(up)
         admission = self.admit(up)
         if admission is SiteAdmission.NOT_LINKED:
             return SiteRefusal(UNKNOWN_SITE, f"site {site!r} is not linked")
@@ -196,6 +208,15 @@ class SiteAnswers:
             resumed = 0 if link is None else link.resumed
             return SiteReported(site_event_id(up.site, up.site_seq, resumed), at, up)
         return SiteTotalsReported(totals_event_id(up), at, up)
+
+    def _hello(self, hello: SiteHello) -> SiteRefusal | None:
+        """A linked property's new connection: answer it, under its nonce, at once."""
+        if self._links.link(hello.site) is None:
+            return SiteRefusal(UNKNOWN_SITE, f"site {hello.site!r} is not linked")
+        self._nonces[hello.site] = hello.nonce
+        self._heard[hello.site] = time.time()
+        self.owe(hello.site, 0)
+        return None
 
     def _signed(self, up: SiteUp) -> bool:
         if isinstance(up, SiteMessage):
@@ -234,13 +255,22 @@ class SiteAnswers:
         None for a halted link: it acknowledges nothing, heartbeats included, so that the
         property's wide-area wagers close once its grace runs out, as for a silent central,
         and stay closed until a manager resumes the link (docs/wide-area.md, "A halted link").
+        None too before the property's hello (a central that restarted: the property says
+        hello again once central is silent a third of its grace): it would take none.
         """
         link = self._links.link(site)
-        if link is None or link.halted:
+        nonce = self._nonces.get(site)
+        if link is None or link.halted or nonce is None:
             return None
+        # Microseconds of the wall clock at least: beyond every counter central signed for the
+        # property before a restart, though it keeps none (a step back is caught by the
+        # property: it refuses the acknowledgement, says hello again, and is answered).
+        counter = max(self._counters.get(site, 0) + 1, time.time_ns() // 1000)
+        self._counters[site] = counter
         ack = CentralAck(
-            site, link.through, link.head, journal_seq, self.epoch(), link.reconciled_through
-        )
+            site, link.through, link.head, journal_seq, self.epoch(), link.reconciled_through,
+            nonce=nonce, counter=counter, version=ACK_FRESH,
+        )  # fmt: skip
         return msgspec.structs.replace(ack, signature=self._links.sign(signed_bytes(ack)))
 
     async def serve(self, client: aiomqtt.Client) -> None:
@@ -258,20 +288,32 @@ class SiteAnswers:
                 ack = self.ack_of(site, journal_seq)
                 if ack is None:
                     continue
+                # Read with the ack, not after its publish: an award of a claim the ack does
+                # not cover yet would reach the property before the ack that does.
+                awards = [canonical(award) for award in self._links.awards(site)]
                 try:
-                    await self._answer(client, site, canonical(ack))
+                    await self._answer(client, site, canonical(ack), awards)
                 except BaseException:
                     self._owed.update(owed)  # owed again on the next connection
                     raise
                 self.answered += 1
                 self.site_acks[site] += 1
 
-    async def _answer(self, client: aiomqtt.Client, site: str, ack: bytes) -> None:
+    async def _answer(
+        self, client: aiomqtt.Client, site: str, ack: bytes, awards: list[bytes]
+    ) -> None:
         """The acknowledgement, then every award the property may still lack.
 
         The property journals each award once, so sending one again is harmless, and a crash
         between a commit and a publish loses none.
         """
         await guarded(client.publish(self._topics.site_ack(site), ack, qos=QOS))
-        for award in self._links.awards(site):
-            await guarded(client.publish(self._topics.site_award(site), canonical(award), qos=QOS))
+        for award in awards:
+            await guarded(client.publish(self._topics.site_award(site), award, qos=QOS))
+
+
+def _number(up: SiteUp) -> str:
+    """What names a property's input in a refusal: its ``site_seq``, ``through`` or nonce."""
+    if isinstance(up, SiteMessage):
+        return str(up.site_seq)
+    return up.nonce[:8] if isinstance(up, SiteHello) else str(up.through)

@@ -2,7 +2,8 @@
 
 docs/wide-area.md, "The link's runtime, as designed". The property's controller is an MQTT
 client of central's brokers (TLS; ``hosts`` tried in turn, the next after each failure). On
-each connection it takes its totals as its journal stands (through ``site_seq`` M), publishes
+each connection it says hello with a new random nonce (:class:`SiteHello`), takes its totals
+as its journal stands (through ``site_seq`` M), publishes
 on ``wide/<site>/up``, at QoS 1 and oldest first, every message after the last acknowledged one
 up to M, then the totals, then each new message as the sequencer journals it; without progress
 it publishes everything unacknowledged again after the resend delay
@@ -14,12 +15,18 @@ again, so that reopening always follows a reconciliation of what came meanwhile;
 It reads ``wide/<site>/ack``, ``wide/<site>/award`` and central's ``meter/<pool>`` of each
 wide-area pool the property plays:
 
-* an acknowledgement is central's only if central's key signed it; it is then judged
+* an acknowledgement is central's only if central's key signed it; it is taken only if it
+  names this connection's nonce and a counter beyond the last taken
+  (:class:`controller.widearea.freshness.AckFreshness`: one captured and published again keeps
+  nothing open and reopens nothing; one naming another nonce, or none, or central silent a
+  third of the grace, has the property say hello again, a new nonce, at most every
+  ``HELLO_AGAIN_S``: central restarted, or heard an old hello); it is then judged
   (:func:`controller.widearea.property_link.judge_central_ack`): its site, nothing beyond the
   chain, no older epoch, central's head equal to the property's own digest of the message.
   An accepted one trims nothing here (the journal is the outbox; the next connection resends
   after it) and is proof central hears the property (:class:`WideAreaGate`);
-* an award signed by central is journaled (:class:`WideAreaAwarded`, once by its id); the
+* an award signed by central is journaled (:class:`WideAreaAwarded`, once by its id) once an
+  acknowledgement of this connection was taken and central holds this property's history; the
   ledger checks the signature again and pays the held seat. One for a claim no longer held
   (central sends each again with every acknowledgement until the property's totals no longer
   list it) is counted and left: journaled again it would be a conflicting reuse of its id;
@@ -36,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 import time
 import uuid
 from datetime import UTC, datetime
@@ -50,13 +58,15 @@ from controller.errors import InputError
 from controller.outputs import FollowerOrder, MeterUpdate
 from controller.ports import OutboxError
 from controller.wide_events import WideAreaAwarded, WideAreaStatusChanged, award_event_id
-from controller.widearea.messages import canonical, decode_ack, decode_award, signed_bytes
+from controller.widearea.freshness import REPLAYED, AckFreshness
+from controller.widearea.messages import (
+    SiteHello,
+    canonical,
+    decode_ack,
+    decode_award,
+    signed_bytes,
+)
 from controller.widearea.property_link import (
-    AHEAD_OF_CHAIN,
-    HEAD_DIFFERS,
-    MALFORMED,
-    OTHER_SITE,
-    STALE_EPOCH,
     CentralAckRefused,
     SitePosition,
     WideAreaGate,
@@ -74,6 +84,7 @@ from drivers.mqtt.connection import (
 from drivers.mqtt.outgoing import decode_meter
 from drivers.mqtt.pipeline import message_payload
 from drivers.mqtt.topics import Topics
+from drivers.mqtt.uplink_refusals import AWARD_UNBOUND, REFUSALS, RefusalLog
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
@@ -93,10 +104,9 @@ OUTBOX_UNREADABLE: Final = "outbox-unreadable"
 """The fault journaled when the outbox to central cannot be read (edited, or the disk)."""
 
 
-REFUSALS: Final = (
-    "not-central", "undecodable", OTHER_SITE, MALFORMED, AHEAD_OF_CHAIN, STALE_EPOCH, HEAD_DIFFERS,
-)  # fmt: skip
-"""Why central's acknowledgements and awards are not acted on (``jackpotd_wide_area_refused``)."""
+HELLO_AGAIN_S: Final = 1.0
+"""At most this often a hello is said again on one connection (a flood of replayed
+acknowledgements makes no flood of hellos)."""
 
 
 class SiteUplink:
@@ -125,10 +135,15 @@ class SiteUplink:
         self.worst_meter_lag_s = 0.0
         """The longest central's meter took to reach this property, from its commit (seconds)."""
         self._order = FollowerOrder()
-        self.refused: dict[str, int] = {}
+        self._refusals = RefusalLog(self.name, log)
+        self.refused: dict[str, int] = self._refusals.counts
         """Acknowledgements and awards not acted on, by why."""
         self.awards_again = 0
         """Awards received again for a claim already paid (central resends until told)."""
+        self.freshness = AckFreshness("")
+        """This connection's nonce, and the counter of the last acknowledgement taken on it."""
+        self._hello_due = asyncio.Event()
+        self._hello_at = self._taken_at = float("-inf")
         self.heard_at = time.time()
         """When central was last heard (Unix time): an accepted acknowledgement; the start."""
         self._resend = resend or ResendDelay(2.0, 30.0)
@@ -202,6 +217,7 @@ class SiteUplink:
     async def _send(self, client: aiomqtt.Client) -> None:
         up = self.topics.site_up(self.view.site)
         sent = self.position.acked
+        await self._hello(client, up)
         while True:  # a report, then messages until central has been silent past the grace
             self._reconcile.clear()
             sent = await self._report(client, up, sent)
@@ -210,6 +226,8 @@ class SiteUplink:
             reported = since
             while not self._reconcile.is_set():
                 await self._more_or_reconcile(sent)
+                if self._hello_due.is_set() or self._silent_since_hello():
+                    await self._hello(client, up)
                 sent = await self._publish(client, up, sent, self.view.sent_high())
                 now = asyncio.get_running_loop().time()
                 if now - reported >= self.report_s:
@@ -240,15 +258,36 @@ class SiteUplink:
         await guarded(client.publish(up, canonical(totals), qos=QOS))
         return sent
 
+    async def _hello(self, client: aiomqtt.Client, up: str) -> None:
+        """A new nonce, said to central before anything else it is to answer."""
+        self._hello_due.clear()
+        self._hello_at = asyncio.get_running_loop().time()
+        self.freshness = AckFreshness(secrets.token_hex(16))
+        hello = SiteHello(self.view.site, self.freshness.nonce)
+        hello = self.view.signed_hello(hello)
+        await guarded(client.publish(up, canonical(hello), qos=QOS))
+
+    def _hello_again_at(self) -> float:
+        """When to say hello again if central takes no notice: it may have lost this one."""
+        since = max(self._hello_at, self._taken_at)
+        return since + max(HELLO_AGAIN_S, self.view.grace_s / 3)
+
+    def _silent_since_hello(self) -> bool:
+        return asyncio.get_running_loop().time() >= self._hello_again_at()
+
     async def _more_or_reconcile(self, sent: int) -> None:
         """Until a message after ``sent`` is journaled, a report is due, or the resend delay."""
         waits = [
             asyncio.ensure_future(self.view.beyond(sent)),
             asyncio.ensure_future(self._reconcile.wait()),
+            asyncio.ensure_future(self._hello_due.wait()),
         ]
+        hello_in = self._hello_again_at() - asyncio.get_running_loop().time()
         try:
             await asyncio.wait(
-                waits, timeout=self._resend.current_s, return_when=asyncio.FIRST_COMPLETED
+                waits,
+                timeout=max(0.0, min(self._resend.current_s, hello_in)),
+                return_when=asyncio.FIRST_COMPLETED,
             )
         finally:
             for wait in waits:
@@ -303,6 +342,17 @@ class SiteUplink:
         if not self.view.central_signed(signed_bytes(ack), ack.signature):
             self._refuse("not-central", f"an acknowledgement through {ack.through}")
             return
+        stale = self.freshness.judge(ack)
+        if stale is not None:
+            # Never heard, never a fault of central's: it extends no grace and reopens nothing.
+            # Not this connection's: central may have lost it (a restart), so say hello again.
+            now = asyncio.get_running_loop().time()
+            if stale.reason != REPLAYED and now - self._hello_at >= HELLO_AGAIN_S:
+                self._hello_due.set()
+            self._refuse(stale.reason, stale.detail)
+            return
+        self.freshness = self.freshness.after(ack)
+        self._taken_at = asyncio.get_running_loop().time()
         position = SitePosition(
             self.view.site, self.view.sent_high(), self.position.acked, self.position.epoch
         )
@@ -321,6 +371,11 @@ class SiteUplink:
         if not self.view.central_signed(signed_bytes(award), award.signature):
             self._refuse("not-central", f"an award of claim {award.claim_seq}")
             return
+        if not self.freshness.bound or self.gate.diverged:
+            # Bound to a live central of this history: one captured before the property's
+            # journal was restored could otherwise pay a new claim of the same number.
+            self._refuse(AWARD_UNBOUND, f"an award of claim {award.claim_seq}")
+            return
         if (
             award.claim_seq <= self.view.sent_high()
             and award.claim_seq not in self.view.totals().held
@@ -335,8 +390,7 @@ class SiteUplink:
             await self._intake.submit(WideAreaAwarded(award_event_id(award), utc_now(), award))
 
     def _refuse(self, reason: str, detail: str) -> None:
-        self.refused[reason] = self.refused.get(reason, 0) + 1
-        log.warning("%s: refused from central (%s): %s", self.name, reason, detail)
+        self._refusals.refuse(reason, detail)
 
     # -- the gate ------------------------------------------------------------------------------
 

@@ -10,6 +10,7 @@ would deliver them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ from controller.widearea.messages import (
     GENESIS,
     CentralAck,
     Contribution,
+    SiteHello,
     SiteMessage,
     SiteTotals,
     canonical,
@@ -66,6 +68,11 @@ class Property:
         message = message.signed(self.key.sign(message.digest.encode()))
         self.sent.append(message)
         return message
+
+    def hello(self, nonce: str = "0123456789abcdef0123456789abcdef") -> SiteHello:
+        """The hello that opens a connection to central, signed."""
+        hello = SiteHello(SITE, nonce)
+        return msgspec.structs.replace(hello, signature=self.key.sign(signed_bytes(hello)))
 
     def totals(self) -> SiteTotals:
         """What it has sent, signed."""
@@ -120,7 +127,16 @@ class Central:
 Scenario = Callable[[Central], Awaitable[None]]
 
 
-def run(mosquitto: Broker, journal: Journal, scenario: Scenario) -> MqttSource:
+async def say_hello(client: aiomqtt.Client, seen: Watch, prop: Property) -> None:
+    """The property's hello, again until central answers it (it may not be subscribed yet)."""
+    while not seen.payloads(ACK):
+        await client.publish(UP, canonical(prop.hello()), qos=1)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(0.2), seen.changed:
+                await seen.changed.wait_for(lambda: bool(seen.payloads(ACK)))
+
+
+def run(mosquitto: Broker, journal: Journal, scenario: Scenario, prop: Property) -> MqttSource:
     """Central's source over ``journal`` and a property's client, through ``scenario``."""
     central_key = ControllerKey.generate()
     links = JournalSiteLinks(journal, central_key, heartbeat_s=0.2)
@@ -133,8 +149,8 @@ def run(mosquitto: Broker, journal: Journal, scenario: Scenario) -> MqttSource:
             running(source.run(intake)),
             aiomqtt.Client("127.0.0.1", mosquitto.port, identifier="property") as client,
         ):
-            # Central acknowledges every linked property as it connects: it is listening.
-            await seen.until(lambda w: bool(w.payloads(ACK)), "central's first acknowledgement")
+            # Central acknowledges a linked property's connection once it says hello.
+            await within(say_hello(client, seen, prop), "central's first acknowledgement")
             await scenario(Central(client, seen, central_key, intake, source))
 
     asyncio.run(go())
@@ -156,7 +172,7 @@ def test_each_message_is_journaled_once_whatever_resends_and_gaps_and_acknowledg
             lambda _w: any(a.reconciled_through == 5 for a in at.acks()), "the reconciliation"
         )
 
-    source = run(mosquitto, journal, scenario)
+    source = run(mosquitto, journal, scenario, prop)
     assert reported(journal) == [1, 2, 3, 4, 5]  # each once, in order
     link = journal.state.sites[SITE].link
     assert (link.through, link.head, link.reconciled_through) == (5, prop.sent[-1].digest, 5)
@@ -204,7 +220,7 @@ def test_central_is_heard_while_idle_and_a_halted_links_resends_fill_no_journal(
         # close at its grace (docs/wide-area.md, "A halted link").
         assert answers.ack_of(SITE, 0) is None
 
-    source = run(mosquitto, journal, scenario)
+    source = run(mosquitto, journal, scenario, prop)
     rows = [row for row in journal.rows() if row["kind"] == "site-reported"]
     assert len(rows) == 2  # the first, and the break that halted the link: once
     assert source.sites is not None
@@ -215,7 +231,7 @@ def test_central_is_heard_while_idle_and_a_halted_links_resends_fill_no_journal(
 def test_a_property_that_is_not_linked_is_refused_and_journaled_as_a_fault(
     mosquitto: Broker, central: tuple[Journal, Property]
 ) -> None:
-    journal, _prop = central
+    journal, prop = central
     stranger = next_message("stranger", 1, GENESIS, AT, Contribution(POOL, "t1", "r1", 1, 100))
 
     async def scenario(at: Central) -> None:
@@ -224,7 +240,7 @@ def test_a_property_that_is_not_linked_is_refused_and_journaled_as_a_fault(
         await within(at.intake.wait_rejects(2), "the refusals")
         assert sorted(at.intake.reasons()) == ["site-mismatch", "unknown-site"]
 
-    run(mosquitto, journal, scenario)
+    run(mosquitto, journal, scenario, prop)
     faults = [str(row["event"]) for row in journal.rows() if row["kind"] == "fault"]
     assert any("unknown-site" in fault for fault in faults)
     assert any("site-mismatch" in fault for fault in faults)
@@ -248,7 +264,7 @@ def test_a_forged_next_message_is_refused_before_the_sequencer_and_blocks_nothin
         await at.publish(genuine)
         await at.seen.until(lambda _w: any(a.through == 2 for a in at.acks()), "ack through 2")
 
-    run(mosquitto, journal, scenario)
+    run(mosquitto, journal, scenario, prop)
     assert reported(journal) == [1, 2]  # the genuine message took its number: nothing blocked
     assert not journal.state.sites[SITE].link.halted
     journal.close()
