@@ -105,6 +105,33 @@ class CheckpointUpdate(Update, frozen=True, tag="checkpoint"):
     checkpoint: CheckpointRecorded
 
 
+class SignedHead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """The controller's signed statement that row ``seq`` of its journal has hash ``hash``.
+
+    Its high-water mark, kept outside the journal and published off the box
+    (controller/journal/high_water.py says what is signed and how it is checked).
+    """
+
+    controller: str
+    journal: str
+    """The journal's identity (controller/ledger/binding.py); empty on a journal without one."""
+    seq: int
+    hash: str
+    at: str
+    key_id: str
+    signature: str = ""
+
+
+class HeadUpdate(Update, frozen=True, tag="head"):
+    """A signed head of the journal (its high-water mark), published off the box.
+
+    The retained MQTT topic ``controller/<id>/head`` holds it, where the journal's writer cannot
+    rewrite it.
+    """
+
+    head: SignedHead
+
+
 class PoolUpdate(Update, frozen=True, tag="pool"):
     """A pool's progressive opened or closed as a whole, and why (a sign shows the reason).
 
@@ -125,6 +152,7 @@ AnyUpdate = (
     | ControllerUpdate
     | CheckpointUpdate
     | PoolUpdate
+    | HeadUpdate
 )
 
 

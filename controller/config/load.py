@@ -77,6 +77,10 @@ LEASE_S: Final = (1.0, 300.0)
 """The sequencer's lease: renewed thrice a lease, so shorter hammers the database; longer
 delays a takeover after a node dies (docs/ha.md)."""
 COMMIT_HANG_S: Final = (1.0, 3600.0)
+MAX_HEAD_ROWS: Final = 10_000
+HEAD_INTERVAL_S: Final = (0.05, 60.0)
+"""Signed heads: how many acknowledged rows, and for how long, a rollback could drop unseen
+(docs/security.md, "History never goes back"); more often costs a signature and an fsync."""
 
 
 def read_config_file(path: Path) -> bytes:
@@ -330,6 +334,11 @@ class _Loader(TableChecks):
             checkpoint_interval_s=self.positive(
                 "controller.checkpoint_interval_s", raw.checkpoint_interval_s
             ),
+            high_water_file=self.high_water_file(raw.high_water_file),
+            head_rows=self.head_rows(raw.head_rows),
+            head_interval_s=self.within(
+                "controller.head_interval_s", raw.head_interval_s, HEAD_INTERVAL_S
+            ),
             node=self.node(raw.node),
             lease_s=self.within("controller.lease_s", raw.lease_s, LEASE_S),
             commit_hang_s=self.within("controller.commit_hang_s", raw.commit_hang_s, COMMIT_HANG_S),
@@ -362,6 +371,22 @@ class _Loader(TableChecks):
         if not text.strip():
             raise self.fail("controller.key_file", "names no file")
         return str(self.path(text))
+
+    def high_water_file(self, text: str | None) -> str | None:
+        """The high-water file's path, relative to this file."""
+        if text is None:
+            return None
+        if not text.strip():
+            raise self.fail("controller.high_water_file", "names no file")
+        return str(self.path(text))
+
+    def head_rows(self, rows: int) -> int:
+        """Rows between signed heads."""
+        if not 1 <= rows <= MAX_HEAD_ROWS:
+            raise self.fail(
+                "controller.head_rows", f"must be from 1 to {MAX_HEAD_ROWS:,}, not {rows:,}"
+            )
+        return rows
 
     def checkpoint_rows(self, rows: int) -> int:
         """Rows between checkpoints: start-up replays at most about this many."""

@@ -61,6 +61,9 @@ class RawController(Raw, frozen=True):
     key_file: str | None = None
     checkpoint_rows: int = 10_000
     checkpoint_interval_s: float = 300.0
+    high_water_file: str | None = None
+    head_rows: int = 100
+    head_interval_s: float = 1.0
     node: str | None = None
     lease_s: float = 10.0
     commit_hang_s: float = 30.0
@@ -223,6 +226,16 @@ class ControllerConfig:
     """A signed checkpoint after this many journal rows (controller/runtime/checkpointing.py)..."""
     checkpoint_interval_s: float = 300.0
     """...or this many seconds after the last one, whichever comes first."""
+    high_water_file: str | None = None
+    """Where the controller keeps its latest signed head, outside the journal
+    (controller/journal/high_water.py); None: beside an SQLite journal, under ``var/`` for
+    PostgreSQL."""
+    head_rows: int = 100
+    """A signed head of the journal after this many rows (docs/security.md, "History never goes
+    back")..."""
+    head_interval_s: float = 1.0
+    """...or this many seconds after a row, whichever comes first: no acknowledged row is left
+    uncovered by a signed head for longer."""
     node: str = "jackpotd"
     """This node's id in the sequencer's fence of a shared journal (docs/ha.md); the host's name
     unless the file says."""

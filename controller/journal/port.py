@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from controller.journal.state_check import StateCheck
     from controller.journal.verify import VerifyReport
     from controller.ledger.apply import LedgerState
+    from controller.outputs import SignedHead
     from controller.ports import Outbox, Receipt
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
@@ -170,8 +171,11 @@ class JournalPort(Protocol[_Prepared]):
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty."""
 
-    def check_state(self, key: ControllerKey) -> StateCheck:
-        """The start-up check: the materialized state against the rows (docs/journal.md)."""
+    def check_state(self, key: ControllerKey, high_water: SignedHead | None = None) -> StateCheck:
+        """The start-up check: the materialized state against the rows (docs/journal.md).
+
+        ``high_water``: the controller's last signed head; the journal must still hold it.
+        """
 
     def outbox(self, sink: str) -> Outbox:
         """The named sink's outbox, kept beside the journal (:class:`controller.ports.Outbox`)."""

@@ -18,6 +18,10 @@ on them, :func:`check_state` rebuilds the state the journal gives and compares:
 3. it compares the result with the materialized state, part by part, and names every value
    that differs (:func:`controller.journal.snapshot.differences`).
 
+Before all that, given the controller's last signed head (its high-water mark, kept outside the
+journal: :mod:`.high_water`), it refuses a journal that no longer holds that row with that hash:
+rows dropped after the last checkpoint, or a row edited and the chain recomputed after it.
+
 The work is the rows since the last checkpoint, which the controller writes every so many
 rows (:mod:`controller.runtime.checkpointing`), whatever the journal's length. The rows before the
 checkpoint are vouched for by its signature; ``jackpotd verify`` checks all of them.
@@ -41,6 +45,7 @@ from controller.journal.checkpoints import (
     signed_bytes,
     stored_snapshots,
 )
+from controller.journal.high_water import problem as behind
 from controller.journal.rows import read_rows, row_at
 from controller.journal.snapshot import differences, digest, state_digest, state_from_text
 from controller.journal.verify import VerifyReport, check_link, replay_row
@@ -52,6 +57,7 @@ if TYPE_CHECKING:
 
     from controller.events import CheckpointRecorded
     from controller.journal import Journal
+    from controller.outputs import SignedHead
     from controller.security.controller_key import ControllerKey
 
 
@@ -174,14 +180,44 @@ def own_checkpoint(  # noqa: PLR0913 - the row, where the replay stands, and how
     return None
 
 
-def check_state(journal: Journal, key: ControllerKey) -> StateCheck:
-    """Check the journal's materialized state against its rows (see the module docstring)."""
+def behind_high_water(
+    row_of: RowAt, archived_through: int, high_water: SignedHead, stored: LedgerState
+) -> str | None:
+    """Why the journal is behind the controller's signed high-water mark; None if it is not.
+
+    A row archived out of the live journal (at or before ``archived_through``) is vouched for
+    by its sealed segment (``jackpotd verify --archives`` checks them).
+    """
+
+    def hash_of(seq: int) -> str | None:
+        row = row_of(seq)
+        if row is not None:
+            return str(row["hash"])
+        return high_water.hash if 0 < seq <= archived_through else None
+
+    identity = stored.binding.journal if stored.binding else ""
+    return behind(high_water, hash_of, identity)
+
+
+def check_state(
+    journal: Journal, key: ControllerKey, high_water: SignedHead | None = None
+) -> StateCheck:
+    """Check the journal's materialized state against its rows (see the module docstring).
+
+    ``high_water``: the controller's last signed head, kept outside the journal
+    (:mod:`.high_water`); the journal must still hold it, or it went back.
+    """
     connection = journal.db.conn
     check = StateCheck()
     start, previous, state = 0, GENESIS, LedgerState()
     records = archive_records(connection)
     archived = {(record.last_seq, record.last_hash) for record in records}
     row_of = functools.partial(_row, connection)
+    if high_water is not None:
+        through = records[-1].last_seq if records else 0
+        if found := behind_high_water(row_of, through, high_water, journal.state):
+            check.problems.append(found)
+            return check
     if records:  # rows archived: the replay starts from what the last archive recorded
         start, previous = records[-1].last_seq, records[-1].last_hash
         state = state_from_text(records[-1].state)

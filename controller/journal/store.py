@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from controller.journal.state_check import StateCheck
     from controller.journal.verify import VerifyReport
     from controller.ledger.apply import LedgerState
+    from controller.outputs import SignedHead
     from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
@@ -332,12 +333,12 @@ class Journal(ReadSide):
         for row in read_rows(self.db.conn):
             yield row.values
 
-    def check_state(self, key: ControllerKey) -> StateCheck:
+    def check_state(self, key: ControllerKey, high_water: SignedHead | None = None) -> StateCheck:
         """The start-up check (:func:`.state_check.check_state`)."""
         # Imported here: the check replays as verify does, and verify reads this module.
         from controller.journal.state_check import check_state  # noqa: PLC0415
 
-        return check_state(self, key)
+        return check_state(self, key, high_water)
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty (:func:`.verify.verify`)."""

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from controller.events import CheckpointRecorded
     from controller.journal.port import JournalPort
     from controller.journal.state_check import StateCheck
+    from controller.outputs import SignedHead
 
 log = logging.getLogger(__name__)
 
@@ -173,14 +174,16 @@ def resume_checkpoints(
     schedule: CheckpointSchedule,
     at: str,
     check: StateCheck | None = None,
+    high_water: SignedHead | None = None,
 ) -> CheckpointSchedule:
     """The start-up check (see the module docstring); raises :class:`StoredStateError`.
 
     ``check``: the check already run on this journal, which has followed every row since (a
-    warm standby's: controller/service/standby.py); else it runs now.
+    warm standby's: controller/service/standby.py); else it runs now. ``high_water``: the
+    controller's last signed head (:mod:`.heads`), which the journal must still hold.
     """
     if check is None:
-        check = journal.check_state(schedule.key)
+        check = journal.check_state(schedule.key, high_water)
     for note in check.notes:
         log.warning("start-up check: %s", note)
     if not check.ok:

@@ -43,6 +43,7 @@ from controller.clock import utc_now
 from controller.effects import RoundHeld
 from controller.events import CheckpointRecorded, DeviceEvent, FaultRecorded
 from controller.journal import JournalError
+from controller.journal.high_water import HighWaterError
 from controller.journal.errors import FencedError
 from controller.journal.identity import device_origin
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
@@ -52,7 +53,7 @@ from controller.runtime.commit_thread import CommitThread
 from controller.runtime.device_sequences import DeviceSequences
 from controller.runtime.rejections import Rejections
 from controller.runtime.sequencer_stats import SequencerStats
-from controller.runtime.step_down import COMMIT_HUNG, FENCED, exit_process
+from controller.runtime.step_down import COMMIT_HUNG, FENCED, WENT_BACK, exit_process
 from controller.runtime.updates import updates_of
 
 if TYPE_CHECKING:
@@ -65,6 +66,7 @@ if TYPE_CHECKING:
     from controller.ports import Receipt
     from controller.runtime.broadcast import Broadcast
     from controller.runtime.checkpointing import CheckpointSchedule
+    from controller.runtime.heads import HeadSchedule
     from controller.runtime.device_sequences import Gap
     from controller.runtime.rejection_limit import RejectionLimit
 
@@ -130,6 +132,8 @@ class Sequencer:
         """Called with the receipts of each commit, before the updates are published."""
         self.checkpoints: CheckpointSchedule | None = None
         """When to journal a signed checkpoint (:mod:`.checkpointing`); None: never."""
+        self.heads: HeadSchedule | None = None
+        """When to sign the journal's head, the high-water mark (:mod:`.heads`); None: never."""
         self.halt = halt
         """Ends the process with a status (:func:`.step_down.exit_process`); tests record it."""
         self.stepped_down: str | None = None
@@ -215,6 +219,7 @@ class Sequencer:
                         self._watch_clock(batch)
                         await self._commit(batch)
                     await self._checkpoint_if_due()
+                    self._head_if_due()
                     await self._renew_if_due()
                 else:
                     self._refuse(batch)
@@ -223,6 +228,7 @@ class Sequencer:
         """The next event; None when a checkpoint or the lease's renewal falls due first."""
         schedule = self.checkpoints
         waits = [schedule.seconds_left(self.journal.head[0]) if schedule else None]
+        waits.append(self.heads.seconds_left(self.journal.head[0]) if self.heads else None)
         waits.append(self._renewal_left())
         known = [wait for wait in waits if wait is not None]
         wait = min(known) if known else None
@@ -248,6 +254,30 @@ class Sequencer:
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_consume)
         await self._commit([_Waiting(sealed.event, future, perf_counter())], snapshot=sealed)
+
+    def _head_if_due(self, *, closing: bool = False) -> None:
+        """Sign the journal's head if one is due (always when closing and rows came since).
+
+        A head the file cannot take is logged and tried again at the next commit; a journal
+        that went back under the running controller ends the process, signing nothing
+        (:mod:`.heads`, :mod:`.step_down`).
+        """
+        heads = self.heads
+        if heads is None or self.failed_reason is not None:
+            return
+        head = self.journal.head[0]
+        if not (heads.due(head) or (closing and heads.rows_behind(head) > 0)):
+            return
+        try:
+            update = heads.sign(self.journal, self.clock())
+        except HighWaterError as error:
+            self._step_down(WENT_BACK, str(error))
+            return
+        except OSError as error:
+            # One line with the reason: a full disk is not a bug to trace.
+            log.error("cannot keep the signed head in %s: %s", heads.path, error)  # noqa: TRY400
+            return
+        self.broadcast.publish([update])
 
     async def _caught_up(self) -> bool:
         """Take in the rows other processes appended; whether the journal is still writable.
@@ -461,4 +491,5 @@ class Sequencer:
                 else:
                     self._refuse(batch)
             await self._checkpoint_if_due(closing=True)
+            self._head_if_due(closing=True)
         self.broadcast.publish(stopping(self.clock(), self.journal.epoch))

@@ -1,6 +1,7 @@
 """How a sequencer that must not go on stops: the process ends at once, with a status that says why.
 
-Two things end a controller node this way (docs/ha.md, "The fenced sequencer"):
+Three things end a controller node this way (docs/ha.md, "The fenced sequencer"; the third:
+docs/security.md, "History never goes back"):
 
 =====  =====================================================================================
  75    **fenced** (``EX_TEMPFAIL``): another node has taken the sequencer over; this one
@@ -11,6 +12,9 @@ Two things end a controller node this way (docs/ha.md, "The fenced sequencer"):
        never cancelled: cancelling a commit that waits on replication reports success
        without replication. The process ends instead, nothing of the batch acknowledged, and
        the next start recovers from what the journal holds.
+ 65    **the journal went back** (``EX_DATAERR``): its head fell below the high-water mark the
+       controller signed (the file was replaced under it). Nothing is signed over it; the next
+       start refuses the journal, naming the row it lost.
 =====  =====================================================================================
 
 The process ends with ``os._exit``, not by unwinding: a hung ``COMMIT`` holds the commit
@@ -29,6 +33,8 @@ FENCED: Final = 75
 """Exit status: another node holds the sequencer's fence."""
 COMMIT_HUNG: Final = 74
 """Exit status: a ``COMMIT`` did not return within ``commit_hang_s``."""
+WENT_BACK: Final = 65
+"""Exit status: the journal's head fell below the controller's signed high-water mark."""
 
 log = logging.getLogger(__name__)
 

@@ -14,15 +14,20 @@ never opened, and every module is compiled from the source that the manifest cov
 ``~/.local`` site folder, off the import path: the service user's home and working folder are
 its state folder, which it may write.
 
-The unit sets these for the whole process (systemd/jackpotd.service), so that they hold from
-the interpreter's first import. ``jackpotd run`` started any other way starts itself again
-with the same settings (as interpreter options) before it does anything else.
+The unit starts the interpreter with the same settings as options, isolated and without
+``site`` (``-I -S -B -X pycache_prefix=...``, systemd/jackpotd.service), on the launcher
+``controller/__main__.py`` named by its path (docs/security.md section 2.4: no ``PYTHON*``
+variable, ``.pth`` file or ``sitecustomize`` runs before the self-check). The environment
+settings stay in the unit as well, for a ``jackpotd`` started from it another way.
+``jackpotd run`` started any other way starts itself again, the same way, before it does
+anything else.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Final, NoReturn
 
 NOWHERE: Final = "/dev/null/jackpotd-pycache"
@@ -32,17 +37,27 @@ ENVIRONMENT: Final = {
     "PYTHONSAFEPATH": "1",
     "PYTHONNOUSERSITE": "1",
 }
-OPTIONS: Final = ("-B", "-P", "-s", "-X", f"pycache_prefix={NOWHERE}")
-"""The same settings as interpreter options (they hold even under ``-E`` or ``-I``)."""
+OPTIONS: Final = ("-I", "-S", "-B", "-X", f"pycache_prefix={NOWHERE}")
+"""The service's interpreter options: isolated (``-I``: no ``PYTHON*`` variables, no user site
+folder, no script folder on the path), no ``site`` (``-S``: no ``.pth`` file, no
+``sitecustomize``), and the cache settings, which ``-I`` would otherwise drop with the variables.
+"""
+LAUNCHER: Final = Path(os.path.abspath(__file__)).parent.parent / "__main__.py"  # noqa: PTH100
+"""The launcher the service is started on, by its path (``-m`` needs ``site``)."""
 
 
 def uncached() -> bool:
-    """Whether no bytecode cache is read or written and no writable folder is imported from."""
+    """Whether the interpreter was started as the service is (:data:`OPTIONS`).
+
+    No bytecode cache read or written, no writable folder imported from, isolated, no ``site``.
+    """
     return (
         sys.dont_write_bytecode
         and sys.pycache_prefix == NOWHERE
         and bool(sys.flags.safe_path)
         and bool(sys.flags.no_user_site)
+        and bool(sys.flags.isolated)
+        and bool(sys.flags.no_site)
     )
 
 
@@ -52,6 +67,7 @@ def restarted() -> bool:
 
 
 def restart_uncached() -> NoReturn:
-    """Replace this process with the same command on an interpreter that reads no cache."""
+    """Replace this process with the same command, started as the unit starts the service."""
     # The same interpreter and arguments, no shell: nothing is parsed again.
-    os.execv(sys.executable, [sys.executable, *OPTIONS, *sys.orig_argv[1:]])  # noqa: S606
+    command = [sys.executable, *OPTIONS, str(LAUNCHER), *sys.argv[1:]]
+    os.execv(sys.executable, command)  # noqa: S606

@@ -71,6 +71,8 @@ class Installed:
     distributions: tuple[Distribution, ...]
     unowned: tuple[tuple[str, str], ...]
     """(absolute path, SHA-256) of each file in an install folder that no RECORD lists."""
+    homes: tuple[Path, ...] = ()
+    """The install folders walked for those files."""
 
 
 def canonical(name: str) -> str:
@@ -115,12 +117,16 @@ def _walk(folder: Path) -> Iterator[Path]:
             yield Path(root) / name
 
 
-def installed(path: Sequence[str]) -> Installed:
-    """The distributions found on ``path`` (in import order) and the unowned files."""
+def installed(path: Sequence[str], folders: Sequence[str] = ()) -> Installed:
+    """The distributions found on ``path`` (in import order) and the unowned files.
+
+    ``folders``: install folders walked even if they hold no distribution with a RECORD (the
+    ``site-packages`` of the service's interpreter, :mod:`controller.security.import_path`).
+    """
     owned: set[str] = set()
     found: list[Distribution] = []
     seen: set[tuple[str, Path]] = set()
-    homes: list[Path] = []
+    homes = [Path(folder).resolve() for folder in folders]
     for dist in metadata.distributions(path=list(path)):
         distribution = _distribution(dist, owned)
         if (distribution.name, distribution.home) in seen:
@@ -139,4 +145,4 @@ def installed(path: Sequence[str]) -> Installed:
     ]
     # A zip archive on the import path is imported from like a folder.
     unowned += [(entry, file_sha256(Path(entry))) for entry in path if Path(entry).is_file()]
-    return Installed(tuple(found), tuple(sorted(set(unowned))))
+    return Installed(tuple(found), tuple(sorted(set(unowned))), tuple(homes))

@@ -11,7 +11,12 @@ what runs:
   its version and a digest over its files, :mod:`controller.security.installed`), and each file in
   an install folder that belongs to no distribution (``path:<file>``);
 * the interpreter (``python:<what>``: version, executable, libpython, standard library,
-  :mod:`controller.security.interpreter`).
+  :mod:`controller.security.interpreter`);
+* every entry of the import path the service runs with (``import:<entry>``: its position and
+  what it is), every ``.pth`` file of its install folders (``pth:<file>``, by content: ``site``
+  would run its import lines), and each file that could be imported from an entry that is
+  neither the standard library nor an install folder (``path:<file>``): a folder a ``.pth``
+  line names, for one (:mod:`controller.security.import_path`).
 
 Bytecode caches are in none of them: the service runs without one
 (:mod:`controller.security.bytecode`). The software digest is the SHA-256 over the sorted entries;
@@ -25,14 +30,22 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
-import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from controller import __version__
-from controller.security.installed import CACHE, Installed, installed
+from controller.security.import_path import (
+    ImportPath,
+    described,
+    importable,
+    package_root,
+    service_path,
+)
+from controller.security.installed import CACHE, Installed, file_sha256, installed
 from controller.security.interpreter import interpreter
 
 if TYPE_CHECKING:
@@ -43,6 +56,8 @@ PACKAGES: Final = ("controller", "drivers")
 DIST: Final = "dist:"
 PATH: Final = "path:"
 PYTHON: Final = "python:"
+IMPORT: Final = "import:"
+PTH: Final = "pth:"
 LISTED: Final = 10
 """How many differences one line of the start-up error names (``manifest check`` lists all)."""
 
@@ -140,6 +155,13 @@ class Manifest:
             return f"the interpreter's {what} changed: approved {_short(then)}, now {_short(now)}"
         if key.startswith(PATH):
             return f"a file of no distribution {_verb(then, now)}: {key.removeprefix(PATH)}"
+        if key.startswith(IMPORT):
+            entry = key.removeprefix(IMPORT)
+            if then is None or now is None:
+                return f"an import path entry {_verb(then, now)}: {entry} ({now or then})"
+            return f"the import path entry {entry} changed: approved {then}, now {now}"
+        if key.startswith(PTH):
+            return f"a .pth file {_verb(then, now)}: {key.removeprefix(PTH)}"
         return f"file {_verb(then, now)}: {key}"
 
     def _distribution(self, name: str, then: str | None, now: str | None) -> str:
@@ -157,7 +179,12 @@ class Manifest:
 
 def _rank(key: str) -> int:
     return next(
-        (rank for rank, prefix in enumerate((PYTHON, DIST, PATH)) if key.startswith(prefix)), 3
+        (
+            rank
+            for rank, prefix in enumerate((PYTHON, IMPORT, PTH, DIST, PATH))
+            if key.startswith(prefix)
+        ),
+        5,
     )
 
 
@@ -198,7 +225,7 @@ def software_files() -> tuple[tuple[str, str], ...]:
     return tuple(sorted(files))
 
 
-def _distribution_entries(found: Installed) -> list[tuple[str, str]]:
+def _distribution_entries(found: Installed, pth: frozenset[str]) -> list[tuple[str, str]]:
     entries: list[tuple[str, str]] = []
     names: set[str] = set()
     for dist in found.distributions:
@@ -206,15 +233,82 @@ def _distribution_entries(found: Installed) -> list[tuple[str, str]]:
         key = dist.name if dist.name not in names else f"{dist.name} ({dist.home})"
         names.add(dist.name)
         entries.append((f"{DIST}{key}", f"{dist.version} sha256:{dist.digest}"))
-    entries += [(f"{PATH}{file}", digest) for file, digest in found.unowned]
+    # A .pth file of an install folder is named as one (below), owned or not.
+    entries += [(f"{PATH}{file}", digest) for file, digest in found.unowned if file not in pth]
     return entries
 
 
-def current(configuration_digest: str, path: Sequence[str] | None = None) -> Manifest:
-    """The manifest of what is installed now (on ``path``, the import path by default)."""
-    path = list(sys.path if path is None else path)
-    found = installed(path)
-    files = tuple(sorted([*software_files(), *_distribution_entries(found), *interpreter(path)]))
+def _path_entries(path: ImportPath, found: Installed) -> list[tuple[str, str]]:
+    """Each import path entry, each ``.pth`` file, and what an ordinary folder could import."""
+    entries = [(f"{PTH}{pth.file}", f"sha256:{pth.digest}") for pth in path.pth_files]
+    homes = {str(home) for home in found.homes}
+    root = os.path.realpath(package_root())
+    for position, entry in enumerate(path.entries):
+        kind, place = path.kind(entry), Path(entry)
+        if not place.exists():
+            kind = "absent"
+        elif place.is_file():
+            kind = f"file sha256:{file_sha256(place)}"
+        elif kind == "folder" and os.path.realpath(entry) not in homes:
+            skip = PACKAGES if os.path.realpath(entry) == root else ()
+            entries += [
+                (f"{PATH}{item}", "namespace package" if item.is_dir() else file_sha256(item))
+                for item in importable(place, skip)
+            ]
+        entries.append((f"{IMPORT}{entry}", f"{position} {kind}"))
+    return entries
+
+
+@dataclass(slots=True)
+class _Launch:
+    """The manifest the launcher hashed, before anything of the import path ran (once)."""
+
+    manifest: Manifest | None = None
+
+
+_LAUNCH = _Launch()
+
+
+def hashed_at_launch(manifest: Manifest) -> None:
+    """Keep the manifest the launcher hashed, for the service's self-check.
+
+    ``controller/__main__.py`` hashed it before any code but the standard library's and this
+    package's ran: the self-check compares that one (the first :func:`current` of the process
+    takes it), not one hashed after the dependencies ran.
+    """
+    _LAUNCH.manifest = manifest
+
+
+def current(
+    configuration_digest: str,
+    path: Sequence[str] | None = None,
+    *,
+    import_path: ImportPath | None = None,
+) -> Manifest:
+    """The manifest of what is installed now.
+
+    On the import path the service runs with (:func:`controller.security.import_path.
+    service_path`), on ``path``, or on ``import_path`` as planned (its ``.pth`` files as they
+    were read then).
+    """
+    if path is None and import_path is None and _LAUNCH.manifest is not None:
+        launched, _LAUNCH.manifest = _LAUNCH.manifest, None
+        return replace(launched, configuration=configuration_digest)
+    if import_path is None:
+        import_path = service_path() if path is None else described(list(path))
+    entries = list(import_path.entries)
+    found = installed(entries, import_path.install_folders)
+    pth = frozenset(pth.file for pth in import_path.pth_files)
+    files = tuple(
+        sorted(
+            {
+                *software_files(),
+                *_distribution_entries(found, pth),
+                *interpreter(entries),
+                *_path_entries(import_path, found),
+            }
+        )
+    )
     # JSON, since a value may hold spaces or a newline (sys.version does on some builds).
     software = hashlib.sha256(json.dumps(files).encode()).hexdigest()
     unlike = tuple(

@@ -26,11 +26,13 @@ from controller.config.approval import Approver, configuration_approval, split
 from controller.config.changes import config_events
 from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
+from controller.journal.high_water import HighWaterFileError
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres.fence import Fence
 from controller.journal.sequencing import open_sequenced
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import resume_checkpoints, schedule_for
+from controller.runtime.heads import HeadSchedule
 from controller.runtime.liveness import Liveness
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
@@ -180,6 +182,25 @@ def _journal_takeover(journal: JournalPort[Any]) -> None:
         raise StartupError(f"{journal.path}: the journal refused the takeover: {receipt.reason}")
 
 
+def _heads(
+    config: Config, key: ControllerKey, *, configured_key: bool, journal: JournalPort[Any]
+) -> HeadSchedule | None:
+    """The signed heads of a controller with a key of its own, their mark read back and checked.
+
+    A key made for one run (the demo) keeps no high-water mark: the next run's key could not
+    check it. A mark signed under another key id (the key was rotated) is passed over, said so.
+    """
+    if not configured_key and config.controller.key_file is None:
+        return None
+    heads = HeadSchedule.of(config, key)
+    try:
+        heads.resume()
+    except HighWaterFileError as error:
+        journal.close()
+        raise StartupError(str(error)) from error
+    return heads
+
+
 def build_runtime(
     config: Config,
     *,
@@ -208,7 +229,9 @@ def build_runtime(
     seen = None if promoted is None else promoted.seen
     _self_check(config, journal, require_manifest=require_manifest, seen=seen)
     check = None if promoted is None else promoted.check
-    resume_checkpoints(journal, checkpoints, utc_now(), check)
+    heads = _heads(config, checkpoints.key, configured_key=key is not None, journal=journal)
+    high_water = heads.last if heads is not None else None
+    resume_checkpoints(journal, checkpoints, utc_now(), check, high_water)
     events = _configuration(config, journal, authority)
     refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
     if refused:
@@ -226,6 +249,7 @@ def build_runtime(
         journal, broadcast, on_heartbeat=liveness.seen, commit_hang_s=settings.commit_hang_s
     )
     sequencer.checkpoints = checkpoints
+    sequencer.heads = heads
     broadcast.publish(checkpoints.updates())
     runtime = Runtime(config.controller.controller_id, journal, broadcast, sequencer, liveness)
     runtime.metrics = ControllerMetrics(journal, sequencer, liveness)

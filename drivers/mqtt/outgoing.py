@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from controller.outputs import (
         CheckpointUpdate,
         ControllerUpdate,
+        HeadUpdate,
         HitAnnouncement,
         MeterUpdate,
         PoolUpdate,
@@ -227,6 +228,15 @@ def checkpoint_payload(update: CheckpointUpdate) -> bytes:
             at=checkpoint.at,
         )
     )
+
+
+def head_payload(update: HeadUpdate) -> bytes:
+    """The retained payload of ``controller/<id>/head``: the signed head itself.
+
+    Its fields, signature included, are the high-water file's (controller/journal/high_water.py
+    says what is signed), so that a copy kept off the box is checked by itself.
+    """
+    return _ENCODER.encode(update.head)
 
 
 def decode_checkpoint(data: bytes) -> CheckpointPayload:

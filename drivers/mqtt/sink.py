@@ -14,6 +14,7 @@ update                 topic                              retained  while the br
 ``WagerRefusal``       ``table/<tid>/cmd/refused``        no        outbox (journal database)
 ``ControllerUpdate``   ``controller/<id>/status``         yes       latest value
 ``CheckpointUpdate``   ``controller/<id>/checkpoint``     yes       latest value
+``HeadUpdate``         ``controller/<id>/head``           yes       latest value
 =====================  =================================  ========  ===========================
 
 **Nothing is lost while the broker is away.** The updates are consumed by one task that never
@@ -63,6 +64,7 @@ from controller.clock import utc_now
 from controller.outputs import (
     CheckpointUpdate,
     ControllerUpdate,
+    HeadUpdate,
     HitAnnouncement,
     MeterUpdate,
     PoolUpdate,
@@ -84,6 +86,7 @@ from drivers.mqtt.connection import (
 from drivers.mqtt.outgoing import (
     checkpoint_payload,
     controller_status_payload,
+    head_payload,
     hit_payload,
     meter_payload,
     pool_status_payload,
@@ -136,6 +139,7 @@ class MqttSink:
         controller_id = settings.controller_id or settings.client_id
         self.status_topic = self.topics.controller_status(controller_id)
         self.checkpoint_topic = self.topics.controller_checkpoint(controller_id)
+        self.head_topic = self.topics.controller_head(controller_id)
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
         self._baseline = 0
         self.connected = False
@@ -223,6 +227,8 @@ class MqttSink:
                     self._retain(self.status_topic, controller_status_payload(update))
                 case CheckpointUpdate():
                     self._retain(self.checkpoint_topic, checkpoint_payload(update))
+                case HeadUpdate():
+                    self._retain(self.head_topic, head_payload(update))
                 case HitAnnouncement():
                     if update.payout_id in self._caught_up:  # committed while catching up
                         self._caught_up.discard(update.payout_id)

@@ -137,6 +137,10 @@ class Topics:
         """The controller's last signed checkpoint (retained; docs/journal.md)."""
         return f"{self.prefix}controller/{check_identifier(controller_id, 'controller')}/checkpoint"
 
+    def controller_head(self, controller_id: str) -> str:
+        """The controller's last signed head, its high-water mark (retained; docs/security.md)."""
+        return f"{self.prefix}controller/{check_identifier(controller_id, 'controller')}/head"
+
     def meter(self, pool_id: str) -> str:
         """A pool's meters (retained)."""
         return f"{self.prefix}meter/{_pool(pool_id)}"

@@ -51,9 +51,9 @@ def test_unit_is_type_notify_with_watchdog_user_and_hardening() -> None:
 def test_unit_passes_systemd_analyze_verify(tmp_path: Path) -> None:
     analyze = shutil.which("systemd-analyze")
     assert analyze is not None, "systemd-analyze is missing: make test installs systemd"
-    jackpotd = Path(sys.executable).parent / "jackpotd"
+    # The unit starts the environment's interpreter (on the launcher, -I -S): this one.
     unit = tmp_path / "jackpotd.service"
-    unit.write_text(UNIT.read_text().replace("/opt/jackpotd/bin/jackpotd", str(jackpotd)))
+    unit.write_text(UNIT.read_text().replace("/opt/jackpotd/bin/python", sys.executable))
     done = subprocess.run(
         [analyze, "verify", str(unit)], capture_output=True, text=True, check=False
     )

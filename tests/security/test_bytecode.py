@@ -109,7 +109,8 @@ def test_jackpotd_run_started_by_hand_replaces_itself_with_an_interpreter_withou
         if process.poll() is None:
             process.kill()
     assert running[1 : 1 + len(OPTIONS)] == list(OPTIONS)
-    assert running[1 + len(OPTIONS) :][:4] == ["-m", "controller", "run", "--config"]
+    launcher = str(ROOT / "controller" / "__main__.py")
+    assert running[1 + len(OPTIONS) :][:3] == [launcher, "run", "--config"]
     assert process.returncode == 0
 
 

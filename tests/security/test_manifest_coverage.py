@@ -123,6 +123,7 @@ def install_by_hand(site: Path) -> None:
 @pytest.mark.slow
 def test_manifest_check_names_a_distribution_added_or_removed(tmp_path: Path) -> None:
     site = site_packages(tmp_path)
+    site.mkdir(parents=True)
     path = [str(site), *sys.path]
     without = approval(current("", path))
     install_by_hand(site)

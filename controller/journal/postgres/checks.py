@@ -29,7 +29,12 @@ from controller.journal.postgres.reads import load_state
 from controller.journal.postgres.rows import read_rows, row_at, rows_of_kinds
 from controller.journal.postgres.site_messages import stored_messages
 from controller.journal.snapshot import differences, state_from_text
-from controller.journal.state_check import StateCheck, own_checkpoint, trusted_snapshot
+from controller.journal.state_check import (
+    StateCheck,
+    behind_high_water,
+    own_checkpoint,
+    trusted_snapshot,
+)
 from controller.journal.verification import Verification
 from controller.journal.verify import VerifyReport, check_link, replay_row
 from controller.ledger.apply import LedgerState
@@ -44,6 +49,7 @@ if TYPE_CHECKING:
     from controller.journal.postgres.connection import Connection
     from controller.journal.rows import Row
     from controller.journal.site_messages import Outboxed
+    from controller.outputs import SignedHead
     from controller.security.controller_key import ControllerKey
 
 _PAYOUT_COLUMNS: Final = (
@@ -105,16 +111,26 @@ def stored_snapshots(connection: Connection) -> list[StoredSnapshot]:
     return [StoredSnapshot(int(seq), int(head), str(state)) for seq, head, state in rows]
 
 
-def check_state(connection: Connection, stored: LedgerState, key: ControllerKey) -> StateCheck:
+def check_state(
+    connection: Connection,
+    stored: LedgerState,
+    key: ControllerKey,
+    high_water: SignedHead | None = None,
+) -> StateCheck:
     """The materialized state ``stored`` against the rows (controller/journal/state_check.py)."""
     check = StateCheck()
     start, previous, state = 0, GENESIS, LedgerState()
     records = archive_records(connection)
     archived = {(record.last_seq, record.last_hash) for record in records}
+    row_of = functools.partial(_row, connection)
+    if high_water is not None:
+        through = records[-1].last_seq if records else 0
+        if found := behind_high_water(row_of, through, high_water, stored):
+            check.problems.append(found)
+            return check
     if records:  # rows archived: the replay starts from what the last archive recorded
         start, previous = records[-1].last_seq, records[-1].last_hash
         state = state_from_text(records[-1].state)
-    row_of = functools.partial(_row, connection)
     for snapshot in stored_snapshots(connection):
         trusted = trusted_snapshot(row_of, snapshot, key, check, archived=archived)
         if check.problems:

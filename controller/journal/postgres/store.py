@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from controller.journal.state_check import StateCheck
     from controller.journal.verify import VerifyReport
     from controller.ledger.apply import LedgerState
+    from controller.outputs import SignedHead
     from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
@@ -403,7 +404,7 @@ class PostgresJournal:
         """Check the chain and replay the journal from empty (:func:`.checks.verify`)."""
         return checks.verify(self.url, keys=keys, anchors=anchors)
 
-    def check_state(self, key: ControllerKey) -> StateCheck:
+    def check_state(self, key: ControllerKey, high_water: SignedHead | None = None) -> StateCheck:
         """The start-up check (:func:`.checks.check_state`), as of one moment.
 
         In one ``REPEATABLE READ`` transaction, the head and the stored state read again in it:
@@ -413,7 +414,7 @@ class PostgresJournal:
             self._connected()
             self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._tail, self.state = last_row(self.db), self._load()
-            return checks.check_state(self.db, self.state, key)
+            return checks.check_state(self.db, self.state, key, high_water)
         except psycopg.Error as error:
             raise JournalError(f"{self.url}: cannot check the journal: {reason(error)}") from error
         finally:

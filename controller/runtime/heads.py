@@ -1,0 +1,154 @@
+"""The running controller's signed heads: its high-water mark, kept outside the journal.
+
+Every acknowledgement to a device follows the commit of its event; a rollback of the journal
+(a restored backup, a rebuilt file) would drop acknowledged rows without a trace if nothing
+outside the journal remembered how far it had come. So after each commit the sequencer asks
+:class:`HeadSchedule` whether a signed head is due: every ``[controller] head_rows`` rows
+(default 100), or ``head_interval_s`` seconds (default 1) after a row if fewer came. A head is
+signed with the controller's key (:mod:`controller.journal.high_water`), written to the
+high-water file (replaced atomically and flushed) and published (a retained MQTT topic,
+``controller/<id>/head``). So no acknowledged row stays uncovered by a signed head for more
+than those rows or seconds (docs/security.md, "History never goes back").
+
+At start-up (:func:`load_high_water`) the file's head is read and its signature checked with the
+controller's key; the start-up check then refuses a journal that no longer holds that row with
+that hash (:mod:`controller.journal.state_check`), before anything is signed over it.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from controller.journal.high_water import (
+    HighWaterError,
+    HighWaterFileError,
+    head_verifies,
+    high_water_path,
+    read_high_water,
+    sign_head,
+    write_high_water,
+)
+from controller.outputs import HeadUpdate, SignedHead
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from controller.config.load import Config
+    from controller.journal.port import JournalPort
+    from controller.security.controller_key import ControllerKey
+
+log = logging.getLogger(__name__)
+
+
+def load_high_water(path: Path, key: ControllerKey) -> SignedHead | None:
+    """The signed head the high-water file holds (None: none yet), its signature checked.
+
+    A head under this controller's key id whose signature does not verify is refused: someone
+    wrote the file. One under another key id (before a rotation of the key) is passed over.
+    """
+    head = read_high_water(path)
+    if head is not None and head.key_id != key.key_id:
+        log.warning(
+            "%s: the high-water mark is signed by key %s, not this controller's %s (a key "
+            "rotated): passed over; the new key's marks follow",
+            path, head.key_id, key.key_id,
+        )  # fmt: skip
+        return None
+    if head is not None and not head_verifies(head, [key.public_key]):
+        raise HighWaterFileError(
+            f"{path}: the high-water mark is not signed by this controller's key "
+            f"({key.key_id}): refusing to start on a mark someone else wrote"
+        )
+    return head
+
+
+class HeadSchedule:
+    """When the next signed head is due; signing, keeping and publishing it."""
+
+    def __init__(  # noqa: PLR0913 - the key, where it goes, and when
+        self,
+        key: ControllerKey,
+        controller: str,
+        path: Path,
+        *,
+        every_rows: int = 100,
+        every_s: float = 1.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.key = key
+        self.controller = controller
+        self.path = path
+        self.every_rows = every_rows
+        self.every_s = every_s
+        self.monotonic = monotonic
+        self.last: SignedHead | None = None
+        """The last head signed (or found in the file at start-up)."""
+        self._first_unsigned: float | None = None
+        """When the first row after the last head was seen (monotonic), None if none."""
+
+    @classmethod
+    def of(cls, config: Config, key: ControllerKey) -> HeadSchedule:
+        """The schedule ``config`` sets, signing with ``key``."""
+        settings = config.controller
+        configured = settings.high_water_file
+        path = Path(configured) if configured else high_water_path(str(settings.journal))
+        return cls(
+            key,
+            settings.controller_id,
+            path,
+            every_rows=settings.head_rows,
+            every_s=settings.head_interval_s,
+        )
+
+    def resume(self) -> SignedHead | None:
+        """The mark the file holds, checked (see :func:`load_high_water`); kept as the last."""
+        self.last = load_high_water(self.path, self.key)
+        return self.last
+
+    def rows_behind(self, head_seq: int) -> int:
+        """Journal rows after the last signed head."""
+        return head_seq - (self.last.seq if self.last else 0)
+
+    def due(self, head_seq: int) -> bool:
+        """Whether a head is due now, the journal's last row being ``head_seq``."""
+        behind = self.rows_behind(head_seq)
+        if behind < 0:
+            return True  # below the mark: the journal went back, and :meth:`sign` refuses it
+        if behind == 0:
+            self._first_unsigned = None
+            return False
+        if self._first_unsigned is None:
+            self._first_unsigned = self.monotonic()
+        if behind >= self.every_rows:
+            return True
+        return self.monotonic() - self._first_unsigned >= self.every_s
+
+    def seconds_left(self, head_seq: int) -> float | None:
+        """Seconds until a head is due by time; None while every row is covered."""
+        if self.rows_behind(head_seq) <= 0 or self._first_unsigned is None:
+            return None
+        return max(0.0, self.every_s - (self.monotonic() - self._first_unsigned))
+
+    def sign(self, journal: JournalPort[Any], at: str) -> HeadUpdate:
+        """Sign the journal's head, keep it in the file, and what the sinks publish of it.
+
+        Never behind the last one: a journal whose head is below the mark it was signed at went
+        back under the running controller, which then refuses to sign it (it fails closed).
+        """
+        seq, row_hash = journal.head
+        if self.last is not None and seq < self.last.seq:
+            raise HighWaterError(
+                f"{journal.path}: the journal's head is row {seq}, below row {self.last.seq} "
+                "the controller signed: it went back; nothing is signed over it"
+            )
+        binding = journal.state.binding
+        head = sign_head(
+            self.key, self.controller, binding.journal if binding else "", (seq, row_hash), at
+        )
+        write_high_water(self.path, head)
+        self.last = head
+        self._first_unsigned = None
+        return HeadUpdate(at, seq, head)
