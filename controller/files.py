@@ -34,11 +34,17 @@ RECORD: Final = 0o640
 _WRITE: Final = os.O_WRONLY | os.O_CLOEXEC
 
 
-def _opened(path: Path, flags: int, mode: int) -> int:
-    """``os.open`` then ``fchmod`` to ``mode`` (the descriptor closed if the ``fchmod`` fails)."""
+def _opened(path: Path, flags: int, mode: int, *, empty: bool = False) -> int:
+    """``os.open`` then ``fchmod`` to ``mode``, then emptied if ``empty`` (closed on failure).
+
+    Emptied after the ``fchmod``, not by ``O_TRUNC``: a file whose mode cannot be set (another
+    user's) is refused with its bytes intact.
+    """
     descriptor = os.open(path, flags, mode)
     try:
         os.fchmod(descriptor, mode)
+        if empty:
+            os.ftruncate(descriptor, 0)
     except BaseException:
         os.close(descriptor)
         raise
@@ -50,8 +56,8 @@ def create_file(path: Path, mode: int, *, exclusive: bool = False) -> BinaryIO:
 
     ``exclusive``: refuse (:class:`FileExistsError`) a file that exists, never overwrite it.
     """
-    flags = _WRITE | os.O_CREAT | (os.O_EXCL if exclusive else os.O_TRUNC)
-    return os.fdopen(_opened(path, flags, mode), "wb")
+    flags = _WRITE | os.O_CREAT | (os.O_EXCL if exclusive else 0)
+    return os.fdopen(_opened(path, flags, mode, empty=not exclusive), "wb")
 
 
 def write_file(path: Path, data: bytes, mode: int, *, exclusive: bool = False) -> None:
