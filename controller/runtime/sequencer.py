@@ -43,8 +43,8 @@ from controller.clock import utc_now
 from controller.effects import RoundHeld
 from controller.events import CheckpointRecorded, DeviceEvent, FaultRecorded
 from controller.journal import JournalError
-from controller.journal.high_water import HighWaterError
 from controller.journal.errors import FencedError
+from controller.journal.high_water import HighWaterError
 from controller.journal.identity import device_origin
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from controller.runtime.availability import failing_closed, recovered, started, stopping
@@ -66,8 +66,8 @@ if TYPE_CHECKING:
     from controller.ports import Receipt
     from controller.runtime.broadcast import Broadcast
     from controller.runtime.checkpointing import CheckpointSchedule
-    from controller.runtime.heads import HeadSchedule
     from controller.runtime.device_sequences import Gap
+    from controller.runtime.heads import HeadSchedule
     from controller.runtime.rejection_limit import RejectionLimit
 
 log = logging.getLogger(__name__)
