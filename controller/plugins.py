@@ -25,7 +25,7 @@ from controller.errors import ConfigurationError
 if TYPE_CHECKING:
     import asyncio
     from collections import Counter
-    from collections.abc import Callable, Collection, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
     from controller.outputs import FollowerOrder
     from controller.ports import Outbox, Sink, SiteChainView, SiteLinks, Source
@@ -308,6 +308,10 @@ class DriverSpec(Generic[S]):
     uplink: Callable[[S, str, SiteChainView], Source] | None = None
     """A property's link to central over this driver's settings (``[wide_area.central]``),
     under central's topic site (docs/wide-area.md); None if the driver has none."""
+    published_head: Callable[[S, str], Awaitable[bytes | None]] | None = None
+    """Reads back, with a bounded wait, the payload of the controller's (the id) last signed head
+    this driver published (its high-water mark, docs/security.md "History never goes back");
+    None if the driver publishes none or cannot reach where it did."""
 
 
 def available() -> dict[str, str]:

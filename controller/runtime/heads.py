@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from controller.journal.high_water import (
     HighWaterError,
     HighWaterFileError,
@@ -34,7 +36,7 @@ from controller.journal.high_water import (
 from controller.outputs import HeadUpdate, SignedHead
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from controller.config.load import Config
     from controller.journal.port import JournalPort
@@ -63,6 +65,31 @@ def load_high_water(path: Path, key: ControllerKey) -> SignedHead | None:
             f"({key.key_id}): refusing to start on a mark someone else wrote"
         )
     return head
+
+
+def published_marks(payloads: Sequence[bytes], key: ControllerKey) -> list[SignedHead]:
+    """The signed heads among ``payloads`` (read back from where they were published).
+
+    One that does not decode, or is not signed by this controller's key, is passed over and
+    said so: whoever can write where heads are published must not be able to stop the start
+    with junk (nothing unsigned pulls a lever); only a genuine mark counts.
+    """
+    marks: list[SignedHead] = []
+    for payload in payloads:
+        try:
+            head = msgspec.json.decode(payload, type=SignedHead)
+        except msgspec.MsgspecError as error:
+            log.warning("a published head that does not decode is passed over: %s", error)
+            continue
+        if head.key_id != key.key_id or not head_verifies(head, [key.public_key]):
+            log.warning(
+                "a published head of row %d not signed by this controller's key (%s) is "
+                "passed over",
+                head.seq, key.key_id,
+            )  # fmt: skip
+            continue
+        marks.append(head)
+    return marks
 
 
 class HeadSchedule:
@@ -107,6 +134,17 @@ class HeadSchedule:
         """The mark the file holds, checked (see :func:`load_high_water`); kept as the last."""
         self.last = load_high_water(self.path, self.key)
         return self.last
+
+    def raise_to(self, marks: Sequence[SignedHead]) -> None:
+        """Take the highest of ``marks`` as the mark if it is above the file's.
+
+        The file may have gone back with the journal (both are the service's to write); the
+        copy published off the box is then the higher, and the one the journal must hold.
+        """
+        for mark in marks:
+            if self.last is None or mark.seq > self.last.seq:
+                log.info("the signed head of row %d read back is the high-water mark", mark.seq)
+                self.last = mark
 
     def rows_behind(self, head_seq: int) -> int:
         """Journal rows after the last signed head."""

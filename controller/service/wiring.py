@@ -32,7 +32,7 @@ from controller.journal.postgres.fence import Fence
 from controller.journal.sequencing import open_sequenced
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import resume_checkpoints, schedule_for
-from controller.runtime.heads import HeadSchedule
+from controller.runtime.heads import HeadSchedule, published_marks
 from controller.runtime.liveness import Liveness
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
@@ -45,7 +45,7 @@ from controller.web.display import Display, serve_display
 from controller.web.limits import WebLimits
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Coroutine
+    from collections.abc import Awaitable, Callable, Coroutine, Sequence
 
     from controller.config.load import Config
     from controller.events import AnyEvent
@@ -183,12 +183,19 @@ def _journal_takeover(journal: JournalPort[Any]) -> None:
 
 
 def _heads(
-    config: Config, key: ControllerKey, *, configured_key: bool, journal: JournalPort[Any]
+    config: Config,
+    key: ControllerKey,
+    *,
+    configured_key: bool,
+    journal: JournalPort[Any],
+    published: Sequence[bytes] = (),
 ) -> HeadSchedule | None:
     """The signed heads of a controller with a key of its own, their mark read back and checked.
 
-    A key made for one run (the demo) keeps no high-water mark: the next run's key could not
-    check it. A mark signed under another key id (the key was rotated) is passed over, said so.
+    The mark is the highest of the high-water file's and those the drivers read back from where
+    they published them (``published``, the broker's retained copy), each signature checked. A
+    key made for one run (the demo) keeps no high-water mark: the next run's key could not check
+    it. A mark signed under another key id (the key was rotated) is passed over, said so.
     """
     if not configured_key and config.controller.key_file is None:
         return None
@@ -198,16 +205,30 @@ def _heads(
     except HighWaterFileError as error:
         journal.close()
         raise StartupError(str(error)) from error
+    heads.raise_to(published_marks(published, key))
     return heads
 
 
-def build_runtime(
+async def published_heads(config: Config) -> list[bytes]:
+    """The signed heads each configured driver published, read back (bounded waits)."""
+    found: list[bytes] = []
+    for entry in config.drivers:
+        if entry.spec.published_head is not None:
+            payload = await entry.spec.published_head(
+                entry.settings, config.controller.controller_id
+            )
+            found += [payload] if payload is not None else []
+    return found
+
+
+def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each set a few
     config: Config,
     *,
     require_manifest: bool = False,
     authority: AuthorityPolicy = AuthorityPolicy(),
     key: ControllerKey | None = None,
     promoted: Promoted | None = None,
+    published: Sequence[bytes] = (),
 ) -> Runtime:
     """Open the journal and bring it in line with the configuration.
 
@@ -229,7 +250,13 @@ def build_runtime(
     seen = None if promoted is None else promoted.seen
     _self_check(config, journal, require_manifest=require_manifest, seen=seen)
     check = None if promoted is None else promoted.check
-    heads = _heads(config, checkpoints.key, configured_key=key is not None, journal=journal)
+    heads = _heads(
+        config,
+        checkpoints.key,
+        configured_key=key is not None,
+        journal=journal,
+        published=published,
+    )
     high_water = heads.last if heads is not None else None
     resume_checkpoints(journal, checkpoints, utc_now(), check, high_water)
     events = _configuration(config, journal, authority)
@@ -281,8 +308,14 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
         promoted = await standby.run(location)
         if promoted is None:
             return None
+    published = await published_heads(config) if key or config.controller.key_file else []
     runtime = build_runtime(
-        config, require_manifest=require_manifest, authority=authority, key=key, promoted=promoted
+        config,
+        require_manifest=require_manifest,
+        authority=authority,
+        key=key,
+        promoted=promoted,
+        published=published,
     )
     liveness = runtime.liveness
     if liveness is None:  # pragma: no cover - build_runtime always makes one

@@ -47,6 +47,13 @@ def uplink(settings: BrokerSettings, central_site: str, view: SiteChainView) -> 
     return SiteUplink(msgspec.structs.replace(settings, site=central_site), view)
 
 
+async def published_head(settings: BrokerSettings, controller_id: str) -> bytes | None:
+    """The controller's last signed head the broker retains (:mod:`drivers.mqtt.published_head`)."""
+    from drivers.mqtt.published_head import published_head as read  # noqa: PLC0415
+
+    return await read(settings, controller_id)
+
+
 def describe(broker: BrokerSettings) -> str:
     """Where the broker is, how the controller logs in."""
     tls = "TLS" if broker.tls is not None else "no TLS"
@@ -64,6 +71,7 @@ SPEC = DriverSpec(
     settings=BrokerSettings,
     build=build,
     uplink=uplink,
+    published_head=published_head,
     check=check_broker,
     transport="mqtt",
     describe=describe,

@@ -1,0 +1,59 @@
+"""Read back the controller's last published signed head: the broker's copy of its high-water mark.
+
+The sink retains every signed head on ``controller/<id>/head`` (:mod:`drivers.mqtt.sink`), where
+the journal's writer cannot rewrite it. At start-up the service asks for it
+(:attr:`controller.plugins.DriverSpec.published_head`) before it trusts the journal: a journal
+behind it went back, whatever the local high-water file says (docs/security.md, "History never
+goes back"). One short connection, logged in as the sink is (it wrote the topic), with a clean
+session and no last will; a bounded wait for the retained message. A broker that cannot be
+reached, or holds nothing, gives None: the start goes on with the local file's mark, and says so.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import TYPE_CHECKING, Final
+
+import aiomqtt
+
+from drivers.mqtt.connection import read_password, tls_context
+from drivers.mqtt.topics import Topics
+
+if TYPE_CHECKING:
+    from drivers.mqtt.settings import BrokerSettings
+
+log = logging.getLogger(__name__)
+
+WAIT_S: Final = 3.0
+"""How long start-up waits for the broker and its retained head."""
+
+
+async def published_head(settings: BrokerSettings, controller_id: str) -> bytes | None:
+    """The retained payload of ``controller/<id>/head`` on the broker; None if none is had."""
+    login = settings.outbound()
+    host, port = login.addresses()[0]
+    topic = Topics(settings.site).controller_head(controller_id)
+    try:
+        async with asyncio.timeout(WAIT_S):
+            client = aiomqtt.Client(
+                host,
+                port,
+                identifier=f"{settings.client_id}-head-{uuid.uuid4().hex[:8]}",
+                protocol=aiomqtt.ProtocolVersion.V311,
+                clean_session=True,
+                username=login.username,
+                password=read_password(login),
+                tls_context=tls_context(login.tls),
+                timeout=WAIT_S,
+            )
+            async with client:
+                await client.subscribe(topic, qos=1)
+                async for message in client.messages:
+                    if message.retain and isinstance(message.payload, bytes):
+                        return message.payload
+    except (TimeoutError, aiomqtt.MqttError, OSError) as error:
+        log.warning("no signed head read back from the broker at %s:%d: %s", host, port, error)
+        return None
+    return None  # pragma: no cover - the messages of a connection end only with an error
