@@ -27,7 +27,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 WAIT_S: Final = 3.0
-"""How long start-up waits for the broker and its retained head."""
+"""How long start-up waits for the broker to answer."""
+RETAINED_S: Final = 0.5
+"""How long it waits, once subscribed, for the retained head (sent at once if there is one)."""
 
 
 async def published_head(settings: BrokerSettings, controller_id: str) -> bytes | None:
@@ -50,10 +52,23 @@ async def published_head(settings: BrokerSettings, controller_id: str) -> bytes 
             )
             async with client:
                 await client.subscribe(topic, qos=1)
-                async for message in client.messages:
-                    if message.retain and isinstance(message.payload, bytes):
-                        return message.payload
+                return await _retained(client)
     except (TimeoutError, aiomqtt.MqttError, OSError) as error:
         log.warning("no signed head read back from the broker at %s:%d: %s", host, port, error)
+        return None
+
+
+async def _retained(client: aiomqtt.Client) -> bytes | None:
+    """The retained message the broker sends on subscribing; None if it sends none at once.
+
+    A broker sends what it retains as soon as it grants the subscription: a topic that stays
+    silent for :data:`RETAINED_S` after that holds nothing.
+    """
+    try:
+        async with asyncio.timeout(RETAINED_S):
+            async for message in client.messages:
+                if message.retain and isinstance(message.payload, bytes):
+                    return message.payload
+    except TimeoutError:
         return None
     return None  # pragma: no cover - the messages of a connection end only with an error
