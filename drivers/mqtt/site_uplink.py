@@ -2,10 +2,10 @@
 
 docs/wide-area.md, "The link's runtime, as designed". The property's controller is an MQTT
 client of central's brokers (TLS; ``hosts`` tried in turn, the next after each failure). On
-each connection it says hello with a new random nonce (:class:`SiteHello`), takes its totals
-as its journal stands (through ``site_seq`` M), publishes
-on ``wide/<site>/up``, at QoS 1 and oldest first, every message after the last acknowledged one
-up to M, then the totals, then each new message as the sequencer journals it; without progress
+each connection it says hello (:class:`SiteHello`, a new random nonce), takes its totals as its
+journal stands (through ``site_seq`` M), publishes on ``wide/<site>/up``, at QoS 1 and oldest
+first, every message after the last acknowledged one up to M, then the totals, then each new
+message as the sequencer journals it; without progress
 it publishes everything unacknowledged again after the resend delay
 (:mod:`controller.agent.resend`). Central judges the totals right after message M, in order.
 Once central has been silent past the grace period (the gate closed), the totals are reported
@@ -16,11 +16,10 @@ It reads ``wide/<site>/ack``, ``wide/<site>/award`` and central's ``meter/<pool>
 wide-area pool the property plays:
 
 * an acknowledgement is central's only if central's key signed it; it is taken only if it
-  names this connection's nonce and a counter beyond the last taken
-  (:class:`controller.widearea.freshness.AckFreshness`: one captured and published again keeps
-  nothing open and reopens nothing; one naming another nonce, or none, or central silent a
-  third of the grace, has the property say hello again, a new nonce, at most every
-  ``HELLO_AGAIN_S``: central restarted, or heard an old hello); it is then judged
+  names this connection's nonce and a counter beyond the last taken (:class:`AckFreshness`:
+  one published again keeps nothing open and reopens nothing; one naming another nonce or
+  none, or a third of the grace silent, and the property says hello again, a new nonce, at
+  most every ``HELLO_AGAIN_S``: central restarted, or heard an old hello); then judged
   (:func:`controller.widearea.property_link.judge_central_ack`): its site, nothing beyond the
   chain, no older epoch, central's head equal to the property's own digest of the message.
   An accepted one trims nothing here (the journal is the outbox; the next connection resends
@@ -102,8 +101,6 @@ REPORT_S: Final = 300.0
 what came since (a day-long link is not a day unreconciled), and hears an idle property."""
 OUTBOX_UNREADABLE: Final = "outbox-unreadable"
 """The fault journaled when the outbox to central cannot be read (edited, or the disk)."""
-
-
 HELLO_AGAIN_S: Final = 1.0
 """At most this often a hello is said again on one connection (a flood of replayed
 acknowledgements makes no flood of hellos)."""
@@ -215,21 +212,21 @@ class SiteUplink:
     # -- out ---------------------------------------------------------------------------------
 
     async def _send(self, client: aiomqtt.Client) -> None:
-        up = self.topics.site_up(self.view.site)
+        up, loop = self.topics.site_up(self.view.site), asyncio.get_running_loop()
         sent = self.position.acked
         await self._hello(client, up)
         while True:  # a report, then messages until central has been silent past the grace
             self._reconcile.clear()
             sent = await self._report(client, up, sent)
             self._resend.progressed()
-            acked, since = self.position.acked, asyncio.get_running_loop().time()
+            acked, since = self.position.acked, loop.time()
             reported = since
             while not self._reconcile.is_set():
                 await self._more_or_reconcile(sent)
-                if self._hello_due.is_set() or self._silent_since_hello():
+                if self._hello_due.is_set() or loop.time() >= self._hello_again_at():
                     await self._hello(client, up)
                 sent = await self._publish(client, up, sent, self.view.sent_high())
-                now = asyncio.get_running_loop().time()
+                now = loop.time()
                 if now - reported >= self.report_s:
                     # Reconciled while the link stays up, and heard while the tables are idle.
                     sent, reported = await self._report(client, up, sent, reopening=False), now
@@ -271,9 +268,6 @@ class SiteUplink:
         """When to say hello again if central takes no notice: it may have lost this one."""
         since = max(self._hello_at, self._taken_at)
         return since + max(HELLO_AGAIN_S, self.view.grace_s / 3)
-
-    def _silent_since_hello(self) -> bool:
-        return asyncio.get_running_loop().time() >= self._hello_again_at()
 
     async def _more_or_reconcile(self, sent: int) -> None:
         """Until a message after ``sent`` is journaled, a report is due, or the resend delay."""
