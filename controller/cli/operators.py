@@ -25,8 +25,10 @@ from controller.cli.common import (
 )
 from controller.cli.signing import add_signers, read_secret, signed, signers
 from controller.cli.tables import Column, print_table
+from controller.cli.times import local_time
 from controller.clock import utc_now
 from controller.events import OperatorEnrolled, OperatorRevoked, OperatorUnlocked
+from controller.ledger.lockouts import lockouts_of
 from controller.ledger.operators import Role
 from controller.security.keys import (
     KeyFileError,
@@ -40,6 +42,9 @@ from controller.security.keys import (
 
 if TYPE_CHECKING:
     import argparse
+
+    from controller.ledger.operators import Operator
+    from controller.ledger.state import LedgerState
 
 NEW_PASSPHRASE_ENVIRONMENT = "JACKPOTD_NEW_PASSPHRASE"  # noqa: S105 - a variable name
 
@@ -149,7 +154,8 @@ def run_add(args: argparse.Namespace) -> int:
 def run_list(args: argparse.Namespace) -> int:
     """Print the operators: role, key and whether they are locked out (never a secret)."""
     with open_reader(args) as journal:
-        operators = sorted(journal.state.operators.values(), key=lambda op: op.name)
+        state = journal.state
+    operators = sorted(state.operators.values(), key=lambda op: op.name)
     if not operators:
         print("no operators enrolled")
         return 0
@@ -160,12 +166,22 @@ def run_list(args: argparse.Namespace) -> int:
                 operator.name,
                 operator.role,
                 operator.public_key[:12] + "..." if operator.public_key else "no key (PIN)",
-                "LOCKED OUT" if operator.locked else f"{operator.failures} failed attempts",
+                _lock_state(state, operator),
             )
             for operator in operators
         ),
     )
     return 0
+
+
+def _lock_state(state: LedgerState, operator: Operator) -> str:
+    """``LOCKED OUT`` (until the last window's end, on a journal with an identity), or failures."""
+    if not operator.locked:
+        return f"{operator.failures} failed attempts"
+    windows = lockouts_of(state, operator.name).windows
+    if not windows:
+        return "LOCKED OUT"
+    return f"LOCKED OUT until {local_time(max(end for _, end in windows))}"
 
 
 def run_unlock(args: argparse.Namespace) -> int:

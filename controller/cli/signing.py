@@ -6,9 +6,10 @@ passphrase is read from the matching ``--passphrase-file``, else from
 ``$JACKPOTD_PASSPHRASE`` (scripts; with two signers ``$JACKPOTD_PASSPHRASE_1`` and ``_2``),
 else typed at a prompt that does not echo.
 
-A wrong passphrase is journaled as a failed authentication of that operator before the
-command gives up, so that repeated guesses lock the operator out in the ledger
-(:mod:`controller.ledger.authority`) whichever command they came through. Nothing here decides
+A wrong passphrase is journaled as a failed authentication of that operator, with the public
+key the key file carries, before the command gives up, so that repeated guesses with the
+operator's own key file lock the operator out in the ledger (:mod:`controller.ledger.lockouts`)
+whichever command they came through. Nothing here decides
 anything: the ledger checks every signature again, whatever path the event takes.
 """
 
@@ -83,9 +84,10 @@ def signers(
     opened: list[tuple[str, Ed25519PrivateKey]] = []
     for index, path in enumerate(files):
         try:
-            name = read_key_file(path).operator
+            record = read_key_file(path)
         except KeyFileError as error:
             raise CommandError(str(error)) from error
+        name = record.operator
         passphrase_file = passphrases[index] if index < len(passphrases) else None
         environment = PASSPHRASE_ENVIRONMENT
         if len(files) > 1:
@@ -95,9 +97,16 @@ def signers(
             opened.append(open_key(path, secret))
         except KeyFileError as error:
             if name in journal.state.operators:
+                # With the key file's public key (in the clear): the ledger counts the failure
+                # only if it is the key enrolled for ``name``, not a file made under their name.
                 journal.append(
                     AuthenticationFailed(
-                        f"auth-{uuid.uuid4()}", utc_now(), name, action, str(error)
+                        f"auth-{uuid.uuid4()}",
+                        utc_now(),
+                        name,
+                        action,
+                        str(error),
+                        public_key=record.public_key,
                     )
                 )
             raise CommandError(str(error)) from error

@@ -74,7 +74,7 @@ from controller.ledger.state import (
     pool_of,
     with_pool,
 )
-from controller.ledger.table_rules import TableRulesError, table_rules
+from controller.ledger.table_rules import TableRulesError, refuse_envy_on_the_dealer, table_rules
 from controller.ledger.table_state import TableState
 from controller.ledger.voids import on_round_voided
 from controller.ledger.wide_area import (
@@ -147,6 +147,7 @@ def _configure_table(state: LedgerState, event: TableConfigured) -> Outcome:
         rules = table_rules(event)
     except TableRulesError as error:
         raise LedgerError(str(error)) from error
+    refuse_envy_on_the_dealer(state, event)
     wide = wide_paytable(state, rules.pool_id)
     if wide is not None and rules.progressive is not None and rules.progressive.name != wide:
         raise LedgerError(

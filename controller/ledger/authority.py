@@ -10,11 +10,14 @@ or authority was really made by operators allowed to make it (docs/security.md):
   signature verifies; ``by`` must be one of the signers. A forged, unsigned or re-targeted
   event is refused like any refusal: journaled as refused, nothing moved.
 * **Dual control.** Meter adjustments always, and verifications of a payout at or above the
-  approved ``dual_control_cents``, need the signatures of two different operators.
+  approved ``dual_control_cents``, need the signatures of two different operators: on a
+  journal with an identity, of two different keys (one person enrolled under two names is
+  one signer).
 * **Lockouts.** A failed authentication (a wrong passphrase) is journaled
   (``authentication-failed``); after ``lockout_after`` in a row the operator is locked out and
-  their signatures are refused until a manager signs ``operator-unlocked``. A signed action
-  resets the count.
+  their signatures are refused until a manager signs ``operator-unlocked``, or, on a journal
+  with an identity, until the lockout's window of event time is over
+  (:mod:`controller.ledger.lockouts`). A signed action resets the count.
 * **Signed mode.** All of this holds from the first operator enrolled with a key, for good
   (:class:`~controller.ledger.operators.Authority`). A journal that never enrolled a keyed operator
   (written before keys existed, or a unit test's) keeps the earlier checks by name, so that it
@@ -29,7 +32,8 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from controller.ledger.binding import bound
+from controller.ledger.binding import bound, moment_of
+from controller.ledger.lockouts import cleared, has_identity, locked_until
 from controller.ledger.state import LedgerError, authorize
 from controller.security.signatures import signatures_of, verifies
 
@@ -67,11 +71,12 @@ def require(state: LedgerState, event: AnyEvent, action: str, *, signers: int = 
         if not verifies(operator.public_key, signature, event):
             raise LedgerError(f"{action}: the signature of {signature.operator} does not verify")
         signed_by.append(signature.operator)
-    if len(signed_by) < signers:
+    if (distinct := _distinct_signers(state, signed_by)) < signers:
         raise LedgerError(
             f"{action} needs the signatures of {signers} different operators (dual control), "
-            f"not {len(signed_by)}"
+            f"not {distinct}"
         )
+    _refuse_locked_out(state, event, action, signed_by)
     if by and by not in signed_by:
         raise LedgerError(f"{action}: by {by!r}, who did not sign it")
     state = bound(state, event, action, signatures)
@@ -84,19 +89,46 @@ def _signer(state: LedgerState, name: str, action: str) -> Operator:
         raise LedgerError(f"{action}: {name!r} is not an enrolled operator")
     if not operator.public_key:
         raise LedgerError(f"{action}: {name} has no signing key; enroll them with one")
-    if operator.locked:
+    if operator.locked and not has_identity(state):
         raise LedgerError(f"{action}: {name} is locked out after failed authentications")
     if not operator.may(action):
         raise LedgerError(f"{action}: {name} ({operator.role}) may not {action}")
     return operator
 
 
+def _distinct_signers(state: LedgerState, names: list[str]) -> int:
+    """How many signers dual control counts: names, or on a journal with an identity, keys.
+
+    Keys, because one person who enrolled her key under a second name is still one person; a
+    journal written before identities existed counts names, as it was written.
+    """
+    if not has_identity(state):
+        return len(names)
+    return len({state.operators[name].public_key for name in names})
+
+
+def _refuse_locked_out(state: LedgerState, event: AnyEvent, action: str, names: list[str]) -> None:
+    """On a journal with an identity: refuse a signer locked out at the event's time."""
+    if not has_identity(state) or not any(state.operators[name].locked for name in names):
+        return
+    at = moment_of(event.at, f"{action}: its time")
+    for name in names:
+        until = locked_until(state, name, at)
+        if until is not None:
+            raise LedgerError(
+                f"{action}: {name} is locked out after failed authentications until {until}"
+            )
+
+
 def _reset_failures(state: LedgerState, names: list[str]) -> LedgerState:
+    identity = has_identity(state)
     changed = {
-        name: replace(state.operators[name], failures=0)
+        name: replace(state.operators[name], failures=0, locked=False)
         for name in names
-        if state.operators[name].failures
+        if state.operators[name].failures or (identity and state.operators[name].locked)
     }
+    if identity:
+        state = cleared(state, names)  # they proved they hold their key: the back-off is over
     if not changed:
         return state
     return replace(state, operators={**state.operators, **changed})

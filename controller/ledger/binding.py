@@ -86,7 +86,8 @@ def new_identity() -> str:
     return f"journal-{uuid.uuid4().hex}"
 
 
-def _time(text: str, what: str) -> datetime:
+def moment_of(text: str, what: str) -> datetime:
+    """An event's or a binding's time (ISO 8601 with a zone), or refuse the event."""
     try:
         moment = datetime.fromisoformat(text)
     except ValueError as error:
@@ -149,14 +150,14 @@ def binding_for(state: LedgerState, event: AnyEvent) -> Binding | None:
         journal = new_identity()
     else:
         return None
-    at = _time(event.at, "the event's time")
+    at = moment_of(event.at, "the event's time")
     return Binding(journal, target_of(state, event), utc_iso(at - SKEW), utc_iso(at + VALIDITY))
 
 
 def _check_window(binding: Binding, event: AnyEvent, who: str) -> None:
-    start = _time(binding.not_before, f"{who}'s signature: not_before")
-    end = _time(binding.not_after, f"{who}'s signature: not_after")
-    at = _time(event.at, "the event's time")
+    start = moment_of(binding.not_before, f"{who}'s signature: not_before")
+    end = moment_of(binding.not_after, f"{who}'s signature: not_after")
+    at = moment_of(event.at, "the event's time")
     if end < start or end - start > MAX_WINDOW:
         raise LedgerError(
             f"{who}'s signature is valid from {binding.not_before} to {binding.not_after}: "

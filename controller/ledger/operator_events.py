@@ -10,9 +10,15 @@ Each handler is pure, like the rest of the ledger, and checks authority through
   The first operator with a key must be a manager and must sign their own enrollment (proving
   they hold the key); on a journal of PIN-era operators an existing manager must also name them
   (``by``), as before. From that enrollment on, authority is signed for good.
+* **One key, one operator** (on a journal with an identity, :mod:`controller.ledger.lockouts`):
+  a public key already enrolled, or once enrolled for an operator since revoked, is refused,
+  so that nobody satisfies dual control with one key under two names; and once two managers
+  are enrolled, every enrollment needs the signatures of two of them.
 * **Revocation and unlocking**: a manager's signature. The last manager cannot be revoked.
 * **Failed authentications** are counted; the count that locks an operator out is approved
-  with the configuration.
+  with the configuration. On a journal with an identity, only against the operator's own key,
+  for a window of time, and never the last manager free to sign
+  (:mod:`controller.ledger.lockouts`).
 * **Approvals.** A manager signs the approval of the installed software (the manifest) and of
   the configuration. A configuration approval carries the pool, table and wide-area link
   changes it makes and applies them all or none, with its own authority: a change "by
@@ -21,8 +27,10 @@ Each handler is pure, like the rest of the ledger, and checks authority through
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from controller.effects import (
     AuthenticationCounted,
@@ -33,10 +41,14 @@ from controller.effects import (
 )
 from controller.ledger.authority import failed, has_key, require, self_signed
 from controller.ledger.binding import identified
+from controller.ledger.lockouts import count_failure, has_identity, key_taken, lifted, retired
 from controller.ledger.operators import Operator, Role
 from controller.ledger.state import LedgerError
 from controller.security.manifest import ApprovedManifest
 from controller.security.signatures import signatures_of
+
+KEY_BYTES: Final = 32
+"""The length of an Ed25519 public key."""
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -77,7 +89,8 @@ def enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
     if state.authority.signed:
         if not keyed:
             raise LedgerError("an operator is enrolled with a signing key (public_key)")
-        state = require(state, event, "enroll")
+        state = require(state, event, "enroll", signers=_enrolling_managers(state))
+        _refuse_a_key_taken(state, public_key)
     elif keyed:
         # The first operator with a key: the site's authority becomes signed, for good.
         if role is not Role.MANAGER:
@@ -97,6 +110,44 @@ def enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
     return state, [OperatorChanged(event.name, str(role))]
 
 
+def _enrolling_managers(state: LedgerState) -> int:
+    """The managers' signatures an enrollment needs, on a journal whose authority is signed.
+
+    On a journal with an identity, two once two managers are enrolled, so that no one manager
+    adds the second operator dual control asks for. A journal written before identities
+    existed needs one, as it was written.
+    """
+    managers = [op for op in state.operators.values() if op.role is Role.MANAGER and op.public_key]
+    return 2 if has_identity(state) and len(managers) >= 2 else 1
+
+
+def _refuse_a_key_taken(state: LedgerState, public_key: str) -> None:
+    """On a journal with an identity, refuse a key that is or was enrolled, to anyone.
+
+    One key, one operator: the same key under a second name would count as a second person
+    for dual control. A revoked operator's key is refused too: it may be in other hands.
+    """
+    if not has_identity(state):
+        return
+    if not _canonical_key(public_key):
+        raise LedgerError("public_key: not the base64 of a 32-byte Ed25519 public key")
+    holder = key_taken(state, public_key)
+    if holder is not None:
+        raise LedgerError(
+            f"public key {public_key[:12]}... is already enrolled ({holder}): one key, one "
+            "operator; each operator makes their own key"
+        )
+
+
+def _canonical_key(public_key: str) -> bool:
+    """Whether ``public_key`` is the one base64 text of 32 bytes (so equal keys compare equal)."""
+    try:
+        raw = base64.b64decode(public_key, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(raw) == KEY_BYTES and base64.b64encode(raw).decode() == public_key
+
+
 def revoke(state: LedgerState, event: OperatorRevoked) -> Outcome:
     """An operator may no longer act; never the last manager."""
     state = require(state, event, "enroll")
@@ -105,6 +156,8 @@ def revoke(state: LedgerState, event: OperatorRevoked) -> Outcome:
     remaining = {name: op for name, op in state.operators.items() if name != event.name}
     if not any(op.role is Role.MANAGER for op in remaining.values()):
         raise LedgerError("the last manager cannot be revoked")
+    if has_identity(state):
+        state = retired(state, event.name)
     return replace(state, operators=remaining), [OperatorChanged(event.name, "")]
 
 
@@ -118,12 +171,18 @@ def unlock(state: LedgerState, event: OperatorUnlocked) -> Outcome:
     state = require(state, event, "unlock")
     unlocked = replace(state.operators[event.name], failures=0, locked=False)
     state = replace(state, operators={**state.operators, event.name: unlocked})
+    if has_identity(state):
+        state = lifted(state, event.name)
     return state, [OperatorUnlockedEffect(event.name, event.by)]
 
 
 def authentication_failed(state: LedgerState, event: AuthenticationFailed) -> Outcome:
     """A wrong passphrase: counted; at the configured count the operator is locked out."""
-    state, locked_now = failed(state, event.operator)
+    operator = state.operators.get(event.operator)
+    if operator is not None and has_identity(state):
+        state, locked_now = count_failure(state, operator, event)
+    else:
+        state, locked_now = failed(state, event.operator)
     operator = state.operators[event.operator]
     return state, [AuthenticationCounted(event.operator, operator.failures, locked_now)]
 

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
 
+import msgspec
+
 from controller.errors import InputError
 
 MIN_PIN_LENGTH: Final = 6
@@ -57,6 +59,22 @@ LOCKOUT_AFTER: Final = 5
 
 
 @dataclass(frozen=True, slots=True)
+class Lockouts:
+    """An operator's lockouts on a journal with an identity (:mod:`controller.ledger.lockouts`).
+
+    ``count`` is how many lockouts they had since they last signed (each lasts twice the one
+    before, up to a cap); ``windows`` the ones that stand, each ``(start, end)`` in event time
+    (ISO 8601), until the operator's next accepted signature or a manager's unlock;
+    ``failures_before`` the operator's failures in a row when the last one was made (the next
+    lockout takes ``lockout_after`` more).
+    """
+
+    count: int = 0
+    windows: tuple[tuple[str, str], ...] = ()
+    failures_before: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class Authority:
     """How the ledger checks authority: signatures or not, and the approved settings.
 
@@ -66,12 +84,19 @@ class Authority:
     above which a verification needs two operators; ``lockout_after`` how many failed
     authentications in a row lock an operator out. The last three come with a signed
     configuration approval.
+
+    ``lockouts`` (operators' lockouts, by name) and ``retired_keys`` (the public keys of
+    revoked operators, never enrolled again) are kept only on a journal with an identity; they
+    are ``UNSET`` while empty, never encoded, so that the state's snapshot, and its digest, are
+    those of a journal written before they existed.
     """
 
     signed: bool = False
     configuration: str | None = None
     dual_control_cents: int | None = None
     lockout_after: int = LOCKOUT_AFTER
+    lockouts: dict[str, Lockouts] | msgspec.UnsetType = msgspec.UNSET
+    retired_keys: tuple[str, ...] | msgspec.UnsetType = msgspec.UNSET
 
 
 class PinError(InputError, ValueError):

@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from controller.errors import ConfigurationError
+from controller.ledger.lockouts import has_identity
 from controller.ledger.settlement import HitOrder, TableRules
+from controller.ledger.state import LedgerError
 from controller.ledger.wager_limits import WagerLimitsError, minimum_of, validated_limits
 from controller.rules.dynasty import off_profile
 from controller.rules.paytable import FixedPay, MeterPay, Odds, Wager
@@ -21,6 +23,7 @@ from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
     from controller.events import TableConfigured
+    from controller.ledger.state import LedgerState
     from controller.rules.paytable import Paytable
 
 MAX_PAYOUT_FLOOR_CENTS: Final = 5_000_000
@@ -103,6 +106,24 @@ def envy_includes_dealer(event: TableConfigured) -> bool:
     if isinstance(event.envy_includes_dealer, msgspec.UnsetType):
         return True
     return event.envy_includes_dealer
+
+
+def refuse_envy_on_the_dealer(state: LedgerState, event: TableConfigured) -> None:
+    """Refuse a new table configuration that would pay Envy for the dealer's hand.
+
+    § 688a.1 pays Envy for another player's hand only (docs/rules.md § 9). On a journal with an
+    identity (every journal this version founds, and none written before: see
+    :func:`controller.ledger.lockouts.has_identity`) the event must say so, ``false``; one that
+    leaves it out, whose old default is true, or writes true is refused, whoever signed it. A
+    journal written before identities existed replays its tables as they were configured.
+    """
+    if has_identity(state) and event.envy_includes_dealer is not False:
+        left_out = isinstance(event.envy_includes_dealer, msgspec.UnsetType)
+        raise LedgerError(
+            f"table {event.table_id}: envy_includes_dealer: "
+            f"{'left out (it would be true)' if left_out else 'true'}; Envy is never paid for "
+            "the dealer's hand (58 Pa. Code § 688a.1): write false"
+        )
 
 
 def _dynasty(event: TableConfigured) -> Paytable | None:

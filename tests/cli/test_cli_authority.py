@@ -269,7 +269,7 @@ def test_three_wrong_passphrases_through_verify_hit_lock_the_operator_out(
     assert "jackpotd_operators_locked_out 1.0" in metrics
     assert "jackpotd_operator_failed_authentications 3.0" in metrics
     listed = {line.split("\t")[0]: line for line in floor.run("operator", "list")[1].splitlines()}
-    assert listed["sup1"].endswith("\tLOCKED OUT")
+    assert "\tLOCKED OUT until " in listed["sup1"]
     assert listed["sup2"].endswith("\t0 failed attempts")
 
     # Locked out: the right passphrase no longer lets sup1 sign, and the refusal is journaled.

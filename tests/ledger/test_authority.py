@@ -40,6 +40,7 @@ from controller.events import (
     PoolOpened,
     PoolTermsChanged,
     Signature,
+    TableConfigured,
 )
 from controller.journal import Journal
 from controller.security import keys
@@ -54,17 +55,28 @@ if TYPE_CHECKING:
 E = TypeVar("E", bound="AnyEvent")
 
 
+def no_dealer_envy(event: TableConfigured) -> TableConfigured:
+    """``event`` as every configuration writes it: Envy never on the dealer's hand (§ 688a.1)."""
+    return msgspec.structs.replace(event, envy_includes_dealer=False)
+
+
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
     """A signed site with one pool and one table, approved by the manager."""
     with Journal(tmp_path / "journal.db") as journal:
         site = Site.create(journal)
         approval = ConfigurationApproved(
-            "approval-1", now(), "digest-1", [pool_opened(), table_configured()], "mgr",
-            dual_control_cents=100_000, lockout_after=3,
+            "approval-1", now(), "digest-1", [pool_opened(), no_dealer_envy(table_configured())],
+            "mgr", dual_control_cents=100_000, lockout_after=3,
         )  # fmt: skip
         site.append(site.sign(approval, "mgr"))
         yield site
+
+
+def failed_attempt(site: Site, name: str) -> AuthenticationFailed:
+    """A wrong passphrase typed for ``name``'s own key file, as the command line journals it."""
+    public_key = keys.public_key_text(site.keys[name])
+    return AuthenticationFailed(f"af-{uuid.uuid4()}", now(), name, "adjust", public_key=public_key)
 
 
 def refused(site: Site, event: AnyEvent) -> str:
@@ -181,8 +193,7 @@ def test_a_verification_at_or_above_the_dual_control_amount_needs_two(site: Site
 
 def test_failed_authentications_lock_an_operator_out_until_a_manager_unlocks(site: Site) -> None:
     for attempt in range(3):
-        failure = AuthenticationFailed(f"af-{uuid.uuid4()}", now(), "sup2", "adjust")
-        receipt = site.append(failure)
+        receipt = site.append(failed_attempt(site, "sup2"))
         counted = receipt.effects[0]
         assert getattr(counted, "locked", None) is (attempt == 2)
     assert site.journal.state.operators["sup2"].locked
@@ -196,7 +207,7 @@ def test_failed_authentications_lock_an_operator_out_until_a_manager_unlocks(sit
 
 def test_a_signed_action_starts_the_count_of_failures_again(site: Site) -> None:
     for _ in range(2):
-        site.append(AuthenticationFailed(f"af-{uuid.uuid4()}", now(), "sup1", "adjust"))
+        site.append(failed_attempt(site, "sup1"))
     site.append(site.sign(adjustment(), "sup1", "sup2"))
     assert site.journal.state.operators["sup1"].failures == 0
 
