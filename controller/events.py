@@ -301,6 +301,22 @@ class ConfigurationApproved(Event, frozen=True, tag="configuration-approved"):
     signatures: Signatures = msgspec.UNSET
 
 
+class HistoryRestored(Event, frozen=True, tag="history-restored"):
+    """Managers accept that the journal went back to a back-up, losing the rows after it.
+
+    The controller refuses to start on a journal behind its signed high-water mark (docs/
+    security.md, "History never goes back"); a restore of a back-up is such a journal, on
+    purpose. Two managers sign that they accept losing what the mark ``(lost_seq, lost_hash)``
+    covered, and why (the incident); the mark is then held to be accepted, and nothing else is.
+    """
+
+    lost_seq: int
+    lost_hash: str
+    by: str
+    reason: str
+    signatures: Signatures = msgspec.UNSET
+
+
 class FaultRecorded(Event, frozen=True, tag="fault"):
     """Bad input or a device fault, journaled so that the record is complete."""
 
@@ -367,6 +383,7 @@ AnyEvent = (
     | OperatorUnlocked
     | AuthenticationFailed
     | FaultRecorded
+    | HistoryRestored
     | CheckpointRecorded
     | SequencerTookOver
     | SiteLinked

@@ -23,6 +23,7 @@ from controller.cli import (
     pays,
     paytables,
     report,
+    restore_command,
     run,
     sign,
     site_commands,
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     pays.register(commands)
     supervisor.register(commands)
     site_commands.register(commands)
+    restore_command.register(commands)
     anchors.register(commands)
     archive.register(commands)
     journal_command.register(commands)

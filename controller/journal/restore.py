@@ -197,19 +197,24 @@ def binding_json(binding: JournalBinding) -> str:
 
     The ids are sorted, so that one state has one text (snapshots and their digests).
     """
-    document = {"journal": binding.journal, "applied": sorted(binding.applied)}
+    document: dict[str, object] = {"journal": binding.journal, "applied": sorted(binding.applied)}
+    if binding.accepted:  # only once a restore was accepted: earlier texts stay as they were
+        document["accepted"] = sorted(binding.accepted)
     return _SITES.encode(document).decode()
 
 
 class _BindingDocument(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     journal: str
     applied: list[str]
+    accepted: list[tuple[int, str]] = []
 
 
 def binding_from_json(text: str | bytes) -> JournalBinding:
     """The inverse of :func:`binding_json`."""
     document = msgspec.json.decode(text, type=_BindingDocument)
-    return JournalBinding(document.journal, frozenset(document.applied))
+    return JournalBinding(
+        document.journal, frozenset(document.applied), frozenset(document.accepted)
+    )
 
 
 def manifest_json(manifest: ApprovedManifest) -> str:

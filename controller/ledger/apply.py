@@ -32,6 +32,7 @@ from controller.events import (
     ConfigurationApproved,
     DealComplete,
     FaultRecorded,
+    HistoryRestored,
     HitVerified,
     ManifestApproved,
     MeterAdjusted,
@@ -57,6 +58,7 @@ from controller.ledger.operator_events import (
     unlock,
 )
 from controller.ledger.pool import Pool, PoolError, PoolTerms
+from controller.ledger.restores import on_history_restored
 from controller.ledger.rounds import (
     Outcome,
     on_bet_sensed,
@@ -299,6 +301,8 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return on_wide_area_status(state, event)
         case WideAreaAwarded():
             return on_wide_area_awarded(state, event)
+        case HistoryRestored():
+            return on_history_restored(state, event)
         case FaultRecorded() | CheckpointRecorded() | SequencerTookOver():
             return state, []
         case _:

@@ -40,6 +40,7 @@ from controller.clock import utc_iso
 from controller.event_base import Binding
 from controller.events import (
     ConfigurationApproved,
+    HistoryRestored,
     HitVerified,
     ManifestApproved,
     MeterAdjusted,
@@ -79,6 +80,8 @@ class JournalBinding:
 
     journal: str
     applied: frozenset[str] = frozenset()
+    accepted: frozenset[tuple[int, str]] = frozenset()
+    """High-water marks (row, hash) managers accepted to lose in a restore (HistoryRestored)."""
 
 
 def new_identity() -> str:
@@ -129,6 +132,8 @@ def target_of(state: LedgerState, event: AnyEvent) -> str:  # noqa: PLR0912 - on
             return f"halt/{event.site}/through/{link.through}/resumed/{link.resumed}"
         case SiteLinked():
             return f"site/{event.site}/{'linked' if event.site in state.sites else 'new'}"
+        case HistoryRestored():
+            return f"history/{event.lost_seq}/{event.lost_hash}"
         case WideAreaJoined():
             joined = "none" if state.chain is None else state.chain.central_key
             return f"wide-area/{event.site}/{joined}"

@@ -50,6 +50,7 @@ ACTIONS: Final[dict[str, frozenset[Role]]] = {
     "settle-round": frozenset({Role.SUPERVISOR, Role.MANAGER}),
     "unlock": frozenset({Role.MANAGER}),
     "link-site": frozenset({Role.MANAGER}),
+    "accept-restore": frozenset({Role.MANAGER}),
 }
 """The roles allowed to take each action."""
 

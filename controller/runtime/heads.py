@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from controller.config.load import Config
     from controller.journal.port import JournalPort
+    from controller.ledger.state import LedgerState
     from controller.security.controller_key import ControllerKey
 
 log = logging.getLogger(__name__)
@@ -145,6 +146,17 @@ class HeadSchedule:
             if self.last is None or mark.seq > self.last.seq:
                 log.info("the signed head of row %d read back is the high-water mark", mark.seq)
                 self.last = mark
+
+    def accepted(self, state: LedgerState) -> None:
+        """Drop a mark two managers accepted to lose (a restore): the next head starts anew."""
+        mark, binding = self.last, state.binding
+        if mark is not None and binding is not None and (mark.seq, mark.hash) in binding.accepted:
+            log.warning(
+                "the high-water mark of row %d was accepted as lost by a restore: signing the "
+                "restored journal's head from here",
+                mark.seq,
+            )
+            self.last = None
 
     def rows_behind(self, head_seq: int) -> int:
         """Journal rows after the last signed head."""

@@ -259,6 +259,8 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     )
     high_water = heads.last if heads is not None else None
     resume_checkpoints(journal, checkpoints, utc_now(), check, high_water)
+    if heads is not None:
+        heads.accepted(journal.state)
     events = _configuration(config, journal, authority)
     refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
     if refused:

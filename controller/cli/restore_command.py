@@ -1,0 +1,81 @@
+"""``jackpotd accept-restore``: two managers accept the rows a restore of the journal loses.
+
+docs/operations.md, "Back up and restore the journal". The controller refuses to start on a
+journal behind the head it signed last (docs/security.md, "History never goes back"). After a
+restore from a back-up, two managers name the mark they accept to lose (the controller's
+high-water file, or a copy of the head the broker retains) and why; the ledger checks both
+signatures and keeps the accepted mark (controller/ledger/restores.py), and the controller then
+starts on the restored journal, signing its head from there.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from controller.cli.common import (
+    CommandError,
+    add_db,
+    command,
+    journal_location,
+    open_journal,
+    report_receipt,
+)
+from controller.cli.signing import add_signers, signed, signers
+from controller.clock import utc_now
+from controller.events import HistoryRestored
+from controller.journal.high_water import HighWaterFileError, high_water_path, read_high_water
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``accept-restore``."""
+    accept = command(
+        commands,
+        "accept-restore",
+        help="two managers accept the rows a restore of the journal loses",
+        examples=(
+            "  jackpotd accept-restore --reason 'disk lost, restored the 06:00 back-up, "
+            "incident 2211' --key dana.key --key lee.key"
+        ),
+    )
+    add_db(accept)
+    accept.add_argument(
+        "--mark",
+        type=Path,
+        help="the signed head to accept (default: the journal's high-water file; or a copy of "
+        "the retained controller/<id>/head payload, if the broker's is the higher)",
+    )
+    accept.add_argument("--reason", required=True, help="the incident, for the journal")
+    add_signers(accept, dual=True)
+    accept.set_defaults(run=run_accept)
+
+
+def run_accept(args: argparse.Namespace) -> int:
+    """Journal the managers' acceptance of the mark; exit 1 if the ledger refused it."""
+    mark_file: Path = args.mark or high_water_path(str(journal_location(args)))
+    try:
+        mark = read_high_water(mark_file)
+    except HighWaterFileError as error:
+        raise CommandError(str(error)) from error
+    if mark is None:
+        raise CommandError(f"{mark_file}: no high-water mark to accept")
+    with open_journal(args) as journal:
+        head = journal.head[0]
+        if mark.seq <= head:
+            raise CommandError(
+                f"the journal holds row {mark.seq} already (its head is row {head}): "
+                "nothing went back, nothing to accept"
+            )
+        print(
+            f"accepting the loss of rows {head + 1} to {mark.seq}: the controller signed row "
+            f"{mark.seq} at {mark.at}; the journal now ends at row {head}"
+        )
+        keys = signers(args, journal, "accept-restore")
+        event = HistoryRestored(
+            f"restore-{uuid.uuid4()}", utc_now(), mark.seq, mark.hash, keys[0][0], args.reason
+        )
+        return report_receipt(args, journal.append(signed(event, keys, journal)))
