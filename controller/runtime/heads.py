@@ -116,6 +116,8 @@ class HeadSchedule:
         """The last head signed (or found in the file at start-up)."""
         self._first_unsigned: float | None = None
         """When the first row after the last head was seen (monotonic), None if none."""
+        self.signed = 0
+        """Heads signed by this schedule (bench/heads.py counts them)."""
 
     @classmethod
     def of(cls, config: Config, key: ControllerKey) -> HeadSchedule:
@@ -200,5 +202,6 @@ class HeadSchedule:
         )
         write_high_water(self.path, head)
         self.last = head
+        self.signed += 1
         self._first_unsigned = None
         return HeadUpdate(at, seq, head)

@@ -93,6 +93,16 @@ def _growth(results: dict[str, Any]) -> None:
     )
 
 
+def _heads(results: dict[str, Any]) -> None:
+    ways = {(step["submitted"], step["way"]): step for step in results["steps"]}
+    assert len(ways) == 6
+    for (_submitted, way), step in ways.items():
+        assert step["events_per_s"] > 0
+        assert step["ratio_vs_baseline"] > 0
+        assert (step["heads_signed"] == 0) == (way == "baseline")
+    assert results["one_head_ms"] > 0
+
+
 def _fuzz(results: dict[str, Any]) -> None:
     targets = [results[name] for name in ("serial", "card", "config")]
     targets += [*results["mqtt"].values(), *results["structural"].values()]
@@ -116,6 +126,12 @@ SHORT_FORMS: Final = {
         ("through the sequencer", "ratio"),
         "postgres_durability",
         _postgres,
+    ),
+    "heads.py": ShortForm(
+        ("--events", "300", "--tables", "4", "--runs", "1"),
+        ("of the baseline", "one head alone"),
+        "heads",
+        _heads,
     ),
     "journal_growth.py": ShortForm(
         ("--tables", "4", "--rounds", "3"), ("bytes per round",), "journal_growth", _growth
