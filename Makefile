@@ -65,6 +65,9 @@ wan: $(STAMP) system-deps
 	mkdir -p bench/results
 	cd tests && PYTHONPATH=$(CURDIR):$(CURDIR)/tests $(CURDIR)/$(BIN)/python -m support.wan.run
 
+# The benchmarks' full forms (docs/benchmarks.md), about an hour; writes bench/results/. The
+# daemon is started as an operator starts it (bench/service.py). Each script's short form runs in
+# make test (tests/bench/).
 bench: $(STAMP) system-deps
 	mkdir -p bench/results
 	set -o pipefail; $(BIN)/python bench/classify.py | tee bench/results/classify.txt
