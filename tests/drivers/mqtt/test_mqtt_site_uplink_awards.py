@@ -16,22 +16,16 @@ from typing import TYPE_CHECKING
 
 from support.journal_rig import STRAIGHT_FLUSH, settle, wager
 from support.mqtt_tables import running, within
+from support.polls import until
 from support.site_link_rig import SITE, Link
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from support.mosquitto import Broker
 
 AGAIN = 3
 """Awards heard again after the payout before the journal is read."""
-
-
-async def until(reached: Callable[[], bool]) -> None:
-    """Until ``reached()``: a counter of the uplink's, which tells nobody when it moves."""
-    while not reached():
-        await asyncio.sleep(0.02)
 
 
 def test_an_award_sent_again_after_it_was_paid_journals_nothing_more(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 from support.mqtt_tables import TOPICS, running, watch, within
+from support.polls import until
 from support.site_link_rig import SITE, Link
 from support.tcp_proxy import LinkProxy
 
@@ -25,7 +26,6 @@ from controller.widearea.freshness import FRESHNESS_REFUSALS, OTHER_CONNECTION
 from controller.widearea.messages import decode_ack
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
     from pathlib import Path
 
     from support.mosquitto import Broker
@@ -36,12 +36,6 @@ GRACE_S = 1.0
 ACK = TOPICS.site_ack(SITE)
 REPLAY_EVERY_S = 0.05
 """The attacker's pace: twenty replays a second, four times central's heartbeat (0.2 s)."""
-
-
-async def until(reached: Callable[[], bool]) -> None:
-    """Until ``reached()``: a counter of the uplink's, which tells nobody when it moves."""
-    while not reached():
-        await asyncio.sleep(0.02)
 
 
 def stale(uplink: SiteUplink) -> int:
