@@ -1,0 +1,189 @@
+"""Nothing unsigned pulls an operational lever, through ``jackpotd apply`` and the commands.
+
+A real journal with an identity (every journal this version founds): managers Dana Reyes and
+Lee Chen and supervisor Sam Okafor, their key files ``dana.key``, ``lee.key``, ``sam.key``
+beside it (tests/support/approvals.py). The attacks of the review, each refused where money
+moves, in the ledger: wrong passphrases typed with a key file made under a manager's name, rows
+appended with ``jackpotd apply`` to lock every manager out, a manager's own key enrolled under
+a second name, one manager enrolling a second operator alone, a signed configuration paying
+Envy on the dealer's hand. And the recovery of docs/operations.md, "Recovering from lockouts",
+run as written.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+import pytest
+from support.approvals import PASSPHRASE, Site, enrollment, key_file, now
+from support.journal_rig import table_configured
+
+from controller.cli import main
+from controller.events import AuthenticationFailed, ConfigurationApproved, encode_event
+from controller.journal import Journal
+from controller.security import keys
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "operations.md"
+DANA, LEE, SAM = "Dana Reyes", "Lee Chen", "Sam Okafor"
+FILES = {DANA: "dana.key", LEE: "lee.key", SAM: "sam.key"}
+WAIT_S = 120
+
+
+@dataclass
+class Floor:
+    """The journal, its folder (the key files) and the operators' keys."""
+
+    folder: Path
+    database: Path
+    site: Site
+    capsys: pytest.CaptureFixture[str]
+
+    def run(self, *argv: str) -> tuple[int, str, str]:
+        """``jackpotd ARGV --db JOURNAL`` in process: the status, standard output and error."""
+        status = main([*argv, "--db", str(self.database)])
+        captured = self.capsys.readouterr()
+        return status, captured.out, captured.err
+
+    def apply(self, *events: object) -> tuple[int, str, str]:
+        """``jackpotd apply`` of ``events``, one JSON line each."""
+        feed = self.folder / f"feed-{uuid.uuid4().hex[:8]}.jsonl"
+        feed.write_bytes(b"\n".join(encode_event(event) for event in events))  # type: ignore[arg-type]
+        return self.run("apply", str(feed))
+
+    def forged_failures(self, name: str, count: int) -> tuple[int, str, str]:
+        """``count`` failed attempts of ``name`` nobody typed, with their real public key."""
+        public_key = keys.public_key_text(self.site.keys[name])
+        return self.apply(
+            *(
+                AuthenticationFailed(
+                    f"af-{uuid.uuid4()}", now(), name, "unlock", public_key=public_key
+                )
+                for _ in range(count)
+            )
+        )
+
+    def last_reason(self) -> str:
+        """Why the journal's last row was refused."""
+        with Journal(self.database) as journal:
+            return str(list(journal.rows())[-1]["reason"])
+
+    def locked(self) -> set[str]:
+        """The operators locked out now."""
+        with Journal(self.database) as journal:
+            return {name for name, op in journal.state.operators.items() if op.locked}
+
+
+@pytest.fixture
+def floor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Floor:
+    database = tmp_path / "journal.db"
+    with Journal(database) as journal:
+        site = Site.create(journal, manager=DANA, supervisors=(SAM,))
+        site.enroll(LEE, "manager", by=DANA)
+        assert journal.state.binding is not None
+    for name, file in FILES.items():
+        key_file(tmp_path, name, site.keys[name]).rename(tmp_path / file)
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE", PASSPHRASE)
+    return Floor(tmp_path, database, site, capsys)
+
+
+def test_wrong_passphrases_with_a_key_file_made_under_a_managers_name_lock_nobody_out(
+    floor: Floor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = floor.folder / "fake.key"
+    monkeypatch.setenv("JACKPOTD_NEW_PASSPHRASE", "an attacker's own passphrase 4471")
+    assert main(["operator", "key", LEE, "--out", str(fake)]) == 0
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE", "a wrong one, typed on purpose")
+    for _ in range(8):
+        status, _, err = floor.run(
+            "operator", "unlock", SAM, "--reason", "none", "--key", str(fake)
+        )  # fmt: skip
+        assert (status, err) == (1, f"jackpotd: {fake}: wrong passphrase for {LEE}\n")
+    with Journal(floor.database) as journal:
+        failed = [row for row in journal.rows() if row["kind"] == "authentication-failed"]
+        assert len(failed) == 8
+        assert all(row["outcome"] == "rejected" for row in failed)
+        assert all(f"not {LEE}'s enrolled key" in str(row["reason"]) for row in failed)
+        assert journal.state.operators[LEE].failures == 0
+    assert floor.locked() == set()
+
+
+def test_apply_of_failures_never_locks_out_every_manager(floor: Floor) -> None:
+    for name in (LEE, SAM, DANA):
+        status, _, err = floor.forged_failures(name, 12)
+        assert status == 0, err
+    assert floor.locked() == {LEE, SAM}  # Dana is the last manager free to sign: kept free
+    status, _, err = floor.run(
+        "operator", "unlock", LEE, "--reason", "rows nobody typed",
+        "--key", str(floor.folder / FILES[DANA]),
+    )  # fmt: skip
+    assert status == 0, err
+
+
+def test_the_recovery_of_operations_md_needs_no_locked_signer(floor: Floor) -> None:
+    for name in (LEE, SAM, DANA):
+        assert floor.forged_failures(name, 12)[0] == 0
+    assert floor.locked() == {LEE, SAM}
+    section = PAGE.read_text(encoding="utf-8").split("### Recovering from lockouts", 1)[1]
+    block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[0]
+    script = 'set -e\nsudo() { shift 2; "$@"; }\n' + block  # as the service user: ourselves
+    environment = os.environ | {
+        "J": str(ROOT / ".venv" / "bin" / "jackpotd"),
+        "DB": f"--db {floor.database}",
+        "JACKPOTD_PASSPHRASE": PASSPHRASE,
+    }
+    done = subprocess.run(  # the page's own commands, as the service user: ourselves
+        ["/bin/bash", "-c", script],
+        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first, last = done.stdout.split("operator\trole", 2)[1:]
+    assert first.count("LOCKED OUT") == 2
+    assert "LOCKED OUT" not in last
+    assert floor.locked() == set()
+
+
+def test_apply_of_a_managers_own_key_enrolled_under_another_name_is_refused(floor: Floor) -> None:
+    twice = floor.site.sign(
+        enrollment("Dana Again", "supervisor", floor.site.keys[DANA], DANA), DANA, LEE
+    )
+    assert floor.apply(twice)[1] == "1 events, 1 refused\n"
+    assert f"already enrolled ({DANA}): one key, one operator" in floor.last_reason()
+
+
+def test_once_two_managers_are_enrolled_operator_add_needs_both_keys(
+    floor: Floor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sock = keys.generate()
+    key_file(floor.folder, "sock", sock)
+    add = ("operator", "add", "sock", "--role", "supervisor", "--public-key", "sock.key")
+    monkeypatch.chdir(floor.folder)
+    status, _, err = floor.run(*add, "--key", FILES[DANA])
+    assert status == 1
+    assert "enroll needs the signatures of 2 different operators (dual control), not 1" in err
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE_1", PASSPHRASE)
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE_2", PASSPHRASE)
+    status, _, err = floor.run(*add, "--key", FILES[DANA], "--key", FILES[LEE])
+    assert status == 0, err
+
+
+@pytest.mark.parametrize("envy_includes_dealer", [msgspec.UNSET, True])
+def test_apply_of_a_signed_configuration_paying_envy_on_the_dealers_hand_is_refused(
+    floor: Floor, envy_includes_dealer: bool | msgspec.UnsetType
+) -> None:
+    table = msgspec.structs.replace(table_configured(), pool_id=None, progressive=None)
+    table = msgspec.structs.replace(table, envy_includes_dealer=envy_includes_dealer)
+    approval = ConfigurationApproved(f"approval-{uuid.uuid4()}", now(), "digest", [table], DANA)
+    assert floor.apply(floor.site.sign(approval, DANA))[1] == "1 events, 1 refused\n"
+    assert "Envy is never paid for the dealer's hand (58 Pa. Code § 688a.1)" in floor.last_reason()
+    with Journal(floor.database) as journal:
+        assert journal.state.tables == {}
