@@ -301,6 +301,20 @@ class ConfigurationApproved(Event, frozen=True, tag="configuration-approved"):
     signatures: Signatures = msgspec.UNSET
 
 
+class JournalIdentified(Event, frozen=True, tag="journal-identified"):
+    """A manager gives a journal written before identities existed its identity, once.
+
+    From then on every signature on it must be bound to ``journal`` (its target and its time;
+    controller/ledger/binding.py), and the rules that hold on journals with an identity hold
+    on it; the rows before it replay as they were written.
+    """
+
+    journal: str
+    by: str
+    reason: str
+    signatures: Signatures = msgspec.UNSET
+
+
 class HistoryRestored(Event, frozen=True, tag="history-restored"):
     """Managers accept that the journal went back to a back-up, losing the rows after it.
 
@@ -384,6 +398,7 @@ AnyEvent = (
     | AuthenticationFailed
     | FaultRecorded
     | HistoryRestored
+    | JournalIdentified
     | CheckpointRecorded
     | SequencerTookOver
     | SiteLinked

@@ -16,6 +16,7 @@ from controller.cli import (
     config_command,
     exits,
     hand,
+    identify_command,
     journal_command,
     manifest_command,
     meters,
@@ -26,6 +27,7 @@ from controller.cli import (
     restore_command,
     run,
     sign,
+    signer,
     site_commands,
     supervisor,
 )
@@ -58,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     supervisor.register(commands)
     site_commands.register(commands)
     restore_command.register(commands)
+    identify_command.register(commands)
     anchors.register(commands)
     archive.register(commands)
     journal_command.register(commands)
@@ -68,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.register(commands)
     agent.register(commands)
     sign.register(commands)
+    signer.register(commands)
     return parser
 
 

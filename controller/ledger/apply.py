@@ -34,6 +34,7 @@ from controller.events import (
     FaultRecorded,
     HistoryRestored,
     HitVerified,
+    JournalIdentified,
     ManifestApproved,
     MeterAdjusted,
     OperatorEnrolled,
@@ -49,6 +50,7 @@ from controller.events import (
     WagerLocked,
 )
 from controller.ledger.authority import CONFIGURATION, DUAL, require
+from controller.ledger.identity import on_journal_identified
 from controller.ledger.operator_events import (
     approve_configuration,
     approve_manifest,
@@ -303,6 +305,8 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return on_wide_area_awarded(state, event)
         case HistoryRestored():
             return on_history_restored(state, event)
+        case JournalIdentified():
+            return on_journal_identified(state, event)
         case FaultRecorded() | CheckpointRecorded() | SequencerTookOver():
             return state, []
         case _:

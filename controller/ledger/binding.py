@@ -31,6 +31,7 @@ its snapshots (and the checkpoints that sign their digests) are unchanged.
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -42,6 +43,7 @@ from controller.events import (
     ConfigurationApproved,
     HistoryRestored,
     HitVerified,
+    JournalIdentified,
     ManifestApproved,
     MeterAdjusted,
     OperatorEnrolled,
@@ -82,6 +84,23 @@ class JournalBinding:
     applied: frozenset[str] = frozenset()
     accepted: frozenset[tuple[int, str]] = frozenset()
     """High-water marks (row, hash) managers accepted to lose in a restore (HistoryRestored)."""
+
+
+def fingerprint(state: LedgerState) -> str:
+    """What sets this journal's state apart from another's, to name a journal without identity.
+
+    Its configuration revision, each pool's meters and counts, each operator and key: a journal
+    identified with another's signed event (the same manager enrolled at both) has other meters,
+    so its target differs and the event is refused. Two journals with no play and the same
+    operators cannot be told apart this way (docs/security.md says so).
+    """
+    parts = [f"r{state.revision}"]
+    parts += [
+        f"{pool_id}:{pool.meter}:{pool.contributions}:{pool.wagers_count}:{pool.paid_cents}"
+        for pool_id, pool in sorted(state.pools.items())
+    ]
+    parts += [f"{name}:{op.public_key}" for name, op in sorted(state.operators.items())]
+    return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
 
 
 def new_identity() -> str:
@@ -134,6 +153,8 @@ def target_of(state: LedgerState, event: AnyEvent) -> str:  # noqa: PLR0912 - on
             return f"site/{event.site}/{'linked' if event.site in state.sites else 'new'}"
         case HistoryRestored():
             return f"history/{event.lost_seq}/{event.lost_hash}"
+        case JournalIdentified():
+            return f"identify/{fingerprint(state)}"
         case WideAreaJoined():
             joined = "none" if state.chain is None else state.chain.central_key
             return f"wide-area/{event.site}/{joined}"
@@ -153,6 +174,8 @@ def binding_for(state: LedgerState, event: AnyEvent) -> Binding | None:
         journal = state.binding.journal
     elif not state.authority.signed and isinstance(event, OperatorEnrolled):
         journal = new_identity()
+    elif isinstance(event, JournalIdentified):
+        journal = event.journal
     else:
         return None
     at = moment_of(event.at, "the event's time")

@@ -51,6 +51,7 @@ ACTIONS: Final[dict[str, frozenset[Role]]] = {
     "unlock": frozenset({Role.MANAGER}),
     "link-site": frozenset({Role.MANAGER}),
     "accept-restore": frozenset({Role.MANAGER}),
+    "identify": frozenset({Role.MANAGER}),
 }
 """The roles allowed to take each action."""
 
