@@ -35,7 +35,7 @@ from aiohttp import web
 
 from controller.runtime.metrics import StreamCounts
 from controller.web.gate import SWEEP_S, Gate, GateMetrics
-from controller.web.limits import ACCEPT_BACKLOG
+from controller.web.listener import Listener
 from controller.web.policy import PAGE, secure
 from controller.web.snapshot import PageState
 from controller.web.throttle import LogThrottle, QuietLoopErrors, QuietRecords
@@ -289,10 +289,8 @@ async def serve_display(
     server = runner.server
     if server is None:  # pragma: no cover - set by setup()
         raise RuntimeError("the web runner has no server")
-    loop = asyncio.get_running_loop()
-    listening = await loop.create_server(
-        gate.protocols(server), limits.host, limits.port, backlog=ACCEPT_BACKLOG
-    )
+    listening = Listener(gate, gate.protocols(server), throttle)
+    await listening.start(limits.host, limits.port)
     quiet = QuietLoopErrors(throttle, listening.sockets, gate.owns)
     quiet.install()
     records = QuietRecords(throttle)

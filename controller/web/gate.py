@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 
 SWEEP_S: Final = 0.25
 """How often deadlines are checked: a connection is closed at most this late."""
+CLOSING_ROOM: Final = 32
+"""Descriptors beyond the cap the port may hold for connections it closed at this turn of
+the loop (displaced ones): released at the next, within the headroom (controller/web/limits.py)."""
 REASONS: Final = ("refused", "displaced", "header-timeout", "idle-timeout", "send-timeout")
 """Why a connection was refused or closed (the ``reason`` label); every series from the start."""
 
@@ -85,17 +88,36 @@ class Gate:
         self.limits = limits
         self.throttle = throttle
         self.counts = GateCounts(limits.max_connections)
+        self.resume: Callable[[], None] | None = None
+        """The listener's: called when a closed connection's descriptor is released."""
         self._places: dict[asyncio.BaseTransport, _Place] = {}
+        self._pending = 0
+        """Connections accepted, their places reserved, their transports not made yet."""
+        self._closing: set[asyncio.BaseTransport] = set()
+        """Connections closed by the gate whose descriptors the loop has not released yet."""
         self._loop = asyncio.get_running_loop()
 
     def protocols(self, handler: Callable[[], asyncio.Protocol]) -> Callable[[], Connection]:
-        """The protocol factory for the listening socket: aiohttp's ``handler`` behind the gate."""
+        """The protocol factory for accepted sockets: aiohttp's ``handler`` behind the gate."""
         return lambda: Connection(self, handler)
 
-    def admit(self, transport: asyncio.Transport) -> _Place | None:
-        """A new connection's place; at the cap, the oldest waiting one makes room (or None)."""
+    def can_accept(self) -> bool:
+        """Whether the listener may take another connection from the kernel now.
+
+        Every descriptor the port holds counts: places, reservations, and connections closed
+        but not yet released (the loop releases them at its next turn). So the port never
+        holds more than the cap and :data:`CLOSING_ROOM`; the rest wait in the kernel's queue.
+        """
+        return self._held() < self.limits.max_connections + CLOSING_ROOM
+
+    def reserve(self) -> bool:
+        """Reserve a place for a connection just accepted; False if it is to be refused.
+
+        At the cap the oldest waiting connection makes room; with every place answering a
+        request, there is none to make.
+        """
         places = self._places
-        if len(places) >= self.limits.max_connections:
+        if len(places) + self._pending >= self.limits.max_connections:
             waiting = next((p for p in places.values() if not p.heard), None)
             if waiting is None:
                 self._drop(
@@ -103,17 +125,35 @@ class Gate:
                     f"web: a connection refused: all {len(places)} places ([web] "
                     "max_connections, under the open-file limit) are answering requests",
                 )
-                return None
+                return False
             self._close(waiting, "displaced", "web: the port is full: the oldest waiting "
                         "connection was closed to make room for a new one")  # fmt: skip
-        place = places[transport] = _Place(transport, self._loop.time())
-        self.counts.open = len(places)
+        self._pending += 1
+        self.counts.open = self._held()
+        return True
+
+    def unreserve(self) -> None:
+        """A reserved connection failed before it was served."""
+        self._pending -= 1
+        self.counts.open = self._held()
+
+    def admit(self, transport: asyncio.Transport) -> _Place:
+        """A reserved connection's transport: its place."""
+        self._pending = max(0, self._pending - 1)
+        place = self._places[transport] = _Place(transport, self._loop.time())
+        self.counts.open = self._held()
         return place
 
     def release(self, transport: asyncio.BaseTransport) -> None:
-        """A connection is gone: its place is free."""
+        """A connection is gone and its descriptor released: its place is free."""
         self._places.pop(transport, None)
-        self.counts.open = len(self._places)
+        self._closing.discard(transport)
+        self.counts.open = self._held()
+        if self.resume is not None and self.can_accept():
+            self.resume()
+
+    def _held(self) -> int:
+        return len(self._places) + self._pending + len(self._closing)
 
     def owns(self, protocol: object) -> bool:
         """Whether ``protocol`` is one of the port's connections (for the loop's reports)."""
@@ -165,13 +205,13 @@ class Gate:
 
     def close_all(self) -> None:
         """Close every connection (the server is stopping)."""
+        self.resume = None
         for place in list(self._places.values()):
             place.transport.abort()
-        self._places.clear()
-        self.counts.open = 0
 
     def _close(self, place: _Place, reason: str, text: str) -> None:
-        self.release(place.transport)
+        self._places.pop(place.transport, None)
+        self._closing.add(place.transport)
         place.transport.abort()
         self._drop(reason, text)
 
@@ -191,12 +231,9 @@ class Connection(asyncio.Protocol):
         self._place: _Place | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        """Admitted, handed to aiohttp; refused, closed at once."""
+        """Its place taken (reserved when it was accepted), handed to aiohttp."""
         stream = cast("asyncio.Transport", transport)  # a TCP server's transports are streams
         self._place = self._gate.admit(stream)
-        if self._place is None:
-            stream.abort()
-            return
         self._inner = self._handler()
         self._inner.connection_made(stream)
 

@@ -22,12 +22,12 @@ if TYPE_CHECKING:
     from controller.config.schema import WebSettings
 
 ACCEPT_BACKLOG: Final = 128
-"""The listening socket's backlog: also the most connections one accept burst takes in before
-any of them is refused or displaced, so the headroom below covers it."""
+"""The kernel's queue of connections not yet accepted: they hold no descriptor of ours."""
 FD_HEADROOM: Final = 256
-"""Descriptors kept from web clients: an accept burst (:data:`ACCEPT_BACKLOG`) plus 128 for the
-journal (its files, its reader, a PostgreSQL pool), the broker connections, serial lines,
-signs, the log, the listening socket, the event loop's own and ``/metrics`` reading ``/proc``."""
+"""Descriptors kept from web clients: 32 for connections the port has closed and the loop has
+not released yet (controller/web/gate.py, ``CLOSING_ROOM``), and the rest for the journal (its
+files, its reader, a PostgreSQL pool), the broker connections, serial lines, signs, the log,
+the listening sockets, the event loop's own and ``/metrics`` reading ``/proc``."""
 log = logging.getLogger(__name__)
 
 
