@@ -27,7 +27,6 @@ from controller.cli import (
     restore_command,
     run,
     sign,
-    signer,
     site_commands,
     supervisor,
 )
@@ -71,7 +70,6 @@ def build_parser() -> argparse.ArgumentParser:
     run.register(commands)
     agent.register(commands)
     sign.register(commands)
-    signer.register(commands)
     return parser
 
 
