@@ -229,6 +229,7 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     key: ControllerKey | None = None,
     promoted: Promoted | None = None,
     published: Sequence[bytes] = (),
+    high_water: bool | None = None,
 ) -> Runtime:
     """Open the journal and bring it in line with the configuration.
 
@@ -236,7 +237,9 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     without it, a journal with none only draws a warning (the demo, in-process tests).
     ``key``: the controller's signing key (else the one ``[controller] key_file`` names);
     the stored state is checked against the journal before anything builds on it
-    (controller/runtime/checkpointing.py). ``promoted``: the journal a standby has followed
+    (controller/runtime/checkpointing.py). ``high_water``: whether the controller keeps a
+    high-water mark (default: when it has a key of its own, given or configured; controller/
+    runtime/heads.py). ``promoted``: the journal a standby has followed
     and now holds the fence of, checked (controller/service/standby.py); else it opens here.
     """
     checkpoints = schedule_for(config, key)
@@ -253,7 +256,7 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     heads = _heads(
         config,
         checkpoints.key,
-        configured_key=key is not None,
+        configured_key=key is not None if high_water is None else high_water,
         journal=journal,
         published=published,
     )
@@ -303,14 +306,17 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     web_limits = WebLimits.of(config.web)  # refused before anything starts if too low
     notifier = Notifier.from_environment()
     promoted = None
+    # A controller with a key of its own keeps a high-water mark; the demo, whose key is made
+    # for each run (it brings its own manager), does not: the next run's key could not check it.
+    keyed = authority.approver is None and (key is not None or bool(config.controller.key_file))
     location = config.controller.journal
     if isinstance(location, DatabaseUrl):
-        key = key or schedule_for(config).key
+        key = key or schedule_for(config).key  # the standby's check and the runtime's, one key
         standby = Standby(config, key, stop, notifier, hash_software=require_manifest)
         promoted = await standby.run(location)
         if promoted is None:
             return None
-    published = await published_heads(config) if key or config.controller.key_file else []
+    published = await published_heads(config) if keyed else []
     runtime = build_runtime(
         config,
         require_manifest=require_manifest,
@@ -318,6 +324,7 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
         key=key,
         promoted=promoted,
         published=published,
+        high_water=keyed,
     )
     liveness = runtime.liveness
     if liveness is None:  # pragma: no cover - build_runtime always makes one
