@@ -116,6 +116,7 @@ def read_high_water(path: Path) -> SignedHead | None:
 
 def write_high_water(path: Path, head: SignedHead) -> None:
     """Replace the file's mark with ``head``, atomically and durably (mode :data:`MODE`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)  # var/ under a PostgreSQL journal's default
     staged = path.with_name(f".{path.name}.new")
     descriptor = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, MODE)
     try:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from controller.security.controller_key import ControllerKey
 
 log = logging.getLogger(__name__)
+
+SAY_EVERY_S: Final = 60.0
+"""How often a high-water file that keeps refusing heads is logged again."""
 
 
 def load_high_water(path: Path, key: ControllerKey) -> SignedHead | None:
@@ -118,6 +121,11 @@ class HeadSchedule:
         """When the first row after the last head was seen (monotonic), None if none."""
         self.signed = 0
         """Heads signed by this schedule (bench/heads.py counts them)."""
+        self._failures = 0
+        """Heads the file could not take since the last it took."""
+        self._retry_at = 0.0
+        """Not before then (monotonic) is a head tried again after the file refused one."""
+        self._said_at = 0.0
 
     @classmethod
     def of(cls, config: Config, key: ControllerKey) -> HeadSchedule:
@@ -160,6 +168,24 @@ class HeadSchedule:
             )
             self.last = None
 
+    def failed(self, error: OSError) -> str | None:
+        """The file could not take a head: try again in ``every_s``; a line to log, or None.
+
+        One line at the first failure, then one a minute with the count, so that a folder
+        missing or a disk full never floods the log (the sequencer goes on: the bound is
+        broken until the file takes a head again, which the line says).
+        """
+        self._failures += 1
+        now = self.monotonic()
+        self._retry_at = now + self.every_s
+        if self._failures > 1 and now - self._said_at < SAY_EVERY_S:
+            return None
+        self._said_at = now
+        return (
+            f"cannot keep the signed head in {self.path}: {error} ({self._failures} failed; "
+            "acknowledged rows are not covered by a signed head until it is kept again)"
+        )
+
     def rows_behind(self, head_seq: int) -> int:
         """Journal rows after the last signed head."""
         return head_seq - (self.last.seq if self.last else 0)
@@ -171,6 +197,8 @@ class HeadSchedule:
             return True  # below the mark: the journal went back, and :meth:`sign` refuses it
         if behind == 0:
             self._first_unsigned = None
+            return False
+        if self.monotonic() < self._retry_at:
             return False
         if self._first_unsigned is None:
             self._first_unsigned = self.monotonic()
@@ -204,4 +232,9 @@ class HeadSchedule:
         self.last = head
         self.signed += 1
         self._first_unsigned = None
+        if self._failures:
+            log.warning(
+                "%s: the signed head kept again, after %d failures", self.path, self._failures
+            )
+            self._failures = 0
         return HeadUpdate(at, seq, head)

@@ -274,8 +274,9 @@ class Sequencer:
             self._step_down(WENT_BACK, str(error))
             return
         except OSError as error:
-            # One line with the reason: a full disk is not a bug to trace.
-            log.error("cannot keep the signed head in %s: %s", heads.path, error)  # noqa: TRY400
+            if (line := heads.failed(error)) is not None:
+                # One line with the reason: a full disk is no bug to trace.
+                log.error("%s", line)  # noqa: TRY400
             return
         self.broadcast.publish([update])
 
