@@ -27,6 +27,7 @@ from controller.cli import (
     restore_command,
     run,
     sign,
+    signer,
     site_commands,
     supervisor,
 )
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.register(commands)
     agent.register(commands)
     sign.register(commands)
+    signer.register(commands)
     return parser
 
 

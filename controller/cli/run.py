@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from controller.config.load import Config
     from controller.journal.location import JournalLocation
     from controller.runtime.view import Runtime
+    from controller.security.signer import Signer
 
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
@@ -119,7 +120,7 @@ async def _serve(
     *,
     require_manifest: bool = False,
     authority: AuthorityPolicy,
-    key: ControllerKey,
+    key: Signer,
     begun: Callable[[Runtime], None] | None = None,
 ) -> Runtime | None:
     stop = asyncio.Event()

@@ -12,6 +12,7 @@ ledger in line with it.
 from __future__ import annotations
 
 import hashlib
+import os
 import re
 import socket
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -78,6 +79,8 @@ LEASE_S: Final = (1.0, 300.0)
 delays a takeover after a node dies (docs/ha.md)."""
 COMMIT_HANG_S: Final = (1.0, 3600.0)
 MAX_HEAD_ROWS: Final = 10_000
+MAX_SOCKET_PATH: Final = 107
+"""The longest path a Unix socket may have (sun_path holds 108 bytes, the last a NUL)."""
 HEAD_INTERVAL_S: Final = (0.05, 60.0)
 """Signed heads: how many acknowledged rows, and for how long, a rollback could drop unseen
 (docs/security.md, "History never goes back"); more often costs a signature and an fsync."""
@@ -330,6 +333,7 @@ class _Loader(TableChecks):
             ),
             lockout_after=self.count("controller.lockout_after", raw.lockout_after),
             key_file=self.key_file(raw.key_file),
+            signer_socket=self.signer_socket(raw.signer_socket, raw.key_file),
             checkpoint_rows=self.checkpoint_rows(raw.checkpoint_rows),
             checkpoint_interval_s=self.positive(
                 "controller.checkpoint_interval_s", raw.checkpoint_interval_s
@@ -371,6 +375,22 @@ class _Loader(TableChecks):
         if not text.strip():
             raise self.fail("controller.key_file", "names no file")
         return str(self.path(text))
+
+    def signer_socket(self, text: str | None, key_file: str | None) -> str | None:
+        """The signer's socket, relative to this file; never with ``key_file`` as well."""
+        if text is None:
+            return None
+        key = "controller.signer_socket"
+        if key_file is not None:
+            raise self.fail(key, "the key is the signer's or the service's: set it or key_file")
+        if not text.strip():
+            raise self.fail(key, "names no socket")
+        path = str(self.path(text))
+        if len(os.fsencode(path)) > MAX_SOCKET_PATH:
+            raise self.fail(
+                key, f"{path} is longer than a Unix socket's path may be ({MAX_SOCKET_PATH} bytes)"
+            )
+        return path
 
     def high_water_file(self, text: str | None) -> str | None:
         """The high-water file's path, relative to this file."""

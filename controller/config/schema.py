@@ -59,6 +59,7 @@ class RawController(Raw, frozen=True):
     dual_control_amount: str = "$10,000"
     lockout_after: int = 5
     key_file: str | None = None
+    signer_socket: str | None = None
     checkpoint_rows: int = 10_000
     checkpoint_interval_s: float = 300.0
     high_water_file: str | None = None
@@ -222,6 +223,9 @@ class ControllerConfig:
     key_file: str | None = None
     """The controller's signing key (controller/security/controller_key.py): a path, or one under
     ``${CREDENTIALS_DIRECTORY}`` (expanded when the service starts)."""
+    signer_socket: str | None = None
+    """Instead of ``key_file``: the Unix socket of the signer process that holds the key
+    (controller/runtime/remote_signer.py; docs/operations.md, "The signer")."""
     checkpoint_rows: int = 10_000
     """A signed checkpoint after this many journal rows (controller/runtime/checkpointing.py)..."""
     checkpoint_interval_s: float = 300.0

@@ -24,6 +24,7 @@ import logging
 import time
 import uuid
 from datetime import datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from controller.config.load import ConfigError
@@ -31,7 +32,9 @@ from controller.events import FaultRecorded
 from controller.journal import JournalError
 from controller.journal.checkpoints import Checkpointed, Sealed, seal
 from controller.outputs import CheckpointUpdate
+from controller.runtime.remote_signer import RemoteSigner
 from controller.security.controller_key import ControllerKey, load_key, resolve
+from controller.security.signer import Signer, as_controller_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -53,20 +56,28 @@ class StoredStateError(JournalError):
     """The materialized state is not the one the journal gives: the daemon does not start."""
 
 
-def controller_key(config: Config) -> ControllerKey:
-    """The key ``[controller] key_file`` names; one line naming the file and why if none."""
+def controller_key(config: Config) -> Signer:
+    """The key ``[controller] key_file`` names, or the signer on ``signer_socket``.
+
+    One line naming the file and why if neither, or if the key cannot be read or the signer
+    reached (controller/runtime/remote_signer.py).
+    """
+    socket_path = config.controller.signer_socket
+    if socket_path is not None:
+        return RemoteSigner(Path(socket_path))
     text = config.controller.key_file
     if text is None:
         raise ConfigError(
             config.source,
             "controller.key_file",
             "jackpotd run signs its checkpoints with the controller's own key: make one "
-            "(jackpotd key generate --out FILE) and name it here",
+            "(jackpotd key generate --out FILE) and name it here, or name the signer's socket "
+            "(signer_socket)",
         )
     return load_key(resolve(text))
 
 
-def schedule_for(config: Config, key: ControllerKey | None = None) -> CheckpointSchedule:
+def schedule_for(config: Config, key: Signer | None = None) -> CheckpointSchedule:
     """The schedule of ``config``, signing with ``key``, else the key it names.
 
     With neither (the demo, in-process tests), a key made for this run: its checkpoints verify
@@ -74,7 +85,7 @@ def schedule_for(config: Config, key: ControllerKey | None = None) -> Checkpoint
     ``jackpotd run`` always passes the configured key (:func:`controller_key`).
     """
     settings = config.controller
-    if key is None and settings.key_file is not None:
+    if key is None and (settings.key_file is not None or settings.signer_socket is not None):
         key = controller_key(config)
     if key is None:
         log.warning("no [controller] key_file: checkpoints are signed with a key for this run")
@@ -92,7 +103,7 @@ class CheckpointSchedule:
 
     def __init__(
         self,
-        key: ControllerKey,
+        key: Signer,
         controller: str,
         *,
         every_rows: int = 10_000,
@@ -138,7 +149,7 @@ class CheckpointSchedule:
     def seal(self, journal: JournalPort[Any], at: str) -> Sealed:
         """The checkpoint of the journal's head and state now, signed, to journal next."""
         self._since = self.monotonic()
-        sealed = seal(self.key, self.controller, journal.state, journal.head, at)
+        sealed = seal(as_controller_key(self.key), self.controller, journal.state, journal.head, at)
         self._sealing = sealed.event.event_id
         return sealed
 
@@ -183,7 +194,7 @@ def resume_checkpoints(
     controller's last signed head (:mod:`.heads`), which the journal must still hold.
     """
     if check is None:
-        check = journal.check_state(schedule.key, high_water)
+        check = journal.check_state(as_controller_key(schedule.key), high_water)
     for note in check.notes:
         log.warning("start-up check: %s", note)
     if not check.ok:

@@ -34,6 +34,7 @@ from controller.journal.high_water import (
     write_high_water,
 )
 from controller.outputs import HeadUpdate, SignedHead
+from controller.security.signer import as_controller_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     from controller.config.load import Config
     from controller.journal.port import JournalPort
     from controller.ledger.state import LedgerState
-    from controller.security.controller_key import ControllerKey
+    from controller.security.signer import Signer
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ SAY_EVERY_S: Final = 60.0
 """How often a high-water file that keeps refusing heads is logged again."""
 
 
-def load_high_water(path: Path, key: ControllerKey) -> SignedHead | None:
+def load_high_water(path: Path, key: Signer) -> SignedHead | None:
     """The signed head the high-water file holds (None: none yet), its signature checked.
 
     A head under this controller's key id whose signature does not verify is refused: someone
@@ -71,7 +72,7 @@ def load_high_water(path: Path, key: ControllerKey) -> SignedHead | None:
     return head
 
 
-def published_marks(payloads: Sequence[bytes], key: ControllerKey) -> list[SignedHead]:
+def published_marks(payloads: Sequence[bytes], key: Signer) -> list[SignedHead]:
     """The signed heads among ``payloads`` (read back from where they were published).
 
     One that does not decode, or is not signed by this controller's key, is passed over and
@@ -101,7 +102,7 @@ class HeadSchedule:
 
     def __init__(  # noqa: PLR0913 - the key, where it goes, and when
         self,
-        key: ControllerKey,
+        key: Signer,
         controller: str,
         path: Path,
         *,
@@ -128,7 +129,7 @@ class HeadSchedule:
         self._said_at = 0.0
 
     @classmethod
-    def of(cls, config: Config, key: ControllerKey) -> HeadSchedule:
+    def of(cls, config: Config, key: Signer) -> HeadSchedule:
         """The schedule ``config`` sets, signing with ``key``."""
         settings = config.controller
         configured = settings.high_water_file
@@ -226,7 +227,11 @@ class HeadSchedule:
             )
         binding = journal.state.binding
         head = sign_head(
-            self.key, self.controller, binding.journal if binding else "", (seq, row_hash), at
+            as_controller_key(self.key),
+            self.controller,
+            binding.journal if binding else "",
+            (seq, row_hash),
+            at,
         )
         write_high_water(self.path, head)
         self.last = head

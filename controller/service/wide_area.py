@@ -22,6 +22,7 @@ from controller.config.wide_area import WideAreaCentral
 from controller.errors import ConfigurationError
 from controller.runtime.site_chain import JournalSiteChain
 from controller.runtime.site_links import JournalSiteLinks
+from controller.security.controller_key import ControllerKey
 
 if TYPE_CHECKING:
     from controller.config.load import Config
@@ -50,11 +51,17 @@ def wide_area_parts(config: Config, runtime: Runtime) -> WideAreaParts:
         return WideAreaParts()
     if schedule is None:  # pragma: no cover - build_runtime always sets it
         raise ConfigurationError("the wide-area link signs with the controller key: none")
+    key = schedule.key
+    if not isinstance(key, ControllerKey):  # the signer process signs heads and checkpoints only
+        raise ConfigurationError(
+            f"{config.source}: controller.signer_socket: the wide-area link signs its messages "
+            "with the controller key itself: set key_file"
+        )
     if isinstance(wide, WideAreaCentral):
-        links = JournalSiteLinks(runtime.journal, schedule.key, wide.heartbeat_s)
+        links = JournalSiteLinks(runtime.journal, key, wide.heartbeat_s)
         return WideAreaParts(sites=links)
     chain = JournalSiteChain(
-        runtime.journal, schedule.key, wide.central_key, wide.grace_s, runtime.broadcast
+        runtime.journal, key, wide.central_key, wide.grace_s, runtime.broadcast
     )
     runtime.sequencer.on_commit.append(chain.committed)
     spec = plugins.load(BROKER_DRIVER)

@@ -39,6 +39,7 @@ from controller.runtime.sequencer import Sequencer
 from controller.runtime.systemd import Notifier
 from controller.runtime.view import Runtime
 from controller.security.manifest import current
+from controller.security.signer import as_controller_key
 from controller.service.drivers import build_drivers
 from controller.service.standby import Promoted, Standby
 from controller.web.display import Display, serve_display
@@ -51,8 +52,8 @@ if TYPE_CHECKING:
     from controller.events import AnyEvent
     from controller.journal.port import JournalPort
     from controller.ports import Sink, Source
-    from controller.security.controller_key import ControllerKey
     from controller.security.manifest import Manifest
+    from controller.security.signer import Signer
 
 log = logging.getLogger(__name__)
 
@@ -182,9 +183,15 @@ def _journal_takeover(journal: JournalPort[Any]) -> None:
         raise StartupError(f"{journal.path}: the journal refused the takeover: {receipt.reason}")
 
 
+def _key_configured(config: Config) -> bool:
+    """Whether the configuration names the controller's key, or the signer that holds it."""
+    settings = config.controller
+    return settings.key_file is not None or settings.signer_socket is not None
+
+
 def _heads(
     config: Config,
-    key: ControllerKey,
+    key: Signer,
     *,
     configured_key: bool,
     journal: JournalPort[Any],
@@ -197,7 +204,7 @@ def _heads(
     key made for one run (the demo) keeps no high-water mark: the next run's key could not check
     it. A mark signed under another key id (the key was rotated) is passed over, said so.
     """
-    if not configured_key and config.controller.key_file is None:
+    if not configured_key and not _key_configured(config):
         return None
     heads = HeadSchedule.of(config, key)
     try:
@@ -226,7 +233,7 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     *,
     require_manifest: bool = False,
     authority: AuthorityPolicy = AuthorityPolicy(),
-    key: ControllerKey | None = None,
+    key: Signer | None = None,
     promoted: Promoted | None = None,
     published: Sequence[bytes] = (),
     high_water: bool | None = None,
@@ -296,7 +303,7 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     started: Callable[[Runtime, str], None] | None = None,
     require_manifest: bool = False,
     authority: AuthorityPolicy = AuthorityPolicy(),
-    key: ControllerKey | None = None,
+    key: Signer | None = None,
 ) -> Runtime | None:
     """Run the controller until ``stop`` is set; return its runtime (journal still open).
 
@@ -312,7 +319,9 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     location = config.controller.journal
     if isinstance(location, DatabaseUrl):
         key = key or schedule_for(config).key  # the standby's check and the runtime's, one key
-        standby = Standby(config, key, stop, notifier, hash_software=require_manifest)
+        standby = Standby(
+            config, as_controller_key(key), stop, notifier, hash_software=require_manifest
+        )
         promoted = await standby.run(location)
         if promoted is None:
             return None
