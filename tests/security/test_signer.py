@@ -139,3 +139,19 @@ def test_the_socket_is_its_owner_and_group_s_alone(signer: SignerProcess) -> Non
 def test_a_signer_that_is_not_there_is_unavailable_at_once(tmp_path: Path) -> None:
     with pytest.raises(SignerUnavailableError, match="cannot be reached"):
         RemoteSigner(tmp_path / "nobody.sock", timeout_s=1.0)
+
+
+def test_the_daemon_s_client_connects_again_after_the_signer_restarts(
+    tmp_path: Path, signer: SignerProcess
+) -> None:
+    client = remote(signer)
+    sign_head(as_controller_key(client), "c1", "journal-a", (5, ROW_5), AT)
+    signer.stop()
+    with pytest.raises(SignerUnavailableError):  # meanwhile: unavailable, never a signature
+        client.sign(b"jackpotd signed head v1\n{}")
+    again = start_signer(tmp_path / "controller.key", tmp_path)
+    try:
+        head = sign_head(as_controller_key(client), "c1", "journal-a", (6, "6" * 64), AT)
+        assert head_verifies(head, [client.public_key])
+    finally:
+        again.stop()
