@@ -1,7 +1,8 @@
 """``jackpotd sign``: a sign station, LED meter signs fed over MQTT (docs/signs.md).
 
 The command reads the station's configuration (:mod:`controller.config.sign`) and runs the
-sign station's driver, found by name as every driver is (the core imports no driver). SIGTERM
+sign station's driver, found by name as every driver is (the core imports no driver), with
+the controller public keys its meters must be signed with (``[sign] controller_keys``). SIGTERM
 and SIGINT stop it.
 """
 
@@ -42,9 +43,10 @@ def run_sign(args: argparse.Namespace) -> int:
     """Run the station until SIGTERM or SIGINT."""
     config = load_sign_config(args.config)
     start_logging(args.log_level)
-    runner: Callable[[object, Sequence[object], Sequence[str]], Awaitable[None]] = driver_function(
-        STATION_DRIVER
+    runner: Callable[[object, Sequence[object], Sequence[str], Sequence[str]], Awaitable[None]] = (
+        driver_function(STATION_DRIVER)
     )
     status = f"sign station {config.name}: {len(config.signs)} sign(s), pools {config.pools}"
-    asyncio.run(until_stopped(runner(config.broker, config.signs, config.pools), status))
+    station = runner(config.broker, config.signs, config.pools, config.controller_keys)
+    asyncio.run(until_stopped(station, status))
     return 0

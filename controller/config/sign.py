@@ -5,13 +5,18 @@ from the controller: it follows the meters over MQTT (docs/ha.md, "Brokers and f
 and drives its signs on their serial lines. The file has three parts (deploy/sign.toml
 documents every key)::
 
-    [sign]           name, site, pools
+    [sign]           name, site, pools, controller_keys
     [broker]         the MQTT driver's section, as in the controller's file (docs/mqtt.md)
     [[alpha_sign]]   the Alpha sign driver's entries, as in the controller's file (docs/signs.md)
 
 The driver sections are read by the drivers' specs (:mod:`controller.plugins`), as in the
 controller's file and the agent's, so the same keys mean the same things. Every error is one
 line, ``file: key: reason``; relative paths are relative to the file's folder.
+
+``[sign] controller_keys`` is required: the public key of each controller node (what
+``jackpotd key generate`` printed, base64 of the raw Ed25519 key), the keys the meters must be
+signed with (controller/meter_signature.py). A station without one would believe any meter
+anyone published on the broker, so it is refused rather than run so.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import msgspec
 from controller.config.load import _key_of, _Loader, read_config_file, toml_document
 from controller.config.schema import ConfigError
 from controller.plugins import by_section
+from controller.security.controller_key import ControllerKeyError, public_key
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -39,6 +45,8 @@ class SignSection(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     site: str = "casino"
     pools: list[str] = []
     """The pools followed; none: the pools of the signs below."""
+    controller_keys: list[str] = []
+    """The controller public keys (one per node) the meters must be signed with: required."""
 
 
 class _SignFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -60,6 +68,8 @@ class SignStationConfig:
     pools: tuple[str, ...]
     broker: object
     signs: tuple[object, ...]
+    controller_keys: tuple[str, ...] = ()
+    """The controller public keys (base64) the meters must be signed with."""
 
 
 def load_sign_config(path: Path) -> SignStationConfig:
@@ -84,6 +94,7 @@ def parse_sign_config(data: bytes, source: str, base_dir: Path) -> SignStationCo
         checks.identifier(f"sign.pools[{index}]", pool, seen)
         for index, pool in enumerate(section.pools)
     )
+    keys = _controller_keys(checks, section.controller_keys)
     if not isinstance(broker, dict):
         raise checks.fail(BROKER, "write a [broker] table: the signs follow the meters by it")
     (entry,) = checks.driver(by_section()[BROKER], broker)
@@ -104,4 +115,25 @@ def parse_sign_config(data: bytes, source: str, base_dir: Path) -> SignStationCo
         pools=pools or tuple(sorted({str(entry.settings.pool_id) for entry in entries})),
         broker=settings,
         signs=tuple(entry.settings for entry in entries),
+        controller_keys=keys,
     )
+
+
+def _controller_keys(checks: _Loader, written: list[str]) -> tuple[str, ...]:
+    """``[sign] controller_keys``, each an Ed25519 public key; at least one."""
+    if not written:
+        reason = (
+            "write the public key of each controller node (jackpotd key generate printed it): "
+            "without one the signs would show any meter anyone publishes"
+        )
+        raise checks.fail("sign.controller_keys", reason)
+    keys: list[str] = []
+    for index, text in enumerate(written):
+        try:
+            key = public_key(text)
+        except ControllerKeyError as error:
+            raise checks.fail(f"sign.controller_keys[{index}]", str(error)) from error
+        if key in keys:
+            raise checks.fail(f"sign.controller_keys[{index}]", "is written twice")
+        keys.append(key)
+    return tuple(keys)

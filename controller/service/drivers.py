@@ -4,13 +4,16 @@ The service never imports a driver: each configured entry (``[broker]``, ``seria
 its spec (:mod:`controller.plugins`), and the spec builds the entry's parts from its settings
 and a :class:`~controller.plugins.DriverContext`: the tables whose transport names the entry,
 the journal-side outbox, the metrics' latency observers. What the parts report (broker links,
-serial lines, source health, signs' stale updates) is handed to the metrics here.
+serial lines, source health, signs' stale updates) is handed to the metrics here. A sink that
+publishes meters off the box (:class:`~controller.meter_signature.MeterSigning`) is handed the
+controller key's signer here, never the key (docs/mqtt.md, "Signed meters").
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from controller.meter_signature import MeterSigning, Signer
 from controller.plugins import DriverContext, DriverParts, TableOffer
 from controller.rules.spots import Spot
 from controller.service.wide_area import wide_area_parts
@@ -58,12 +61,16 @@ def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
     With ``[wide_area]`` the link's parts come too (controller/service/wide_area.py).
     """
     built = DriverParts()
+    signer = _signer(runtime)
     wide = wide_area_parts(config, runtime)
     built.sources += wide.sources
     for entry in config.drivers:
         parts = entry.spec.build(entry.settings, _context(config, runtime, entry, wide.sites))
         built.sources += parts.sources
         built.sinks += parts.sinks
+        for sink in parts.sinks:
+            if signer is not None and isinstance(sink, MeterSigning):
+                sink.sign_meters(signer)
         built.faces += parts.faces
         built.close += parts.close
         built.broker_links += parts.broker_links
@@ -107,3 +114,11 @@ def _context(
 def _latency(runtime: Runtime, sink: str) -> Callable[[float], None] | None:
     metrics = runtime.metrics
     return metrics.event_to_sign_seconds.labels(sign=sink).observe if metrics else None
+
+
+def _signer(runtime: Runtime) -> Signer | None:
+    """The controller key's signer: the key the checkpoints are signed with."""
+    schedule = runtime.sequencer.checkpoints
+    if schedule is None:  # pragma: no cover - build_runtime always sets one
+        return None
+    return Signer(schedule.key.key_id, schedule.key.sign)

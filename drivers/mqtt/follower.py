@@ -25,6 +25,14 @@ what the shipped ACL lets a sign read, ``meter/#`` (or only its pools' meters an
 A payload that does not decode, or whose pool is not its topic's, is counted in
 :attr:`MeterFollower.rejected` and logged; it never stops the follower.
 
+**Signatures.** Given the controller's public keys (:class:`~controller.meter_signature.
+MeterKeys`, ``[sign] controller_keys`` of a sign station), the follower checks the signature of
+every meter and pool status *before* the order rule sees it: one unsigned, signed by another
+key, or altered (anyone who can publish on ``meter/<pool>`` could otherwise show a fake amount,
+and with a huge ``(epoch, seq)`` make every genuine meter after it look stale) is dropped,
+counted in :attr:`MeterFollower.unverified` and logged at most once a minute. Without keys (a
+rig's display) the follower believes what it hears, and says so once.
+
 **Brokers.** ``[broker] hosts`` lists the brokers (:meth:`BrokerSettings.addresses`); the
 follower stays on one while it works and moves to the next when it fails, after the capped
 backoff of every driver (:func:`controller.backoff.keep_connected`). One HAProxy address that
@@ -39,14 +47,16 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections import OrderedDict, deque
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
 
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.errors import InputError
+from controller.meter_signature import METER_DOMAIN, POOL_STATUS_DOMAIN
 from controller.outputs import (
     ControllerUpdate,
     FollowerOrder,
@@ -66,13 +76,14 @@ from drivers.mqtt.connection import (
     read_password,
     tls_context,
 )
-from drivers.mqtt.outgoing import decode_hit, decode_meter, decode_pool_status
-from drivers.mqtt.payloads import OFFLINE, ONLINE
+from drivers.mqtt.outgoing import SIGNED_VERSIONS, decode_hit, meter_of, pool_status_of
+from drivers.mqtt.payloads import OFFLINE, ONLINE, decode_object
 from drivers.mqtt.topics import NO_POOL, Topics
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Collection
 
+    from controller.meter_signature import MeterKeys
     from controller.outputs import AnyUpdate
     from drivers.mqtt.settings import BrokerSettings
 
@@ -80,12 +91,18 @@ log = logging.getLogger(__name__)
 
 PAYOUTS_KEPT: Final = 4096
 """How many payout ids the follower remembers, to show each hit once."""
+UNVERIFIED_LOG_S: Final = 60.0
+"""At most one log line per this many seconds about payloads dropped unverified."""
+
+
+class UnverifiedError(InputError, ValueError):
+    """A meter or pool status that is not the controller's: unsigned, or badly signed."""
 
 
 class MeterFollower:
     """An MQTT sign's or display's feed of the controller (see the module docstring)."""
 
-    def __init__(
+    def __init__(  # noqa: PLR0913 - the station, the displays and the rigs each set a few
         self,
         settings: BrokerSettings,
         *,
@@ -93,8 +110,11 @@ class MeterFollower:
         pools: Collection[str] = (),
         backoff: Backoff | None = None,
         timeout_s: float = TIMEOUT_S,
+        keys: MeterKeys | None = None,
     ) -> None:
         self.settings = settings
+        self.keys = keys
+        """The controller public keys the meters must be signed with (None: not checked)."""
         self.client_id = client_id
         self.name = f"mqtt-follower:{client_id}"
         self.addresses = settings.addresses()
@@ -113,6 +133,10 @@ class MeterFollower:
         self.reconnects = 0
         self.rejected = 0
         """Payloads that did not decode, or named another pool than their topic."""
+        self.unverified = 0
+        """Meters and pool statuses dropped unsigned or badly signed, before the order rule."""
+        self._unverified_logged: float | None = None
+        self._unverified_since = 0
         self.last_error: str | None = None
         self.timeout_s = timeout_s
         self._index = 0
@@ -123,6 +147,8 @@ class MeterFollower:
         self._waiting: deque[AnyUpdate] | None = None
         """What :meth:`updates` has still to hand over; None until it is asked for."""
         self._ready = asyncio.Event()
+        if keys is None:
+            log.warning("%s: no controller keys: meters are followed unsigned", self.name)
 
     @property
     def stale_dropped(self) -> int:
@@ -202,6 +228,9 @@ class MeterFollower:
                     update = self._status(controller_id, payload)
                 case _:
                     return None
+        except UnverifiedError as error:
+            self._unverified(topic, error)
+            return None
         except InputError as error:
             self.rejected += 1
             log.warning("%s: %s refused: %s", self.name, topic, error)
@@ -213,7 +242,7 @@ class MeterFollower:
     def _meter(self, pool: str, payload: bytes) -> MeterUpdate | None:
         if not payload:  # a retained meter cleared by an operator
             return None
-        meter = decode_meter(payload)
+        meter = meter_of(self._verified(METER_DOMAIN, payload))
         if meter.pool != pool:
             raise InputError(f"the meter of pool {meter.pool!r} on pool {pool!r}'s topic")
         if not self.order.admits(f"meter/{pool}", meter.epoch, meter.seq):
@@ -234,7 +263,7 @@ class MeterFollower:
     def _pool_status(self, pool: str, payload: bytes) -> PoolUpdate | None:
         if not payload:  # a retained status cleared by an operator
             return None
-        status = decode_pool_status(payload)
+        status = pool_status_of(self._verified(POOL_STATUS_DOMAIN, payload))
         if status.pool != pool:
             raise InputError(f"the status of pool {status.pool!r} on pool {pool!r}'s topic")
         if not self.order.admits(f"pool/{pool}", status.epoch, status.seq):
@@ -244,6 +273,28 @@ class MeterFollower:
         )
         self.statuses[pool] = update
         return update
+
+    def _verified(self, domain: bytes, payload: bytes) -> dict[str, Any]:
+        """The decoded payload, once its signature holds (if keys were given)."""
+        value = decode_object(payload, SIGNED_VERSIONS)
+        if self.keys is not None and (refusal := self.keys.refusal(domain, value)) is not None:
+            raise UnverifiedError(refusal)
+        return value
+
+    def _unverified(self, topic: str, error: UnverifiedError) -> None:
+        """Count a payload dropped unverified; log it, at most once a minute."""
+        self.unverified += 1
+        self._unverified_since += 1
+        now = time.monotonic()
+        if self._unverified_logged is not None and now - self._unverified_logged < UNVERIFIED_LOG_S:
+            return
+        log.warning(
+            "%s: %s dropped, not the controller's: %s (%d dropped so since the last line, %d in "
+            "all; further ones within %.0f s are only counted)",
+            self.name, topic, error, self._unverified_since, self.unverified, UNVERIFIED_LOG_S,
+        )  # fmt: skip
+        self._unverified_logged = now
+        self._unverified_since = 0
 
     def _hit(self, pool: str | None, payload: bytes) -> HitAnnouncement | None:
         hit = decode_hit(payload)

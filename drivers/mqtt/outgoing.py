@@ -11,17 +11,24 @@ change and the ``epoch`` of the journal that committed it, so that a display can
 checkpoint, whose ``seq`` is the row it covers; ``controller/<id>/status`` is the plain string
 ``online`` or ``offline``. The decoders are for displays, signs and tests. What the tables send
 is read by :mod:`drivers.mqtt.payloads`.
+
+A meter and a pool status given the controller's :class:`~controller.meter_signature.Signer`
+are **schema version 2**: the same fields, and ``key_id`` and ``sig``, the controller's
+signature over the others (:mod:`controller.meter_signature`), which a sign station checks
+before it believes their ``(epoch, seq)``. Without a signer (a rig's sink) they stay version 1.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
+from controller.meter_signature import METER_DOMAIN, POOL_STATUS_DOMAIN, SIGNED_VERSION
 from drivers.mqtt.payloads import OFFLINE, ONLINE, SCHEMA_VERSION, convert, decode_object
 
 if TYPE_CHECKING:
+    from controller.meter_signature import Signer
     from controller.outputs import (
         CheckpointUpdate,
         ControllerUpdate,
@@ -47,6 +54,15 @@ class MeterPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seq: int
     epoch: int = 0
     """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
+
+
+class SignedMeterPayload(MeterPayload, frozen=True, forbid_unknown_fields=True):
+    """``meter/<pool>`` of schema version 2: the meter, signed by the controller."""
+
+    key_id: str = ""
+    """The id of the controller key that signed it (controller/meter_signature.py)."""
+    sig: str = ""
+    """The base64 Ed25519 signature over the other fields, under :data:`METER_DOMAIN`."""
 
 
 class HitPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -84,6 +100,15 @@ class PoolStatusPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
     seq: int
     epoch: int = 0
     """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
+
+
+class SignedPoolStatusPayload(PoolStatusPayload, frozen=True, forbid_unknown_fields=True):
+    """``meter/<pool>/status`` of schema version 2: the status, signed by the controller."""
+
+    key_id: str = ""
+    """The id of the controller key that signed it (controller/meter_signature.py)."""
+    sig: str = ""
+    """The base64 Ed25519 signature over the other fields, under :data:`POOL_STATUS_DOMAIN`."""
 
 
 class WagerRefusedPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -135,11 +160,21 @@ class TableStatePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
 
 
 _ENCODER: Final = msgspec.json.Encoder()
+SIGNED_VERSIONS: Final = (SCHEMA_VERSION, SIGNED_VERSION)
+"""The versions a meter or a pool status may be: unsigned (1) or signed (2)."""
 
 
-def meter_payload(update: MeterUpdate) -> bytes:
-    """The retained payload of ``meter/<pool>``."""
-    return _ENCODER.encode(
+def _signed(payload: msgspec.Struct, domain: bytes, signer: Signer | None) -> bytes:
+    """The payload, or with ``signer`` the payload of version 2 it signs."""
+    if signer is None:
+        return _ENCODER.encode(payload)
+    fields = {**msgspec.to_builtins(payload), "v": SIGNED_VERSION}
+    return _ENCODER.encode(signer.signed(domain, fields))
+
+
+def meter_payload(update: MeterUpdate, signer: Signer | None = None) -> bytes:
+    """The retained payload of ``meter/<pool>``, signed by ``signer`` if given (version 2)."""
+    return _signed(
         MeterPayload(
             v=SCHEMA_VERSION,
             pool=update.pool_id,
@@ -150,7 +185,9 @@ def meter_payload(update: MeterUpdate) -> bytes:
             at=update.at,
             seq=update.seq,
             epoch=update.epoch,
-        )
+        ),
+        METER_DOMAIN,
+        signer,
     )
 
 
@@ -249,9 +286,9 @@ def controller_status_payload(update: ControllerUpdate) -> bytes:
     return ONLINE if update.online else OFFLINE
 
 
-def pool_status_payload(update: PoolUpdate) -> bytes:
-    """The retained payload of ``meter/<pool>/status``."""
-    return _ENCODER.encode(
+def pool_status_payload(update: PoolUpdate, signer: Signer | None = None) -> bytes:
+    """The retained payload of ``meter/<pool>/status``, signed by ``signer`` if given."""
+    return _signed(
         PoolStatusPayload(
             v=SCHEMA_VERSION,
             pool=update.pool_id,
@@ -260,18 +297,34 @@ def pool_status_payload(update: PoolUpdate) -> bytes:
             at=update.at,
             seq=update.seq,
             epoch=update.epoch,
-        )
+        ),
+        POOL_STATUS_DOMAIN,
+        signer,
     )
 
 
 def decode_pool_status(data: bytes) -> PoolStatusPayload:
-    """Parse a ``meter/<pool>/status`` payload; raises PayloadError."""
-    return convert(decode_object(data), PoolStatusPayload)
+    """Parse a ``meter/<pool>/status`` payload, signed or not; raises PayloadError."""
+    return pool_status_of(decode_object(data, SIGNED_VERSIONS))
+
+
+def pool_status_of(value: dict[str, Any]) -> PoolStatusPayload:
+    """A decoded ``meter/<pool>/status`` object as its payload of its version."""
+    signed = value["v"] == SIGNED_VERSION
+    return convert(value, SignedPoolStatusPayload if signed else PoolStatusPayload)
 
 
 def decode_meter(data: bytes) -> MeterPayload:
-    """Parse a ``meter/<pool>`` payload (for displays and tests); raises PayloadError."""
-    return convert(decode_object(data), MeterPayload)
+    """Parse a ``meter/<pool>`` payload, signed or not (displays, tests); raises PayloadError.
+
+    Whether its signature holds is the follower's to check (controller/meter_signature.py).
+    """
+    return meter_of(decode_object(data, SIGNED_VERSIONS))
+
+
+def meter_of(value: dict[str, Any]) -> MeterPayload:
+    """A decoded ``meter/<pool>`` object as its payload of its version."""
+    return convert(value, SignedMeterPayload if value["v"] == SIGNED_VERSION else MeterPayload)
 
 
 def decode_hit(data: bytes) -> HitPayload:

@@ -81,7 +81,7 @@ from controller.rules.cards import Card, CardError
 from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable, Collection, Iterator
 
 SCHEMA_VERSION: Final = 1
 MAX_PAYLOAD: Final = 4096
@@ -250,8 +250,8 @@ def check_unique_keys(data: bytes) -> None:
     _PAIRS.decode(data.decode())
 
 
-def decode_object(data: bytes) -> dict[str, Any]:
-    """A JSON object of schema version 1, else :class:`PayloadError` (``bad-json``...)."""
+def decode_object(data: bytes, versions: Collection[int] = (SCHEMA_VERSION,)) -> dict[str, Any]:
+    """A JSON object of one of ``versions`` (1), else :class:`PayloadError` (``bad-json``...)."""
     if len(data) > MAX_PAYLOAD:
         raise PayloadError("too-large", f"{len(data)} bytes, at most {MAX_PAYLOAD}")
     try:
@@ -265,8 +265,9 @@ def decode_object(data: bytes) -> dict[str, Any]:
         raise PayloadError("bad-version", 'no schema version field "v"')
     version = value["v"]
     # bool is an int in Python; true is no version number.
-    if type(version) is not int or version != SCHEMA_VERSION:
-        detail = f"schema version {version!r} is not supported (this controller: {SCHEMA_VERSION})"
+    if type(version) is not int or version not in versions:
+        supported = ", ".join(map(str, versions))
+        detail = f"schema version {version!r} is not supported (this controller: {supported})"
         raise PayloadError("bad-version", detail)
     return value
 

@@ -17,6 +17,11 @@ update                 topic                              retained  while the br
 ``HeadUpdate``         ``controller/<id>/head``           yes       latest value
 =====================  =================================  ========  ===========================
 
+**Signed meters.** The service hands the sink the controller key's signer
+(:meth:`MqttSink.sign_meters`, :class:`controller.meter_signature.MeterSigning`): every meter and
+pool status is then published signed, schema version 2 (:mod:`drivers.mqtt.outgoing`), so that
+a sign station believes only the controller's (docs/mqtt.md, "Signed meters").
+
 **Nothing is lost while the broker is away.** The updates are consumed by one task that never
 waits for the broker, and published by another, per connection:
 
@@ -102,6 +107,7 @@ if TYPE_CHECKING:
 
     import aiomqtt
 
+    from controller.meter_signature import Signer
     from controller.outputs import AnyUpdate
     from controller.ports import Outbox
     from drivers.mqtt.settings import BrokerSettings
@@ -169,6 +175,12 @@ class MqttSink:
         self._caught_up: set[str] = set()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
+        self.signer: Signer | None = None
+        """The controller key's signer of the meters and pool statuses (none: unsigned)."""
+
+    def sign_meters(self, signer: Signer) -> None:
+        """Sign the meters and pool statuses from now on (:class:`MeterSigning`)."""
+        self.signer = signer
 
     @property
     def pending(self) -> int:
@@ -219,10 +231,11 @@ class MqttSink:
         try:
             match update:
                 case MeterUpdate():
-                    self._retain(self.topics.meter(update.pool_id), meter_payload(update))
+                    payload = meter_payload(update, self.signer)
+                    self._retain(self.topics.meter(update.pool_id), payload)
                 case PoolUpdate():
                     topic = self.topics.pool_status(update.pool_id)
-                    self._retain(topic, pool_status_payload(update))
+                    self._retain(topic, pool_status_payload(update, self.signer))
                 case ControllerUpdate():
                     self._retain(self.status_topic, controller_status_payload(update))
                 case CheckpointUpdate():

@@ -8,6 +8,11 @@ in order, through a queue of its own, so that a sign whose line is down (its dri
 the port) does not hold up the others. The follower moves between brokers (``[broker] hosts``,
 or one HAProxy address that routes to the leader's broker) and each sign reopens its own line,
 both with the capped backoff of every driver.
+
+The follower believes only meters and pool statuses the controller signed, under one of the
+station's ``[sign] controller_keys`` (:class:`~controller.meter_signature.MeterKeys`): one that
+anyone else published on a meter topic never reaches a sign, nor raises the order the genuine
+meters are held to (docs/signs.md, "Signed meters").
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import asyncio
 import logging
 from typing import TYPE_CHECKING
 
+from controller.meter_signature import MeterKeys
 from drivers.mqtt.follower import MeterFollower
 from drivers.mqtt.settings import BrokerSettings
 from drivers.signs.serial_sign import AlphaSign, AlphaSignSettings
@@ -36,9 +42,10 @@ class SignStation:
         broker: BrokerSettings,
         signs: Sequence[AlphaSignSettings],
         *,
+        keys: MeterKeys,
         pools: Sequence[str] = (),
     ) -> None:
-        self.follower = MeterFollower(broker, client_id=broker.client_id, pools=pools)
+        self.follower = MeterFollower(broker, client_id=broker.client_id, pools=pools, keys=keys)
         self.signs = [AlphaSign(settings) for settings in signs]
         self._queues: list[asyncio.Queue[AnyUpdate]] = [asyncio.Queue() for _ in self.signs]
 
@@ -62,20 +69,24 @@ async def _drain(queue: asyncio.Queue[AnyUpdate]) -> AsyncIterator[AnyUpdate]:
         yield await queue.get()
 
 
-async def run_sign_station(broker: object, signs: Sequence[object], pools: Sequence[str]) -> None:
+async def run_sign_station(
+    broker: object, signs: Sequence[object], pools: Sequence[str], controller_keys: Sequence[str]
+) -> None:
     """Run a sign station until cancelled: what ``jackpotd sign`` calls.
 
-    The settings come from the drivers' specs, held untyped by the core's configuration.
+    The settings come from the drivers' specs, held untyped by the core's configuration;
+    ``controller_keys`` are the controller public keys the meters must be signed with.
     """
     typed = [sign for sign in signs if isinstance(sign, AlphaSignSettings)]
     if not isinstance(broker, BrokerSettings) or len(typed) != len(signs):
         raise TypeError("a sign station runs on the MQTT and Alpha sign drivers' settings")
-    station = SignStation(broker, typed, pools=pools)
+    station = SignStation(broker, typed, keys=MeterKeys(controller_keys), pools=pools)
     log.info(
-        "sign station %s: %d sign(s), pools %s, brokers %s",
+        "sign station %s: %d sign(s), pools %s, brokers %s, meters signed by key %s",
         broker.client_id,
         len(station.signs),
         ", ".join(pools),
         ", ".join(f"{host}:{port}" for host, port in broker.addresses()),
+        " or ".join(sorted(station.follower.keys.keys if station.follower.keys else ())),
     )
     await station.run()

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING
 import aiomqtt
 from support.mqtt_tables import SITE, TOPICS, running, within
 
+from controller.meter_signature import Signer
 from controller.outputs import MeterUpdate
+from controller.security.controller_key import ControllerKey
 from drivers.mqtt.outgoing import meter_payload
 from drivers.signs.emulator import VirtualAlphaSign
 
@@ -35,6 +37,9 @@ ROOT = Path(__file__).parents[2]
 UNIT = ROOT / "systemd" / "jackpotd-sign.service"
 AT = "2025-06-01T21:14:03.118Z"
 STOP_S = 30
+KEY = ControllerKey.generate()
+"""The controller's key: the leader signs its meters with it, the station names it."""
+SIGNER = Signer(KEY.key_id, KEY.sign)
 
 
 class Face(VirtualAlphaSign):
@@ -73,7 +78,7 @@ def station_file(folder: Path, broker: Broker, faces: dict[str, Face]) -> Path:
     )
     path = folder / "sign.toml"
     path.write_text(
-        f'[sign]\nname = "pit-2"\nsite = "{SITE}"\n\n'
+        f'[sign]\nname = "pit-2"\nsite = "{SITE}"\ncontroller_keys = ["{KEY.public_key}"]\n\n'
         f'[broker]\nhost = "127.0.0.1"\nport = {broker.port}\nbackoff_cap_s = 0.5\n{signs}',
         encoding="utf-8",
     )
@@ -84,11 +89,12 @@ def meter(pool: str, cents: int, seq: int, epoch: int) -> MeterUpdate:
     return MeterUpdate(AT, seq, pool, cents, 1_000, 0, 50_000, epoch=epoch)
 
 
-async def publish(broker: Broker, *meters: MeterUpdate) -> None:
+async def publish(broker: Broker, *meters: MeterUpdate, signer: Signer | None = SIGNER) -> None:
+    """The meters, retained, as the leader publishes them (signed) or a forger (``signer``)."""
     async with aiomqtt.Client("127.0.0.1", broker.port, identifier="leader") as leader:
         for update in meters:
             topic = TOPICS.meter(update.pool_id)
-            await leader.publish(topic, meter_payload(update), qos=1, retain=True)
+            await leader.publish(topic, meter_payload(update, signer), qos=1, retain=True)
 
 
 @contextlib.asynccontextmanager

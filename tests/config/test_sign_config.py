@@ -17,6 +17,7 @@ VALID = """
 [sign]
 name = "pit-2"
 site = "riverside"
+controller_keys = ["0Q2ebTiUaGbuJSjlmRforxx0DtnuzmckM5i6+Wbtutw="]
 
 [broker]
 hosts = ["node1:1883", "node2:1883"]

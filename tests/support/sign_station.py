@@ -3,7 +3,9 @@
 Real mosquitto brokers, the real meters sink (drivers/mqtt/sink.py) as a controller node, and
 the follower (drivers/mqtt/follower.py) feeding the real Alpha sign driver on an emulated
 sign's pty (drivers/signs/emulator.py), as ``jackpotd sign`` runs them. The waits are bounded
-and wake on each message the follower takes and each frame the sign reads.
+and wake on each message the follower takes and each frame the sign reads. The controller
+nodes sign their meters with :data:`KEY`, and the follower believes only that key's, as a
+station configured with ``[sign] controller_keys`` does (controller/meter_signature.py).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from controller.backoff import Backoff
+from controller.meter_signature import MeterKeys, Signer
 from controller.outputs import MeterUpdate
+from controller.security.controller_key import ControllerKey
 from drivers.agent.state import Changes
 from drivers.mqtt.follower import MeterFollower
 from drivers.mqtt.sink import MqttSink
@@ -32,6 +36,11 @@ if TYPE_CHECKING:
 
 AT = "2025-06-01T21:14:03.118Z"
 POOL = "main"
+KEY = ControllerKey.generate()
+"""The controller's key: every node of the rig signs with it (a cluster's nodes may each have
+their own; a station then lists each)."""
+SIGNER = Signer(KEY.key_id, KEY.sign)
+KEYS = MeterKeys([KEY.public_key])
 
 
 def meter(cents: int, seq: int, epoch: int) -> MeterUpdate:
@@ -53,6 +62,7 @@ def follower_of(*ports: int) -> MeterFollower:
         pools=[POOL],
         backoff=Backoff(0.02, 0.2),
         timeout_s=2.0,
+        keys=KEYS,
     )
 
 
@@ -63,11 +73,12 @@ async def feed(queue: asyncio.Queue[AnyUpdate]) -> AsyncIterator[AnyUpdate]:
 
 @contextlib.asynccontextmanager
 async def controller_node(
-    port: int, name: str, journal: Journal
+    port: int, name: str, journal: Journal, signer: Signer = SIGNER
 ) -> AsyncIterator[asyncio.Queue[AnyUpdate]]:
-    """A controller's meters sink on a broker; what is put in the queue is published."""
+    """A controller's meters sink on a broker; what is put in the queue is published, signed."""
     queue: asyncio.Queue[AnyUpdate] = asyncio.Queue()
     sink = MqttSink(node(port, name), journal.outbox, name=name, timeout_s=2.0)
+    sink.sign_meters(signer)
     async with running(sink.run(feed(queue))):
         yield queue
 

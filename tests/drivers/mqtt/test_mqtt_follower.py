@@ -22,6 +22,7 @@ from support.mqtt_tables import TOPICS, running, settings_for, watch
 from support.sign_station import (
     AT,
     POOL,
+    SIGNER,
     controller_node,
     feed,
     follower_of,
@@ -70,7 +71,7 @@ def test_a_zombies_retained_meter_after_the_new_leaders_does_not_roll_the_sign_b
                     async with watch(mosquitto.port, TOPICS.meter(POOL)) as probe:
                         await probe.until(lambda w: bool(w.messages), "the retained meter")
                         assert probe.payloads(TOPICS.meter(POOL))[-1] == meter_payload(
-                            meter(399_00, 5_001, epoch=1)
+                            meter(399_00, 5_001, epoch=1), SIGNER
                         )
                     assert face.text == "$410.00"
                     assert follower.meters[POOL].meter_cents == 410_00

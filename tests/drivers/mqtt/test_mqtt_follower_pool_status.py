@@ -17,6 +17,7 @@ from support.mqtt_tables import TOPICS, settings_for, watch
 from support.sign_station import (
     AT,
     POOL,
+    SIGNER,
     controller_node,
     follower_of,
     meter,
@@ -84,7 +85,7 @@ def test_a_station_started_mid_cut_reads_the_retained_status_and_a_zombie_cannot
             leader.put_nowait(closed(7, epoch=2))
             async with watch(mosquitto.port, topic) as probe:  # retained: a late subscriber's
                 await probe.until(lambda w: bool(w.payloads(topic)), "the retained status")
-                assert probe.payloads(topic)[-1] == pool_status_payload(closed(7, epoch=2))
+                assert probe.payloads(topic)[-1] == pool_status_payload(closed(7, epoch=2), SIGNER)
             async with mqtt_sign(follower) as face:
                 await settled(face, SHOWN_CLOSED)
                 # A former leader (epoch 1) wakes and says the pool is open: older, dropped.

@@ -332,7 +332,7 @@ def test_table_state_and_controller_status_payloads() -> None:
 
 def test_controller_payload_of_another_version_is_refused() -> None:
     with pytest.raises(PayloadError, match="bad-version"):
-        decode_meter(b'{"v":2,"pool":"main"}')
+        decode_meter(b'{"v":3,"pool":"main"}')
 
 
 # Topics.
