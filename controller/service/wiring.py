@@ -267,8 +267,8 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
         journal=journal,
         published=published,
     )
-    high_water = heads.last if heads is not None else None
-    resume_checkpoints(journal, checkpoints, utc_now(), check, high_water)
+    mark = heads.last if heads is not None else None
+    resume_checkpoints(journal, checkpoints, utc_now(), check, mark)
     if heads is not None:
         heads.accepted(journal.state)
     events = _configuration(config, journal, authority)
