@@ -17,6 +17,7 @@ A **sink** receives :mod:`controller.outputs` updates after each commit.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -59,6 +60,33 @@ class Receipt:
         return self.outcome == APPLIED
 
 
+INTAKES: Final = ("mqtt", "serial", "agent", "simulator", "daemon")
+"""The first word of a provenance that names the daemon's own intake (docs/journal.md,
+"Provenance"): a broker's source, a serial line, a table agent, the simulator, or the daemon
+itself (its liveness monitor, its start-up configuration, its checkpoints and faults)."""
+APPLY: Final = "apply"
+"""The provenance of events fed in by ``jackpotd apply``."""
+
+Provenances = str | Sequence[str | None] | None
+"""Where appended events came from: one provenance for all, one per event, or None (unsaid)."""
+
+
+def cli(command: str) -> str:
+    """The provenance of an operator's action made at the command line: ``cli <command>``."""
+    return f"cli {command}"
+
+
+def from_intake(provenance: str | None) -> bool:
+    """Whether a provenance may carry device input and table status on a signed journal.
+
+    The daemon's own intake names itself (:data:`INTAKES`); None is an in-process caller that
+    does not say (a test's rig, a benchmark). The command line always says, so that ``cli ...``
+    and ``apply`` are never taken for a table (NY 9 NYCRR 5321.18(c): a table's status is the
+    controller's to decide, from what it hears of the table).
+    """
+    return provenance is None or provenance.partition(" ")[0] in INTAKES
+
+
 class ControllerUnavailableError(UnavailableError, RuntimeError):
     """The controller is failing closed (its journal cannot be written): do not acknowledge."""
 
@@ -75,11 +103,15 @@ class EventNotRecordedError(UnavailableError, RuntimeError):
 class Intake(Protocol):
     """What sources hand their inputs to."""
 
-    async def submit(self, event: AnyEvent) -> Receipt:
-        """Journal the event (once per id) and return once it is durable."""
+    async def submit(self, event: AnyEvent, *, provenance: str | None = None) -> Receipt:
+        """Journal the event (once per id) and return once it is durable.
+
+        ``provenance`` says where it came from (``mqtt client=... topic=...``,
+        ``serial port=...``, ``agent table=... boot=...``), journaled beside its row.
+        """
         ...
 
-    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
+    def enqueue(self, event: AnyEvent, *, provenance: str | None = None) -> asyncio.Future[Receipt]:
         """Queue the event to be journaled (once per id); the future is done once it is durable."""
         ...
 

@@ -28,8 +28,10 @@ from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
 from controller.events import HitVerified, MeterAdjusted, RoundVoided, decode_event
 from controller.journal.backends import writable
+from controller.journal.provenance import table_word
 from controller.ledger.pool import ACCOUNTS
 from controller.money import MoneyError, parse_dollars
+from controller.ports import APPLY, cli
 
 if TYPE_CHECKING:
     import argparse
@@ -101,7 +103,8 @@ def run_verify_hit(args: argparse.Namespace) -> int:
     with open_journal(args) as journal:
         keys = signers(args, journal, "verify-hit")
         event = HitVerified(f"verify-{uuid.uuid4()}", utc_now(), args.hit, keys[0][0])
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        receipt = journal.append(signed(event, keys, journal), provenance=cli("verify-hit"))
+        return report_receipt(args, receipt)
 
 
 def run_void(args: argparse.Namespace) -> int:
@@ -112,7 +115,8 @@ def run_void(args: argparse.Namespace) -> int:
             f"void-{uuid.uuid4()}", utc_now(), args.table, args.round, keys[0][0], args.reason,
             refund_contributions=True,
         )  # fmt: skip
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        receipt = journal.append(signed(event, keys, journal), provenance=cli("void"))
+        return report_receipt(args, receipt)
 
 
 def run_adjust(args: argparse.Namespace) -> int:
@@ -135,11 +139,18 @@ def run_adjust(args: argparse.Namespace) -> int:
             keys[0][0],
             args.reason,
         )
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        receipt = journal.append(signed(event, keys, journal), provenance=cli("adjust"))
+        return report_receipt(args, receipt)
 
 
 def run_apply(args: argparse.Namespace) -> int:
-    """Append JSON-lines events; exit 1 if any was refused."""
+    """Append JSON-lines events; exit 1 if any was refused.
+
+    On a signed journal a device's input and a table's status are the daemon's intake's to
+    journal, never this command's: a file holding any is refused whole, each such event
+    journaled as the fault that refuses it, and nothing else appended
+    (:mod:`controller.journal.provenance`).
+    """
     writable(journal_location(args))  # a journal that cannot take them is said before reading them
     lines = read_lines(args.events)
     try:
@@ -147,7 +158,10 @@ def run_apply(args: argparse.Namespace) -> int:
     except msgspec.MsgspecError as error:
         raise CommandError(f"{args.events}: {error}") from error
     with open_journal(args, must_exist=False) as journal:
-        receipts = journal.append_many(events)
+        if journal.state.authority.signed:
+            tables_word = [event for event in events if table_word(event)]
+            events = tables_word or events
+        receipts = journal.append_many(events, provenance=APPLY)
     refused = 0
     for receipt in receipts:
         refused += not receipt.applied

@@ -23,6 +23,7 @@ from controller.journal.chain import row_hash
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs
 from controller.journal.identity import conflict_fault, same_event
+from controller.journal.provenance import each_provenance, refusal
 from controller.journal.restore import (
     authority_json,
     binding_json,
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
     from controller.journal.rows import Row
+    from controller.ports import Provenances
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +75,7 @@ class Appended:
     batch: Batch
     receipts: list[Receipt] = field(default_factory=list)
     rows: list[tuple[Any, ...]] = field(default_factory=list)
-    """Each new row in its stored form (:data:`controller.journal.rows.COLUMNS`)."""
+    """Each new row as written (:data:`controller.journal.rows.WRITTEN`): stored, provenance."""
     devices: DeviceHighs = field(default_factory=DeviceHighs)
 
 
@@ -82,12 +84,22 @@ def append_events(
     state: LedgerState,
     tail: tuple[int, str],
     lookup: Callable[[Sequence[str]], Known],
+    provenance: Provenances = None,
 ) -> Appended:
-    """Apply ``events`` after row ``tail`` to ``state``; ``lookup`` finds journaled ids."""
+    """Apply ``events`` after row ``tail`` to ``state``; ``lookup`` finds journaled ids.
+
+    ``provenance`` is written beside each new row (:func:`each_provenance`); a device's input
+    or a table's status from a writer that is not the daemon's intake, on a signed journal, is
+    journaled as the fault that refuses it instead (:mod:`controller.journal.provenance`).
+    """
     known = lookup([event.event_id for event in events])
     done = Appended(state, tail, Batch(state))
     batch = done.batch
-    for event in events:
+    signed = state.authority.signed  # as the append finds it: a replay into a new file runs
+    for event, origin in zip(events, each_provenance(events, provenance), strict=True):
+        refused = refusal(signed, event, origin)
+        if refused is not None:
+            event = refused.fault  # noqa: PLW2901
         seen = known.get(event.event_id)
         conflict = seen is not None and not same_event(seen[1], event)
         if seen is not None and conflict:
@@ -95,13 +107,15 @@ def append_events(
             seen = known.get(event.event_id) or lookup([event.event_id]).get(event.event_id)
         if seen is None:
             done.state, done.tail, receipt, row, text = _write(done.state, done.tail, event)
-            done.rows.append(row)
+            done.rows.append((*row, origin))
             batch.add(receipt, event, done.state)
             done.devices.note(event)
             # A second copy later in this batch is a duplicate of this one.
             known[event.event_id] = (replace(receipt, duplicate=True), text)
         else:
             receipt = seen[0]
+        if refused is not None:
+            receipt = refused.receipt(receipt)
         done.receipts.append(replace(receipt, conflict=True) if conflict else receipt)
     return done
 

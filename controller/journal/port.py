@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from controller.journal.verify import VerifyReport
     from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
-    from controller.ports import Outbox, Receipt
+    from controller.ports import Outbox, Provenances, Receipt
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
 
@@ -115,15 +115,31 @@ class JournalPort(Protocol[_Prepared]):
         never while a prepared append waits for its commit.
         """
 
-    def append(self, event: AnyEvent) -> Receipt:
-        """Apply and journal one event durably."""
+    def append(self, event: AnyEvent, *, provenance: str | None = None) -> Receipt:
+        """Apply and journal one event durably; ``provenance`` says who wrote it."""
 
     def append_many(
-        self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None
+        self,
+        events: Sequence[AnyEvent],
+        *,
+        snapshot: Sealed | None = None,
+        provenance: Provenances = None,
     ) -> list[Receipt]:
-        """Apply and journal several events in one transaction (group commit)."""
+        """Apply and journal several events in one transaction (group commit).
 
-    def prepare(self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None) -> _Prepared:
+        ``provenance``: where the events came from, one for all or one per event, written
+        beside each row (docs/journal.md, "Provenance"); on a signed journal a device's input
+        or a table's status not from the daemon's intake is journaled as a refusal's fault
+        (:mod:`controller.journal.provenance`).
+        """
+
+    def prepare(
+        self,
+        events: Sequence[AnyEvent],
+        *,
+        snapshot: Sealed | None = None,
+        provenance: Provenances = None,
+    ) -> _Prepared:
         """Everything of :meth:`append_many` but the commit."""
 
     def adopt(self, transaction: _Prepared) -> list[Receipt]:

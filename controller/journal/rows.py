@@ -35,9 +35,12 @@ if TYPE_CHECKING:
 
 COLUMNS: Final = ("seq", "event_id", "kind", "at", "event", "reason", "effects", "hash")
 """The journal table's columns from schema version 10."""
+WRITTEN: Final = (*COLUMNS, "provenance")
+"""What an append writes: the columns, and the row's provenance (schema 14 on), which the hash
+chain does not cover (docs/journal.md, "Provenance")."""
 INSERT: Final = (
-    f"INSERT INTO journal ({', '.join(COLUMNS)}) "  # noqa: S608 - fixed column names
-    f"VALUES ({', '.join('?' for _ in COLUMNS)})"
+    f"INSERT INTO journal ({', '.join(WRITTEN)}) "  # noqa: S608 - fixed column names
+    f"VALUES ({', '.join('?' for _ in WRITTEN)})"
 )
 _SELECT: Final = f"SELECT {', '.join(COLUMNS)} FROM journal"  # noqa: S608 - fixed names
 
@@ -201,3 +204,17 @@ def times(connection: sqlite3.Connection, after: int = 0) -> Iterator[tuple[int,
     query = "SELECT seq, at FROM journal WHERE seq > ? ORDER BY seq"
     for seq, at in connection.execute(query, [after]):
         yield int(seq), at_text(at) if isinstance(at, int) else str(at)
+
+
+def provenances(connection: sqlite3.Connection, after: int = 0) -> Iterator[tuple[int, str | None]]:
+    """Each row's ``seq`` and provenance after row ``after``, in order (None: not recorded).
+
+    A file of a schema before 14 has no provenance: each of its rows reads None.
+    """
+    columns = {str(row[1]) for row in connection.execute("PRAGMA table_info(journal)")}
+    if "provenance" not in columns:
+        query = "SELECT seq, NULL FROM journal WHERE seq > ? ORDER BY seq"
+    else:
+        query = "SELECT seq, provenance FROM journal WHERE seq > ? ORDER BY seq"
+    for seq, provenance in connection.execute(query, [after]):
+        yield int(seq), None if provenance is None else str(provenance)

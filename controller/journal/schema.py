@@ -197,6 +197,9 @@ MIGRATIONS: Final[tuple[tuple[Step, ...], ...]] = (
     # A property's outbox to central (controller/journal/site_messages.py): each site message
     # a row queued, filled in from the rows journaled before; the rows and the chain untouched.
     (SITE_MESSAGES, backfill),
+    # Each row's provenance: which intake, or which command, wrote it (docs/journal.md,
+    # "Provenance"). NULL for the rows written before; the hash chain does not cover it.
+    ("ALTER TABLE journal ADD COLUMN provenance TEXT",),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``.
 

@@ -64,7 +64,7 @@ if TYPE_CHECKING:
     from controller.journal.verify import VerifyReport
     from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
-    from controller.ports import Receipt
+    from controller.ports import Provenances, Receipt
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
 
@@ -236,23 +236,33 @@ class Journal(ReadSide):
                 known[receipt.event_id] = (receipt, text)
         return known
 
-    def append(self, event: AnyEvent) -> Receipt:
+    def append(self, event: AnyEvent, *, provenance: str | None = None) -> Receipt:
         """Apply and journal one event durably (see the module docstring)."""
-        return self.append_many([event])[0]
+        return self.append_many([event], provenance=provenance)[0]
 
     def append_many(
-        self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None
+        self,
+        events: Sequence[AnyEvent],
+        *,
+        snapshot: Sealed | None = None,
+        provenance: Provenances = None,
     ) -> list[Receipt]:
         """Apply and journal several events in one transaction (group commit).
 
         ``snapshot``: a signed checkpoint among the events, whose snapshot of the state is
         stored in the same transaction (:mod:`controller.journal.checkpoints`).
         """
-        transaction = self.prepare(events, snapshot=snapshot)
+        transaction = self.prepare(events, snapshot=snapshot, provenance=provenance)
         transaction.commit()
         return self.adopt(transaction)
 
-    def prepare(self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None) -> Transaction:
+    def prepare(
+        self,
+        events: Sequence[AnyEvent],
+        *,
+        snapshot: Sealed | None = None,
+        provenance: Provenances = None,
+    ) -> Transaction:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next.
 
         The write lock is held from here until :meth:`Transaction.commit` returns, and nothing
@@ -260,7 +270,7 @@ class Journal(ReadSide):
         write and its ``fsync``) beside the event loop; see :mod:`controller.runtime.sequencer`.
         """
         try:
-            return self._prepare(events, snapshot)
+            return self._prepare(events, snapshot, provenance)
         except sqlite3.Error as error:
             raise write_error(self.path, error) from error
 
@@ -271,14 +281,16 @@ class Journal(ReadSide):
         self.state, self._tail = transaction.state, transaction.tail
         return transaction.receipts
 
-    def _prepare(self, events: Sequence[AnyEvent], snapshot: Sealed | None) -> Transaction:
+    def _prepare(
+        self, events: Sequence[AnyEvent], snapshot: Sealed | None, provenance: Provenances
+    ) -> Transaction:
         connection = self.db.conn
         connection.execute("BEGIN IMMEDIATE")
         try:
             if self._last_row() != self._tail:  # another process wrote: catch up first
                 self.state = self._catch_up()
                 self._tail = self._last_row()
-            done = append_events(events, self.state, self._tail, self._known)
+            done = append_events(events, self.state, self._tail, self._known, provenance)
             connection.executemany(INSERT, done.rows)
             done.devices.write(connection)
             self._materialize(changed_rows(done.batch, done.state))

@@ -149,7 +149,13 @@ class CheckpointSchedule:
     def seal(self, journal: JournalPort[Any], at: str) -> Sealed:
         """The checkpoint of the journal's head and state now, signed, to journal next."""
         self._since = self.monotonic()
-        sealed = seal(as_controller_key(self.key), self.controller, journal.state, journal.head, at)
+        try:
+            sealed = seal(
+                as_controller_key(self.key), self.controller, journal.state, journal.head, at
+            )
+        except Exception:
+            self._sealing = ""  # not signed: tried again at the next interval, not every commit
+            raise
         self._sealing = sealed.event.event_id
         return sealed
 

@@ -5,6 +5,13 @@ progressive unplayable. Every device event and heartbeat counts as a sign of lif
 been silent for its timeout, the monitor journals ``table-status`` offline (its wagers are then
 refused and its sign shows CLOSED); the first sign of life after that journals it online again. The
 monitor sleeps until the next deadline or the next change, never on a fixed poll.
+
+A table the journal holds closed for any other reason (a ``table-status`` row from a broker's
+status topic, which anyone on the broker can publish, or one journaled while this process was
+not watching) reopens the same way: the caller says so with ``closed`` when it hears the table,
+so that a status row cannot keep a table the daemon hears closed (NY 9 NYCRR 5321.18(c): the
+progressive is unplayable while the controller does not hear the table, and only then). A
+table that is really silent is never heard, so it stays closed.
 """
 
 from __future__ import annotations
@@ -45,6 +52,8 @@ class Liveness:
         self.last_seen: dict[str, float] = dict.fromkeys(self.timeouts, start)
         self.silent: set[str] = set(offline or ())
         """Tables closed for silence (or found closed in the journal at start-up)."""
+        self._reopening: dict[str, int] = {}
+        """The journal's head when each table's last reopening was given."""
         self._changed = asyncio.Event()
 
     def seen(
@@ -53,20 +62,27 @@ class Liveness:
         device: str = "",  # noqa: ARG002 - liveness is per table
         *,
         revive: bool = True,
+        closed: bool = False,
+        head: int = 0,
     ) -> TableStatusChanged | None:
         """A sign of life from a table; returns the event that reopens it if it was closed.
 
         The caller journals that event *before* the device event that brought the sign of
         life, with no await in between, so that the first bet after a silence is not refused.
         With ``revive=False`` (the journal cannot take the reopening now) the sign of life is
-        only noted, and the table stays closed until the next one.
+        only noted, and the table stays closed until the next one. ``closed``: the journal
+        holds the table closed, as of its row ``head``; one reopening is given per ``head``
+        (the journal has not moved on since the last: it is still on its way).
         """
         if table_id not in self.timeouts:
             return None
         self.last_seen[table_id] = self._monotonic()
-        if table_id not in self.silent or not revive:
+        if not revive:
+            return None
+        if table_id not in self.silent and not (closed and self._reopening.get(table_id) != head):
             return None
         self.silent.discard(table_id)
+        self._reopening[table_id] = head
         self._changed.set()
         event_id = f"{table_id}/liveness/{uuid.uuid4()}"
         return TableStatusChanged(

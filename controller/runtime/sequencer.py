@@ -36,7 +36,7 @@ import logging
 import uuid
 from dataclasses import dataclass
 from time import monotonic, perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from controller.backoff import Backoff
 from controller.clock import utc_now
@@ -72,6 +72,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+DAEMON: Final = "daemon"
+"""The provenance of what the daemon journals itself: liveness, gaps, clock steps, checkpoints."""
+
 
 def _consume(future: asyncio.Future[Receipt]) -> None:
     """Retrieve the outcome of an event the controller queued itself, so none goes unseen.
@@ -87,6 +90,8 @@ class _Waiting:
     event: AnyEvent
     future: asyncio.Future[Receipt]
     queued: float
+    provenance: str = DAEMON
+    """Who sent it (docs/journal.md, "Provenance"); the daemon itself unless a source says."""
 
 
 class Sequencer:
@@ -150,11 +155,11 @@ class Sequencer:
         """Whether events are being journaled (False while failing closed)."""
         return self.failed_reason is None and not self._closing
 
-    async def submit(self, event: AnyEvent) -> Receipt:
+    async def submit(self, event: AnyEvent, *, provenance: str | None = None) -> Receipt:
         """Journal an event once; return when it is durable (see controller.ports.Intake)."""
-        return await self.enqueue(event)
+        return await self.enqueue(event, provenance=provenance)
 
-    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
+    def enqueue(self, event: AnyEvent, *, provenance: str | None = None) -> asyncio.Future[Receipt]:
         """Queue an event to be journaled once; the future is its receipt (see Intake)."""
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         if not self.available:
@@ -166,7 +171,7 @@ class Sequencer:
         origin = device_origin(event)
         if origin is not None:
             self.sequences.seen(*origin)
-        self._queue.put_nowait(_Waiting(event, future, perf_counter()))
+        self._queue.put_nowait(_Waiting(event, future, perf_counter(), provenance or DAEMON))
         return future
 
     def _queue_aside(self, event: AnyEvent) -> None:
@@ -179,7 +184,12 @@ class Sequencer:
         """Queue the reopening of a table closed for silence ahead of what it just sent."""
         if self._on_heartbeat is None:
             return
-        revival = self._on_heartbeat(table_id, device, revive=self.available)
+        live = self.journal.state.table_states.get(table_id)
+        closed = live is not None and not live.online  # by a status row, or for silence
+        head = self.journal.head[0]
+        revival = self._on_heartbeat(
+            table_id, device, revive=self.available, closed=closed, head=head
+        )
         if revival is not None:
             self._queue_aside(revival)
 
@@ -250,7 +260,14 @@ class Sequencer:
         head = self.journal.head[0]
         if not (schedule.due(head) or (closing and schedule.rows_behind(head) > 0)):
             return
-        sealed = schedule.seal(self.journal, self.clock())
+        try:
+            sealed = schedule.seal(self.journal, self.clock())
+        except HighWaterError as error:  # the signer refused: the journal went back under it
+            self._step_down(WENT_BACK, str(error))
+            return
+        except OSError as error:  # the signer unreachable: tried again at the next interval
+            log.error("cannot sign a checkpoint: %s", error)  # noqa: TRY400 - the reason is it
+            return
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         future.add_done_callback(_consume)
         await self._commit([_Waiting(sealed.event, future, perf_counter())], snapshot=sealed)
@@ -314,7 +331,8 @@ class Sequencer:
         started = perf_counter()
         try:
             events = [waiting.event for waiting in batch]
-            transaction = self.journal.prepare(events, snapshot=snapshot)
+            provenance = [waiting.provenance for waiting in batch]
+            transaction = self.journal.prepare(events, snapshot=snapshot, provenance=provenance)
             await self._durable(transaction)
         except FencedError as error:
             self._step_down(FENCED, str(error))
@@ -464,7 +482,7 @@ class Sequencer:
             try:
                 # Committed as a batch is, in the commit thread under the hang bound.
                 async with self._writing:
-                    transaction = self.journal.prepare([probe])
+                    transaction = self.journal.prepare([probe], provenance=DAEMON)
                     await self._durable(transaction)
                     self.journal.adopt(transaction)
             except FencedError as error:

@@ -40,10 +40,13 @@ class FailingClosedError(UnavailableError):
     """The controller could not record a message: leave it unacknowledged and reconnect."""
 
 
-def enqueue(intake: Intake, event: AnyEvent) -> asyncio.Future[Receipt]:
-    """The event queued in the intake; an intake that fails at once gives a failed future."""
+def enqueue(intake: Intake, event: AnyEvent, provenance: str) -> asyncio.Future[Receipt]:
+    """The event queued in the intake; an intake that fails at once gives a failed future.
+
+    ``provenance`` (the source's client and the message's topic) is journaled beside its row.
+    """
     try:
-        return intake.enqueue(event)
+        return intake.enqueue(event, provenance=provenance)
     except Exception as error:  # noqa: BLE001 -- a bug in the intake: told (logged) as its failure
         failed: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         failed.set_exception(error)

@@ -405,10 +405,13 @@ class MqttSource:
                 self.agents.beat(table_id, stamp)  # an agent's: answered with what is journaled
             return Handling(message, None)
         if stamp is None:
-            return Handling(message, enqueue(intake, decoded))
+            return Handling(message, enqueue(intake, decoded, self._provenance(topic)))
         if self.agents.admit(table_id, stamp) is not Admission.SUBMIT:
             return Handling(message, None)  # journaled already (answered again), or after a gap
-        return Handling(message, enqueue(intake, decoded), self.agents.journaled(table_id, stamp))
+        origin = f"agent table={table_id} boot={stamp.boot} {self._provenance(topic)}"
+        return Handling(
+            message, enqueue(intake, decoded, origin), self.agents.journaled(table_id, stamp)
+        )
 
     def _site(
         self, client: AckingClient, message: aiomqtt.Message, intake: Intake, site: str, at: str
@@ -421,7 +424,8 @@ class MqttSource:
             return Handling(message, None)  # applied already (answered again), in flight, a gap
         if isinstance(taken, SiteRefusal):
             return self._reject_later(client, message, intake, taken.reason, taken.detail)
-        return Handling(message, enqueue(intake, taken), self.sites.journaled(site))
+        origin = self._provenance(message.topic.value)
+        return Handling(message, enqueue(intake, taken, origin), self.sites.journaled(site))
 
     def _status(
         self,
@@ -444,7 +448,13 @@ class MqttSource:
         if change is None:
             return Handling(message, None)  # the retained copy again, or a redelivery
         event, journaled = change
-        return Handling(message, enqueue(intake, event), journaled)
+        return Handling(
+            message, enqueue(intake, event, self._provenance(message.topic.value)), journaled
+        )
+
+    def _provenance(self, topic: str) -> str:
+        """Where a message's event came from (docs/journal.md, "Provenance")."""
+        return f"mqtt client={self.client_id} topic={topic}"
 
     def _reject_later(
         self,

@@ -120,6 +120,8 @@ class SerialSource:
     ) -> None:
         self.settings = settings
         self.name = f"serial:{settings.name}"
+        self.provenance = f"serial port={settings.url} line={settings.name}"
+        """What its rows say of where they came from (docs/journal.md, "Provenance")."""
         """How logs, rejected input and the configuration (``transport``) name this link."""
         self._open = opener or open_port
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
@@ -210,7 +212,7 @@ class SerialSource:
             intake.heartbeat(message.table_id, message.device, message.last)
         else:
             try:
-                await intake.submit(message)
+                await intake.submit(message, provenance=self.provenance)
             except ControllerUnavailableError as error:
                 # Failing closed: stay silent, the device resends until the journal is back.
                 self.unacknowledged += 1

@@ -359,7 +359,7 @@ def test_rows_put_back_into_an_archived_range_are_reported(
     (record,) = archive(checkpointed, tmp_path / "archive", rows=20, now=NOW)
     with closing(sqlite3.connect(checkpointed, isolation_level=None)) as raw:
         raw.execute(
-            "INSERT INTO journal SELECT 3, 'forged', kind, at, event, reason, effects, hash "
+            "INSERT INTO journal SELECT 3, 'forged', kind, at, event, reason, effects, hash, NULL "
             "FROM journal WHERE seq = 16"
         )
     assert (

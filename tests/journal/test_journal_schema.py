@@ -112,7 +112,7 @@ def test_journal_schema_journal_of_schema_5_is_upgraded_with_its_rows_and_chain_
         with pytest.raises(sqlite3.IntegrityError):  # the file still refuses an id twice
             raw.execute(
                 "INSERT INTO journal SELECT seq + 100, event_id, kind, at, event, reason, "
-                "effects, hash FROM journal WHERE seq = 1"
+                "effects, hash, provenance FROM journal WHERE seq = 1"
             )
     assert _unique_indexes(path) == [["event_id"]]  # the random-page index on hash is gone
     assert rows_of(path)[: len(rows)] == rows  # every row and hash as it was

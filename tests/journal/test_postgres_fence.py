@@ -262,12 +262,13 @@ def test_a_journal_of_schema_1_gains_the_fence_when_the_service_opens_it(url: Da
         admin.execute("DROP TABLE sequencer_fence")
         admin.execute("DROP TABLE archives")  # schema 3's
         admin.execute("DROP TABLE site_messages")  # schema 4's
+        admin.execute("ALTER TABLE journal DROP COLUMN provenance")  # schema 5's
         admin.execute("UPDATE journal_schema SET version = 1")
     with PostgresJournal(url, fence=Fence("a")) as opened:
         assert opened.epoch == 1
     with psycopg.connect(url.url) as connection:
         versions = connection.execute("SELECT version FROM journal_schema ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,)]
+    assert versions == [(1,), (2,), (3,), (4,), (5,)]
 
 
 def test_a_fence_needs_a_node_and_a_lease() -> None:

@@ -39,6 +39,8 @@ class JournalIntake:
         self.submitted: list[AnyEvent] = []
         """Every event passed to ``submit``, in order (including those refused as unavailable)."""
         self.receipts: list[Receipt] = []
+        self.provenances: list[str | None] = []
+        """The provenance each event was submitted with, in order."""
         """The receipt of each ``submit`` that returned, in order."""
         self.heartbeats: list[tuple[str, str]] = []
         self.lasts: list[int | None] = []
@@ -47,19 +49,20 @@ class JournalIntake:
         self.unavailable = False
         self._waiters: set[asyncio.Event] = set()
 
-    async def submit(self, event: AnyEvent) -> Receipt:
+    async def submit(self, event: AnyEvent, *, provenance: str | None = None) -> Receipt:
         """Journal the event durably (or fail closed when ``unavailable``)."""
-        return await self.enqueue(event)
+        return await self.enqueue(event, provenance=provenance)
 
-    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
+    def enqueue(self, event: AnyEvent, *, provenance: str | None = None) -> asyncio.Future[Receipt]:
         """Journal the event durably at once; the future holds its receipt (or the refusal)."""
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         self.submitted.append(event)
+        self.provenances.append(provenance)
         try:
             if self.unavailable:
                 future.set_exception(ControllerUnavailableError("journal unavailable (test)"))
             else:
-                receipt = self.journal.append(event)
+                receipt = self.journal.append(event, provenance=provenance)
                 self.receipts.append(receipt)
                 future.set_result(receipt)
         finally:
@@ -125,10 +128,10 @@ class PoisonedIntake(JournalIntake):
         self.attempts = 0
         """How many times the poison was handed over."""
 
-    def enqueue(self, event: AnyEvent) -> asyncio.Future[Receipt]:
+    def enqueue(self, event: AnyEvent, *, provenance: str | None = None) -> asyncio.Future[Receipt]:
         """Journal the event, unless it is the poison: that fails every time."""
         if event.event_id != self.poison:
-            return super().enqueue(event)
+            return super().enqueue(event, provenance=provenance)
         self.attempts += 1
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         future.set_exception(EventNotRecordedError(f"{event.event_id}: injected fault"))

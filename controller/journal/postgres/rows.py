@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from controller.journal.chain import GENESIS
 from controller.journal.compact import FormError, at_text, canonical, canonical_texts
-from controller.journal.rows import COLUMNS, Row
+from controller.journal.rows import COLUMNS, WRITTEN, Row
 from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:
@@ -23,15 +23,16 @@ if TYPE_CHECKING:
     from controller.journal.postgres.connection import Connection
 
 INSERT: Final = (
-    f"INSERT INTO journal ({', '.join(COLUMNS)}) "  # noqa: S608 - fixed column names
-    f"VALUES ({', '.join('%s' for _ in COLUMNS)})"
+    f"INSERT INTO journal ({', '.join(WRITTEN)}) "  # noqa: S608 - fixed column names
+    f"VALUES ({', '.join('%s' for _ in WRITTEN)})"
 )
+"""A row's columns and its provenance (version 5 on), which the hash chain does not cover."""
 _SELECT: Final = f"SELECT {', '.join(COLUMNS)} FROM journal"  # noqa: S608 - fixed names
 _HASH_BYTES: Final = len(GENESIS) // 2
 
 
 def stored(row: tuple[Any, ...]) -> tuple[Any, ...]:
-    """A row as :func:`controller.journal.rows.stored_row` gives it, as this backend stores it."""
+    """A row as :func:`controller.journal.appending.append_events` makes it, as stored here."""
     seq, event_id, kind, at, *rest = row
     return (seq, event_id, kind, at_text(at), *rest)
 
@@ -116,3 +117,10 @@ def last_row(connection: Connection) -> tuple[int, str]:
     """The last row's ``seq`` and ``hash`` (0 and sixty-four zeros if none)."""
     found = connection.execute("SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1").fetchone()
     return (0, GENESIS) if found is None else (int(found[0]), bytes(found[1]).hex())
+
+
+def provenances(connection: Connection, after: int = 0) -> Iterator[tuple[int, str | None]]:
+    """Each row's ``seq`` and provenance after row ``after``, in order (None: not recorded)."""
+    query = "SELECT seq, provenance FROM journal WHERE seq > %s ORDER BY seq"
+    for seq, provenance in connection.execute(query, [after]):
+        yield int(seq), None if provenance is None else str(provenance)

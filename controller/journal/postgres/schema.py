@@ -17,6 +17,8 @@ tables' references to journal rows dropped, since a pool, a table, an operator o
 payout keeps the number of the row that last changed it, archived or not (as in the file) |
 | 4 | ``site_messages``: a property's outbox to central (:mod:`.site_messages`), filled in from \
 the rows journaled before; the rows and the chain untouched (the file's schema 13) |
+| 5 | ``journal.provenance``: which intake or command wrote each row, NULL for the rows \
+before; the hash chain does not cover it (the file's schema 14) |
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from controller.journal.postgres import fence, site_messages
 if TYPE_CHECKING:
     from controller.journal.postgres.connection import Connection
 
-VERSION: Final = 4
+VERSION: Final = 5
 _LOCK: Final = 0x6A61636B706F7464  # "jackpotd": the advisory lock of the schema's creation
 
 TABLES: Final = (
@@ -151,6 +153,7 @@ MIGRATIONS: Final[dict[int, tuple[Step, ...]]] = {
         *(f"ALTER TABLE {table} DROP CONSTRAINT IF EXISTS {name}" for table, name in _REFERENCES),
     ),
     4: (site_messages.TABLE, site_messages.backfill),
+    5: ("ALTER TABLE journal ADD COLUMN IF NOT EXISTS provenance TEXT",),
 }
 """What each version adds to the one before, run in order on an older journal's database."""
 

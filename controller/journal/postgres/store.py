@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from controller.journal.verify import VerifyReport
     from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
-    from controller.ports import Receipt
+    from controller.ports import Provenances, Receipt
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
 
@@ -273,25 +273,33 @@ class PostgresJournal:
 
     # -- appending ---------------------------------------------------------------------------
 
-    def append(self, event: AnyEvent) -> Receipt:
+    def append(self, event: AnyEvent, *, provenance: str | None = None) -> Receipt:
         """Apply and journal one event durably."""
-        return self.append_many([event])[0]
+        return self.append_many([event], provenance=provenance)[0]
 
     def append_many(
-        self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None
+        self,
+        events: Sequence[AnyEvent],
+        *,
+        snapshot: Sealed | None = None,
+        provenance: Provenances = None,
     ) -> list[Receipt]:
         """Apply and journal several events in one transaction (group commit)."""
-        transaction = self.prepare(events, snapshot=snapshot)
+        transaction = self.prepare(events, snapshot=snapshot, provenance=provenance)
         transaction.commit()
         return self.adopt(transaction)
 
     def prepare(
-        self, events: Sequence[AnyEvent], *, snapshot: Sealed | None = None
+        self,
+        events: Sequence[AnyEvent],
+        *,
+        snapshot: Sealed | None = None,
+        provenance: Provenances = None,
     ) -> PostgresTransaction:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next."""
         self._connected()  # after a failure: the next write on a new connection
         try:
-            return self._prepare(events, snapshot)
+            return self._prepare(events, snapshot, provenance)
         except psycopg.Error as error:
             raise write_error(self.url, error) from error
 
@@ -304,7 +312,9 @@ class PostgresJournal:
             self._lease_from = transaction.lease_from
         return transaction.receipts
 
-    def _prepare(self, events: Sequence[AnyEvent], snapshot: Sealed | None) -> PostgresTransaction:
+    def _prepare(
+        self, events: Sequence[AnyEvent], snapshot: Sealed | None, provenance: Provenances
+    ) -> PostgresTransaction:
         connection = self.db
         held: float | None = None
         try:
@@ -315,7 +325,7 @@ class PostgresJournal:
             if last_row(connection) != self._tail:  # another process wrote: catch up first
                 self.state = self._catch_up()
                 self._tail = last_row(connection)
-            done = append_events(events, self.state, self._tail, self._known)
+            done = append_events(events, self.state, self._tail, self._known, provenance)
             with connection.cursor() as cursor:
                 cursor.executemany(INSERT, [stored(row) for row in done.rows])
                 highs = done.devices.highs
