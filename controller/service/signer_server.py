@@ -200,6 +200,11 @@ async def _serve_connection(
             await writer.drain()
     except (SignerRefusedError, TimeoutError, OSError) as error:
         log.warning("a connection closed: %s", error)
+    except asyncio.CancelledError:
+        # The signer stopping with a client still connected. Ended here, not re-raised: the
+        # stream's callback in Python 3.11 asks a cancelled task for its exception and logs
+        # a traceback for each connection otherwise; the server is closing anyway.
+        return
     finally:
         writer.close()
         with contextlib.suppress(OSError):
