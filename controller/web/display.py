@@ -33,11 +33,12 @@ from typing import TYPE_CHECKING, Any, Protocol
 import msgspec
 from aiohttp import web
 
+from controller.outputs import MeterUpdate
 from controller.runtime.metrics import StreamCounts
 from controller.web.gate import SWEEP_S, Gate, GateMetrics
 from controller.web.listener import Listener
 from controller.web.policy import PAGE, secure
-from controller.web.snapshot import PageState
+from controller.web.snapshot import PageState, controller_key, signed_meter
 from controller.web.throttle import LogThrottle, QuietLoopErrors, QuietRecords
 
 if TYPE_CHECKING:
@@ -45,6 +46,7 @@ if TYPE_CHECKING:
 
     from prometheus_client import CollectorRegistry
 
+    from controller.outputs import AnyUpdate
     from controller.runtime.view import Runtime
     from controller.web.limits import WebLimits
 
@@ -54,6 +56,9 @@ STOP_GRACE_S = 2.0
 RETRY_AFTER_S = 30
 """What a stream refused at the cap is told to wait (the page itself retries after this)."""
 _JSON = msgspec.json.Encoder()
+KEY_META = '<meta name="controller-key" content="%s">'
+"""Where the page is given the controller's public key (outside its script: the CSP's digests
+of the script do not change with the key)."""
 log = logging.getLogger(__name__)
 
 
@@ -68,6 +73,8 @@ class Display:
         self.sequencer = runtime.sequencer
         self.metrics = runtime.metrics
         self.page = PageState(runtime)
+        self.key = controller_key(runtime)
+        """The controller's key: the page is given its public half, each meter its signature."""
         self.streams = StreamCounts(cap=max_streams)
         self._refusing = False
         self._stopping = False
@@ -99,7 +106,9 @@ class Display:
 
     async def index(self, _: web.Request) -> web.Response:
         """The display page."""
-        return web.Response(text=PAGE, content_type="text/html", charset="utf-8")
+        public = self.key.public_key if self.key is not None else ""
+        page = PAGE.replace(KEY_META % "", KEY_META % public, 1)
+        return web.Response(text=page, content_type="text/html", charset="utf-8")
 
     def snapshot(self) -> dict[str, Any]:
         """Everything the page shows (controller/web/snapshot.py)."""
@@ -191,13 +200,21 @@ class Display:
                     continue
                 kind = type(update).__struct_config__.tag
                 await response.write(
-                    b"event: %s\ndata: %s\n\n" % (str(kind).encode(), _JSON.encode(update))
+                    b"event: %s\ndata: %s\n\n" % (str(kind).encode(), self._encoded(update))
                 )
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
             subscription.close()
         return response
+
+    def _encoded(self, update: AnyUpdate) -> bytes:
+        """An update as the stream sends it: a meter with its signature for the page."""
+        if not isinstance(update, MeterUpdate) or self.key is None:
+            return _JSON.encode(update)
+        return _JSON.encode(
+            {**msgspec.to_builtins(update), "signed": signed_meter(self.key, update)}
+        )
 
     async def prometheus(self, request: web.Request) -> web.Response:
         """Prometheus exposition, in the format the scraper's ``Accept`` asks for."""

@@ -13,6 +13,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from controller.clock import utc_now
+from controller.meter_signature import KEY_ID, METER_DOMAIN, SIGNED_VERSION, signed_bytes
+from controller.outputs import MeterUpdate
 from controller.web.floor import FloorWatch
 from controller.web.pays import cards, line_label, pay_label, wager_label
 
@@ -20,10 +22,41 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from controller.journal.reads import PayoutRecord
+    from controller.ledger.pool import Pool
     from controller.runtime.metrics import ControllerMetrics
     from controller.runtime.view import Runtime
+    from controller.security.signer import Signer
 
 HITS_SHOWN = 25
+
+
+def signed_meter(key: Signer, update: MeterUpdate) -> dict[str, str]:
+    """A meter as the page checks it: the signed text of its fields and the signature.
+
+    The fields are a signed ``meter/<pool>`` payload's (controller/meter_signature.py); the page
+    verifies ``sig`` over the meter domain and ``body`` with the public key the server put in
+    it, and shows only what ``body`` says, so it needs no canonical JSON of its own.
+    """
+    fields = {
+        "v": SIGNED_VERSION,
+        "pool": update.pool_id,
+        "meter_cents": update.meter_cents,
+        "reserve_cents": update.reserve_cents,
+        "overflow_cents": update.overflow_cents,
+        "seed_cents": update.seed_cents,
+        "at": update.at,
+        "seq": update.seq,
+        "epoch": update.epoch,
+        KEY_ID: key.key_id,
+    }
+    data = signed_bytes(METER_DOMAIN, fields)
+    return {"body": data[len(METER_DOMAIN) :].decode(), "sig": key.sign(data)}
+
+
+def controller_key(runtime: Runtime) -> Signer | None:
+    """The key the controller signs with (its checkpoints' key)."""
+    schedule = runtime.sequencer.checkpoints
+    return schedule.key if schedule is not None else None
 
 
 class PageState:
@@ -70,6 +103,7 @@ class PageState:
         # the page drops a streamed update older than this, and this if it is older than one
         # the page has shown (controller/outputs.py FollowerOrder).
         epoch, seq = journal.epoch, journal.head[0]
+        key = controller_key(runtime)
         return {
             "at": now,
             "stale": {"since": self.watch.live_at, "reasons": trouble} if trouble else None,
@@ -93,6 +127,7 @@ class PageState:
                     "hits": pool.hits_count,
                     "epoch": epoch,
                     "seq": seq,
+                    **self._signed(key, pool_id, pool, now, (epoch, seq)),
                 }
                 for pool_id, pool in sorted(state.pools.items())
             ],
@@ -117,6 +152,24 @@ class PageState:
                 for sign in runtime.faces
             ],
         }
+
+    @staticmethod
+    def _signed(
+        key: Signer | None, pool_id: str, pool: Pool, now: str, at: tuple[int, int]
+    ) -> dict[str, Any]:
+        if key is None:
+            return {}
+        update = MeterUpdate(
+            now,
+            at[1],
+            pool_id,
+            pool.meter_cents,
+            pool.reserve_cents,
+            pool.overflow_cents,
+            pool.terms.seed_cents,
+            epoch=at[0],
+        )
+        return {"signed": signed_meter(key, update)}
 
     def _pending(self, now: str) -> list[dict[str, Any]]:
         """The pays awaiting a supervisor's verification, oldest first."""
