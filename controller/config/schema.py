@@ -232,8 +232,8 @@ class ControllerConfig:
     """...or this many seconds after the last one, whichever comes first."""
     high_water_file: str | None = None
     """Where the controller keeps its latest signed head, outside the journal
-    (controller/journal/high_water.py); None: beside an SQLite journal, under ``var/`` for
-    PostgreSQL."""
+    (controller/journal/high_water.py); None: beside an SQLite journal, or for PostgreSQL
+    ``var/<database>.<node>.high-water``, one per node."""
     head_rows: int = 100
     """A signed head of the journal after this many rows (docs/security.md, "History never goes
     back")..."""

@@ -133,12 +133,13 @@ def write_high_water(path: Path, head: SignedHead) -> None:
         os.close(folder)
 
 
-def high_water_path(journal: str) -> Path:
+def high_water_path(journal: str, node: str | None = None) -> Path:
     """Where the high-water file of a journal is kept unless configured: beside an SQLite file.
 
-    A PostgreSQL journal (a URL) keeps it under ``var/``, named after the database.
+    A PostgreSQL journal (a URL) keeps it under ``var/``, named after the database and the
+    node: each node of a cluster keeps the mark it signed, and no two share a file.
     """
     if "://" in journal:
         name = journal.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0] or "journal"
-        return Path("var") / f"{name}.high-water"
+        return Path("var") / (f"{name}.{node}.high-water" if node else f"{name}.high-water")
     return Path(f"{journal}.high-water")

@@ -133,7 +133,11 @@ class HeadSchedule:
         """The schedule ``config`` sets, signing with ``key``."""
         settings = config.controller
         configured = settings.high_water_file
-        path = Path(configured) if configured else high_water_path(str(settings.journal))
+        path = (
+            Path(configured)
+            if configured
+            else high_water_path(str(settings.journal), settings.node)
+        )
         return cls(
             key,
             settings.controller_id,
