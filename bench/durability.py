@@ -138,9 +138,8 @@ def run_bare(directory: Path, events: Sequence[AnyEvent], batch: int) -> float:
     return elapsed
 
 
-async def run_sequencer(journal: Journal, events: Sequence[DeviceInput]) -> dict[str, Any]:
+async def every_table_at_once(sequencer: Sequencer, events: Sequence[DeviceInput]) -> None:
     """Every table submits its own events in order, all tables at once (as sources do)."""
-    sequencer = Sequencer(journal, Broadcast())
     by_table: dict[str, list[DeviceInput]] = {}
     for event in events:
         by_table.setdefault(event.table_id, []).append(event)
@@ -149,9 +148,15 @@ async def run_sequencer(journal: Journal, events: Sequence[DeviceInput]) -> dict
         for event in stream:
             await sequencer.submit(event)
 
+    await asyncio.gather(*(table(stream) for stream in by_table.values()))
+
+
+async def run_sequencer(journal: Journal, events: Sequence[DeviceInput]) -> dict[str, Any]:
+    """The events through the sequencer, every table at once; its rate and batches."""
+    sequencer = Sequencer(journal, Broadcast())
     runner = asyncio.create_task(sequencer.run())
     start = time.perf_counter()
-    await asyncio.gather(*(table(stream) for stream in by_table.values()))
+    await every_table_at_once(sequencer, events)
     elapsed = time.perf_counter() - start
     runner.cancel()
     return {

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from common import machine, write_results
-from durability import device_events, fresh_journal
+from durability import device_events, every_table_at_once, fresh_journal
 
 from controller.journal.high_water import sign_head, write_high_water
 from controller.runtime.broadcast import Broadcast
@@ -77,15 +77,7 @@ async def run(
     runner = asyncio.create_task(sequencer.run())
     start = time.perf_counter()
     if concurrent:
-        by_table: dict[str, list[DeviceInput]] = {}
-        for event in events:
-            by_table.setdefault(event.table_id, []).append(event)
-
-        async def table(stream: list[DeviceInput]) -> None:
-            for event in stream:
-                await sequencer.submit(event)
-
-        await asyncio.gather(*(table(stream) for stream in by_table.values()))
+        await every_table_at_once(sequencer, events)
     else:
         for event in events:
             await sequencer.submit(event)
