@@ -217,6 +217,25 @@ class HeadSchedule:
             return None
         return max(0.0, self.every_s - (self.monotonic() - self._first_unsigned))
 
+    def sign_if_due(
+        self, journal: JournalPort[Any], clock: Callable[[], str], *, closing: bool = False
+    ) -> HeadUpdate | None:
+        """The head signed and kept if one is due (always when closing and rows came since).
+
+        A head the file cannot take is logged (:meth:`failed`) and tried again later; a journal
+        below the mark raises :class:`HighWaterError` (the caller steps down).
+        """
+        head = journal.head[0]
+        if not (self.due(head) or (closing and self.rows_behind(head) > 0)):
+            return None
+        try:
+            return self.sign(journal, clock())
+        except OSError as error:
+            if (line := self.failed(error)) is not None:
+                # One line with the reason: a full disk is no bug to trace.
+                log.error("%s", line)  # noqa: TRY400
+            return None
+
     def sign(self, journal: JournalPort[Any], at: str) -> HeadUpdate:
         """Sign the journal's head, keep it in the file, and what the sinks publish of it.
 

@@ -273,29 +273,20 @@ class Sequencer:
         await self._commit([_Waiting(sealed.event, future, perf_counter())], snapshot=sealed)
 
     def _head_if_due(self, *, closing: bool = False) -> None:
-        """Sign the journal's head if one is due (always when closing and rows came since).
+        """Sign the journal's head if one is due (:meth:`.heads.HeadSchedule.sign_if_due`).
 
-        A head the file cannot take is logged and tried again at the next commit; a journal
-        that went back under the running controller ends the process, signing nothing
-        (:mod:`.heads`, :mod:`.step_down`).
+        A journal that went back under the running controller ends the process, signing
+        nothing (:mod:`.step_down`).
         """
-        heads = self.heads
-        if heads is None or self.failed_reason is not None:
-            return
-        head = self.journal.head[0]
-        if not (heads.due(head) or (closing and heads.rows_behind(head) > 0)):
+        if self.heads is None or self.failed_reason is not None:
             return
         try:
-            update = heads.sign(self.journal, self.clock())
+            update = self.heads.sign_if_due(self.journal, self.clock, closing=closing)
         except HighWaterError as error:
             self._step_down(WENT_BACK, str(error))
             return
-        except OSError as error:
-            if (line := heads.failed(error)) is not None:
-                # One line with the reason: a full disk is no bug to trace.
-                log.error("%s", line)  # noqa: TRY400
-            return
-        self.broadcast.publish([update])
+        if update is not None:
+            self.broadcast.publish([update])
 
     async def _caught_up(self) -> bool:
         """Take in the rows other processes appended; whether the journal is still writable.
