@@ -279,14 +279,21 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
         raise StartupError(f"{config.source}: the journal refused the configuration: {reasons}")
     broadcast = Broadcast()
     offline = {table_id for table_id, live in journal.state.table_states.items() if not live.online}
+
+    def is_open(table_id: str) -> bool:
+        live = journal.state.table_states.get(table_id)
+        return live is None or live.online
+
     liveness = Liveness(
         {table.table_id: table.heartbeat_timeout_s for table in config.tables},
         clock=utc_now,
         offline=offline,
+        is_open=is_open,
     )
     sequencer = Sequencer(
         journal, broadcast, on_heartbeat=liveness.seen, commit_hang_s=settings.commit_hang_s
     )
+    sequencer.on_commit.append(liveness.committed)
     sequencer.checkpoints = checkpoints
     sequencer.heads = heads
     broadcast.publish(checkpoints.updates())

@@ -72,7 +72,6 @@ class PageState:
         self._heard_before = {table for table, _device in runtime.journal.device_highs()}
         liveness = runtime.liveness
         self._first_marks = dict(liveness.last_seen) if liveness is not None else {}
-        self._silent_at_start = set(liveness.silent) if liveness is not None else set()
 
     def feed_trouble(self) -> list[str]:
         """Why the meters are not live now: the controller or a broker link feeding it is down."""
@@ -212,11 +211,7 @@ class PageState:
         if closure is None:
             return {"since": None, "why": "offline when the controller started"}
         liveness = self.runtime.liveness
-        timed_out = (
-            liveness is not None
-            and table_id in liveness.silent
-            and table_id not in self._silent_at_start
-        )
+        timed_out = liveness is not None and table_id in liveness.timed_out
         why = f"heartbeat timeout: {closure.reason}" if timed_out else f"offline: {closure.reason}"
         return {"since": closure.at, "why": why}
 

@@ -1,9 +1,11 @@
-"""A table closed by a status row reopens when the daemon hears it; a silent one stays closed.
+"""A table closed by a status row reopens when heard; one opened by a status row closes unheard.
 
 NY 9 NYCRR 5321.18(c): a table's progressive is unplayable while the controller does not hear
 the table. A ``table-status`` offline row (a broker's status topic, which anyone on the broker
-can publish) must not keep a table the daemon hears closed. A real journal file, the real
-sequencer and liveness monitor; the monitor's clock is the test's, so that nothing sleeps.
+can publish) must not keep a table the daemon hears closed, and an ``online`` row (the same
+topic's retained copy, journaled again at every start) must not keep a table it does not hear
+open. A real journal file, the real sequencer and liveness monitor; the monitor's clock is the
+test's, so that nothing sleeps, and every wait is on the sequencer's commits.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from controller.runtime.liveness import Liveness
 from controller.runtime.sequencer import Sequencer
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 AT = "2026-12-01T15:00:00Z"
@@ -50,10 +53,19 @@ def journal(tmp_path: Path) -> Journal:
     return journal
 
 
-async def _until(predicate: object) -> None:
+def _commits(sequencer: Sequencer) -> asyncio.Event:
+    """Set at every commit (the waits below clear it before they wait)."""
+    committed = asyncio.Event()
+    sequencer.on_commit.append(lambda _receipts: committed.set())
+    return committed
+
+
+async def _until(committed: asyncio.Event, predicate: Callable[[], bool]) -> None:
+    """Wait (bounded) until ``predicate()`` holds, looking again after each commit."""
     async with asyncio.timeout(WAIT_S):
-        while not predicate():  # type: ignore[operator]
-            await asyncio.sleep(0.01)
+        while not predicate():
+            committed.clear()  # no await since the look: no commit is missed
+            await committed.wait()
 
 
 async def test_a_table_closed_by_a_status_row_reopens_when_heard_and_a_silent_one_stays_closed(
@@ -62,6 +74,7 @@ async def test_a_table_closed_by_a_status_row_reopens_when_heard_and_a_silent_on
     clock = [0.0]
     liveness = Liveness({"T1": 60.0, "T2": 60.0}, monotonic=lambda: clock[0], clock=lambda: AT)
     sequencer = Sequencer(journal, Broadcast(), on_heartbeat=liveness.seen)
+    committed = _commits(sequencer)
     runner = asyncio.create_task(sequencer.run())
     try:
         origin = "mqtt client=c-in topic=table/T1/status"
@@ -74,7 +87,7 @@ async def test_a_table_closed_by_a_status_row_reopens_when_heard_and_a_silent_on
         assert not journal.state.table_states["T2"].online
         assert liveness.silent == set()  # the monitor did not close them: it hears them
         sequencer.heartbeat("T1", "console")  # T1 is heard again; T2 never is
-        await _until(lambda: journal.state.table_states["T1"].online)
+        await _until(committed, lambda: journal.state.table_states["T1"].online)
         bet = BetSensed("T1/s/1", AT, "T1", "s", 1, 1, "progressive", True, 100)
         assert (await sequencer.submit(bet, provenance="serial port=/dev/pts/9 line=t1")).applied
         sequencer.heartbeat("T1", "console")  # open already: nothing more is journaled
@@ -90,3 +103,48 @@ async def test_a_table_closed_by_a_status_row_reopens_when_heard_and_a_silent_on
     assert [origins[seq] for seq in seqs] == [origin, origin, "daemon"]
     bet_row = next(row for row in journal.rows() if row["event_id"] == "T1/s/1")
     assert origins[int(str(bet_row["seq"]))] == "serial port=/dev/pts/9 line=t1"
+
+
+async def test_5321_18c_a_table_opened_by_a_status_row_is_closed_once_its_timeout_passes_unheard(
+    journal: Journal,
+) -> None:
+    # T1 was closed for silence before this start; nothing has been heard from it since.
+    closed = TableStatusChanged("T1/liveness/before", AT, "T1", online=False, reason="silent")
+    assert journal.append_many([closed])[0].applied
+    clock = [0.0]
+
+    def is_open(table_id: str) -> bool:
+        return journal.state.table_states[table_id].online
+
+    liveness = Liveness(
+        {"T1": 60.0}, monotonic=lambda: clock[0], clock=lambda: AT, offline={"T1"}, is_open=is_open
+    )
+    sequencer = Sequencer(journal, Broadcast(), on_heartbeat=liveness.seen)
+    sequencer.on_commit.append(liveness.committed)
+    committed = _commits(sequencer)
+    runner = asyncio.create_task(sequencer.run())
+    watcher = asyncio.create_task(liveness.run(sequencer))
+    try:
+        clock[0] = 61.0  # the timeout has passed since the start, and T1 was never heard
+        # The broker's retained ``online`` is journaled at the start: the journal opens T1.
+        retained = TableStatusChanged("T1/status/mqtt/x/0", AT, "T1", online=True, reason="mqtt")
+        origin = "mqtt client=c-in topic=table/T1/status"
+        assert (await sequencer.submit(retained, provenance=origin)).applied
+        # That commit wakes the monitor: T1 is open and unheard past its timeout, so it closes.
+        await _until(committed, lambda: not journal.state.table_states["T1"].online)
+        assert liveness.timed_out == {"T1"}
+        bet = BetSensed("T1/s/1", AT, "T1", "s", 1, 1, "progressive", True, 100)
+        clock[0] = 62.0
+        # Heard again: the bet reopens it, and the monitor's next deadline is a timeout on.
+        assert (await sequencer.submit(bet, provenance="serial port=/dev/pts/9 line=t1")).applied
+        assert journal.state.table_states["T1"].online
+        assert liveness.timed_out == set()
+    finally:
+        watcher.cancel()
+        runner.cancel()
+    statuses = [row for row in journal.rows() if row["kind"] == "table-status"]
+    reasons = [str(row["event"]) for row in statuses]
+    assert len(statuses) == 4  # closed before, the retained online, closed unheard, reopened
+    assert '"reason":"silent for more than 60 s"' in reasons[2]
+    origins = dict(provenances(journal.db.conn))
+    assert origins[int(str(statuses[2]["seq"]))] == "daemon"
