@@ -1,4 +1,4 @@
-"""The controller's signature on the meters it publishes: what is signed, and how it is checked.
+"""The controller's signature on the meters and hits it publishes: what is signed, how checked.
 
 The meters and pool statuses the controller publishes leave the box (``meter/<pool>`` and
 ``meter/<pool>/status`` on the broker, docs/mqtt.md; the display page's ``/events``), and a
@@ -9,8 +9,16 @@ controller signs each one with its own key (controller/security/controller_key.p
 follower checks the signature against the controller public keys it was given *before* the
 order rule sees the payload: an unsigned or forged payload never raises the order.
 
-What is signed is a domain (:data:`METER_DOMAIN`, :data:`POOL_STATUS_DOMAIN`: a meter's
-signature is never a pool status's, nor a checkpoint's) followed by the canonical JSON (keys
+A hit (``meter/<pool>/hit``) is signed the same way under :data:`HIT_DOMAIN`, and names the
+controller that announces it (``controller``) besides its pool, payout id and ``(epoch, seq)``:
+anyone who can publish there could otherwise make every sign celebrate a jackpot that never
+happened. A hit is an event, not a state, so no order replaces an old one: a follower refuses
+one older than it will still celebrate (:data:`HIT_MAX_AGE_S`, by its signed ``at``) and shows
+each payout id once (drivers/mqtt/hits.py).
+
+What is signed is a domain (:data:`METER_DOMAIN`, :data:`POOL_STATUS_DOMAIN`,
+:data:`HIT_DOMAIN`: a meter's signature is never a pool status's or a hit's, nor a
+checkpoint's) followed by the canonical JSON (keys
 sorted, no spaces) of every field of the payload but ``sig``, ``key_id`` included. ``sig`` is
 the base64 Ed25519 signature, ``key_id`` the first 16 hex digits of the SHA-256 of the raw
 public key, as a checkpoint names its key.
@@ -39,6 +47,10 @@ SIGNED_VERSION: Final = 2
 """The schema version ``v`` of a signed meter or pool status (an unsigned one is 1)."""
 METER_DOMAIN: Final = b"jackpotd meter v2\n"
 POOL_STATUS_DOMAIN: Final = b"jackpotd pool status v2\n"
+HIT_DOMAIN: Final = b"jackpotd hit v2\n"
+HIT_MAX_AGE_S: Final = 300.0
+"""A signed hit dated (its ``at``) more than this long ago is refused as stale: replayed, or
+held back so long that celebrating it now would announce a jackpot of the past."""
 SIGNATURE: Final = "sig"
 KEY_ID: Final = "key_id"
 
@@ -73,7 +85,7 @@ class MeterSigning(Protocol):
     """A sink that publishes meters off the box: the service gives it the controller's signer."""
 
     def sign_meters(self, signer: Signer) -> None:
-        """Sign every meter and pool status published from now on."""
+        """Sign every meter, pool status and hit published from now on."""
         ...
 
 

@@ -26,7 +26,7 @@ import msgspec
 
 from controller.journal import checkpoints, high_water
 from controller.journal.high_water import HighWaterError
-from controller.meter_signature import METER_DOMAIN, POOL_STATUS_DOMAIN
+from controller.meter_signature import HIT_DOMAIN, METER_DOMAIN, POOL_STATUS_DOMAIN
 from controller.security.controller_key import key_id
 from controller.security.signer import (
     LENGTH,
@@ -48,6 +48,7 @@ KINDS: Final[tuple[tuple[bytes, Kind], ...]] = (
     (checkpoints.DOMAIN, "checkpoint"),
     (METER_DOMAIN, "meter"),
     (POOL_STATUS_DOMAIN, "pool-status"),
+    (HIT_DOMAIN, "hit"),
 )
 """The statements the signer signs, by the domain their bytes start with."""
 
@@ -93,7 +94,9 @@ class RemoteSigner:
                 if not answer.ok:
                     raise SignerRefusedError(f"{self.path}: the signer refused: {answer.reason}")
                 return answer.signature
-        raise SignerRefusedError("not a statement the signer signs (a head, a checkpoint, a meter)")
+        raise SignerRefusedError(
+            "not a statement the signer signs (a head, a checkpoint, a meter, a hit)"
+        )
 
     def close(self) -> None:
         """Close the connection (the next request opens another)."""

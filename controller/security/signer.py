@@ -38,7 +38,7 @@ LENGTH: Final = struct.Struct(">I")
 TIMEOUT_S: Final = 2.0
 """How long the daemon waits for the signer's answer before it counts as unavailable."""
 
-Kind: TypeAlias = Literal["key", "head", "checkpoint", "meter", "pool-status"]
+Kind: TypeAlias = Literal["key", "head", "checkpoint", "meter", "pool-status", "hit"]
 """What a request asks: the public key, or a signature over one statement of a known kind."""
 
 

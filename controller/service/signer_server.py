@@ -15,6 +15,8 @@ what the daemon signs, so that no other bytes are ever signed (it is not a signi
 * ``meter`` and ``pool-status``: a meter or pool status the daemon publishes
   (controller/meter_signature.py). They state no history, so no mark applies; the service user
   decides what the meters say anyway;
+* ``hit``: a hit the daemon announces to the signs, likewise without a mark; it names the
+  controller announcing it, which must be one this signer serves;
 * ``key``: the public key, so that the daemon knows the key id it signs under.
 
 Every statement must name a controller the signer serves (``--controller``) and the signer's
@@ -35,7 +37,7 @@ import msgspec
 from controller.events import CheckpointRecorded
 from controller.files import SECRET
 from controller.journal import checkpoints, high_water
-from controller.meter_signature import KEY_ID, METER_DOMAIN, POOL_STATUS_DOMAIN
+from controller.meter_signature import HIT_DOMAIN, KEY_ID, METER_DOMAIN, POOL_STATUS_DOMAIN
 from controller.meter_signature import signed_bytes as meter_bytes
 from controller.outputs import SignedHead
 from controller.security.signer import (
@@ -63,6 +65,12 @@ READ_TIMEOUT_S: Final = 30.0
 """A connection that sends nothing for this long is closed."""
 
 _MARKS: Final = msgspec.json.Decoder(dict[str, Mark])
+_PUBLISHED: Final[dict[str, bytes]] = {
+    "meter": METER_DOMAIN,
+    "pool-status": POOL_STATUS_DOMAIN,
+    "hit": HIT_DOMAIN,
+}
+"""The domain of each kind the daemon publishes (controller/meter_signature.py)."""
 
 
 class CheckpointStatement(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -140,9 +148,10 @@ class Desk:
             return self._head(msgspec.json.decode(raw, type=SignedHead))
         if request.kind == "checkpoint":
             return self._checkpoint(msgspec.json.decode(raw, type=CheckpointStatement))
-        domain = METER_DOMAIN if request.kind == "meter" else POOL_STATUS_DOMAIN
+        domain = _PUBLISHED[request.kind]
         published = msgspec.json.decode(raw, type=dict[str, Any])
-        self._ours(str(published.get("controller", "")), published.get(KEY_ID), meter=True)
+        controller = str(published.get("controller", ""))
+        self._ours(controller, published.get(KEY_ID), meter=request.kind != "hit")
         return Answer(ok=True, signature=self.key.sign(meter_bytes(domain, published)))
 
     def _ours(self, controller: str, key: object, *, meter: bool = False) -> None:

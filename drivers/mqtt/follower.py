@@ -13,7 +13,9 @@ what the shipped ACL lets a sign read, ``meter/#`` (or only its pools' meters an
   by epoch, so they are dropped, counted in :attr:`MeterFollower.stale_dropped` and logged
   once. A payload without ``epoch`` (a controller before it) reads as epoch 0.
 * ``meter/<pool>/hit`` and ``meter/_/hit`` are :class:`~controller.outputs.HitAnnouncement`,
-  once per payout id (a hit is published at least once: again after a crash).
+  once per payout id (a hit is published at least once: again after a crash). Given keys, a
+  hit is shown only signed by the controller, on its own pool's topic and fresh
+  (:mod:`drivers.mqtt.hits`); the rest are counted in :attr:`MeterFollower.hits_refused`.
 * ``meter/<pool>/status`` is a :class:`~controller.outputs.PoolUpdate`: the pool's wagers
   closed as a whole and why (a property's wide-area pool while its link to central is cut,
   docs/wide-area.md), or open again; ordered by ``(epoch, seq)`` as a meter is, and kept in
@@ -31,7 +33,8 @@ every meter and pool status *before* the order rule sees it: one unsigned, signe
 key, or altered (anyone who can publish on ``meter/<pool>`` could otherwise show a fake amount,
 and with a huge ``(epoch, seq)`` make every genuine meter after it look stale) is dropped,
 counted in :attr:`MeterFollower.unverified` and logged at most once a minute. Without keys (a
-rig's display) the follower believes what it hears, and says so once.
+rig's display) the follower believes what it hears, and says so once. A hit is checked as
+well, and for more than its signature: its pool and its age (:mod:`drivers.mqtt.hits`).
 
 **Brokers.** ``[broker] hosts`` lists the brokers (:meth:`BrokerSettings.addresses`); the
 follower stays on one while it works and moves to the next when it fails, after the capped
@@ -48,7 +51,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from typing import TYPE_CHECKING, Any, Final
 
 import aiomqtt
@@ -56,7 +59,7 @@ import aiomqtt
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.errors import InputError
-from controller.meter_signature import METER_DOMAIN, POOL_STATUS_DOMAIN
+from controller.meter_signature import HIT_MAX_AGE_S, METER_DOMAIN, POOL_STATUS_DOMAIN
 from controller.outputs import (
     ControllerUpdate,
     FollowerOrder,
@@ -76,7 +79,8 @@ from drivers.mqtt.connection import (
     read_password,
     tls_context,
 )
-from drivers.mqtt.outgoing import SIGNED_VERSIONS, decode_hit, meter_of, pool_status_of
+from drivers.mqtt.hits import HitCheck, HitRefusedError
+from drivers.mqtt.outgoing import SIGNED_VERSIONS, meter_of, pool_status_of
 from drivers.mqtt.payloads import OFFLINE, ONLINE, decode_object
 from drivers.mqtt.topics import NO_POOL, Topics
 
@@ -89,8 +93,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-PAYOUTS_KEPT: Final = 4096
-"""How many payout ids the follower remembers, to show each hit once."""
 UNVERIFIED_LOG_S: Final = 60.0
 """At most one log line per this many seconds about payloads dropped unverified."""
 
@@ -111,6 +113,7 @@ class MeterFollower:
         backoff: Backoff | None = None,
         timeout_s: float = TIMEOUT_S,
         keys: MeterKeys | None = None,
+        hit_max_age_s: float = HIT_MAX_AGE_S,
     ) -> None:
         self.settings = settings
         self.keys = keys
@@ -142,7 +145,8 @@ class MeterFollower:
         self._index = 0
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
         self._baseline = 0
-        self._payouts: OrderedDict[str, None] = OrderedDict()
+        self.hits = HitCheck(self.name, keys, max_age_s=hit_max_age_s)
+        """The hits' checks: signed, their pool's, fresh, each payout once."""
         self._online: bool | None = None
         self._waiting: deque[AnyUpdate] | None = None
         """What :meth:`updates` has still to hand over; None until it is asked for."""
@@ -154,6 +158,11 @@ class MeterFollower:
     def stale_dropped(self) -> int:
         """Meters older, by ``(epoch, seq)``, than one already applied: dropped."""
         return self.order.stale
+
+    @property
+    def hits_refused(self) -> int:
+        """Hits never shown: unsigned, forged, another pool's, stale (replayed), undecodable."""
+        return self.hits.refused
 
     @property
     def broker(self) -> tuple[str, int]:
@@ -231,6 +240,8 @@ class MeterFollower:
         except UnverifiedError as error:
             self._unverified(topic, error)
             return None
+        except HitRefusedError:
+            return None  # counted and logged by the hits' checks
         except InputError as error:
             self.rejected += 1
             log.warning("%s: %s refused: %s", self.name, topic, error)
@@ -297,14 +308,9 @@ class MeterFollower:
         self._unverified_since = 0
 
     def _hit(self, pool: str | None, payload: bytes) -> HitAnnouncement | None:
-        hit = decode_hit(payload)
-        if hit.pool != pool:
-            raise InputError(f"a hit on pool {hit.pool!r} on pool {pool!r}'s topic")
-        if hit.payout in self._payouts:
+        hit = self.hits.admit(pool, payload)
+        if hit is None:
             return None  # published again after a crash: shown once
-        self._payouts[hit.payout] = None
-        if len(self._payouts) > PAYOUTS_KEPT:
-            self._payouts.popitem(last=False)
         return HitAnnouncement(
             hit.at,
             hit.seq,

@@ -12,10 +12,11 @@ checkpoint, whose ``seq`` is the row it covers; ``controller/<id>/status`` is th
 ``online`` or ``offline``. The decoders are for displays, signs and tests. What the tables send
 is read by :mod:`drivers.mqtt.payloads`.
 
-A meter and a pool status given the controller's :class:`~controller.meter_signature.Signer`
-are **schema version 2**: the same fields, and ``key_id`` and ``sig``, the controller's
+A meter, a pool status and a hit given the controller's :class:`~controller.meter_signature.
+Signer` are **schema version 2**: the same fields, and ``key_id`` and ``sig``, the controller's
 signature over the others (:mod:`controller.meter_signature`), which a sign station checks
-before it believes their ``(epoch, seq)``. Without a signer (a rig's sink) they stay version 1.
+before it believes their ``(epoch, seq)``; a hit names the ``controller`` that announces it as
+well. Without a signer (a rig's sink) they stay version 1.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
-from controller.meter_signature import METER_DOMAIN, POOL_STATUS_DOMAIN, SIGNED_VERSION
+from controller.meter_signature import HIT_DOMAIN, METER_DOMAIN, POOL_STATUS_DOMAIN, SIGNED_VERSION
 from drivers.mqtt.payloads import OFFLINE, ONLINE, SCHEMA_VERSION, convert, decode_object
 
 if TYPE_CHECKING:
@@ -83,6 +84,17 @@ class HitPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The winning hand's cards (``As Ks Qs Js Ts Jk 2c``), when the controller knows them."""
     epoch: int = 0
     """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
+
+
+class SignedHitPayload(HitPayload, frozen=True, forbid_unknown_fields=True):
+    """``meter/<pool>/hit`` of schema version 2: the hit, signed by the controller announcing it."""
+
+    controller: str = ""
+    """The id of the controller that announces it (its ``controller/<id>/status``)."""
+    key_id: str = ""
+    """The id of the controller key that signed it (controller/meter_signature.py)."""
+    sig: str = ""
+    """The base64 Ed25519 signature over the other fields, under :data:`HIT_DOMAIN`."""
 
 
 class PoolStatusPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -164,11 +176,11 @@ SIGNED_VERSIONS: Final = (SCHEMA_VERSION, SIGNED_VERSION)
 """The versions a meter or a pool status may be: unsigned (1) or signed (2)."""
 
 
-def _signed(payload: msgspec.Struct, domain: bytes, signer: Signer | None) -> bytes:
-    """The payload, or with ``signer`` the payload of version 2 it signs."""
+def _signed(payload: msgspec.Struct, domain: bytes, signer: Signer | None, **more: str) -> bytes:
+    """The payload, or with ``signer`` the payload of version 2 it signs (with ``more``)."""
     if signer is None:
         return _ENCODER.encode(payload)
-    fields = {**msgspec.to_builtins(payload), "v": SIGNED_VERSION}
+    fields = {**msgspec.to_builtins(payload), **more, "v": SIGNED_VERSION}
     return _ENCODER.encode(signer.signed(domain, fields))
 
 
@@ -191,9 +203,14 @@ def meter_payload(update: MeterUpdate, signer: Signer | None = None) -> bytes:
     )
 
 
-def hit_payload(update: HitAnnouncement) -> bytes:
-    """The payload of ``meter/<pool>/hit``."""
-    return _ENCODER.encode(
+def hit_payload(
+    update: HitAnnouncement, signer: Signer | None = None, controller: str = ""
+) -> bytes:
+    """The payload of ``meter/<pool>/hit``, signed by ``signer`` for ``controller`` if given."""
+    if signer is not None and not controller:
+        raise ValueError("a signed hit names the controller that announces it")
+    more = {"controller": controller} if signer is not None else {}
+    return _signed(
         HitPayload(
             v=SCHEMA_VERSION,
             payout=update.payout_id,
@@ -208,7 +225,10 @@ def hit_payload(update: HitAnnouncement) -> bytes:
             seq=update.seq,
             hand=update.hand,
             epoch=update.epoch,
-        )
+        ),
+        HIT_DOMAIN,
+        signer,
+        **more,
     )
 
 
@@ -328,8 +348,16 @@ def meter_of(value: dict[str, Any]) -> MeterPayload:
 
 
 def decode_hit(data: bytes) -> HitPayload:
-    """Parse a ``meter/<pool>/hit`` payload; raises PayloadError."""
-    return convert(decode_object(data), HitPayload)
+    """Parse a ``meter/<pool>/hit`` payload, signed or not; raises PayloadError.
+
+    Whether its signature holds is the follower's to check (drivers/mqtt/hits.py).
+    """
+    return hit_of(decode_object(data, SIGNED_VERSIONS))
+
+
+def hit_of(value: dict[str, Any]) -> HitPayload:
+    """A decoded ``meter/<pool>/hit`` object as its payload of its version."""
+    return convert(value, SignedHitPayload if value["v"] == SIGNED_VERSION else HitPayload)
 
 
 def decode_table_state(data: bytes) -> TableStatePayload:

@@ -18,9 +18,11 @@ update                 topic                              retained  while the br
 =====================  =================================  ========  ===========================
 
 **Signed meters.** The service hands the sink the controller key's signer
-(:meth:`MqttSink.sign_meters`, :class:`controller.meter_signature.MeterSigning`): every meter and
-pool status is then published signed, schema version 2 (:mod:`drivers.mqtt.outgoing`), so that
-a sign station believes only the controller's (docs/mqtt.md, "Signed meters").
+(:meth:`MqttSink.sign_meters`, :class:`controller.meter_signature.MeterSigning`): every meter,
+pool status and hit is then published signed, schema version 2 (:mod:`drivers.mqtt.outgoing`;
+a hit names this controller's id), so that a sign station believes only the controller's
+(docs/mqtt.md, "Signed meters"). A hit is signed as it is written to the outbox: published
+again after a crash, it carries the same signature.
 
 **Nothing is lost while the broker is away.** The updates are consumed by one task that never
 waits for the broker, and published by another, per connection:
@@ -142,7 +144,7 @@ class MqttSink:
         self.name = name
         self.topics = Topics(settings.site)
         self.client_id = f"{settings.client_id}-out"
-        controller_id = settings.controller_id or settings.client_id
+        self.controller_id = controller_id = settings.controller_id or settings.client_id
         self.status_topic = self.topics.controller_status(controller_id)
         self.checkpoint_topic = self.topics.controller_checkpoint(controller_id)
         self.head_topic = self.topics.controller_head(controller_id)
@@ -176,10 +178,10 @@ class MqttSink:
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self.signer: Signer | None = None
-        """The controller key's signer of the meters and pool statuses (none: unsigned)."""
+        """The controller key's signer of the meters, pool statuses and hits (none: unsigned)."""
 
     def sign_meters(self, signer: Signer) -> None:
-        """Sign the meters and pool statuses from now on (:class:`MeterSigning`)."""
+        """Sign the meters, pool statuses and hits from now on (:class:`MeterSigning`)."""
         self.signer = signer
 
     @property
@@ -247,7 +249,8 @@ class MqttSink:
                         self._caught_up.discard(update.payout_id)
                         return
                     topic = self.topics.hit(update.pool_id)
-                    self._enqueue(topic, hit_payload(update), hit_seq=update.seq)
+                    payload = hit_payload(update, self.signer, self.controller_id)
+                    self._enqueue(topic, payload, hit_seq=update.seq)
                 case TableUpdate():
                     topic = self.topics.table_command(update.table_id, STATE_COMMAND)
                     self._enqueue(topic, table_state_payload(update))
