@@ -37,7 +37,8 @@ from controller.config.tables import Context, TableChecks
 from controller.config.values import names
 from controller.config.wide_area import SECTION, played_pools, read_wide_area, wide_area
 from controller.journal.errors import JournalError
-from controller.journal.location import journal_location
+from controller.journal.high_water import high_water_path
+from controller.journal.location import DatabaseUrl, journal_location
 from controller.ledger.settlement import HitOrder
 from controller.plugins import by_section
 from controller.rules.ranking import AceFive
@@ -311,10 +312,12 @@ class _Loader(TableChecks):
             dirs.append(path)
         self.paytable_dirs = tuple(dirs)
         verification = raw.verification_amount
+        journal = self.journal(raw.journal)
+        node = self.node(raw.node)
         return ControllerConfig(
             site=self.identifier("controller.site", raw.site),
             controller_id=self.identifier("controller.id", raw.controller_id),
-            journal=self.journal(raw.journal),
+            journal=journal,
             jurisdiction=jurisdiction,
             ace_five=ace_five,
             dynasty_profile=dynasty,
@@ -338,12 +341,12 @@ class _Loader(TableChecks):
             checkpoint_interval_s=self.positive(
                 "controller.checkpoint_interval_s", raw.checkpoint_interval_s
             ),
-            high_water_file=self.high_water_file(raw.high_water_file),
+            high_water_file=self.high_water_file(raw.high_water_file, journal, node),
             head_rows=self.head_rows(raw.head_rows),
             head_interval_s=self.within(
                 "controller.head_interval_s", raw.head_interval_s, HEAD_INTERVAL_S
             ),
-            node=self.node(raw.node),
+            node=node,
             lease_s=self.within("controller.lease_s", raw.lease_s, LEASE_S),
             commit_hang_s=self.within("controller.commit_hang_s", raw.commit_hang_s, COMMIT_HANG_S),
         )
@@ -392,9 +395,16 @@ class _Loader(TableChecks):
             )
         return path
 
-    def high_water_file(self, text: str | None) -> str | None:
-        """The high-water file's path, relative to this file."""
+    def high_water_file(self, text: str | None, journal: JournalLocation, node: str) -> str | None:
+        """The high-water file's path, relative to this file.
+
+        Unset, an SQLite journal keeps it beside its file (None here: the journal's path says
+        where). A PostgreSQL journal has no folder of its own: its default is ``var/`` beside
+        this file, never the working directory, which is whatever the caller's happens to be.
+        """
         if text is None:
+            if isinstance(journal, DatabaseUrl):
+                return str(self.base_dir / high_water_path(str(journal), node))
             return None
         if not text.strip():
             raise self.fail("controller.high_water_file", "names no file")

@@ -137,7 +137,8 @@ def high_water_path(journal: str, node: str | None = None) -> Path:
     """Where the high-water file of a journal is kept unless configured: beside an SQLite file.
 
     A PostgreSQL journal (a URL) keeps it under ``var/``, named after the database and the
-    node: each node of a cluster keeps the mark it signed, and no two share a file.
+    node: each node of a cluster keeps the mark it signed, and no two share a file. The path is
+    relative: the configuration's loader puts it beside the configuration file.
     """
     if "://" in journal:
         name = journal.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0] or "journal"

@@ -50,3 +50,15 @@ def test_a_bad_fence_setting_is_refused_naming_file_key_and_reason(
     assert error.key == key
     assert reason in error.reason
     assert str(error).startswith(str(tmp_path / "jackpotd.toml"))
+
+
+def test_a_postgresql_journals_high_water_file_is_beside_the_configuration_one_per_node(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Never in the working directory: a node started from a source tree would write into it."""
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    text = edited(ID, ID + 'node = "db1"\njournal = "postgresql://jackpotd@db.example/jackpot"\n')
+    controller = load(tmp_path, text).controller
+    assert controller.high_water_file == str(tmp_path / "var" / "jackpot.db1.high-water")

@@ -128,7 +128,12 @@ class ChaosSession:
         """One fault (``kind``, else one the seed chooses), healed, drained and checked."""
         chosen = kind or self.rng.choice(faults.KINDS)
         fault = faults.INJECT[chosen](self.cluster, self.nodes, self.rng, self.tables_link)
-        faults.settle(self.cluster, self.nodes)
+        try:
+            faults.settle(self.cluster, self.nodes)
+        except TimeoutError as error:
+            raise AssertionError(
+                f"the cluster did not settle after {fault}: {error}\n{self.logs()}"
+            ) from error
         drained = self.floor.command("drain")
         if not drained.get("drained"):
             raise AssertionError(f"the floor did not drain after {fault}: {drained}\n{self.logs()}")
