@@ -7,10 +7,11 @@ meters``, ``hits``, ``report``, ``verify``, ``operator list``, ``manifest check`
 the file here instead, through SQLite's ``mode=ro``: nothing is migrated, no pragma writes,
 and a file that is not a journal is refused in one line before anything is read from it.
 
-SQLite keeps a WAL journal's readers in step through the ``-shm`` index next to the file: a
-read-only connection uses the ``-wal`` and ``-shm`` files the writer keeps, or creates them
-empty when the service is not running; it never writes the journal itself or a frame of its
-WAL.
+The file is opened by :func:`controller.journal.read_only_file.open_read_only`: through the
+``-wal`` and ``-shm`` the writer keeps while rows are in its WAL, and otherwise immutable,
+making nothing beside the file, so a copy in a folder nobody may write (a lab's, a backup on
+read-only media) reads and verifies too. Nothing here writes the journal, a frame of its WAL,
+or a file next to it.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import sqlite_utils
 
 from controller.journal.checkpoints import stored_snapshots
 from controller.journal.errors import JournalError, SchemaError
+from controller.journal.read_only_file import open_read_only
 from controller.journal.reads import PayoutRecord, ReadSide, payout_record
 from controller.journal.restore import load_state
 from controller.journal.rows import read_rows
@@ -119,17 +121,6 @@ class NotAJournalError(JournalError):
     """The file is not a jackpotd journal (another SQLite database, or no database at all)."""
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    try:
-        connection = sqlite3.connect(
-            f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False
-        )
-        connection.execute("PRAGMA busy_timeout=5000")
-    except sqlite3.Error as error:
-        raise JournalError(f"{path}: cannot read the journal: {error}") from error
-    return connection
-
-
 def schema_version(connection: sqlite3.Connection, path: Path) -> int:
     """The journal's schema version; refuses a file that is not a journal."""
     try:
@@ -155,13 +146,11 @@ def schema_version(connection: sqlite3.Connection, path: Path) -> int:
 def check_journal(path: Path | str) -> int:
     """The schema version of the journal at ``path`` (read only); refuses anything else."""
     location = Path(path)
-    if not location.exists():
-        raise JournalError(f"{location}: no such journal")
-    connection = _connect(location)
+    opened = open_read_only(location)
     try:
-        return schema_version(connection, location)
+        return schema_version(opened.connection, location)
     finally:
-        connection.close()
+        opened.connection.close()
 
 
 class JournalReader(Protocol):
@@ -199,9 +188,8 @@ class ReadOnlyJournal(ReadSide):
 
     def __init__(self, path: Path | str) -> None:
         self.path = Path(path)
-        if not self.path.exists():
-            raise JournalError(f"{self.path}: no such journal")
-        self._connection = _connect(self.path)
+        self._opened = open_read_only(self.path)
+        self._connection = self._opened.connection
         try:
             version = schema_version(self._connection, self.path)
         except JournalError:
@@ -255,4 +243,13 @@ class ReadOnlyJournal(ReadSide):
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        try:
+            # A file changed under an immutable read explains a failed read too.
+            if exc_info[0] is None or isinstance(exc_info[1], (JournalError, sqlite3.Error)):
+                self.check_unchanged()
+        finally:
+            self.close()
+
+    def check_unchanged(self) -> None:
+        """Refuse what was read if the file changed under an immutable read (read_only_file)."""
+        self._opened.check_unchanged()

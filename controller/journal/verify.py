@@ -36,6 +36,7 @@ from controller.journal.checkpoint_audit import VERIFIED
 from controller.journal.checkpoints import KIND, stored_snapshots
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
+from controller.journal.read_only_file import open_read_only
 from controller.journal.restore import load_state
 from controller.journal.rows import Row, read_rows, rows_of_kinds
 from controller.journal.site_messages import stored_messages
@@ -238,16 +239,15 @@ def verify(
     Every read of the file runs in one read transaction: in WAL mode it sees the file as it
     was at its first read until it ends, so the rows, the materialized state and the payouts
     are those of one moment even while the service commits (docs/journal.md, "Verification").
+    A file with no rows in a WAL is read immutable instead, and refused if it changed while it
+    was read (:mod:`controller.journal.read_only_file`).
     """
     location = Path(path)
-    if not location.exists():
-        raise JournalError(f"{location}: no such journal")
+    opened = open_read_only(location)  # nothing made beside the file (read_only_file)
+    connection = opened.connection
     if archives is not None and not archives.is_dir():
+        connection.close()
         raise JournalError(f"{archives}: no such folder of archive segments")
-    try:
-        connection = sqlite3.connect(f"file:{location}?mode=ro", uri=True, isolation_level=None)
-    except sqlite3.Error as error:
-        raise JournalError(f"{location}: cannot read the journal: {error}") from error
     connection.row_factory = sqlite3.Row
     try:
         connection.execute("BEGIN")
@@ -256,9 +256,13 @@ def verify(
 
         live = _FileRows(connection)
         every = PROGRESS_ROWS  # read now: a test sets it lower
-        return Verification(live, keys, anchors, progress or _silent, every).run(archives)
+        report = Verification(live, keys, anchors, progress or _silent, every).run(archives)
     except sqlite3.Error as error:
+        opened.check_unchanged()  # a file changed under an immutable read: that is why
         raise JournalError(f"{location}: cannot read the journal: {error}") from error
+    else:
+        opened.check_unchanged()  # in the read transaction still: closed below
+        return report
     finally:
         connection.close()  # ends the read transaction
 

@@ -121,8 +121,9 @@ def test_a_closed_journal_is_unchanged_by_every_read_only_command(
         assert status in {0, 1}, (argv, err)  # manifest check: nothing approved in this journal
         assert "Traceback" not in err
         assert fingerprint(played) == before, argv
-        # SQLite's readers may leave an empty WAL behind, never a frame in it.
-        assert not wal.exists() or wal.stat().st_size == 0, argv
+        # Read immutable: no -wal nor -shm is made beside it (controller/journal/read_only_file.py).
+        assert not wal.exists(), argv
+        assert not played.with_name(played.name + "-shm").exists(), argv
 
 
 def test_a_journal_the_service_holds_open_is_unchanged_and_so_is_its_wal(
