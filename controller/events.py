@@ -19,6 +19,7 @@ from decimal import Decimal
 
 import msgspec
 
+from controller.agent_events import AgentSigned, TableAgentEnrolled, TableAgentRevoked
 from controller.event_base import SCHEMA_VERSION, Event, Signature, Signatures
 from controller.wide_events import (
     SiteLinked,
@@ -157,6 +158,10 @@ class DeviceEvent(Event, frozen=True):
 
     Devices resend until acknowledged and the journal applies an id once, so a resend is
     harmless (see :func:`device_event_id`). Devices must not reuse a sequence number.
+
+    Each kind ends with ``agent_signature``: the signature of the table's enrolled agent that
+    forwarded it (controller/agent_events.py), ``UNSET`` (never encoded, nor in the stored
+    array form) on events without one, so that every earlier row reads and hashes as written.
     """
 
     table_id: str
@@ -171,12 +176,14 @@ class BetSensed(DeviceEvent, frozen=True, tag="bet-sensed"):
     spot: str
     present: bool
     amount_cents: int = 0
+    agent_signature: AgentSigned = msgspec.UNSET
 
 
 class BetsLocked(DeviceEvent, frozen=True, tag="bets-locked"):
     """The dealer locked bets ("no more bets") and a round began: present bets become wagers."""
 
     round_id: str
+    agent_signature: AgentSigned = msgspec.UNSET
 
 
 class CardDealt(DeviceEvent, frozen=True, tag="card-dealt"):
@@ -185,12 +192,14 @@ class CardDealt(DeviceEvent, frozen=True, tag="card-dealt"):
     round_id: str
     position: int
     card: str
+    agent_signature: AgentSigned = msgspec.UNSET
 
 
 class DealComplete(DeviceEvent, frozen=True, tag="deal-complete"):
     """Every hand of the round is dealt: the round can be settled."""
 
     round_id: str
+    agent_signature: AgentSigned = msgspec.UNSET
 
 
 class RoundVoided(Event, frozen=True, tag="round-voided", omit_defaults=True):
@@ -209,6 +218,8 @@ class RoundVoided(Event, frozen=True, tag="round-voided", omit_defaults=True):
     reason: str
     refund_contributions: bool = False
     signatures: Signatures = msgspec.UNSET
+    agent_signature: AgentSigned = msgspec.UNSET
+    """A device's void forwarded by the table's enrolled agent carries its signature."""
 
 
 class TableStatusChanged(Event, frozen=True, tag="table-status"):
@@ -408,6 +419,8 @@ AnyEvent = (
     | WideAreaJoined
     | WideAreaStatusChanged
     | WideAreaAwarded
+    | TableAgentEnrolled
+    | TableAgentRevoked
 )
 
 

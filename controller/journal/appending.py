@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.effects import PayoutMade, Verified, encode_effects
 from controller.events import encode_event
+from controller.journal.agent_word import agent_word_refusal
 from controller.journal.batch import Batch
 from controller.journal.chain import row_hash
 from controller.journal.codec import pool_json, table_state_json, wagers_json
@@ -97,7 +98,7 @@ def append_events(
     batch = done.batch
     signed = state.authority.signed  # as the append finds it: a replay into a new file runs
     for event, origin in zip(events, each_provenance(events, provenance), strict=True):
-        refused = refusal(signed, event, origin)
+        refused = refusal(signed, event, origin) or agent_word_refusal(done.state, event)
         if refused is not None:
             event = refused.fault  # noqa: PLW2901
         seen = known.get(event.event_id)

@@ -47,6 +47,8 @@ _COLUMNS: Final = frozenset({"kind", "event_id", "at"})
 """The event's fields its row holds in columns of their own (``kind`` is the tag)."""
 _BY_ID: Final = ("table_id", "device", "seq")
 """A device input's fields its id spells out."""
+_OBJECT_ONLY: Final = frozenset({"agent_signature"})
+"""A device input's fields its array form never holds: with one, it is stored as an object."""
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _MILLISECONDS: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 
@@ -116,8 +118,16 @@ def _event_fields(kind: type[msgspec.Struct]) -> tuple[tuple[str, object], ...]:
 
 @functools.cache
 def _positional_fields(kind: type[msgspec.Struct]) -> tuple[tuple[str, object], ...]:
-    """A device input's fields in its array form: all but its columns and what its id says."""
-    return tuple((name, default) for name, default in _event_fields(kind) if name not in _BY_ID)
+    """A device input's fields in its array form: all but its columns and what its id says.
+
+    Nor its table agent's signature (``agent_signature``, ``UNSET`` unless given): an event
+    that has one is stored as an object, so the array of every row without one is unchanged.
+    """
+    return tuple(
+        (name, default)
+        for name, default in _event_fields(kind)
+        if name not in _BY_ID and name not in _OBJECT_ONLY
+    )
 
 
 def _given(event: dict[str, Any]) -> dict[str, Any]:
@@ -139,7 +149,7 @@ def _spelled_by_id(event: AnyEvent, values: dict[str, Any]) -> bool:
 def _event_form(event: AnyEvent, values: dict[str, Any]) -> str:
     if _spelled_by_id(event, values):
         fields = _positional_fields(type(event))
-        if all(name in values for name, _ in fields):
+        if all(name in values for name, _ in fields) and not _OBJECT_ONLY & values.keys():
             array = [values[name] for name, _ in fields]
             while array and _same(array[-1], fields[len(array) - 1][1]):
                 array.pop()

@@ -14,6 +14,7 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import assert_never
 
+from controller.agent_events import TableAgentEnrolled, TableAgentRevoked
 from controller.effects import (
     Adjusted,
     AnyEffect,
@@ -78,6 +79,7 @@ from controller.ledger.state import (
     pool_of,
     with_pool,
 )
+from controller.ledger.table_agents import check_agent_word, enroll_agent, revoke_agent
 from controller.ledger.table_rules import TableRulesError, refuse_envy_on_the_dealer, table_rules
 from controller.ledger.table_state import TableState
 from controller.ledger.voids import on_round_voided
@@ -307,6 +309,10 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return on_history_restored(state, event)
         case JournalIdentified():
             return on_journal_identified(state, event)
+        case TableAgentEnrolled():
+            return enroll_agent(state, event)
+        case TableAgentRevoked():
+            return revoke_agent(state, event)
         case FaultRecorded() | CheckpointRecorded() | SequencerTookOver():
             return state, []
         case _:
@@ -315,5 +321,6 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
 
 def apply(state: LedgerState, event: AnyEvent) -> tuple[LedgerState, tuple[AnyEffect, ...]]:
     """Apply one event; raise :class:`LedgerError` (state unchanged) if it must be refused."""
+    check_agent_word(state, event)  # an enrolled table's devices speak through its agent
     new_state, effects = _dispatch(state, event)
     return new_state, tuple(effects)

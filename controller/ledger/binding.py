@@ -37,6 +37,9 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final, TypeVar
 
+import msgspec
+
+from controller.agent_events import TableAgentEnrolled, TableAgentRevoked
 from controller.clock import utc_iso
 from controller.event_base import Binding
 from controller.events import (
@@ -158,8 +161,19 @@ def target_of(state: LedgerState, event: AnyEvent) -> str:  # noqa: PLR0912 - on
         case WideAreaJoined():
             joined = "none" if state.chain is None else state.chain.central_key
             return f"wide-area/{event.site}/{joined}"
+        case TableAgentEnrolled() | TableAgentRevoked():
+            return _agent_target(state, event)
         case _:
             return str(type(event).__struct_config__.tag)
+
+
+def _agent_target(state: LedgerState, event: TableAgentEnrolled | TableAgentRevoked) -> str:
+    """A table agent's key as it stands (``none``), and for an enrollment the new key."""
+    agents = state.authority.table_agents
+    agent = None if isinstance(agents, msgspec.UnsetType) else agents.get(event.table_id)
+    current = agent.key_id if agent is not None and agent.key_id else "none"
+    target = f"table-agent/{event.table_id}/{current}"
+    return f"{target}/new/{event.public_key}" if isinstance(event, TableAgentEnrolled) else target
 
 
 def binding_for(state: LedgerState, event: AnyEvent) -> Binding | None:

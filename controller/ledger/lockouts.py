@@ -179,10 +179,17 @@ def retired(state: LedgerState, name: str) -> LedgerState:
 
 
 def key_taken(state: LedgerState, public_key: str) -> str | None:
-    """Who holds or held ``public_key``: an operator's name, "a revoked operator", or None."""
+    """Who holds or held ``public_key``: an operator's name, "a revoked operator", or None.
+
+    A table's agent holds a key too (controller/ledger/table_agents.py): "the agent of T1".
+    """
     for operator in state.operators.values():
         if operator.public_key == public_key:
             return operator.name
+    agents = state.authority.table_agents
+    for table_id, agent in ({} if isinstance(agents, msgspec.UnsetType) else agents).items():
+        if agent.public_key == public_key:
+            return f"the agent of table {table_id}"
     retired_keys = state.authority.retired_keys
     if not isinstance(retired_keys, msgspec.UnsetType) and public_key in retired_keys:
         return "a revoked operator"

@@ -89,7 +89,7 @@ def enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
     if state.authority.signed:
         if not keyed:
             raise LedgerError("an operator is enrolled with a signing key (public_key)")
-        state = require(state, event, "enroll", signers=_enrolling_managers(state))
+        state = require(state, event, "enroll", signers=enrolling_managers(state))
         _refuse_a_key_taken(state, public_key)
     elif keyed:
         # The first operator with a key: the site's authority becomes signed, for good.
@@ -110,7 +110,7 @@ def enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
     return state, [OperatorChanged(event.name, str(role))]
 
 
-def _enrolling_managers(state: LedgerState) -> int:
+def enrolling_managers(state: LedgerState) -> int:
     """The managers' signatures an enrollment needs, on a journal whose authority is signed.
 
     On a journal with an identity, two once two managers are enrolled, so that no one manager
@@ -129,7 +129,7 @@ def _refuse_a_key_taken(state: LedgerState, public_key: str) -> None:
     """
     if not has_identity(state):
         return
-    if not _canonical_key(public_key):
+    if not canonical_key(public_key):
         raise LedgerError("public_key: not the base64 of a 32-byte Ed25519 public key")
     holder = key_taken(state, public_key)
     if holder is not None:
@@ -139,7 +139,7 @@ def _refuse_a_key_taken(state: LedgerState, public_key: str) -> None:
         )
 
 
-def _canonical_key(public_key: str) -> bool:
+def canonical_key(public_key: str) -> bool:
     """Whether ``public_key`` is the one base64 text of 32 bytes (so equal keys compare equal)."""
     try:
         raw = base64.b64decode(public_key, validate=True)

@@ -77,6 +77,18 @@ class Lockouts:
 
 
 @dataclass(frozen=True, slots=True)
+class TableAgent:
+    """A table's enrolled agent key (controller/ledger/table_agents.py); empty once revoked.
+
+    A table whose key was revoked keeps its record with no key: its device events are refused
+    until a manager enrolls a new one, never taken unsigned again.
+    """
+
+    public_key: str = ""
+    key_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Authority:
     """How the ledger checks authority: signatures or not, and the approved settings.
 
@@ -87,8 +99,9 @@ class Authority:
     authentications in a row lock an operator out. The last three come with a signed
     configuration approval.
 
-    ``lockouts`` (operators' lockouts, by name) and ``retired_keys`` (the public keys of
-    revoked operators, never enrolled again) are kept only on a journal with an identity; they
+    ``lockouts`` (operators' lockouts, by name), ``retired_keys`` (the public keys of revoked
+    operators and table agents, never enrolled again) and ``table_agents`` (each table's
+    agent key) are kept only on a journal with an identity; they
     are ``UNSET`` while empty, never encoded, so that the state's snapshot, and its digest, are
     those of a journal written before they existed.
     """
@@ -99,6 +112,8 @@ class Authority:
     lockout_after: int = LOCKOUT_AFTER
     lockouts: dict[str, Lockouts] | msgspec.UnsetType = msgspec.UNSET
     retired_keys: tuple[str, ...] | msgspec.UnsetType = msgspec.UNSET
+    table_agents: dict[str, TableAgent] | msgspec.UnsetType = msgspec.UNSET
+    """Each table's enrolled agent key, by table; ``UNSET`` while none is (never encoded)."""
 
 
 class PinError(InputError, ValueError):
