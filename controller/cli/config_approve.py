@@ -6,7 +6,8 @@ that moves money (pools opened, terms changed, tables configured) and the author
 ``configuration-approved`` event, has it signed (``--key``) and journals it. The daemon then
 starts on that file; with a file changed since, it refuses until a manager approves it again
 (docs/operations.md, "Approving a configuration"). ``--dry-run`` prints what would be
-approved.
+approved: each pool, table and setting that changes, old → new
+(:mod:`controller.cli.config_changes`), without a key.
 """
 
 from __future__ import annotations
@@ -17,12 +18,20 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from controller.cli.common import add_db, command, open_journal, report_receipt
+from controller.cli.common import (
+    add_db,
+    command,
+    journal_location,
+    open_journal,
+    open_reader,
+    report_receipt,
+)
+from controller.cli.config_changes import change_document, change_lines
 from controller.cli.signing import add_signers, signed, signers
 from controller.clock import utc_now
 from controller.config.approval import configuration_approval
 from controller.config.load import load_config
-from controller.events import encode_event
+from controller.ledger.apply import LedgerState
 
 if TYPE_CHECKING:
     import argparse
@@ -42,24 +51,43 @@ def register(actions: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     add_db(approve, config=False)
     approve.add_argument("--config", type=Path, required=True, help="the configuration file")
     approve.add_argument("--dry-run", action="store_true", help="show the changes; sign nothing")
-    add_signers(approve)
-    approve.set_defaults(run=run_approve)
+    add_signers(approve, required=False)  # required unless --dry-run: checked in run_approve
+    approve.set_defaults(run=run_approve, usage_error=approve.error)
 
 
 def run_approve(args: argparse.Namespace) -> int:
     """Sign and journal the approval the configuration needs, if it needs one."""
+    if args.dry_run:
+        return _dry_run(args)
+    if not args.key:
+        args.usage_error("the following arguments are required: --key (or --dry-run)")
     config = load_config(args.config)
     with open_journal(args, must_exist=False) as journal:
         approval = configuration_approval(config, journal.state, utc_now(), "")
         if approval is None:
             print(f"{args.config}: nothing to approve, the journal runs it already")
             return 0
-        if args.dry_run:
-            for change in approval.changes:
-                print(encode_event(change).decode())
-            settings = {"dual_control_cents": approval.dual_control_cents}
-            print(json.dumps(settings | {"lockout_after": approval.lockout_after}))
-            return 0
         keys = signers(args, journal, "approve-config")
         approval = msgspec.structs.replace(approval, by=keys[0][0])
         return report_receipt(args, journal.append(signed(approval, keys, journal)))
+
+
+def _dry_run(args: argparse.Namespace) -> int:
+    """What the approval would change, old → new; nothing is signed, opened to write or made."""
+    config = load_config(args.config)
+    where = journal_location(args)
+    state = LedgerState()
+    if not isinstance(where, Path) or where.exists():
+        with open_reader(args) as reader:
+            state = reader.state
+    approval = configuration_approval(config, state, utc_now(), "")
+    if approval is None:
+        print(f"{args.config}: nothing to approve, the journal runs it already")
+        return 0
+    if args.json:
+        print(json.dumps(change_document(approval, state), indent=2))
+        return 0
+    print(f"{args.config}: what a manager's approval changes (nothing is signed):")
+    for line in change_lines(approval, state):
+        print(f"  {line}")
+    return 0

@@ -41,11 +41,17 @@ E = TypeVar("E", bound="AnyEvent")
 PASSPHRASE_ENVIRONMENT = "JACKPOTD_PASSPHRASE"  # noqa: S105 - a variable name
 
 
-def add_signers(parser: argparse.ArgumentParser, *, dual: bool = False) -> None:
-    """The options naming who signs (``--key``) and their passphrases."""
+def add_signers(
+    parser: argparse.ArgumentParser, *, dual: bool = False, required: bool = True
+) -> None:
+    """The options naming who signs (``--key``) and their passphrases.
+
+    ``required`` false: the command checks for ``--key`` itself (one that can also run
+    without signing, as ``config approve --dry-run``).
+    """
     what = "once per operator signing (twice: dual control)" if dual else "the operator's"
     parser.add_argument(
-        "--key", type=Path, action="append", required=True, help=f"a key file, {what}"
+        "--key", type=Path, action="append", required=required, help=f"a key file, {what}"
     )
     parser.add_argument(
         "--passphrase-file",
