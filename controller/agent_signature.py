@@ -44,6 +44,9 @@ if TYPE_CHECKING:
     from controller.events import AnyEvent
 
 DOMAIN: Final = b"jackpotd table agent signature v1\n"
+AGENT_SIGNATURE: Final = "agent-signature"
+"""How the reason of every refusal of a table's word for its agent's signature starts: the
+journal's fault, the writer's answer (an agent's acknowledgement never counts such a refusal)."""
 
 _CANONICAL: Final = msgspec.json.Encoder(order="sorted")
 

@@ -173,6 +173,11 @@ class AgentLinkStats(Protocol):
         """Cumulative acknowledgements published to agents."""
         ...
 
+    @property
+    def agent_refused(self) -> int:
+        """Agent events refused for their table agent's signature (docs/agents.md)."""
+        ...
+
 
 class SiteLinkStats(Protocol):
     """What central's source exposes of its linked properties' traffic (docs/wide-area.md).

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from controller.agent_signature import AgentSigner
+
 
 @dataclass(frozen=True, slots=True)
 class AgentConfig:
@@ -31,3 +33,6 @@ class AgentConfig:
     """The ``[broker]`` section, as the MQTT driver's settings."""
     serial: tuple[object, ...]
     """The ``[[serial]]`` sections, as the serial driver's settings, each bound to the table."""
+    signer: AgentSigner | None = None
+    """The agent's key (``[agent] key_file``): it signs each device event it forwards
+    (docs/agents.md, "Signed forwarding"); None: it forwards them unsigned, as before."""

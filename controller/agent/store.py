@@ -21,6 +21,8 @@ class StoredEvent:
     device_seq: int
     payload: str
     """The device's payload as it came over the serial line (``BET,bs-1,17,3,progressive,1``)."""
+    stored: str = ""
+    """When the agent stored it (UTC, ISO 8601): the time its signature names."""
 
 
 class AgentOutbox(Protocol):

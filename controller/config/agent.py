@@ -3,7 +3,7 @@
 The file has three parts (deploy/agent.toml documents every key)::
 
     [agent]      table_id, outbox, closed_after_s, heartbeat_s, resend_initial_s,
-                 resend_cap_s, site, state_file
+                 resend_cap_s, site, state_file, key_file
     [broker]     the MQTT driver's section, as in the controller's file (docs/mqtt.md)
     [[serial]]   the serial driver's lines (docs/architecture.md), each the agent's table's
 
@@ -22,9 +22,12 @@ from controller.agent.settings import AgentConfig
 from controller.config.load import _key_of, _Loader, read_config_file, toml_document
 from controller.config.schema import ConfigError
 from controller.plugins import by_section
+from controller.security.agent_key import AgentKeyError, load_agent_key
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from controller.agent_signature import AgentSigner
 
 BROKER: Final = "broker"
 SERIAL: Final = "serial"
@@ -41,6 +44,7 @@ class AgentSection(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     resend_initial_s: float = 0.5
     resend_cap_s: float = 10.0
     state_file: str | None = None
+    key_file: str | None = None
 
 
 class _AgentFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -80,6 +84,7 @@ def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
                 raise checks.fail(f"{SERIAL}[{index}].table_id", reason)
     lines = tuple(entry.settings for entry in checks.driver(by_section()[SERIAL], serial))
     state_file = None if section.state_file is None else checks.path(section.state_file)
+    signer = None if section.key_file is None else _signer(checks, section, table_id)
     return AgentConfig(
         source=source,
         table_id=table_id,
@@ -91,7 +96,20 @@ def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
         state_file=state_file,
         broker=settings,
         serial=lines,
+        signer=signer,
     )
+
+
+def _signer(checks: _Loader, section: AgentSection, table_id: str) -> AgentSigner:
+    """The agent's key (``[agent] key_file``, 0600), made for this table (docs/agents.md)."""
+    try:
+        key = load_agent_key(checks.path(str(section.key_file)))
+    except AgentKeyError as error:
+        raise checks.fail("agent.key_file", str(error)) from error
+    if key.table_id != table_id:
+        reason = f"is the key of table {key.table_id!r}'s agent, this agent serves {table_id!r}"
+        raise checks.fail("agent.key_file", reason)
+    return key.signer()
 
 
 def _timing(checks: _Loader, section: AgentSection) -> None:

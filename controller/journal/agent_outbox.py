@@ -183,13 +183,13 @@ class AgentOutboxStore:
         """The oldest unacknowledged messages after ``seq`` ``after``, oldest first."""
         try:
             rows = self._db.execute(
-                "SELECT seq, device, device_seq, payload FROM agent_outbox"
+                "SELECT seq, device, device_seq, payload, stored FROM agent_outbox"
                 " WHERE seq > ? ORDER BY seq LIMIT ?",
                 (max(after, self.acked), limit),
             ).fetchall()
         except sqlite3.Error as error:
             raise OutboxError(f"cannot read the agent outbox: {error}") from error
-        return [StoredEvent(int(s), str(d), int(n), str(p)) for s, d, n, p in rows]
+        return [StoredEvent(int(s), str(d), int(n), str(p), str(t)) for s, d, n, p, t in rows]
 
     def trim(self, through: int, epoch: int) -> int:
         """Forget what is acknowledged through ``through``."""

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from controller.agent_signature import AGENT_SIGNATURE
 from controller.events import FaultRecorded, encode_event
 from controller.journal.provenance import Refused
-from controller.ledger.table_agents import AGENT_SIGNATURE, agent_refusal
+from controller.ledger.table_agents import agent_refusal
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent

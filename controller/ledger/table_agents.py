@@ -34,7 +34,11 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from controller.agent_signature import agent_signature_of, agent_signature_verifies
+from controller.agent_signature import (
+    AGENT_SIGNATURE,
+    agent_signature_of,
+    agent_signature_verifies,
+)
 from controller.events import DeviceEvent, RoundVoided
 from controller.ledger.authority import require
 from controller.ledger.binding import moment_of
@@ -55,8 +59,6 @@ if TYPE_CHECKING:
 
     Outcome = tuple[LedgerState, list[AnyEffect]]
 
-AGENT_SIGNATURE: Final = "agent-signature"
-"""How the reason of every refusal of a table's word for its agent's signature starts."""
 SKEW: Final = timedelta(minutes=2)
 """How far after the controller's time of an event its agent may say it stored it (clocks)."""
 MAX_AGE: Final = timedelta(hours=12)

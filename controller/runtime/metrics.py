@@ -317,10 +317,16 @@ class ControllerMetrics(Collector):
         acks = CounterMetricFamily(
             "jackpotd_agent_acks", "Acknowledgements published to table agents.", labels=["client"]
         )
+        refused = CounterMetricFamily(
+            "jackpotd_agent_signatures_refused",
+            "Table events refused for their table agent's signature (docs/agents.md).",
+            labels=["client"],
+        )
         for link in self.agent_links:
             gaps.add_metric([link.name], link.agent_gaps)
             acks.add_metric([link.name], link.agent_acks)
-        yield from (gaps, acks)
+            refused.add_metric([link.name], link.agent_refused)
+        yield from (gaps, acks, refused)
 
     def _streams(self) -> Iterator[Metric]:
         streams = GaugeMetricFamily("jackpotd_display_streams", "Open /events streams.")

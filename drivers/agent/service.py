@@ -51,6 +51,7 @@ class Agent:
             gate=self.gate,
             resend=resend,
             heartbeat_s=config.heartbeat_s,
+            signer=config.signer,
         )
         self.lines = [
             AgentLine(port, outbox, self.faults, self.table_open, self.uplink.stored)

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from controller.agent.gate import TableGate
     from controller.agent.resend import ResendDelay
     from controller.agent.store import AgentOutbox
+    from controller.agent_signature import AgentSigner
     from drivers.agent.state import FaultLog
     from drivers.mqtt.settings import BrokerSettings
 
@@ -71,8 +72,11 @@ class AgentUplink:
         gate: TableGate,
         resend: ResendDelay,
         heartbeat_s: float,
+        signer: AgentSigner | None = None,
     ) -> None:
         self.name = "mqtt"
+        self.signer = signer
+        """Signs each event forwarded (``[agent] key_file``); None: forwarded unsigned."""
         self._broker = broker
         self.table_id = table_id
         self._outbox = outbox
@@ -193,7 +197,15 @@ class AgentUplink:
             for row in rows:
                 acked = self._outbox.acked
                 try:
-                    kind, payload = forwarded(row.payload, self.table_id, boot, row.seq, acked)
+                    kind, payload = forwarded(
+                        row.payload,
+                        self.table_id,
+                        boot,
+                        row.seq,
+                        acked,
+                        signer=self.signer,
+                        stored=row.stored,
+                    )
                 except ProtocolError as error:  # only a changed outbox file gets here
                     self._faults.keep("unreadable-row", f"seq {row.seq}: {error.reason}")
                     raise OutboxError(f"outbox row {row.seq} unreadable") from error

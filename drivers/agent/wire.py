@@ -10,22 +10,37 @@ a ``heartbeat`` event of device ``agent`` with the same three fields: the boot, 
 
 from __future__ import annotations
 
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, RoundVoided
 from drivers.mqtt.agent_wire import AGENT_DEVICE
-from drivers.mqtt.payloads import SCHEMA_VERSION
+from drivers.mqtt.payloads import SCHEMA_VERSION, PayloadError, decode_table_message
+from drivers.mqtt.payloads import Heartbeat as HeardHeartbeat
 from drivers.serial.protocol import Heartbeat, ProtocolError, decode_message, parse_header
+
+if TYPE_CHECKING:
+    from controller.agent_signature import AgentSigner
+    from drivers.serial.protocol import Header
 
 _ENCODER: Final = msgspec.json.Encoder()
 
 
-def forwarded(payload: str, table_id: str, boot: str, seq: int, acked: int) -> tuple[str, bytes]:
+def forwarded(  # noqa: PLR0913 - the stored row's fields and the agent's stamp
+    payload: str,
+    table_id: str,
+    boot: str,
+    seq: int,
+    acked: int,
+    *,
+    signer: AgentSigner | None = None,
+    stored: str = "",
+) -> tuple[str, bytes]:
     """The event type and JSON payload of a stored device message; raises ProtocolError.
 
-    ``acked`` is the highest ``seq`` a controller has acknowledged so far.
+    ``acked`` is the highest ``seq`` a controller has acknowledged so far; ``signer`` signs
+    it, stored at ``stored``.
     """
     header = parse_header(payload)
     message = decode_message(header, table_id)
@@ -49,7 +64,30 @@ def forwarded(payload: str, table_id: str, boot: str, seq: int, acked: int) -> t
         case Heartbeat():
             raise ProtocolError("heartbeat-stored", header.device, header.seq)
     fields |= {"boot": boot, "agent_seq": seq, "acked": acked}
+    if signer is not None:
+        fields["agent_signature"] = _signature(
+            signer, table_id, kind, fields, stored=stored, header=header
+        )
     return kind, _ENCODER.encode(fields)
+
+
+def _signature(  # noqa: PLR0913 - what is signed, and what names the row in an error
+    signer: AgentSigner,
+    table_id: str,
+    kind: str,
+    fields: dict[str, Any],
+    *,
+    stored: str,
+    header: Header,
+) -> dict[str, str]:
+    """The agent's signature over the event the controller will read from ``fields``."""
+    try:
+        event, _ = decode_table_message(table_id, kind, _ENCODER.encode(fields))
+    except PayloadError as error:  # a stored message the controller would refuse anyway
+        raise ProtocolError(error.reason, header.device, header.seq) from error
+    if isinstance(event, HeardHeartbeat):  # pragma: no cover - a heartbeat is never stored
+        raise ProtocolError("heartbeat-stored", header.device, header.seq)
+    return msgspec.to_builtins(signer.signature(event, stored))  # type: ignore[no-any-return]
 
 
 def heartbeat(count: int, boot: str, stored_high: int, acked: int) -> bytes:

@@ -13,7 +13,9 @@ journaled, so that the agent knows the controller hears it even when it has noth
 
 What is acknowledged comes from receipts alone (:class:`controller.agent.acks.CumulativeAcks`):
 the ``acked`` a message claims never makes an event "journaled", so a forged claim far ahead
-cannot have the next events answered without being written (docs/ha.md, "Table agents").
+cannot have the next events answered without being written (docs/ha.md, "Table agents"); nor
+does an event refused for its agent's signature, so that a forgery under an agent's (boot,
+seq) never has the agent's own event at that seq acknowledged unjournaled.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from controller.agent.acks import Ack, Admission, CumulativeAcks
+from controller.agent_signature import AGENT_SIGNATURE
 from controller.clock import utc_now
 from drivers.mqtt.agent_wire import ACK_COMMAND, encode_ack
 from drivers.mqtt.connection import QOS, guarded
@@ -53,6 +56,8 @@ class AgentAnswers:
         """Agent events dropped because an earlier one had not arrived (resent by the agent)."""
         self.answered = 0
         """Acknowledgements published."""
+        self.refused = 0
+        """Table events refused for their agent's signature (an agent's: never acknowledged)."""
 
     def admit(self, table_id: str, stamp: AgentStamp) -> Admission:
         """Whether to submit an agent's event; one journaled already is answered again."""
@@ -73,10 +78,27 @@ class AgentAnswers:
         """What the source runs once the event's receipt is in: note it, and owe an answer."""
 
         def note(receipt: Receipt) -> None:
+            if self.count_refusal(receipt):
+                # Not the table's agent (docs/agents.md, "Signed forwarding"): a forgery under
+                # the agent's (boot, seq) must not have the agent's own event at that seq
+                # answered as journaled. The genuine one, sent again, is submitted.
+                return
             self._acks.journaled(table_id, stamp.boot, stamp.seq, receipt.seq)
             self.owe(table_id, stamp.boot)
 
         return note
+
+    def count_refusal(self, receipt: Receipt) -> bool:
+        """Whether the event was refused for its table agent's signature (counted if so)."""
+        if not receipt.reason.startswith(AGENT_SIGNATURE):
+            return False
+        self.refused += 1
+        log.warning("refused for its table agent's signature: %s", receipt.reason[:200])
+        return True
+
+    def refusal_counted(self, receipt: Receipt) -> None:
+        """Count the event if it was refused for its table agent's signature."""
+        self.count_refusal(receipt)
 
     def beat(self, table_id: str, stamp: AgentStamp) -> None:
         """An agent's heartbeat: answer it with what is journaled of its boot."""

@@ -34,7 +34,9 @@ A table agent (``jackpotd agent``, docs/ha.md "Table agents") adds three fields 
 it forwards, always together: ``"boot"`` (1-64 of ``A-Z a-z 0-9 . _ -``), ``"agent_seq"`` (1
 and up; in its heartbeat, the highest stored, 0 before any) and ``"acked"`` (the highest
 ``agent_seq`` a controller has acknowledged to it). The controller acknowledges them
-cumulatively (:mod:`drivers.mqtt.agent_wire`). A payload without them reads as before.
+cumulatively (:mod:`drivers.mqtt.agent_wire`). A payload without them reads as before. An
+agent with a key adds ``"agent_signature": {"key_id", "at", "signature"}``, carried into the
+event for the ledger to judge (docs/agents.md, "Signed forwarding").
 
 What the controller publishes (meters, hits, table commands, checkpoints) is in
 :mod:`drivers.mqtt.outgoing`.
@@ -66,6 +68,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, TypeVar
 
 import msgspec
 
+from controller.agent_events import AgentSignature
 from controller.clock import utc_now
 from controller.errors import InputError
 from controller.events import (
@@ -148,6 +151,18 @@ class AgentStamp:
 # Table event payloads (in).
 
 
+class AgentSignaturePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """``agent_signature``: the table agent's signature of the event (docs/agents.md).
+
+    Carried into the journaled event as it is; only the ledger judges it
+    (controller/ledger/table_agents.py).
+    """
+
+    key_id: Annotated[str, msgspec.Meta(pattern=r"^[0-9a-f]{16}$")]
+    at: Annotated[str, msgspec.Meta(max_length=40)]
+    signature: Annotated[str, msgspec.Meta(max_length=100)]
+
+
 class TablePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Fields of every table event payload.
 
@@ -163,6 +178,7 @@ class TablePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     boot: Boot | None = None
     agent_seq: AgentSeq | None = None
     acked: AgentSeq | None = None
+    agent_signature: AgentSignaturePayload | None = None
 
 
 class BetPayload(TablePayload, frozen=True):
@@ -386,6 +402,10 @@ class _EventType(Generic[_P]):
         """The event (or heartbeat) of a payload, and the agent's stamp if it has one."""
         payload = self.read(data)
         message = self.event(_Head(table_id, payload.device, payload.seq, at), payload)
+        signed = payload.agent_signature
+        if signed is not None and not isinstance(message, Heartbeat):
+            signature = AgentSignature(signed.key_id, signed.at, signed.signature)
+            message = msgspec.structs.replace(message, agent_signature=signature)
         boot, seq, acked = payload.boot, payload.agent_seq, payload.acked
         if boot is None and seq is None and acked is None:
             return message, None

@@ -202,6 +202,11 @@ class MqttSource:
         """Cumulative acknowledgements published to table agents."""
         return self.agents.answered
 
+    @property
+    def agent_refused(self) -> int:
+        """Agent events refused for their table agent's signature (docs/agents.md)."""
+        return self.agents.refused
+
     def open_session(self) -> AckingClient:
         """A session with the broker that acknowledges each message once it is journaled."""
         return make_client(
@@ -405,7 +410,8 @@ class MqttSource:
                 self.agents.beat(table_id, stamp)  # an agent's: answered with what is journaled
             return Handling(message, None)
         if stamp is None:
-            return Handling(message, enqueue(intake, decoded, self._provenance(topic)))
+            queued = enqueue(intake, decoded, self._provenance(topic))
+            return Handling(message, queued, self.agents.refusal_counted)
         if self.agents.admit(table_id, stamp) is not Admission.SUBMIT:
             return Handling(message, None)  # journaled already (answered again), or after a gap
         origin = f"agent table={table_id} boot={stamp.boot} {self._provenance(topic)}"

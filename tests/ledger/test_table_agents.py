@@ -20,6 +20,7 @@ from support.approvals import Site, now
 from support.journal_rig import POOL, TABLE, pool_opened, table_configured
 
 from controller.agent_events import AgentSignature, TableAgentEnrolled, TableAgentRevoked
+from controller.agent_signature import AGENT_SIGNATURE
 from controller.clock import utc_iso
 from controller.events import (
     BetSensed,
@@ -30,7 +31,7 @@ from controller.events import (
     device_event_id,
 )
 from controller.journal import Journal
-from controller.ledger.table_agents import AGENT_SIGNATURE, MAX_AGE, agents_of
+from controller.ledger.table_agents import MAX_AGE, agents_of
 from controller.security import keys
 from controller.security.agent_key import AgentKey
 

@@ -78,6 +78,7 @@ class AgentLink:
     name: str
     agent_gaps: int = 0
     agent_acks: int = 0
+    agent_refused: int = 0
 
 
 @dataclass
