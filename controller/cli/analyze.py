@@ -304,8 +304,8 @@ def print_summary(analyses: list[Analysis]) -> None:
     """One row per paytable."""
     print_table(
         [
-            Column("Paytable"), Column("Wager"), Column("Joker"), Column("Return", figures=True),
-            Column("House edge", figures=True), Column("Notes"),
+            Column("Paytable", whole=True), Column("Wager"), Column("Joker"),
+            Column("Return", figures=True), Column("House edge", figures=True), Column("Notes"),
         ],
         (
             (

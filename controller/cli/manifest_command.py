@@ -108,7 +108,7 @@ def run_version(args: argparse.Namespace) -> int:
         if args.config:
             print(f"configuration sha256: {manifest.configuration}  ({args.config})")
         print_table(
-            [Column("sha256"), Column("file")],
+            [Column("sha256", whole=True), Column("file", whole=True)],
             [(digest, path) for path, digest in manifest.files],
         )
     return 0

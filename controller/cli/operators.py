@@ -160,7 +160,7 @@ def run_list(args: argparse.Namespace) -> int:
         print("no operators enrolled")
         return 0
     print_table(
-        [Column("operator"), Column("role"), Column("key"), Column("state")],
+        [Column("operator", whole=True), Column("role"), Column("key"), Column("state")],
         (
             (
                 operator.name,

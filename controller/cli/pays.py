@@ -25,9 +25,9 @@ if TYPE_CHECKING:
     from controller.journal.reads import PayoutRecord
 
 COLUMNS: Final = (
-    Column("pay"), Column("time"), Column("table"), Column("seat", figures=True), Column("what"),
-    Column("line"), Column("amount", figures=True), Column("status"), Column("pool"),
-    Column("tax"),
+    Column("pay", whole=True), Column("time"), Column("table", whole=True),
+    Column("seat", figures=True), Column("what"), Column("line"), Column("amount", figures=True),
+    Column("status"), Column("pool", whole=True), Column("tax"),
 )  # fmt: skip
 NOUNS: Final = {"jackpot": "jackpots", "all": "pays"}
 

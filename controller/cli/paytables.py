@@ -50,7 +50,8 @@ def run_list(args: argparse.Namespace) -> int:
         print(json.dumps([as_json(table) for table in tables], indent=2))
         return 0
     print_table(
-        [Column("paytable"), Column("wager"), Column("joker"), Column("kind"), Column("title")],
+        [Column("paytable", whole=True), Column("wager"), Column("joker"), Column("kind"),
+         Column("title")],
         (
             (table.name, table.wager, table.joker.value, "SAMPLE" if table.sample else "seed",
              table.title)

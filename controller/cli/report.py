@@ -298,7 +298,7 @@ def _account_rows(pool_id: str, period: PoolPeriod) -> list[tuple[object, ...]]:
 
 
 REPORT_COLUMNS = (
-    Column("pool"), Column("account"), Column("opening", figures=True),
+    Column("pool", whole=True), Column("account"), Column("opening", figures=True),
     Column("contributions", figures=True), Column("seeds", figures=True),
     Column("released", figures=True), Column("adjustments", figures=True),
     Column("paid", figures=True), Column("hits", figures=True),

@@ -270,8 +270,8 @@ def run_demo(args: argparse.Namespace) -> int:
     print(f"progressive hits: {len(report['hits'])} (jackpots won, pays from a meter)")
     if report["hits"]:
         print_table(
-            [Column("pay"), Column("table"), Column("seat", figures=True), Column("line"),
-             Column("amount", figures=True)],
+            [Column("pay", whole=True), Column("table", whole=True),
+             Column("seat", figures=True), Column("line"), Column("amount", figures=True)],
             [
                 (hit["payout_id"], hit["table_id"], hit["seat"], hit["line"],
                  format_cents(hit["win_cents"]))
