@@ -41,7 +41,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Awaitable, Callable, Iterable, Mapping
 
 SIGNED_VERSION: Final = 2
 """The schema version ``v`` of a signed meter or pool status (an unsigned one is 1)."""
@@ -67,17 +67,58 @@ def public_key_id(public_key: str) -> str:
     return hashlib.sha256(base64.b64decode(public_key)).hexdigest()[:16]
 
 
+class SigningKey(Protocol):
+    """What :meth:`Signer.of` needs of a key: its id and its ``sign``."""
+
+    @property
+    def key_id(self) -> str:
+        """The key's id."""
+        ...
+
+    def sign(self, data: bytes) -> str:
+        """The signature of ``data``, base64."""
+        ...
+
+
+@runtime_checkable
+class AsyncSigning(Protocol):
+    """A key held elsewhere (the signer process): its signature is awaited, not waited for."""
+
+    async def sign_async(self, data: bytes) -> str:
+        """The signature of ``data``, base64, without blocking the event loop."""
+        ...
+
+
 @dataclass(frozen=True, slots=True)
 class Signer:
-    """The controller key's id and its ``sign(data) -> base64`` function (not the key)."""
+    """The controller key's id and its ``sign(data) -> base64`` function (not the key).
+
+    ``sign_async``, when the key is held by the signer process, is the same signature awaited
+    on the event loop (controller/runtime/remote_signer.py); a key in the process has none,
+    and its ``sign`` (tens of microseconds) is called in place.
+    """
 
     key_id: str
     sign: Callable[[bytes], str]
+    sign_async: Callable[[bytes], Awaitable[str]] | None = None
+
+    @classmethod
+    def of(cls, key: SigningKey) -> Signer:
+        """The signer of ``key``: its ``sign``, and its ``sign_async`` if it has one."""
+        awaited = key.sign_async if isinstance(key, AsyncSigning) else None
+        return cls(key.key_id, key.sign, awaited)
 
     def signed(self, domain: bytes, fields: Mapping[str, Any]) -> dict[str, Any]:
         """``fields`` with this key's ``key_id`` and the ``sig`` over them."""
         named = {**fields, KEY_ID: self.key_id}
         return {**named, SIGNATURE: self.sign(signed_bytes(domain, named))}
+
+    async def signed_async(self, domain: bytes, fields: Mapping[str, Any]) -> dict[str, Any]:
+        """As :meth:`signed`, the signature awaited when the key is held elsewhere."""
+        named = {**fields, KEY_ID: self.key_id}
+        data = signed_bytes(domain, named)
+        signature = await self.sign_async(data) if self.sign_async else self.sign(data)
+        return {**named, SIGNATURE: signature}
 
 
 @runtime_checkable

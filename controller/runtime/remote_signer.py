@@ -9,6 +9,15 @@ when it breaks, each wait bounded (:data:`~controller.security.signer.TIMEOUT_S`
 hold: the domain at their start says its kind, the canonical JSON after it its fields, which the
 signer rebuilds the bytes from. Bytes of no known kind are refused here, before anything is sent.
 
+**Off the event loop.** A signer stalled (stopped, swapped out, its disk hung) must not stall
+the daemon: ``sign_async`` is the same request on an asyncio stream of its own, awaited, so
+that only what waits for the signature waits (the sink's meters and hits, drivers/mqtt/
+signing.py), bounded by the same timeout; its connection is dropped after a timeout or a
+cancellation, so that a late answer is never read as the next one's. ``sign`` stays for the
+code that signs in the middle of building a statement (a head, a checkpoint): start-up, the
+command line, and the sequencer, which calls it on a worker thread (controller/runtime/
+sequencer.py says why); a lock keeps one request at a time on its socket.
+
 A refusal (the journal went back below the signer's mark) is :class:`SignerRefusedError`; for a
 head it is a :class:`~controller.journal.high_water.HighWaterError` as well, which the
 sequencer answers by failing closed and ending the process (controller/runtime/step_down.py),
@@ -19,8 +28,11 @@ the next commit; at start-up the daemon stops with one line.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import socket
-from typing import TYPE_CHECKING, Final
+import threading
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import msgspec
 
@@ -41,7 +53,10 @@ from controller.security.signer import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
+
+T = TypeVar("T")
 
 KINDS: Final[tuple[tuple[bytes, Kind], ...]] = (
     (high_water.DOMAIN, "head"),
@@ -64,6 +79,10 @@ class RemoteSigner:
         self.path = path
         self.timeout_s = timeout_s
         self._connection: socket.socket | None = None
+        self._lock = threading.Lock()
+        """One request at a time on the blocking socket (the sequencer's worker thread)."""
+        self._stream: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
+        self._stream_lock: tuple[asyncio.AbstractEventLoop, asyncio.Lock] | None = None
         answer = self._ask(Request(1, "key"))
         self._public_key = answer.public_key
         self._key_id = key_id(answer.public_key)
@@ -79,44 +98,111 @@ class RemoteSigner:
         return self._public_key
 
     def sign(self, data: bytes) -> str:
-        """The signer's signature of the statement ``data`` holds (see the module docstring)."""
-        for domain, kind in KINDS:
-            if data.startswith(domain):
-                try:
-                    fields = msgspec.json.decode(data[len(domain) :], type=dict[str, msgspec.Raw])
-                except msgspec.MsgspecError as error:
-                    raise SignerRefusedError(f"a {kind} statement that is not JSON") from error
-                answer = self._ask(Request(1, kind, fields))
-                if not answer.ok:
-                    self.close()  # the signer closes a connection it refused on
-                if kind in {"head", "checkpoint"} and not answer.ok:
-                    raise HeadRefusedError(f"{self.path}: the signer refused: {answer.reason}")
-                if not answer.ok:
-                    raise SignerRefusedError(f"{self.path}: the signer refused: {answer.reason}")
-                return answer.signature
-        raise SignerRefusedError(
-            "not a statement the signer signs (a head, a checkpoint, a meter, a hit)"
-        )
+        """The signer's signature of the statement ``data`` holds (see the module docstring).
+
+        It blocks until the answer (at most ``timeout_s``, twice if a kept connection broke):
+        not for the event loop's thread (:meth:`sign_async` is).
+        """
+        kind, request = _request(data)
+        answer = self._ask(request)
+        if not answer.ok:
+            self.close()  # the signer closes a connection it refused on
+        return self._signature(kind, answer)
+
+    async def sign_async(self, data: bytes) -> str:
+        """:meth:`sign` awaited on an asyncio stream: a stalled signer never blocks the loop.
+
+        Bounded by ``timeout_s`` for the whole request (the wait for another request ahead of
+        it included); then :class:`SignerUnavailableError`, the connection dropped.
+        """
+        kind, request = _request(data)
+        message = frame(request)
+        try:
+            async with asyncio.timeout(self.timeout_s), self._async_lock():
+                answer = await self._exchange_async(message)
+        except TimeoutError as error:
+            await self._drop_stream()
+            raise SignerUnavailableError(
+                f"{self.path}: the signer did not answer within {self.timeout_s:g} s"
+            ) from error
+        except (OSError, asyncio.IncompleteReadError) as error:
+            await self._drop_stream()
+            raise SignerUnavailableError(
+                f"{self.path}: the signer cannot be reached: {error}"
+            ) from error
+        except BaseException:  # cancelled mid-request: its answer must not be read as the next
+            await self._drop_stream()
+            raise
+        if not answer.ok:
+            await self._drop_stream()
+        return self._signature(kind, answer)
+
+    def _signature(self, kind: Kind, answer: Answer) -> str:
+        if kind in {"head", "checkpoint"} and not answer.ok:
+            raise HeadRefusedError(f"{self.path}: the signer refused: {answer.reason}")
+        if not answer.ok:
+            raise SignerRefusedError(f"{self.path}: the signer refused: {answer.reason}")
+        return answer.signature
 
     def close(self) -> None:
-        """Close the connection (the next request opens another)."""
+        """Close the blocking connection (the next request opens another)."""
         if self._connection is not None:
             self._connection.close()
             self._connection = None
 
+    async def aclose(self) -> None:
+        """Close both connections."""
+        self.close()
+        await self._drop_stream()
+
+    def _async_lock(self) -> asyncio.Lock:
+        """One request at a time on the stream; a lock (and a stream) per event loop."""
+        loop = asyncio.get_running_loop()
+        if self._stream_lock is None or self._stream_lock[0] is not loop:
+            self._stream_lock = (loop, asyncio.Lock())
+            self._stream = None  # a stream of another loop (a test's earlier run) is not ours
+        return self._stream_lock[1]
+
+    async def _exchange_async(self, message: bytes) -> Answer:
+        for attempt in (1, 2):
+            fresh = self._stream is None
+            if self._stream is None:
+                self._stream = await asyncio.open_unix_connection(str(self.path))
+            reader, writer = self._stream
+            try:
+                writer.write(message)
+                await writer.drain()
+                header = await reader.readexactly(LENGTH.size)
+                body = await reader.readexactly(frame_length(header))
+            except (OSError, asyncio.IncompleteReadError):
+                await self._drop_stream()
+                if fresh or attempt == 2:
+                    raise
+                continue  # a kept connection the signer closed (it restarted): once more
+            return _answer(body)
+        raise AssertionError  # pragma: no cover - the loop returns or raises
+
+    async def _drop_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream[1].close()
+            with contextlib.suppress(OSError):
+                await stream[1].wait_closed()
+
     def _ask(self, request: Request) -> Answer:
         """One request and its answer; a broken kept connection is opened again, once."""
         message = frame(request)
-        for attempt in (1, 2):
-            fresh = self._connection is None
-            try:
-                return self._exchange(message)
-            except OSError as error:
-                self.close()
-                if fresh or attempt == 2:
-                    raise SignerUnavailableError(
-                        f"{self.path}: the signer cannot be reached: {error}"
-                    ) from error
+        with self._lock:
+            for attempt in (1, 2):
+                fresh = self._connection is None
+                try:
+                    return self._exchange(message)
+                except OSError as error:
+                    self.close()
+                    if fresh or attempt == 2:
+                        raise SignerUnavailableError(
+                            f"{self.path}: the signer cannot be reached: {error}"
+                        ) from error
         raise AssertionError  # pragma: no cover - the loop returns or raises
 
     def _exchange(self, message: bytes) -> Answer:
@@ -130,11 +216,7 @@ class RemoteSigner:
                 raise
             self._connection = connection
         self._connection.sendall(message)
-        body = self._read(frame_length(self._read(LENGTH.size)))
-        try:
-            return msgspec.json.decode(body, type=Answer)
-        except msgspec.MsgspecError as error:
-            raise ConnectionError(f"an answer that is not the signer's: {error}") from error
+        return _answer(self._read(frame_length(self._read(LENGTH.size))))
 
     def _read(self, size: int) -> bytes:
         connection = self._connection
@@ -147,3 +229,40 @@ class RemoteSigner:
                 raise ConnectionError("the signer closed the connection")
             chunks += chunk
         return bytes(chunks)
+
+
+def _request(data: bytes) -> tuple[Kind, Request]:
+    """The request for the statement ``data`` holds; refused here if it is of no known kind."""
+    for domain, kind in KINDS:
+        if data.startswith(domain):
+            try:
+                fields = msgspec.json.decode(data[len(domain) :], type=dict[str, msgspec.Raw])
+            except msgspec.MsgspecError as error:
+                raise SignerRefusedError(f"a {kind} statement that is not JSON") from error
+            return kind, Request(1, kind, fields)
+    raise SignerRefusedError(
+        "not a statement the signer signs (a head, a checkpoint, a meter, a hit)"
+    )
+
+
+def _answer(body: bytes) -> Answer:
+    try:
+        return msgspec.json.decode(body, type=Answer)
+    except msgspec.MsgspecError as error:
+        raise ConnectionError(f"an answer that is not the signer's: {error}") from error
+
+
+async def off_the_loop(key: object, call: Callable[[], T]) -> T:
+    """``call()``, which signs with ``key``: on a worker thread if the signer process holds it.
+
+    A head and a checkpoint are signed in the middle of the pure code that builds them
+    (controller/journal/high_water.py, checkpoints.py), which cannot await; through the signer
+    process that is a blocking request of up to :data:`~controller.security.signer.TIMEOUT_S`,
+    which on the event loop would stall every source, the web port and the sinks while a
+    signer is stalled. So that one blocking call leaves the loop (the one place threads and
+    asyncio meet for signing): the caller, the sequencer, holds its writing lock meanwhile, so
+    nothing it reads moves. A key in the process signs in tens of microseconds, in place.
+    """
+    if not isinstance(key, RemoteSigner):
+        return call()
+    return await asyncio.to_thread(call)

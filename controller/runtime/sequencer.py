@@ -51,7 +51,9 @@ from controller.runtime.availability import failing_closed, recovered, started, 
 from controller.runtime.clock_watch import ClockWatch
 from controller.runtime.commit_thread import CommitThread
 from controller.runtime.device_sequences import DeviceSequences
+from controller.runtime.head_signing import HeadSigning
 from controller.runtime.rejections import Rejections
+from controller.runtime.remote_signer import off_the_loop
 from controller.runtime.sequencer_stats import SequencerStats
 from controller.runtime.step_down import COMMIT_HUNG, FENCED, WENT_BACK, exit_process
 from controller.runtime.updates import updates_of
@@ -139,6 +141,7 @@ class Sequencer:
         """When to journal a signed checkpoint (:mod:`.checkpointing`); None: never."""
         self.heads: HeadSchedule | None = None
         """When to sign the journal's head, the high-water mark (:mod:`.heads`); None: never."""
+        self._head_signing: HeadSigning | None = None
         self.halt = halt
         """Ends the process with a status (:func:`.step_down.exit_process`); tests record it."""
         self.stepped_down: str | None = None
@@ -229,7 +232,7 @@ class Sequencer:
                         self._watch_clock(batch)
                         await self._commit(batch)
                     await self._checkpoint_if_due()
-                    self._head_if_due()
+                    await self._head_if_due()
                     await self._renew_if_due()
                 else:
                     self._refuse(batch)
@@ -261,7 +264,8 @@ class Sequencer:
         if not (schedule.due(head) or (closing and schedule.rows_behind(head) > 0)):
             return
         try:
-            sealed = schedule.seal(self.journal, self.clock())
+            at = self.clock()
+            sealed = await off_the_loop(schedule.key, lambda: schedule.seal(self.journal, at))
         except HighWaterError as error:  # the signer refused: the journal went back under it
             self._step_down(WENT_BACK, str(error))
             return
@@ -272,21 +276,23 @@ class Sequencer:
         future.add_done_callback(_consume)
         await self._commit([_Waiting(sealed.event, future, perf_counter())], snapshot=sealed)
 
-    def _head_if_due(self, *, closing: bool = False) -> None:
+    async def _head_if_due(self, *, closing: bool = False) -> None:
         """Sign the journal's head if one is due (:meth:`.heads.HeadSchedule.sign_if_due`).
 
         A journal that went back under the running controller ends the process, signing
-        nothing (:mod:`.step_down`).
+        nothing (:mod:`.step_down`). Through the signer process the head is signed in the
+        background, so that a stalled signer never holds up the journal (:mod:`.head_signing`).
         """
         if self.heads is None or self.failed_reason is not None:
             return
-        try:
-            update = self.heads.sign_if_due(self.journal, self.clock, closing=closing)
-        except HighWaterError as error:
-            self._step_down(WENT_BACK, str(error))
-            return
-        if update is not None:
-            self.broadcast.publish([update])
+        if self._head_signing is None or self._head_signing.heads is not self.heads:
+            self._head_signing = HeadSigning(
+                self.heads, self.journal, self.clock,
+                publish=lambda update: self.broadcast.publish([update]),
+                went_back=lambda reason: self._step_down(WENT_BACK, reason),
+                may_sign=lambda: self.failed_reason is None,
+            )  # fmt: skip
+        await self._head_signing.step(closing=closing)
 
     async def _caught_up(self) -> bool:
         """Take in the rows other processes appended; whether the journal is still writable.
@@ -501,5 +507,5 @@ class Sequencer:
                 else:
                     self._refuse(batch)
             await self._checkpoint_if_due(closing=True)
-            self._head_if_due(closing=True)
+            await self._head_if_due(closing=True)
         self.broadcast.publish(stopping(self.clock(), self.journal.epoch))

@@ -121,4 +121,4 @@ def _signer(runtime: Runtime) -> Signer | None:
     schedule = runtime.sequencer.checkpoints
     if schedule is None:  # pragma: no cover - build_runtime always sets one
         return None
-    return Signer(schedule.key.key_id, schedule.key.sign)
+    return Signer.of(schedule.key)  # with the signer process: its signatures awaited

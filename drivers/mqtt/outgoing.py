@@ -21,11 +21,12 @@ well. Without a signer (a rig's sink) they stay version 1.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import msgspec
 
 from controller.meter_signature import HIT_DOMAIN, METER_DOMAIN, POOL_STATUS_DOMAIN, SIGNED_VERSION
+from controller.outputs import HitAnnouncement, MeterUpdate, PoolUpdate
 from drivers.mqtt.payloads import OFFLINE, ONLINE, SCHEMA_VERSION, convert, decode_object
 
 if TYPE_CHECKING:
@@ -34,9 +35,6 @@ if TYPE_CHECKING:
         CheckpointUpdate,
         ControllerUpdate,
         HeadUpdate,
-        HitAnnouncement,
-        MeterUpdate,
-        PoolUpdate,
         TableUpdate,
         WagerRefusal,
     )
@@ -176,60 +174,107 @@ SIGNED_VERSIONS: Final = (SCHEMA_VERSION, SIGNED_VERSION)
 """The versions a meter or a pool status may be: unsigned (1) or signed (2)."""
 
 
+def _fields(payload: msgspec.Struct, **more: str) -> dict[str, Any]:
+    """The fields of ``payload`` as version 2 signs them (with ``more``)."""
+    return {**msgspec.to_builtins(payload), **more, "v": SIGNED_VERSION}
+
+
 def _signed(payload: msgspec.Struct, domain: bytes, signer: Signer | None, **more: str) -> bytes:
     """The payload, or with ``signer`` the payload of version 2 it signs (with ``more``)."""
     if signer is None:
         return _ENCODER.encode(payload)
-    fields = {**msgspec.to_builtins(payload), **more, "v": SIGNED_VERSION}
-    return _ENCODER.encode(signer.signed(domain, fields))
+    return _ENCODER.encode(signer.signed(domain, _fields(payload, **more)))
+
+
+def _meter(update: MeterUpdate) -> MeterPayload:
+    return MeterPayload(
+        v=SCHEMA_VERSION,
+        pool=update.pool_id,
+        meter_cents=update.meter_cents,
+        reserve_cents=update.reserve_cents,
+        overflow_cents=update.overflow_cents,
+        seed_cents=update.seed_cents,
+        at=update.at,
+        seq=update.seq,
+        epoch=update.epoch,
+    )
+
+
+def _hit(update: HitAnnouncement) -> HitPayload:
+    return HitPayload(
+        v=SCHEMA_VERSION,
+        payout=update.payout_id,
+        pool=update.pool_id,
+        table=update.table_id,
+        seat=update.seat,
+        line=update.line,
+        amount_cents=update.amount_cents,
+        pending=update.pending,
+        tax_report=update.tax_report,
+        at=update.at,
+        seq=update.seq,
+        hand=update.hand,
+        epoch=update.epoch,
+    )
+
+
+def _pool_status(update: PoolUpdate) -> PoolStatusPayload:
+    return PoolStatusPayload(
+        v=SCHEMA_VERSION,
+        pool=update.pool_id,
+        open=update.open,
+        reason=update.reason,
+        at=update.at,
+        seq=update.seq,
+        epoch=update.epoch,
+    )
 
 
 def meter_payload(update: MeterUpdate, signer: Signer | None = None) -> bytes:
     """The retained payload of ``meter/<pool>``, signed by ``signer`` if given (version 2)."""
-    return _signed(
-        MeterPayload(
-            v=SCHEMA_VERSION,
-            pool=update.pool_id,
-            meter_cents=update.meter_cents,
-            reserve_cents=update.reserve_cents,
-            overflow_cents=update.overflow_cents,
-            seed_cents=update.seed_cents,
-            at=update.at,
-            seq=update.seq,
-            epoch=update.epoch,
-        ),
-        METER_DOMAIN,
-        signer,
-    )
+    return _signed(_meter(update), METER_DOMAIN, signer)
 
 
 def hit_payload(
     update: HitAnnouncement, signer: Signer | None = None, controller: str = ""
 ) -> bytes:
     """The payload of ``meter/<pool>/hit``, signed by ``signer`` for ``controller`` if given."""
-    if signer is not None and not controller:
+    if signer is None:
+        return _signed(_hit(update), HIT_DOMAIN, None)
+    return _signed(_hit(update), HIT_DOMAIN, signer, controller=_announcer(controller))
+
+
+def _announcer(controller: str) -> str:
+    if not controller:
         raise ValueError("a signed hit names the controller that announces it")
-    more = {"controller": controller} if signer is not None else {}
-    return _signed(
-        HitPayload(
-            v=SCHEMA_VERSION,
-            payout=update.payout_id,
-            pool=update.pool_id,
-            table=update.table_id,
-            seat=update.seat,
-            line=update.line,
-            amount_cents=update.amount_cents,
-            pending=update.pending,
-            tax_report=update.tax_report,
-            at=update.at,
-            seq=update.seq,
-            hand=update.hand,
-            epoch=update.epoch,
-        ),
-        HIT_DOMAIN,
-        signer,
-        **more,
-    )
+    return controller
+
+
+def pool_status_payload(update: PoolUpdate, signer: Signer | None = None) -> bytes:
+    """The retained payload of ``meter/<pool>/status``, signed by ``signer`` if given."""
+    return _signed(_pool_status(update), POOL_STATUS_DOMAIN, signer)
+
+
+SignedUpdate: TypeAlias = MeterUpdate | PoolUpdate | HitAnnouncement
+"""What the controller publishes signed: a meter, a pool status, a hit."""
+
+
+async def signed_payload(update: SignedUpdate, signer: Signer, controller: str) -> bytes:
+    """The payload of version 2 of ``update``, its signature awaited (a signer process's).
+
+    The same bytes as :func:`meter_payload`, :func:`pool_status_payload` and
+    :func:`hit_payload` give with ``signer``; the sink awaits this one so that a signer
+    process that is slow to answer holds up only what waits for its signature, never the event
+    loop (controller/runtime/remote_signer.py).
+    """
+    match update:
+        case MeterUpdate():
+            domain, fields = METER_DOMAIN, _fields(_meter(update))
+        case PoolUpdate():
+            domain, fields = POOL_STATUS_DOMAIN, _fields(_pool_status(update))
+        case _:
+            domain, fields = HIT_DOMAIN, _fields(_hit(update), controller=_announcer(controller))
+    return _ENCODER.encode(await signer.signed_async(domain, fields))
 
 
 def table_state_payload(update: TableUpdate) -> bytes:
@@ -304,23 +349,6 @@ def decode_checkpoint(data: bytes) -> CheckpointPayload:
 def controller_status_payload(update: ControllerUpdate) -> bytes:
     """The retained payload of ``controller/<id>/status``: ``online`` or ``offline``."""
     return ONLINE if update.online else OFFLINE
-
-
-def pool_status_payload(update: PoolUpdate, signer: Signer | None = None) -> bytes:
-    """The retained payload of ``meter/<pool>/status``, signed by ``signer`` if given."""
-    return _signed(
-        PoolStatusPayload(
-            v=SCHEMA_VERSION,
-            pool=update.pool_id,
-            open=update.open,
-            reason=update.reason,
-            at=update.at,
-            seq=update.seq,
-            epoch=update.epoch,
-        ),
-        POOL_STATUS_DOMAIN,
-        signer,
-    )
 
 
 def decode_pool_status(data: bytes) -> PoolStatusPayload:

@@ -21,7 +21,9 @@ update                 topic                              retained  while the br
 (:meth:`MqttSink.sign_meters`, :class:`controller.meter_signature.MeterSigning`): every meter,
 pool status and hit is then published signed, schema version 2 (:mod:`drivers.mqtt.outgoing`;
 a hit names this controller's id), so that a sign station believes only the controller's
-(docs/mqtt.md, "Signed meters"). A hit is signed as it is written to the outbox: published
+(docs/mqtt.md, "Signed meters"). They are signed off the intake (:mod:`drivers.mqtt.signing`):
+a signer process slow to answer holds up only what waits for its signature, never the event
+loop nor the other updates. A hit is signed before it is written to the outbox: published
 again after a crash, it carries the same signature.
 
 **Nothing is lost while the broker is away.** The updates are consumed by one task that never
@@ -101,6 +103,7 @@ from drivers.mqtt.outgoing import (
     wager_refused_payload,
 )
 from drivers.mqtt.payloads import OFFLINE, ONLINE
+from drivers.mqtt.signing import Signing
 from drivers.mqtt.topics import TopicError, Topics
 from drivers.tasks import until_first_ends
 
@@ -112,6 +115,7 @@ if TYPE_CHECKING:
     from controller.meter_signature import Signer
     from controller.outputs import AnyUpdate
     from controller.ports import Outbox
+    from drivers.mqtt.outgoing import SignedUpdate
     from drivers.mqtt.settings import BrokerSettings
 
 log = logging.getLogger(__name__)
@@ -179,6 +183,8 @@ class MqttSink:
         self._idle = asyncio.Event()
         self.signer: Signer | None = None
         """The controller key's signer of the meters, pool statuses and hits (none: unsigned)."""
+        self.signing: Signing | None = None
+        """What waits for its signature while the sink runs with a signer."""
 
     def sign_meters(self, signer: Signer) -> None:
         """Sign the meters, pool statuses and hits from now on (:class:`MeterSigning`)."""
@@ -198,16 +204,23 @@ class MqttSink:
             self._queue = deque(outbox.pending())
             if self._queue:
                 log.info("%s: %d messages left in the outbox", self.name, len(self._queue))
+            if self.signer is not None:
+                self.signing = Signing(self.name, self.controller_id, self.signed)
             self._catch_up(outbox)
             async with asyncio.TaskGroup() as tasks:
                 connection = tasks.create_task(self._connect_loop())
+                if self.signing is not None and self.signer is not None:
+                    # Cancelled below, with the connection, once the rest is flushed.
+                    signing = tasks.create_task(self.signing.run(self.signer))
                 async for update in updates:
-                    self._accept(update)
+                    self._take(update)
                 # The updates ended (shutdown): give the broker a moment to take what is left.
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(self.drain_timeout_s):
                         await self._idle.wait()
                 connection.cancel()
+                if self.signing is not None:
+                    signing.cancel()
         finally:
             self._outbox = None
             outbox.close()
@@ -225,19 +238,36 @@ class MqttSink:
             if announcement is None:
                 continue
             log.warning("%s: announcing hit %s, journaled but never announced", self.name, seq)
-            self._accept(announcement)
+            self._take(announcement)
             self._caught_up.add(announcement.payout_id)
 
-    def _accept(self, update: AnyUpdate) -> None:
-        """Take one update in without waiting for the broker."""
+    def _take(self, update: AnyUpdate) -> None:
+        """Take one update in without waiting for the broker, nor for the signer."""
+        if isinstance(update, HitAnnouncement) and update.payout_id in self._caught_up:
+            self._caught_up.discard(update.payout_id)  # committed while catching up
+            return
+        if self.signing is not None and isinstance(
+            update, MeterUpdate | PoolUpdate | HitAnnouncement
+        ):
+            self._idle.clear()
+            self.signing.put(update)  # given back signed, to :meth:`signed`
+            return
+        self._accept(update)
+
+    def signed(self, update: SignedUpdate, payload: bytes) -> None:
+        """``update`` signed (by :attr:`signing`): publish its ``payload``."""
+        self._accept(update, payload)
+
+    def _accept(self, update: AnyUpdate, signed: bytes | None = None) -> None:
+        """Publish ``update`` (its ``signed`` payload if it was signed) when the broker can."""
         try:
             match update:
                 case MeterUpdate():
-                    payload = meter_payload(update, self.signer)
+                    payload = signed or meter_payload(update, self.signer)
                     self._retain(self.topics.meter(update.pool_id), payload)
                 case PoolUpdate():
                     topic = self.topics.pool_status(update.pool_id)
-                    self._retain(topic, pool_status_payload(update, self.signer))
+                    self._retain(topic, signed or pool_status_payload(update, self.signer))
                 case ControllerUpdate():
                     self._retain(self.status_topic, controller_status_payload(update))
                 case CheckpointUpdate():
@@ -245,11 +275,8 @@ class MqttSink:
                 case HeadUpdate():
                     self._retain(self.head_topic, head_payload(update))
                 case HitAnnouncement():
-                    if update.payout_id in self._caught_up:  # committed while catching up
-                        self._caught_up.discard(update.payout_id)
-                        return
                     topic = self.topics.hit(update.pool_id)
-                    payload = hit_payload(update, self.signer, self.controller_id)
+                    payload = signed or hit_payload(update, self.signer, self.controller_id)
                     self._enqueue(topic, payload, hit_seq=update.seq)
                 case TableUpdate():
                     topic = self.topics.table_command(update.table_id, STATE_COMMAND)
@@ -363,7 +390,8 @@ class MqttSink:
                 await guarded(client.publish(topic, self._retained[topic], qos=QOS, retain=True))
                 self.published += 1
             else:
-                self._idle.set()
+                if not (self.signing and self.signing.pending):  # more to come once signed
+                    self._idle.set()
                 self._wake.clear()
                 await self._wake.wait()
 

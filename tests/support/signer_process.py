@@ -71,3 +71,15 @@ def running(key: Path, folder: Path, controller: str = "c1") -> Iterator[SignerP
         if signer.process.poll() is None:
             signer.process.kill()
             signer.process.communicate()
+
+
+def stoppable(key: Path, folder: Path, controller: str = "c1") -> Iterator[SignerProcess]:
+    """As :func:`running`, for a test that stops it (SIGSTOP): continued before it is ended."""
+    process = running(key, folder, controller)
+    signer = next(process)
+    try:
+        yield signer
+    finally:
+        if signer.process.poll() is None:
+            os.kill(signer.process.pid, signal.SIGCONT)
+        process.close()
