@@ -30,6 +30,7 @@ from controller.cli import (
     signer,
     site_commands,
     supervisor,
+    table_agents,
 )
 
 if TYPE_CHECKING:
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     config_command.register(commands)
     run.register(commands)
     agent.register(commands)
+    table_agents.register(commands)
     sign.register(commands)
     signer.register(commands)
     return parser
