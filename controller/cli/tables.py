@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
 from rich.cells import cell_len
@@ -79,6 +79,7 @@ def print_table(
         for row in rows:
             print("\t".join(_cell(value) for value in row), file=stream)
         return
+    columns = [replace(column, header=_shown(column.header)) for column in columns]
     cells = [[_shown(_cell(value)) for value in row] for row in rows]
     console = Console(file=stream, highlight=False)
     widths = fitted(columns, cells, console.width)
@@ -110,8 +111,8 @@ def fitted(
 
     A whole column is as wide as its widest value (its header wraps between words); the
     others as wide as theirs if all fits, else the widest of them narrowed first, none below
-    :data:`NARROWEST` (or its widest value, if less). Rich's box takes three characters a
-    column and one (its padding and rules), which :meth:`rich.table.Table` adds.
+    :data:`NARROWEST` (or its widest value, if less). Rich's box adds three characters a
+    column and one more: a space either side of each value, and the rules between and around.
     """
     natural = [
         max(
