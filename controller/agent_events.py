@@ -1,8 +1,8 @@
 """A table agent's key, as the journal holds it, and the agent's signature on what it forwards.
 
-A table agent (``jackpotd agent``, docs/agents.md) forwards its table's device events to the
-controller over MQTT, where any device with valid broker credentials could publish on the
-table's topics too. So a manager enrolls one Ed25519 public key per table agent
+A table agent (``jackpotd agent``, docs/ha.md "Table agents") forwards its table's device
+events to the controller over MQTT, where any device with valid broker credentials could
+publish on the table's topics too. So a manager enrolls one Ed25519 public key per table agent
 (:class:`TableAgentEnrolled`, signed like every enrollment), and from then on the ledger takes
 the table's device events only when they carry a valid :class:`AgentSignature` by that key
 (controller/ledger/table_agents.py). :class:`TableAgentRevoked` withdraws it (a key that may be

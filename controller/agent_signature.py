@@ -17,7 +17,7 @@ The event carries its id (``table/device/seq``), its table, device and sequence 
 every field the device sent, so a signature cannot be moved to another table, device, sequence
 number or value. The agent cannot know the journal's identity (nothing it could read from the
 controller is signed for it), so a signature is not bound to one journal: a key is made on the
-agent for one enrollment in one journal (docs/agents.md, "Signed forwarding").
+agent for one enrollment in one journal (docs/ha.md, "Signed forwarding").
 
 This module is vocabulary, so that the agent's driver (which may not import the security
 layer, docs/architecture.md) reaches it; the agent is handed an :class:`AgentSigner`, the

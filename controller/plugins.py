@@ -175,7 +175,7 @@ class AgentLinkStats(Protocol):
 
     @property
     def agent_refused(self) -> int:
-        """Agent events refused for their table agent's signature (docs/agents.md)."""
+        """Agent events refused for their table agent's signature (docs/ha.md)."""
         ...
 
 

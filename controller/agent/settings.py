@@ -35,4 +35,4 @@ class AgentConfig:
     """The ``[[serial]]`` sections, as the serial driver's settings, each bound to the table."""
     signer: AgentSigner | None = None
     """The agent's key (``[agent] key_file``): it signs each device event it forwards
-    (docs/agents.md, "Signed forwarding"); None: it forwards them unsigned, as before."""
+    (docs/ha.md, "Signed forwarding"); None: it forwards them unsigned, as before."""

@@ -6,7 +6,7 @@ agent's own hardware: ``[agent] key_file`` names it) and prints its public half 
 signed by a manager (two once two are enrolled), or replaces the table's key (a rotation);
 ``table-agent revoke --table T1 --reason ... --key MANAGER_KEY`` withdraws it. The ledger
 checks each (controller/ledger/table_agents.py) and, from then on, every device event of the
-table against it (docs/agents.md, "Signed forwarding").
+table against it (docs/ha.md, "Signed forwarding").
 """
 
 from __future__ import annotations

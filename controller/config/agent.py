@@ -101,7 +101,7 @@ def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
 
 
 def _signer(checks: _Loader, section: AgentSection, table_id: str) -> AgentSigner:
-    """The agent's key (``[agent] key_file``, 0600), made for this table (docs/agents.md)."""
+    """The agent's key (``[agent] key_file``, 0600), made for this table (docs/ha.md)."""
     try:
         key = load_agent_key(checks.path(str(section.key_file)))
     except AgentKeyError as error:

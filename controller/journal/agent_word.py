@@ -7,7 +7,7 @@ it, would be answered as its duplicate or refused as a reuse of the id, and lost
 append journals a ``FaultRecorded`` instead, under an id of its own made from the refused
 content (a resend of the same forgery is a duplicate of that fault), says why, and answers
 the writer with the refusal: the id stays free for the table's agent, and nothing moves
-(docs/agents.md, "Signed forwarding").
+(docs/ha.md, "Signed forwarding").
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A device with valid broker credentials can publish on any table's topics (docs/security.md);
 so can anyone who reaches the broker with them. A manager therefore enrolls one Ed25519 key
 per table agent (:class:`~controller.agent_events.TableAgentEnrolled`), and the ledger, which
-alone decides, holds every device event of that table to it (docs/agents.md, "Signed
+alone decides, holds every device event of that table to it (docs/ha.md, "Signed
 forwarding"):
 
 * **Enrollment** is a manager's signed action like an operator's (:func:`require`, bound to

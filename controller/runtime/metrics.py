@@ -319,7 +319,7 @@ class ControllerMetrics(Collector):
         )
         refused = CounterMetricFamily(
             "jackpotd_agent_signatures_refused",
-            "Table events refused for their table agent's signature (docs/agents.md).",
+            "Table events refused for their table agent's signature (docs/ha.md).",
             labels=["client"],
         )
         for link in self.agent_links:

@@ -79,7 +79,7 @@ class AgentAnswers:
 
         def note(receipt: Receipt) -> None:
             if self.count_refusal(receipt):
-                # Not the table's agent (docs/agents.md, "Signed forwarding"): a forgery under
+                # Not the table's agent (docs/ha.md, "Signed forwarding"): a forgery under
                 # the agent's (boot, seq) must not have the agent's own event at that seq
                 # answered as journaled. The genuine one, sent again, is submitted.
                 return

@@ -36,7 +36,7 @@ and up; in its heartbeat, the highest stored, 0 before any) and ``"acked"`` (the
 ``agent_seq`` a controller has acknowledged to it). The controller acknowledges them
 cumulatively (:mod:`drivers.mqtt.agent_wire`). A payload without them reads as before. An
 agent with a key adds ``"agent_signature": {"key_id", "at", "signature"}``, carried into the
-event for the ledger to judge (docs/agents.md, "Signed forwarding").
+event for the ledger to judge (docs/ha.md, "Signed forwarding").
 
 What the controller publishes (meters, hits, table commands, checkpoints) is in
 :mod:`drivers.mqtt.outgoing`.
@@ -152,7 +152,7 @@ class AgentStamp:
 
 
 class AgentSignaturePayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """``agent_signature``: the table agent's signature of the event (docs/agents.md).
+    """``agent_signature``: the table agent's signature of the event (docs/ha.md).
 
     Carried into the journaled event as it is; only the ledger judges it
     (controller/ledger/table_agents.py).

@@ -204,7 +204,7 @@ class MqttSource:
 
     @property
     def agent_refused(self) -> int:
-        """Agent events refused for their table agent's signature (docs/agents.md)."""
+        """Table events refused for their table agent's signature (docs/ha.md)."""
         return self.agents.refused
 
     def open_session(self) -> AckingClient:

@@ -1,6 +1,6 @@
 """``jackpotd table-agent``: a key made on the agent, enrolled, rotated, listed and revoked.
 
-docs/agents.md, "Signed forwarding". Run in-process as an operator runs them, on a real
+docs/ha.md, "Signed forwarding". Run in-process as an operator runs them, on a real
 journal whose authority a manager signs; the key file is 0600 (docs/operations.md).
 """
 

@@ -1,6 +1,6 @@
 """An enrolled table agent in front of the real daemon; an attacker on the broker is refused.
 
-docs/agents.md, "Signed forwarding": a manager enrolled table t1's agent key, so the ledger
+docs/ha.md, "Signed forwarding": a manager enrolled table t1's agent key, so the ledger
 takes t1's device events only with that agent's signature. An attacker with valid broker
 credentials publishes on t1's topics (an unsigned progressive bet and lock, and a bet under the
 agent's own boot and next ``agent_seq``): each is journaled as a fault, moves no meter and is

@@ -1,4 +1,4 @@
-"""An enrolled table's devices speak only through its agent (docs/agents.md, "Signed forwarding").
+"""An enrolled table's devices speak only through its agent (docs/ha.md, "Signed forwarding").
 
 Each test is an attack by someone with valid broker credentials (docs/security.md): a forged
 signature, a signature by another table's agent, a signed event replayed onto another table,
