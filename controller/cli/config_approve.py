@@ -32,6 +32,7 @@ from controller.clock import utc_now
 from controller.config.approval import configuration_approval
 from controller.config.load import load_config
 from controller.ledger.apply import LedgerState
+from controller.security.manifest import approved_configurations
 
 if TYPE_CHECKING:
     import argparse
@@ -69,7 +70,16 @@ def run_approve(args: argparse.Namespace) -> int:
             return 0
         keys = signers(args, journal, "approve-config")
         approval = msgspec.structs.replace(approval, by=keys[0][0])
-        return report_receipt(args, journal.append(signed(approval, keys, journal)))
+        status = report_receipt(args, journal.append(signed(approval, keys, journal)))
+        manifest = journal.state.manifest
+        covered = manifest is not None and config.digest in approved_configurations(manifest)
+        if status == 0 and not args.json and not covered:
+            # The manifest covers the file's digest: the one order (docs/operations.md).
+            print(
+                "next, what is installed with this file: jackpotd manifest approve "
+                f"--config {args.config} --db {journal_location(args)} --key KEY_FILE"
+            )
+        return status
 
 
 def _dry_run(args: argparse.Namespace) -> int:

@@ -88,6 +88,24 @@ def configuration_approval(
     )
 
 
+def approval_steps(config: Config, state: LedgerState, at: str) -> str:
+    """What a manager runs for the service to start on ``config`` again, in its order.
+
+    After a change of the file both its changes and the software manifest (which covers the
+    file's digest) need a manager: the configuration first, then what is installed, each by
+    its own command (docs/operations.md, "After a change of the configuration"). A file whose
+    change moves no money (a port, a log setting) needs only the manifest.
+    """
+    where = f"--config {config.source} --db {config.controller.journal} --key KEY_FILE"
+    manifest = f"jackpotd manifest approve {where}"
+    if state.authority.signed and configuration_approval(config, state, at, "") is not None:
+        return (
+            "a manager approves the configuration, then what is installed: "
+            f"jackpotd config approve {where}, then {manifest}"
+        )
+    return f"a manager approves what is installed with {manifest}"
+
+
 @dataclass(frozen=True, slots=True)
 class Approver:
     """A manager whose key is at hand to approve a configuration by itself: only the demo's.

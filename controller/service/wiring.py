@@ -22,7 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
-from controller.config.approval import Approver, configuration_approval, split
+from controller.config.approval import (
+    Approver,
+    approval_steps,
+    configuration_approval,
+    split,
+)
 from controller.config.changes import config_events
 from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
@@ -117,12 +122,9 @@ def _self_check(
         journal.append(
             FaultRecorded(f"fault-{uuid.uuid4()}", utc_now(), "self-check", "manifest", detail)
         )
+        steps = approval_steps(config, journal.state, utc_now())
         journal.close()
-        raise StartupError(
-            f"start-up self-check failed: {detail} (a manager approves what is installed with "
-            f"jackpotd manifest approve --config {config.source} --db {config.controller.journal}"
-            " --key KEY_FILE; docs/operations.md)"
-        )
+        raise StartupError(f"start-up self-check failed: {detail} ({steps}; docs/operations.md)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -8,14 +8,13 @@ The refusal is one line saying how to approve, and a fault in the journal.
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 from typing import TYPE_CHECKING
 
 import pytest
 from support.approvals import PASSPHRASE, Site
-from support.software_rig import ROOT, WAIT_S, free_port, write_config
+from support.software_rig import ROOT, WAIT_S, free_port, serves_and_stops, write_config
 
 from controller.config.load import load_config
 from controller.journal import Journal
@@ -61,17 +60,7 @@ def test_run_refuses_to_start_without_an_approved_manifest(tmp_path: Path) -> No
         env=os.environ | {"JACKPOTD_PASSPHRASE": PASSPHRASE},
     )  # fmt: skip
     assert approve.returncode == 0, approve.stderr
-    started = run(config)
-    try:
-        assert started.stdout is not None
-        line = started.stdout.readline()
-        assert "meter display and /metrics at" in line, line
-        started.send_signal(signal.SIGTERM)
-        started.wait(timeout=WAIT_S)
-    finally:
-        if started.poll() is None:
-            started.kill()
-    assert started.returncode == 0
+    serves_and_stops(config, ROOT)
 
 
 def test_the_demo_needs_no_approved_manifest(tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ import json
 import marshal
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -188,3 +189,21 @@ def approved_site(config: Path, env: Mapping[str, str] | None = None) -> Path:
         site.approve(load_config(config))
         approve_manifest(site, config, env)
     return database
+
+
+def serves_and_stops(config: Path, cwd: Path) -> None:
+    """``jackpotd run --config CONFIG`` starts serving, and stops with status 0 on SIGTERM."""
+    started = subprocess.Popen(
+        [sys.executable, "-m", "controller", "run", "--config", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=cwd,
+    )  # fmt: skip
+    try:
+        assert started.stdout is not None
+        line = started.stdout.readline()
+        assert "meter display and /metrics at" in line, line
+        started.send_signal(signal.SIGTERM)
+        started.wait(timeout=WAIT_S)
+    finally:
+        if started.poll() is None:
+            started.kill()
+    assert started.returncode == 0
