@@ -39,9 +39,11 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 WAIT_S: Final = 60.0
-HEALTH_S: Final = TIMEOUT_S / 4
-"""How long ``/healthz`` may take while the signer is stopped: a blocked loop takes the whole
-timeout (twice: the client asks again once on a kept connection)."""
+HEALTH_S: Final = TIMEOUT_S * 3 / 4
+"""How long ``/healthz`` may take while the signer is stopped: a loop blocked on the signer
+takes its whole timeout (twice: the client asks again once on a kept connection), and the
+requests go on all through the stall, so one of them would wait that long; the margin is for a
+loaded machine."""
 AFTER_STALL: Final = 30
 """Events journaled and acknowledged after a head is known to wait for the stopped signer."""
 STALLED = "the signer cannot be reached"
