@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import KIND, checkpoint_of
+from controller.journal.devices import flush_through
 from controller.journal.errors import JournalError
 from controller.journal.rows import last_row, read_rows, rows_of_kinds, times
 from controller.journal.segments import Sealed, write_segment
@@ -403,6 +404,8 @@ def _store(
             "AND payout_id NOT IN (SELECT payout_id FROM temp.kept_payouts)",
             [record.last_seq],
         )
+        # The removed rows' device highs, not yet in device_seqs, go there first (.devices).
+        flush_through(writer, record.last_seq)
         writer.execute("DELETE FROM journal WHERE seq <= ?", [record.last_seq])
         writer.execute("COMMIT")
     except BaseException:

@@ -200,6 +200,17 @@ MIGRATIONS: Final[tuple[tuple[Step, ...], ...]] = (
     # Each row's provenance: which intake, or which command, wrote it (docs/journal.md,
     # "Provenance"). NULL for the rows written before; the hash chain does not cover it.
     ("ALTER TABLE journal ADD COLUMN provenance TEXT",),
+    # ``device_seqs`` written every so many rows rather than with every commit, up to the row
+    # the ``meta`` value device_seqs_through names (controller/journal/devices.py): every row
+    # journaled so far is in it. A controller that does not know the mark would take the
+    # table as complete, so the version rises and such a controller refuses the file.
+    (
+        (
+            "INSERT INTO meta (key, value) SELECT 'device_seqs_through', "
+            "CAST(coalesce(max(seq), 0) AS TEXT) FROM journal "
+            "WHERE true ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+        ),
+    ),
 )
 """Migration ``n`` (1-based) takes the schema from version ``n - 1`` to ``n``.
 

@@ -43,7 +43,13 @@ from controller.journal.appending import (
 )
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import store_snapshot
-from controller.journal.devices import read_highs
+from controller.journal.devices import (
+    DeviceMarks,
+    merged,
+    read_highs,
+    stored_highs,
+    write_highs,
+)
 from controller.journal.errors import JournalError
 from controller.journal.outbox import JournalOutbox
 from controller.journal.reads import ReadSide
@@ -134,6 +140,8 @@ class Journal(ReadSide):
             ) from error
         self._tail = self._last_row()
         self.state = self._load()
+        self._devices = self._read_devices()
+        self._devices_after: tuple[Transaction, DeviceMarks] | None = None
 
     def _load(self) -> LedgerState:
         """The materialized state, or fail closed if it cannot be read."""
@@ -143,6 +151,13 @@ class Journal(ReadSide):
             raise JournalError(
                 f"{self.path}: the materialized state cannot be read ({error}); run jackpotd verify"
             ) from error
+
+    def _read_devices(self) -> DeviceMarks:
+        """The device highs' mark and the rows after it (:mod:`.devices`)."""
+        try:
+            return DeviceMarks.read(self.db.conn)
+        except sqlite3.Error as error:
+            raise JournalError(f"{self.path}: cannot read the device highs: {error}") from error
 
     @functools.cached_property
     def reader(self) -> sqlite_utils.Database:
@@ -279,6 +294,9 @@ class Journal(ReadSide):
         if not transaction.committed:
             raise JournalError("a transaction must be committed before its state is adopted")
         self.state, self._tail = transaction.state, transaction.tail
+        if self._devices_after is not None and self._devices_after[0] is transaction:
+            self._devices = self._devices_after[1]
+        self._devices_after = None
         return transaction.receipts
 
     def _prepare(
@@ -290,16 +308,24 @@ class Journal(ReadSide):
             if self._last_row() != self._tail:  # another process wrote: catch up first
                 self.state = self._catch_up()
                 self._tail = self._last_row()
+                self._devices = DeviceMarks.read(connection)
             done = append_events(events, self.state, self._tail, self._known, provenance)
             connection.executemany(INSERT, done.rows)
-            done.devices.write(connection)
+            # Not every commit: see controller/journal/devices.py.
+            devices, flushed = self._devices.after(
+                done.devices, done.tail[0], flush=snapshot is not None
+            )
+            if devices.through != self._devices.through:
+                write_highs(connection, flushed, devices.through)
             self._materialize(changed_rows(done.batch, done.state))
             if snapshot is not None:
                 store_snapshot(connection, done.receipts, snapshot)
         except BaseException:
             roll_back(connection)
             raise
-        return Transaction(self.path, connection, done.state, done.tail, done.receipts)
+        transaction = Transaction(self.path, connection, done.state, done.tail, done.receipts)
+        self._devices_after = (transaction, devices)
+        return transaction
 
     def _materialize(self, changed: Changed) -> None:
         """Write each changed row of the materialized state once, as the batch left it.
@@ -338,7 +364,9 @@ class Journal(ReadSide):
 
     def device_highs(self) -> dict[tuple[str, str], int]:
         """The highest event ``seq`` journaled from each device (:mod:`.devices`)."""
-        return read_highs(self.db.conn)
+        if self._last_row() != self._tail:  # another process wrote rows this one has not read
+            return read_highs(self.db.conn)
+        return merged(stored_highs(self.db.conn), self._devices.pending)
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every journal row in order, as its canonical columns (:mod:`.rows`)."""
