@@ -18,14 +18,9 @@ from controller.config.schema import (
     Transport,
 )
 from controller.events import SpotLimits, TableConfigured
+from controller.ledger.payout_floor import MAX_PAYOUT_FLOOR_CENTS, most_one_player_wins
 from controller.ledger.pool import PoolTerms
-from controller.ledger.table_rules import (
-    MAX_PAYOUT_FLOOR_CENTS,
-    ODDS_WAGERS,
-    TableRulesError,
-    most_one_player_wins,
-    table_rules,
-)
+from controller.ledger.table_rules import ODDS_WAGERS, TableRulesError, table_rules
 from controller.money import format_cents, format_percent
 from controller.plugins import by_section
 from controller.rules.dynasty import off_profile

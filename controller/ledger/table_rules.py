@@ -2,7 +2,7 @@
 
 The event carries the paytables whole (TOML text), so the rules in force at any point of the
 journal can be rebuilt without the files. Validation refuses a rule set a lab would refuse,
-among them a maximum payout below the floor of § 688a.12(e).
+among them a maximum payout below the floor of § 688a.12(e) (controller/ledger/payout_floor.py).
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import msgspec
 
 from controller.errors import ConfigurationError
 from controller.ledger.lockouts import has_identity
+from controller.ledger.payout_floor import MAX_PAYOUT_FLOOR_CENTS, most_one_player_wins
 from controller.ledger.settlement import HitOrder, TableRules
 from controller.ledger.state import LedgerError
-from controller.ledger.wager_limits import WagerLimitsError, minimum_of, validated_limits
+from controller.ledger.wager_limits import WagerLimitsError, validated_limits
 from controller.rules.dynasty import off_profile
-from controller.rules.paytable import FixedPay, MeterPay, Odds, Wager
+from controller.rules.paytable import Wager
 from controller.rules.paytable_files import PaytableError, parse_paytable
 from controller.rules.spots import Spot
 
@@ -26,8 +27,6 @@ if TYPE_CHECKING:
     from controller.ledger.state import LedgerState
     from controller.rules.paytable import Paytable
 
-MAX_PAYOUT_FLOOR_CENTS: Final = 5_000_000
-"""§ 688a.12(e): a maximum payout of at least $50,000."""
 ODDS_WAGERS: Final = frozenset({Wager.FORTUNE_BONUS, Wager.EMPERORS_TREASURE, Wager.DYNASTY_BONUS})
 
 
@@ -52,48 +51,6 @@ def _paytable(
     if table.wager not in wagers:
         raise TableRulesError(f"table {event.table_id}: {key}: {name} is a {table.wager} paytable")
     return table
-
-
-def _top_odds(table: Paytable) -> int:
-    """The most an odds paytable pays, as N of "N to 1"."""
-    return max((row.pays.to_one for row in table.lines if isinstance(row.pays, Odds)), default=0)
-
-
-def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
-    """The most one player can win in a round betting the minimum, meters aside (§ 688a.12(e)).
-
-    Top odds of each odds wager at its minimum (the spot's own where the table sets wager
-    limits), the largest fixed progressive pay, and for every other hand at the table the
-    largest Envy of each paytable with an Envy column.
-    """
-    most = 0
-    if rules.insurance is not None:
-        most += minimum_of(rules, Spot.INSURANCE, minimum_wager_cents) * _top_odds(rules.insurance)
-    odds = (
-        (Spot.BONUS, rules.bonus),
-        (Spot.ACE_HIGH, rules.ace_high),
-        (Spot.DYNASTY, rules.dynasty),
-    )
-    for spot, table in odds:
-        if table is not None:
-            most += minimum_of(rules, spot, minimum_wager_cents) * max(
-                (row.pays.to_one for row in table.lines if isinstance(row.pays, Odds)), default=0
-            )
-    envy = 0  # each wager with an Envy column collects its own Envy
-    for table in (rules.bonus, rules.progressive, rules.dynasty):
-        if table is not None:
-            envy += max((row.envy_cents or 0 for row in table.lines), default=0)
-    if rules.progressive is not None:
-        most += max(
-            (
-                row.pays.cents if isinstance(row.pays, FixedPay) else row.pays.fixed_cents
-                for row in rules.progressive.lines
-                if isinstance(row.pays, FixedPay | MeterPay)
-            ),
-            default=0,
-        )
-    others = rules.seats - 1 + (1 if rules.envy_includes_dealer else 0)
-    return most + envy * others
 
 
 def envy_includes_dealer(event: TableConfigured) -> bool:
