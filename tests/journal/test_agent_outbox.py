@@ -24,7 +24,7 @@ def test_messages_are_numbered_in_order_and_kept_until_acknowledged(tmp_path: Pa
     assert outbox.store("shoe", 7, "CARD,shoe,7,r1,0,As", AT) == 3
     assert [row.seq for row in outbox.pending(0, 10)] == [1, 2, 3]
     assert outbox.trim(2, epoch=0) == 2
-    assert outbox.pending(0, 10) == [StoredEvent(3, "shoe", 7, "CARD,shoe,7,r1,0,As")]
+    assert outbox.pending(0, 10) == [StoredEvent(3, "shoe", 7, "CARD,shoe,7,r1,0,As", AT)]
     assert (outbox.stored_high, outbox.acked) == (3, 2)
 
 
