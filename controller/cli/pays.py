@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.cli.common import add_db, checked, command, open_reader
+from controller.cli.common import CommandError, add_db, checked, command, open_reader
 from controller.cli.tables import Column, print_table
 from controller.cli.times import local_time, moment
 from controller.journal.readonly import PAY_KINDS, PayFilter
@@ -101,6 +101,12 @@ def run(args: argparse.Namespace) -> int:
     )
     with open_reader(args) as journal:
         records = journal.pays(chosen)
+        pools = sorted(journal.state.pools)
+    if args.pool is not None and not records and args.pool not in pools:
+        raise CommandError(
+            f"--pool: no pool {args.pool!r} in this journal; its pools: "
+            + (", ".join(pools) or "none")
+        )
     if args.json:
         document: dict[str, Any] = {"kind": kind, "pending": args.pending}
         rows = [record.row() | {"what": what(record)} for record in records]

@@ -92,7 +92,16 @@ def test_since_limit_and_pool_bound_the_list(
         "R2/2/progressive"
     ]
     assert ids(pays(capsys, journal, "--pool", "P1")) == ["R1/1/progressive"]
-    assert pays(capsys, journal, "--pool", "P9") == []
+    assert pays(capsys, journal, "--pool", "P1", "--since", "2026-11-30") == []  # none since
+
+
+def test_an_unknown_pool_is_named_not_listed_as_no_jackpots(
+    journal: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for argv in (("--pool", "nosuchpool"), ("--pool", "nosuchpool", "--json")):
+        status, out, err = run(capsys, "hits", *argv, "--db", str(journal))
+        assert (status, out) == (1, "")
+        assert err == "jackpotd: --pool: no pool 'nosuchpool' in this journal; its pools: P1\n"
     status, _, err = run(capsys, "hits", "--since", "last week", "--db", str(journal))
     assert (status, err) == (
         1,
