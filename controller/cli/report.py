@@ -24,7 +24,6 @@ are dated earlier than the row before, so that a step is never silent.
 
 from __future__ import annotations
 
-import itertools
 import json
 import sys
 from dataclasses import dataclass, field
@@ -49,8 +48,9 @@ from controller.effects import (
 from controller.effects import fraction_text as text
 from controller.events import FaultRecorded, decode_event
 from controller.journal import JournalError
+from controller.journal.checkpoints import KIND as CHECKPOINT_KIND
 from controller.money import format_cents
-from controller.runtime.clock_watch import CLOCK_STEP, FAULT_SOURCE
+from controller.runtime.clock_watch import BACKWARD_TOLERANCE_S, CLOCK_STEP, FAULT_SOURCE
 
 if TYPE_CHECKING:
     import argparse
@@ -204,7 +204,8 @@ class Coverage:
     clock_steps: list[tuple[int, str, str]]
     """Each clock-step fault journaled in the period: its row, time and detail."""
     dated_back: int
-    """Rows dated earlier than the row before them (a clock step, journaled or not)."""
+    """Rows dated more than 1 ms (the clock watch's tolerance) earlier than the row before
+    them, a checkpoint aside (a clock step, journaled or not)."""
 
     def document(self) -> dict[str, Any]:
         """The coverage as the JSON report gives it."""
@@ -234,8 +235,15 @@ def coverage(rows: list[dict[str, Any]], start: datetime | None, end: datetime |
             CLOCK_STEP,
         ):
             steps.append((int(row["seq"]), str(row["at"]), event.detail))
-    dated = [_at(row) for row in inside]
-    back = sum(later < earlier for earlier, later in itertools.pairwise(dated))
+    back, before = 0, None
+    for row in inside:
+        at = _at(row)
+        if before is not None and (before - at).total_seconds() > BACKWARD_TOLERANCE_S:
+            back += 1
+        # A checkpoint is dated when it is signed, after the row it covers, so the rows dated
+        # before it may be journaled after it: the next row is compared with the row before.
+        if row["kind"] != CHECKPOINT_KIND:
+            before = at
     first, last = (inside[0]["seq"], inside[-1]["seq"]) if inside else (None, None)
     return Coverage(first, last, steps, back)
 

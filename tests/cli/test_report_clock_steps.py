@@ -16,10 +16,12 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import pytest
+from support.controller_keys import write_controller_key
 from support.journal_rig import POOL, TABLE, opened_journal
 
 from controller.cli import main
 from controller.events import FaultRecorded, WagerLocked
+from controller.journal.checkpoints import seal
 from controller.journal.verify import verify
 
 if TYPE_CHECKING:
@@ -124,3 +126,29 @@ def test_verify_accepts_times_that_go_back_and_replays_every_row(stepped: Path) 
     assert result.ok, result.problems
     assert result.rows == 7
     assert result.pools[POOL] == 1_000_000 + 113  # four wagers of 28.25 cents, to the cent
+
+
+def test_a_checkpoint_dated_after_the_rows_journaled_behind_it_is_no_clock_step(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A checkpoint is dated when it is signed, after the row it covers: 3 ms is not a step.
+
+    As the sequencer journals it: wager 2 was dated at 00:00:00.002 as it came in, the
+    checkpoint of the row before it signed at .005, and journaled first. Only a row dated more
+    than the clock watch's 1 ms earlier than the (non-checkpoint) row before it counts.
+    """
+    path = tmp_path / "journal.db"
+    key = write_controller_key(tmp_path)
+    with opened_journal(path) as journal:
+        journal.append(wager(1, "2026-11-30T00:00:00.000Z"))
+        sealed = seal(key, "c1", journal.state, journal.head, "2026-11-30T00:00:00.005Z")
+        journal.append_many([sealed.event], snapshot=sealed)
+        journal.append(wager(2, "2026-11-30T00:00:00.002Z"))
+        journal.append(wager(3, "2026-11-30T00:00:00.001Z"))  # 1 ms: the resolution of at
+    assert report(capsys, path, "--from", "2026-11-30")["rows"]["dated_back"] == 0  # type: ignore[index]
+    assert main(["report", "--from", "2026-11-30", "--db", str(path)]) == 0
+    assert "the clock stepped" not in capsys.readouterr().out
+
+    with opened_journal(path) as journal:
+        journal.append(wager(4, "2026-11-29T23:59:59.998Z"))  # 3 ms before wager 3: a step
+    assert report(capsys, path)["rows"]["dated_back"] == 1  # type: ignore[index]
