@@ -75,6 +75,7 @@ bench: $(STAMP) system-deps
 	$(BIN)/python bench/durability.py
 	$(BIN)/python bench/postgres_durability.py
 	$(BIN)/python bench/journal_growth.py
+	$(BIN)/python bench/writes.py
 	$(BIN)/python bench/heads.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/throughput.py

@@ -75,11 +75,17 @@ def device_events(tables: Sequence[str], count: int, seed: int) -> list[DeviceIn
     return events
 
 
-def fresh_journal(directory: Path, tables: Sequence[str], pools: int) -> Journal:
-    """A new journal with the pools and tables configured, as the daemon starts one."""
-    if directory.exists():
-        shutil.rmtree(directory)
-    directory.mkdir(parents=True)
+def fresh_journal(
+    directory: Path, tables: Sequence[str], pools: int, *, keep: bool = False
+) -> Journal:
+    """A new journal with the pools and tables configured, as the daemon starts one.
+
+    ``keep``: in the folder as it is (an empty file made there first keeps its page size).
+    """
+    if not keep:
+        if directory.exists():
+            shutil.rmtree(directory)
+        directory.mkdir(parents=True)
     path = directory / "journal.db"
     text = config_text(
         site=SITE, journal=path, tables=tables, pools=pools, transport="simulator", web_port=1

@@ -32,7 +32,9 @@ shipped configuration saves every 10 changes) rewrites them all: once that start
 on itself, so the side is stopped there. It is started again afresh (new broker, and new
 daemon and journal) and tried once more at that load (``--retries``), since a passing
 disturbance on a shared machine can tip it over; the second time it falls behind is its
-last. The target compares the two throughputs.
+last. The target compares the two throughputs. The bytes the daemon caused to be written to
+storage per event (``write_bytes`` of /proc/PID/io) are given at every step, and judged at the
+loads tables make as they play, 35 and 120 events/s (docs/benchmarks.md, "Writes per event").
 
 A shared machine's speed drifts, and a slow spell while one side is at its limit takes a step
 off that side alone; so the whole rising run is done ``--passes`` times (3 by default), each
@@ -67,6 +69,12 @@ if TYPE_CHECKING:
 LATENCY_LOAD = 1000
 LATENCY_TARGET_MS = 50
 THROUGHPUT_TARGET = 0.70
+WRITES_LOADS = (35.0, 120.0)
+"""The loads of tables as they play (about one event a commit), where writes per event count."""
+WRITES_REPORTED = (*WRITES_LOADS, 1000.0)
+WRITES_TARGET_BYTES = 2048
+"""Bytes the daemon may write to storage per event at those loads (docs/benchmarks.md,
+"Writes per event": a journal on an SD card or eMMC wears with every block written)."""
 
 
 # The run.
@@ -136,7 +144,8 @@ def _line(step: dict[str, Any]) -> str:
     if controller is not None:
         parts.append(
             f"{controller['events_per_commit']} ev/commit, daemon "
-            f"{controller['cpu_ms_per_event']['daemon']} ms CPU/ev"
+            f"{controller['cpu_ms_per_event']['daemon']} ms CPU/ev, "
+            f"{controller['bytes_written_per_event']['daemon']:,} B written/ev"
         )
     return "; ".join(parts)
 
@@ -155,12 +164,19 @@ def summarize(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
     ratio = round(controller / relay, 3) if relay and controller else None
     at_load = [s for s in steps if s["load"] == LATENCY_LOAD and "controller" in s]
     p99 = at_load[0]["controller"]["p99_latency_ms"] if at_load else None
+    written = {
+        f"{s['load']:.0f}": s["controller"]["bytes_written_per_event"]["daemon"]
+        for s in steps
+        if s["load"] in WRITES_REPORTED and "controller" in s
+    }
+    judged = [written.get(f"{load:.0f}") for load in WRITES_LOADS]
     return {
         "events_per_s": controller,
         "relay_events_per_s": relay,
         "throughput_ratio_vs_relay": ratio,
         "relay_limit_reached": exhausted("relay"),
         "controller_limit_reached": exhausted("controller"),
+        "daemon_bytes_written_per_event": written,
         "targets": {
             "throughput_ratio_vs_relay": {
                 "target": f">= {THROUGHPUT_TARGET} of the bare relay's throughput",
@@ -171,6 +187,15 @@ def summarize(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
                 "target": f"< {LATENCY_TARGET_MS} ms at {LATENCY_LOAD} events/s",
                 "measured": p99,
                 "met": p99 is not None and p99 < LATENCY_TARGET_MS,
+            },
+            "bytes_written_per_event": {
+                "target": (
+                    f"<= {WRITES_TARGET_BYTES} bytes written by the daemon per event at "
+                    f"{' and '.join(f'{load:.0f}' for load in WRITES_LOADS)} events/s"
+                ),
+                "measured": judged,
+                "met": None not in judged
+                and all(value <= WRITES_TARGET_BYTES for value in judged if value is not None),
             },
         },
     }
@@ -222,7 +247,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--rates",
-        default="500,1000,2000,3000,4000,4250,4500,4750,5000,5250,5500,5750,6000,6500,7000,7500,8000,9000",
+        default="35,120,500,1000,2000,3000,4000,4250,4500,4750,5000,5250,5500,5750,6000,6500,7000,7500,8000,9000",
         help="offered events/s per step, comma-separated, rising",
     )
     parser.add_argument("--duration", type=float, default=20.0, help="seconds per step")

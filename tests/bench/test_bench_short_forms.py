@@ -104,6 +104,18 @@ def _heads(results: dict[str, Any]) -> None:
     assert results["one_head_through_signer_ms"] > 0
 
 
+def _writes(results: dict[str, Any]) -> None:
+    lines = {line["line"]: line for line in results["lines"]}
+    assert set(lines) == {"bare", "bare + unique id", "journal, 1 event(s)/commit"}
+    for line in lines.values():
+        assert line["bytes_per_event"] >= line["wal_bytes_per_event"] > 0
+        assert line["frames_per_commit"] >= 1
+    trees = lines["journal, 1 event(s)/commit"]["frames_per_commit_by_btree"]
+    assert trees["journal"] > 0
+    assert "device_seqs" not in trees  # written every so many rows, not with each commit
+    assert results["target"]["measured"] == lines["journal, 1 event(s)/commit"]["bytes_per_event"]
+
+
 def _fuzz(results: dict[str, Any]) -> None:
     targets = [results[name] for name in ("serial", "card", "config")]
     targets += [*results["mqtt"].values(), *results["structural"].values()]
@@ -137,6 +149,12 @@ SHORT_FORMS: Final = {
     "journal_growth.py": ShortForm(
         ("--tables", "4", "--rounds", "3"), ("bytes per round",), "journal_growth", _growth
     ),
+    "writes.py": ShortForm(
+        ("--tables", "4", "--commits", "60", "--page-sizes", "2048", "--batches", "1"),
+        ("B/event", "frames/commit", "target <= 2048 bytes per event"),
+        "writes",
+        _writes,
+    ),
     "fuzz.py": ShortForm(
         (
             "--inputs",
@@ -154,14 +172,23 @@ SHORT_FORMS: Final = {
     ),
     "throughput.py": ShortForm(
         ("--rates", "400", "--duration", "2", "--warmup", "1", "--passes", "1", "--tables", "6"),
-        ("ev/commit", "ms CPU/ev", "target throughput_ratio_vs_relay", "target p99_latency_ms"),
+        (
+            "ev/commit",
+            "ms CPU/ev",
+            "B written/ev",
+            "target throughput_ratio_vs_relay",
+            "target p99_latency_ms",
+            "target bytes_written_per_event",
+        ),
         "throughput",
         _throughput,
     ),
 }
 """What ``make bench`` runs, and ``make fuzz``: every script of bench/ with a ``__main__``."""
 
-WORKDIR: Final = frozenset({"durability.py", "journal_growth.py", "scale.py", "throughput.py"})
+WORKDIR: Final = frozenset(
+    {"durability.py", "journal_growth.py", "scale.py", "throughput.py", "writes.py"}
+)
 """The scripts given a ``--workdir`` here (else they make one under /var/tmp and remove it).
 
 Not bench/postgres_durability.py: its server's cluster goes beside the work folder, where the
