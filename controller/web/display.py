@@ -37,8 +37,9 @@ from controller.outputs import MeterUpdate
 from controller.runtime.metrics import StreamCounts
 from controller.web.gate import SWEEP_S, Gate, GateMetrics
 from controller.web.listener import Listener
+from controller.web.meter_signatures import MeterSignatures
 from controller.web.policy import PAGE, secure
-from controller.web.snapshot import PageState, controller_key, signed_meter
+from controller.web.snapshot import PageState, controller_key, signed_meter_async
 from controller.web.throttle import LogThrottle, QuietLoopErrors, QuietRecords
 
 if TYPE_CHECKING:
@@ -75,6 +76,8 @@ class Display:
         self.page = PageState(runtime)
         self.key = controller_key(runtime)
         """The controller's key: the page is given its public half, each meter its signature."""
+        self.signatures = MeterSignatures(self.key) if self.key is not None else None
+        """The meters' signatures, awaited: a stalled signer never holds up the event loop."""
         self.streams = StreamCounts(cap=max_streams)
         self._refusing = False
         self._stopping = False
@@ -110,9 +113,9 @@ class Display:
         page = PAGE.replace(KEY_META % "", KEY_META % public, 1)
         return web.Response(text=page, content_type="text/html", charset="utf-8")
 
-    def snapshot(self) -> dict[str, Any]:
-        """Everything the page shows (controller/web/snapshot.py)."""
-        return self.page.snapshot()
+    async def snapshot(self) -> dict[str, Any]:
+        """Everything the page shows, its meters signed (controller/web/snapshot.py)."""
+        return await self.page.signed_snapshot(self.signatures)
 
     async def _following(self, _: web.Application) -> AsyncIterator[None]:
         """While the server runs, the page's watch follows the published updates."""
@@ -128,7 +131,7 @@ class Display:
 
     async def state(self, _: web.Request) -> web.Response:
         """The display state as JSON."""
-        return web.json_response(self.snapshot())
+        return web.json_response(await self.snapshot())
 
     async def events(self, request: web.Request) -> web.StreamResponse:
         """Server-sent events, up to the cap of open streams; 503 beyond it."""
@@ -198,23 +201,29 @@ class Display:
                 except TimeoutError:
                     await response.write(b": keep-alive\n\n")
                     continue
+                encoded = await self._encoded(update)
+                if encoded is None:
+                    continue  # its signature was not had in time: the next meter will be
                 kind = type(update).__struct_config__.tag
-                await response.write(
-                    b"event: %s\ndata: %s\n\n" % (str(kind).encode(), self._encoded(update))
-                )
+                await response.write(b"event: %s\ndata: %s\n\n" % (str(kind).encode(), encoded))
         except (ConnectionResetError, asyncio.CancelledError):
             pass
         finally:
             subscription.close()
         return response
 
-    def _encoded(self, update: AnyUpdate) -> bytes:
-        """An update as the stream sends it: a meter with its signature for the page."""
-        if not isinstance(update, MeterUpdate) or self.key is None:
+    async def _encoded(self, update: AnyUpdate) -> bytes | None:
+        """An update as the stream sends it: a meter with its signature for the page.
+
+        The signature is awaited, never waited for on the event loop (controller/web/
+        meter_signatures.py); None: a meter the signer did not sign in time, not sent.
+        """
+        if not isinstance(update, MeterUpdate) or self.key is None or self.signatures is None:
             return _JSON.encode(update)
-        return _JSON.encode(
-            {**msgspec.to_builtins(update), "signed": signed_meter(self.key, update)}
-        )
+        signed = await signed_meter_async(self.signatures, self.key.key_id, update)
+        if signed is None:
+            return None
+        return _JSON.encode({**msgspec.to_builtins(update), "signed": signed})
 
     async def prometheus(self, request: web.Request) -> web.Response:
         """Prometheus exposition, in the format the scraper's ``Accept`` asks for."""

@@ -9,6 +9,7 @@ that a supervisor across the pit can tell a quiet floor from a dead feed.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -22,20 +23,20 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from controller.journal.reads import PayoutRecord
-    from controller.ledger.pool import Pool
     from controller.runtime.metrics import ControllerMetrics
     from controller.runtime.view import Runtime
     from controller.security.signer import Signer
+    from controller.web.meter_signatures import MeterSignatures
 
 HITS_SHOWN = 25
 
 
-def signed_meter(key: Signer, update: MeterUpdate) -> dict[str, str]:
-    """A meter as the page checks it: the signed text of its fields and the signature.
+def meter_bytes(key_id: str, update: MeterUpdate) -> bytes:
+    """What the controller signs for a meter: a signed ``meter/<pool>`` payload's fields.
 
     The fields are a signed ``meter/<pool>`` payload's (controller/meter_signature.py); the page
-    verifies ``sig`` over the meter domain and ``body`` with the public key the server put in
-    it, and shows only what ``body`` says, so it needs no canonical JSON of its own.
+    verifies the signature over the meter domain and the text after it with the public key the
+    server put in it, and shows only what that text says, so it needs no canonical JSON of its own.
     """
     fields = {
         "v": SIGNED_VERSION,
@@ -47,10 +48,29 @@ def signed_meter(key: Signer, update: MeterUpdate) -> dict[str, str]:
         "at": update.at,
         "seq": update.seq,
         "epoch": update.epoch,
-        KEY_ID: key.key_id,
+        KEY_ID: key_id,
     }
-    data = signed_bytes(METER_DOMAIN, fields)
-    return {"body": data[len(METER_DOMAIN) :].decode(), "sig": key.sign(data)}
+    return signed_bytes(METER_DOMAIN, fields)
+
+
+def page_signature(data: bytes, signature: str) -> dict[str, str]:
+    """A meter as the page checks it: the signed text of its fields and the signature."""
+    return {"body": data[len(METER_DOMAIN) :].decode(), "sig": signature}
+
+
+def signed_meter(key: Signer, update: MeterUpdate) -> dict[str, str]:
+    """A meter signed in place by a key in the process (the display awaits its signatures)."""
+    data = meter_bytes(key.key_id, update)
+    return page_signature(data, key.sign(data))
+
+
+async def signed_meter_async(
+    signatures: MeterSignatures, key_id: str, update: MeterUpdate
+) -> dict[str, str] | None:
+    """:func:`signed_meter` awaited (controller/web/meter_signatures.py); None: not signed."""
+    data = meter_bytes(key_id, update)
+    signature = await signatures.signature(data)
+    return None if signature is None else page_signature(data, signature)
 
 
 def controller_key(runtime: Runtime) -> Signer | None:
@@ -102,7 +122,6 @@ class PageState:
         # the page drops a streamed update older than this, and this if it is older than one
         # the page has shown (controller/outputs.py FollowerOrder).
         epoch, seq = journal.epoch, journal.head[0]
-        key = controller_key(runtime)
         return {
             "at": now,
             "stale": {"since": self.watch.live_at, "reasons": trouble} if trouble else None,
@@ -126,7 +145,6 @@ class PageState:
                     "hits": pool.hits_count,
                     "epoch": epoch,
                     "seq": seq,
-                    **self._signed(key, pool_id, pool, now, (epoch, seq)),
                 }
                 for pool_id, pool in sorted(state.pools.items())
             ],
@@ -152,23 +170,25 @@ class PageState:
             ],
         }
 
-    @staticmethod
-    def _signed(
-        key: Signer | None, pool_id: str, pool: Pool, now: str, at: tuple[int, int]
-    ) -> dict[str, Any]:
-        if key is None:
-            return {}
-        update = MeterUpdate(
-            now,
-            at[1],
-            pool_id,
-            pool.meter_cents,
-            pool.reserve_cents,
-            pool.overflow_cents,
-            pool.terms.seed_cents,
-            epoch=at[0],
+    async def signed_snapshot(self, signatures: MeterSignatures | None) -> dict[str, Any]:
+        """The document, each pool's meter with the controller's signature, awaited.
+
+        The signatures are asked for together: a signer that does not answer holds the answer
+        up for its one timeout, not once per pool, and never the event loop; a meter it did not
+        sign goes without (the page keeps what it showed).
+        """
+        document = self.snapshot()
+        key = controller_key(self.runtime)
+        if signatures is None or key is None:
+            return document
+        pools = document["pools"]
+        signed = await asyncio.gather(
+            *(signed_meter_async(signatures, key.key_id, _meter_of(document, p)) for p in pools)
         )
-        return {"signed": signed_meter(key, update)}
+        for pool, signature in zip(pools, signed, strict=True):
+            if signature is not None:
+                pool["signed"] = signature
+        return document
 
     def _pending(self, now: str) -> list[dict[str, Any]]:
         """The pays awaiting a supervisor's verification, oldest first."""
@@ -214,6 +234,20 @@ class PageState:
         timed_out = liveness is not None and table_id in liveness.timed_out
         why = f"heartbeat timeout: {closure.reason}" if timed_out else f"offline: {closure.reason}"
         return {"since": closure.at, "why": why}
+
+
+def _meter_of(document: dict[str, Any], pool: dict[str, Any]) -> MeterUpdate:
+    """The meter a pool's entry of the document shows, as the controller signs it."""
+    return MeterUpdate(
+        document["at"],
+        pool["seq"],
+        pool["pool"],
+        pool["meter_cents"],
+        pool["reserve_cents"],
+        pool["overflow_cents"],
+        pool["seed_cents"],
+        epoch=pool["epoch"],
+    )
 
 
 def _by_seq(record: PayoutRecord) -> int:

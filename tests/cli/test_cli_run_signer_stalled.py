@@ -9,11 +9,18 @@ and keeps journaling and acknowledging the table's events (the head is signed of
 loop and off the journal's way, controller/runtime/head_signing.py). With SIGCONT the next head
 is signed, verifies under the controller's public key, and ``jackpotd verify`` accepts the run.
 Every wait is bounded (controller/runtime/remote_signer.py, "Off the event loop").
+
+A display page is open all through: its ``/events`` stream is sent every meter the table moves,
+and ``/api/state`` is asked for again and again, each meter with the controller's signature.
+Those signatures are awaited (controller/web/meter_signatures.py), so ``/healthz`` answers
+quickly while they wait for the stopped signer, and once it is back the stream's meters are
+signed again and verify under the controller's public key.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import os
 import re
 import signal
@@ -24,7 +31,10 @@ import time
 from typing import TYPE_CHECKING, Final
 
 import aiohttp
+import msgspec
 import pytest
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from faults.test_fault_sigkill import Devices
 from support.floor import keep_playing, simulated, within
 from support.signer_process import running
@@ -32,6 +42,7 @@ from test_cli_action_checkpointed_at_stop import ready
 from test_cli_run_with_signer import CHILD, ROOT, signer_config
 
 from controller.journal.high_water import head_verifies, read_high_water
+from controller.meter_signature import METER_DOMAIN
 from controller.security.signer import TIMEOUT_S
 from drivers.simulator_links import PtyPair, SerialTableLink
 
@@ -47,6 +58,49 @@ loaded machine."""
 AFTER_STALL: Final = 30
 """Events journaled and acknowledged after a head is known to wait for the stopped signer."""
 STALLED = "the signer cannot be reached"
+
+
+class Page:
+    """A display page left open: its ``/events`` meters, and ``/api/state`` asked for in a loop."""
+
+    def __init__(self, session: aiohttp.ClientSession, port: int) -> None:
+        self.session = session
+        self.base = f"http://127.0.0.1:{port}"
+        self.meters: list[dict[str, object]] = []
+        self.states = 0
+
+    async def stream(self) -> None:
+        """Read the stream's meter events until cancelled."""
+        async with self.session.get(f"{self.base}/events") as response:
+            assert response.status == 200
+            event = ""
+            async for raw in response.content:
+                line = raw.decode().rstrip("\n")
+                if line.startswith("event: "):
+                    event = line[len("event: ") :]
+                elif line.startswith("data: ") and event == "meter":
+                    self.meters.append(msgspec.json.decode(line[len("data: ") :]))
+
+    async def poll_state(self) -> None:
+        """Ask for the page's state again and again until cancelled (each answer bounded)."""
+        while True:
+            async with asyncio.timeout(WAIT_S), self.session.get(f"{self.base}/api/state") as got:
+                assert got.status == 200
+                await got.read()
+            self.states += 1
+
+
+def meter_verifies(meter: dict[str, object], public_key: str) -> bool:
+    """Whether a streamed meter carries the controller's signature over its signed text."""
+    signed = meter.get("signed")
+    if not isinstance(signed, dict):
+        return False
+    key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key))
+    try:
+        key.verify(base64.b64decode(signed["sig"]), METER_DOMAIN + signed["body"].encode())
+    except InvalidSignature:
+        return False
+    return True
 
 
 def web_port(config: Path) -> int:
@@ -84,7 +138,7 @@ def test_a_stopped_signer_stalls_neither_the_web_port_nor_the_journal(tmp_path: 
             )  # fmt: skip
         try:
             ready(notify, daemon)
-            timings = asyncio.run(
+            timings, meters = asyncio.run(
                 scenario(line, process.process.pid, web_port(config), log, daemon)
             )
         finally:
@@ -101,6 +155,8 @@ def test_a_stopped_signer_stalls_neither_the_web_port_nor_the_journal(tmp_path: 
     assert head is not None
     public_key = (tmp_path / "controller.pub").read_text(encoding="utf-8").strip()
     assert head_verifies(head, [public_key])
+    assert meters, "no meter streamed once the signer was back"
+    assert all(meter_verifies(meter, public_key) for meter in meters), meters
     verified = subprocess.run(
         [
             sys.executable, "-m", "controller", "verify", "--config", str(config),
@@ -113,8 +169,12 @@ def test_a_stopped_signer_stalls_neither_the_web_port_nor_the_journal(tmp_path: 
 
 async def scenario(
     line: PtyPair, signer_pid: int, port: int, log: Path, daemon: subprocess.Popen[str]
-) -> list[float]:
-    """Play; stop the signer; check the daemon serves and journals; go on; the timings."""
+) -> tuple[list[float], list[dict[str, object]]]:
+    """Play; stop the signer; check the daemon serves and journals; go on.
+
+    The ``/healthz`` timings, and the meters the page's stream was sent after the signer was
+    back (each with its signature).
+    """
     reader, writer = await line.open()
     devices = Devices(SerialTableLink("T1", reader, writer))
     await devices.link.__aenter__()
@@ -123,38 +183,55 @@ async def scenario(
     url = f"http://127.0.0.1:{port}/healthz"
     high_water = log.with_name("journal.db.high-water")
     timings: list[float] = []
-    async with aiohttp.ClientSession() as session:
+    async with aiohttp.ClientSession() as session, aiohttp.ClientSession() as page_session:
         await within(_until(lambda: read_high_water(high_water) is not None), "a first head")
-        os.kill(signer_pid, signal.SIGSTOP)
-        stalled_at = -1
+        page = Page(page_session, port)
+        streaming = asyncio.create_task(page.stream())
+        polling = asyncio.create_task(page.poll_state())
+        try:
+            await within(_until(lambda: page.meters and page.states), "the page's first meters")
+            os.kill(signer_pid, signal.SIGSTOP)
+            stalled_at = -1
 
-        def progressed() -> bool:
-            nonlocal stalled_at
-            if stalled_at < 0 and STALLED in log.read_text(encoding="utf-8"):
-                stalled_at = len(devices.acked)  # a head waited out the signer's timeout
-            return stalled_at >= 0 and len(devices.acked) >= stalled_at + AFTER_STALL
+            def progressed() -> bool:
+                nonlocal stalled_at
+                if stalled_at < 0 and STALLED in log.read_text(encoding="utf-8"):
+                    stalled_at = len(devices.acked)  # a head waited out the signer's timeout
+                return stalled_at >= 0 and len(devices.acked) >= stalled_at + AFTER_STALL
 
-        async def serve_while_stalled() -> None:
-            while not progressed():
-                timings.append(await healthy_within(session, url))
+            async def serve_while_stalled() -> None:
+                while not progressed():
+                    timings.append(await healthy_within(session, url))
 
-        await within(serve_while_stalled(), "journaling on while the signer is stopped", WAIT_S)
-        stalled_head = read_high_water(high_water)
-        assert stalled_head is not None
-        os.kill(signer_pid, signal.SIGCONT)
+            await within(serve_while_stalled(), "journaling on while the signer is stopped", WAIT_S)
+            stalled_head = read_high_water(high_water)
+            assert stalled_head is not None
+            os.kill(signer_pid, signal.SIGCONT)
+            resumed = len(page.meters)
 
-        def signed_again() -> bool:
-            head = read_high_water(high_water)
-            return head is not None and head.seq > stalled_head.seq
+            def signed_again() -> bool:
+                head = read_high_water(high_water)
+                return head is not None and head.seq > stalled_head.seq
 
-        await within(_until(signed_again), "a head signed after the signer is back")
+            await within(_until(signed_again), "a head signed after the signer is back")
+            await within(_until(lambda: len(page.meters) > resumed), "a meter streamed after it")
+            states = page.states
+            await within(_until(lambda: page.states > states), "a state answered after it")
+        finally:
+            for task in (streaming, polling):
+                task.cancel()
+            ended = await asyncio.gather(streaming, polling, return_exceptions=True)
+        for outcome in ended:  # an assertion the page's requests failed on
+            if isinstance(outcome, Exception):
+                raise outcome
+        after = page.meters[resumed:]
     stop.set()
     await within(play, "the round in play to finish")
     daemon.send_signal(signal.SIGTERM)
     await within(asyncio.to_thread(daemon.wait), "the daemon to stop")
     await devices.link.close()
     line.close()  # in the loop its transports belong to
-    return timings
+    return timings, after
 
 
 async def _until(condition: object) -> None:
