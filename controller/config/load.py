@@ -337,6 +337,8 @@ class _Loader(TableChecks):
             lockout_after=self.count("controller.lockout_after", raw.lockout_after),
             key_file=self.key_file(raw.key_file),
             signer_socket=self.signer_socket(raw.signer_socket, raw.key_file),
+            operator_socket=self.socket_path("controller.operator_socket", raw.operator_socket),
+            operator_group=self.group("controller.operator_group", raw.operator_group),
             checkpoint_rows=self.checkpoint_rows(raw.checkpoint_rows),
             checkpoint_interval_s=self.positive(
                 "controller.checkpoint_interval_s", raw.checkpoint_interval_s
@@ -386,6 +388,12 @@ class _Loader(TableChecks):
         key = "controller.signer_socket"
         if key_file is not None:
             raise self.fail(key, "the key is the signer's or the service's: set it or key_file")
+        return self.socket_path(key, text)
+
+    def socket_path(self, key: str, text: str | None) -> str | None:
+        """A Unix socket's path, relative to this file, no longer than a socket's path may be."""
+        if text is None:
+            return None
         if not text.strip():
             raise self.fail(key, "names no socket")
         path = str(self.path(text))
@@ -394,6 +402,14 @@ class _Loader(TableChecks):
                 key, f"{path} is longer than a Unix socket's path may be ({MAX_SOCKET_PATH} bytes)"
             )
         return path
+
+    def group(self, key: str, text: str | None) -> str | None:
+        """A group's name as written (it is looked up where the daemon runs, when it starts)."""
+        if text is None:
+            return None
+        if not text.strip() or text != text.strip():
+            raise self.fail(key, f"{text!r} is not a group's name")
+        return text
 
     def high_water_file(self, text: str | None, journal: JournalLocation, node: str) -> str | None:
         """The high-water file's path, relative to this file.

@@ -60,6 +60,8 @@ class RawController(Raw, frozen=True):
     lockout_after: int = 5
     key_file: str | None = None
     signer_socket: str | None = None
+    operator_socket: str | None = None
+    operator_group: str | None = None
     checkpoint_rows: int = 10_000
     checkpoint_interval_s: float = 300.0
     high_water_file: str | None = None
@@ -226,6 +228,12 @@ class ControllerConfig:
     signer_socket: str | None = None
     """Instead of ``key_file``: the Unix socket of the signer process that holds the key
     (controller/runtime/remote_signer.py; docs/operations.md, "The signer")."""
+    operator_socket: str | None = None
+    """The Unix socket on which the daemon takes operators' signed actions (controller/service/
+    operator_socket.py; docs/operations.md, "Signing as the operator"); None: no socket."""
+    operator_group: str | None = None
+    """The group whose members may connect to ``operator_socket`` (mode 0660); None: the group
+    the socket is made with (that of its folder when the folder is set-group-ID)."""
     checkpoint_rows: int = 10_000
     """A signed checkpoint after this many journal rows (controller/runtime/checkpointing.py)..."""
     checkpoint_interval_s: float = 300.0
