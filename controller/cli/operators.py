@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import sys
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -33,6 +34,7 @@ from controller.ledger.operators import Role
 from controller.security.keys import (
     KeyFileError,
     PassphraseError,
+    check_passphrase,
     generate,
     public_key_text,
     read_key_file,
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from controller.ledger.state import LedgerState
 
 NEW_PASSPHRASE_ENVIRONMENT = "JACKPOTD_NEW_PASSPHRASE"  # noqa: S105 - a variable name
+TYPED_ATTEMPTS = 3  # a weak or mistyped passphrase at the prompt is asked again, this often
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -118,13 +121,17 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 
 def run_key(args: argparse.Namespace) -> int:
-    """Make a key file; print the public key to keep with the enrollment papers."""
-    passphrase = read_secret(
-        args.passphrase_file, f"new passphrase for {args.name}: ", NEW_PASSPHRASE_ENVIRONMENT
+    """Make a key file; print the public key to keep with the enrollment papers.
+
+    At a terminal, a weak passphrase or a mistyped second entry is said and asked again, up
+    to :data:`TYPED_ATTEMPTS` times; from a file or the environment it is refused at once.
+    """
+    typed = (
+        args.passphrase_file is None
+        and not os.environ.get(NEW_PASSPHRASE_ENVIRONMENT)
+        and sys.stdin.isatty()
     )
-    typed = args.passphrase_file is None and not os.environ.get(NEW_PASSPHRASE_ENVIRONMENT)
-    if typed and getpass.getpass("again: ") != passphrase:
-        raise CommandError("the passphrases differ")
+    passphrase = _new_passphrase(args, TYPED_ATTEMPTS if typed else 1, typed=typed)
     key = generate()
     try:
         write_key_file(args.out, seal(key, args.name, passphrase))
@@ -132,6 +139,27 @@ def run_key(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from error
     print(f"{args.out}: key of {args.name}, public key {public_key_text(key)}")
     return 0
+
+
+def _new_passphrase(args: argparse.Namespace, attempts: int, *, typed: bool) -> str:
+    for left in range(attempts - 1, 0, -1):
+        try:
+            return _passphrase_once(args, typed=typed)
+        except CommandError as error:
+            print(f"{error}; try again ({left} left)", file=sys.stderr)
+    return _passphrase_once(args, typed=typed)
+
+
+def _passphrase_once(args: argparse.Namespace, *, typed: bool) -> str:
+    prompt = f"new passphrase for {args.name}: "
+    passphrase = read_secret(args.passphrase_file, prompt, NEW_PASSPHRASE_ENVIRONMENT)
+    try:
+        check_passphrase(passphrase, args.name)
+    except PassphraseError as error:
+        raise CommandError(str(error)) from error
+    if typed and getpass.getpass("again: ") != passphrase:
+        raise CommandError("the passphrases differ")
+    return passphrase
 
 
 def run_add(args: argparse.Namespace) -> int:
