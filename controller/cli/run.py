@@ -23,7 +23,13 @@ from controller.runtime.checkpointing import controller_key
 from controller.runtime.logsafe import log_handler
 from controller.security.bytecode import restart_uncached, restarted, uncached
 from controller.security.controller_key import ControllerKey
-from controller.service.demo import demo_approver, demo_config
+from controller.service.demo import (
+    DEMO_MANAGER,
+    DEMO_PASSPHRASE,
+    demo_approver,
+    demo_config,
+    demo_manager_key,
+)
 from controller.service.wiring import (
     AuthorityPolicy,
     StartupError,
@@ -250,6 +256,13 @@ def run_demo(args: argparse.Namespace) -> int:
     )
     reach_journal(config.controller.journal)  # before the manager's key file is made
     demo = AuthorityPolicy(approver=demo_approver(config.controller.journal))
+    # Said at each start: a newcomer signs verify-hit with it (README.md, "Try the supervisors'
+    # commands"); the demo's money is nobody's, so its passphrase is no secret.
+    manager = demo_manager_key(config.controller.journal)
+    print(
+        f"demo manager {DEMO_MANAGER!r}: key file {manager}, passphrase {DEMO_PASSPHRASE!r}",
+        flush=True,
+    )
     # The demo's checkpoints are signed with a key made for the run, in memory only.
     key = ControllerKey.generate()
     start = Start()

@@ -111,6 +111,13 @@ DEMO_PASSPHRASE = "demo only, never for real money"  # noqa: S105 - the demo's, 
 """The demo manager's passphrase: the demo plays with money nobody owns, so it is no secret."""
 
 
+def demo_manager_key(journal: JournalLocation) -> Path:
+    """The demo manager's key file: beside a journal file, else ``var/<database>.manager.key``."""
+    if isinstance(journal, DatabaseUrl):
+        return Path("var") / f"{journal.database}.manager.key"
+    return journal.with_name(f"{journal.stem}.manager.key")
+
+
 def demo_approver(journal: JournalLocation) -> Approver:
     """The demo's manager, whose key file sits beside the demo's journal (made at first use).
 
@@ -118,10 +125,7 @@ def demo_approver(journal: JournalLocation) -> Approver:
     the one place where the controller signs by itself (docs/security.md). A PostgreSQL
     journal has no folder: its manager's key is ``var/<database>.manager.key``.
     """
-    if isinstance(journal, DatabaseUrl):
-        path = Path("var") / f"{journal.database}.manager.key"
-    else:
-        path = journal.with_name(f"{journal.stem}.manager.key")
+    path = demo_manager_key(journal)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         write_key_file(path, seal(generate(), DEMO_MANAGER, DEMO_PASSPHRASE, n=2**14))

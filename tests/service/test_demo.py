@@ -9,18 +9,19 @@ its rounds, its pays, its jackpots, and what it moved each meter.
 from __future__ import annotations
 
 import json
+import os
+import shlex
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from support.mosquitto import free_port
 
 from controller.cli import build_parser
-
-if TYPE_CHECKING:
-    from pathlib import Path
+from controller.service.demo import DEMO_MANAGER, DEMO_PASSPHRASE
 
 FIRST_MINUTE_S = 60
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def demo(tmp_path: Path, *argv: str) -> str:
@@ -70,3 +71,49 @@ def test_a_demo_on_a_database_it_cannot_reach_says_so_and_leaves_nothing(tmp_pat
     assert "cannot open the journal" in line
     assert "Traceback" not in done.stderr
     assert list(tmp_path.iterdir()) == []  # no manager's key file, no var/
+
+
+def _readme_block(heading: str) -> list[str]:
+    """The lines of the first ``sh`` block under ``heading`` in README.md."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    after = text[text.index(f"\n{heading}\n") :]
+    block = after[after.index("```sh\n") + len("```sh\n") :]
+    return block[: block.index("```")].strip().splitlines()
+
+
+def _pending(tmp_path: Path) -> list[dict[str, object]]:
+    done = subprocess.run(
+        [sys.executable, "-m", "controller", "hits", "--pending", "--json", "--db", "var/demo.db"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    pays: list[dict[str, object]] = json.loads(done.stdout)["pays"]
+    return pays
+
+
+def test_the_readme_verifies_the_demos_pays_with_the_key_and_passphrase_it_prints(
+    tmp_path: Path,
+) -> None:
+    out = demo(tmp_path, "--rounds", "10", "--hit-every", "5")
+    key = tmp_path.resolve() / "var" / "demo.manager.key"
+    shown = f"demo manager '{DEMO_MANAGER}': key file {key}, passphrase "
+    assert f"{shown}'{DEMO_PASSPHRASE}'" in out.splitlines()
+    # The README's commands as written, .venv/bin/jackpotd being this checkout's jackpotd.
+    shim = tmp_path / ".venv" / "bin" / "jackpotd"
+    shim.parent.mkdir(parents=True)
+    shim.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -m controller "$@"\n')
+    shim.chmod(0o755)
+    pending = _pending(tmp_path)
+    envy = next(pay["payout_id"] for pay in pending if pay["kind"] == "envy")
+    jackpot = next(pay["payout_id"] for pay in pending if pay["from_meter_cents"])
+    environment = os.environ | {"PYTHONPATH": str(ROOT)}
+    for line in _readme_block("### Try the supervisors' commands"):
+        command = line.replace('"PAY"', shlex.quote(str(envy)))
+        command = command.replace('"JACKPOT"', shlex.quote(str(jackpot)))
+        done = subprocess.run(
+            ["/bin/sh", "-c", command], cwd=tmp_path, env=environment,
+            capture_output=True, text=True, timeout=60, check=False,
+        )  # fmt: skip
+        assert done.returncode == 0, f"{line}\n{done.stderr}"
+    left = {pay["payout_id"] for pay in _pending(tmp_path)}
+    assert envy not in left
+    assert jackpot not in left
