@@ -79,6 +79,32 @@ class StateCheck:
     """Why the daemon must not start; empty if the stored state is the journal's."""
     notes: list[str] = field(default_factory=list)
     """Checkpoints passed over, and why (worth an operator's look, not a refusal)."""
+    other_keys: dict[int, str] = field(default_factory=dict)
+    """Checkpoints passed over for another key: their rows, and the key id each names."""
+
+    def said(self) -> list[str]:
+        """The notes, with the checkpoints of other keys in one line, however many they are.
+
+        Each start of a demo on the same journal signs with a key made for that run, and a
+        key rotation leaves its predecessor's checkpoints behind: one line, not one a row.
+        """
+        if not self.other_keys:
+            return list(self.notes)
+        rows = sorted(self.other_keys)
+        if len(rows) == 1:
+            (row,) = rows
+            line = f"checkpoint at row {row}: signed by another key ({self.other_keys[row]})"
+        else:
+            keys = len(set(self.other_keys.values()))
+            line = (
+                f"{len(rows)} checkpoints (rows {rows[0]} to {rows[-1]}) signed by "
+                f"{keys} other key{'s' if keys > 1 else ''}"
+            )
+        why = (
+            "not used: the state is replayed from an earlier point instead; expected after the "
+            "controller's key was rotated, and on a demo's journal (each run's key is new)"
+        )
+        return [f"{line}, {why}", *self.notes]
 
     @property
     def ok(self) -> bool:
@@ -131,7 +157,7 @@ def trusted_snapshot(
         check.notes.append(f"snapshot of row {snapshot.seq}: that row is not a checkpoint")
         return None
     if event.key_id != key.key_id:
-        check.notes.append(f"{where}: signed by another key ({event.key_id}), not used")
+        check.other_keys[snapshot.seq] = event.key_id
         return None
     if not signature_verifies(key.public_key, event.signature, signed_bytes(event)):
         check.problems.append(FORGED.format(where=where))

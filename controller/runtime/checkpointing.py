@@ -201,7 +201,7 @@ def resume_checkpoints(
     """
     if check is None:
         check = journal.check_state(as_controller_key(schedule.key), high_water)
-    for note in check.notes:
+    for note in check.said():
         log.warning("start-up check: %s", note)
     if not check.ok:
         detail = "; ".join(check.problems)

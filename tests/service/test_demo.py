@@ -25,13 +25,17 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def demo(tmp_path: Path, *argv: str) -> str:
+    return demo_run(tmp_path, *argv).stdout
+
+
+def demo_run(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
         [sys.executable, "-m", "controller", "demo", "--tables", "1", "--db", "var/demo.db",
          "--port", str(free_port()), "--interval", "0.001", *argv],
         cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    return done.stdout
+    return done
 
 
 def test_the_defaults_show_a_pending_jackpot_within_the_first_minute(tmp_path: Path) -> None:
@@ -117,3 +121,16 @@ def test_the_readme_verifies_the_demos_pays_with_the_key_and_passphrase_it_print
     left = {pay["payout_id"] for pay in _pending(tmp_path)}
     assert envy not in left
     assert jackpot not in left
+
+
+def test_earlier_runs_checkpoints_under_their_own_keys_are_said_once(tmp_path: Path) -> None:
+    # Each run signs its checkpoints with a key made for it: a run on a journal that earlier
+    # runs checkpointed passes theirs over, and says so in one plain line, not one a run.
+    for _ in range(3):
+        done = demo_run(tmp_path, "--rounds", "2", "--hit-every", "0")
+    said = [line for line in done.stderr.splitlines() if "other key" in line]
+    assert len(said) == 1, done.stderr
+    assert "checkpoints (rows " in said[0]
+    assert "signed by 2 other keys, not used" in said[0]
+    assert "on a demo's journal (each run's key is new)" in said[0]
+    assert "another key" not in done.stderr
