@@ -32,10 +32,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         help="show a seven-card hand's best five cards and the line it wins",
         description=(
             "CARDS are seven codes such as 'As Kd Tc 9h 5s 3c Jk', in any letter case "
-            "(10 for T is fine)."
+            "(10 for T is fine), or as the meter display draws them: 'A♠ K♦ 10♣ 9♥ 5♠ 3♣ Joker'."
         ),
         examples=(
             "  jackpotd hand 'As Ks Qs Js Jk Kh Qh' --paytable fortune-1\n"
+            "  jackpotd hand 'A♠ K♠ Q♠ J♠ Joker K♥ Q♥' --paytable fortune-1\n"
             "  jackpotd hand Ac Ad Ah As Jk 2c 3d --paytable progressive-5 --meter '$12,345.67'\n"
             "  jackpotd hand 'As Kd Qc 9s 7h 3c 2d' --paytable ace-high-2 --dealer "
             "'Jk Kh Qh 9c 7d 3d 2h'"

@@ -151,13 +151,16 @@ class Card:
     def parse_lenient(code: str) -> Card:
         """The card of a code as a person types it: any ASCII letter case, ``10`` for ten.
 
-        For the command line only; device input goes through :meth:`parse`.
+        A suit may be its symbol, as the meter display draws cards (``A♠``, ``10♥``; the
+        white ones ``♤♡♢♧`` too), and the joker ``Joker``. For the command line only; device
+        input goes through :meth:`parse` (docs/mqtt.md: canonical codes only).
         """
-        card = _BY_TYPED_CODE.get(code.strip().upper()) if code.isascii() else None
+        typed = code.translate(_TYPED_SUITS)
+        card = _BY_TYPED_CODE.get(typed.strip().upper()) if typed.isascii() else None
         if card is None:
             raise CardError(
                 f"{_quoted(code)} is not a card: expected a rank (A K Q J T/10 9 .. 2) and a "
-                "suit (s h d c), or Jk for the joker"
+                "suit (s h d c or ♠ ♥ ♦ ♣), or Jk for the joker"
             )
         return card
 
@@ -176,7 +179,11 @@ def _typed_code_table() -> dict[str, Card]:
     return table
 
 
-_BY_TYPED_CODE: Final = _typed_code_table()
+_BY_TYPED_CODE: Final = _typed_code_table() | {"JOKER": DECK[JOKER_INDEX]}
+_TYPED_SUITS: Final = str.maketrans(
+    dict.fromkeys("♠♤", "s") | dict.fromkeys("♥♡", "h") | dict.fromkeys("♦♢", "d")
+    | dict.fromkeys("♣♧", "c") | {"\ufe0f": None}  # an emoji keyboard's ♥️ is ♥ + U+FE0F
+)  # fmt: skip
 _QUOTED_LENGTH: Final = 16
 """How much of a refused code an error quotes: a device may send kilobytes."""
 

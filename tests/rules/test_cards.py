@@ -124,8 +124,11 @@ def test_typed_codes_are_ascii_too_so_case_folding_makes_no_card(code: str) -> N
 def test_bad_card_code_is_named_in_the_error(code: str) -> None:
     with pytest.raises(CardError, match=repr(code)):
         Card.parse(code)
-    with pytest.raises(CardError, match=repr(code)):
-        Card.parse_lenient(code)
+    if (
+        code != "Joker"
+    ):  # typed, the joker as the display draws it (tests/cli/test_cli_hand_symbols.py)
+        with pytest.raises(CardError, match=repr(code)):
+            Card.parse_lenient(code)
 
 
 def test_a_long_refused_code_is_quoted_only_in_part() -> None:
