@@ -14,6 +14,7 @@ from controller.cli import (
     anchors,
     archive,
     config_command,
+    cosign,
     exits,
     hand,
     identify_command,
@@ -59,6 +60,7 @@ def build_parser() -> argparse.ArgumentParser:
     meters.register(commands)
     pays.register(commands)
     supervisor.register(commands)
+    cosign.register(commands)
     site_commands.register(commands)
     restore_command.register(commands)
     identify_command.register(commands)

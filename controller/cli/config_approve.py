@@ -22,12 +22,11 @@ from controller.cli.common import (
     add_db,
     command,
     journal_location,
-    open_journal,
     open_reader,
-    report_receipt,
 )
 from controller.cli.config_changes import change_document, change_lines
-from controller.cli.signing import add_signers, signed, signers
+from controller.cli.signing import add_signers, signers
+from controller.cli.submit import conclude, open_desk
 from controller.clock import utc_now
 from controller.config.approval import configuration_approval
 from controller.config.load import load_config
@@ -63,17 +62,17 @@ def run_approve(args: argparse.Namespace) -> int:
     if not args.key:
         args.usage_error("the following arguments are required: --key (or --dry-run)")
     config = load_config(args.config)
-    with open_journal(args, must_exist=False) as journal:
-        approval = configuration_approval(config, journal.state, utc_now(), "")
+    with open_desk(args, must_exist=False) as desk:
+        approval = configuration_approval(config, desk.state, desk.now(), "")
         if approval is None:
             print(f"{args.config}: nothing to approve, the journal runs it already")
             return 0
-        keys = signers(args, journal, "approve-config")
+        keys = signers(args, desk, "approve-config")
         approval = msgspec.structs.replace(approval, by=keys[0][0])
-        status = report_receipt(args, journal.append(signed(approval, keys, journal)))
-        manifest = journal.state.manifest
+        status = conclude(args, desk, approval, keys)
+        manifest = desk.state.manifest
         covered = manifest is not None and config.digest in approved_configurations(manifest)
-        if status == 0 and not args.json and not covered:
+        if status == 0 and not args.json and not covered and args.save is None:
             # The manifest covers the file's digest: the one order (docs/operations.md).
             print(
                 "next, what is installed with this file: jackpotd manifest approve "

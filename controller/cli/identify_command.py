@@ -10,9 +10,9 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from controller.cli.common import CommandError, add_db, command, open_journal, report_receipt
-from controller.cli.signing import add_signers, signed, signers
-from controller.clock import utc_now
+from controller.cli.common import CommandError, add_db, command
+from controller.cli.signing import add_signers, signers
+from controller.cli.submit import conclude, open_desk
 from controller.events import JournalIdentified
 from controller.ledger.binding import new_identity
 
@@ -36,12 +36,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run_identify(args: argparse.Namespace) -> int:
     """Journal the identity a manager signs for; exit 1 if the ledger refused it."""
-    with open_journal(args) as journal:
-        if (binding := journal.state.binding) is not None:
+    with open_desk(args) as desk:
+        if (binding := desk.state.binding) is not None:
             raise CommandError(f"the journal has an identity already: {binding.journal}")
-        keys = signers(args, journal, "identify")
+        keys = signers(args, desk, "identify")
         event = JournalIdentified(
-            f"identify-{uuid.uuid4()}", utc_now(), new_identity(), keys[0][0], args.reason
+            f"identify-{uuid.uuid4()}", desk.now(), new_identity(), keys[0][0], args.reason
         )
         print(f"identity {event.journal}")
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        return conclude(args, desk, event, keys)

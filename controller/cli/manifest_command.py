@@ -18,13 +18,11 @@ from controller.cli.common import (
     CommandError,
     add_db,
     command,
-    open_journal,
     open_reader,
-    report_receipt,
 )
-from controller.cli.signing import add_signers, signed, signers
+from controller.cli.signing import add_signers, signers
+from controller.cli.submit import conclude, open_desk
 from controller.cli.tables import Column, print_table
-from controller.clock import utc_now
 from controller.config.load import load_config
 from controller.events import ManifestApproved
 from controller.security.manifest import CONFIGURATIONS_SEPARATOR, current
@@ -118,13 +116,13 @@ def run_approve(args: argparse.Namespace) -> int:
     """Journal the installed software and the configuration (each node's) as approved."""
     digests = sorted({_config_digest(path) for path in args.config})
     manifest = current(CONFIGURATIONS_SEPARATOR.join(digests))
-    with open_journal(args, must_exist=False) as journal:
-        keys = signers(args, journal, "approve-manifest")
+    with open_desk(args, must_exist=False) as desk:
+        keys = signers(args, desk, "approve-manifest")
         event = ManifestApproved(
-            f"manifest-{uuid.uuid4()}", utc_now(), manifest.version, manifest.software,
+            f"manifest-{uuid.uuid4()}", desk.now(), manifest.version, manifest.software,
             manifest.configuration, list(manifest.files), keys[0][0],
         )  # fmt: skip
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        return conclude(args, desk, event, keys)
 
 
 def run_check(args: argparse.Namespace) -> int:

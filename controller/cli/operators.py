@@ -16,18 +16,11 @@ import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.cli.common import (
-    CommandError,
-    add_db,
-    command,
-    open_journal,
-    open_reader,
-    report_receipt,
-)
-from controller.cli.signing import add_signers, read_secret, signed, signers
+from controller.cli.common import CommandError, add_db, command, open_reader
+from controller.cli.signing import add_signers, read_secret, signers
+from controller.cli.submit import conclude, open_desk
 from controller.cli.tables import Column, print_table
 from controller.cli.times import local_time
-from controller.clock import utc_now
 from controller.events import OperatorEnrolled, OperatorRevoked, OperatorUnlocked
 from controller.ledger.lockouts import lockouts_of
 from controller.ledger.operators import Role
@@ -170,13 +163,13 @@ def run_add(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from error
     if record.operator != args.name:
         raise CommandError(f"{args.public_key} is the key of {record.operator}, not {args.name}")
-    with open_journal(args, must_exist=False) as journal:
-        keys = signers(args, journal, "enroll")
+    with open_desk(args, must_exist=False) as desk:
+        keys = signers(args, desk, "enroll")
         event = OperatorEnrolled(
-            f"operator-{uuid.uuid4()}", utc_now(), args.name, args.role, "", "", "ed25519",
+            f"operator-{uuid.uuid4()}", desk.now(), args.name, args.role, "", "", "ed25519",
             keys[0][0], public_key=record.public_key,
         )  # fmt: skip
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        return conclude(args, desk, event, keys)
 
 
 def run_list(args: argparse.Namespace) -> int:
@@ -214,19 +207,19 @@ def _lock_state(state: LedgerState, operator: Operator) -> str:
 
 def run_unlock(args: argparse.Namespace) -> int:
     """A manager lifts a lockout."""
-    with open_journal(args) as journal:
-        keys = signers(args, journal, "unlock")
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "unlock")
         event = OperatorUnlocked(
-            f"operator-{uuid.uuid4()}", utc_now(), args.name, keys[0][0], args.reason
+            f"operator-{uuid.uuid4()}", desk.now(), args.name, keys[0][0], args.reason
         )
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        return conclude(args, desk, event, keys)
 
 
 def run_revoke(args: argparse.Namespace) -> int:
     """A manager revokes an operator."""
-    with open_journal(args) as journal:
-        keys = signers(args, journal, "enroll")
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "enroll")
         event = OperatorRevoked(
-            f"operator-{uuid.uuid4()}", utc_now(), args.name, keys[0][0], args.reason
+            f"operator-{uuid.uuid4()}", desk.now(), args.name, keys[0][0], args.reason
         )
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        return conclude(args, desk, event, keys)

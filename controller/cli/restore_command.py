@@ -19,11 +19,9 @@ from controller.cli.common import (
     add_db,
     command,
     journal_location,
-    open_journal,
-    report_receipt,
 )
-from controller.cli.signing import add_signers, signed, signers
-from controller.clock import utc_now
+from controller.cli.signing import add_signers, signers
+from controller.cli.submit import conclude, open_desk
 from controller.events import HistoryRestored
 from controller.journal.high_water import HighWaterFileError, high_water_path, read_high_water
 
@@ -63,8 +61,8 @@ def run_accept(args: argparse.Namespace) -> int:
         raise CommandError(str(error)) from error
     if mark is None:
         raise CommandError(f"{mark_file}: no high-water mark to accept")
-    with open_journal(args) as journal:
-        head = journal.head[0]
+    with open_desk(args) as desk:
+        head = desk.head[0]
         if mark.seq <= head:
             raise CommandError(
                 f"the journal holds row {mark.seq} already (its head is row {head}): "
@@ -74,8 +72,8 @@ def run_accept(args: argparse.Namespace) -> int:
             f"accepting the loss of rows {head + 1} to {mark.seq}: the controller signed row "
             f"{mark.seq} at {mark.at}; the journal now ends at row {head}"
         )
-        keys = signers(args, journal, "accept-restore")
+        keys = signers(args, desk, "accept-restore")
         event = HistoryRestored(
-            f"restore-{uuid.uuid4()}", utc_now(), mark.seq, mark.hash, keys[0][0], args.reason
+            f"restore-{uuid.uuid4()}", desk.now(), mark.seq, mark.hash, keys[0][0], args.reason
         )
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        return conclude(args, desk, event, keys)

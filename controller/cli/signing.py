@@ -20,12 +20,11 @@ import os
 import sys
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING
 
 from controller.cli.common import CommandError
-from controller.clock import utc_now
+from controller.cli.submit import add_desk, typed
 from controller.events import AuthenticationFailed
-from controller.ledger.binding import signed_by
 from controller.security.keys import KeyFileError, open_key, read_key_file
 
 if TYPE_CHECKING:
@@ -33,10 +32,7 @@ if TYPE_CHECKING:
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-    from controller.events import AnyEvent
-    from controller.journal.port import JournalPort
-
-E = TypeVar("E", bound="AnyEvent")
+    from controller.cli.submit import Desk
 
 PASSPHRASE_ENVIRONMENT = "JACKPOTD_PASSPHRASE"  # noqa: S105 - a variable name
 
@@ -44,10 +40,12 @@ PASSPHRASE_ENVIRONMENT = "JACKPOTD_PASSPHRASE"  # noqa: S105 - a variable name
 def add_signers(
     parser: argparse.ArgumentParser, *, dual: bool = False, required: bool = True
 ) -> None:
-    """The options naming who signs (``--key``) and their passphrases.
+    """The options naming who signs (``--key``), their passphrases, and where the event goes.
 
     ``required`` false: the command checks for ``--key`` itself (one that can also run
-    without signing, as ``config approve --dry-run``).
+    without signing, as ``config approve --dry-run``). Where the signed event goes (the daemon's
+    operator socket, the journal, a file for a second signer) is :func:`controller.cli.submit.
+    add_desk`'s.
     """
     what = "once per operator signing (twice: dual control)" if dual else "the operator's"
     parser.add_argument(
@@ -61,6 +59,7 @@ def add_signers(
         help=f"a file holding a key's passphrase, in the order of --key (else "
         f"${PASSPHRASE_ENVIRONMENT} or a prompt)",
     )
+    add_desk(parser)
 
 
 def read_secret(path: Path | None, prompt: str, environment: str) -> str:
@@ -80,7 +79,7 @@ def read_secret(path: Path | None, prompt: str, environment: str) -> str:
 
 
 def signers(
-    args: argparse.Namespace, journal: JournalPort[Any], action: str
+    args: argparse.Namespace, desk: Desk, action: str
 ) -> list[tuple[str, Ed25519PrivateKey]]:
     """Open each ``--key`` with its passphrase; journal a failed attempt and refuse."""
     files: list[Path] = args.key
@@ -102,23 +101,13 @@ def signers(
         try:
             opened.append(open_key(path, secret))
         except KeyFileError as error:
-            if name in journal.state.operators:
+            if name in desk.state.operators:
                 # With the key file's public key (in the clear): the ledger counts the failure
                 # only if it is the key enrolled for ``name``, not a file made under their name.
-                journal.append(
-                    AuthenticationFailed(
-                        f"auth-{uuid.uuid4()}",
-                        utc_now(),
-                        name,
-                        action,
-                        str(error),
-                        public_key=record.public_key,
-                    )
-                )
+                failure = AuthenticationFailed(
+                    f"auth-{uuid.uuid4()}", desk.now(), name, action, str(error),
+                    public_key=record.public_key,
+                )  # fmt: skip
+                desk.submit(failure, typed(args))
             raise CommandError(str(error)) from error
     return opened
-
-
-def signed(event: E, keys: list[tuple[str, Ed25519PrivateKey]], journal: JournalPort[Any]) -> E:
-    """``event`` signed by each operator, in order, bound to ``journal`` as it stands now."""
-    return signed_by(journal.state, event, keys)

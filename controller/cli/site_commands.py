@@ -15,9 +15,9 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from controller.cli.common import add_db, command, open_journal, report_receipt
-from controller.cli.signing import add_signers, signed, signers
-from controller.clock import utc_now
+from controller.cli.common import add_db, command
+from controller.cli.signing import add_signers, signers
+from controller.cli.submit import conclude, open_desk
 from controller.wide_events import SiteResumed
 
 if TYPE_CHECKING:
@@ -45,7 +45,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run_resume(args: argparse.Namespace) -> int:
     """Journal a manager's resumption of a halted link; exit 1 if the ledger refused it."""
-    with open_journal(args) as journal:
-        keys = signers(args, journal, "link-site")
-        event = SiteResumed(f"resume-{uuid.uuid4()}", utc_now(), args.site, keys[0][0], args.reason)
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "link-site")
+        event = SiteResumed(
+            f"resume-{uuid.uuid4()}", desk.now(), args.site, keys[0][0], args.reason
+        )
+        return conclude(args, desk, event, keys)

@@ -22,16 +22,15 @@ from controller.cli.common import (
     journal_location,
     open_journal,
     read_lines,
-    report_receipt,
 )
-from controller.cli.signing import add_signers, signed, signers
-from controller.clock import utc_now
+from controller.cli.signing import add_signers, signers
+from controller.cli.submit import conclude, open_desk
 from controller.events import HitVerified, MeterAdjusted, RoundVoided, decode_event
 from controller.journal.backends import writable
 from controller.journal.provenance import table_word
 from controller.ledger.pool import ACCOUNTS
 from controller.money import MoneyError, parse_dollars
-from controller.ports import APPLY, cli
+from controller.ports import APPLY
 
 if TYPE_CHECKING:
     import argparse
@@ -100,23 +99,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def run_verify_hit(args: argparse.Namespace) -> int:
     """Mark a pending payout verified (two signers at or above the dual-control amount)."""
-    with open_journal(args) as journal:
-        keys = signers(args, journal, "verify-hit")
-        event = HitVerified(f"verify-{uuid.uuid4()}", utc_now(), args.hit, keys[0][0])
-        receipt = journal.append(signed(event, keys, journal), provenance=cli("verify-hit"))
-        return report_receipt(args, receipt)
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "verify-hit")
+        event = HitVerified(f"verify-{uuid.uuid4()}", desk.now(), args.hit, keys[0][0])
+        return conclude(args, desk, event, keys)
 
 
 def run_void(args: argparse.Namespace) -> int:
     """Void a round: its wagers are returned and their contributions reversed."""
-    with open_journal(args) as journal:
-        keys = signers(args, journal, "void-round")
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "void-round")
         event = RoundVoided(
-            f"void-{uuid.uuid4()}", utc_now(), args.table, args.round, keys[0][0], args.reason,
+            f"void-{uuid.uuid4()}", desk.now(), args.table, args.round, keys[0][0], args.reason,
             refund_contributions=True,
         )  # fmt: skip
-        receipt = journal.append(signed(event, keys, journal), provenance=cli("void"))
-        return report_receipt(args, receipt)
+        return conclude(args, desk, event, keys)
 
 
 def run_adjust(args: argparse.Namespace) -> int:
@@ -128,19 +125,18 @@ def run_adjust(args: argparse.Namespace) -> int:
         cents = sign * parse_dollars(amount if amount.startswith("$") else f"${amount}")
     except MoneyError as error:
         raise MoneyError(f"--amount: {error}") from error
-    with open_journal(args) as journal:
-        keys = signers(args, journal, "adjust")
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "adjust")
         event = MeterAdjusted(
             f"adjust-{uuid.uuid4()}",
-            utc_now(),
+            desk.now(),
             args.pool,
             args.account,
             cents,
             keys[0][0],
             args.reason,
         )
-        receipt = journal.append(signed(event, keys, journal), provenance=cli("adjust"))
-        return report_receipt(args, receipt)
+        return conclude(args, desk, event, keys)
 
 
 def run_apply(args: argparse.Namespace) -> int:

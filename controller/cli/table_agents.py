@@ -20,12 +20,10 @@ from controller.cli.common import (
     CommandError,
     add_db,
     command,
-    open_journal,
     open_reader,
-    report_receipt,
 )
-from controller.cli.signing import add_signers, signed, signers
-from controller.clock import utc_now
+from controller.cli.signing import add_signers, signers
+from controller.cli.submit import conclude, open_desk
 from controller.ledger.table_agents import agents_of
 from controller.security.agent_key import AgentKey, AgentKeyError, write_agent_key
 from controller.security.controller_key import ControllerKeyError, key_id, public_key
@@ -106,27 +104,27 @@ def run_enroll(args: argparse.Namespace) -> int:
         text = public_key(args.public_key)
     except ControllerKeyError as error:
         raise CommandError(f"--public-key: {error}") from error
-    with open_journal(args) as journal:
-        keys = signers(args, journal, "enroll")
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "enroll")
         event = TableAgentEnrolled(
-            f"table-agent-{uuid.uuid4()}", utc_now(), args.table, text, key_id(text),
+            f"table-agent-{uuid.uuid4()}", desk.now(), args.table, text, key_id(text),
             keys[0][0], args.reason,
         )  # fmt: skip
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        return conclude(args, desk, event, keys)
 
 
 def run_revoke(args: argparse.Namespace) -> int:
     """Withdraw the table agent's key, signed by a manager."""
-    with open_journal(args) as journal:
-        agent = agents_of(journal.state).get(args.table)
+    with open_desk(args) as desk:
+        agent = agents_of(desk.state).get(args.table)
         if agent is None or not agent.key_id:
             raise CommandError(f"table {args.table} has no enrolled agent key")
-        keys = signers(args, journal, "enroll")
+        keys = signers(args, desk, "enroll")
         event = TableAgentRevoked(
-            f"table-agent-{uuid.uuid4()}", utc_now(), args.table, agent.key_id, keys[0][0],
+            f"table-agent-{uuid.uuid4()}", desk.now(), args.table, agent.key_id, keys[0][0],
             args.reason,
         )  # fmt: skip
-        return report_receipt(args, journal.append(signed(event, keys, journal)))
+        return conclude(args, desk, event, keys)
 
 
 def run_list(args: argparse.Namespace) -> int:

@@ -18,6 +18,7 @@ import contextlib
 import logging
 import uuid
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.backoff import Backoff, keep_connected
@@ -46,6 +47,7 @@ from controller.runtime.view import Runtime
 from controller.security.manifest import current
 from controller.security.signer import as_controller_key
 from controller.service.drivers import build_drivers
+from controller.service.operator_socket import OperatorSocket
 from controller.service.standby import Promoted, Standby
 from controller.web.display import Display, serve_display
 from controller.web.limits import WebLimits
@@ -350,9 +352,12 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     parts = build_drivers(config, runtime)
     runtime.sources = parts.sources
     runtime.faces = parts.faces
+    operators = _operator_socket(config, runtime)
     web_started = asyncio.Event()
     url = f"http://{config.web.host}:{config.web.port}/"
     try:
+        if operators is not None:
+            await operators.listen()  # before READY=1: a socket that cannot be made stops it
         async with asyncio.TaskGroup() as group:
             core: list[asyncio.Task[None]] = [
                 group.create_task(runtime.sequencer.run()),
@@ -371,6 +376,8 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
                 ),
                 *(group.create_task(face.run()) for face in parts.faces),
             ]
+            if operators is not None:
+                core.append(group.create_task(operators.serve()))
             feeding = [
                 _start(group, f"source {s.name}", _bind_source(s, runtime)) for s in parts.sources
             ]
@@ -390,9 +397,19 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
             for task in core:
                 task.cancel()
     finally:
+        if operators is not None:
+            operators.close()
         for close in parts.close:
             close()
     return runtime
+
+
+def _operator_socket(config: Config, runtime: Runtime) -> OperatorSocket | None:
+    """The socket operators' signed actions come in on, if the configuration names one."""
+    settings = config.controller
+    if settings.operator_socket is None:
+        return None
+    return OperatorSocket(runtime, Path(settings.operator_socket), settings.operator_group)
 
 
 def _bind_source(source: Source, runtime: Runtime) -> Callable[[], Coroutine[None, None, None]]:
