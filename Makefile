@@ -4,6 +4,17 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+# make demo's environment: the package (editable) and its runtime dependencies, nothing of the
+# dev, bench or plot extras. It runs what an installation runs (about 80 MB to the dev's 540 MB).
+RUN_VENV ?= .venv-run
+RUN_STAMP := $(RUN_VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+# make dist's environment: build and the backend pyproject.toml's [build-system] names.
+BUILD_VENV ?= .venv-build
+BUILD_STAMP := $(BUILD_VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+# make install-service (deploy/install.sh): the environment's folder and the root the units,
+# users and folders go under; another root stages an installation without touching this one.
+JACKPOTD_PREFIX ?= /opt/jackpotd
+JACKPOTD_ROOT ?= /
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # command:package pairs the tests need from the system (Debian/Ubuntu names). A command not on
 # PATH is named by its full path (PostgreSQL's initdb and pg_ctl: tests/support/postgres.py).
@@ -12,13 +23,24 @@ SYSTEM_PACKAGES := mosquitto:mosquitto mosquitto_pub:mosquitto-clients socat:soc
 	promtool:prometheus openssl:openssl /usr/lib/postgresql/15/bin/initdb:postgresql-15 \
 	patroni:patroni etcd:etcd-server haproxy:haproxy
 
-.PHONY: test test-fast lint typecheck unit unit-fast bench chaos wan fuzz demo system-deps clean
+.PHONY: test test-fast lint typecheck unit unit-fast bench chaos wan fuzz demo dist install-service system-deps clean
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev,bench,plot]'
 	@rm -f $(VENV)/.installed-* && touch $@
+
+$(RUN_STAMP): pyproject.toml
+	@test -x $(RUN_VENV)/bin/python || $(PYTHON) -m venv $(RUN_VENV)
+	$(RUN_VENV)/bin/python -m pip install --quiet -e .
+	@rm -f $(RUN_VENV)/.installed-* && touch $@
+
+$(BUILD_STAMP): pyproject.toml
+	@test -x $(BUILD_VENV)/bin/python || $(PYTHON) -m venv $(BUILD_VENV)
+	$(BUILD_VENV)/bin/python -m pip install --quiet build \
+	  $$($(BUILD_VENV)/bin/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"])')
+	@rm -f $(BUILD_VENV)/.installed-* && touch $@
 
 system-deps:
 	@missing=""; \
@@ -84,8 +106,21 @@ fuzz: $(STAMP)
 	$(BIN)/python bench/fuzz.py
 
 # make demo ARGS="--rounds 20 --tables 6": any option of jackpotd demo (jackpotd demo --help).
-demo: $(STAMP)
-	$(BIN)/jackpotd demo $(ARGS)
+# It runs in $(RUN_VENV), the runtime dependencies only: a demo that needed a dev tool would fail.
+demo: $(RUN_STAMP)
+	$(RUN_VENV)/bin/jackpotd demo $(ARGS)
+
+# The wheel and the sdist, into dist/ (docs/operations.md, "1. Install"). The sdist is the
+# source tree as it stands (git's ignored files left out): build from a clean checkout. The
+# wheel is built from the sdist, so it holds only what the sdist carries.
+dist: $(BUILD_STAMP)
+	rm -rf dist
+	$(BUILD_VENV)/bin/python -m build --no-isolation --outdir dist .
+
+# The wheel into $(JACKPOTD_PREFIX), the units, users and folders (deploy/install.sh), as root.
+install-service: dist
+	$(SUDO) env JACKPOTD_PREFIX='$(JACKPOTD_PREFIX)' JACKPOTD_ROOT='$(JACKPOTD_ROOT)' \
+	  PYTHON='$(PYTHON)' deploy/install.sh dist/paigow_jackpot-*.whl
 
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(RUN_VENV) $(BUILD_VENV) dist .mypy_cache .pytest_cache .ruff_cache
