@@ -30,7 +30,11 @@ fail() {
 
 [[ -n $wheel && $wheel == *.whl && -f $wheel ]] ||
     fail "usage: deploy/install.sh WHEEL (a paigow_jackpot-*.whl that make dist built; got '${wheel}')"
-[[ $prefix == /* && $root == /* ]] || fail "JACKPOTD_PREFIX and JACKPOTD_ROOT must be absolute paths"
+# Plain absolute paths: the prefix is written into the units (sed below, and systemd's quoting).
+for path in "$prefix" "$root"; do
+    [[ $path =~ ^/[A-Za-z0-9._/-]*$ ]] ||
+        fail "JACKPOTD_PREFIX and JACKPOTD_ROOT must be absolute paths of letters, digits and ._-/ (got '$path')"
+done
 if [[ $root == / && $(id -u) != 0 ]]; then
     fail "run it as root (it installs into $prefix and /etc/systemd/system)"
 fi
@@ -68,7 +72,7 @@ units=$root/etc/systemd/system
 install -d -m 0755 "$units" "$root/usr/lib/sysusers.d" "$root/usr/lib/tmpfiles.d"
 for unit in "$source_tree"/systemd/*.service; do
     sed -e "s#/opt/jackpotd/lib/python3\.11/site-packages#${site}#g" \
-        -e "s#/opt/jackpotd/#${prefix}/#g" "$unit" >"$units/.$(basename "$unit").new"
+        -e "s#/opt/jackpotd#${prefix}#g" "$unit" >"$units/.$(basename "$unit").new"
     chmod 0644 "$units/.$(basename "$unit").new"
     mv -f "$units/.$(basename "$unit").new" "$units/$(basename "$unit")"
 done
