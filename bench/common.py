@@ -231,7 +231,7 @@ def _kib(text: str) -> int:
 def config_text(  # noqa: PLR0913 - a configuration's knobs, all keyword arguments
     *,
     site: str,
-    journal: Path,
+    journal: Path | str,
     tables: Sequence[str],
     pools: int,
     transport: str,
@@ -243,7 +243,8 @@ def config_text(  # noqa: PLR0913 - a configuration's knobs, all keyword argumen
     """``jackpotd.toml`` for tables of SEATS seats over ``pools`` pools (progressive-1).
 
     Each table offers the Fortune bonus and the progressive; table ``i`` feeds pool
-    ``p<i mod pools + 1>``. ``simulator`` is the body of a ``[simulator]`` table, if any. The
+    ``p<i mod pools + 1>``. ``journal`` is a file's path or a ``postgresql://`` URL.
+    ``simulator`` is the body of a ``[simulator]`` table, if any. The
     controller key is :data:`KEY_FILE` beside the file (bench/service.py makes it).
     """
     text = (

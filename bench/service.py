@@ -45,6 +45,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from pathlib import Path
 
+    from controller.journal.rows import Row
+
 IDS_PER_READ: Final = 500
 """Event ids looked up per query (SQLite bounds the parameters of one statement)."""
 
@@ -162,12 +164,16 @@ class Journaled:
         wanted = list(event_ids)
         found: list[tuple[str, int]] = []
         for start in range(0, len(wanted), IDS_PER_READ):
-            for row in rows_with_ids(self.connection, wanted[start : start + IDS_PER_READ]):
+            for row in self.with_ids(wanted[start : start + IDS_PER_READ]):
                 contributed = any(isinstance(effect, Contributed) for effect in row.effects or ())
                 applied = row.values["outcome"] == APPLIED
                 if isinstance(row.event, BetsLocked) and applied and contributed:
                     found.append((str(row.values["event_id"]), int(row.values["seq"])))
         return sorted(found, key=lambda lock: lock[1])
+
+    def with_ids(self, event_ids: list[str]) -> Iterable[Row]:
+        """The rows of those event ids (at most :data:`IDS_PER_READ`)."""
+        return rows_with_ids(self.connection, event_ids)
 
     def close(self) -> None:
         """Release the connection."""

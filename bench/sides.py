@@ -1,7 +1,8 @@
-"""The two sides bench/throughput.py compares, each on its own broker (see its docstring).
+"""The sides bench/throughput.py compares, each on its own broker (see its docstring).
 
 * :class:`Relay`: the baseline, a bare subscriber in its own process.
-* :class:`Controller`: the daemon, with a display subscribed to the meters.
+* :class:`Controller`: the daemon, with a display subscribed to the meters (its SQLite
+  journal; bench/postgres_side.py puts it on a PostgreSQL database).
 """
 
 from __future__ import annotations
@@ -255,11 +256,19 @@ class Controller:
         """The daemon's journal."""
         return self.directory / "journal.db"
 
+    def location(self) -> str:
+        """What the configuration's ``journal`` names: the file here."""
+        return str(self.journal)
+
+    def open_journal(self) -> Journaled:
+        """The journal, read only."""
+        return Journaled(self.journal)
+
     @property
     def journaled(self) -> Journaled:
         """The journal, read only (one connection, kept open)."""
         if self.reader is None:
-            self.reader = Journaled(self.journal)
+            self.reader = self.open_journal()
             self.stack.callback(self.reader.close)
         return self.reader
 
@@ -279,7 +288,7 @@ class Controller:
         config = self.directory / "jackpotd.toml"
         text = config_text(
             site=CONTROLLER_SITE,
-            journal=self.journal,
+            journal=self.location(),
             tables=tables,
             pools=args.pools,
             transport="mqtt",

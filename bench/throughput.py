@@ -5,9 +5,10 @@ docs/benchmarks.md.
 Simulated tables (:class:`drivers.simulator.SimulatedTable`, playing whole rounds: bets, lock,
 cards, deal complete) each publish on their own MQTT client
 (:class:`drivers.simulator_links.MqttTableLink`: QoS 1, one event at a time, the next once the
-broker acknowledged it), from this process (the load generator). Two sides are measured at each
-load, in turn, each on its own mosquitto configured as ``deploy/mosquitto`` ships it (on a plain
-loopback listener: bench/common.py), so that neither can leave the other a backlog:
+broker acknowledged it), from this process (the load generator). Three sides are measured at
+each load, in turn (``--sides`` chooses), each on its own mosquitto configured as
+``deploy/mosquitto`` ships it (on a plain loopback listener: bench/common.py), so that none can
+leave another a backlog:
 
 * **relay** (the baseline): a bare subscriber in its own process (QoS 1, persistent session, as
   the controller's source; no controller) receives the events. Throughput is events / (time
@@ -23,6 +24,9 @@ loopback listener: bench/common.py), so that neither can leave the other a backl
   and coalesced per pool: under load an intermediate value can be skipped, its contribution is
   then shown by the next one, and that is what is measured. The locks whose own value was
   published are also reported apart (``*_own_ms``).
+* **postgresql**: the same daemon on a PostgreSQL journal, a database of its own on a cluster
+  started for the run (bench/postgres_side.py), measured as the controller is; the server's
+  processes' CPU and bytes written are counted beside the daemon's, as ``postgresql``.
 
 The load rises step by step (``--rates``, events/s), paced evenly (open loop: the tables
 publish on schedule whatever happens downstream). A side keeps up with a step if it delivers
@@ -32,13 +36,16 @@ shipped configuration saves every 10 changes) rewrites them all: once that start
 on itself, so the side is stopped there. It is started again afresh (new broker, and new
 daemon and journal) and tried once more at that load (``--retries``), since a passing
 disturbance on a shared machine can tip it over; the second time it falls behind is its
-last. The target compares the two throughputs. The bytes the daemon caused to be written to
-storage per event (``write_bytes`` of /proc/PID/io) are given at every step, and judged at the
-loads tables make as they play, 35 and 120 events/s (docs/benchmarks.md, "Writes per event").
+last. The targets compare each daemon's throughput with the relay's: at least
+THROUGHPUT_TARGET of it on SQLite, POSTGRESQL_TARGET on PostgreSQL. The bytes the daemon
+caused to be written to storage per event (``write_bytes`` of /proc/PID/io) are given at
+every step, and judged at the loads tables make as they play, 35 and 120 events/s
+(docs/benchmarks.md, "Writes per event").
 
 A shared machine's speed drifts, and a slow spell while one side is at its limit takes a step
 off that side alone; so the whole rising run is done ``--passes`` times (3 by default), each
-afresh, and the ratio target is judged on the median pass (the latency target on the worst).
+afresh, and the ratio targets are judged on the median of the passes (the latency target on
+the worst).
 Every pass is kept in the results; the top-level steps are the median pass's.
 
 Writes bench/results/throughput.json.
@@ -48,6 +55,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import shutil
 import tempfile
 from pathlib import Path
@@ -60,15 +68,23 @@ from common import (
     write_results,
 )
 from load import KEPT_UP, overrides
+from postgres_side import PostgresController, cluster
 from sides import Controller, Relay
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from support.postgres import PostgresServer
+
 
 LATENCY_LOAD = 1000
 LATENCY_TARGET_MS = 50
 THROUGHPUT_TARGET = 0.70
+POSTGRESQL_TARGET = 0.50
+"""The daemon on a PostgreSQL journal, against the bare relay (docs/benchmarks.md)."""
+SIDES = ("relay", "controller", "postgresql")
+DAEMONS = ("controller", "postgresql")
+"""The sides that run the daemon (SQLite journal, PostgreSQL journal)."""
 WRITES_LOADS = (35.0, 120.0)
 """The loads of tables as they play (about one event a commit), where writes per event count."""
 WRITES_REPORTED = (*WRITES_LOADS, 1000.0)
@@ -80,24 +96,43 @@ WRITES_TARGET_BYTES = 2048
 # The run.
 
 
-async def _fresh(name: str, args: argparse.Namespace, directory: Path) -> Relay | Controller:
+async def _fresh(
+    name: str, args: argparse.Namespace, directory: Path, server: PostgresServer | None
+) -> Relay | Controller:
     """A side started anew (its own broker, daemon and journal) in its own folder."""
     folder = directory / name
     folder.mkdir(parents=True, exist_ok=False)
-    side: Relay | Controller = (Relay if name.startswith("relay") else Controller)(args, folder)
+    side: Relay | Controller
+    if name.startswith("relay"):
+        side = Relay(args, folder)
+    elif name.startswith("postgresql"):
+        side = PostgresController(args, folder, server=server)
+    else:
+        side = Controller(args, folder)
     await side.start()
     return side
 
 
-async def measure(args: argparse.Namespace, directory: Path) -> list[dict[str, Any]]:
-    """Every step, rising, until both sides have fallen behind (see the module docstring)."""
+def chosen_sides(args: argparse.Namespace) -> list[str]:
+    """The sides ``--sides`` names, in their order of :data:`SIDES`; an unknown one refused."""
+    named = [name.strip() for name in args.sides.split(",") if name.strip()]
+    unknown = sorted(set(named) - set(SIDES))
+    if unknown or not named:
+        raise SystemExit(f"--sides: {', '.join(unknown) or 'none'}: choose from {', '.join(SIDES)}")
+    return [name for name in SIDES if name in named]
+
+
+async def measure(
+    args: argparse.Namespace, directory: Path, server: PostgresServer | None = None
+) -> list[dict[str, Any]]:
+    """Every step, rising, until every side has fallen behind (see the module docstring)."""
     live: dict[str, Relay | Controller] = {}
-    sides = [name for name in ("relay", "controller") if name in args.sides.split(",")]
+    sides = chosen_sides(args)
     attempts = dict.fromkeys(sides, 0)
     steps: list[dict[str, Any]] = []
     try:
         for name in sides:
-            live[name] = await _fresh(f"{name}-0", args, directory)
+            live[name] = await _fresh(f"{name}-0", args, directory, server)
         for rate in [float(item) for item in args.rates.split(",")]:
             step: dict[str, Any] = {"load": rate}
             for name in sides:
@@ -116,7 +151,7 @@ async def measure(args: argparse.Namespace, directory: Path) -> list[dict[str, A
                         attempts[name] += 1
                         print(f"  {name} fell behind at {rate:,.0f} ev/s: once more, afresh")
                         side = live[name] = await _fresh(
-                            f"{name}-{attempts[name]}", args, directory
+                            f"{name}-{attempts[name]}", args, directory, server
                         )
             steps.append(step)
             print(_line(step), flush=True)
@@ -130,7 +165,7 @@ async def measure(args: argparse.Namespace, directory: Path) -> list[dict[str, A
 
 def _line(step: dict[str, Any]) -> str:
     parts = [f"load {step['load']:6,.0f} ev/s:"]
-    for name in ("relay", "controller"):
+    for name in SIDES:
         result = step.get(name)
         if result is None:
             parts.append(f"{name} -")
@@ -140,12 +175,17 @@ def _line(step: dict[str, Any]) -> str:
             f"{name} {result['events_per_s']:7,.0f} ev/s{behind}, "
             f"p50 {result['p50_latency_ms']} ms, p99 {result['p99_latency_ms']} ms"
         )
-    controller = step.get("controller")
-    if controller is not None:
+    for name in DAEMONS:
+        result = step.get(name)
+        if result is None:
+            continue
+        cpu, written = result["cpu_ms_per_event"], result["bytes_written_per_event"]
+        server = name == "postgresql"
         parts.append(
-            f"{controller['events_per_commit']} ev/commit, daemon "
-            f"{controller['cpu_ms_per_event']['daemon']} ms CPU/ev, "
-            f"{controller['bytes_written_per_event']['daemon']:,} B written/ev"
+            f"{name} {result['events_per_commit']} ev/commit, daemon {cpu['daemon']}"
+            f"{f' + server {cpu[name]}' if server else ''} ms CPU/ev, "
+            f"{written['daemon']:,}{f' + server {written[name]:,}' if server else ''} "
+            "B written/ev"
         )
     return "; ".join(parts)
 
@@ -170,7 +210,7 @@ def summarize(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
         if s["load"] in WRITES_REPORTED and "controller" in s
     }
     judged = [written.get(f"{load:.0f}") for load in WRITES_LOADS]
-    return {
+    summary: dict[str, Any] = {
         "events_per_s": controller,
         "relay_events_per_s": relay,
         "throughput_ratio_vs_relay": ratio,
@@ -199,6 +239,45 @@ def summarize(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
             },
         },
     }
+    if any("postgresql" in step for step in steps):
+        figures = _postgresql(steps, relay, sustained("postgresql"), limit=exhausted("postgresql"))
+        summary["targets"]["postgresql_throughput_ratio_vs_relay"] = figures.pop("target")
+        summary |= figures
+    return summary
+
+
+def _postgresql(
+    steps: Sequence[dict[str, Any]], relay: float | None, sustained: float | None, *, limit: bool
+) -> dict[str, Any]:
+    """The PostgreSQL side's figures and its target (beside the SQLite side's)."""
+    ratio = round(sustained / relay, 3) if relay and sustained else None
+    at_load = [s for s in steps if s["load"] == LATENCY_LOAD and "postgresql" in s]
+    reported = [s for s in steps if s["load"] in WRITES_REPORTED and "postgresql" in s]
+    return {
+        "postgresql_events_per_s": sustained,
+        "postgresql_throughput_ratio_vs_relay": ratio,
+        "postgresql_limit_reached": limit,
+        "postgresql_p99_latency_ms": (
+            at_load[0]["postgresql"]["p99_latency_ms"] if at_load else None
+        ),
+        "postgresql_cpu_ms_per_event": {
+            f"{s['load']:.0f}": _daemon_and_server(s["postgresql"]["cpu_ms_per_event"])
+            for s in reported
+        },
+        "postgresql_bytes_written_per_event": {
+            f"{s['load']:.0f}": _daemon_and_server(s["postgresql"]["bytes_written_per_event"])
+            for s in reported
+        },
+        "target": {
+            "target": f">= {POSTGRESQL_TARGET} of the bare relay's throughput",
+            "measured": ratio,
+            "met": ratio is not None and ratio >= POSTGRESQL_TARGET,
+        },
+    }
+
+
+def _daemon_and_server(figures: dict[str, Any]) -> dict[str, Any]:
+    return {"daemon": figures["daemon"], "postgresql": figures["postgresql"]}
 
 
 def combine(summaries: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], int]:
@@ -217,6 +296,8 @@ def combine(summaries: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], int]:
     ratio_target["passes_met"] = sum(1 for ratio in ratios if (ratio or 0.0) >= THROUGHPUT_TARGET)
     ratio_target["passes"] = len(summaries)
     ratio_target["measured_as"] = "median of the passes"
+    if "postgresql_throughput_ratio_vs_relay" in summary["targets"]:
+        summary = _postgresql_median(summary, summaries)
     latencies = [s["targets"]["p99_latency_ms"]["measured"] for s in summaries]
     worst = None if None in latencies else max(latencies)
     summary["targets"]["p99_latency_ms"] |= {
@@ -225,6 +306,24 @@ def combine(summaries: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], int]:
         "measured_as": "the worst of the passes",
     }
     return summary, median
+
+
+def _postgresql_median(
+    summary: dict[str, Any], summaries: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The PostgreSQL side's ratio target on its own median pass (the lower one of two)."""
+    ratios = [one.get("postgresql_throughput_ratio_vs_relay") for one in summaries]
+    ranked = sorted(ratios, key=lambda ratio: ratio or 0.0)
+    median = ranked[(len(ranked) - 1) // 2]
+    summary = summary | {"postgresql_throughput_ratio_vs_relay_per_pass": ratios}
+    summary["targets"]["postgresql_throughput_ratio_vs_relay"] |= {
+        "measured": median,
+        "met": median is not None and median >= POSTGRESQL_TARGET,
+        "passes_met": sum(1 for ratio in ratios if (ratio or 0.0) >= POSTGRESQL_TARGET),
+        "passes": len(summaries),
+        "measured_as": "median of the passes",
+    }
+    return summary
 
 
 def flatten(step: dict[str, Any]) -> dict[str, Any]:
@@ -240,7 +339,14 @@ def flatten(step: dict[str, Any]) -> dict[str, Any]:
     )
     flat["p50_latency_ms"] = controller["p50_latency_ms"] if controller else None
     flat["p99_latency_ms"] = controller["p99_latency_ms"] if controller else None
-    return flat | {"controller": controller, "relay": relay}
+    postgresql = step.get("postgresql")
+    if postgresql is not None:
+        flat["postgresql_events_per_s"] = postgresql["events_per_s"]
+        flat["postgresql_throughput_ratio_vs_relay"] = (
+            round(postgresql["events_per_s"] / relay["events_per_s"], 3) if relay else None
+        )
+        flat["postgresql_p99_latency_ms"] = postgresql["p99_latency_ms"]
+    return flat | {"controller": controller, "relay": relay, "postgresql": postgresql}
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -259,8 +365,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument(
         "--sides",
-        default="relay,controller",
-        help="which sides to run (one alone is for experiments such as profiling)",
+        default=",".join(SIDES),
+        help=f"which of {', '.join(SIDES)} to run (one alone is for experiments such as profiling)",
     )
     parser.add_argument(
         "--retries", type=int, default=1, help="fresh starts of a side that falls behind"
@@ -288,12 +394,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     directory.mkdir(parents=True, exist_ok=True)
     print(f"working in {directory}", flush=True)
     passes: list[list[dict[str, Any]]] = []
-    for number in range(1, args.passes + 1):
-        if args.passes > 1:
-            print(f"pass {number} of {args.passes}", flush=True)
-        folder = directory / f"pass-{number}"
-        folder.mkdir()
-        passes.append(asyncio.run(measure(args, folder)))
+    with contextlib.ExitStack() as stack:
+        # One cluster for the run; each fresh start of the side has a new database on it.
+        server = stack.enter_context(cluster()) if "postgresql" in chosen_sides(args) else None
+        for number in range(1, args.passes + 1):
+            if args.passes > 1:
+                print(f"pass {number} of {args.passes}", flush=True)
+            folder = directory / f"pass-{number}"
+            folder.mkdir()
+            passes.append(asyncio.run(measure(args, folder, server)))
     summaries = [summarize(one) for one in passes]
     summary, median = combine(summaries)
     steps = passes[median]
@@ -328,8 +437,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.passes > 1:
         ratios = summary["throughput_ratio_vs_relay_per_pass"]
         print(f"ratio per pass: {ratios}; the median pass is pass {median + 1}")
+    if "postgresql_throughput_ratio_vs_relay_per_pass" in summary and args.passes > 1:
+        print(
+            f"postgresql ratio per pass: {summary['postgresql_throughput_ratio_vs_relay_per_pass']}"
+        )
+    on_postgresql = (
+        f", postgresql {summary['postgresql_events_per_s']} ev/s"
+        if "postgresql_events_per_s" in summary
+        else ""
+    )
     print(
-        f"throughput: controller {summary['events_per_s']} ev/s, relay "
+        f"throughput: controller {summary['events_per_s']} ev/s{on_postgresql}, relay "
         f"{summary['relay_events_per_s']} ev/s"
         f"{'' if summary['relay_limit_reached'] else ' (relay limit not reached)'}"
     )
