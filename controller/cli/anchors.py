@@ -31,7 +31,14 @@ from controller.files import RECORD, append_file, write_file
 from controller.journal.anchors import Anchors, read_anchors
 from controller.journal.backends import verify_journal
 from controller.money import format_cents
-from controller.security.controller_key import ControllerKey, load_key, read_public_key, write_key
+from controller.security.controller_key import (
+    ControllerKey,
+    ControllerKeyError,
+    load_key,
+    read_public_key,
+    write_key,
+)
+from controller.security.keys import KeyFileError, read_key_file
 
 if TYPE_CHECKING:
     import argparse
@@ -258,6 +265,18 @@ def run_key_generate(args: argparse.Namespace) -> int:
 
 
 def run_key_show(args: argparse.Namespace) -> int:
-    """Print the public key and id of a controller key file."""
-    _print_public(load_key(args.key_file))
+    """Print the public key and id of a controller key file; an operator's, say whose it is."""
+    try:
+        key = load_key(args.key_file)
+    except ControllerKeyError as error:
+        try:
+            operator = read_key_file(args.key_file)
+        except KeyFileError:
+            raise error from None  # the controller key's error says what the file is
+        print(f"{args.key_file}: an operator's key file, not a controller key")
+        print(f"operator:   {operator.operator}")
+        print(f"public key: {operator.public_key}")
+        print("enrolled with jackpotd operator add; jackpotd operator list shows the enrolled")
+        return 0
+    _print_public(key)
     return 0

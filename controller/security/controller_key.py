@@ -134,7 +134,8 @@ def _record_key(path: Path, data: bytes) -> Ed25519PrivateKey:
     try:
         record = msgspec.json.decode(data, type=_KeyRecord)
     except msgspec.MsgspecError as error:
-        raise ControllerKeyError(f"{path}: not a jackpotd controller key ({error})") from error
+        what = _what_it_is(data, error)
+        raise ControllerKeyError(f"{path}: not a jackpotd controller key: {what}") from error
     if record.v != 1 or record.kind != KIND:
         raise ControllerKeyError(f"{path}: not a jackpotd controller key")
     try:
@@ -144,6 +145,27 @@ def _record_key(path: Path, data: bytes) -> Ed25519PrivateKey:
     if public_key_text(key) != record.public_key:
         raise ControllerKeyError(f"{path}: the private key does not match its public key")
     return key
+
+
+OPERATOR_KIND: Final = "jackpotd-operator-key"
+"""An operator's key file's kind (controller/security/keys.py), told apart from this one's."""
+
+
+def _what_it_is(data: bytes, error: msgspec.MsgspecError) -> str:
+    """What a file that is no controller key is, in words (not the JSON parser's)."""
+    try:
+        found = msgspec.json.decode(data)
+    except msgspec.MsgspecError:
+        return "not a key file at all (a controller key is the JSON jackpotd key generate writes)"
+    kind = found.get("kind") if isinstance(found, dict) else None
+    if kind == OPERATOR_KIND:
+        return (
+            f"it is the operator key of {found.get('operator')!r}, which signs a person's "
+            "actions (jackpotd key generate makes the controller's)"
+        )
+    if kind == KIND:
+        return f"a damaged controller key file ({error})"
+    return "a JSON file, but no jackpotd key (jackpotd key generate writes the controller's)"
 
 
 def _pem_key(path: Path, data: bytes) -> Ed25519PrivateKey:
