@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Final
 
@@ -21,10 +22,16 @@ ROOT: Final = Path(__file__).resolve().parents[2]
 
 def tree_files() -> list[str]:
     """The tree's files, relative to its root, as a clone (or an sdist) has them."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-        cwd=ROOT, capture_output=True, check=True, timeout=60,
-    ).stdout.decode()  # fmt: skip
+    listing = ["ls-files", "-z", "--cached", "--others", "--exclude-standard"]
+    with tempfile.TemporaryDirectory() as empty:
+        if (ROOT / ".git").exists():
+            git = ["git", "-C", str(ROOT)]
+        else:  # an export (git archive): every file is new to an empty repository's index
+            subprocess.run(["git", "init", "-q", empty], check=True, timeout=60)
+            git = ["git", f"--git-dir={empty}/.git", f"--work-tree={ROOT}", "-C", str(ROOT)]
+        listed = subprocess.run(
+            [*git, *listing], capture_output=True, check=True, timeout=60
+        ).stdout.decode()
     return sorted(name for name in listed.split("\0") if name and (ROOT / name).is_file())
 
 
