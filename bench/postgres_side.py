@@ -14,6 +14,9 @@ written to storage of the postmaster and its children (backends, WAL writer, che
 background writer, autovacuum) as ``postgresql``, from ``/proc``, beside the daemon's. Left
 out: the backend of this benchmark's own reading connection (counted apart as
 ``postgresql_reader``), and whatever a child that ended during the step had used.
+
+:func:`postgresql_summary` and :func:`postgresql_median` give its figures and its target
+(:data:`POSTGRESQL_TARGET`) over a pass and over the passes.
 """
 
 from __future__ import annotations
@@ -39,10 +42,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.postgres import PostgresServer, start_server, stop_server
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
 
     from controller.journal.rows import Row
 
+POSTGRESQL_TARGET = 0.50
+"""Of the bare relay's throughput, the least this side should keep up with (docs/benchmarks.md)."""
 CLUSTER_FOLDER = Path("/var/tmp")  # noqa: S108 - where the benchmark's work folder goes too
 """Where the cluster is made: beside the default work folder, on its disk, and reachable by
 the ``postgres`` user the server runs as when the benchmark runs as root."""
@@ -191,3 +196,73 @@ class PostgresController(Controller):
             postmaster=postmaster(self.cluster),
             reader=reader.backend if isinstance(reader, DatabaseJournaled) else 0,
         )
+
+
+# Its figures.
+
+
+def postgresql_summary(
+    steps: Sequence[dict[str, Any]],
+    relay: float | None,
+    sustained: float | None,
+    *,
+    limit: bool,
+    loads: tuple[float, Sequence[float]],
+) -> dict[str, Any]:
+    """The side's figures over a pass, and its target (bench/throughput.py: summarize).
+
+    ``relay`` and ``sustained`` are the relay's and this side's throughputs, ``limit`` whether
+    this side fell behind; ``loads`` the load its p99 latency is given at, and those its CPU
+    and bytes written per event are.
+    """
+    latency_load, reported_loads = loads
+    ratio = round(sustained / relay, 3) if relay and sustained else None
+    at_load = [s for s in steps if s["load"] == latency_load and "postgresql" in s]
+    reported = [s for s in steps if s["load"] in reported_loads and "postgresql" in s]
+    return {
+        "postgresql_events_per_s": sustained,
+        "postgresql_throughput_ratio_vs_relay": ratio,
+        "postgresql_limit_reached": limit,
+        "postgresql_p99_latency_ms": (
+            at_load[0]["postgresql"]["p99_latency_ms"] if at_load else None
+        ),
+        "postgresql_cpu_ms_per_event": {
+            f"{s['load']:.0f}": _daemon_and_server(s["postgresql"]["cpu_ms_per_event"])
+            for s in reported
+        },
+        "postgresql_bytes_written_per_event": {
+            f"{s['load']:.0f}": _daemon_and_server(s["postgresql"]["bytes_written_per_event"])
+            for s in reported
+        },
+        "target": {
+            "target": f">= {POSTGRESQL_TARGET} of the bare relay's throughput",
+            "measured": ratio,
+            "met": ratio is not None and ratio >= POSTGRESQL_TARGET,
+        },
+    }
+
+
+def _daemon_and_server(figures: dict[str, Any]) -> dict[str, Any]:
+    return {"daemon": figures["daemon"], "postgresql": figures["postgresql"]}
+
+
+def postgresql_median(
+    summary: dict[str, Any], summaries: Sequence[dict[str, Any]]
+) -> dict[str, Any]:
+    """The side's ratio target on the median of its ratios over the passes (the lower of two).
+
+    bench/throughput.py's ``combine`` chooses the median pass by the SQLite side's ratio;
+    this side's is judged on its own median, whichever pass gives it.
+    """
+    ratios = [one.get("postgresql_throughput_ratio_vs_relay") for one in summaries]
+    ranked = sorted(ratios, key=lambda ratio: ratio or 0.0)
+    median = ranked[(len(ranked) - 1) // 2]
+    summary = summary | {"postgresql_throughput_ratio_vs_relay_per_pass": ratios}
+    summary["targets"]["postgresql_throughput_ratio_vs_relay"] |= {
+        "measured": median,
+        "met": median is not None and median >= POSTGRESQL_TARGET,
+        "passes_met": sum(1 for ratio in ratios if (ratio or 0.0) >= POSTGRESQL_TARGET),
+        "passes": len(summaries),
+        "measured_as": "median of the passes",
+    }
+    return summary

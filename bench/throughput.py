@@ -37,10 +37,10 @@ on itself, so the side is stopped there. It is started again afresh (new broker,
 daemon and journal) and tried once more at that load (``--retries``), since a passing
 disturbance on a shared machine can tip it over; the second time it falls behind is its
 last. The targets compare each daemon's throughput with the relay's: at least
-THROUGHPUT_TARGET of it on SQLite, POSTGRESQL_TARGET on PostgreSQL. The bytes the daemon
-caused to be written to storage per event (``write_bytes`` of /proc/PID/io) are given at
-every step, and judged at the loads tables make as they play, 35 and 120 events/s
-(docs/benchmarks.md, "Writes per event").
+THROUGHPUT_TARGET of it on SQLite, POSTGRESQL_TARGET (bench/postgres_side.py) on PostgreSQL.
+The bytes the daemon caused to be written to storage per event (``write_bytes`` of
+/proc/PID/io) are given at every step, and judged at the loads tables make as they play, 35
+and 120 events/s (docs/benchmarks.md, "Writes per event").
 
 A shared machine's speed drifts, and a slow spell while one side is at its limit takes a step
 off that side alone; so the whole rising run is done ``--passes`` times (3 by default), each
@@ -68,7 +68,12 @@ from common import (
     write_results,
 )
 from load import KEPT_UP, overrides
-from postgres_side import PostgresController, cluster
+from postgres_side import (
+    PostgresController,
+    cluster,
+    postgresql_median,
+    postgresql_summary,
+)
 from sides import Controller, Relay
 
 if TYPE_CHECKING:
@@ -80,8 +85,6 @@ if TYPE_CHECKING:
 LATENCY_LOAD = 1000
 LATENCY_TARGET_MS = 50
 THROUGHPUT_TARGET = 0.70
-POSTGRESQL_TARGET = 0.50
-"""The daemon on a PostgreSQL journal, against the bare relay (docs/benchmarks.md)."""
 SIDES = ("relay", "controller", "postgresql")
 DAEMONS = ("controller", "postgresql")
 """The sides that run the daemon (SQLite journal, PostgreSQL journal)."""
@@ -240,44 +243,16 @@ def summarize(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
         },
     }
     if any("postgresql" in step for step in steps):
-        figures = _postgresql(steps, relay, sustained("postgresql"), limit=exhausted("postgresql"))
+        figures = postgresql_summary(
+            steps,
+            relay,
+            sustained("postgresql"),
+            limit=exhausted("postgresql"),
+            loads=(LATENCY_LOAD, WRITES_REPORTED),
+        )
         summary["targets"]["postgresql_throughput_ratio_vs_relay"] = figures.pop("target")
         summary |= figures
     return summary
-
-
-def _postgresql(
-    steps: Sequence[dict[str, Any]], relay: float | None, sustained: float | None, *, limit: bool
-) -> dict[str, Any]:
-    """The PostgreSQL side's figures and its target (beside the SQLite side's)."""
-    ratio = round(sustained / relay, 3) if relay and sustained else None
-    at_load = [s for s in steps if s["load"] == LATENCY_LOAD and "postgresql" in s]
-    reported = [s for s in steps if s["load"] in WRITES_REPORTED and "postgresql" in s]
-    return {
-        "postgresql_events_per_s": sustained,
-        "postgresql_throughput_ratio_vs_relay": ratio,
-        "postgresql_limit_reached": limit,
-        "postgresql_p99_latency_ms": (
-            at_load[0]["postgresql"]["p99_latency_ms"] if at_load else None
-        ),
-        "postgresql_cpu_ms_per_event": {
-            f"{s['load']:.0f}": _daemon_and_server(s["postgresql"]["cpu_ms_per_event"])
-            for s in reported
-        },
-        "postgresql_bytes_written_per_event": {
-            f"{s['load']:.0f}": _daemon_and_server(s["postgresql"]["bytes_written_per_event"])
-            for s in reported
-        },
-        "target": {
-            "target": f">= {POSTGRESQL_TARGET} of the bare relay's throughput",
-            "measured": ratio,
-            "met": ratio is not None and ratio >= POSTGRESQL_TARGET,
-        },
-    }
-
-
-def _daemon_and_server(figures: dict[str, Any]) -> dict[str, Any]:
-    return {"daemon": figures["daemon"], "postgresql": figures["postgresql"]}
 
 
 def combine(summaries: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], int]:
@@ -297,7 +272,7 @@ def combine(summaries: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], int]:
     ratio_target["passes"] = len(summaries)
     ratio_target["measured_as"] = "median of the passes"
     if "postgresql_throughput_ratio_vs_relay" in summary["targets"]:
-        summary = _postgresql_median(summary, summaries)
+        summary = postgresql_median(summary, summaries)
     latencies = [s["targets"]["p99_latency_ms"]["measured"] for s in summaries]
     worst = None if None in latencies else max(latencies)
     summary["targets"]["p99_latency_ms"] |= {
@@ -306,24 +281,6 @@ def combine(summaries: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], int]:
         "measured_as": "the worst of the passes",
     }
     return summary, median
-
-
-def _postgresql_median(
-    summary: dict[str, Any], summaries: Sequence[dict[str, Any]]
-) -> dict[str, Any]:
-    """The PostgreSQL side's ratio target on its own median pass (the lower one of two)."""
-    ratios = [one.get("postgresql_throughput_ratio_vs_relay") for one in summaries]
-    ranked = sorted(ratios, key=lambda ratio: ratio or 0.0)
-    median = ranked[(len(ranked) - 1) // 2]
-    summary = summary | {"postgresql_throughput_ratio_vs_relay_per_pass": ratios}
-    summary["targets"]["postgresql_throughput_ratio_vs_relay"] |= {
-        "measured": median,
-        "met": median is not None and median >= POSTGRESQL_TARGET,
-        "passes_met": sum(1 for ratio in ratios if (ratio or 0.0) >= POSTGRESQL_TARGET),
-        "passes": len(summaries),
-        "measured_as": "median of the passes",
-    }
-    return summary
 
 
 def flatten(step: dict[str, Any]) -> dict[str, Any]:
