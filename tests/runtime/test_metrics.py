@@ -36,6 +36,7 @@ from controller.events import HitVerified, ManifestApproved
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.liveness import Liveness
 from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.revision import revision
 from controller.runtime.sequencer import Sequencer
 
 if TYPE_CHECKING:
@@ -169,14 +170,18 @@ def test_build_info_names_the_version_the_interpreter_and_the_approved_software(
     python = f"{platform.python_implementation()} {platform.python_version()}"
     family = scrape(metrics_of(journal))["jackpotd_build_info"]
     # No approved manifest yet: no software digest to name.
-    assert values(family) == {(("python", python), ("software", ""), ("version", __version__)): 1}
+    labels = (("python", python), ("revision", revision()), ("software", ""))
+    assert values(family) == {(*labels, ("version", __version__)): 1}
     assert family.type == "gauge"
     # Approved (start-up refuses to run anything else): its digest's first 12 hex digits.
     site = Site.create(journal)
     approval = ManifestApproved("manifest-1", AT, __version__, "ab" * 32, "cd" * 32, [], "mgr")
     site.append(site.sign(approval, "mgr"))
     family = scrape(metrics_of(journal))["jackpotd_build_info"]
-    software = (("python", python), ("software", "ab" * 6), ("version", __version__))
+    software = (
+        ("python", python), ("revision", revision()), ("software", "ab" * 6),
+        ("version", __version__),
+    )  # fmt: skip
     assert values(family) == {software: 1}
 
 
