@@ -33,6 +33,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+import msgspec
+
 from controller.cli.common import CommandError, open_journal, report_receipt
 from controller.clock import utc_now
 from controller.config.load import load_config
@@ -140,7 +142,7 @@ class SocketDesk:
 
     def submit(self, event: AnyEvent, command: str) -> Receipt:
         """Hand the signed event to the daemon; its receipt."""
-        request = OperatorRequest(VERSION, "submit", command, encode_event(event))  # type: ignore[arg-type]
+        request = OperatorRequest(VERSION, "submit", command, msgspec.Raw(encode_event(event)))
         receipt = self.exchange(request).receipt
         if receipt is None:
             raise CommandError(f"{self.path}: the daemon answered without a receipt")

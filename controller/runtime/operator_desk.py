@@ -100,7 +100,8 @@ class OperatorRequest(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     v: int
     kind: Literal["state", "submit"]
     command: str = ""
-    event: msgspec.Raw | None = None
+    event: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+    """The signed event of a ``submit``, as the journal encodes it (msgspec takes no Raw | None)."""
 
 
 class ReceiptFields(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -166,7 +167,7 @@ def answer_of(body: bytes) -> OperatorAnswer:
 
 def action_of(request: OperatorRequest) -> AnyEvent:
     """The event a ``submit`` carries, refused unless it is an operator's action."""
-    if request.event is None:
+    if bytes(request.event) == b"null":
         raise DeskRefusal(MALFORMED, "a submit without its event")
     try:
         event = decode_event(bytes(request.event))

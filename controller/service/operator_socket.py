@@ -241,10 +241,10 @@ class OperatorSocket:
     async def _refuse(
         self, writer: asyncio.StreamWriter, source: str, refusal: DeskRefusal
     ) -> None:
-        """Answer the refusal, then count and journal it (a flood bounded per peer)."""
+        """Count and journal the refusal (a flood bounded per peer), then answer it."""
+        await self.runtime.sequencer.rejections.reject(source, refusal.reason, refusal.message)
         with contextlib.suppress(OSError, TimeoutError):
             await self._send(writer, OperatorAnswer(ok=False, reason=refusal.message))
-        await self.runtime.sequencer.rejections.reject(source, refusal.reason, refusal.message)
 
     @staticmethod
     async def _send(writer: asyncio.StreamWriter, answer: OperatorAnswer) -> None:
