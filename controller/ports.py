@@ -65,6 +65,10 @@ INTAKES: Final = ("mqtt", "serial", "agent", "simulator", "daemon")
 "Provenance"): a broker's source, a serial line, a table agent, the simulator, or the daemon
 itself (its liveness monitor, its start-up configuration, its checkpoints and faults)."""
 APPLY: Final = "apply"
+DAEMON: Final = "daemon"
+"""The provenance of what the service journals itself, unless its intake names the source."""
+COPY: Final = "copy"
+"""The provenance ``journal copy`` gives a row whose source recorded none (before schema 14)."""
 """The provenance of events fed in by ``jackpotd apply``."""
 
 Provenances = str | Sequence[str | None] | None
@@ -79,12 +83,12 @@ def cli(command: str) -> str:
 def from_intake(provenance: str | None) -> bool:
     """Whether a provenance may carry device input and table status on a signed journal.
 
-    The daemon's own intake names itself (:data:`INTAKES`); None is an in-process caller that
-    does not say (a test's rig, a benchmark). The command line always says, so that ``cli ...``
-    and ``apply`` are never taken for a table (NY 9 NYCRR 5321.18(c): a table's status is the
-    controller's to decide, from what it hears of the table).
+    The daemon's own intake names itself (:data:`INTAKES`). The command line always says, so
+    that ``cli ...`` and ``apply`` are never taken for a table (NY 9 NYCRR 5321.18(c): a table's
+    status is the controller's to decide, from what it hears of the table); and a writer that
+    does not say (None) is not taken for the intake either.
     """
-    return provenance is None or provenance.partition(" ")[0] in INTAKES
+    return provenance is not None and provenance.partition(" ")[0] in INTAKES
 
 
 class ControllerUnavailableError(UnavailableError, RuntimeError):

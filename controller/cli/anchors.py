@@ -161,6 +161,7 @@ def verify_document(report: VerifyReport) -> dict[str, Any]:
         "anchors": report.anchors,
         "signatures_checked": report.signatures_checked,
         "unchecked": report.unchecked(),
+        "writers": report.writers,
         "problems": report.problems,
     }
 
@@ -185,6 +186,9 @@ def _print_report(report: VerifyReport, db: JournalLocation) -> None:
         print("checkpoints: none")
     if report.anchors:
         print(f"anchors: {report.anchors} saved heads are in the chain")
+    if report.writers:  # who journaled the rows (docs/journal.md, "Provenance")
+        counted = sorted(report.writers.items(), key=lambda item: (-item[1], item[0]))
+        print("writers: " + ", ".join(f"{writer} {rows:,}" for writer, rows in counted))
     for line in report.unchecked():
         print(f"NOT CHECKED: {line}")
 

@@ -23,9 +23,11 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from controller.clock import utc_now
 from controller.config.load import load_config
 from controller.errors import JackpotError
 from controller.journal import backends, location
+from controller.ports import cli
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -122,8 +124,21 @@ def open_reader(args: argparse.Namespace) -> JournalReader:
 def open_journal(
     args: argparse.Namespace, *, must_exist: bool = True
 ) -> contextlib.closing[JournalPort[Any]]:
-    """The journal to append to; it must exist unless events are being fed in."""
-    return contextlib.closing(backends.append_to(journal_location(args), must_exist=must_exist))
+    """The journal to append to; it must exist unless events are being fed in.
+
+    Every append names the command (``cli <command> <action>``) unless it names itself
+    (``apply``): the journal's provenance of each row (docs/journal.md, "Provenance").
+    """
+    journal = backends.append_to(journal_location(args), must_exist=must_exist)
+    journal.writer = cli(command_name(args))
+    journal.live_clock = utc_now  # a live append: every signature's window must hold now
+    return contextlib.closing(journal)
+
+
+def command_name(args: argparse.Namespace) -> str:
+    """The command as it was typed: ``operator add``, ``accept-restore``."""
+    action = getattr(args, "action", None)
+    return f"{args.command} {action}" if isinstance(action, str) else str(args.command)
 
 
 def checked(

@@ -24,7 +24,7 @@ from controller.journal.chain import row_hash
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs
 from controller.journal.identity import conflict_fault, same_event
-from controller.journal.provenance import each_provenance, refusal
+from controller.journal.provenance import each_provenance, late_refusal, refusal
 from controller.journal.restore import (
     authority_json,
     binding_json,
@@ -80,25 +80,34 @@ class Appended:
     devices: DeviceHighs = field(default_factory=DeviceHighs)
 
 
-def append_events(
+def append_events(  # noqa: PLR0913 - what an append is, and the clock of a live one
     events: Sequence[AnyEvent],
     state: LedgerState,
     tail: tuple[int, str],
     lookup: Callable[[Sequence[str]], Known],
     provenance: Provenances = None,
+    *,
+    now: str | None = None,
 ) -> Appended:
     """Apply ``events`` after row ``tail`` to ``state``; ``lookup`` finds journaled ids.
 
     ``provenance`` is written beside each new row (:func:`each_provenance`); a device's input
     or a table's status from a writer that is not the daemon's intake, on a signed journal, is
     journaled as the fault that refuses it instead (:mod:`controller.journal.provenance`).
+    ``now``: the controller's clock at a live append; a signed event whose signature's window
+    does not hold it is refused the same way (:func:`late_refusal`). None: not checked (a
+    replay, a copy, an in-process writer that gives no clock).
     """
     known = lookup([event.event_id for event in events])
     done = Appended(state, tail, Batch(state))
     batch = done.batch
     signed = state.authority.signed  # as the append finds it: a replay into a new file runs
     for event, origin in zip(events, each_provenance(events, provenance), strict=True):
-        refused = refusal(signed, event, origin) or agent_word_refusal(done.state, event)
+        refused = (
+            refusal(signed, event, origin)
+            or late_refusal(signed, event, now)
+            or agent_word_refusal(done.state, event)
+        )
         if refused is not None:
             event = refused.fault  # noqa: PLW2901
         seen = known.get(event.event_id)

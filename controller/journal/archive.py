@@ -39,7 +39,8 @@ from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import KIND, checkpoint_of
 from controller.journal.devices import flush_through
 from controller.journal.errors import JournalError
-from controller.journal.rows import last_row, read_rows, rows_of_kinds, times
+from controller.journal.provenance import with_provenance
+from controller.journal.rows import last_row, provenances, read_rows, rows_of_kinds, times
 from controller.journal.segments import Sealed, write_segment
 from controller.journal.snapshot import digest, snapshot_text, state_from_text
 from controller.ledger.apply import LedgerError, LedgerState, apply
@@ -110,7 +111,10 @@ class ArchiveSource(Protocol):
         ...
 
     def rows(self, after: int) -> Generator[Row]:
-        """Every row after row ``after``, in order, canonical (closed when left early)."""
+        """Every row after row ``after``, in order, canonical, its provenance among its values.
+
+        (:func:`~controller.journal.provenance.with_provenance`; closed when left early.)
+        """
         ...
 
     def record(
@@ -345,7 +349,7 @@ class _FileSource:
         return rows_of_kinds(self.reader, KIND)
 
     def rows(self, after: int) -> Generator[Row]:
-        yield from read_rows(self.reader, after)
+        yield from with_provenance(read_rows(self.reader, after), provenances(self.reader, after))
 
     def record(
         self, records: list[ArchiveRecord], record: ArchiveRecord, pending: set[str]

@@ -32,7 +32,9 @@ from controller.journal.checkpoints import Sealed
 from controller.journal.errors import JournalError
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal, checks
+from controller.journal.provenance import PROVENANCE, with_provenance
 from controller.journal.readonly import ReadOnlyJournal, check_journal
+from controller.ports import COPY
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -90,6 +92,7 @@ class _Copy:
         self.target = target
         self.snapshots = snapshots
         self.events: list[AnyEvent] = []
+        self.provenances: list[str] = []
         self.last: Row | None = None
         self.sealed: Sealed | None = None
 
@@ -99,6 +102,9 @@ class _Copy:
         if row.event is None or row.form:
             raise JournalError(f"row {seq}: its stored event cannot be read back ({row.form})")
         self.events.append(row.event)
+        # The source's provenance, carried (a row that recorded none: ``copy``); the ledger
+        # takes each row as the source took it (controller/journal/provenance.py ``copied``).
+        self.provenances.append(row.values.get(PROVENANCE) or COPY)
         self.last = row
         if (text := self.snapshots.get(seq)) is not None:
             if not isinstance(row.event, CheckpointRecorded):  # verify refuses such a file
@@ -111,7 +117,9 @@ class _Copy:
         """Append the batch; the database's head must then be the file's last row."""
         if not self.events or self.last is None:
             return
-        receipts = self.target.append_many(self.events, snapshot=self.sealed)
+        receipts = self.target.append_many(
+            self.events, snapshot=self.sealed, provenance=self.provenances
+        )
         values = self.last.values
         expected = (int(values["seq"]), str(values["hash"]))
         fresh = all(not receipt.duplicate for receipt in receipts)
@@ -120,7 +128,7 @@ class _Copy:
                 f"{self.target.url}: row {expected[0]} of the copy is not the file's (its hash "
                 f"differs): the copy stops; drop the database's tables before copying again"
             )
-        self.events, self.sealed = [], None
+        self.events, self.provenances, self.sealed = [], [], None
 
 
 def copy_journal(
@@ -148,7 +156,8 @@ def copy_journal(
         with ReadOnlyJournal(source) as reader:
             snapshots = {snapshot.seq: snapshot.state for snapshot in reader.snapshots()}
             copy = _Copy(journal, snapshots)
-            for done, row in enumerate(reader.read(), start=1):
+            rows = with_provenance(reader.read(), reader.provenances())
+            for done, row in enumerate(rows, start=1):
                 copy.add(row)
                 if progress is not None and done % BATCH == 0:
                     progress(done, before.rows)

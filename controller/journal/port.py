@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from controller.effects import PayoutMade
     from controller.events import AnyEvent, SequencerTookOver
@@ -114,6 +114,17 @@ class JournalPort(Protocol[_Prepared]):
         Nothing for a journal without a lease. It runs where commits run (the commit thread),
         never while a prepared append waits for its commit.
         """
+
+    writer: str | None
+    """The provenance of an append that names none: the command or the service that opened
+    the journal (``cli <command>``, ``daemon``). None: an in-process writer that does not say,
+    whose device input and table status a signed journal refuses (docs/journal.md,
+    "Provenance")."""
+
+    live_clock: Callable[[], str] | None
+    """The controller's clock (UTC, ISO 8601) at a live append: a signed event whose signature's
+    window does not hold it is refused (docs/security.md, "Bound signatures"). None: not checked
+    (a replay, a copy, an in-process writer that gives no clock)."""
 
     def append(self, event: AnyEvent, *, provenance: str | None = None) -> Receipt:
         """Apply and journal one event durably; ``provenance`` says who wrote it."""

@@ -2,9 +2,12 @@
 
 Every append says where its events came from (docs/journal.md, "Provenance"): one of the
 daemon's intakes (``mqtt client=... topic=...``, ``serial port=...``, ``agent table=...
-boot=...``, ``simulator``, ``daemon ...``), an operator's command (``cli <command>``) or
-``jackpotd apply`` (``apply``). It is written beside the row and is not part of what the hash
-chain covers, so old rows and chains are as they were.
+boot=...``, ``simulator``, ``daemon ...``), an operator's command (``cli <command>``), ``jackpotd
+apply`` (``apply``) or ``journal copy`` (the source's, or ``copy``). An append that names none
+takes its journal's ``writer`` (the command or the service that opened it); one still unnamed
+(an in-process caller that does not say) is never taken for the intake. The provenance is
+written beside the row and is not part of what the hash chain covers, so old rows and chains
+are as they were; archive segments carry it on each row's line (controller/journal/segments.py).
 
 A device's input (bet-sensed, bets-locked, card-dealt, deal-complete, a device's void) and a
 table's status are the table's word: on a journal whose authority is signed (as the append
@@ -29,17 +32,84 @@ from controller.events import (
     TableStatusChanged,
     encode_event,
 )
+from controller.ledger.binding import late
 from controller.ledger.voids import DEVICE
-from controller.ports import REJECTED, from_intake
+from controller.ports import COPY, REJECTED, from_intake
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Iterator, Sequence
 
     from controller.events import AnyEvent
+    from controller.journal.rows import Row
+    from controller.journal.verify import VerifyReport
+    from controller.ledger.apply import LedgerState
     from controller.ports import Provenances, Receipt
 
 NOT_FROM_INTAKE: Final = "not-from-intake"
 """The reason of the fault that refuses a table's word from another writer."""
+LATE_SIGNATURE: Final = "late-signature"
+"""The reason of the fault that refuses a signed event whose window does not hold now."""
+
+
+PROVENANCE: Final = "provenance"
+"""A row's provenance among its values where it is carried on (archive segments, copies)."""
+
+
+def with_provenance(
+    rows: Iterable[Row], provenances: Iterable[tuple[int, str | None]]
+) -> Iterator[Row]:
+    """Each row with its provenance among its values (``provenances``: by ``seq``, in order).
+
+    Both are read in order in one snapshot of the journal; a row the provenances do not reach
+    (none recorded) carries None.
+    """
+    known = iter(provenances)
+    found: tuple[int, str | None] | None = next(known, None)
+    for row in rows:
+        seq = int(row.values["seq"])
+        while found is not None and found[0] < seq:
+            found = next(known, None)
+        provenance = found[1] if found is not None and found[0] == seq else None
+        yield replace(row, values={**row.values, PROVENANCE: provenance})
+
+
+UNRECORDED: Final = "unrecorded"
+"""Who wrote a row that records no provenance (journaled before it was, schema 14)."""
+
+
+def writer_of(provenance: str | None) -> str:
+    """Who a provenance says journaled a row, as verify counts them.
+
+    The intake's kind (``mqtt``, ``serial``, ``agent``, ``daemon``...), ``cli <command>``,
+    ``apply``, ``copy``; :data:`UNRECORDED` for a row that records none.
+    """
+    if provenance is None:
+        return UNRECORDED
+    if provenance.startswith("cli "):
+        return provenance
+    return provenance.partition(" ")[0]
+
+
+def writers(state: LedgerState, row: Row, report: VerifyReport) -> None:
+    """Count the row's writer; a table's word on a signed journal from another is a problem.
+
+    The append never journals one (:func:`refusal`): its provenance was edited in the file, or
+    the row was written into it. The provenance is outside the hash chain, so this says what
+    the file claims, not what happened; a row that records none is counted, not judged.
+    """
+    provenance = row.values.get(PROVENANCE)
+    writer = writer_of(provenance)
+    report.writers[writer] = report.writers.get(writer, 0) + 1
+    event = row.event
+    if event is None or provenance is None or not state.authority.signed:
+        return
+    if not (from_intake(provenance) or copied(provenance)) and table_word(event):
+        kind = type(event).__struct_config__.tag
+        report.problem(
+            f"row {row.values['seq']}: {kind} for table {getattr(event, 'table_id', '')} says "
+            f"it came from {provenance}: a signed journal takes a table's word only from the "
+            "daemon's intake (its provenance was edited, or the row written into the file)"
+        )
 
 
 def each_provenance(events: Sequence[AnyEvent], provenance: Provenances) -> list[str | None]:
@@ -49,6 +119,15 @@ def each_provenance(events: Sequence[AnyEvent], provenance: Provenances) -> list
     if len(provenance) != len(events):
         raise ValueError(f"{len(provenance)} provenances for {len(events)} events")
     return list(provenance)
+
+
+def copied(provenance: str | None) -> bool:
+    """Whether ``journal copy`` appends the row: a verified journal's row, replayed as it was.
+
+    A copy carries each row's provenance; a row its source recorded none for (journaled before
+    provenance was) is named :data:`~controller.ports.COPY`, and is taken as the source took it.
+    """
+    return provenance == COPY
 
 
 def table_word(event: AnyEvent) -> bool:
@@ -78,22 +157,47 @@ def refusal(signed: bool, event: AnyEvent, provenance: str | None) -> Refused | 
     not (a lab's, or a new file a whole journal is replayed into, its first enrollment among
     the events) takes any writer's events, as the ledger does any unsigned action there.
     """
-    if not signed or from_intake(provenance) or not table_word(event):
+    if not signed or from_intake(provenance) or copied(provenance) or not table_word(event):
         return None
     kind = type(event).__struct_config__.tag
     table_id = getattr(event, "table_id", "")
+    writer = provenance or "a writer that did not name itself"
     reason = (
-        f"{kind} for table {table_id} from {provenance}: refused; on a signed journal a "
+        f"{kind} for table {table_id} from {writer}: refused; on a signed journal a "
         "device's input and a table's status come only from the daemon's intake, which "
         'hears the table (docs/journal.md, "Provenance")'
     )
+    return _refused(event, NOT_FROM_INTAKE, reason, f"table {table_id}" if table_id else "journal")
+
+
+def late_refusal(signed: bool, event: AnyEvent, now: str | None) -> Refused | None:  # noqa: FBT001
+    """The refusal of a signed ``event`` whose signature's window does not hold ``now``.
+
+    ``now``: the controller's clock at a live append (None: a replay or a copy, which go by the
+    journaled time, and an in-process writer that gives no clock). Only on a journal whose
+    authority is signed as the append finds it, like :func:`refusal`
+    (controller/ledger/binding.py ``late``).
+    """
+    if not signed or now is None:
+        return None
+    why = late(event, now)
+    if why is None:
+        return None
+    kind = type(event).__struct_config__.tag
+    reason = f"{kind} {event.event_id}: refused at {now}: {why}"
+    return _refused(event, LATE_SIGNATURE, reason, "journal", salt=now)
+
+
+def _refused(event: AnyEvent, code: str, reason: str, where: str, salt: str = "") -> Refused:
+    """The fault journaled instead of ``event``, under an id of its own (the event's stays free)."""
+    kind = type(event).__struct_config__.tag
     content = encode_event(msgspec.structs.replace(event, at=""))
-    digest = hashlib.sha256(content).hexdigest()[:16]
+    digest = hashlib.sha256(content + salt.encode()).hexdigest()[:16]
     fault = FaultRecorded(
-        f"{event.event_id}#{NOT_FROM_INTAKE}-{digest}",
+        f"{event.event_id}#{code}-{digest}",
         event.at,
-        f"table {table_id}" if table_id else "journal",
-        NOT_FROM_INTAKE,
+        where,
+        code,
         f"{reason}: {content.decode()[:400]}",
     )
     return Refused(fault, str(kind), reason)

@@ -30,7 +30,7 @@ from controller.journal.errors import JournalError, SchemaError
 from controller.journal.read_only_file import open_read_only
 from controller.journal.reads import PayoutRecord, ReadSide, payout_record
 from controller.journal.restore import load_state
-from controller.journal.rows import read_rows
+from controller.journal.rows import provenances, read_rows
 from controller.journal.schema import MIGRATIONS
 
 if TYPE_CHECKING:
@@ -230,6 +230,10 @@ class ReadOnlyJournal(ReadSide):
     def read(self) -> Iterator[Row]:
         """Every journal row in order, read back with its event and effects."""
         return read_rows(self._connection)
+
+    def provenances(self) -> Iterator[tuple[int, str | None]]:
+        """Each row's ``seq`` and provenance, in order (None: not recorded)."""
+        return provenances(self._connection)
 
     def snapshots(self) -> list[StoredSnapshot]:
         """The checkpoints' snapshots the journal keeps, newest first."""

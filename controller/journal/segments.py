@@ -9,7 +9,11 @@ file), one JSON object a line, in a gzip file named ``journal-<first>-<last>.jso
    the hash row F chains to;
 2. one line a row: ``seq``, ``event_id``, ``kind``, ``at``, ``event``, ``outcome``,
    ``reason``, ``effects`` and ``hash`` (each row's ``prev_hash`` is the hash of the line
-   before, or the header's);
+   before, or the header's), and ``provenance``: which intake or command journaled it
+   (docs/journal.md, "Provenance"; null if the journal recorded none). The hash chain does not
+   cover it, but the trailer's digest of the lines and the live journal's digest of the file
+   do: once archived it can no longer be edited unseen. A segment written before provenance
+   was carried has none on its lines, and reads null;
 3. a trailer: ``last_seq``, ``last_hash``, ``rows``, ``lines_sha256`` (the SHA-256 of every
    line before it, newlines included), ``state_digest`` (the digest of the ledger's state after
    row ``last_seq``, :mod:`controller.journal.snapshot`) and ``checkpoint``: the canonical text
@@ -32,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from controller.files import RECORD, create_file
 from controller.journal.errors import JournalError
+from controller.journal.provenance import PROVENANCE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -116,7 +121,8 @@ def write_segment(
         header = _line({"segment": FORMAT, "first_seq": first_seq, "prev_hash": prev_hash})
         _emit(file, lines, header)
         for row in rows:
-            _emit(file, lines, _line({name: row[name] for name in ROW_FIELDS}))
+            line = {name: row[name] for name in ROW_FIELDS}
+            _emit(file, lines, _line({**line, PROVENANCE: row.get(PROVENANCE)}))
             count, last_seq, last_hash = count + 1, int(row["seq"]), str(row["hash"])
         state_digest, checkpoint = end()
         trailer = {
@@ -198,7 +204,11 @@ class SegmentReader:
                         self._close(document, lines.hexdigest(), count)
                         return
                     lines.update(line)
-                    yield {**{name: document[name] for name in ROW_FIELDS}, "prev_hash": previous}
+                    yield {
+                        **{name: document[name] for name in ROW_FIELDS},
+                        PROVENANCE: document.get(PROVENANCE),
+                        "prev_hash": previous,
+                    }
                     previous = str(document["hash"])
         except (OSError, EOFError, KeyError, TypeError, ValueError) as error:
             raise SegmentError(f"segment {where}: cannot be read: {error}") from error

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from controller.clock import utc_now
 from controller.journal.backends import open_journal
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
+from controller.ports import DAEMON
 
 if TYPE_CHECKING:
     from controller.journal.location import JournalLocation
@@ -27,7 +29,10 @@ def open_standby(location: DatabaseUrl, fence: Fence) -> PostgresJournal:
     It writes nothing until :meth:`PostgresJournal.take` has taken the fence
     (controller/service/standby.py).
     """
-    return PostgresJournal(location, fence=fence, standby=True)
+    journal = PostgresJournal(location, fence=fence, standby=True)
+    journal.writer = DAEMON
+    journal.live_clock = utc_now
+    return journal
 
 
 def open_sequenced(location: JournalLocation, fence: Fence) -> JournalPort[Any]:
@@ -35,6 +40,11 @@ def open_sequenced(location: JournalLocation, fence: Fence) -> JournalPort[Any]:
 
     A database's fence is taken over first (``FencedError`` if another node holds it live).
     """
-    if isinstance(location, DatabaseUrl):
-        return PostgresJournal(location, fence=fence)
-    return open_journal(location)
+    journal = (
+        PostgresJournal(location, fence=fence)
+        if isinstance(location, DatabaseUrl)
+        else open_journal(location)
+    )
+    journal.writer = DAEMON  # its start-up, checkpoints and faults: the sequencer names the rest
+    journal.live_clock = utc_now  # a live append: every signature's window must hold now
+    return journal

@@ -59,7 +59,7 @@ from controller.journal.schema import migrate
 from controller.journal.transaction import Transaction, roll_back, why, write_error
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from typing import Any
 
     from controller.events import AnyEvent
@@ -142,6 +142,10 @@ class Journal(ReadSide):
         self.state = self._load()
         self._devices = self._read_devices()
         self._devices_after: tuple[Transaction, DeviceMarks] | None = None
+        self.writer: str | None = None
+        """The provenance of an append that names none (the command or service that opened it)."""
+        self.live_clock: Callable[[], str] | None = None
+        """The controller's clock at a live append (controller/journal/appending.py ``now``)."""
 
     def _load(self) -> LedgerState:
         """The materialized state, or fail closed if it cannot be read."""
@@ -285,7 +289,8 @@ class Journal(ReadSide):
         write and its ``fsync``) beside the event loop; see :mod:`controller.runtime.sequencer`.
         """
         try:
-            return self._prepare(events, snapshot, provenance)
+            named = self.writer if provenance is None else provenance
+            return self._prepare(events, snapshot, named)
         except sqlite3.Error as error:
             raise write_error(self.path, error) from error
 
@@ -309,7 +314,8 @@ class Journal(ReadSide):
                 self.state = self._catch_up()
                 self._tail = self._last_row()
                 self._devices = DeviceMarks.read(connection)
-            done = append_events(events, self.state, self._tail, self._known, provenance)
+            now = self.live_clock() if self.live_clock is not None else None
+            done = append_events(events, self.state, self._tail, self._known, provenance, now=now)
             connection.executemany(INSERT, done.rows)
             # Not every commit: see controller/journal/devices.py.
             devices, flushed = self._devices.after(

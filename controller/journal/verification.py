@@ -37,6 +37,7 @@ from controller.journal.checkpoint_audit import (
     audit_snapshots,
     checkpoints_in,
 )
+from controller.journal.provenance import writers
 from controller.journal.site_messages import QueuedMessages
 from controller.journal.snapshot import state_from_text
 from controller.journal.verify import PROGRESS_ROWS, VerifyReport, check_link, replay_row
@@ -205,6 +206,7 @@ class Verification:
             expected += 1
             check_link(row, expected, previous, report)
             previous = str(row["hash"])
+            writers(state, read, report)  # as the append found the journal: before the row
             state = replay_row(state, row, report, self.payouts, read.event)
             seq = int(row["seq"])
             self.queued.note(read)

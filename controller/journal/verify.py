@@ -36,9 +36,10 @@ from controller.journal.checkpoint_audit import VERIFIED
 from controller.journal.checkpoints import KIND, stored_snapshots
 from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
+from controller.journal.provenance import with_provenance
 from controller.journal.read_only_file import open_read_only
 from controller.journal.restore import load_state
-from controller.journal.rows import Row, read_rows, rows_of_kinds
+from controller.journal.rows import Row, provenances, read_rows, rows_of_kinds
 from controller.journal.site_messages import stored_messages
 from controller.journal.store import payout_columns
 from controller.ledger.apply import LedgerError, LedgerState, apply
@@ -81,6 +82,8 @@ class VerifyReport:
     """What was not checked, and why (not a failure)."""
     skipped: list[str] = field(default_factory=list)
     """The checks of checkpoints and anchors left out, and why (also among ``notes``)."""
+    writers: dict[str, int] = field(default_factory=dict)
+    """Rows by who journaled them (:func:`~controller.journal.provenance.writer_of`)."""
 
     @property
     def ok(self) -> bool:
@@ -286,7 +289,9 @@ class _FileRows:
         return int(self.connection.execute(query, [after, bound]).fetchone()[0])
 
     def rows(self, after: int) -> Iterator[Row]:
-        return read_rows(self.connection, after)
+        return with_provenance(
+            read_rows(self.connection, after), provenances(self.connection, after)
+        )
 
     def checkpoint_rows(self) -> Iterable[Row]:
         return rows_of_kinds(self.connection, KIND)

@@ -58,7 +58,7 @@ from controller.events import (
     WagerLocked,
 )
 from controller.ledger.state import LedgerError
-from controller.security.signatures import binding_of, sign, with_signature
+from controller.security.signatures import binding_of, sign, signatures_of, with_signature
 from controller.wide_events import SiteLinked, SiteResumed, WideAreaJoined
 
 if TYPE_CHECKING:
@@ -210,6 +210,35 @@ def _check_window(binding: Binding, event: AnyEvent, who: str) -> None:
             f"{who}'s signature is valid from {binding.not_before} to {binding.not_after}, "
             f"not at {event.at}"
         )
+
+
+def late(event: AnyEvent, now: str) -> str | None:
+    """Why ``event`` is refused at its live append: a signature whose window does not hold now.
+
+    The ledger checks that the window holds the *event's* time, which whoever holds the signed
+    bytes cannot change; but a signed event captured and sent hours later still names its own
+    time. So the live append (the command line, the daemon: never a replay, which goes by the
+    journaled time) also holds every bound signature's window to the controller's clock
+    ``now``. None: every window holds it (or the ledger refuses the event for its binding).
+    """
+    moment = moment_of(now, "the controller's clock")
+    for signature in signatures_of(event):
+        binding = binding_of(signature)
+        if binding is None:
+            continue
+        try:
+            start = moment_of(binding.not_before, "not_before")
+            end = moment_of(binding.not_after, "not_after")
+        except LedgerError:
+            return None  # the ledger refuses it, saying why
+        if not start <= moment <= end:
+            return (
+                f"{signature.operator}'s signature is valid from {binding.not_before} to "
+                f"{binding.not_after}, and the controller's clock is at {now}: a signature is "
+                "taken only within its window (one captured and sent late, or signed on a clock "
+                "that is off); sign it again"
+            )
+    return None
 
 
 def _check(

@@ -22,6 +22,7 @@ from support import cli_runs
 from support.approvals import PASSPHRASE, Site
 from support.twin_journals import write_config
 
+from controller.clock import utc_now
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -183,8 +184,9 @@ def test_a_file_mixing_a_signed_operator_event_with_a_devices_input_is_refused_w
 
 
 def test_signed_operator_events_still_apply_and_say_they_came_from_apply(floor: Floor) -> None:
-    void = floor.site.sign(
-        RoundVoided("void-y", AT, "T1", "R0", "sup1", "misdeal", refund_contributions=True), "sup1"
+    void = floor.site.sign(  # dated now: at a live append the window must hold the clock
+        RoundVoided("void-y", utc_now(), "T1", "R0", "sup1", "misdeal", refund_contributions=True),
+        "sup1",
     )
     rows_before = len(floor.rows())
     floor.apply(void)  # the ledger judges it (no open round R0): applied or refused, journaled

@@ -63,7 +63,6 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 60
-AT = "2026-11-29T15:00:00Z"
 FIVE_ACES = ["As", "Ah", "Ad", "Ac", "Jk", "4d", "7c"]
 STRAIGHT_FLUSH = ["9h", "Th", "Jh", "Qh", "Kh", "Ah", "8h"]
 DEALER = ["2d", "4c", "6s", "8d", "Tc", "Qc", "3s"]
@@ -114,10 +113,15 @@ class Floor:
 
 
 def played(round_id: str, hand: list[str], seat: int = 1) -> list[AnyEvent]:
-    """A $1 progressive wager on ``seat`` and the round settled with ``hand`` on that seat."""
+    """A $1 progressive wager on ``seat`` and the round settled with ``hand`` on that seat.
+
+    Dated now: ``jackpotd apply`` is a live append, where a signature's window must hold the
+    controller's clock (docs/security.md, "Bound signatures").
+    """
+    at = now()
     return [
-        WagerLocked(f"w-{round_id}", AT, "T1", round_id, seat, "progressive", 100),
-        RoundSettled(f"s-{round_id}", AT, "T1", round_id, DEALER, {str(seat): hand}),
+        WagerLocked(f"w-{round_id}", at, "T1", round_id, seat, "progressive", 100),
+        RoundSettled(f"s-{round_id}", at, "T1", round_id, DEALER, {str(seat): hand}),
     ]
 
 

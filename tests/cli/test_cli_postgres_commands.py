@@ -39,6 +39,7 @@ from support.twin_journals import (
 )
 
 from controller.cli import main
+from controller.clock import utc_now
 from controller.events import HitVerified, MeterAdjusted, OperatorEnrolled, encode_event
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres.readonly import PostgresReader
@@ -225,7 +226,9 @@ def test_what_the_ledger_refuses_in_the_file_it_refuses_in_the_database(
         MeterAdjusted("a-9", AT, "P1", "reserve", 5_000_000, "sup1", "x"),
         HitVerified("v-9", AT, PENDING, "sup1"),
         forged,
-        pair.site.sign(MeterAdjusted("a-10", AT, "P1", "reserve", 5_000_000, "sup1", "x"), "sup1"),
+        pair.site.sign(  # dated now: at a live append the window must hold the clock
+            MeterAdjusted("a-10", utc_now(), "P1", "reserve", 5_000_000, "sup1", "x"), "sup1"
+        ),
     )
     status, out, err = pair.both("apply", attacks)
     assert (status, out) == (1, "4 events, 4 refused\n")

@@ -58,6 +58,9 @@ def _tables() -> list[object]:
 def pit(tmp_path: Path) -> Iterator[Site]:
     """A signed journal with an identity: a manager, supervisors, one pool, two tables."""
     with Journal(tmp_path / "pit.db") as journal:
+        # The table's events come in as the daemon's agent intake journals them: a signed
+        # journal takes a table's word from no writer that does not name itself.
+        journal.writer = f"agent table={TABLE} boot=test"
         site = Site.create(journal)
         approval = ConfigurationApproved(
             f"approval-{uuid.uuid4().hex[:8]}", now(), "digest-1",

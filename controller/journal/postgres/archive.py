@@ -43,8 +43,9 @@ from controller.journal.archive import (
 from controller.journal.checkpoints import KIND
 from controller.journal.errors import JournalError
 from controller.journal.postgres.connection import connect, reason
-from controller.journal.postgres.rows import last_row, read_rows, rows_of_kinds
+from controller.journal.postgres.rows import last_row, provenances, read_rows, rows_of_kinds
 from controller.journal.postgres.schema import migrate
+from controller.journal.provenance import with_provenance
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Sequence
@@ -136,7 +137,7 @@ class _DatabaseSource:
         return rows_of_kinds(self.reader, KIND)
 
     def rows(self, after: int) -> Generator[Row]:
-        yield from read_rows(self.reader, after)
+        yield from with_provenance(read_rows(self.reader, after), provenances(self.reader, after))
 
     def record(
         self, records: list[ArchiveRecord], record: ArchiveRecord, pending: set[str]

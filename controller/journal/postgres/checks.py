@@ -26,8 +26,9 @@ from controller.journal.errors import JournalError
 from controller.journal.postgres.archive import archive_records
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.reads import load_state
-from controller.journal.postgres.rows import read_rows, row_at, rows_of_kinds
+from controller.journal.postgres.rows import provenances, read_rows, row_at, rows_of_kinds
 from controller.journal.postgres.site_messages import stored_messages
+from controller.journal.provenance import with_provenance
 from controller.journal.snapshot import differences, state_from_text
 from controller.journal.state_check import (
     StateCheck,
@@ -197,7 +198,9 @@ class _DatabaseRows:
         return int(found[0]) if found else 0
 
     def rows(self, after: int) -> Iterator[Row]:
-        return read_rows(self.connection, after)
+        return with_provenance(
+            read_rows(self.connection, after), provenances(self.connection, after)
+        )
 
     def checkpoint_rows(self) -> Iterable[Row]:
         return rows_of_kinds(self.connection, KIND)

@@ -115,6 +115,10 @@ class PostgresJournal:
         self._clock = clock
         self._lease_from: float | None = None
         self._took: SequencerTookOver | None = None
+        self.writer: str | None = None
+        """The provenance of an append that names none (the command or service that opened it)."""
+        self.live_clock: Callable[[], str] | None = None
+        """The controller's clock at a live append (controller/journal/appending.py ``now``)."""
         self.db = connect(url)
         try:
             migrate(self.db, str(url))
@@ -299,7 +303,8 @@ class PostgresJournal:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next."""
         self._connected()  # after a failure: the next write on a new connection
         try:
-            return self._prepare(events, snapshot, provenance)
+            named = self.writer if provenance is None else provenance
+            return self._prepare(events, snapshot, named)
         except psycopg.Error as error:
             raise write_error(self.url, error) from error
 
@@ -325,7 +330,8 @@ class PostgresJournal:
             if last_row(connection) != self._tail:  # another process wrote: catch up first
                 self.state = self._catch_up()
                 self._tail = last_row(connection)
-            done = append_events(events, self.state, self._tail, self._known, provenance)
+            now = self.live_clock() if self.live_clock is not None else None
+            done = append_events(events, self.state, self._tail, self._known, provenance, now=now)
             with connection.cursor() as cursor:
                 cursor.executemany(INSERT, [stored(row) for row in done.rows])
                 highs = done.devices.highs
