@@ -146,7 +146,7 @@ def test_the_host_s_install_runs_the_controller_s_unit_command_line_to_its_self_
     ]
     key = subprocess.run(
         [prefix / "bin" / "jackpotd", "key", "generate", "--out", configuration / KEY_FILE],
-        capture_output=True, text=True, timeout=60, check=True,
+        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=True,
         env=clean_environment(PYTHONDONTWRITEBYTECODE="1"),  # the environment stays as installed
     )  # fmt: skip
     assert "controller key written to" in key.stdout
@@ -170,8 +170,8 @@ def test_the_installed_units_pass_systemd_analyze_verify(installed: tuple[Path, 
         assert PREFIX not in unit.read_text()  # every path names the installed environment
         assert str(prefix) in unit.read_text()
     done = subprocess.run(
-        [analyze, "verify", *map(str, units)], capture_output=True, text=True, timeout=60,
-        check=False,
+        [analyze, "verify", *map(str, units)], cwd=root, capture_output=True, text=True,
+        timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert [line for line in done.stderr.splitlines() if "jackpotd" in line] == []

@@ -20,16 +20,22 @@ SCRIPT: Final = ROOT / "deploy" / "install.sh"
 def install(tmp_path: Path, *argv: str, **env: str) -> subprocess.CompletedProcess[str]:
     staged = {"JACKPOTD_PREFIX": str(tmp_path / "opt"), "JACKPOTD_ROOT": str(tmp_path / "root")}
     return subprocess.run(
-        [SCRIPT, *argv], capture_output=True, text=True, timeout=60, check=False,
+        [SCRIPT, *argv], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
         env=clean_environment(**{**staged, **env}),
     )  # fmt: skip
+
+
+def one_line(done: subprocess.CompletedProcess[str]) -> str:
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1, done.stderr
+    return lines[0]
 
 
 def test_no_wheel_is_refused_with_the_usage(tmp_path: Path) -> None:
     for argv in ((), (str(tmp_path / "missing.whl"),), (str(SCRIPT),)):
         done = install(tmp_path, *argv)
         assert done.returncode == 1
-        (line,) = done.stderr.splitlines()
+        line = one_line(done)
         assert line.startswith("deploy/install.sh: usage: deploy/install.sh WHEEL"), line
     assert list(tmp_path.iterdir()) == []
 
@@ -41,6 +47,6 @@ def test_a_prefix_or_root_that_is_no_plain_absolute_path_is_refused(tmp_path: Pa
                 {"JACKPOTD_ROOT": "/srv/a root"}):  # fmt: skip
         done = install(tmp_path, str(wheel), **env)
         assert done.returncode == 1
-        (line,) = done.stderr.splitlines()
+        line = one_line(done)
         assert "must be absolute paths of letters, digits and ._-/" in line, line
     assert list(tmp_path.iterdir()) == [wheel]

@@ -64,9 +64,10 @@ def clean_environment(**extra: str) -> dict[str, str]:
 def distributions(python: Path) -> set[str]:
     """The normalised names of the distributions installed for ``python``."""
     listed = subprocess.run(
-        [python, "-m", "pip", "list", "--format=freeze"],
-        capture_output=True, text=True, timeout=60, check=True, env=clean_environment(),
+        [python, "-m", "pip", "list", "--format=freeze"], cwd=python.parent,
+        capture_output=True, text=True, timeout=60, check=False, env=clean_environment(),
     )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
     return {normalised(line.split("==")[0]) for line in listed.stdout.splitlines() if line}
 
 
