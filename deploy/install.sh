@@ -66,6 +66,13 @@ fi
 site=$("$prefix/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
 [[ -f $site/controller/__main__.py ]] || fail "the wheel installed no controller/__main__.py in $site"
 
+# The documentation, where the alerts' runbook links point (docs/operations.md, "Alerts").
+docs=$prefix/share/doc/jackpotd
+rm -rf "$docs"
+install -d -m 0755 "$docs"
+cp -R "$source_tree/docs/." "$docs/"
+chmod -R u=rwX,go=rX "$docs"
+
 # The units, naming this environment (the shipped ones name /opt/jackpotd and Python 3.11's
 # install folder).
 units=$root/etc/systemd/system

@@ -207,6 +207,18 @@ def test_the_install_makes_the_users_and_the_folders_with_their_owners_and_modes
     ).read_bytes()
 
 
+def test_the_documentation_is_installed_where_the_alerts_runbook_links_point(
+    source: Path, installed: tuple[Path, Path]
+) -> None:
+    prefix, _ = installed
+    alerts = (ROOT / "deploy/prometheus/alerts.yml").read_text()
+    links = set(re.findall(r"file://(/\S+?\.md)#", alerts))
+    assert links == {f"{PREFIX}/share/doc/jackpotd/operations.md"}
+    (link,) = links
+    installed_page = Path(link.replace(PREFIX, str(prefix)))
+    assert installed_page.read_text() == (source / "docs/operations.md").read_text()
+
+
 def test_the_environment_holds_the_runtime_dependencies_only_and_no_bytecode(
     installed: tuple[Path, Path],
 ) -> None:
