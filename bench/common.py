@@ -6,6 +6,8 @@
   anonymous clients (no TLS, password file or ACL), and the persistence folder and user.
 * :class:`ProcessSample`: CPU time and resident memory of a process, from ``/proc`` (Linux).
 * :func:`machine`, :func:`percentile`, :func:`write_results`: the report's common parts.
+* :class:`Target`, :func:`print_targets`: the targets each script judges
+  (docs/benchmarks.md, "Targets"), in one shape in every results file and on every output.
 * :class:`CaptureLink`: keeps what simulated tables send, to journal it afterwards.
 
 The daemon itself is started by bench/service.py, as an operator starts it. The scripts are
@@ -331,3 +333,69 @@ def write_results(name: str, results: dict[str, Any]) -> Path:
 def ms(seconds: float | None) -> float | None:
     """Seconds as milliseconds, rounded to the microsecond (None stays None)."""
     return None if seconds is None else round(seconds * 1000, 3)
+
+
+# The targets (docs/benchmarks.md, "Targets").
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A target the project set: a bound on a figure measured beside its baseline in the run."""
+
+    condition: str
+    """What it asks, as printed and kept in the results: ``>= 0.9 of the bare relay's ...``."""
+    bound: float
+    at_least: bool = False
+    """True: every figure must be at least :attr:`bound`; False: at most."""
+
+    def judge(
+        self,
+        measured: float | list[float | None] | None,
+        *,
+        reached: bool = True,
+        **details: float | str,
+    ) -> dict[str, Any]:
+        """The target's entry in a results file: ``target``, ``measured``, ``met`` (and details).
+
+        ``measured`` is one figure or a list of them (each must hold); None, or a None among
+        them, where the run gave none: a miss. ``reached`` says whether the sizes the script was
+        run at reach the target's (a short form runs 6 tables, not 1,000): where they do not,
+        ``measured`` and ``met`` are None, so that a short run neither meets nor misses a target
+        it never measured (what it measured at its own size is in its results all the same).
+        """
+        figures = measured if isinstance(measured, list) else [measured]
+        if not reached or all(figure is None for figure in figures):
+            measured = None  # a figure at another size is in the results, not judged here
+        met = (
+            None
+            if not reached
+            else all(figure is not None and self.holds(figure) for figure in figures)
+        )
+        return {"target": self.condition, "measured": measured, "met": met} | details
+
+    def holds(self, figure: float) -> bool:
+        """Whether one figure is within the bound."""
+        return figure >= self.bound if self.at_least else figure <= self.bound
+
+    def median(self, figures: Sequence[float | None]) -> float | None:
+        """The median of a few passes' figures: the worse of the middle two, a missing one worst."""
+        ranked = sorted(figures, key=self._badness)
+        return ranked[len(ranked) // 2] if ranked else None
+
+    def worst(self, figures: Sequence[float | None]) -> float | None:
+        """The worst of the passes' figures (None if one is missing)."""
+        return max(figures, key=self._badness, default=None)
+
+    def _badness(self, figure: float | None) -> float:
+        if figure is None:
+            return float("inf")
+        return -figure if self.at_least else figure
+
+
+VERDICTS: Final = {True: "met", False: "MISSED", None: "not measured at this size"}
+
+
+def print_targets(targets: dict[str, dict[str, Any]]) -> None:
+    """One line a target: ``target <name> <condition>: <measured> (met|MISSED|not measured...)``."""
+    for name, entry in targets.items():
+        print(f"target {name} {entry['target']}: {entry['measured']} ({VERDICTS[entry['met']]})")

@@ -10,10 +10,18 @@ checkpointed into it (``PRAGMA wal_checkpoint(TRUNCATE)``): the difference, per 
 is what a round costs on disk. SQLite's ``dbstat`` table then says which table or index holds
 those bytes, and the journal's columns are summed to say what its rows are made of.
 
+**The archived segment**: then the rows are archived as ``jackpotd archive --rows N`` archives
+them (:func:`controller.journal.archive.archive`): first the configuration's, then the rounds'
+into segments of their own, whose files' bytes per round are what the rounds keep once
+archived (docs/journal.md, "Archives").
+
 **The baseline**, in the same run: the same rows and materialized state written as schema 9
 stored them (every row's canonical text, ``outcome`` and ``prev_hash``, the hash in hex, the
 payouts' four indexes), by the copy the migration tests use
 (``tests/support/legacy_journal.py``), once after the configuration and once after the rounds.
+
+The targets: at most :data:`LIVE` bytes a round in the live journal and :data:`ARCHIVED` in an
+archived segment.
 
 Writes bench/results/journal_growth.json.
 """
@@ -30,9 +38,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from common import REPO, SEATS, CaptureLink, machine, write_results
+from common import REPO, SEATS, CaptureLink, Target, machine, print_targets, write_results
 from durability import fresh_journal, run_sequencer
 
+from controller.clock import utc_now
+from controller.journal.archive import archive
 from drivers.simulator import SimulatedTable, TablePlan
 
 sys.path.insert(0, str(REPO / "tests"))  # the migration tests' copy in schema 9's layout
@@ -47,6 +57,8 @@ ROUNDS_PER_HOUR: Final = 30
 """The pace the sizing assumes: a Pai Gow Poker table deals about 30 rounds an hour."""
 HOURS_PER_DAY: Final = 24
 FLOOR_TABLES: Final = 1_000
+LIVE: Final = Target("<= 6144 bytes a round in the live journal", 6144)
+ARCHIVED: Final = Target("<= 1536 bytes a round in an archived segment", 1536)
 
 
 def round_events(tables: Sequence[str], rounds: int, seed: int) -> list[DeviceInput]:
@@ -143,16 +155,38 @@ def sizing(bytes_per_round: float) -> dict[str, float]:
 def play(
     directory: Path, tables: Sequence[str], pools: int, events: Sequence[DeviceInput]
 ) -> dict[str, dict[str, Any]]:
-    """This version's and schema 9's figures, after the configuration and after the rounds."""
+    """This version's and schema 9's figures, after the configuration and after the rounds.
+
+    And the rounds' rows archived (``archived``: the segments' rows and bytes).
+    """
     measured: dict[str, dict[str, Any]] = {}
     with fresh_journal(directory, tables, pools) as journal:
         path = journal.path
+        configured = journal.head[0]
         measured["before"] = measure(path)
         measured["baseline_before"] = baseline(path, directory / "baseline-before.db")
         asyncio.run(run_sequencer(journal, events))
+        played = journal.head[0]
     measured["after"] = measure(path)
     measured["baseline_after"] = baseline(path, directory / "baseline-after.db")
+    measured["archived"] = archived(path, directory / "archive", configured, played)
     return measured
+
+
+def archived(path: Path, folder: Path, configured: int, played: int) -> dict[str, Any]:
+    """The rounds' rows archived: the segments' rows and bytes (the configuration's apart).
+
+    The last row is never archived, so the configuration's segment ends one row before its
+    last and the rounds' one row before theirs: the same number of rows as the rounds made.
+    """
+    folder.mkdir(parents=True, exist_ok=True)
+    archive(path, folder, rows=configured - 1, now=utc_now())
+    segments = archive(path, folder, rows=played - configured, now=utc_now())
+    return {
+        "segments": len(segments),
+        "rows": sum(segment.rows for segment in segments),
+        "bytes": sum((folder / segment.segment).stat().st_size for segment in segments),
+    }
 
 
 def baseline(path: Path, copy: Path) -> dict[str, Any]:
@@ -189,6 +223,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     report("schema 9's layout (the baseline)", old)
     result = growth(measured["before"], measured["after"], rounds)
     report("this version", result)
+    segments = measured["archived"] | {
+        "bytes_per_round": round(measured["archived"]["bytes"] / rounds)
+    }
+    print(
+        f"archived: {segments['bytes_per_round']:,} bytes per round in "
+        f"{segments['segments']} segment(s) of {segments['rows']:,} rows"
+    )
     daily, old_daily = sizing(result["bytes_per_round"]), sizing(old["bytes_per_round"])
     print(
         f"this version: {result['bytes_per_round']:,} bytes per round, "
@@ -217,7 +258,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         },
         "this_version": result | {"sizing": daily},
         "baseline_schema_9": old | {"sizing": old_daily},
+        "archived_segment": segments | {"sizing": sizing(segments["bytes_per_round"])},
+        "targets": {
+            "bytes_per_round": LIVE.judge(result["bytes_per_round"]),
+            "archived_bytes_per_round": ARCHIVED.judge(segments["bytes_per_round"]),
+        },
     }
+    print_targets(results["targets"])
     written = write_results("journal_growth", results)
     shutil.rmtree(directory, ignore_errors=True)
     print(f"results in {written}")

@@ -15,8 +15,8 @@ background writer, autovacuum) as ``postgresql``, from ``/proc``, beside the dae
 out: the backend of this benchmark's own reading connection (counted apart as
 ``postgresql_reader``), and whatever a child that ended during the step had used.
 
-:func:`postgresql_summary` and :func:`postgresql_median` give its figures and its target
-(:data:`POSTGRESQL_TARGET`) over a pass and over the passes.
+:func:`postgresql_summary` gives its figures over a pass; bench/throughput_targets.py judges
+its target over the passes.
 """
 
 from __future__ import annotations
@@ -46,8 +46,6 @@ if TYPE_CHECKING:
 
     from controller.journal.rows import Row
 
-POSTGRESQL_TARGET = 0.50
-"""Of the bare relay's throughput, the least this side should keep up with (docs/benchmarks.md)."""
 CLUSTER_FOLDER = Path("/var/tmp")  # noqa: S108 - where the benchmark's work folder goes too
 """Where the cluster is made: beside the default work folder, on its disk, and reachable by
 the ``postgres`` user the server runs as when the benchmark runs as root."""
@@ -209,7 +207,7 @@ def postgresql_summary(
     limit: bool,
     loads: tuple[float, Sequence[float]],
 ) -> dict[str, Any]:
-    """The side's figures over a pass, and its target (bench/throughput.py: summarize).
+    """The side's figures over a pass (bench/throughput.py: summarize).
 
     ``relay`` and ``sustained`` are the relay's and this side's throughputs, ``limit`` whether
     this side fell behind; ``loads`` the load its p99 latency is given at, and those its CPU
@@ -234,35 +232,8 @@ def postgresql_summary(
             f"{s['load']:.0f}": _daemon_and_server(s["postgresql"]["bytes_written_per_event"])
             for s in reported
         },
-        "target": {
-            "target": f">= {POSTGRESQL_TARGET} of the bare relay's throughput",
-            "measured": ratio,
-            "met": ratio is not None and ratio >= POSTGRESQL_TARGET,
-        },
     }
 
 
 def _daemon_and_server(figures: dict[str, Any]) -> dict[str, Any]:
     return {"daemon": figures["daemon"], "postgresql": figures["postgresql"]}
-
-
-def postgresql_median(
-    summary: dict[str, Any], summaries: Sequence[dict[str, Any]]
-) -> dict[str, Any]:
-    """The side's ratio target on the median of its ratios over the passes (the lower of two).
-
-    bench/throughput.py's ``combine`` chooses the median pass by the SQLite side's ratio;
-    this side's is judged on its own median, whichever pass gives it.
-    """
-    ratios = [one.get("postgresql_throughput_ratio_vs_relay") for one in summaries]
-    ranked = sorted(ratios, key=lambda ratio: ratio or 0.0)
-    median = ranked[(len(ranked) - 1) // 2]
-    summary = summary | {"postgresql_throughput_ratio_vs_relay_per_pass": ratios}
-    summary["targets"]["postgresql_throughput_ratio_vs_relay"] |= {
-        "measured": median,
-        "met": median is not None and median >= POSTGRESQL_TARGET,
-        "passes_met": sum(1 for ratio in ratios if (ratio or 0.0) >= POSTGRESQL_TARGET),
-        "passes": len(summaries),
-        "measured_as": "median of the passes",
-    }
-    return summary

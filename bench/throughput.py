@@ -36,17 +36,16 @@ shipped configuration saves every 10 changes) rewrites them all: once that start
 on itself, so the side is stopped there. It is started again afresh (new broker, and new
 daemon and journal) and tried once more at that load (``--retries``), since a passing
 disturbance on a shared machine can tip it over; the second time it falls behind is its
-last. The targets compare each daemon's throughput with the relay's: at least
-THROUGHPUT_TARGET of it on SQLite, POSTGRESQL_TARGET (bench/postgres_side.py) on PostgreSQL.
-The bytes the daemon caused to be written to storage per event (``write_bytes`` of
-/proc/PID/io) are given at every step, and judged at the loads tables make as they play, 35
-and 120 events/s (docs/benchmarks.md, "Writes per event").
+last. The bytes the daemon caused to be written to storage per event (``write_bytes`` of
+/proc/PID/io) and its CPU per event are given at every step.
 
 A shared machine's speed drifts, and a slow spell while one side is at its limit takes a step
 off that side alone; so the whole rising run is done ``--passes`` times (3 by default), each
-afresh, and the ratio targets are judged on the median of the passes (the latency target on
-the worst).
-Every pass is kept in the results; the top-level steps are the median pass's.
+afresh. The targets (each daemon's throughput against the relay's, the daemon's CPU and
+latency at 1,000 events/s, its bytes written and latency at the loads tables make as they
+play, 35 and 120 events/s) are judged over the passes by bench/throughput_targets.py: the
+ratios on their median, the latencies on the worst pass. Every pass is kept in the results;
+the top-level steps are the median pass's.
 
 Writes bench/results/throughput.json.
 """
@@ -61,20 +60,11 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from common import (
-    SEATS,
-    Mosquitto,
-    machine,
-    write_results,
-)
+from common import SEATS, Mosquitto, machine, print_targets, write_results
 from load import KEPT_UP, overrides
-from postgres_side import (
-    PostgresController,
-    cluster,
-    postgresql_median,
-    postgresql_summary,
-)
+from postgres_side import PostgresController, cluster, postgresql_summary
 from sides import Controller, Relay
+from throughput_targets import LATENCY_LOAD, REPORTED_LOADS, judge, median_pass
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -82,18 +72,9 @@ if TYPE_CHECKING:
     from support.postgres import PostgresServer
 
 
-LATENCY_LOAD = 1000
-LATENCY_TARGET_MS = 50
-THROUGHPUT_TARGET = 0.70
 SIDES = ("relay", "controller", "postgresql")
 DAEMONS = ("controller", "postgresql")
 """The sides that run the daemon (SQLite journal, PostgreSQL journal)."""
-WRITES_LOADS = (35.0, 120.0)
-"""The loads of tables as they play (about one event a commit), where writes per event count."""
-WRITES_REPORTED = (*WRITES_LOADS, 1000.0)
-WRITES_TARGET_BYTES = 2048
-"""Bytes the daemon may write to storage per event at those loads (docs/benchmarks.md,
-"Writes per event": a journal on an SD card or eMMC wears with every block written)."""
 
 
 # The run.
@@ -194,7 +175,11 @@ def _line(step: dict[str, Any]) -> str:
 
 
 def summarize(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Throughput of each side (the highest load it kept up with) and the targets."""
+    """One pass's figures: each side's throughput, and the daemon's at the targets' loads.
+
+    A side's throughput is the highest load it kept up with; the loads are those
+    bench/throughput_targets.py judges the daemon's latency, CPU and writes at.
+    """
 
     def sustained(name: str) -> float | None:
         kept = [s[name]["events_per_s"] for s in steps if name in s and s[name]["kept_up"]]
@@ -203,83 +188,50 @@ def summarize(steps: Sequence[dict[str, Any]]) -> dict[str, Any]:
     def exhausted(name: str) -> bool:
         return any(name in s and not s[name]["kept_up"] for s in steps)
 
+    def at_loads(*figure: str) -> dict[str, Any]:
+        found = {}
+        for step in steps:
+            if step["load"] in REPORTED_LOADS and "controller" in step:
+                value = step["controller"][figure[0]]
+                found[f"{step['load']:.0f}"] = value[figure[1]] if len(figure) > 1 else value
+        return found
+
     relay, controller = sustained("relay"), sustained("controller")
-    ratio = round(controller / relay, 3) if relay and controller else None
-    at_load = [s for s in steps if s["load"] == LATENCY_LOAD and "controller" in s]
-    p99 = at_load[0]["controller"]["p99_latency_ms"] if at_load else None
-    written = {
-        f"{s['load']:.0f}": s["controller"]["bytes_written_per_event"]["daemon"]
-        for s in steps
-        if s["load"] in WRITES_REPORTED and "controller" in s
-    }
-    judged = [written.get(f"{load:.0f}") for load in WRITES_LOADS]
     summary: dict[str, Any] = {
         "events_per_s": controller,
         "relay_events_per_s": relay,
-        "throughput_ratio_vs_relay": ratio,
+        "throughput_ratio_vs_relay": round(controller / relay, 3) if relay and controller else None,
         "relay_limit_reached": exhausted("relay"),
         "controller_limit_reached": exhausted("controller"),
-        "daemon_bytes_written_per_event": written,
-        "targets": {
-            "throughput_ratio_vs_relay": {
-                "target": f">= {THROUGHPUT_TARGET} of the bare relay's throughput",
-                "measured": ratio,
-                "met": ratio is not None and ratio >= THROUGHPUT_TARGET,
-            },
-            "p99_latency_ms": {
-                "target": f"< {LATENCY_TARGET_MS} ms at {LATENCY_LOAD} events/s",
-                "measured": p99,
-                "met": p99 is not None and p99 < LATENCY_TARGET_MS,
-            },
-            "bytes_written_per_event": {
-                "target": (
-                    f"<= {WRITES_TARGET_BYTES} bytes written by the daemon per event at "
-                    f"{' and '.join(f'{load:.0f}' for load in WRITES_LOADS)} events/s"
-                ),
-                "measured": judged,
-                "met": None not in judged
-                and all(value <= WRITES_TARGET_BYTES for value in judged if value is not None),
-            },
-        },
+        "p99_latency_ms_by_load": at_loads("p99_latency_ms"),
+        "daemon_cpu_ms_per_event": at_loads("cpu_ms_per_event", "daemon"),
+        "daemon_bytes_written_per_event": at_loads("bytes_written_per_event", "daemon"),
     }
     if any("postgresql" in step for step in steps):
-        figures = postgresql_summary(
+        summary |= postgresql_summary(
             steps,
             relay,
             sustained("postgresql"),
             limit=exhausted("postgresql"),
-            loads=(LATENCY_LOAD, WRITES_REPORTED),
+            loads=(LATENCY_LOAD, REPORTED_LOADS),
         )
-        summary["targets"]["postgresql_throughput_ratio_vs_relay"] = figures.pop("target")
-        summary |= figures
     return summary
 
 
 def combine(summaries: Sequence[dict[str, Any]]) -> tuple[dict[str, Any], int]:
     """The summary of the median pass by ratio (the lower one of two), and its index.
 
-    One pass's limits move with the shared machine (see the module docstring): a slow spell
-    while one side is at its limit takes a step off that side alone. The median of several
-    passes is what the ratio target is judged on; every pass is kept in the results. The
-    latency target is judged on the worst pass.
+    One pass's limits move with the shared machine (see the module docstring); every pass is
+    kept in the results, each ratio beside the median pass's summary.
     """
-    ratios = [summary["throughput_ratio_vs_relay"] for summary in summaries]
-    ranked = sorted(range(len(summaries)), key=lambda index: ratios[index] or 0.0)
-    median = ranked[(len(ranked) - 1) // 2]
-    summary = summaries[median] | {"throughput_ratio_vs_relay_per_pass": ratios}
-    ratio_target = summary["targets"]["throughput_ratio_vs_relay"]
-    ratio_target["passes_met"] = sum(1 for ratio in ratios if (ratio or 0.0) >= THROUGHPUT_TARGET)
-    ratio_target["passes"] = len(summaries)
-    ratio_target["measured_as"] = "median of the passes"
-    if "postgresql_throughput_ratio_vs_relay" in summary["targets"]:
-        summary = postgresql_median(summary, summaries)
-    latencies = [s["targets"]["p99_latency_ms"]["measured"] for s in summaries]
-    worst = None if None in latencies else max(latencies)
-    summary["targets"]["p99_latency_ms"] |= {
-        "measured": worst,
-        "met": worst is not None and worst < LATENCY_TARGET_MS,
-        "measured_as": "the worst of the passes",
+    median = median_pass(summaries)
+    summary = summaries[median] | {
+        "throughput_ratio_vs_relay_per_pass": [s["throughput_ratio_vs_relay"] for s in summaries]
     }
+    if "postgresql_throughput_ratio_vs_relay" in summary:
+        summary["postgresql_throughput_ratio_vs_relay_per_pass"] = [
+            s.get("postgresql_throughput_ratio_vs_relay") for s in summaries
+        ]
     return summary, median
 
 
@@ -362,6 +314,8 @@ def main(argv: Sequence[str] | None = None) -> None:
             passes.append(asyncio.run(measure(args, folder, server)))
     summaries = [summarize(one) for one in passes]
     summary, median = combine(summaries)
+    rates = [float(item) for item in args.rates.split(",")]
+    targets = judge(summaries, rates, chosen_sides(args))
     steps = passes[median]
     results = {
         "benchmark": "throughput",
@@ -378,13 +332,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             "kept_up": f"delivers every event, at {KEPT_UP:.0%} of the offered rate or more",
             "latency": "progressive lock publish -> first meter/<pool> with seq >= the lock's row",
         },
-        "summary": {key: value for key, value in summary.items() if key != "targets"},
-        "targets": summary["targets"],
+        "summary": summary,
+        "targets": targets,
         "steps": [flatten(step) for step in steps],
         "passes": [
             {
                 "pass": number,
-                "summary": {k: v for k, v in one_summary.items() if k != "targets"},
+                "summary": one_summary,
                 "steps": [flatten(step) for step in one],
             }
             for number, (one, one_summary) in enumerate(zip(passes, summaries, strict=True), 1)
@@ -408,9 +362,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"{summary['relay_events_per_s']} ev/s"
         f"{'' if summary['relay_limit_reached'] else ' (relay limit not reached)'}"
     )
-    for name, target in summary["targets"].items():
-        verdict = "met" if target["met"] else "MISSED"
-        print(f"target {name} {target['target']}: {target['measured']} ({verdict})")
+    print_targets(targets)
     shutil.rmtree(directory, ignore_errors=True)
     print(f"results in {path}")
 

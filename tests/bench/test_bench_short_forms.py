@@ -7,8 +7,12 @@ gone, is found only by whoever runs it next. Here each script runs as ``make ben
 path with small sizes: a few tables, a second or two a step, one pass. Nothing is asserted
 about speed (a shared 2-core machine's timings prove nothing in seconds); what is asserted is
 that it ends with status 0, prints its figures, and writes results that are sane: events
-counted, every event the simulated tables sent journaled, ratios above zero. The figures go to
-a temporary folder (``$JACKPOTD_BENCH_RESULTS``), never over bench/results/.
+counted, every event the simulated tables sent journaled, ratios above zero. Each script that
+judges targets (docs/benchmarks.md, "Targets") prints a line for every one and keeps its entry
+in the results; whether one is met is the machine's to say, so only the verdict's shape is
+asserted, and a target the short sizes do not reach (1,000 tables, 1,000 events/s) is
+``None`` there, not measured rather than missed. The figures go to a temporary folder
+(``$JACKPOTD_BENCH_RESULTS``), never over bench/results/.
 
 A script added to bench/ without a short form here fails :func:`test_every_script_has_a_short_form`.
 """
@@ -44,6 +48,26 @@ class ShortForm:
     results: str | None = None
     """The name of its ``<name>.json``; None for a script that only prints."""
     check: Callable[[dict[str, Any]], None] | None = None
+    targets: dict[str, bool] | None = None
+    """The targets it judges, each with whether the short form's sizes reach it."""
+
+
+def _check_targets(form: ShortForm, stdout: str, results: dict[str, Any]) -> None:
+    """A line and an entry for every target, met or not where measured, None where not."""
+    assert form.targets is not None
+    assert set(results["targets"]) == set(form.targets)
+    for name, reached in form.targets.items():
+        entry = results["targets"][name]
+        assert entry["target"], entry
+        if reached:
+            assert entry["met"] in (True, False), entry
+            verdict = "met" if entry["met"] else "MISSED"
+            assert f"target {name} {entry['target']}: {entry['measured']} ({verdict})" in stdout
+        else:
+            assert entry["met"] is None, entry
+            assert entry["measured"] is None, entry
+            line = f"target {name} {entry['target']}: None (not measured at this size)"
+            assert line in stdout, stdout
 
 
 def _throughput(results: dict[str, Any]) -> None:
@@ -70,7 +94,6 @@ def _throughput(results: dict[str, Any]) -> None:
         results["summary"]["postgresql_throughput_ratio_vs_relay"],
     ):
         assert ratio is None or ratio > 0
-    assert "postgresql_throughput_ratio_vs_relay" in results["targets"]
 
 
 def _scale(results: dict[str, Any]) -> None:
@@ -105,6 +128,10 @@ def _growth(results: dict[str, Any]) -> None:
         < results["this_version"]["bytes_per_round"]
         < results["baseline_schema_9"]["bytes_per_round"]
     )
+    # Every row the rounds made is in the rounds' segments (the last row stays live).
+    segment = results["archived_segment"]
+    assert segment["rows"] == results["method"]["events"]
+    assert 0 < segment["bytes_per_round"] < results["this_version"]["bytes_per_round"]
 
 
 def _heads(results: dict[str, Any]) -> None:
@@ -127,7 +154,8 @@ def _writes(results: dict[str, Any]) -> None:
     trees = lines["journal, 1 event(s)/commit"]["frames_per_commit_by_btree"]
     assert trees["journal"] > 0
     assert "device_seqs" not in trees  # written every so many rows, not with each commit
-    assert results["target"]["measured"] == lines["journal, 1 event(s)/commit"]["bytes_per_event"]
+    measured = results["targets"]["bytes_per_event"]["measured"]
+    assert measured == lines["journal, 1 event(s)/commit"]["bytes_per_event"]
 
 
 def _fuzz(results: dict[str, Any]) -> None:
@@ -147,6 +175,8 @@ SHORT_FORMS: Final = {
         ("through the sequencer", "group commit"),
         "durability",
         _durability,
+        # 4 tables make batches of 4, not the target's 40 tables; no batch of 128 here.
+        {"sequencer_ratio_vs_bare_one_commit_per_event": False, "ratio_vs_bare_at_128": False},
     ),
     "postgres_durability.py": ShortForm(
         ("--events", "300", "--batches", "1,32", "--runs", "1", "--tables", "4"),
@@ -161,13 +191,18 @@ SHORT_FORMS: Final = {
         _heads,
     ),
     "journal_growth.py": ShortForm(
-        ("--tables", "4", "--rounds", "3"), ("bytes per round",), "journal_growth", _growth
+        ("--tables", "4", "--rounds", "3"),
+        ("bytes per round", "archived"),
+        "journal_growth",
+        _growth,
+        {"bytes_per_round": True, "archived_bytes_per_round": True},
     ),
     "writes.py": ShortForm(
         ("--tables", "4", "--commits", "60", "--page-sizes", "2048", "--batches", "1"),
-        ("B/event", "frames/commit", "target <= 2048 bytes per event"),
+        ("B/event", "frames/commit"),
         "writes",
         _writes,
+        {"bytes_per_event": True},
     ),
     "fuzz.py": ShortForm(
         (
@@ -180,9 +215,10 @@ SHORT_FORMS: Final = {
     ),
     "scale.py": ShortForm(
         ("--tables", "10", "--warmup", "1", "--window", "2"),
-        ("ms CPU/event", "start-up", "target RSS"),
+        ("ms CPU/event", "start-up"),
         "scale",
         _scale,
+        {"startup_s": False, "peak_rss_mb": False},  # judged at 1,000 tables
     ),
     "throughput.py": ShortForm(
         ("--rates", "400", "--duration", "2", "--warmup", "1", "--passes", "1", "--tables", "6"),
@@ -190,14 +226,19 @@ SHORT_FORMS: Final = {
             "ev/commit",
             "ms CPU/ev",
             "B written/ev",
-            "target throughput_ratio_vs_relay",
-            "target p99_latency_ms",
-            "target bytes_written_per_event",
-            "target postgresql_throughput_ratio_vs_relay",
             "+ server",
         ),
         "throughput",
         _throughput,
+        # One step of 400 events/s: the ratios are measured, not the figures at 35, 120, 1,000.
+        {
+            "throughput_ratio_vs_relay": True,
+            "postgresql_throughput_ratio_vs_relay": True,
+            "cpu_ms_per_event": False,
+            "p99_latency_ms": False,
+            "bytes_written_per_event": False,
+            "p99_latency_ms_at_table_loads": False,
+        },
     ),
 }
 """What ``make bench`` runs, and ``make fuzz``: every script of bench/ with a ``__main__``."""
@@ -238,3 +279,5 @@ def test_benchmark_runs_to_its_end_in_short(script: str, tmp_path: Path) -> None
     written = json.loads((results / f"{form.results}.json").read_text())
     if form.check is not None:
         form.check(written)
+    if form.targets is not None:
+        _check_targets(form, done.stdout, written)
