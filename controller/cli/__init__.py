@@ -1,4 +1,9 @@
-"""The ``jackpotd`` command line: one small module per subcommand, assembled here."""
+"""The ``jackpotd`` command line: one small module per subcommand, assembled here.
+
+The subcommands are imported when the parser is built, not with this package: ``jackpotd
+--version`` answers from the package's version alone, without importing the service, the
+journal or the web display (about a second on a small host).
+"""
 
 from __future__ import annotations
 
@@ -8,31 +13,6 @@ import sys
 from typing import TYPE_CHECKING
 
 from controller import __version__
-from controller.cli import (
-    agent,
-    analyze,
-    anchors,
-    archive,
-    config_command,
-    cosign,
-    exits,
-    hand,
-    identify_command,
-    journal_command,
-    manifest_command,
-    meters,
-    operators,
-    pays,
-    paytables,
-    report,
-    restore_command,
-    run,
-    sign,
-    signer,
-    site_commands,
-    supervisor,
-    table_agents,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,6 +22,31 @@ DEBUG_ENVIRONMENT = "JACKPOTD_DEBUG"
 
 def build_parser() -> argparse.ArgumentParser:
     """The parser with every subcommand registered."""
+    from controller.cli import (  # noqa: PLC0415 - see the module docstring
+        agent,
+        analyze,
+        anchors,
+        archive,
+        config_command,
+        cosign,
+        hand,
+        identify_command,
+        journal_command,
+        manifest_command,
+        meters,
+        operators,
+        pays,
+        paytables,
+        report,
+        restore_command,
+        run,
+        sign,
+        signer,
+        site_commands,
+        supervisor,
+        table_agents,
+    )
+
     parser = argparse.ArgumentParser(
         prog="jackpotd",
         description="Progressive jackpot controller for networked Pai Gow Poker tables.",
@@ -86,7 +91,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     raises on purpose is a :class:`controller.errors.JackpotError`, and a file or socket the
     system refuses is an ``OSError``. Anything else is a bug: status 70, one line and a hint.
     """
-    args = build_parser().parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    if words == ["--version"]:  # before the subcommands are imported (the module docstring)
+        print(f"jackpotd {__version__}")
+        return 0
+    from controller.cli import exits  # noqa: PLC0415 - see the module docstring
+
+    args = build_parser().parse_args(words)
     try:
         status: int = args.run(args)
         sys.stdout.flush()  # here, not at exit: a reader gone away is seen while it can be said
