@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from controller.cli.common import CommandError, add_db, checked, command, open_reader
 from controller.cli.tables import Column, print_table
-from controller.cli.times import local_time, moment
+from controller.cli.times import gaming_day, local_time, moment
 from controller.journal.readonly import PAY_KINDS, PayFilter
 from controller.money import format_cents
 
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
         kinds=(kind,),
         pending_only=args.pending,
         pool_id=args.pool,
-        since=moment(args.since, option="--since"),
+        since=moment(args.since, option="--since", day=gaming_day(args)),
         limit=args.limit,
     )
     with open_reader(args) as journal:

@@ -36,7 +36,7 @@ import msgspec
 from controller.cli import site_report
 from controller.cli.common import CommandError, add_db, command, open_reader
 from controller.cli.tables import Column, print_table
-from controller.cli.times import local_time, moment
+from controller.cli.times import gaming_day, local_time, moment
 from controller.effects import (
     Adjusted,
     Balances,
@@ -65,7 +65,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "report",
         help="reconcile every pool over a period",
         examples=(
-            "  jackpotd report --from 2026-12-01 --to 2026-12-01   # one gaming day (UTC)\n"
+            "  jackpotd report --from 2026-12-01 --to 2026-12-01   # one gaming day\n"
             "  jackpotd report --from 2026-12-01T06:00-05:00 --to 2026-12-02T05:59:59-05:00\n"
             "  jackpotd report --json\n"
             "  jackpotd report sites   # at central: each linked property (docs/wide-area.md)"
@@ -76,14 +76,15 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--from",
         dest="start",
         metavar="WHEN",
-        help="ISO date or time, UTC unless it carries an offset (default: the first row)",
+        help="ISO time, UTC unless it carries an offset, or a date: from the start of that "
+        "gaming day ([controller] gaming_day_start, time_zone) (default: the first row)",
     )
     report.add_argument(
         "--to",
         dest="end",
         metavar="WHEN",
-        help="ISO date or time, UTC unless it carries an offset; a date covers its day "
-        "(default: the last row)",
+        help="ISO time, UTC unless it carries an offset, or a date: to the end of that "
+        "gaming day (default: the last row)",
     )
     report.set_defaults(run=run)
     site_report.register(report)
@@ -321,8 +322,9 @@ def _when(value: datetime | None, otherwise: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Print the reconciliation; exit 1 if any pool does not balance."""
-    start = moment(args.start, option="--from")
-    end = moment(args.end, option="--to", end=True)
+    day = gaming_day(args)
+    start = moment(args.start, option="--from", day=day)
+    end = moment(args.end, option="--to", end=True, day=day)
     if start is not None and end is not None and start > end:
         raise CommandError(f"--from {args.start} is after --to {args.end}")
     with open_reader(args) as journal:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 import msgspec
 
+from controller.config.gaming_day import GamingDay, start_of, zone_of
 from controller.config.schema import (
     Config,
     ConfigError,
@@ -351,7 +352,19 @@ class _Loader(TableChecks):
             node=node,
             lease_s=self.within("controller.lease_s", raw.lease_s, LEASE_S),
             commit_hang_s=self.within("controller.commit_hang_s", raw.commit_hang_s, COMMIT_HANG_S),
+            gaming_day=self.gaming_day(raw.gaming_day_start, raw.time_zone),
         )
+
+    def gaming_day(self, start: str, zone: str) -> GamingDay:
+        """``gaming_day_start`` and ``time_zone``, each refused with its key and why."""
+        try:
+            begins = start_of(start)
+        except ValueError as error:
+            raise self.fail("controller.gaming_day_start", str(error)) from error
+        try:
+            return GamingDay(begins, zone_of(zone))
+        except ValueError as error:
+            raise self.fail("controller.time_zone", str(error)) from error
 
     def node(self, text: str | None) -> str:
         """This node's id in the sequencer's fence: the host's name unless the file says."""

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import msgspec
 
+from controller.config.gaming_day import GamingDay
 from controller.errors import ConfigurationError
 from controller.events import TableConfigured  # noqa: TC001 - a dataclass field type
 
@@ -70,6 +71,8 @@ class RawController(Raw, frozen=True):
     node: str | None = None
     lease_s: float = 10.0
     commit_hang_s: float = 30.0
+    gaming_day_start: str = "00:00"
+    time_zone: str = "UTC"
 
 
 class RawPool(Raw, frozen=True):
@@ -255,6 +258,8 @@ class ControllerConfig:
     """How long the sequencer's lease lasts unrenewed: another node takes over after it."""
     commit_hang_s: float = 30.0
     """A ``COMMIT`` not back by then ends the process (controller/runtime/step_down.py)."""
+    gaming_day: GamingDay = GamingDay()  # noqa: RUF009 - frozen, shared safely
+    """When a gaming day begins, in the site's time zone (controller/config/gaming_day.py)."""
 
 
 @dataclass(frozen=True, slots=True)
