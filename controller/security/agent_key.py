@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -28,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from controller.agent_signature import AgentSigner
 from controller.errors import ConfigurationError
 from controller.security.controller_key import key_id
-from controller.security.keys import KeyFileError, public_key_text, write_key_file
+from controller.security.keys import KeyFileError, public_key_text, read_secret, write_key_file
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -92,18 +91,9 @@ def write_agent_key(path: Path, key: AgentKey) -> None:
 def load_agent_key(path: Path) -> AgentKey:
     """The key in ``path``; :class:`AgentKeyError` naming the file and why not."""
     try:
-        mode = path.stat().st_mode
-        if not stat.S_ISREG(mode):
-            raise AgentKeyError(f"{path}: the table agent key is not a file")
-        if mode & 0o077:
-            raise AgentKeyError(
-                f"{path}: the table agent key is open to other users (mode {mode & 0o777:o}); "
-                "chmod 600 it"
-            )
-        data = path.read_bytes()
-    except OSError as error:
-        reason = f"cannot read the table agent key: {error.strerror}"
-        raise AgentKeyError(f"{path}: {reason}") from error
+        data = read_secret(path, "table agent key", closed_to=0o077, fix="chmod 600 it")
+    except KeyFileError as error:
+        raise AgentKeyError(str(error)) from error
     try:
         record = msgspec.json.decode(data, type=_AgentKeyRecord)
     except msgspec.MsgspecError as error:

@@ -28,7 +28,6 @@ import base64
 import binascii
 import hashlib
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
@@ -39,7 +38,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 from controller.errors import ConfigurationError
-from controller.security.keys import KeyFileError, public_key_text, write_key_file
+from controller.security.keys import KeyFileError, public_key_text, read_secret, write_key_file
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -113,18 +112,12 @@ def resolve(text: str, environ: Mapping[str, str] | None = None) -> Path:
 def load_key(path: Path) -> ControllerKey:
     """The key in ``path``; :class:`ControllerKeyError` naming the file and why not."""
     try:
-        mode = path.stat().st_mode
-        if not stat.S_ISREG(mode):
-            raise ControllerKeyError(f"{path}: the controller key is not a file")
-        if mode & 0o007:
-            raise ControllerKeyError(
-                f"{path}: the controller key is open to every user (mode {mode & 0o777:o}); "
-                "chmod 600 it, or hand it over with LoadCredential="
-            )
-        data = path.read_bytes()
-    except OSError as error:
-        reason = f"cannot read the controller key: {error.strerror}"
-        raise ControllerKeyError(f"{path}: {reason}") from error
+        data = read_secret(
+            path, "controller key", closed_to=0o007,
+            fix="chmod 600 it, or hand it over with LoadCredential=",
+        )  # fmt: skip
+    except KeyFileError as error:
+        raise ControllerKeyError(str(error)) from error
     key = _pem_key(path, data) if data.lstrip().startswith(b"-----") else _record_key(path, data)
     return ControllerKey(key)
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import itertools
 import secrets
+import stat
 import string
 from typing import TYPE_CHECKING, Final
 
@@ -174,6 +175,27 @@ def write_key_file(path: Path, content: bytes) -> None:
         write_file(path, content, SECRET, exclusive=True)
     except OSError as error:
         raise KeyFileError(f"{path}: cannot create the key file: {error.strerror}") from error
+
+
+def read_secret(path: Path, what: str, *, closed_to: int, fix: str) -> bytes:
+    """The bytes of a private key's file; :class:`KeyFileError` naming the file and why not.
+
+    A key is read only from a plain file whose mode has none of the ``closed_to`` bits: 0o077
+    for a key its owner alone holds, 0o007 where systemd's ``LoadCredential=`` hands it to the
+    unit's group. ``what`` names the key in the message, ``fix`` says how to close it.
+    """
+    try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise KeyFileError(f"{path}: the {what} is not a file")
+        if mode & closed_to:
+            whom = "other users" if closed_to & 0o070 else "every user"
+            raise KeyFileError(
+                f"{path}: the {what} is open to {whom} (mode {mode & 0o777:o}); {fix}"
+            )
+        return path.read_bytes()
+    except OSError as error:
+        raise KeyFileError(f"{path}: cannot read the {what}: {error.strerror}") from error
 
 
 def read_key_file(path: Path) -> _KeyFile:
