@@ -38,7 +38,11 @@ class Terminal:
         self.pid, self.fd, self.shown, self.everything = pid, fd, "", ""
 
     def wait_for(self, text: str) -> str:
-        """Everything shown up to and including ``text`` (bounded: fails after TIMEOUT)."""
+        """Everything shown up to and including ``text``, taken (bounded: fails after TIMEOUT).
+
+        What came after it in the same read stays in :attr:`shown` for the next wait: a
+        message and the prompt after it often come in one chunk.
+        """
         deadline = time.monotonic() + TIMEOUT
         while text not in self.shown:
             left = deadline - time.monotonic()
@@ -52,7 +56,9 @@ class Terminal:
                 assert chunk, f"exited before showing {text!r}; shown: {self.shown!r}"
                 self.shown += chunk.decode()
                 self.everything += chunk.decode()
-        return self.shown
+        end = self.shown.index(text) + len(text)
+        taken, self.shown = self.shown[:end], self.shown[end:]
+        return taken
 
     def type(self, line: str) -> None:
         """Type ``line`` and Enter."""
@@ -81,7 +87,6 @@ def test_a_weak_passphrase_typed_is_asked_again(tmp_path: Path) -> None:
     terminal.type(WEAK)
     shown = terminal.wait_for("try again (2 left)")
     assert "a passphrase has at least 12 characters" in shown
-    terminal.shown = ""
     terminal.wait_for("new passphrase for Sam Supervisor: ")
     terminal.type(STRONG)
     terminal.wait_for("again: ")
@@ -102,7 +107,6 @@ def test_a_mistyped_second_entry_is_asked_again(tmp_path: Path) -> None:
     terminal.wait_for("again: ")
     terminal.type(STRONG + "x")
     terminal.wait_for("the passphrases differ; try again (2 left)")
-    terminal.shown = ""
     terminal.wait_for("new passphrase for Sam Supervisor: ")
     terminal.type(STRONG)
     terminal.wait_for("again: ")
@@ -114,12 +118,11 @@ def test_a_mistyped_second_entry_is_asked_again(tmp_path: Path) -> None:
 def test_three_weak_passphrases_end_the_command_with_no_key_file(tmp_path: Path) -> None:
     out = tmp_path / "sam.key"
     terminal = Terminal("operator", "key", "Sam Supervisor", "--out", str(out))
+    asked = ""
     for _ in range(3):
-        terminal.shown = ""
-        terminal.wait_for("new passphrase for Sam Supervisor: ")
+        asked += terminal.wait_for("new passphrase for Sam Supervisor: ")
         terminal.type(WEAK)
-    assert "try again (1 left)" in terminal.shown
-    terminal.shown = ""  # what the third answer brought
-    assert terminal.status() == 1
+    assert "try again (1 left)" in asked
+    assert terminal.status() == 1  # what the third answer brought is in terminal.shown
     assert terminal.shown.strip() == "jackpotd: a passphrase has at least 12 characters"
     assert not out.exists()
