@@ -259,14 +259,19 @@ def run_demo(args: argparse.Namespace) -> int:
     # Said at each start: a newcomer signs verify-hit with it (README.md, "Try the supervisors'
     # commands"); the demo's money is nobody's, so its passphrase is no secret.
     manager = demo_manager_key(config.controller.journal)
-    print(
-        f"demo manager {DEMO_MANAGER!r}: key file {manager}, passphrase {DEMO_PASSPHRASE!r}",
-        flush=True,
-    )
+    start = Start()
+
+    def begun(runtime: Runtime) -> None:
+        # After the display's URL, which stays the first line: scripts and kiosks read it.
+        print(
+            f"demo manager {DEMO_MANAGER!r}: key file {manager}, passphrase {DEMO_PASSPHRASE!r}",
+            flush=True,
+        )
+        start.take(runtime)
+
     # The demo's checkpoints are signed with a key made for the run, in memory only.
     key = ControllerKey.generate()
-    start = Start()
-    runtime = asyncio.run(_serve(config, authority=demo, key=key, begun=start.take))
+    runtime = asyncio.run(_serve(config, authority=demo, key=key, begun=begun))
     if runtime is None:
         print("stopped while standing by: another node held the sequencer (docs/ha.md)")
         return 0
