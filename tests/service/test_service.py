@@ -52,9 +52,9 @@ def get(url: str) -> tuple[int, bytes]:
 def wait_for_url(process: subprocess.Popen[str]) -> str:
     assert process.stdout is not None
     line = process.stdout.readline()
-    assert "meter display and /metrics at" in line, line + (
-        process.stderr.read() if process.stderr else ""
-    )
+    if "meter display and /metrics at" not in line:
+        process.kill()  # first: its stderr ends only once it has exited
+        raise AssertionError(line + (process.stderr.read() if process.stderr else ""))
     return line.rsplit(" ", 1)[1].strip()
 
 
