@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import msgspec
 
 from controller.agent_events import TableAgentEnrolled, TableAgentRevoked
+from controller.errors import InputError
 from controller.events import (
     AuthenticationFailed,
     ConfigurationApproved,
@@ -85,8 +86,12 @@ _COMMAND: Final = re.compile(r"[a-z][a-z-]{0,29}( [a-z][a-z-]{0,29})?")
 """A command as typed, with its action: ``verify-hit``, ``operator add``."""
 
 
-class DeskRefusal(Exception):  # noqa: N818 - a refusal, answered, not a failure
-    """A request refused before the sequencer: ``reason`` is one of :data:`REASONS`."""
+class DeskRefusal(InputError):  # noqa: N818 - a refusal, answered, not a failure
+    """A request refused before the sequencer: ``reason`` is one of :data:`REASONS`.
+
+    Bad input from a client of the operator socket, so one of the package's errors
+    (controller/errors.py): whatever catches those catches it too.
+    """
 
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
