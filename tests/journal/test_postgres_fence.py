@@ -171,10 +171,10 @@ def test_a_writer_paused_as_soon_as_it_holds_the_fence_loses_its_session_too(
     resume = threading.Event()
     holding = threading.Event()
 
-    def pause_then_append(*arguments: Any) -> Any:
+    def pause_then_append(*arguments: Any, **keywords: Any) -> Any:
         holding.set()
         resume.wait(60)  # the "SIGSTOP": nothing sent to the server until resumed
-        return append_events(*arguments)
+        return append_events(*arguments, **keywords)
 
     monkeypatch.setattr(postgres_store, "append_events", pause_then_append)
     failures: list[BaseException] = []
