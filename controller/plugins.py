@@ -9,7 +9,14 @@ the service builds every source and sink through the specs.
 The drivers shipped here are listed in :data:`BUILTIN` by where their spec lives, as strings:
 the core imports no driver (the import contracts in ``pyproject.toml`` hold it to that).
 Installed packages add drivers through the ``jackpotd.drivers`` entry-point group, as
-python-can does; a plug-in names a spec object, ``"package.module:SPEC"``.
+python-can does; a plug-in names a spec object, ``"package.module:SPEC"``. Every entry point
+goes through here: ``jackpotd run`` builds its parts through the specs, ``jackpotd agent`` and
+``jackpotd sign`` run a driver's :class:`ProgramSpec` (group ``jackpotd.programs``), and the
+wide-area link takes the one driver whose spec has an uplink (:func:`uplink_driver`).
+
+A driver's parts (:class:`DriverParts`) are generic: sources, sinks, signs' faces, its
+connections, its sources' health, and prometheus collectors of its own metric families, so
+that a driver with metrics touches no core file.
 """
 
 from __future__ import annotations
@@ -24,15 +31,15 @@ from controller.errors import ConfigurationError
 
 if TYPE_CHECKING:
     import asyncio
-    from collections import Counter
     from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
 
-    from controller.outputs import FollowerOrder
+    from prometheus_client.registry import Collector
+
     from controller.ports import Outbox, Sink, SiteChainView, SiteLinks, Source
     from controller.rules.spots import Spot
-    from controller.widearea.property_link import SitePosition
 
 S = TypeVar("S")
+T = TypeVar("T")
 
 ENTRY_POINT_GROUP: Final = "jackpotd.drivers"
 
@@ -43,6 +50,14 @@ BUILTIN: Final[Mapping[str, str]] = {
     "simulator": "drivers.simulator_source:SPEC",
 }
 """Driver name -> ``module:attribute`` of its :class:`DriverSpec`, for the drivers shipped here."""
+
+PROGRAM_GROUP: Final = "jackpotd.programs"
+
+BUILTIN_PROGRAMS: Final[Mapping[str, str]] = {
+    "agent": "drivers.agent.program:PROGRAM",
+    "sign": "drivers.signs.program:PROGRAM",
+}
+"""Program name -> ``module:attribute`` of its :class:`ProgramSpec` (``jackpotd agent``...)."""
 
 
 class UnknownDriverError(ConfigurationError, LookupError):
@@ -139,95 +154,37 @@ class FiniteSource(Protocol):
     rounds_played: Mapping[str, int]
 
 
-class SerialStats(Protocol):
-    """What a serial source exposes."""
+class Connection(Protocol):
+    """A connection a driver keeps up (a broker session, a serial port): what the display shows.
 
-    name: str
-    errors: Counter[str]
-    refusals: tuple[str, ...]
-    """Every reason in ``errors`` could have, each shown at 0 until counted."""
-    connected: bool
-    reconnects: int
-
-
-class MqttStats(Protocol):
-    """What an MQTT source or sink exposes."""
-
-    name: str
-    connected: bool
-    reconnects: int
-
-
-class AgentLinkStats(Protocol):
-    """What a source that table agents send through exposes (docs/ha.md, "Table agents")."""
-
-    name: str
-
-    @property
-    def agent_gaps(self) -> int:
-        """Agent events left for the resend because an earlier one had not arrived."""
-        ...
-
-    @property
-    def agent_acks(self) -> int:
-        """Cumulative acknowledgements published to agents."""
-        ...
-
-    @property
-    def agent_refused(self) -> int:
-        """Agent events refused for their table agent's signature (docs/ha.md)."""
-        ...
-
-
-class SiteLinkStats(Protocol):
-    """What central's source exposes of its linked properties' traffic (docs/wide-area.md).
-
-    Per linked property (its ``site``) only: a property that is not linked names no series.
+    :class:`controller.backoff.Reconnecting` keeps these two up to date.
     """
 
-    drop_reasons: tuple[str, ...]
-    """Every reason ``site_drops`` could have, each shown at 0 until counted."""
-
-    @property
-    def site_drops(self) -> Mapping[tuple[str, str], int]:
-        """Messages and totals dropped before the sequencer, by (site, reason)."""
-        ...
-
-    @property
-    def site_acks(self) -> Mapping[str, int]:
-        """Acknowledgements published, by site."""
-        ...
-
-    def heard_at(self, site: str) -> float:
-        """When the property was last heard (Unix time); the source's start if never."""
-        ...
-
-
-@runtime_checkable
-class UplinkStats(Protocol):
-    """What a property's link to central exposes (docs/wide-area.md, "Operations")."""
-
+    name: str
     connected: bool
-    """Whether it is connected to one of central's brokers now."""
-    published: int
-    """Messages published to central."""
-    refusals: tuple[str, ...]
-    """Every reason ``refused`` could have, each shown at 0 until counted."""
+    reconnects: int
+
+
+@dataclass(frozen=True, slots=True)
+class LinkView:
+    """One of a driver's connections on the display's sources panel (docs/operations.md).
+
+    The driver names it in its own words: ``noun`` (``broker link``, ``serial line``), its
+    ``role`` if it has one (``table events in``), the word for it while up (``connected``,
+    ``open``); ``feeds_meters``: while it is down the meters are not live (a broker link the
+    table events come in by), which the display says over the meters.
+    """
+
+    link: Connection
+    noun: str
+    role: str | None = None
+    up: str = "connected"
+    feeds_meters: bool = False
 
     @property
-    def refused(self) -> Mapping[str, int]:
-        """Central's acknowledgements and awards not acted on, by why."""
-        ...
-
-    @property
-    def position(self) -> SitePosition:
-        """Where the chain stands with central: ``acked``, the last ``site_seq`` it covered."""
-        ...
-
-    @property
-    def heard_at(self) -> float:
-        """When central was last heard (Unix time); the link's start if never."""
-        ...
+    def kind(self) -> str:
+        """What the panel calls it: its noun and its role."""
+        return self.noun if self.role is None else f"{self.noun} · {self.role}"
 
 
 class Health(Protocol):
@@ -257,24 +214,23 @@ class HealthReporting(Protocol):
 
 @dataclass(slots=True)
 class DriverParts:
-    """What one configured entry became: sources to feed, sinks to update, signs to show."""
+    """What one configured entry became: its sources, sinks, signs and what it reports.
+
+    What it reports: its connections, its sources' health and its own metric families.
+    Nothing here names a driver: a driver with metrics of its own defines their families in
+    its package and hands a collector here; the controller's ``/metrics`` merges the families
+    of every entry by name (two serial lines' ``jackpotd_serial_connected`` are one family).
+    """
 
     sources: list[Source] = field(default_factory=list)
     sinks: list[Sink] = field(default_factory=list)
     faces: list[SignFace] = field(default_factory=list)
-    broker_links: list[MqttStats] = field(default_factory=list)
-    agent_links: list[AgentLinkStats] = field(default_factory=list)
-    """Sources table agents send through, counted in the ``jackpotd_agent_*`` metrics."""
-    """Broker connections, counted in the ``jackpotd_mqtt_*`` metrics (docs/metrics.md)."""
-    site_links: list[SiteLinkStats] = field(default_factory=list)
-    """At central, what answers the linked properties: the ``jackpotd_site_*`` metrics."""
-    serial_lines: list[SerialStats] = field(default_factory=list)
-    """Serial lines to table devices, counted in the ``jackpotd_serial_*`` metrics."""
+    links: list[LinkView] = field(default_factory=list)
+    """Its connections, on the display's sources panel."""
     health: list[HealthReporting] = field(default_factory=list)
     """Sources whose trouble ``/healthz`` and the metrics report (docs/faults.md)."""
-    followers: list[FollowerOrder] = field(default_factory=list)
-    """Signs' orders: the updates each dropped as older, by ``(epoch, seq)``, than one it
-    showed, in ``jackpotd_follower_stale_updates_dropped_total`` (docs/metrics.md)."""
+    collectors: list[Collector] = field(default_factory=list)
+    """Its own metric families (docs/metrics.md), collected at each scrape of ``/metrics``."""
     close: list[Callable[[], None]] = field(default_factory=list)
     """Called when the service stops (an emulator's pty, say)."""
 
@@ -310,36 +266,76 @@ class DriverSpec(Generic[S]):
     refusals: tuple[str, ...] = ()
     """Every reason its sources refuse input with: ``jackpotd_rejected_inputs_total`` shows
     each at 0 from the start (docs/metrics.md), so a first refusal is an increase."""
-    uplink: Callable[[S, str, SiteChainView], Source] | None = None
+    uplink: Callable[[S, str, SiteChainView], DriverParts] | None = None
     """A property's link to central over this driver's settings (``[wide_area.central]``),
-    under central's topic site (docs/wide-area.md); None if the driver has none."""
+    under central's topic site (docs/wide-area.md): its source and its metric families (the
+    ``jackpotd_wide_area_*`` of the link); None if the driver has none. One driver at most
+    has one (:func:`uplink_driver`)."""
     published_head: Callable[[S, str], Awaitable[bytes | None]] | None = None
     """Reads back, with a bounded wait, the payload of the controller's (the id) last signed head
     this driver published (its high-water mark, docs/security.md "History never goes back");
     None if the driver publishes none or cannot reach where it did."""
 
 
-def available() -> dict[str, str]:
-    """Every driver name and where its spec lives: built-ins, then installed plug-ins."""
-    drivers = dict(BUILTIN)
-    for entry in entry_points(group=ENTRY_POINT_GROUP):
-        drivers.setdefault(entry.name, entry.value)
-    return drivers
+@dataclass(frozen=True, slots=True)
+class ProgramSpec:
+    """A driver's program of its own, run by a ``jackpotd`` command other than ``run``.
+
+    ``jackpotd agent`` runs the table agent's (docs/ha.md, "Table agents"), ``jackpotd sign``
+    the sign station's (docs/signs.md): each found here by name, as a driver's spec is, so the
+    command imports no driver. ``link`` names the driver whose section the program's own file
+    reaches the controller by (``mqtt``, whose section is ``[broker]``).
+    """
+
+    name: str
+    run: Callable[..., Awaitable[None]]
+    """The program: its arguments are the command's (each documents its own)."""
+    link: str | None = None
+
+
+def available(group: str = ENTRY_POINT_GROUP) -> dict[str, str]:
+    """Every name of ``group`` and where its spec lives: built-ins, then installed plug-ins."""
+    found = dict(BUILTIN if group == ENTRY_POINT_GROUP else BUILTIN_PROGRAMS)
+    for entry in entry_points(group=group):
+        found.setdefault(entry.name, entry.value)
+    return found
+
+
+def _resolve(name: str, group: str, kind: type[T]) -> T:
+    known = available(group)
+    try:
+        target = known[name]
+    except KeyError as error:
+        names = ", ".join(sorted(known)) or "none"
+        what = "driver" if group == ENTRY_POINT_GROUP else "program"
+        raise UnknownDriverError(f"no {what} named {name!r}; known: {names}") from error
+    module, _, attribute = target.partition(":")
+    spec = getattr(import_module(module), attribute)
+    if not isinstance(spec, kind):
+        raise UnknownDriverError(f"{name!r} ({target}) is not a {kind.__name__}")
+    return spec
 
 
 def load(name: str) -> DriverSpec[Any]:
     """The spec of a driver, by name."""
-    drivers = available()
-    try:
-        target = drivers[name]
-    except KeyError as error:
-        known = ", ".join(sorted(drivers)) or "none"
-        raise UnknownDriverError(f"no driver named {name!r}; known: {known}") from error
-    module, _, attribute = target.partition(":")
-    spec = getattr(import_module(module), attribute)
-    if not isinstance(spec, DriverSpec):
-        raise UnknownDriverError(f"driver {name!r} ({target}) is not a DriverSpec")
-    return spec
+    return _resolve(name, ENTRY_POINT_GROUP, DriverSpec)
+
+
+def program(name: str) -> ProgramSpec:
+    """A driver's program, by name (``agent``, ``sign``)."""
+    return _resolve(name, PROGRAM_GROUP, ProgramSpec)
+
+
+def uplink_driver() -> DriverSpec[Any]:
+    """The one driver that carries a property's link to central (its spec has an uplink).
+
+    ``[wide_area.central]`` takes that driver's settings (docs/wide-area.md).
+    """
+    found = [spec for spec in by_section().values() if spec.uplink is not None]
+    if len(found) != 1:
+        names = ", ".join(sorted(spec.name for spec in found)) or "none"
+        raise ConfigurationError(f"one driver must link to central; drivers that do: {names}")
+    return found[0]
 
 
 @cache

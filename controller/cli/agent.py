@@ -4,18 +4,20 @@ The agent owns the table's serial devices, keeps their messages in a durable out
 forwards them to the controller until acknowledged; it closes the table when the controller
 goes quiet. The command reads the configuration (:mod:`controller.config.agent`), opens the
 outbox (:mod:`controller.journal.agent_outbox`: its SQL lives with the journal's) and runs the
-agent's driver, found by name as every driver is (the core imports no driver). SIGTERM and
-SIGINT stop it; what is stored stays in the outbox for the next start.
+agent's driver program, found by name in the registry as every driver is
+(``controller.plugins.program``: the core imports no driver). SIGTERM and SIGINT stop it; what
+is stored stays in the outbox for the next start.
 """
 
 from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
+from controller import plugins
 from controller.cli.common import command
-from controller.cli.stopping import LOG_LEVELS, driver_function, start_logging, until_stopped
+from controller.cli.stopping import LOG_LEVELS, start_logging, until_stopped
 from controller.config.agent import load_agent_config
 from controller.journal.agent_outbox import AgentOutboxStore
 
@@ -25,9 +27,6 @@ if TYPE_CHECKING:
 
     from controller.agent.settings import AgentConfig
     from controller.agent.store import AgentOutbox
-
-AGENT_DRIVER: Final = "drivers.agent.service:run_agent"
-"""Where the agent's driver lives, as a string (controller.plugins finds drivers the same way)."""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,7 +48,7 @@ def run_agent(args: argparse.Namespace) -> int:
     """Run the agent until SIGTERM or SIGINT."""
     config = load_agent_config(args.config)
     start_logging(args.log_level)
-    runner: Callable[[AgentConfig, AgentOutbox], Awaitable[None]] = driver_function(AGENT_DRIVER)
+    runner: Callable[[AgentConfig, AgentOutbox], Awaitable[None]] = plugins.program("agent").run
     outbox = AgentOutboxStore(config.outbox, config.table_id)
     status = f"table {config.table_id}, boot {outbox.boot}, outbox {config.outbox}"
     try:

@@ -1,7 +1,8 @@
 """``jackpotd sign``: a sign station, LED meter signs fed over MQTT (docs/signs.md).
 
 The command reads the station's configuration (:mod:`controller.config.sign`) and runs the
-sign station's driver, found by name as every driver is (the core imports no driver), with
+sign station's driver program, found by name in the registry as every driver is
+(``controller.plugins.program``: the core imports no driver), with
 the controller public keys its meters must be signed with (``[sign] controller_keys``). SIGTERM
 and SIGINT stop it.
 """
@@ -10,18 +11,16 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
+from controller import plugins
 from controller.cli.common import command
-from controller.cli.stopping import LOG_LEVELS, driver_function, start_logging, until_stopped
+from controller.cli.stopping import LOG_LEVELS, start_logging, until_stopped
 from controller.config.sign import load_sign_config
 
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Awaitable, Callable, Sequence
-
-STATION_DRIVER: Final = "drivers.signs.station:run_sign_station"
-"""Where the sign station's driver lives, as a string (as controller.plugins names drivers)."""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,7 +43,7 @@ def run_sign(args: argparse.Namespace) -> int:
     config = load_sign_config(args.config)
     start_logging(args.log_level)
     runner: Callable[[object, Sequence[object], Sequence[str], Sequence[str]], Awaitable[None]] = (
-        driver_function(STATION_DRIVER)
+        plugins.program("sign").run
     )
     status = f"sign station {config.name}: {len(config.signs)} sign(s), pools {config.pools}"
     station = runner(config.broker, config.signs, config.pools, config.controller_keys)

@@ -11,22 +11,18 @@ table configured later has its series from then on.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
-
-from prometheus_client.core import CounterMetricFamily
+from typing import TYPE_CHECKING
 
 from controller.ledger.settlement import PayoutKind
+from controller.metric_families import counter_family  # noqa: F401 - re-exported (web/gate.py)
 from controller.rules.paytable import FixedPay, MeterPay, Odds
 from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
-
     from controller.ledger.settlement import TableRules
     from controller.ledger.state import LedgerState
     from controller.rules.paytable import Paytable
 
-K = TypeVar("K", bound=tuple[str, ...])
 ENVY_SPOTS = frozenset({Spot.BONUS, Spot.PROGRESSIVE, Spot.DYNASTY})
 """The wagers whose paytable's Envy column pays (docs/rules.md § 9)."""
 
@@ -98,19 +94,3 @@ def known_labels(state: LedgerState) -> KnownLabels:
         ],
         pays=[(t, kind, line) for t, r in tables for kind, line in sorted(pay_lines(r))],
     )
-
-
-def counter_family(  # noqa: PLR0913 - a family's name, help and labels, its label sets and counts
-    name: str,
-    documentation: str,
-    labels: list[str],
-    *,
-    known: Iterable[K],
-    counts: Mapping[K, float],
-    scale: Callable[[float], float] = float,
-) -> CounterMetricFamily:
-    """A counter family: every known label set, at 0 until counted, and every one counted."""
-    family = CounterMetricFamily(name, documentation, labels=labels)
-    for key in sorted({*known, *counts}):
-        family.add_metric(list(key), scale(counts.get(key, 0)))
-    return family

@@ -29,11 +29,13 @@ from controller.effects import (
     WagerRefused,
     parse_fraction,
 )
+from controller.metric_families import counter_family
 from controller.runtime.build_info import build_info
-from controller.runtime.metric_labels import counter_family, known_labels
+from controller.runtime.driver_metrics import merged
+from controller.runtime.metric_labels import known_labels
 from controller.runtime.role_metrics import sequencer_role
 from controller.runtime.safeguard_metrics import authentications, checkpoints, clock_steps
-from controller.runtime.site_metrics import WideAreaLinks
+from controller.runtime.site_metrics import wide_area_families
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -41,8 +43,7 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
     from controller.journal.port import JournalPort
-    from controller.outputs import FollowerOrder
-    from controller.plugins import AgentLinkStats, HealthReporting, MqttStats, SerialStats
+    from controller.plugins import HealthReporting, LinkView
     from controller.ports import Receipt
     from controller.runtime.liveness import Liveness
     from controller.runtime.sequencer import Sequencer
@@ -81,11 +82,11 @@ class ControllerMetrics(Collector):
         """The wall clock that turns the liveness monitor's ages into Unix times."""
         self.manifest = journal.state.manifest
         """The software approved when the controller started: start-up checked it is what runs."""
-        self.serial: list[SerialStats] = []
-        self.mqtt: list[MqttStats] = []
-        self.agent_links: list[AgentLinkStats] = []
-        self.wide_area = WideAreaLinks()
-        """Central's answers to its linked properties, or a property's link to central."""
+        self.links: list[LinkView] = []
+        """The drivers' connections (broker links, serial lines), for the display."""
+        self.collectors: list[Collector] = []
+        """The drivers' own metric families (:attr:`controller.plugins.DriverParts.collectors`),
+        merged by name at each scrape (controller/runtime/driver_metrics.py)."""
         self.refusals: set[str] = set()
         """Every reason the configured sources refuse input with, each shown at 0 until counted
         (their drivers' ``refusals``); ``ledger`` is always there."""
@@ -93,9 +94,6 @@ class ControllerMetrics(Collector):
         """Sources whose health ``/healthz`` and the metrics report."""
         self.streams = StreamCounts()
         """Replaced by the display's own counts when it starts (controller/display)."""
-        self.followers: list[FollowerOrder] = []
-        """The orders of the signs and MQTT followers this process runs (their behaviour's
-        ``order``): the updates each dropped as older than one it had shown."""
         self.registry = CollectorRegistry(auto_describe=True)
         ProcessCollector(registry=self.registry)
         PlatformCollector(registry=self.registry)
@@ -169,11 +167,11 @@ class ControllerMetrics(Collector):
         yield from self._health()
         yield clock_steps(self.sequencer.clock_watch)
         yield from self._streams()
-        yield from self._stale_updates()
         yield from self._hostile_input()
         yield from authentications(self.journal.state)
         yield from checkpoints(self.sequencer.checkpoints)
-        yield from self.wide_area.families(self.journal.state)
+        yield from wide_area_families(self.journal.state)
+        yield from merged(self.collectors)
 
     def _pools(self) -> Iterator[Metric]:
         families = {
@@ -261,21 +259,6 @@ class ControllerMetrics(Collector):
                 heard.add_metric([table_id], now - self.liveness.seconds_since(table_id))
         yield online
         yield heard
-        frame_errors = CounterMetricFamily(
-            "jackpotd_serial_frame_errors", "Serial frames refused.", labels=["port", "reason"]
-        )
-        serial_up = GaugeMetricFamily(
-            "jackpotd_serial_connected", "1 while the port is open.", labels=["port"]
-        )
-        serial_reconnects = CounterMetricFamily(
-            "jackpotd_serial_reconnects", "Reopenings of a serial port.", labels=["port"]
-        )
-        for source in self.serial:
-            for reason in sorted({*source.refusals, *source.errors}):
-                frame_errors.add_metric([source.name, reason], source.errors.get(reason, 0))
-            serial_up.add_metric([source.name], 1.0 if source.connected else 0.0)
-            serial_reconnects.add_metric([source.name], source.reconnects)
-        yield from (frame_errors, serial_up, serial_reconnects)
 
     def _health(self) -> Iterator[Metric]:
         pending = GaugeMetricFamily(
@@ -293,40 +276,10 @@ class ControllerMetrics(Collector):
         failures.add_metric([], self.sequencer.stats.journal_failures)
         held = CounterMetricFamily("jackpotd_held_rounds", "Rounds held for a supervisor.")
         held.add_metric([], self.sequencer.stats.held_rounds)
-        connected = GaugeMetricFamily(
-            "jackpotd_mqtt_connected", "1 when connected.", labels=["client"]
-        )
-        reconnects = CounterMetricFamily(
-            "jackpotd_mqtt_reconnects", "Reconnections.", labels=["client"]
-        )
-        for client in self.mqtt:
-            connected.add_metric([client.name], 1.0 if client.connected else 0.0)
-            reconnects.add_metric([client.name], client.reconnects)
-        yield from (pending, oldest, up, failures, held, connected, reconnects)
-        yield from self._agents()
+        yield from (pending, oldest, up, failures, held)
         yield from sequencer_role(
             standby=False, epoch=self.journal.epoch, head=self.journal.head[0]
         )
-
-    def _agents(self) -> Iterator[Metric]:
-        gaps = CounterMetricFamily(
-            "jackpotd_agent_gaps",
-            "Table agents' events left for their resend: an earlier one had not arrived.",
-            labels=["client"],
-        )
-        acks = CounterMetricFamily(
-            "jackpotd_agent_acks", "Acknowledgements published to table agents.", labels=["client"]
-        )
-        refused = CounterMetricFamily(
-            "jackpotd_agent_signatures_refused",
-            "Table events refused for their table agent's signature (docs/ha.md).",
-            labels=["client"],
-        )
-        for link in self.agent_links:
-            gaps.add_metric([link.name], link.agent_gaps)
-            acks.add_metric([link.name], link.agent_acks)
-            refused.add_metric([link.name], link.agent_refused)
-        yield from (gaps, acks, refused)
 
     def _streams(self) -> Iterator[Metric]:
         streams = GaugeMetricFamily("jackpotd_display_streams", "Open /events streams.")
@@ -338,18 +291,6 @@ class ControllerMetrics(Collector):
         )
         refused.add_metric([], self.streams.refused)
         yield from (streams, cap, refused)
-
-    def _stale_updates(self) -> Iterator[Metric]:
-        if not self.followers:  # no family without signs: a counter shows its series from 0
-            return
-        dropped = CounterMetricFamily(
-            "jackpotd_follower_stale_updates_dropped",
-            "Updates a sign or display dropped as older, by (epoch, seq), than one it showed.",
-            labels=["follower"],
-        )
-        for order in self.followers:
-            dropped.add_metric([order.name], order.stale)
-        yield dropped
 
     def _hostile_input(self) -> Iterator[Metric]:
         """What the alerts on devices watch (docs/faults.md): conflicts, gaps, floods, poison."""

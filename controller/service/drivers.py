@@ -3,8 +3,9 @@
 The service never imports a driver: each configured entry (``[broker]``, ``serial[0]``) carries
 its spec (:mod:`controller.plugins`), and the spec builds the entry's parts from its settings
 and a :class:`~controller.plugins.DriverContext`: the tables whose transport names the entry,
-the journal-side outbox, the metrics' latency observers. What the parts report (broker links,
-serial lines, source health, signs' stale updates) is handed to the metrics here. A sink that
+the journal-side outbox, the metrics' latency observers. What the parts report (their
+connections, their sources' health, their own metric families) is handed to the metrics here,
+whatever the driver: the service names none. A sink that
 publishes meters off the box (:class:`~controller.meter_signature.MeterSigning`) is handed the
 controller key's signer here, never the key (docs/mqtt.md, "Signed meters").
 """
@@ -63,33 +64,31 @@ def build_drivers(config: Config, runtime: Runtime) -> DriverParts:
     built = DriverParts()
     signer = _signer(runtime)
     wide = wide_area_parts(config, runtime)
-    built.sources += wide.sources
+    _gather(built, wide.parts)
     for entry in config.drivers:
         parts = entry.spec.build(entry.settings, _context(config, runtime, entry, wide.sites))
-        built.sources += parts.sources
-        built.sinks += parts.sinks
         for sink in parts.sinks:
             if signer is not None and isinstance(sink, MeterSigning):
                 sink.sign_meters(signer)
-        built.faces += parts.faces
-        built.close += parts.close
-        built.broker_links += parts.broker_links
-        built.agent_links += parts.agent_links
-        built.site_links += parts.site_links
-        built.serial_lines += parts.serial_lines
-        built.health += parts.health
-        built.followers += parts.followers
+        _gather(built, parts)
         if runtime.metrics is not None and parts.sources:
             runtime.metrics.refusals.update(entry.spec.refusals)
     if (metrics := runtime.metrics) is not None:
-        metrics.mqtt += built.broker_links
-        metrics.agent_links += built.agent_links
-        metrics.wide_area.sites += built.site_links
-        metrics.wide_area.uplink = wide.uplink
-        metrics.serial += built.serial_lines
+        metrics.links += built.links
         metrics.sources += built.health
-        metrics.followers += built.followers
+        metrics.collectors += built.collectors
     return built
+
+
+def _gather(built: DriverParts, parts: DriverParts) -> None:
+    """Add one entry's parts to the service's, whatever the driver."""
+    built.sources += parts.sources
+    built.sinks += parts.sinks
+    built.faces += parts.faces
+    built.links += parts.links
+    built.health += parts.health
+    built.collectors += parts.collectors
+    built.close += parts.close
 
 
 def _context(

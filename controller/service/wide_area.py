@@ -3,11 +3,11 @@
 * At **central**, the MQTT source answers the linked properties: the driver context gets a
   :class:`~controller.runtime.site_links.JournalSiteLinks` over the journal's state and the
   controller key (``sites``).
-* At a **property**, an uplink to central's brokers (the MQTT driver's, through
-  :mod:`controller.plugins`: the controller imports no driver) reads the journal's outbox
-  through a :class:`~controller.runtime.site_chain.JournalSiteChain`, woken by the sequencer's
-  commits, and is supervised as a source; what it reports is registered with the metrics
-  (``jackpotd_wide_area_*``, :class:`controller.plugins.UplinkStats`).
+* At a **property**, an uplink to central's brokers (the one driver whose spec has an uplink,
+  :func:`controller.plugins.uplink_driver`: the controller imports no driver and names none)
+  reads the journal's outbox through a :class:`~controller.runtime.site_chain.JournalSiteChain`,
+  woken by the sequencer's commits, and is supervised as a source; its parts' metric families
+  (``jackpotd_wide_area_*``) are registered with the metrics as any driver's.
 
 Both sign with the controller key the checkpoints are signed with.
 """
@@ -20,18 +20,15 @@ from typing import TYPE_CHECKING
 from controller import plugins
 from controller.config.wide_area import WideAreaCentral
 from controller.errors import ConfigurationError
+from controller.plugins import DriverParts
 from controller.runtime.site_chain import JournalSiteChain
 from controller.runtime.site_links import JournalSiteLinks
 from controller.security.controller_key import ControllerKey
 
 if TYPE_CHECKING:
     from controller.config.load import Config
-    from controller.plugins import UplinkStats
-    from controller.ports import SiteLinks, Source
+    from controller.ports import SiteLinks
     from controller.runtime.view import Runtime
-
-BROKER_DRIVER = "mqtt"
-"""The driver whose settings ``[wide_area.central]`` takes."""
 
 
 @dataclass(slots=True)
@@ -39,8 +36,8 @@ class WideAreaParts:
     """What the service adds for the link: central's view for its source, or the uplink."""
 
     sites: SiteLinks | None = None
-    sources: list[Source] = field(default_factory=list)
-    uplink: UplinkStats | None = None
+    parts: DriverParts = field(default_factory=DriverParts)
+    """The uplink's parts (its source, its metric families); none at central."""
 
 
 def wide_area_parts(config: Config, runtime: Runtime) -> WideAreaParts:
@@ -64,9 +61,7 @@ def wide_area_parts(config: Config, runtime: Runtime) -> WideAreaParts:
         runtime.journal, key, wide.central_key, wide.grace_s, runtime.broadcast
     )
     runtime.sequencer.on_commit.append(chain.committed)
-    spec = plugins.load(BROKER_DRIVER)
-    if spec.uplink is None:  # pragma: no cover - the built-in driver has one
-        raise ConfigurationError(f"driver {BROKER_DRIVER!r} cannot link to central")
-    uplink = spec.uplink(wide.central, wide.central_site, chain)
-    stats = uplink if isinstance(uplink, plugins.UplinkStats) else None
-    return WideAreaParts(sources=[uplink], uplink=stats)
+    spec = plugins.uplink_driver()
+    if spec.uplink is None:  # pragma: no cover - uplink_driver returns one that has
+        raise ConfigurationError(f"driver {spec.name!r} cannot link to central")
+    return WideAreaParts(parts=spec.uplink(wide.central, wide.central_site, chain))

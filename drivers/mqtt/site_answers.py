@@ -110,7 +110,7 @@ a property that is not linked is refused instead (``jackpotd_rejected_inputs``).
 class SiteAnswers:
     """What central's source knows of each linked property, and the acknowledgements it owes.
 
-    A :class:`controller.plugins.SiteLinkStats`: its drops, acknowledgements and when each
+    A :class:`drivers.mqtt.metrics.SiteCounts`: its drops, acknowledgements and when each
     linked property was last heard are the ``jackpotd_site_*`` metrics (docs/metrics.md).
     """
 
@@ -156,6 +156,10 @@ class SiteAnswers:
         if admission is not SiteAdmission.SUBMIT:
             self.dropped[admission] += 1
         return admission
+
+    def linked(self) -> list[str]:
+        """The properties the journal links, sorted: the only ones the metrics name."""
+        return self._links.sites()
 
     def heard_at(self, site: str) -> float:
         """When ``site`` was last heard (Unix time); when this source started if never."""

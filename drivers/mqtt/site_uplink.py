@@ -109,7 +109,7 @@ acknowledgements makes no flood of hellos)."""
 class SiteUplink:
     """A :class:`controller.ports.Source`: the property's side of the link (module docstring).
 
-    A :class:`controller.plugins.UplinkStats`: the ``jackpotd_wide_area_*`` metrics.
+    A :class:`drivers.mqtt.metrics.UplinkCounts`: the ``jackpotd_wide_area_*`` metrics.
     """
 
     refusals: tuple[str, ...] = REFUSALS

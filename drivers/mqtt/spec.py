@@ -2,20 +2,33 @@
 
 Both connections use one ``[broker]`` section (docs/mqtt.md); tables whose ``transport`` is
 ``mqtt`` are the ones the source accepts. aiomqtt is imported only when a broker is configured.
+The driver's metric families (``jackpotd_mqtt_*``, ``jackpotd_agent_*``, the link's
+``jackpotd_site_*`` and ``jackpotd_wide_area_*``) are its own (:mod:`drivers.mqtt.metrics`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from controller.plugins import DriverContext, DriverParts, DriverSpec
+from controller.plugins import DriverContext, DriverParts, DriverSpec, LinkView
+from drivers.mqtt.metrics import (
+    AgentFamilies,
+    BrokerLinkFamilies,
+    SiteTrafficFamilies,
+    UplinkFamilies,
+)
 from drivers.mqtt.refusals import REFUSALS
 from drivers.mqtt.settings import BrokerSettings, check_broker
 
 if TYPE_CHECKING:
-    from controller.ports import SiteChainView, Source
+    from prometheus_client.registry import Collector
+
+    from controller.ports import SiteChainView
+
+BROKER_LINK: Final = "broker link"
+"""What the display's sources panel calls a broker connection."""
 
 
 def build(settings: BrokerSettings, context: DriverContext) -> DriverParts:
@@ -30,21 +43,27 @@ def build(settings: BrokerSettings, context: DriverContext) -> DriverParts:
     if source.sites is not None:
         source.sites.epoch = context.epoch
     sink = MqttSink(settings, context.outbox)
+    collectors: list[Collector] = [BrokerLinkFamilies([source, sink]), AgentFamilies(source)]
+    if source.sites is not None:
+        collectors.append(SiteTrafficFamilies(source.sites))
     return DriverParts(
         sources=[source],
         sinks=[sink],
-        broker_links=[source, sink],
+        links=[
+            LinkView(source, BROKER_LINK, role="table events in", feeds_meters=True),
+            LinkView(sink, BROKER_LINK, role="meters and hits out"),
+        ],
         health=[source],
-        agent_links=[source],
-        site_links=[] if source.sites is None else [source.sites],
+        collectors=collectors,
     )
 
 
-def uplink(settings: BrokerSettings, central_site: str, view: SiteChainView) -> Source:
+def uplink(settings: BrokerSettings, central_site: str, view: SiteChainView) -> DriverParts:
     """A property's link to central's brokers, under central's topics (docs/wide-area.md)."""
     from drivers.mqtt.site_uplink import SiteUplink  # noqa: PLC0415 - aiomqtt only if linked
 
-    return SiteUplink(msgspec.structs.replace(settings, site=central_site), view)
+    link = SiteUplink(msgspec.structs.replace(settings, site=central_site), view)
+    return DriverParts(sources=[link], collectors=[UplinkFamilies(link, view.sent_high)])
 
 
 async def published_head(settings: BrokerSettings, controller_id: str) -> bytes | None:

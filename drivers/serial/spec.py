@@ -2,12 +2,14 @@
 
 A table names its line as ``transport = "serial:<name>"`` and the line names its table back
 (``table_id``); the loader checks both ends (docs/architecture.md, "The reference serial
-protocol"). pyserial is imported only when a line is configured.
+protocol"). pyserial is imported only when a line is configured. The line's metric families
+(``jackpotd_serial_*``) are the driver's own (:mod:`drivers.serial.metrics`).
 """
 
 from __future__ import annotations
 
-from controller.plugins import DriverContext, DriverParts, DriverSpec
+from controller.plugins import DriverContext, DriverParts, DriverSpec, LinkView
+from drivers.serial.metrics import SerialFamilies
 from drivers.serial.refusals import REFUSALS
 from drivers.serial.settings import SerialPortSettings, check_port
 
@@ -17,7 +19,12 @@ def build(settings: SerialPortSettings, _context: DriverContext) -> DriverParts:
     from drivers.serial.link import SerialSource  # noqa: PLC0415 - pyserial only with a line
 
     source = SerialSource(settings)
-    return DriverParts(sources=[source], serial_lines=[source], health=[source])
+    return DriverParts(
+        sources=[source],
+        links=[LinkView(source, "serial line", up="open")],
+        health=[source],
+        collectors=[SerialFamilies(source)],
+    )
 
 
 SPEC = DriverSpec(

@@ -3,7 +3,8 @@
 A sign shows one pool's meter and names the tables it hangs over (docs/signs.md); the loader
 checks both exist and that no other entry opens the sign's line. ``url = "emulator://<name>"``
 runs an emulated sign on a pty instead (:mod:`drivers.signs.emulator`): the demo's, and a
-lab's without hardware. The display page shows emulated signs beside the meters.
+lab's without hardware. The display page shows emulated signs beside the meters. Each sign's
+stale updates dropped are the driver's own family (:mod:`drivers.signs.metrics`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Final
 import msgspec
 
 from controller.plugins import DriverContext, DriverParts, DriverSpec
+from drivers.signs.metrics import FollowerFamilies
 from drivers.signs.serial_sign import AlphaSignSettings
 
 EMULATOR: Final = "emulator://"
@@ -33,7 +35,7 @@ def build(settings: AlphaSignSettings, context: DriverContext) -> DriverParts:
     latency = context.latency(settings.name)
     sign = AlphaSign(settings, on_latency=latency)
     parts.sinks.append(sign)
-    parts.followers.append(sign.behaviour.order)
+    parts.collectors.append(FollowerFamilies(sign.behaviour.order))
     return parts
 
 

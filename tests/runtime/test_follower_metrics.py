@@ -13,6 +13,7 @@ from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
 from drivers.signs.behaviour import SignBehaviour, SignRules
+from drivers.signs.metrics import FollowerFamilies
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -26,7 +27,7 @@ def test_a_signs_stale_updates_are_counted_by_its_name(tmp_path: Path) -> None:
     sign = SignBehaviour(SignRules(pool_id="main"), "alpha-sign:pit-2")
     with Journal(tmp_path / "journal.db") as journal:
         metrics = ControllerMetrics(journal, Sequencer(journal, Broadcast()), None)
-        metrics.followers.append(sign.order)
+        metrics.collectors.append(FollowerFamilies(sign.order))
         assert metric(metrics.exposition("")[0].decode(), SAMPLE) == 0
         sign.update(MeterUpdate(AT, 10, "main", 500, 0, 0, 100, epoch=2), 0.0)
         sign.update(MeterUpdate(AT, 11, "main", 400, 0, 0, 100, epoch=1), 1.0)

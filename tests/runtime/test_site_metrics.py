@@ -29,6 +29,7 @@ from controller.runtime.sequencer import Sequencer
 from controller.runtime.site_links import JournalSiteLinks
 from controller.security.controller_key import ControllerKey
 from controller.widearea.messages import Contribution
+from drivers.mqtt.metrics import SiteTrafficFamilies
 from drivers.mqtt.site_answers import DROP_REASONS, SiteAdmission, SiteAnswers
 from drivers.mqtt.topics import Topics
 
@@ -43,7 +44,7 @@ def central(journal: Journal) -> tuple[ControllerMetrics, SiteAnswers, dict[str,
         assert journal.append(prop.linked()).applied
     answers = SiteAnswers(Topics("hub"), JournalSiteLinks(journal, ControllerKey.generate()))
     metrics = ControllerMetrics(journal, Sequencer(journal, Broadcast()), None)
-    metrics.wide_area.sites.append(answers)
+    metrics.collectors.append(SiteTrafficFamilies(answers))
     return metrics, answers, properties
 
 

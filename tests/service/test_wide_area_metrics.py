@@ -19,6 +19,7 @@ from support.wide_area_config import CENTRAL, PROPERTY, edit, write_files
 from controller.security.controller_key import ControllerKey
 from controller.service.drivers import build_drivers
 from controller.service.wiring import AuthorityPolicy, build_runtime
+from drivers.mqtt.metrics import SiteTrafficFamilies, UplinkFamilies
 from drivers.mqtt.site_answers import DROP_REASONS
 from drivers.mqtt.site_uplink import REFUSALS, SiteUplink
 from drivers.mqtt.source import MqttSource
@@ -53,7 +54,7 @@ def started(
 def test_a_propertys_link_to_central_is_on_its_metrics_from_the_start(tmp_path: Path) -> None:
     with started(tmp_path, PROPERTY, "c1") as (metrics, parts):
         (uplink,) = [source for source in parts.sources if isinstance(source, SiteUplink)]
-        assert metrics.wide_area.uplink is uplink
+        assert [type(each) for each in metrics.collectors] == [UplinkFamilies]
         found = scrape(metrics)
     assert {name: found[name] for name in (
         "jackpotd_wide_area_open", "jackpotd_wide_area_connected", "jackpotd_wide_area_acked_seq",
@@ -79,8 +80,9 @@ def test_centrals_answers_to_its_linked_properties_are_on_its_metrics_from_the_s
     with started(tmp_path, BROKER + CENTRAL, "central-1") as (metrics, parts):
         (source,) = [source for source in parts.sources if isinstance(source, MqttSource)]
         assert source.sites is not None
-        assert metrics.wide_area.sites == [source.sites]
-        assert metrics.wide_area.uplink is None
+        kinds = {type(each) for each in metrics.collectors}
+        assert SiteTrafficFamilies in kinds
+        assert UplinkFamilies not in kinds
         found = scrape(metrics)
     sites = ("atlantic", "boardwalk.2")  # the properties central's file links
     assert found["jackpotd_site_dropped"] == {

@@ -31,6 +31,7 @@ from controller.outputs import MeterUpdate
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
+from drivers.mqtt.metrics import SiteTrafficFamilies, UplinkFamilies
 from drivers.mqtt.outgoing import meter_payload
 from drivers.mqtt.topics import Topics
 
@@ -192,9 +193,9 @@ def test_the_links_metrics_at_both_ends_follow_its_messages_and_acknowledgements
     source = link.central_source()
     assert source.sites is not None
     at_property = ControllerMetrics(link.site, Sequencer(link.site, Broadcast()), None)
-    at_property.wide_area.uplink = link.uplink
+    at_property.collectors.append(UplinkFamilies(link.uplink, link.chain.sent_high))
     at_central = ControllerMetrics(link.central, Sequencer(link.central, Broadcast()), None)
-    at_central.wide_area.sites.append(source.sites)
+    at_central.collectors.append(SiteTrafficFamilies(source.sites))
     started = time.time()
     connected: dict[str, float] = {}
 
