@@ -103,11 +103,10 @@ class PageState:
             trouble.append("the controller is stopping")
         metrics = self.runtime.metrics
         if metrics is not None:
-            feeding = {id(source) for source in metrics.sources}
             trouble += [
-                f"broker link {link.name} down"
-                for link in metrics.mqtt
-                if id(link) in feeding and not link.connected
+                f"{view.noun} {view.link.name} down"
+                for view in metrics.links
+                if view.feeds_meters and not view.link.connected
             ]
         return trouble
 
@@ -279,27 +278,18 @@ def _seconds_between(earlier: str, later: str) -> float:
 
 
 def _sources(metrics: ControllerMetrics | None) -> list[dict[str, Any]]:
-    """Every broker link, serial line and source, with whether it works."""
+    """Every driver's connection (broker links, serial lines) and source, and whether it works."""
     if metrics is None:
         return []
-    feeding = {id(source) for source in metrics.sources}
     rows: dict[str, dict[str, Any]] = {}
-    for link in metrics.mqtt:
-        role = "table events in" if id(link) in feeding else "meters and hits out"
+    for view in metrics.links:  # each in its driver's words (controller.plugins.LinkView)
+        link = view.link
         rows[link.name] = {
             "name": link.name,
-            "kind": f"broker link · {role}",
+            "kind": view.kind,
             "ok": link.connected,
-            "state": "connected" if link.connected else "down",
+            "state": view.up if link.connected else "down",
             "reconnects": link.reconnects,
-        }
-    for line in metrics.serial:
-        rows[line.name] = {
-            "name": line.name,
-            "kind": "serial line",
-            "ok": line.connected,
-            "state": "open" if line.connected else "down",
-            "reconnects": line.reconnects,
         }
     for source in metrics.sources:
         row = rows.setdefault(
