@@ -32,9 +32,17 @@ from controller.security.controller_key import ControllerKey
 from controller.web.gate import GateCounts, GateMetrics
 from controller.wide_events import SiteLinked, WideAreaJoined
 from controller.widearea.property_link import SitePosition
+from drivers.mqtt.metrics import (
+    AgentFamilies,
+    BrokerLinkFamilies,
+    SiteTrafficFamilies,
+    UplinkFamilies,
+)
 from drivers.mqtt.site_answers import DROP_REASONS
 from drivers.mqtt.site_uplink import REFUSALS
 from drivers.poison import SourceHealth
+from drivers.serial.metrics import SerialFamilies
+from drivers.signs.metrics import FollowerFamilies
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -92,6 +100,10 @@ class SiteTraffic:
     def heard_at(self, site: str) -> float:  # noqa: ARG002 - every property heard at once
         """When the property was last heard."""
         return 1_796_000_000.0
+
+    def linked(self) -> list[str]:
+        """The properties the journal links (the rig's journal links one)."""
+        return ["atlantic"]
 
 
 @dataclass
@@ -165,13 +177,17 @@ def exported() -> dict[str, Family]:
         metrics.refunded["P1", "T1"] += 28
         metrics.refused_wagers["T1", "bonus"] += 1
         metrics.event_to_sign_seconds.labels(sign="alpha-1").observe(0.2)
-        metrics.followers.append(FollowerOrder("alpha-sign:alpha-1"))
-        metrics.mqtt += [Stub("mqtt"), Stub("mqtt-display")]
-        metrics.agent_links.append(AgentLink("mqtt", agent_gaps=1, agent_acks=4))
-        metrics.serial.append(Stub("serial:t2-devices", errors=Counter({"bad-crc": 1})))
-        drops = Counter({("atlantic", "gap"): 2})
-        metrics.wide_area.sites.append(SiteTraffic(drops, Counter({"atlantic": 9})))
-        metrics.wide_area.uplink = Uplink(SitePosition("boardwalk", 0, 0, 0), published=3)
+        # The drivers' own families (drivers/*/metrics.py), as their parts hand them in.
+        metrics.collectors += [
+            FollowerFamilies(FollowerOrder("alpha-sign:alpha-1")),
+            BrokerLinkFamilies([Stub("mqtt"), Stub("mqtt-display")]),
+            AgentFamilies(AgentLink("mqtt", agent_gaps=1, agent_acks=4)),
+            SerialFamilies(Stub("serial:t2-devices", errors=Counter({"bad-crc": 1}))),
+            SiteTrafficFamilies(
+                SiteTraffic(Counter({("atlantic", "gap"): 2}), Counter({"atlantic": 9}))
+            ),
+            UplinkFamilies(Uplink(SitePosition("boardwalk", 0, 0, 0), published=3), lambda: 0),
+        ]
         # What hostile or broken devices would have counted (docs/faults.md).
         stats = sequencer.stats
         stats.conflicts["T1"] += 1
