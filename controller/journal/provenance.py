@@ -33,8 +33,10 @@ from controller.events import (
     encode_event,
 )
 from controller.ledger.binding import late
+from controller.ledger.identifiers import identifier_refusal
 from controller.ledger.voids import DEVICE
 from controller.ports import COPY, REJECTED, from_intake
+from controller.text import control_character
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -49,6 +51,8 @@ NOT_FROM_INTAKE: Final = "not-from-intake"
 """The reason of the fault that refuses a table's word from another writer."""
 LATE_SIGNATURE: Final = "late-signature"
 """The reason of the fault that refuses a signed event whose window does not hold now."""
+CONTROL_CHARACTER: Final = "control-character"
+"""The reason of the fault that refuses an identifier or a reason carrying a control character."""
 
 
 PROVENANCE: Final = "provenance"
@@ -176,14 +180,21 @@ def late_refusal(signed: bool, event: AnyEvent, now: str | None) -> Refused | No
     ``now``: the controller's clock at a live append (None: a replay or a copy, which go by the
     journaled time, and an in-process writer that gives no clock). Only on a journal whose
     authority is signed as the append finds it, like :func:`refusal`
-    (controller/ledger/binding.py ``late``).
+    (controller/ledger/binding.py ``late``). At the same live append an event whose identifiers
+    or reasons carry a control character is refused (``control-character``,
+    controller/ledger/identifiers.py): the one check of the live clock's appends.
     """
     if not signed or now is None:
         return None
+    kind = type(event).__struct_config__.tag
+    if (why := identifier_refusal(event)) is not None:
+        # Old journals may hold such text and replay as written: refused live only (the
+        # ledger's rule, controller/ledger/identifiers.py), the id quoted escaped.
+        reason = f"{kind} {event.event_id!r}: refused: {why}"
+        return _refused(event, CONTROL_CHARACTER, reason, "journal")
     why = late(event, now)
     if why is None:
         return None
-    kind = type(event).__struct_config__.tag
     reason = f"{kind} {event.event_id}: refused at {now}: {why}"
     return _refused(event, LATE_SIGNATURE, reason, "journal", salt=now)
 
@@ -193,8 +204,11 @@ def _refused(event: AnyEvent, code: str, reason: str, where: str, salt: str = ""
     kind = type(event).__struct_config__.tag
     content = encode_event(msgspec.structs.replace(event, at=""))
     digest = hashlib.sha256(content + salt.encode()).hexdigest()[:16]
+    named = event.event_id
+    if control_character(named) is not None:  # the fault's own id is one line of text
+        named = named.encode("unicode_escape").decode("ascii")
     fault = FaultRecorded(
-        f"{event.event_id}#{code}-{digest}",
+        f"{named}#{code}-{digest}",
         event.at,
         where,
         code,
