@@ -82,6 +82,7 @@ from controller.events import (
 )
 from controller.rules.cards import Card, CardError
 from controller.rules.spots import Spot
+from controller.text import control_refusal
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterator
@@ -105,13 +106,8 @@ RoundId = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._:-]{1,64}$")]
 Seat = Annotated[int, msgspec.Meta(ge=1, le=99)]
 Position = Annotated[int, msgspec.Meta(ge=0, le=99)]
 Cents = Annotated[int, msgspec.Meta(ge=0, le=10**12)]
-Reason = Annotated[
-    str,
-    msgspec.Meta(
-        max_length=200, pattern="^[^\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]*$"
-    ),
-]
-"""Free text, but one line of it: no control, line-separator or bidirectional characters."""
+Reason = Annotated[str, msgspec.Meta(max_length=200)]
+"""Free text, but one line of it: no control or format character (checked by ``_void``)."""
 
 
 class PayloadError(InputError, ValueError):
@@ -352,6 +348,8 @@ def _done(head: _Head, done: DonePayload) -> DealComplete:
 
 
 def _void(head: _Head, void: VoidPayload) -> RoundVoided:
+    if (why := control_refusal("reason", void.reason)) is not None:
+        raise PayloadError("bad-reason", why)  # the ledger's rule too (controller/text.py)
     return RoundVoided(
         head.event_id,
         head.at,
