@@ -28,16 +28,38 @@ class Binding(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     not_after: str
 
 
+class WebAuthnAssertion(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """What a passkey's authenticator returned besides its signature (docs/security.md, "Passkeys").
+
+    Base64url, as the browser gives them (``PublicKeyCredential.rawId`` and the
+    ``AuthenticatorAssertionResponse``): the credential's id, the authenticator data (the
+    relying party id's hash, the user presence and verification flags, the sign count) and the
+    client data JSON, whose challenge is the SHA-256 of the bound bytes an Ed25519 signer signs
+    (:mod:`controller.security.webauthn_signatures`). The journal keeps them whole, so that
+    ``jackpotd journal verify`` checks the assertion again, offline.
+    """
+
+    credential_id: str
+    authenticator_data: str
+    client_data_json: str
+
+
 class Signature(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """One operator's Ed25519 signature over an event (base64), and what it is bound to.
+    """One operator's signature over an event, and what it is bound to.
+
+    An Ed25519 signature (base64) by default; with ``webauthn``, a passkey's assertion, whose
+    ``signature`` is the authenticator's signature (base64url, as the browser gives it) over
+    the authenticator data and the client data's hash.
 
     ``binding`` is ``UNSET`` (never encoded) on signatures made before signatures were bound,
-    so that old journals read, chain and verify exactly as they were written.
+    and ``webauthn`` on every Ed25519 signature, so that old journals read, chain and verify
+    exactly as they were written.
     """
 
     operator: str
     signature: str
     binding: Binding | msgspec.UnsetType = msgspec.UNSET
+    webauthn: WebAuthnAssertion | msgspec.UnsetType = msgspec.UNSET
 
 
 Signatures = list[Signature] | msgspec.UnsetType

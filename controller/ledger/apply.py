@@ -41,6 +41,9 @@ from controller.events import (
     OperatorEnrolled,
     OperatorRevoked,
     OperatorUnlocked,
+    PasskeyCloneSuspected,
+    PasskeyEnrolled,
+    PasskeyRevoked,
     PoolOpened,
     PoolTermsChanged,
     RoundSettled,
@@ -60,6 +63,8 @@ from controller.ledger.operator_events import (
     revoke,
     unlock,
 )
+from controller.ledger.passkey_events import enroll_passkey, revoke_passkey
+from controller.ledger.passkeys import on_clone_suspected
 from controller.ledger.pool import Pool, PoolError, PoolTerms
 from controller.ledger.restores import on_history_restored
 from controller.ledger.rounds import (
@@ -313,6 +318,12 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return enroll_agent(state, event)
         case TableAgentRevoked():
             return revoke_agent(state, event)
+        case PasskeyEnrolled():
+            return enroll_passkey(state, event)
+        case PasskeyRevoked():
+            return revoke_passkey(state, event)
+        case PasskeyCloneSuspected():
+            return on_clone_suspected(state, event)
         case FaultRecorded() | CheckpointRecorded() | SequencerTookOver():
             return state, []
         case _:

@@ -5,8 +5,9 @@ the ledger. So the ledger itself, not a front-end, decides whether an event that
 or authority was really made by operators allowed to make it (docs/security.md):
 
 * **Signatures.** Such an event carries Ed25519 signatures over the event itself
-  (:mod:`controller.security.signatures`). :func:`require` accepts it only if each signer is an
-  enrolled operator with a key, not locked out, whose role allows the action, and whose
+  (:mod:`controller.security.signatures`), or enrolled passkeys' assertions whose challenge is
+  its digest (controller/ledger/passkeys.py). :func:`require` accepts it only if each signer is
+  an enrolled operator with a key, not locked out, whose role allows the action, and whose
   signature verifies; ``by`` must be one of the signers. A forged, unsigned or re-targeted
   event is refused like any refusal: journaled as refused, nothing moved.
 * **Dual control.** Meter adjustments always, and verifications of a payout at or above the
@@ -34,8 +35,9 @@ import msgspec
 
 from controller.ledger.binding import bound, moment_of
 from controller.ledger.lockouts import cleared, has_identity, locked_until
+from controller.ledger.passkeys import passkey_signed
 from controller.ledger.state import LedgerError, authorize
-from controller.security.signatures import signatures_of, verifies
+from controller.security.signatures import is_passkey, signatures_of, verifies
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent
@@ -68,7 +70,9 @@ def require(state: LedgerState, event: AnyEvent, action: str, *, signers: int = 
         operator = _signer(state, signature.operator, action)
         if signature.operator in signed_by:
             raise LedgerError(f"{action}: {signature.operator} signed twice")
-        if not verifies(operator.public_key, signature, event):
+        if is_passkey(signature):  # a passkey's assertion (WebAuthn): its credential's count
+            state = passkey_signed(state, signature, event, action)
+        elif not verifies(operator.public_key, signature, event):
             raise LedgerError(f"{action}: the signature of {signature.operator} does not verify")
         signed_by.append(signature.operator)
     if (distinct := _distinct_signers(state, signed_by)) < signers:

@@ -52,11 +52,14 @@ from controller.events import (
     OperatorEnrolled,
     OperatorRevoked,
     OperatorUnlocked,
+    PasskeyEnrolled,
+    PasskeyRevoked,
     PoolTermsChanged,
     RoundSettled,
     RoundVoided,
     WagerLocked,
 )
+from controller.ledger.passkeys import passkeys_of
 from controller.ledger.state import LedgerError
 from controller.security.signatures import binding_of, sign, signatures_of, with_signature
 from controller.wide_events import SiteLinked, SiteResumed, WideAreaJoined
@@ -163,6 +166,13 @@ def target_of(state: LedgerState, event: AnyEvent) -> str:  # noqa: PLR0912 - on
             return f"wide-area/{event.site}/{joined}"
         case TableAgentEnrolled() | TableAgentRevoked():
             return _agent_target(state, event)
+        case PasskeyEnrolled():
+            operator = state.operators.get(event.operator)
+            return f"passkey/{event.operator}/{operator.public_key if operator else 'none'}/new"
+        case PasskeyRevoked():
+            passkey = passkeys_of(state).get(event.credential_id)
+            held = "none" if passkey is None else f"{passkey.operator}/revoked={passkey.revoked}"
+            return f"passkey/{event.credential_id}/{held}"
         case _:
             return str(type(event).__struct_config__.tag)
 

@@ -14,7 +14,8 @@ Each handler is pure, like the rest of the ledger, and checks authority through
   a public key already enrolled, or once enrolled for an operator since revoked, is refused,
   so that nobody satisfies dual control with one key under two names; and once two managers
   are enrolled, every enrollment needs the signatures of two of them.
-* **Revocation and unlocking**: a manager's signature. The last manager cannot be revoked.
+* **Revocation and unlocking**: a manager's signature. The last manager cannot be revoked;
+  a revoked operator's passkeys are revoked with them (controller/ledger/passkey_events.py).
 * **Failed authentications** are counted; the count that locks an operator out is approved
   with the configuration. On a journal with an identity, only against the operator's own key,
   for a window of time, and never the last manager free to sign
@@ -43,6 +44,7 @@ from controller.ledger.authority import failed, has_key, require, self_signed
 from controller.ledger.binding import identified
 from controller.ledger.lockouts import count_failure, has_identity, key_taken, lifted, retired
 from controller.ledger.operators import Operator, Role
+from controller.ledger.passkeys import retire_operators_passkeys
 from controller.ledger.state import LedgerError
 from controller.security.manifest import ApprovedManifest
 from controller.security.signatures import signatures_of
@@ -157,7 +159,7 @@ def revoke(state: LedgerState, event: OperatorRevoked) -> Outcome:
     if not any(op.role is Role.MANAGER for op in remaining.values()):
         raise LedgerError("the last manager cannot be revoked")
     if has_identity(state):
-        state = retired(state, event.name)
+        state = retire_operators_passkeys(retired(state, event.name), event.name)
     return replace(state, operators=remaining), [OperatorChanged(event.name, "")]
 
 

@@ -89,6 +89,29 @@ class TableAgent:
 
 
 @dataclass(frozen=True, slots=True)
+class Passkey:
+    """An operator's enrolled passkey or security key (controller/ledger/passkeys.py).
+
+    ``public_key`` is the credential's COSE public key (base64url) its registration gave;
+    ``rp_id`` the relying party id its assertions hash to and ``origins`` the pages they may
+    come from; ``sign_count`` the highest count its authenticator reported, which every
+    assertion must pass while either is not zero (a count that goes back is a cloned
+    authenticator). ``clone_suspected`` is the count an assertion went back to, once one did
+    (the alert: none of its assertions is taken again); ``revoked``: withdrawn by a manager.
+    A revoked credential keeps its record, so that it is never enrolled again.
+    """
+
+    operator: str
+    public_key: str
+    rp_id: str
+    origins: tuple[str, ...]
+    sign_count: int
+    label: str
+    revoked: bool = False
+    clone_suspected: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Authority:
     """How the ledger checks authority: signatures or not, and the approved settings.
 
@@ -114,6 +137,8 @@ class Authority:
     retired_keys: tuple[str, ...] | msgspec.UnsetType = msgspec.UNSET
     table_agents: dict[str, TableAgent] | msgspec.UnsetType = msgspec.UNSET
     """Each table's enrolled agent key, by table; ``UNSET`` while none is (never encoded)."""
+    passkeys: dict[str, Passkey] | msgspec.UnsetType = msgspec.UNSET
+    """Operators' passkeys by credential id (base64url); ``UNSET`` while none was enrolled."""
 
 
 class PinError(InputError, ValueError):

@@ -14,6 +14,9 @@ form, the prefix ``v1`` and the event: it verifies as it always did, and the led
 only on a journal that has no identity (one written before identities existed, replaying as
 it was written). An event signed by several operators (dual control) carries one signature
 each; a resent event is the same event id, which the ledger applies once, ever.
+
+A passkey (WebAuthn) signs the SHA-256 of the same bound bytes as its challenge
+(:mod:`controller.security.webauthn_signatures`): a :class:`Signature` with ``webauthn`` set.
 """
 
 from __future__ import annotations
@@ -77,8 +80,19 @@ def binding_of(signature: Signature) -> Binding | None:
     return None if signature.binding is msgspec.UNSET else signature.binding
 
 
+def is_passkey(signature: Signature) -> bool:
+    """Whether ``signature`` is a passkey's assertion (WebAuthn) rather than an Ed25519 one."""
+    return signature.webauthn is not msgspec.UNSET
+
+
 def verifies(public_key: str, signature: Signature, event: AnyEvent) -> bool:
-    """Whether ``signature`` is the holder of ``public_key`` signing ``event`` (and its binding)."""
+    """Whether ``signature`` is the holder of Ed25519 ``public_key`` signing ``event``.
+
+    A passkey's assertion never does: the ledger checks it against the enrolled credential
+    (controller/ledger/passkeys.py).
+    """
+    if is_passkey(signature):
+        return False
     try:
         key = Ed25519PublicKey.from_public_bytes(base64.b64decode(public_key, validate=True))
         data = signed_bytes(event, binding_of(signature))
