@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from controller.ledger.settlement import PayoutKind
-from controller.metric_families import counter_family  # noqa: F401 - re-exported (web/gate.py)
 from controller.rules.paytable import FixedPay, MeterPay, Odds
 from controller.rules.spots import Spot
 
