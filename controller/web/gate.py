@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final, cast
 from aiohttp import web
 from prometheus_client.core import GaugeMetricFamily
 
-from controller.runtime.metric_labels import counter_family
+from controller.metric_families import counter_family
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
