@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Self
 import aiomqtt
 import msgspec
 
-from controller.backoff import Backoff
+from controller.backoff import Backoff, keep_connected
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete
 from drivers.mqtt.connection import (
     QOS,
@@ -127,11 +127,15 @@ class MqttTableLink:
         self.command_topic = self.topics.table_command(table_id, "state")
         self.client_id = f"table-{table_id}"
         """Fixed, so that the broker keeps the table's session (docs/mqtt.md)."""
+        self.name = self.client_id
         self.timeout_s = timeout_s
         self.offline_on_close = offline_on_close
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
         self.connected = False
         """Whether the connection is up now."""
+        self.reconnects = 0
+        """Connections made again after the first (keep_connected counts them)."""
+        self._baseline = 0
         self.connections = 0
         """Connections made (the first included)."""
         self.acknowledged: list[str] = []
@@ -236,30 +240,50 @@ class MqttTableLink:
         await guarded(client.publish(topic, payload, qos=QOS, timeout=self.timeout_s))
 
     async def _run(self) -> None:
-        baseline = cancellations()
-        async for _attempt in self._backoff.attempts():
-            raise_if_cancelled(baseline)  # lost in a disconnection's wait (see guarded)
-            try:
-                client = make_client(
-                    self.settings,
-                    identifier=self.client_id,
-                    will_topic=self.status_topic,
-                    manual_ack=False,
-                    timeout_s=self.timeout_s,
-                )
-                async with client:
-                    self._backoff.reset()
-                    await self._serve(client, baseline)
-            except aiomqtt.MqttError as error:
-                self.last_error = f"connection failed: {error}"
-                log.info("%s: %s", self.client_id, self.last_error)
-            except OSError as error:  # the password or TLS files
-                self.last_error = f"cannot set up the connection: {error}"
-                log.warning("%s: %s", self.client_id, self.last_error)
-            finally:
-                self._client = None
-                self.connected = False
-                self._up.clear()
+        """The one reconnect loop (:func:`controller.backoff.keep_connected`), capped backoff."""
+        self._baseline = baseline = cancellations()
+        # A cancellation lost in a disconnection's wait is raised again (see guarded).
+        await keep_connected(
+            self, self._backoff, before_attempt=lambda: raise_if_cancelled(baseline)
+        )
+
+    # What keep_connected asks of a connection (controller.backoff.Reconnecting).
+
+    def open_session(self) -> aiomqtt.Client:
+        """A session with the broker, under the table's fixed client id and last will."""
+        return make_client(
+            self.settings,
+            identifier=self.client_id,
+            will_topic=self.status_topic,
+            manual_ack=False,
+            timeout_s=self.timeout_s,
+        )
+
+    def session_opened(self) -> None:
+        """Connected: the next failure waits from the initial delay again."""
+        self._backoff.reset()
+
+    async def use_session(self, session: aiomqtt.Client) -> None:
+        """Serve the connection until it fails; then it is no client of ours."""
+        try:
+            await self._serve(session, self._baseline)
+        finally:
+            self._client = None
+            self._up.clear()
+
+    def failure_of(self, error: Exception, *, opened: bool) -> str | None:  # noqa: ARG002
+        """A broker's failure, or the password or TLS files; anything else is a bug."""
+        if isinstance(error, aiomqtt.MqttError):
+            return "connection failed"
+        if isinstance(error, OSError):
+            return "cannot set up the connection"
+        return None
+
+    def failed(self, what: str, error: Exception) -> None:
+        """Keep the last error and log it (the files' trouble louder: no retry fixes it)."""
+        self.last_error = f"{what}: {error}"
+        level = logging.INFO if isinstance(error, aiomqtt.MqttError) else logging.WARNING
+        log.log(level, "%s: %s", self.client_id, self.last_error)
 
     async def _serve(self, client: aiomqtt.Client, baseline: int) -> None:
         raise_if_cancelled(baseline)  # lost in the wait for CONNACK (see guarded)
