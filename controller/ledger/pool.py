@@ -22,6 +22,7 @@ from math import floor
 from typing import Final
 
 from controller.errors import RefusedError
+from controller.money import format_percent
 
 LAST_HITS: Final = 25
 
@@ -30,9 +31,28 @@ class PoolError(RefusedError, ValueError):
     """An operation the pool must refuse (it changes nothing)."""
 
 
+class PoolTermsError(PoolError):
+    """Terms no pool may have: ``term`` names the field of :class:`PoolTerms` refused.
+
+    The message is the reason the journal records (and hashes into the row) when it refuses an
+    event carrying such terms, and a replay must give it again word for word (docs/journal.md),
+    so it never changes; ``detail`` says the same with the figures, for a configuration's error.
+    """
+
+    def __init__(self, term: str, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        self.term = term
+        self.detail = detail or message
+
+
 @dataclass(frozen=True, slots=True)
 class PoolTerms:
-    """What a pool is configured with. Changes wait until the jackpot is won (docs/money.md)."""
+    """What a pool is configured with. Changes wait until the jackpot is won (docs/money.md).
+
+    The rates are exact fractions of the wager, as parsed from the file's decimal percentages
+    (:func:`controller.money.parse_percent`); this is the one place their sum is held to 100 %
+    of the wager, whether the terms come from a configuration or from the journal.
+    """
 
     seed_cents: int
     rate_of_progression: Fraction
@@ -42,13 +62,19 @@ class PoolTerms:
 
     def __post_init__(self) -> None:
         if self.seed_cents < 0:
-            raise PoolError("the seed cannot be negative")
-        if self.rate_of_progression < 0 or self.reserve_rate < 0:
-            raise PoolError("rates cannot be negative")
+            raise PoolTermsError("seed_cents", "the seed cannot be negative")
+        for term in ("rate_of_progression", "reserve_rate"):
+            if getattr(self, term) < 0:
+                raise PoolTermsError(term, "rates cannot be negative")
         if self.rate_of_progression + self.reserve_rate > 1:
-            raise PoolError("rate of progression plus reserve rate exceeds 100% of the wager")
+            raise PoolTermsError(
+                "reserve_rate",
+                "rate of progression plus reserve rate exceeds 100% of the wager",
+                f"rate of progression {format_percent(self.rate_of_progression)} plus reserve "
+                f"rate {format_percent(self.reserve_rate)} exceeds 100% of the wager",
+            )
         if self.limit_cents is not None and self.limit_cents < self.seed_cents:
-            raise PoolError("the limit cannot be below the seed")
+            raise PoolTermsError("limit_cents", "the limit cannot be below the seed")
 
 
 @dataclass(frozen=True, slots=True)
