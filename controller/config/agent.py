@@ -19,8 +19,10 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from controller.agent.settings import AgentConfig
-from controller.config.load import _key_of, _Loader, read_config_file, toml_document
+from controller.config.driver_sections import read_driver
+from controller.config.load import read_config_file, toml_document
 from controller.config.schema import ConfigError
+from controller.config.values import Checker, key_of
 from controller.plugins import by_section
 from controller.security.agent_key import AgentKeyError, load_agent_key
 
@@ -63,14 +65,14 @@ def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
     try:
         section = msgspec.convert(document, _AgentFile).agent
     except msgspec.ValidationError as error:
-        raise ConfigError(source, *_key_of(error)) from error
-    checks = _Loader(source, base_dir)
+        raise ConfigError(source, *key_of(error)) from error
+    checks = Checker(source, base_dir)
     table_id = checks.identifier("agent.table_id", section.table_id)
-    checks.site, checks.controller_id = section.site, table_id
+    checks = checks.naming(section.site, table_id)
     _timing(checks, section)
     if not isinstance(broker, dict):
         raise checks.fail(BROKER, "write a [broker] table: the agent reaches the controller by it")
-    (entry,) = checks.driver(by_section()[BROKER], broker)
+    (entry,) = read_driver(checks, by_section()[BROKER], broker)
     settings = entry.settings
     if "client_id" not in broker:
         settings = msgspec.structs.replace(settings, client_id=f"table-{table_id}")
@@ -82,7 +84,7 @@ def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
             if written != table_id:
                 reason = f"is {written!r}: an agent serves its own table, {table_id!r}"
                 raise checks.fail(f"{SERIAL}[{index}].table_id", reason)
-    lines = tuple(entry.settings for entry in checks.driver(by_section()[SERIAL], serial))
+    lines = tuple(entry.settings for entry in read_driver(checks, by_section()[SERIAL], serial))
     state_file = None if section.state_file is None else checks.path(section.state_file)
     signer = None if section.key_file is None else _signer(checks, section, table_id)
     return AgentConfig(
@@ -100,7 +102,7 @@ def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
     )
 
 
-def _signer(checks: _Loader, section: AgentSection, table_id: str) -> AgentSigner:
+def _signer(checks: Checker, section: AgentSection, table_id: str) -> AgentSigner:
     """The agent's key (``[agent] key_file``, 0600), made for this table (docs/ha.md)."""
     try:
         key = load_agent_key(checks.path(str(section.key_file)))
@@ -112,7 +114,7 @@ def _signer(checks: _Loader, section: AgentSection, table_id: str) -> AgentSigne
     return key.signer()
 
 
-def _timing(checks: _Loader, section: AgentSection) -> None:
+def _timing(checks: Checker, section: AgentSection) -> None:
     """The agent's times: positive, and a heartbeat answered twice before the table closes."""
     for key in ("closed_after_s", "heartbeat_s", "resend_initial_s", "resend_cap_s"):
         checks.positive(f"agent.{key}", getattr(section, key))

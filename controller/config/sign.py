@@ -26,8 +26,10 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from controller.config.load import _key_of, _Loader, read_config_file, toml_document
+from controller.config.driver_sections import read_driver
+from controller.config.load import read_config_file, toml_document
 from controller.config.schema import ConfigError
+from controller.config.values import Checker, key_of
 from controller.plugins import by_section
 from controller.security.controller_key import ControllerKeyError, public_key
 
@@ -84,11 +86,10 @@ def parse_sign_config(data: bytes, source: str, base_dir: Path) -> SignStationCo
     try:
         section = msgspec.convert(document, _SignFile).sign
     except msgspec.ValidationError as error:
-        raise ConfigError(source, *_key_of(error)) from error
-    checks = _Loader(source, base_dir)
+        raise ConfigError(source, *key_of(error)) from error
+    checks = Checker(source, base_dir)
     name = checks.identifier("sign.name", section.name)
-    checks.site = checks.identifier("sign.site", section.site)
-    checks.controller_id = f"sign-{name}"
+    checks = checks.naming(checks.identifier("sign.site", section.site), f"sign-{name}")
     seen: dict[str, str] = {}
     pools = tuple(
         checks.identifier(f"sign.pools[{index}]", pool, seen)
@@ -97,13 +98,13 @@ def parse_sign_config(data: bytes, source: str, base_dir: Path) -> SignStationCo
     keys = _controller_keys(checks, section.controller_keys)
     if not isinstance(broker, dict):
         raise checks.fail(BROKER, "write a [broker] table: the signs follow the meters by it")
-    (entry,) = checks.driver(by_section()[BROKER], broker)
+    (entry,) = read_driver(checks, by_section()[BROKER], broker)
     settings = entry.settings
     if "client_id" not in broker:
         settings = msgspec.structs.replace(settings, client_id=f"sign-{name}")
     if not isinstance(signs, list) or not signs:
         raise checks.fail(SIGNS, "write one [[alpha_sign]] table for each sign of the station")
-    entries = checks.driver(by_section()[SIGNS], signs)
+    entries = read_driver(checks, by_section()[SIGNS], signs)
     for entry in entries:
         pool = str(entry.settings.pool_id)
         if pools and pool not in pools:
@@ -119,7 +120,7 @@ def parse_sign_config(data: bytes, source: str, base_dir: Path) -> SignStationCo
     )
 
 
-def _controller_keys(checks: _Loader, written: list[str]) -> tuple[str, ...]:
+def _controller_keys(checks: Checker, written: list[str]) -> tuple[str, ...]:
     """``[sign] controller_keys``, each an Ed25519 public key; at least one."""
     if not written:
         reason = (

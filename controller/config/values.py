@@ -1,35 +1,37 @@
-"""Checks of single configuration values: ids, money, rates, paths, files, choices.
+"""The checker of one configuration file: single values, each refused as ``file: key: reason``.
 
-:class:`ValueChecks` is the base of the configuration loader; each check raises a
-:class:`ConfigError` naming the file, the key and the reason.
+A :class:`Checker` knows the file's name and folder (and, once ``[controller]`` is read, the
+site and controller id the drivers' checks ask for: it is the
+:class:`controller.plugins.SettingsChecks` they are given). Every section reader of the
+configuration (the controller's, the pools', the tables', the drivers', ``[wide_area]``, a
+table agent's and a sign station's file) is handed one and checks its values through it, so an
+error always names the file, the key as written and the reason.
 """
 
 from __future__ import annotations
 
 import re
 import stat
+from dataclasses import dataclass, replace
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, TypeVar
 
-from controller.config.schema import (
-    ConfigError,
-    PaytableRef,
-)
+import msgspec
+
+from controller.config.schema import ConfigError
 from controller.money import MoneyError, format_cents, parse_dollars, parse_percent
 
 if TYPE_CHECKING:
     from collections.abc import Collection
     from fractions import Fraction
 
-
+T = TypeVar("T")
 _E = TypeVar("_E", bound=Enum)
+
 _ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
 _DOTTED: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
-_PAYTABLE_NAME: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _FIELD: Final = re.compile(r"Object (?:contains unknown|missing required) field `([^`]+)`")
-_DYNASTY: Final = {"pa": ("pa", "pa-caption"), "nj": ("nj",)}
-"""The Dynasty Bonus readings each jurisdiction allows, its default first (docs/rules.md 5.4)."""
 
 
 def names(items: Collection[str]) -> str:
@@ -37,15 +39,38 @@ def names(items: Collection[str]) -> str:
     return ", ".join(items) or "none"
 
 
-class ValueChecks:
-    """The state every check needs: the file's name and folder, and the paytables read."""
+def join_key(key: str, where: str) -> str:
+    """``serial[0]`` and ``url`` (or ``(file)``, or ``[1]``) as the file writes the key."""
+    if where == "(file)":
+        return key
+    return f"{key}{where}" if where.startswith("[") else f"{key}.{where}"
 
-    def __init__(self, source: str, base_dir: Path) -> None:
-        self.source = source
-        self.base_dir = base_dir
-        self.paytable_dirs: tuple[Path, ...] = ()
-        self.refs: dict[str, PaytableRef] = {}
-        self.first_use: dict[str, tuple[str, str]] = {}
+
+def key_of(error: msgspec.ValidationError) -> tuple[str, str]:
+    """Split msgspec's "reason - at `$.key`" into (key, reason), naming a missing/unknown field."""
+    reason, _, where = str(error).rpartition(" - at `")
+    if not reason:
+        reason, where = str(error), ""
+    key = where.rstrip("`").removeprefix("$").removeprefix(".")
+    if found := _FIELD.search(reason):
+        key = f"{key}.{found.group(1)}" if key else found.group(1)
+    return key or "(file)", reason
+
+
+@dataclass(frozen=True, slots=True)
+class Checker:
+    """One file's checks: its name and folder, and who it configures (for the drivers)."""
+
+    source: str
+    base_dir: Path
+    site: str = ""
+    """``[controller] site`` (a sign station's ``[sign] site``), once it is read."""
+    controller_id: str = ""
+    """``[controller] id`` (an agent's table id, a sign station's ``sign-<name>``)."""
+
+    def naming(self, site: str, controller_id: str) -> Checker:
+        """This file's checker, knowing the site and the id the drivers' checks use."""
+        return replace(self, site=site, controller_id=controller_id)
 
     def fail(self, key: str, reason: str) -> ConfigError:
         """An error naming this file, the key and the reason."""
@@ -54,6 +79,14 @@ class ValueChecks:
     def path(self, text: str) -> Path:
         """A path from the file, relative to its folder."""
         return self.base_dir / Path(text).expanduser()
+
+    def typed(self, key: str, item: object, kind: type[T]) -> T:
+        """``item``, at ``key`` in the file, as ``kind`` (unknown keys refused), or the reason."""
+        try:
+            return msgspec.convert(item, kind)
+        except msgspec.ValidationError as error:
+            where, reason = key_of(error)
+            raise self.fail(join_key(key, where), reason) from error
 
     def choice(self, key: str, value: str, kind: type[_E]) -> _E:
         """One of an enumeration's values, or an error listing them."""
@@ -111,6 +144,13 @@ class ValueChecks:
             raise self.fail(key, f"must be above 0, not {value}")
         return value
 
+    def within(self, key: str, value: float, bounds: tuple[float, float]) -> float:
+        """Seconds from ``bounds[0]`` to ``bounds[1]``."""
+        low, high = bounds
+        if not low <= value <= high:
+            raise self.fail(key, f"must be from {low:g} to {high:g} seconds, not {value:g}")
+        return value
+
     def count(self, key: str, value: int, *, low: int = 1, high: int = 100) -> int:
         """A whole number from ``low`` to ``high``."""
         if not low <= value <= high:
@@ -139,5 +179,3 @@ class ValueChecks:
                 key, f"{path} is open to every user (mode {mode & 0o777:o}); chmod o-rwx it"
             )
         return str(path)
-
-    # -- sections --------------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 import msgspec
 
+from controller.config.driver_sections import driver_settings
 from controller.config.values import names
 from controller.plugins import by_section
 from controller.security.controller_key import (
@@ -42,8 +43,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from pathlib import Path
 
-    from controller.config.load import _Loader
     from controller.config.schema import PoolConfig, TableConfig
+    from controller.config.values import Checker
 
 SECTION: Final = "wide_area"
 BROKER: Final = "broker"
@@ -156,7 +157,7 @@ class WideAreaCentral:
 WideAreaSettings: TypeAlias = WideAreaProperty | WideAreaCentral
 
 
-def read_wide_area(checks: _Loader, written: object) -> RawWideArea | None:
+def read_wide_area(checks: Checker, written: object) -> RawWideArea | None:
     """The section as written (unknown keys refused, the role known), or None without one."""
     if written is None:
         return None
@@ -183,7 +184,7 @@ def played_pools(raw: RawWideArea | None) -> frozenset[str]:
 
 
 def wide_area(
-    checks: _Loader,
+    checks: Checker,
     raw: RawWideArea | None,
     pools: Mapping[str, PoolConfig],
     tables: tuple[TableConfig, ...],
@@ -197,7 +198,7 @@ def wide_area(
 
 
 def _property(
-    checks: _Loader,
+    checks: Checker,
     raw: RawWideArea,
     pools: Mapping[str, PoolConfig],
     tables: tuple[TableConfig, ...],
@@ -223,7 +224,7 @@ def _property(
 
 
 def _played(
-    checks: _Loader,
+    checks: Checker,
     listed: list[str],
     pools: Mapping[str, PoolConfig],
     tables: tuple[TableConfig, ...],
@@ -244,7 +245,7 @@ def _played(
     return played
 
 
-def _paytable_of(checks: _Loader, key: str, pool_id: str, tables: tuple[TableConfig, ...]) -> str:
+def _paytable_of(checks: Checker, key: str, pool_id: str, tables: tuple[TableConfig, ...]) -> str:
     """The one progressive paytable the tables playing a wide-area pool play it with."""
     playing = [
         (table.key, paytable)
@@ -265,7 +266,7 @@ def _paytable_of(checks: _Loader, key: str, pool_id: str, tables: tuple[TableCon
     return paytable
 
 
-def _central_brokers(checks: _Loader, written: dict[str, Any] | None, site: str) -> object:
+def _central_brokers(checks: Checker, written: dict[str, Any] | None, site: str) -> object:
     """``[wide_area.central]``: the MQTT driver's broker keys, over TLS only."""
     key = f"{SECTION}.central"
     if written is None:
@@ -273,7 +274,7 @@ def _central_brokers(checks: _Loader, written: dict[str, Any] | None, site: str)
         raise checks.fail(key, reason)
     # A session per property at central's brokers, unless the file names one.
     item = {"client_id": f"site-{site}", **written}
-    settings = checks.driver_settings(by_section()[BROKER], key, item)
+    settings = driver_settings(checks, by_section()[BROKER], key, item)
     tls = written.get("tls")
     if not isinstance(tls, dict):
         reason = (
@@ -288,7 +289,7 @@ def _central_brokers(checks: _Loader, written: dict[str, Any] | None, site: str)
 
 
 def _central(
-    checks: _Loader,
+    checks: Checker,
     raw: RawWideArea,
     pools: Mapping[str, PoolConfig],
     tables: tuple[TableConfig, ...],
@@ -312,7 +313,7 @@ def _central(
 
 
 def _fed(
-    checks: _Loader,
+    checks: Checker,
     key: str,
     listed: list[str],
     pools: Mapping[str, PoolConfig],
@@ -338,7 +339,7 @@ def _fed(
     return tuple(listed)
 
 
-def _public_key(checks: _Loader, key: str, name: str, text: str | None, file: str | None) -> str:
+def _public_key(checks: Checker, key: str, name: str, text: str | None, file: str | None) -> str:
     """An Ed25519 public key written in the file (``name``) or read from one (``name_file``)."""
     if text is not None and file is not None:
         raise checks.fail(f"{key}.{name}_file", f"give {key}.{name} or this, not both")
@@ -359,6 +360,6 @@ def _public_key(checks: _Loader, key: str, name: str, text: str | None, file: st
         raise checks.fail(f"{key}.{name}_file", str(error)) from None
 
 
-def _key_path(checks: _Loader, text: str) -> Path:
+def _key_path(checks: Checker, text: str) -> Path:
     """A key file's path as ``[controller] key_file``'s: this file's folder, or systemd's."""
     return resolve(text) if text.startswith(CREDENTIALS) else checks.path(text)
