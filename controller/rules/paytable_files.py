@@ -9,6 +9,7 @@ in docs/paytables.md.
 
 from __future__ import annotations
 
+import functools
 import re
 from importlib import resources
 from pathlib import Path
@@ -208,8 +209,33 @@ def _progressive(source: str, raw: _RawProgressive) -> ProgressiveTerms:
     )
 
 
+PARSED: Final = 256
+"""Paytable texts whose parse is kept (a floor uses a few; each table's event carries its own)."""
+
+
 def parse_paytable(text: str | bytes, source: str) -> Paytable:
-    """Validate one paytable document; ``source`` names it in errors (usually the file path)."""
+    """Validate one paytable document; ``source`` names it in errors (usually the file path).
+
+    A text parses to the same paytable wherever it comes from, so a valid one is parsed once
+    and the one frozen :class:`Paytable` shared (its line memo with it): every table's
+    ``table-configured`` event carries its paytables whole, and start-up validates each
+    table's when the configuration is loaded, when the journal's state is restored and again
+    when it is replayed to check it, which at 1,000 tables was 40 % of start-up
+    (docs/benchmarks.md, "Where start-up's time goes"). An invalid text is never kept: it
+    is parsed again here to name its ``source``.
+    """
+    try:
+        return _valid(text)
+    except PaytableError:
+        return _parse(text, source)
+
+
+@functools.lru_cache(maxsize=PARSED)
+def _valid(text: str | bytes) -> Paytable:
+    return _parse(text, "(paytable)")
+
+
+def _parse(text: str | bytes, source: str) -> Paytable:
     try:
         raw = msgspec.toml.decode(text, type=_RawPaytable)
     except msgspec.ValidationError as error:
