@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from controller import __version__
+from controller.security.bytecode import restart_uncached, uncached
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -84,6 +85,14 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _serves(words: Sequence[str]) -> bool:
+    """Whether the words run the service: ``run`` is the first that is not an option.
+
+    The options before a command (``--debug``) take no value, so the first other word is it.
+    """
+    return next((word for word in words if not word.startswith("-")), None) == "run"
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command and return its exit status (controller/cli/exits.py lists them).
 
@@ -95,6 +104,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if words == ["--version"]:  # before the subcommands are imported (the module docstring)
         print(f"jackpotd {__version__}")
         return 0
+    if argv is None and _serves(words) and not uncached():
+        # The service starts itself again without a bytecode cache before it does anything
+        # (controller/security/bytecode.py); done here, before the parser imports every
+        # subcommand, that import is not paid twice (0.8 s of a 1,000-table start-up,
+        # docs/benchmarks.md "Where start-up's time goes"). The new process parses the words.
+        restart_uncached()
     from controller.cli import exits  # noqa: PLC0415 - see the module docstring
 
     args = build_parser().parse_args(words)
