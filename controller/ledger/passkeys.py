@@ -31,7 +31,7 @@ import msgspec
 
 from controller.events import PasskeyCloneSuspected, decode_event, encode_event
 from controller.ledger.state import LedgerError
-from controller.security.signatures import binding_of, is_passkey, signatures_of
+from controller.security.signatures import binding_of, signatures_of
 from controller.security.webauthn_signatures import PasskeyError, asserted, assertion_challenge
 
 if TYPE_CHECKING:
@@ -142,8 +142,11 @@ def clone_evidence(state: LedgerState, event: AnyEvent) -> PasskeyCloneSuspected
     if not _never_applied(state, event):
         return None
     for signature in signatures_of(event):
-        if is_passkey(signature) and _regressed(state, event, signature) is not None:
-            credential = signature.webauthn.credential_id  # type: ignore[union-attr]
+        assertion = signature.webauthn
+        if isinstance(assertion, msgspec.UnsetType):
+            continue
+        if _regressed(state, event, signature) is not None:
+            credential = assertion.credential_id
             return PasskeyCloneSuspected(
                 f"{event.event_id}#{CLONE}-{credential[:16]}",
                 event.at,
