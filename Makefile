@@ -101,6 +101,7 @@ bench: $(STAMP) system-deps
 	$(BIN)/python bench/heads.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/throughput.py
+	$(BIN)/python bench/profile.py
 
 fuzz: $(STAMP)
 	$(BIN)/python bench/fuzz.py

@@ -4,7 +4,8 @@
   delivery directives: ``set_tcp_nodelay``, persistence, ``autosave_on_changes``, queue and
   packet limits...), with only what names this machine changed: a plain listener on loopback,
   anonymous clients (no TLS, password file or ACL), and the persistence folder and user.
-* :class:`ProcessSample`: CPU time and resident memory of a process, from ``/proc`` (Linux).
+* :class:`ProcessSample`, :func:`thread_cpu_s`: CPU time and resident memory of a process, and
+  its main thread's CPU apart from its other threads', from ``/proc`` (Linux).
 * :func:`machine`, :func:`percentile`, :func:`write_results`: the report's common parts.
 * :class:`Target`, :func:`print_targets`: the targets each script judges
   (docs/benchmarks.md, "Targets"), in one shape in every results file and on every output.
@@ -224,6 +225,25 @@ class ProcessSample:
                 io[key] = int(value)
         rss, peak = _kib(status.get("VmRSS", "0 kB")), _kib(status.get("VmHWM", "0 kB"))
         return cls(cpu_s, rss, peak, io.get("write_bytes", 0))
+
+
+def thread_cpu_s(pid: int) -> tuple[float, float]:
+    """CPU seconds of a process's main thread, and of all its other threads together.
+
+    The daemon's event loop is its main thread; the commit thread and the executors' threads
+    are the others (bench/profile.py splits an event's CPU between them).
+    """
+    main = others = 0.0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with contextlib.suppress(OSError):  # a thread that ended meanwhile
+            stat = (task / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2 :].split()
+            spent = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+            if task.name == str(pid):
+                main += spent
+            else:
+                others += spent
+    return main, others
 
 
 def _kib(text: str) -> int:

@@ -165,6 +165,28 @@ def _fuzz(results: dict[str, Any]) -> None:
         assert target["findings"] == []
 
 
+def _profile(results: dict[str, Any]) -> None:
+    for mode in ("daemon", "isolation"):
+        found = results[mode]
+        assert found["cpu_ms_per_event"] > 0
+        _sampled(found, "layers", "ms_per_event")
+    startup = results["startup"]
+    assert startup["startup_s"] > 0
+    assert startup["before_restart_s"] < startup["sampled_startup_s"]
+    _sampled(startup, "phases", "seconds")
+
+
+def _sampled(found: dict[str, Any], parts: str, figure: str) -> None:
+    """Where py-spy could attach (root may), the samples add up; elsewhere none are made up."""
+    if found["py_spy"] != "sampled":
+        assert found[parts] == {}, found
+        return
+    assert found["samples"] > 0
+    assert found[parts], found
+    assert abs(sum(part["share"] for part in found[parts].values()) - 1) < 0.01
+    assert all(part[figure] >= 0 for part in found[parts].values())
+
+
 SHORT_FORMS: Final = {
     "analyze.py": ShortForm(
         ("--repeats", "1", "--alone", "fortune-1"), ("jackpotd analyze --all", "ratio to target")
@@ -213,6 +235,25 @@ SHORT_FORMS: Final = {
         "fuzz",
         _fuzz,
     ),
+    "profile.py": ShortForm(
+        (
+            "--rate",
+            "200",
+            "--duration",
+            "1",
+            "--warmup",
+            "0.5",
+            "--tables",
+            "4",
+            "--events",
+            "300",
+            "--startup-tables",
+            "4",
+        ),
+        ("ms CPU/event unsampled", "sequencer and journal in isolation", "start-up at 4 tables"),
+        "profile",
+        _profile,
+    ),
     "scale.py": ShortForm(
         ("--tables", "10", "--warmup", "1", "--window", "2"),
         ("ms CPU/event", "start-up"),
@@ -244,7 +285,7 @@ SHORT_FORMS: Final = {
 """What ``make bench`` runs, and ``make fuzz``: every script of bench/ with a ``__main__``."""
 
 WORKDIR: Final = frozenset(
-    {"durability.py", "journal_growth.py", "scale.py", "throughput.py", "writes.py"}
+    {"durability.py", "journal_growth.py", "profile.py", "scale.py", "throughput.py", "writes.py"}
 )
 """The scripts given a ``--workdir`` here (else they make one under /var/tmp and remove it).
 
