@@ -175,6 +175,9 @@ class JournalReader(Protocol):
     def rows(self) -> Iterator[dict[str, Any]]:
         """Every journal row in order, in its canonical form."""
 
+    def provenances(self) -> Iterator[tuple[int, str | None]]:
+        """Each row's ``seq`` and provenance, in order (None: not recorded)."""
+
     def close(self) -> None:
         """Release the connection."""
 

@@ -21,7 +21,7 @@ import psycopg
 from controller.journal.errors import JournalError, SchemaError
 from controller.journal.postgres import reads, schema
 from controller.journal.postgres.connection import connect, reason
-from controller.journal.postgres.rows import read_rows
+from controller.journal.postgres.rows import provenances, read_rows
 from controller.journal.readonly import NotAJournalError, pay_query
 
 if TYPE_CHECKING:
@@ -130,6 +130,10 @@ class PostgresReader:
         """Every journal row in order, in its canonical form."""
         for row in read_rows(self._connection):
             yield row.values
+
+    def provenances(self) -> Iterator[tuple[int, str | None]]:
+        """Each row's ``seq`` and provenance, in order (None: not recorded)."""
+        return provenances(self._connection)
 
     def close(self) -> None:
         """End the read transaction and close the connection."""
