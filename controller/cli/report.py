@@ -19,7 +19,9 @@ the first row dated ``--from`` or later, and closes before the first row dated a
 Every row in between belongs to it whatever its time says, and no row belongs to two
 periods: consecutive reports (one gaming day after another) cover every row exactly once.
 The report names the rows it covers, the clock steps journaled among them, and how many rows
-are dated earlier than the row before, so that a step is never silent.
+are dated earlier than the row before, so that a step is never silent; and who wrote the
+period's rows and how much of each table's device input its table agent signed
+(controller/cli/report_provenance.py).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ import msgspec
 
 from controller.cli import site_report
 from controller.cli.common import CommandError, add_db, command, open_reader
+from controller.cli.report_provenance import print_provenance, provenance
 from controller.cli.tables import Column, print_table
 from controller.cli.times import gaming_day, local_time, moment
 from controller.effects import (
@@ -329,12 +332,17 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--from {args.start} is after --to {args.end}")
     with open_reader(args) as journal:
         rows = list(journal.rows())
+        origins = dict(journal.provenances())
     periods = reconcile(rows, start, end)
     covered = coverage(rows, start, end)
+    ordered = sorted(rows, key=lambda row: int(row["seq"]))
+    begin, stop = span(ordered, start, end)
+    found = provenance(ordered[begin:stop], origins)
     documents = [_document(pool_id, period) for pool_id, period in sorted(periods.items())]
     ok = all(document["balanced"] for document in documents)
     if args.json:
         report = {"from": args.start, "to": args.end, "rows": covered.document()}
+        report |= {"provenance": found.document()}
         print(json.dumps(report | {"pools": documents, "balanced": ok}, indent=2))
         return 0 if ok else 1
     print(f"Reconciliation from {_when(start, 'the start')} to {_when(end, 'now')}")
@@ -348,6 +356,7 @@ def run(args: argparse.Namespace) -> int:
             for row in _account_rows(pool_id, period)
         ],
     )
+    print_provenance(found)
     if not ok:
         print("at least one pool does not balance", file=sys.stderr)
     return 0 if ok else 1
