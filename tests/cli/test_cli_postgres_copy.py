@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import closing
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
@@ -98,7 +98,18 @@ def test_a_copy_holds_the_same_rows_hashes_state_and_snapshots_and_verifies_with
         assert main([*argv, "--db", str(journal_file)]) == 0
         file_out = capsys.readouterr().out
         assert main([*argv, "--db", postgres_url]) == 0
-        assert capsys.readouterr().out == file_out, argv
+        database_out = capsys.readouterr().out
+        if argv[0] == "report":  # the copy wrote the rows whose writer the file never recorded
+            file_out, database_out = _copied_writers(file_out), _copied_writers(database_out)
+        assert database_out == file_out, argv
+
+
+def _copied_writers(report: str) -> dict[str, object]:
+    """The report, its rows with no recorded writer and those ``journal copy`` wrote as one."""
+    document: dict[str, Any] = json.loads(report)
+    writers: dict[str, int] = document["provenance"]["writers"]
+    writers["copy"] = writers.pop("copy", 0) + writers.pop("unrecorded", 0)
+    return document
 
 
 def test_copy_json_gives_both_verifications(
