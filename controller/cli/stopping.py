@@ -1,8 +1,8 @@
-"""The small services beside the controller: how they log, find their driver, and end.
+"""The small services beside the controller: how they log and end.
 
 ``jackpotd agent`` and ``jackpotd sign`` run one driver's work until they are stopped, on
 SIGTERM or SIGINT; both are ``Type=notify`` services with a watchdog (systemd/). Their driver
-is named by a string, as controller.plugins names drivers (the core imports no driver). The
+is found in the registry (:func:`controller.plugins.program`; the core imports no driver). The
 controller itself has its own start-up and drain (controller/service).
 """
 
@@ -13,8 +13,7 @@ import contextlib
 import logging
 import signal
 import sys
-from importlib import import_module
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from controller.runtime.logsafe import log_handler
 from controller.runtime.systemd import Notifier
@@ -28,12 +27,6 @@ LOG_LEVELS: Final = ("DEBUG", "INFO", "WARNING", "ERROR")
 def start_logging(level: str) -> None:
     """Log at ``level`` to standard error, one line per record (the journal of systemd)."""
     logging.basicConfig(level=level, handlers=[log_handler(sys.stderr)], force=True)
-
-
-def driver_function(target: str) -> Any:  # noqa: ANN401 - the caller names the type it expects
-    """The function ``module:name`` names (a driver's entry point)."""
-    module, _, attribute = target.partition(":")
-    return getattr(import_module(module), attribute)
 
 
 async def until_stopped(work: Awaitable[None], status: str) -> None:
