@@ -1,0 +1,101 @@
+"""After an accepted restore the signer's marks still refuse the journal until root retires them.
+
+docs/security.md, "The key and the writer are split" and "the signer's marks after a restore";
+docs/operations.md, "The signer". A real ``jackpotd signer`` process holds the controller key
+and signs every head of a signed journal (tests/support/signer_process.py). The journal is
+restored from a back-up taken before rows the signer signed, and two managers accept the rows it
+loses (``jackpotd accept-restore``): the ledger takes the lost mark, but the signer, which never
+reads the journal, still holds its own mark above the restored head and refuses to sign it, so
+the controller does not start. Root's documented procedure (stop the signer, move its marks file
+aside, start it) lets the restored journal start and be signed on. From then on the signer's new
+marks refuse to go back again: the journal rolled back to the back-up once more (the high-water
+file removed, as a shell as the service user could) is refused by the signer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from typing import TYPE_CHECKING
+
+import pytest
+from support.controller_keys import write_controller_key
+from support.signer_process import SignerProcess, start_signer
+from test_cli_accept_restore import accept, played_on, restored, start
+
+from controller.journal import Journal
+from controller.journal.high_water import high_water_path, read_high_water, sign_head
+from controller.runtime.checkpointing import StoredStateError
+from controller.runtime.remote_signer import RemoteSigner
+from controller.security.signer import SignerRefusedError, as_controller_key
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from controller.security.controller_key import ControllerKey
+
+__all__ = ["restored"]  # the fixture, used by name
+
+
+@pytest.fixture
+def signer(tmp_path: Path) -> Iterator[SignerProcess]:
+    """The signer of controller ``c1``, holding the key the restored journal's heads were under."""
+    process = start_signer(tmp_path / "signer.key", tmp_path, "c1")
+    try:
+        yield process
+    finally:
+        if process.process.poll() is None:
+            process.process.kill()
+            process.process.communicate()
+
+
+@pytest.fixture
+def key(tmp_path: Path) -> ControllerKey:
+    """The controller key, written for the signer to hold (the restored fixture signs with it)."""
+    return write_controller_key(tmp_path, "signer.key")
+
+
+def test_the_signer_refuses_an_accepted_restore_until_root_retires_its_marks_then_holds_the_new(
+    restored: tuple[Path, object],
+    signer: SignerProcess,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+) -> None:
+    path, _site = restored
+    # Before the restore, the signer signed the journal's heads up to the one the file holds.
+    lost = read_high_water(high_water_path(str(path)))
+    assert lost is not None
+    remote = RemoteSigner(signer.socket, timeout_s=5.0)
+    # The signer signed that head (as it signs every head the service asks for): its mark.
+    sign_head(as_controller_key(remote), "c1", lost.journal, (lost.seq, lost.hash), lost.at)
+    assert accept(capsys, path, "mgr", "mgr2")[0] == 0
+    with pytest.raises(
+        (SignerRefusedError, StoredStateError), match=r"the signer refused.*went back"
+    ):
+        start(path, remote)  # type: ignore[arg-type]
+    # Root's procedure: stop the signer, move its marks aside, start it again.
+    assert signer.stop() is not None
+    retired = signer.state.rename(tmp_path / "incident-2211-signer-marks.json")
+    assert retired.exists()
+    again = start_signer(tmp_path / "signer.key", tmp_path, "c1")
+    try:
+        remote = RemoteSigner(again.socket, timeout_s=5.0)
+        shutil.copy(path, tmp_path / "accepted.db")  # the restored journal, accepted
+        start(path, remote)  # type: ignore[arg-type]
+        asyncio.run(played_on(path, remote, 2))  # type: ignore[arg-type]
+        after = read_high_water(high_water_path(str(path)))
+        assert after is not None
+        with Journal(path) as journal:
+            assert (after.seq, after.hash) == journal.head
+        # The service user rolls back once more, and removes the file: the signer refuses.
+        path.unlink()
+        shutil.copy(tmp_path / "accepted.db", path)
+        high_water_path(str(path)).unlink()
+        with pytest.raises(
+            (SignerRefusedError, StoredStateError), match=r"the signer refused.*went back"
+        ):
+            start(path, remote)  # type: ignore[arg-type]
+    finally:
+        again.process.kill()
+        again.process.communicate()
