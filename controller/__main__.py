@@ -28,10 +28,14 @@ def _launch() -> int:
     sys.path.append(root)
     from controller.security.import_path import environment_prefixes, planned  # noqa: PLC0415
 
+    # As site would: the virtual environment's prefix (site reads pyvenv.cfg, not Python),
+    # before the plan asks site for the install folders: Debian's site.getsitepackages names a
+    # prefix's site-packages only when sys.prefix is not the base prefix (a virtual
+    # environment), so without it the environment's own folder would be planned as an ordinary
+    # folder, unlike the manifest an operator's jackpotd approved (docs/operations.md).
+    sys.prefix = sys.exec_prefix = environment_prefixes()[0]
     plan = planned(root, stdlib)
     sys.path[:] = plan.entries
-    # As site would: the virtual environment's prefix (site reads pyvenv.cfg, not Python).
-    sys.prefix = sys.exec_prefix = environment_prefixes()[0]
     argv = sys.argv[1:]
     words = [word for word in argv if not word.startswith("-")]
     if words[:1] == ["run"]:
