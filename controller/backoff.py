@@ -4,21 +4,26 @@
 sleeps between attempts: 0.1 s, 0.2 s, 0.4 s, ... up to the cap, each randomised ("full
 jitter") so that a hundred tables reconnecting after a broker restart do not stampede. A
 successful connection calls :meth:`Backoff.reset`. :func:`keep_connected` is the loop every
-driver (MQTT in and out, serial lines, signs) and the service's supervision run.
+driver (MQTT in and out, serial lines, signs) and the service's supervision run;
+:func:`retrying` is the same backoff around one operation that is retried until it succeeds
+(a standby opening its journal, the demo's tables resubmitting to a controller that failed
+closed).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from contextlib import AbstractAsyncContextManager
 
 _S = TypeVar("_S")
+_T = TypeVar("_T")
 
 
 @dataclass(slots=True)
@@ -118,3 +123,36 @@ async def keep_connected(
             link.failed(what, error)
         finally:
             link.connected = False
+
+
+async def retrying(
+    operation: Callable[[], Awaitable[_T]],
+    backoff: Backoff,
+    *,
+    retry_on: type[Exception] | tuple[type[Exception], ...],
+    failed: Callable[[Exception], None] | None = None,
+    stop: asyncio.Event | None = None,
+) -> _T | None:
+    """Run ``operation`` until it succeeds, with ``backoff`` between the failures it retries.
+
+    A failure of a type in ``retry_on`` is reported to ``failed`` and retried after the next
+    delay; anything else propagates. The backoff is reset on success. With a ``stop`` event (a
+    service's), the wait ends early when it is set, and no attempt is made once it is: then
+    the result is None. Otherwise returns the operation's result.
+    """
+    while stop is None or not stop.is_set():
+        try:
+            result = await operation()
+        except retry_on as error:
+            if failed is not None:
+                failed(error)
+            delay = backoff.next_delay()
+            if stop is None:
+                await asyncio.sleep(delay)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(stop.wait(), delay)
+            continue
+        backoff.reset()
+        return result
+    return None

@@ -18,7 +18,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Protocol
 
-from controller.backoff import Backoff
+from controller.backoff import Backoff, retrying
 from controller.clock import utc_now
 from controller.events import (
     BetSensed,
@@ -65,14 +65,9 @@ class InProcessLink:
 
     async def send(self, event: DeviceInput) -> None:
         """Submit and wait for the journal, retrying while the controller is unavailable."""
-        while True:
-            try:
-                await self.intake.submit(event)
-            except ControllerUnavailableError:
-                await asyncio.sleep(self.backoff.next_delay())
-                continue
-            self.backoff.reset()
-            return
+        await retrying(
+            lambda: self.intake.submit(event), self.backoff, retry_on=ControllerUnavailableError
+        )
 
     async def heartbeat(self, table_id: str, device: str, last: int | None = None) -> None:
         """Report a heartbeat."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from controller.backoff import Backoff, keep_connected
+from controller.backoff import Backoff, keep_connected, retrying
 from controller.service.wiring import supervise
 
 if TYPE_CHECKING:
@@ -124,3 +124,53 @@ def test_a_supervised_part_that_fails_or_ends_is_started_again(
     messages = [record.getMessage() for record in caplog.records]
     assert "part failed; restarting" in messages
     assert "part stopped; restarting" in messages
+
+
+class UnreachableError(Exception):
+    """The one failure the retried operation names as worth another try."""
+
+
+def test_one_operation_is_retried_until_it_succeeds_and_a_bug_is_not_retried() -> None:
+    outcomes: list[str] = ["unreachable", "unreachable", "done"]
+    seen: list[str] = []
+    backoff = Backoff(initial=0.001, cap=0.002, jitter=False)
+
+    async def operation() -> str:
+        outcome = outcomes.pop(0)
+        if outcome == "unreachable":
+            raise UnreachableError(outcome)
+        if outcome == "a bug":
+            raise BugError(outcome)
+        return outcome
+
+    result = asyncio.run(
+        retrying(
+            operation, backoff, retry_on=UnreachableError, failed=lambda e: seen.append(str(e))
+        )
+    )
+    assert (result, seen, backoff.failures) == ("done", ["unreachable", "unreachable"], 0)
+    outcomes[:] = ["unreachable", "a bug", "done"]
+    with pytest.raises(BugError):
+        asyncio.run(retrying(operation, backoff, retry_on=UnreachableError))
+    assert outcomes == ["done"]
+
+
+def test_a_stop_ends_the_retries_within_the_wait_and_answers_none() -> None:
+    attempts: list[int] = []
+
+    async def stopped_while_waiting() -> str | None:
+        stop = asyncio.Event()
+
+        async def operation() -> str:
+            attempts.append(len(attempts))
+            asyncio.get_running_loop().call_soon(stop.set)
+            raise UnreachableError
+
+        # A delay of an hour: only the stop can end the wait.
+        backoff = Backoff(initial=3600.0, cap=3600.0, jitter=False)
+        return await asyncio.wait_for(
+            retrying(operation, backoff, retry_on=UnreachableError, stop=stop), 10
+        )
+
+    assert asyncio.run(stopped_while_waiting()) is None
+    assert attempts == [0]

@@ -28,9 +28,9 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, TypeVar
 
-from controller.backoff import Backoff
+from controller.backoff import Backoff, retrying
 from controller.journal.errors import JournalError
 from controller.journal.postgres.fence import MARGIN_S, Fence, Held
 from controller.journal.sequencing import open_standby
@@ -40,6 +40,8 @@ from controller.web.limits import WebLimits
 from controller.web.standby import StandbyPage, Standing
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from controller.config.load import Config
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres import PostgresJournal
@@ -49,6 +51,8 @@ if TYPE_CHECKING:
     from controller.security.manifest import Manifest
 
 log = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
 
 RETRY_CAP_S: Final = 5.0
 """After the database could not be reached: soon again, then no more often than every 5 s."""
@@ -120,41 +124,29 @@ class Standby:
         return promoted
 
     async def _open(self, location: DatabaseUrl) -> PostgresJournal | None:
-        while not self.stop.is_set():
-            try:
-                journal = await asyncio.to_thread(open_standby, location, self.fence)
-            except JournalError as error:
-                self._trouble(f"cannot open the journal: {error}")
-                await self._pause(self.backoff.next_delay())
-                continue
-            self.backoff.reset()
-            return journal
-        return None
+        return await self._retrying(
+            lambda: asyncio.to_thread(open_standby, location, self.fence),
+            "cannot open the journal: ",
+        )
 
     async def _wait(self, journal: PostgresJournal) -> Promoted | None:
         seen = await asyncio.to_thread(current, self.config.digest) if self.hash_software else None
-        check = None
-        while check is None:
-            try:
-                check = await asyncio.to_thread(journal.check_state, self.key)
-            except JournalError as error:
-                self._trouble(str(error))
-                await self._pause(self.backoff.next_delay())
-                if self.stop.is_set():
-                    return None
-        self.backoff.reset()
+        check = await self._retrying(lambda: asyncio.to_thread(journal.check_state, self.key))
+        if check is None:
+            return None
         if not check.ok:
             self._say(f"the start-up check failed: {'; '.join(check.problems[:3])}")
+        follows = check.ok
+
+        async def follow_and_take() -> int | Held:
+            if follows:
+                await asyncio.to_thread(journal.follow)
+            return await asyncio.to_thread(journal.take)
+
         while not self.stop.is_set():
-            try:
-                if check.ok:
-                    await asyncio.to_thread(journal.follow)
-                taken = await asyncio.to_thread(journal.take)
-            except JournalError as error:
-                self._trouble(str(error))
-                await self._pause(self.backoff.next_delay())
-                continue
-            self.backoff.reset()
+            taken = await self._retrying(follow_and_take)
+            if taken is None:
+                return None
             self.standing.seq = journal.head[0]
             if not isinstance(taken, Held):
                 log.warning("node %s takes the sequencer over (epoch %d)", self.fence.node, taken)
@@ -177,6 +169,18 @@ class Standby:
         if reason != self.standing.reason:
             log.warning("standby: %s; trying again", reason)
         self._say(reason)
+
+    async def _retrying(
+        self, operation: Callable[[], Awaitable[_T]], trouble: str = ""
+    ) -> _T | None:
+        """``operation`` retried with the capped backoff while the journal cannot be reached."""
+        return await retrying(
+            operation,
+            self.backoff,
+            retry_on=JournalError,
+            failed=lambda error: self._trouble(f"{trouble}{error}"),
+            stop=self.stop,
+        )
 
     async def _pause(self, seconds: float) -> None:
         """Wait ``seconds``, or less if the service is stopped."""
