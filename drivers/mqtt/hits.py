@@ -15,7 +15,11 @@ controller's public keys (:class:`~controller.meter_signature.MeterKeys`) shows 
   refused ``stale``, since no order makes an old event look old (a hit is not a state that a
   newer one replaces);
 * its payout id was not shown already: the controller publishes a hit at least once (again
-  after a crash), and a replay within the age is a repeat, shown once.
+  after a crash), and a replay within the age is a repeat, shown once. Given a file
+  (:class:`SeenHits`), the payout ids shown within the age are kept in it, each written and
+  flushed to disk before its hit is shown: a station that restarts reads them back, so a
+  genuine hit captured and published again within the five minutes, after the restart, is a
+  repeat too, never celebrated twice (docs/security.md, "A hit replayed after a restart").
 
 Each refusal is counted (:attr:`HitCheck.refused`, and :attr:`HitCheck.stale` of them) and
 logged, at most once a minute with the count since the last line, so that a flood of forged
@@ -26,18 +30,23 @@ believed as it comes, and only repeats are dropped.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
+import msgspec
+
 from controller.errors import InputError
+from controller.files import RECORD, append_file, write_file
 from controller.meter_signature import HIT_DOMAIN, HIT_MAX_AGE_S
 from drivers.mqtt.outgoing import SIGNED_VERSIONS, HitPayload, hit_of
 from drivers.mqtt.payloads import decode_object
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from pathlib import Path
 
     from controller.meter_signature import MeterKeys
 
@@ -57,6 +66,70 @@ class HitRefusedError(InputError, ValueError):
         self.reason = reason
 
 
+class Seen(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """One hit shown: its payout id and its time (a line of the seen hits' file)."""
+
+    payout: str
+    at: str
+
+
+class SeenHits:
+    """The payout ids of the hits shown within the age a hit is believed, kept in a file.
+
+    One JSON line a hit, appended and flushed to disk (``fsync``) before the hit is shown, so
+    that a hit is never shown without its line: a line cut short by a crash is of a hit not yet
+    shown, and is passed over. Lines older than the age are dropped when the file is read and
+    when it is rewritten (at :data:`PAYOUTS_KEPT` lines): older hits are refused ``stale``
+    whatever the file says, so the file stays small. A hit is rare (a jackpot), so a flush on
+    the follower's loop costs nothing a sign would see.
+    """
+
+    def __init__(self, path: Path, max_age_s: float, now: Callable[[], datetime]) -> None:
+        self.path = path
+        self.max_age_s = max_age_s
+        self.now = now
+        self.lines = 0
+
+    def read(self) -> list[str]:
+        """The payout ids shown within the age, oldest first; the file rewritten with only them."""
+        try:
+            text = self.path.read_bytes()
+        except FileNotFoundError:
+            return []
+        kept = [seen for line in text.splitlines() if (seen := self._fresh(line)) is not None]
+        self._rewrite(kept)
+        return [seen.payout for seen in kept]
+
+    def add(self, payout: str, at: str) -> None:
+        """Keep ``payout`` (shown at ``at``) on disk before its hit is shown."""
+        if self.lines >= PAYOUTS_KEPT:
+            self.read()
+        with append_file(self.path, RECORD) as out:
+            out.write(msgspec.json.encode(Seen(payout, at)) + b"\n")
+            out.flush()
+            os.fsync(out.fileno())
+        self.lines += 1
+
+    def _fresh(self, line: bytes) -> Seen | None:
+        try:
+            seen = msgspec.json.decode(line, type=Seen)
+            at = datetime.fromisoformat(seen.at)
+        except (msgspec.MsgspecError, ValueError):
+            return None  # cut short by a crash: its hit was not shown
+        if at.tzinfo is None or (self.now() - at).total_seconds() > self.max_age_s:
+            return None
+        return seen
+
+    def _rewrite(self, kept: list[Seen]) -> None:
+        # Written whole beside the file and renamed over it: a crash leaves one or the other.
+        staged = self.path.with_name(self.path.name + ".new")
+        write_file(staged, b"".join(msgspec.json.encode(seen) + b"\n" for seen in kept), RECORD)
+        with staged.open("rb") as done:
+            os.fsync(done.fileno())
+        staged.replace(self.path)
+        self.lines = len(kept)
+
+
 class HitCheck:
     """One follower's hits: checked, each payout id once (see the module docstring)."""
 
@@ -67,6 +140,7 @@ class HitCheck:
         *,
         max_age_s: float = HIT_MAX_AGE_S,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
+        seen: Path | None = None,
     ) -> None:
         self.name = name
         self.keys = keys
@@ -79,6 +153,10 @@ class HitCheck:
         self.repeated = 0
         """Hits of a payout id already shown (published again): dropped, not refused."""
         self._payouts: OrderedDict[str, None] = OrderedDict()
+        self._seen = None if seen is None else SeenHits(seen, max_age_s, now)
+        """Where the payouts shown are kept across restarts (None: in memory only)."""
+        if self._seen is not None:
+            self._payouts.update(dict.fromkeys(self._seen.read()))
         self._logged: float | None = None
         self._since = 0
 
@@ -96,6 +174,8 @@ class HitCheck:
         if hit.payout in self._payouts:
             self.repeated += 1
             return None
+        if self._seen is not None:
+            self._seen.add(hit.payout, hit.at)  # on disk before it is shown
         self._payouts[hit.payout] = None
         if len(self._payouts) > PAYOUTS_KEPT:
             self._payouts.popitem(last=False)
