@@ -86,6 +86,7 @@ from drivers.mqtt.topics import NO_POOL, Topics
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Collection
+    from pathlib import Path
 
     from controller.meter_signature import MeterKeys
     from controller.outputs import AnyUpdate
@@ -114,6 +115,7 @@ class MeterFollower:
         timeout_s: float = TIMEOUT_S,
         keys: MeterKeys | None = None,
         hit_max_age_s: float = HIT_MAX_AGE_S,
+        hits_seen: Path | None = None,
     ) -> None:
         self.settings = settings
         self.keys = keys
@@ -145,8 +147,9 @@ class MeterFollower:
         self._index = 0
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
         self._baseline = 0
-        self.hits = HitCheck(self.name, keys, max_age_s=hit_max_age_s)
-        """The hits' checks: signed, their pool's, fresh, each payout once."""
+        self.hits = HitCheck(self.name, keys, max_age_s=hit_max_age_s, seen=hits_seen)
+        """The hits' checks: signed, their pool's, fresh, each payout once (across restarts,
+        given ``hits_seen``: the file the payouts shown are kept in)."""
         self._online: bool | None = None
         self._waiting: deque[AnyUpdate] | None = None
         """What :meth:`updates` has still to hand over; None until it is asked for."""
