@@ -369,6 +369,7 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
                             runtime,
                             max_streams=config.web.max_streams,
                             node=config.controller.node,
+                            operator_socket=operators.path if operators is not None else None,
                         ),
                         web_limits,
                         web_started,
