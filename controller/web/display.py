@@ -8,6 +8,7 @@
 | ``/metrics`` | Prometheus metrics |
 | ``/healthz`` | 200 when the journal is writable and every source works, else 503 |
 | ``/leader`` | 200 with this node, its epoch and last row while it sequences, else 503 |
+| ``/console/`` | the supervisors' console, with an operator socket (controller/web/console.py) |
 
 The page is self-contained (no external assets) so that it works on an isolated floor network,
 and read-only: nothing here changes a meter. At most ``[web] max_streams`` ``/events`` streams
@@ -35,6 +36,7 @@ from aiohttp import web
 
 from controller.outputs import MeterUpdate
 from controller.runtime.metrics import StreamCounts
+from controller.web.console import Console
 from controller.web.gate import SWEEP_S, Gate, GateMetrics
 from controller.web.listener import Listener
 from controller.web.meter_signatures import MeterSignatures
@@ -44,6 +46,7 @@ from controller.web.throttle import LogThrottle, QuietLoopErrors, QuietRecords
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+    from pathlib import Path
 
     from prometheus_client import CollectorRegistry
 
@@ -66,8 +69,17 @@ log = logging.getLogger(__name__)
 class Display:
     """The web endpoints over the live controller."""
 
-    def __init__(self, runtime: Runtime, *, max_streams: int, node: str | None = None) -> None:
+    def __init__(
+        self,
+        runtime: Runtime,
+        *,
+        max_streams: int,
+        node: str | None = None,
+        operator_socket: Path | None = None,
+    ) -> None:
         self.runtime = runtime
+        self.operator_socket = operator_socket
+        """Where the console hands its signed actions (the CLI's door); None: no console."""
         self.node = node or runtime.controller_id
         """This node's name in ``/leader`` (the fence's ``[controller] node``; the id if none)."""
         self.broadcast = runtime.broadcast
@@ -105,6 +117,10 @@ class Display:
                 web.get("/leader", self.leader),
             ]
         )
+        if self.operator_socket is not None:
+            console = Console(self.page, self.operator_socket)
+            app.router.add_get("/console", console.to_page)
+            app.add_subapp("/console", console.app())
         return app
 
     async def index(self, _: web.Request) -> web.Response:

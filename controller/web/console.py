@@ -1,0 +1,334 @@
+"""The supervisors' console: pending pays, tables and last actions, and passkey-signed actions.
+
+Served beside the display on the same port (``/console/``) when ``[controller]
+operator_socket`` is configured, and fed by the same live stream (``/events``):
+
+* ``GET /console/``: the page (controller/web/console.html);
+* ``GET /console/api/state``: pending pays with their hands, tables, operators and their
+  passkeys, the last actions;
+* ``POST /console/api/draft``: draft an action (verify-hit, void, adjust, operator unlock,
+  passkey revoke) for the operator who signs first; its bound bytes;
+* ``POST /console/api/enroll``: draft a passkey's enrollment; the bytes its registration's
+  challenge is the digest of;
+* ``POST /console/api/register``: the authenticator's registration; the enrollment, for the
+  managers to sign;
+* ``POST /console/api/sign``: one passkey's assertion over a draft, submitted once the draft has
+  the signatures the ledger asks for;
+* ``GET /console/api/drafts/{id}``: a draft's event, for a manager who signs it with a key file.
+
+The web server only relays (docs/security.md, "The console"): it drafts the event and its
+bound bytes (controller/web/console_drafts.py), the page asks the authenticator to sign their
+SHA-256, and the server attaches the assertion as the Signature's ``webauthn`` form and hands
+the event in through the operator socket, the CLI's one door (controller/web/console_desk.py).
+It holds no key: the ledger checks every assertion, credential, role, binding and dual control.
+
+WebAuthn needs a secure context: the console is served over HTTPS with the property's
+certificate, or on ``localhost`` (the demo). The relying party id is the host the page was
+asked for, and the origin of an enrollment is the one the browser says it posts from: both are
+written into the enrollment the managers sign, and every later assertion must match them.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+from importlib import resources
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+import msgspec
+from aiohttp import web
+
+from controller.clock import utc_now
+from controller.event_base import WebAuthnAssertion
+from controller.events import PasskeyRegistration, encode_event
+from controller.ledger.passkeys import passkeys_of
+from controller.web.console_desk import ConsoleDesk, DeskError
+from controller.web.console_drafts import (
+    Draft,
+    DraftError,
+    Drafts,
+    add_assertion,
+    drafted,
+    enrollment_draft,
+    registered,
+)
+from controller.web.console_words import plain
+from controller.web.policy import SECURITY_HEADERS, _digests
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from controller.ledger.state import LedgerState
+    from controller.web.snapshot import PageState
+
+PAGE: Final = (resources.files("controller.web") / "console.html").read_text(encoding="utf-8")
+POLICY: Final = "; ".join(
+    (
+        "default-src 'none'",
+        f"script-src {_digests('script', PAGE)}",
+        f"style-src {_digests('style', PAGE)}",
+        "connect-src 'self'",
+        "base-uri 'none'",
+        "form-action 'none'",
+        "frame-ancestors 'none'",
+    )
+)
+"""The display's policy (controller/web/policy.py) with the console page's own digests."""
+MAX_BODY: Final = 64 * 1024
+T = TypeVar("T")
+ACTIONS_KEPT: Final = 20
+VERIFIED_SHOWN: Final = 10
+
+
+class _Actions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    action: str
+    by: str
+    payout_id: str = ""
+    table_id: str = ""
+    round_id: str = ""
+    pool_id: str = ""
+    account: str = ""
+    amount_cents: int = 0
+    name: str = ""
+    reason: str = ""
+
+
+class _Enroll(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    operator: str
+    label: str
+    by: str
+
+
+class _Register(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    draft: str
+    credential_id: str
+    attestation_object: str
+    client_data_json: str
+
+
+class _Sign(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    draft: str
+    credential_id: str
+    authenticator_data: str
+    client_data_json: str
+    signature: str
+
+
+async def _body(request: web.Request, kind: type[T]) -> T:
+    data = await request.content.read(MAX_BODY + 1)
+    if len(data) > MAX_BODY:
+        raise web.HTTPRequestEntityTooLarge(max_size=MAX_BODY, actual_size=len(data))
+    try:
+        return msgspec.json.decode(data, type=kind)
+    except msgspec.MsgspecError as error:
+        raise web.HTTPBadRequest(text=f"not a console request: {error}") from None
+
+
+def _refused(message: str) -> web.Response:
+    return web.json_response({"status": "refused", "plain": message, "reason": message})
+
+
+async def _console_headers(_: web.Request, response: web.StreamResponse) -> None:
+    """The console page's own policy, after the display's headers (a sub-application's hook)."""
+    response.headers.update(SECURITY_HEADERS)
+    response.headers["Content-Security-Policy"] = POLICY
+
+
+class Console:
+    """The console's endpoints over the display's state and the operator socket."""
+
+    def __init__(self, page: PageState, operator_socket: Path) -> None:
+        self.page = page
+        self.desk = ConsoleDesk(operator_socket)
+        self.drafts = Drafts()
+        self.actions: collections.deque[dict[str, Any]] = collections.deque(maxlen=ACTIONS_KEPT)
+
+    def app(self) -> web.Application:
+        """The sub-application mounted at ``/console/``."""
+        app = web.Application(client_max_size=MAX_BODY)
+        app.on_response_prepare.append(_console_headers)
+        app.add_routes(
+            [
+                web.get("/", self.index),
+                web.get("/api/state", self.state),
+                web.post("/api/draft", self.draft),
+                web.post("/api/enroll", self.enroll),
+                web.post("/api/register", self.register),
+                web.post("/api/sign", self.sign),
+                web.get("/api/drafts/{draft}", self.saved),
+            ]
+        )
+        return app
+
+    async def to_page(self, _: web.Request) -> web.Response:
+        """``/console`` is the page's folder."""
+        raise web.HTTPFound("/console/")
+
+    async def index(self, _: web.Request) -> web.Response:
+        """The console page."""
+        return web.Response(text=PAGE, content_type="text/html", charset="utf-8")
+
+    async def state(self, _: web.Request) -> web.Response:
+        """Pending pays, tables, operators and their passkeys, and the last actions."""
+        document = self.page.snapshot()
+        state = self.page.runtime.journal.state
+        return web.json_response(
+            {
+                "at": document["at"],
+                "controller": document["controller"],
+                "pending": document["pending"],
+                "tables": document["tables"],
+                "operators": _operators(state),
+                "dual_control_cents": state.authority.dual_control_cents,
+                "actions": list(self.actions),
+                "verified": self._verified(),
+            },
+            headers={"Cache-Control": "no-store"},
+        )
+
+    def _verified(self) -> list[dict[str, Any]]:
+        """The last pays verified, whoever verified them (the CLI too), newest first."""
+        records = self.page.runtime.journal.verification_records(pending_only=False)
+        done = [record for record in records if record.verified_by]
+        done.sort(key=lambda record: record.verified_seq or 0, reverse=True)
+        return [
+            {
+                "payout_id": record.payout.payout_id,
+                "win_cents": record.payout.win_cents,
+                "verified_by": record.verified_by,
+                "seq": record.verified_seq,
+            }
+            for record in done[:VERIFIED_SHOWN]
+        ]
+
+    async def draft(self, request: web.Request) -> web.Response:
+        """Draft an action for ``by`` to sign first: its bound bytes."""
+        asked = await _body(request, _Actions)
+        try:
+            now = await self.desk.state()
+            made = drafted(
+                now.state, now.at, asked.action, asked.by,
+                payout_id=asked.payout_id, table_id=asked.table_id, round_id=asked.round_id,
+                pool_id=asked.pool_id, account=asked.account, amount_cents=asked.amount_cents,
+                name=asked.name, reason=asked.reason,
+            )  # fmt: skip
+        except (DeskError, DraftError) as error:
+            return _refused(str(error))
+        return web.json_response(_drafted(self.drafts.keep(made), now.state))
+
+    async def enroll(self, request: web.Request) -> web.Response:
+        """Draft a passkey's enrollment at this page's relying party id and origin."""
+        asked = await _body(request, _Enroll)
+        origin = request.headers.get("Origin", "")
+        rp_id = request.url.host or ""
+        if not origin or not rp_id:
+            return _refused("the browser did not say where the page came from: reload it")
+        try:
+            now = await self.desk.state()
+            made = enrollment_draft(
+                now.state, now.at, operator=asked.operator, label=asked.label, by=asked.by,
+                rp_id=rp_id, origin=origin,
+            )  # fmt: skip
+        except (DeskError, DraftError) as error:
+            return _refused(str(error))
+        return web.json_response(_drafted(self.drafts.keep(made), now.state))
+
+    async def register(self, request: web.Request) -> web.Response:
+        """The authenticator's registration: the enrollment is then the managers' to sign."""
+        asked = await _body(request, _Register)
+        try:
+            draft = self.drafts.get(asked.draft)
+            registration = PasskeyRegistration(
+                asked.credential_id, asked.attestation_object, asked.client_data_json
+            )
+            registered(draft, registration)
+            now = await self.desk.state()
+        except (DeskError, DraftError) as error:
+            return _refused(str(error))
+        return web.json_response(_drafted(draft, now.state))
+
+    async def sign(self, request: web.Request) -> web.Response:
+        """Hold one assertion; once the draft has the signatures needed, hand it in."""
+        asked = await _body(request, _Sign)
+        assertion = WebAuthnAssertion(
+            asked.credential_id, asked.authenticator_data, asked.client_data_json
+        )
+        try:
+            draft = self.drafts.get(asked.draft)
+            now = await self.desk.state()
+            who = add_assertion(now.state, draft, assertion, asked.signature)
+            if len(draft.signatures) < draft.needed:
+                return web.json_response(
+                    {"status": "waiting", "signed": draft.signed, "needed": draft.needed}
+                )
+            self.drafts.drop(draft.draft_id)
+            receipt = await self.desk.submit(draft.signed_event(), draft.command)
+        except (DeskError, DraftError) as error:
+            return _refused(str(error))
+        del who
+        applied = receipt.outcome == "applied"
+        self.actions.appendleft(
+            {
+                "at": utc_now(),
+                "command": draft.command,
+                "event_id": receipt.event_id,
+                "signed": draft.signed,
+                "outcome": receipt.outcome,
+                "reason": receipt.reason,
+                "seq": receipt.seq,
+            }
+        )
+        return web.json_response(
+            {
+                "status": "applied" if applied else "refused",
+                "seq": receipt.seq,
+                "event_id": receipt.event_id,
+                "signed": draft.signed,
+                "reason": receipt.reason,
+                "plain": "" if applied else plain(receipt.reason),
+            }
+        )
+
+    async def saved(self, request: web.Request) -> web.Response:
+        """A draft's event as the journal encodes it (a manager signs it with a key file)."""
+        try:
+            draft = self.drafts.get(request.match_info["draft"])
+        except DraftError as error:
+            return _refused(str(error))
+        return web.Response(body=encode_event(draft.event), content_type="application/json")
+
+
+def _drafted(draft: Draft, state: LedgerState) -> dict[str, Any]:
+    """What the page is given of a draft: its bytes, and the credentials that may sign it."""
+    passkeys = passkeys_of(state)
+    return {
+        "draft": draft.draft_id,
+        "bytes": base64.b64encode(draft.bound).decode(),
+        "registering": draft.registering,
+        "needed": draft.needed,
+        "signed": draft.signed,
+        "credentials": {
+            credential: {"operator": passkey.operator, "rp_id": passkey.rp_id}
+            for credential, passkey in passkeys.items()
+            if not passkey.revoked and passkey.clone_suspected is None
+        },
+    }
+
+
+def _operators(state: LedgerState) -> list[dict[str, Any]]:
+    """Every operator with a key, their role, and their live passkeys."""
+    passkeys = passkeys_of(state)
+    return [
+        {
+            "name": name,
+            "role": str(operator.role),
+            "locked": operator.locked,
+            "passkeys": [
+                {"credential": credential, "label": passkey.label, "rp_id": passkey.rp_id}
+                for credential, passkey in passkeys.items()
+                if passkey.operator == name and not passkey.revoked
+            ],
+        }
+        for name, operator in sorted(state.operators.items())
+        if operator.public_key
+    ]
