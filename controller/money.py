@@ -1,13 +1,17 @@
 """Money as integer cents and rates as exact fractions, parsed from and printed in the seeds' style.
 
 No float ever touches a money path: amounts are ``int`` cents and rates are
-:class:`fractions.Fraction`, parsed from decimal text such as ``"28%"`` or ``"0.75%"``.
+:class:`fractions.Fraction`, parsed from decimal text such as ``"28%"`` or ``"0.75%"``. A rate
+keeps that one form from the file to the pool's money (docs/money.md, "Rates are exact
+decimals"): parsed here, held by the ledger's ``PoolTerms``, written as a percentage for people
+(:func:`format_percent`) and as the exact decimal the journal's pool events carry
+(:func:`exact_decimal`), which the ledger reads back as the same fraction.
 """
 
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from fractions import Fraction
 from typing import Final
 
@@ -35,10 +39,7 @@ def parse_percent(text: str) -> Fraction:
     match = _PERCENT.match(text.strip())
     if match is None:
         raise MoneyError(f"{text!r} is not a percentage like 28% or 0.75%")
-    try:
-        return Fraction(Decimal(match.group(1))) / 100
-    except InvalidOperation as error:  # pragma: no cover - the pattern admits only decimals
-        raise MoneyError(f"{text!r} is not a percentage") from error
+    return Fraction(match.group(1)) / 100  # Fraction reads decimal text exactly
 
 
 def format_cents(cents: int, *, always_cents: bool = True) -> str:
@@ -57,3 +58,13 @@ def format_percent(rate: Fraction) -> str:
         return f"{percent.numerator}%"
     text = f"{Decimal(percent.numerator) / Decimal(percent.denominator):f}".rstrip("0")
     return f"{text}%"
+
+
+def exact_decimal(rate: Fraction) -> Decimal:
+    """A rate parsed from decimal text, back as the exact decimal the journal's events carry."""
+    scale = 0
+    while (10**scale) % rate.denominator:
+        scale += 1
+        if scale > 40:
+            raise ValueError(f"{rate} has no exact decimal form")
+    return Decimal(rate.numerator * 10**scale // rate.denominator).scaleb(-scale)

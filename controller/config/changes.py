@@ -33,7 +33,6 @@ link keeps no id of the event that made it, so a change of one is also named by 
 from __future__ import annotations
 
 import hashlib
-from decimal import Decimal
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import msgspec
@@ -49,12 +48,10 @@ from controller.events import (
     encode_event,
 )
 from controller.ledger.authority import CONFIGURATION
-from controller.money import format_cents
+from controller.money import exact_decimal, format_cents
 from controller.wide_events import SiteLinked, WideAreaJoined
 
 if TYPE_CHECKING:
-    from fractions import Fraction
-
     from controller.config.load import Config, PoolConfig, TableConfig
     from controller.ledger.apply import LedgerState
     from controller.ledger.pool import Pool
@@ -195,13 +192,3 @@ def _event_id(kind: str, subject: str, settings: AnyEvent, replaces: str) -> str
     """``config/<kind>/<id>/<digest>``: the digest of the settings and of what they replace."""
     digest = hashlib.sha256(replaces.encode() + b"\n" + encode_event(settings)).hexdigest()
     return f"config/{kind}/{subject}/{digest[:16]}"
-
-
-def exact_decimal(rate: Fraction) -> Decimal:
-    """A rate parsed from decimal text, back as the exact decimal the events carry."""
-    scale = 0
-    while (10**scale) % rate.denominator:
-        scale += 1
-        if scale > 40:
-            raise ValueError(f"{rate} has no exact decimal form")
-    return Decimal(rate.numerator * 10**scale // rate.denominator).scaleb(-scale)

@@ -20,7 +20,7 @@ from support.config_files import BASE, edited, error_of, load, write
 from controller.config import load as config_module
 from controller.config import schema as config_schema
 from controller.config import wide_area
-from controller.config.changes import config_events, exact_decimal
+from controller.config.changes import config_events
 from controller.config.load import ConfigError, Jurisdiction, Transport, load_config
 from controller.events import (
     MeterAdjusted,
@@ -31,6 +31,7 @@ from controller.events import (
 )
 from controller.journal import Journal
 from controller.ledger.apply import LedgerState, apply
+from controller.money import exact_decimal
 from controller.rules.paytable_files import find_paytable
 from controller.rules.ranking import AceFive
 from drivers.mqtt.settings import BrokerSettings, TlsSettings
