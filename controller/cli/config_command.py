@@ -16,6 +16,7 @@ import msgspec
 
 from controller.cli import config_approve
 from controller.cli.common import command
+from controller.cli.exits import inert
 from controller.config.load import ConfigError, load_config
 from controller.money import format_cents, format_percent
 from controller.plugins import by_section
@@ -63,7 +64,7 @@ def run_check(args: argparse.Namespace) -> int:
             document = {"valid": False, "file": error.source, "key": error.key}
             print(json.dumps({**document, "reason": error.reason}, indent=2))
         else:
-            print(f"jackpotd: {error}", file=sys.stderr)
+            print(f"jackpotd: {inert(str(error))}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(as_json(config), indent=2))

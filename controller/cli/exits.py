@@ -28,6 +28,7 @@ from typing import Final
 
 from controller.errors import JackpotError
 from controller.journal.errors import FencedError
+from controller.runtime.logsafe import escape_control
 from controller.runtime.step_down import FENCED
 
 OK: Final = 0
@@ -56,8 +57,18 @@ def message(error: BaseException) -> str:
     """The one line that says what went wrong, without ``jackpotd: ``."""
     if isinstance(error, OSError) and not isinstance(error, JackpotError) and error.strerror:
         names = [str(name) for name in (error.filename, error.filename2) if name is not None]
-        return ": ".join([*names, error.strerror])
-    return str(error) or type(error).__name__
+        return inert(": ".join([*names, error.strerror]))
+    return inert(str(error) or type(error).__name__)
+
+
+def inert(text: str) -> str:
+    """``text`` safe for an operator's terminal: every control character escaped but newlines.
+
+    An error quotes what it refused (a key file's owner, an id, a path), and a terminal obeys
+    an escape sequence in it (a title set, a line rewritten): docs/security.md, "Identifiers
+    are one line of text". A message of several lines keeps them.
+    """
+    return "\n".join(escape_control(line) for line in text.split("\n"))
 
 
 def _output_closed() -> bool:
@@ -106,7 +117,7 @@ def report(error: BaseException, *, debug: bool, logged: bool = False) -> int:
         where = "in the log"
     else:
         where = "shown by jackpotd --debug COMMAND ..."
-    print(f"jackpotd: internal error: {type(bug).__name__}: {bug}", file=sys.stderr)
+    print(f"jackpotd: internal error: {type(bug).__name__}: {inert(str(bug))}", file=sys.stderr)
     print(
         f"jackpotd: this is a bug; please report it with its traceback ({where})", file=sys.stderr
     )

@@ -188,3 +188,22 @@ def test_a_journal_in_a_folder_that_cannot_exist_is_one_line(tmp_path: Path) -> 
             f"{tmp_path / 'plain'} is not a folder\n"
         ),
     )
+
+
+def test_a_refusal_quoting_terminal_controls_reaches_the_terminal_inert(tmp_path: Path) -> None:
+    """docs/security.md, "Identifiers are one line of text": a message quotes what it refused.
+
+    A path (or an id, or a key file's owner) carrying a terminal's escape sequence is said with
+    each control character escaped, so the operator's terminal is not retitled or cleared; the
+    message keeps its one line.
+    """
+    retitle, clear = "\x1b]0;pwned\x07", "\x1b[2J"
+    for argv in (
+        ("meters", "--db", str(tmp_path / f"gone{retitle}" / "journal.db")),
+        ("config", "check", str(tmp_path / f"jackpotd{clear}.toml")),
+    ):
+        done = jackpotd(*argv, cwd=tmp_path)
+        assert done.returncode == 1, done.stderr
+        assert not {"\x1b", "\x07"} & set(done.stderr), argv
+        assert "\\x1b" in done.stderr, done.stderr
+        assert done.stderr.count("\n") == 1, done.stderr
