@@ -1,6 +1,6 @@
 """``[controller] node``, ``lease_s`` and ``commit_hang_s``: what the fenced sequencer needs.
 
-controller/config/load.py; docs/ha.md, "The fenced sequencer". Each refusal names the file,
+controller/config/controller_section.py; docs/ha.md, "The fenced sequencer". Each refusal names the file,
 the key and the reason.
 """
 
