@@ -7,9 +7,14 @@ Three modes (``--modes``), each measured beside its baseline in the same run:
 * **daemon**: ``jackpotd run`` as an operator starts it (bench/service.py), on its broker, fed
   by the simulated tables of bench/load.py at a steady ``--rate`` (the controller side of
   bench/throughput.py). One step unsampled gives the daemon's CPU per event (the baseline);
-  the next, alike, is sampled by ``py-spy record --nonblocking --format raw`` on the running
-  process, every thread. Each layer's cost per event is its share of the samples times the
-  unsampled CPU per event (bench/profile_layers.py says which frames are whose).
+  the next, alike, is sampled by ``py-spy record --nonblocking --gil --format raw`` on the
+  running process: the stacks of the thread that holds the interpreter's lock, so that a
+  thread waiting (on a core of a full machine, on an fsync, on SQLite's COMMIT) is no
+  sample. The unsampled step's CPU is split between the main thread (the event loop) and the
+  others (the commit thread, executors) as ``/proc`` counts each; a layer's cost per event
+  is its share of each one's samples times that one's CPU per event (bench/profile_layers.py
+  says which frames are whose). The other threads' CPU with no sample (SQLite committing
+  without the lock) is the commit's.
 * **isolation**: the sequencer and the journal in this process, without the broker or the
   service: simulated tables' events, every table submitting at once (bench/durability.py's
   rig), signed heads as the daemon signs them (every 100 rows or 1 s); a run unsampled, then
@@ -17,7 +22,8 @@ Three modes (``--modes``), each measured beside its baseline in the same run:
 * **startup**: the daemon at ``--startup-tables`` tables (bench/scale.py's floor): started
   once unsampled (start to ``/healthz``, the self-check included: the baseline), then afresh
   with py-spy attached as soon as it has started itself again without a bytecode cache
-  (controller/security/bytecode.py); the samples by phase, in seconds.
+  (controller/security/bytecode.py); the samples by phase, in seconds (every sample, the
+  lock held or not: start-up is one thread, and hashing a file holds no lock).
 
 py-spy reads another process's memory (ptrace): as root it can; elsewhere it may be refused
 (``kernel.yama.ptrace_scope``). Then each mode still runs and gives its unsampled figures, and
@@ -60,6 +66,8 @@ if TYPE_CHECKING:
 
 MODES: Final = ("daemon", "isolation", "startup")
 PY_SPY: Final = Path(sys.executable).with_name("py-spy")
+UNSAMPLED: Final = "commit (the commit thread, SQLite's COMMIT)"
+"""Where the other threads' CPU goes when none of their samples held the interpreter's lock."""
 ATTACH_S: Final = 30.0
 """How long the daemon may take to start itself again without a cache."""
 
@@ -67,7 +75,7 @@ ATTACH_S: Final = 30.0
 class Spy:
     """``py-spy record`` of one process into a raw file, from :meth:`start` to :meth:`stop`."""
 
-    def __init__(self, pid: int, output: Path, rate: int) -> None:
+    def __init__(self, pid: int, output: Path, rate: int, *, gil: bool = True) -> None:
         self.output = output
         self.log = output.with_suffix(".log")
         self.samples = 0
@@ -76,6 +84,7 @@ class Spy:
         if not self.refused:
             command = [str(PY_SPY), "record", "--pid", str(pid), "--format", "raw"]
             command += ["--output", str(output), "--rate", str(rate), "--nonblocking"]
+            command += ["--gil"] if gil else []
             with self.log.open("wb") as log:
                 self.process = subprocess.Popen(command, stdout=log, stderr=log)
 
@@ -114,7 +123,9 @@ def shares(split: Split, main_ms: float, others_ms: float) -> dict[str, dict[str
     for counts, per_event in ((split.main, main_ms), (split.others, others_ms)):
         total = sum(counts.values())
         for name, count in counts.items():
-            cost[name] = cost.get(name, 0.0) + (count / total * per_event if total else 0.0)
+            cost[name] = cost.get(name, 0.0) + count / total * per_event
+        if not total and per_event:  # no sample holds the lock: SQLite's COMMIT, in C
+            cost[UNSAMPLED] = cost.get(UNSAMPLED, 0.0) + per_event
     spent = sum(cost.values()) or 1.0
     return {
         name: {"share": round(ms / spent, 4), "ms_per_event": round(ms, 4)}
@@ -283,7 +294,7 @@ def profile_startup(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     with started(folder / "sampled", args.startup_tables) as (daemon, port):
         daemon.start()
         before_restart = _restarted(daemon)
-        spy = Spy(daemon.pid, folder / "startup.raw", args.sample_rate)
+        spy = Spy(daemon.pid, folder / "startup.raw", args.sample_rate, gil=False)
         try:
             sampled = before_restart + _wait_ready(port, daemon, timeout=300)
         finally:
@@ -336,6 +347,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--startup-tables", type=int, default=1000)
     parser.add_argument("--sample-rate", type=int, default=200, help="py-spy samples a second")
     parser.add_argument("--workdir", type=Path, help="default: a new folder in /var/tmp")
+    parser.add_argument(
+        "--keep", action="store_true", help="keep the work folder and its py-spy recordings"
+    )
     args = parser.parse_args(argv)
     args.broker_set, args.broker_dir = [], None  # the shipped broker, as bench/load.py has it
     modes = [mode for mode in MODES if mode in args.modes.split(",")]
@@ -345,7 +359,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     results["method"] = {
         "rate": args.rate, "duration_s": args.duration, "tables": args.tables,
         "events": args.events, "startup_tables": args.startup_tables,
-        "sample_rate": args.sample_rate, "py_spy": "record --nonblocking --format raw",
+        "sample_rate": args.sample_rate,
+        "py_spy": "record --nonblocking --format raw (--gil but at start-up)",
     }  # fmt: skip
     if "daemon" in modes:
         results["daemon"] = asyncio.run(profile_daemon(args, directory / "daemon"))
@@ -357,7 +372,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         results["startup"] = profile_startup(args, directory / "startup")
         print_startup(results["startup"])
     path = write_results("profile", results)
-    shutil.rmtree(directory, ignore_errors=True)
+    if args.keep:
+        print(f"py-spy's recordings (*.raw) kept in {directory}")
+    else:
+        shutil.rmtree(directory, ignore_errors=True)
     print(f"results in {path}")
 
 

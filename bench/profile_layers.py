@@ -157,8 +157,8 @@ PHASES: Final = (
         "the approval's check before the .pth lines run",
         ("controller/cli/launch.py:matches_approval",),
     ),
-    Layer("checkpoints resumed", ("controller/runtime/checkpointing.py",)),
     Layer("the journal's state checked by replay", ("controller/journal/state_check.py",)),
+    Layer("checkpoints resumed, one sealed", ("controller/runtime/checkpointing.py",)),
     Layer(
         "the journal opened, its state restored",
         ("controller/journal/store.py:Journal.__init__", "controller/journal/restore.py"),
