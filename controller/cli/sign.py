@@ -42,10 +42,12 @@ def run_sign(args: argparse.Namespace) -> int:
     """Run the station until SIGTERM or SIGINT."""
     config = load_sign_config(args.config)
     start_logging(args.log_level)
-    runner: Callable[[object, Sequence[object], Sequence[str], Sequence[str]], Awaitable[None]] = (
-        plugins.program("sign").run
-    )
+    runner: Callable[
+        [object, Sequence[object], Sequence[str], Sequence[str], Path | None], Awaitable[None]
+    ] = plugins.program("sign").run
     status = f"sign station {config.name}: {len(config.signs)} sign(s), pools {config.pools}"
-    station = runner(config.broker, config.signs, config.pools, config.controller_keys)
+    station = runner(
+        config.broker, config.signs, config.pools, config.controller_keys, config.hits_seen
+    )
     asyncio.run(until_stopped(station, status))
     return 0

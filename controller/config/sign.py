@@ -5,7 +5,7 @@ from the controller: it follows the meters over MQTT (docs/ha.md, "Brokers and f
 and drives its signs on their serial lines. The file has three parts (deploy/sign.toml
 documents every key)::
 
-    [sign]           name, site, pools, controller_keys
+    [sign]           name, site, pools, controller_keys, hits_seen
     [broker]         the MQTT driver's section, as in the controller's file (docs/mqtt.md)
     [[alpha_sign]]   the Alpha sign driver's entries, as in the controller's file (docs/signs.md)
 
@@ -17,6 +17,10 @@ line, ``file: key: reason``; relative paths are relative to the file's folder.
 ``jackpotd key generate`` printed, base64 of the raw Ed25519 key), the keys the meters must be
 signed with (controller/meter_signature.py). A station without one would believe any meter
 anyone published on the broker, so it is refused rather than run so.
+
+``[sign] hits_seen`` names the file (in the unit's state folder) where the station keeps the
+payouts of the hits it showed within the age a hit is believed, so that a genuine hit captured
+and replayed after the station restarted is not celebrated twice (docs/security.md).
 """
 
 from __future__ import annotations
@@ -49,6 +53,8 @@ class SignSection(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """The pools followed; none: the pools of the signs below."""
     controller_keys: list[str] = []
     """The controller public keys (one per node) the meters must be signed with: required."""
+    hits_seen: str | None = None
+    """The file the station keeps the hits it showed in (docs/signs.md, "Sign stations")."""
 
 
 class _SignFile(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -72,6 +78,9 @@ class SignStationConfig:
     signs: tuple[object, ...]
     controller_keys: tuple[str, ...] = ()
     """The controller public keys (base64) the meters must be signed with."""
+    hits_seen: Path | None = None
+    """Where the payouts of the hits shown within their age are kept across restarts; None:
+    in memory only, so a genuine hit replayed soon after a restart would be shown again."""
 
 
 def load_sign_config(path: Path) -> SignStationConfig:
@@ -117,6 +126,7 @@ def parse_sign_config(data: bytes, source: str, base_dir: Path) -> SignStationCo
         broker=settings,
         signs=tuple(entry.settings for entry in entries),
         controller_keys=keys,
+        hits_seen=None if section.hits_seen is None else checks.path(section.hits_seen),
     )
 
 

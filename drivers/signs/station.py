@@ -28,6 +28,7 @@ from drivers.signs.serial_sign import AlphaSign, AlphaSignSettings
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
+    from pathlib import Path
 
     from controller.outputs import AnyUpdate
 
@@ -44,8 +45,11 @@ class SignStation:
         *,
         keys: MeterKeys,
         pools: Sequence[str] = (),
+        hits_seen: Path | None = None,
     ) -> None:
-        self.follower = MeterFollower(broker, client_id=broker.client_id, pools=pools, keys=keys)
+        self.follower = MeterFollower(
+            broker, client_id=broker.client_id, pools=pools, keys=keys, hits_seen=hits_seen
+        )
         self.signs = [AlphaSign(settings) for settings in signs]
         self._queues: list[asyncio.Queue[AnyUpdate]] = [asyncio.Queue() for _ in self.signs]
 
@@ -70,17 +74,30 @@ async def _drain(queue: asyncio.Queue[AnyUpdate]) -> AsyncIterator[AnyUpdate]:
 
 
 async def run_sign_station(
-    broker: object, signs: Sequence[object], pools: Sequence[str], controller_keys: Sequence[str]
+    broker: object,
+    signs: Sequence[object],
+    pools: Sequence[str],
+    controller_keys: Sequence[str],
+    hits_seen: Path | None = None,
 ) -> None:
     """Run a sign station until cancelled: what ``jackpotd sign`` calls.
 
     The settings come from the drivers' specs, held untyped by the core's configuration;
-    ``controller_keys`` are the controller public keys the meters must be signed with.
+    ``controller_keys`` are the controller public keys the meters must be signed with, and
+    ``hits_seen`` the file the hits shown are kept in across restarts (``[sign] hits_seen``).
     """
     typed = [sign for sign in signs if isinstance(sign, AlphaSignSettings)]
     if not isinstance(broker, BrokerSettings) or len(typed) != len(signs):
         raise TypeError("a sign station runs on the MQTT and Alpha sign drivers' settings")
-    station = SignStation(broker, typed, keys=MeterKeys(controller_keys), pools=pools)
+    station = SignStation(
+        broker, typed, keys=MeterKeys(controller_keys), pools=pools, hits_seen=hits_seen
+    )
+    if hits_seen is None:
+        log.warning(
+            "sign station %s keeps the hits it shows in memory only ([sign] hits_seen): "
+            "a genuine hit replayed soon after a restart would be shown again",
+            broker.client_id,
+        )
     log.info(
         "sign station %s: %d sign(s), pools %s, brokers %s, meters signed by key %s",
         broker.client_id,

@@ -50,3 +50,20 @@ def test_a_station_without_a_usable_key_is_refused_naming_file_key_and_reason(
     assert refused.value.source == "sign.toml"
     assert refused.value.key == key, refused.value
     assert reason in refused.value.reason, refused.value
+
+
+def test_the_shipped_station_keeps_the_hits_it_showed_in_its_units_state_folder() -> None:
+    """docs/signs.md, "Signed meters": a hit replayed after a restart is not shown twice.
+
+    The sample names the file, and systemd/jackpotd-sign.service makes the folder it is in
+    (``StateDirectory=``, the service's own, /var/lib/<name>); a relative path is the file's
+    folder's, and a station that names none keeps them in memory only.
+    """
+    kept = load_sign_config(SHIPPED).hits_seen
+    assert kept == Path("/var/lib/jackpotd-sign/hits-seen")
+    unit = (SHIPPED.parents[1] / "systemd" / "jackpotd-sign.service").read_text()
+    assert f"StateDirectory={kept.parent.name}\n" in unit
+    relative = VALID.replace(LINE, LINE + 'hits_seen = "state/hits"\n')
+    config = parse_sign_config(relative.encode(), "sign.toml", Path("/etc/jackpotd"))
+    assert config.hits_seen == Path("/etc/jackpotd/state/hits")
+    assert parse_sign_config(VALID.encode(), "sign.toml", Path("/etc/jackpotd")).hits_seen is None
