@@ -1,48 +1,43 @@
-"""A group commit's work that no database does: applying the events and making their rows.
+"""A group commit's work that no database does: recording the events and making their rows.
 
 Every backend of :class:`controller.journal.port.JournalPort` appends the same way, so that
 the same events give the same rows, hashes, receipts and materialized state wherever they
-are kept (docs/journal.md, docs/ha.md). :func:`append_events` applies a batch to the ledger,
-answers the ids journaled before (a duplicate gets its first receipt, an id reused for other
-content becomes a ``sequence-reused`` fault) and makes each new row: its canonical columns,
-its hash chained to the one before, and its stored (compact) form. :func:`changed_rows` gives
-each row of the materialized state the batch changed, once, as the batch left it. The
-backend writes both in one transaction of its own.
+are kept (docs/journal.md, docs/ha.md). :func:`append_events` records a batch: it screens
+each event (the backend's refusals), answers the ids journaled before (a duplicate gets its
+first receipt, an id reused for other content becomes a ``sequence-reused`` fault), has the
+domain's step apply each new one, and makes its row from what the step returned: its
+canonical columns, its hash chained to the one before, and its stored (compact) form.
+:func:`changed_rows` gives each row of the materialized state the batch changed, once, as the
+batch left it, in the domain's encodings. The backend writes both in one transaction of its
+own.
+
+The domain is handed in by the layer above (:mod:`controller.journal.domain`): this module
+imports nothing of the ledger (the import-linter contract in ``pyproject.toml``).
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 from controller.effects import PayoutMade, Verified, encode_effects
 from controller.events import encode_event
-from controller.journal.agent_word import agent_word_refusal
 from controller.journal.batch import Batch
 from controller.journal.chain import row_hash
-from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.devices import DeviceHighs
+from controller.journal.domain import State
 from controller.journal.identity import conflict_fault, same_event
-from controller.journal.provenance import each_provenance, late_refusal, refusal
-from controller.journal.restore import (
-    authority_json,
-    binding_json,
-    chain_json,
-    manifest_json,
-    sites_json,
-)
 from controller.journal.rows import stored_row
 from controller.journal.site_messages import Outboxed, queued_rows
-from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ports import APPLIED, INTERNAL_ERROR, REJECTED, Receipt
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from controller.events import AnyEvent
+    from controller.journal.domain import Domain, Screen
     from controller.journal.rows import Row
-    from controller.ports import Provenances
 
 log = logging.getLogger(__name__)
 
@@ -68,12 +63,12 @@ def payout_columns(effect: PayoutMade, seq: int, at: str) -> dict[str, Any]:
 
 
 @dataclass(slots=True)
-class Appended:
+class Appended(Generic[State]):
     """A batch applied: the rows to insert and what the journal's state becomes."""
 
-    state: LedgerState
+    state: State
     tail: tuple[int, str]
-    batch: Batch
+    batch: Batch[State]
     receipts: list[Receipt] = field(default_factory=list)
     rows: list[tuple[Any, ...]] = field(default_factory=list)
     """Each new row as written (:data:`controller.journal.rows.WRITTEN`): stored, provenance."""
@@ -82,32 +77,32 @@ class Appended:
 
 def append_events(  # noqa: PLR0913 - what an append is, and the clock of a live one
     events: Sequence[AnyEvent],
-    state: LedgerState,
+    state: State,
     tail: tuple[int, str],
     lookup: Callable[[Sequence[str]], Known],
-    provenance: Provenances = None,
+    origins: Sequence[str | None],
     *,
+    domain: Domain[State],
+    screen: Screen[State],
     now: str | None = None,
-) -> Appended:
-    """Apply ``events`` after row ``tail`` to ``state``; ``lookup`` finds journaled ids.
+) -> Appended[State]:
+    """Record ``events`` after row ``tail`` on ``state``; ``lookup`` finds journaled ids.
 
-    ``provenance`` is written beside each new row (:func:`each_provenance`); a device's input
-    or a table's status from a writer that is not the daemon's intake, on a signed journal, is
-    journaled as the fault that refuses it instead (:mod:`controller.journal.provenance`).
-    ``now``: the controller's clock at a live append; a signed event whose signature's window
-    does not hold it is refused the same way (:func:`late_refusal`). None: not checked (a
-    replay, a copy, an in-process writer that gives no clock).
+    ``origins``: who wrote each event, written beside its new row
+    (:func:`controller.journal.provenance.each_provenance`). ``domain`` applies each new event
+    (:class:`controller.journal.domain.Domain`); ``screen`` first refuses what its writer may
+    not journal (a table's word from another writer than the daemon's intake on a signed
+    journal, a signed event late at a live append, a table agent's missing word:
+    :mod:`controller.journal.screening`), journaling the fault that says why instead. ``now``:
+    the controller's clock at a live append; None: not checked (a replay, a copy, an
+    in-process writer that gives no clock).
     """
     known = lookup([event.event_id for event in events])
     done = Appended(state, tail, Batch(state))
     batch = done.batch
-    signed = state.authority.signed  # as the append finds it: a replay into a new file runs
-    for event, origin in zip(events, each_provenance(events, provenance), strict=True):
-        refused = (
-            refusal(signed, event, origin)
-            or late_refusal(signed, event, now)
-            or agent_word_refusal(done.state, event)
-        )
+    signed = domain.signed(state)  # as the append finds it: a replay into a new file runs
+    for event, origin in zip(events, origins, strict=True):
+        refused = screen(signed, done.state, event, origin, now)
         if refused is not None:
             event = refused.fault  # noqa: PLW2901
         seen = known.get(event.event_id)
@@ -116,7 +111,7 @@ def append_events(  # noqa: PLR0913 - what an append is, and the clock of a live
             event = conflict_fault(seen[0].seq, seen[1], event)  # noqa: PLW2901
             seen = known.get(event.event_id) or lookup([event.event_id]).get(event.event_id)
         if seen is None:
-            done.state, done.tail, receipt, row, text = _write(done.state, done.tail, event)
+            done.state, done.tail, receipt, row, text = _write(domain, done.state, done.tail, event)
             done.rows.append((*row, origin))
             batch.add(receipt, event, done.state)
             done.devices.note(event)
@@ -131,26 +126,25 @@ def append_events(  # noqa: PLR0913 - what an append is, and the clock of a live
 
 
 def _write(
-    state: LedgerState, tail: tuple[int, str], event: AnyEvent
-) -> tuple[LedgerState, tuple[int, str], Receipt, tuple[Any, ...], str]:
+    domain: Domain[State], state: State, tail: tuple[int, str], event: AnyEvent
+) -> tuple[State, tuple[int, str], Receipt, tuple[Any, ...], str]:
     """Apply one event: the new state and tail, its receipt, its stored row, its text.
 
-    The hash covers the row's canonical text; the store keeps its compact form
+    The domain's step applies it (a refusal leaves the state as it was); the hash
+    covers the row's canonical text; the store keeps its compact form
     (:mod:`controller.journal.rows`).
     """
     try:
-        new_state, effects = apply(state, event)
-        outcome, reason = APPLIED, ""
-    except LedgerError as error:
-        new_state, effects, outcome, reason = state, (), REJECTED, str(error)
+        new_state, effects, refused = domain.step(state, event)
     except Exception as error:
         # A fault in the ledger itself, which the event found. The ledger is pure, so the
         # state is as it was: the event is refused and journaled like any refusal, and
         # whoever sent it is answered, instead of the exception stopping the sequencer
         # and the source receiving the same event again for ever.
         log.exception("the ledger failed on %s", event.event_id)
-        new_state, effects, outcome = state, (), REJECTED
-        reason = f"{INTERNAL_ERROR}: {type(error).__name__}: {error}"
+        new_state, effects = state, ()
+        refused = f"{INTERNAL_ERROR}: {type(error).__name__}: {error}"
+    outcome, reason = (APPLIED, "") if refused is None else (REJECTED, refused)
     seq = tail[0] + 1
     row: dict[str, Any] = {
         "seq": seq,
@@ -193,21 +187,23 @@ class Changed:
         return [upsert for upsert in self.upserts if upsert[3]]
 
 
-def changed_rows(batch: Batch, new: LedgerState) -> Changed:
-    """What the batch changed in the materialized state (see the module docstring)."""
+def changed_rows(batch: Batch[State], new: State, domain: Domain[State]) -> Changed:
+    """What the batch changed in the materialized state, in ``domain``'s encodings."""
     changed = Changed()
     old = batch.start
     _payouts(batch, changed)
     changed.site_messages = queued_rows(batch.queued)
     if new is old:
         return changed
-    pools = [(key, pool_json(pool), seq) for key, pool, seq in batch.changed("pools", new.pools)]
+    pools = [
+        (key, domain.pool_json(pool), seq) for key, pool, seq in batch.changed("pools", new.pools)
+    ]
     tables = [
         (key, encode_event(config).decode(), seq)
         for key, config, seq in batch.changed("table_events", new.table_events)
     ]
     live = [
-        (key, table_state_json(state), seq)
+        (key, domain.table_state_json(state), seq)
         for key, state, seq in batch.changed("table_states", new.table_states)
     ]
     changed.upserts += [
@@ -217,7 +213,7 @@ def changed_rows(batch: Batch, new: LedgerState) -> Changed:
     ]
     if new.rounds is not old.rounds:
         rounds = [
-            (key[0], key[1], wagers_json(wagers))
+            (key[0], key[1], domain.wagers_json(wagers))
             for key, wagers in new.rounds.items()
             if old.rounds.get(key) is not wagers
         ]
@@ -227,31 +223,28 @@ def changed_rows(batch: Batch, new: LedgerState) -> Changed:
     if new.revision != old.revision:
         meta.append(("revision", str(new.revision)))
     if new.manifest is not old.manifest and new.manifest is not None:
-        meta.append(("manifest", manifest_json(new.manifest)))
+        meta.append(("manifest", domain.manifest_json(new.manifest)))
     if new.authority != old.authority:
-        meta.append(("authority", authority_json(new.authority)))
+        meta.append(("authority", domain.authority_json(new.authority)))
     if new.sites is not old.sites:
-        meta.append(("sites", sites_json(new.sites)))
+        meta.append(("sites", domain.sites_json(new.sites)))
     if new.chain is not old.chain and new.chain is not None:
-        meta.append(("chain", chain_json(new.chain)))
+        meta.append(("chain", domain.chain_json(new.chain)))
     if new.binding is not old.binding and new.binding is not None:
-        meta.append(("binding", binding_json(new.binding)))
+        meta.append(("binding", domain.binding_json(new.binding)))
     changed.upserts.append(("meta", ("key",), ("value",), meta))
     if new.operators is not old.operators:
         changed.operators_removed = list(old.operators.keys() - new.operators.keys())
         operators = [
-            (
-                name, str(operator.role), operator.salt, operator.pin_hash, operator.kdf,
-                operator.public_key, operator.failures, int(operator.locked), seq,
-            )
+            (name, *domain.operator_row(operator), seq)
             for name, operator, seq in batch.changed("operators", new.operators)
-        ]  # fmt: skip
+        ]
         columns = ("role", "salt", "pin_hash", "kdf", "public_key", "failures", "locked", "seq")
         changed.upserts.append(("operators", ("name",), columns, operators))
     return changed
 
 
-def _payouts(batch: Batch, changed: Changed) -> None:
+def _payouts(batch: Batch[State], changed: Changed) -> None:
     """Payouts and their verifications, in the order of the events that made them."""
     for receipt, event in batch.paying:
         for effect in receipt.effects:

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import KIND, checkpoint_of, signature_holds
-from controller.journal.codec import payout_row
 from controller.journal.rows import Row
 from controller.journal.segments import SegmentError, SegmentReader, file_sha256
 from controller.journal.snapshot import differences, digest, snapshot_text, state_from_text
 from controller.ledger.apply import LedgerState
+from controller.ledger.codec import payout_row
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence

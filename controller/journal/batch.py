@@ -9,19 +9,19 @@ appending the events one at a time would have written.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 from controller.effects import PayoutMade, SiteMessageQueued, Verified
+from controller.journal.domain import State
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Iterator, Mapping
 
     from controller.events import AnyEvent
-    from controller.ledger.apply import LedgerState
     from controller.ports import Receipt
 
 
-class Batch:
+class Batch(Generic[State]):
     """What one transaction's events did: the states they left, for writing the changes once.
 
     ``changed(name, mapping)`` gives each entry of the state mapping ``name`` (``pools``,
@@ -31,9 +31,9 @@ class Batch:
     Changed means another object: the ledger never changes a state in place.
     """
 
-    def __init__(self, start: LedgerState) -> None:
+    def __init__(self, start: State) -> None:
         self.start = start
-        self.states: list[tuple[int, LedgerState]] = []
+        self.states: list[tuple[int, State]] = []
         """The state after each event written, with its journal row, in order."""
         self.table_changed: dict[str, int] = {}
         """The row of the last event that changed its own table's live state, by table."""
@@ -42,7 +42,7 @@ class Batch:
         self.queued: list[tuple[int, SiteMessageQueued]] = []
         """The site messages the events queued, each with its journal row, in order."""
 
-    def add(self, receipt: Receipt, event: AnyEvent, state: LedgerState) -> None:
+    def add(self, receipt: Receipt, event: AnyEvent, state: State) -> None:
         """An event written at ``receipt.seq``, leaving ``state``."""
         before = self.states[-1][1] if self.states else self.start
         table_id = getattr(event, "table_id", None)

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from controller.events import AnyEvent, SequencerTookOver
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
+    from controller.journal.domain import Domain
     from controller.journal.location import JournalLocation
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
     from controller.journal.state_check import StateCheck
@@ -150,8 +151,14 @@ class JournalPort(Protocol[_Prepared]):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
+        domain: Domain[LedgerState] = ...,
     ) -> _Prepared:
-        """Everything of :meth:`append_many` but the commit."""
+        """Everything of :meth:`append_many` but the commit.
+
+        ``domain``: what applies each event the journal will record; the sequencer hands the
+        ledger's (:data:`controller.ledger.domain.LEDGER`), which is also the default
+        (docs/architecture.md, "The layers").
+        """
 
     def adopt(self, transaction: _Prepared) -> list[Receipt]:
         """Move the state on to a committed transaction's; its receipts."""

@@ -7,34 +7,32 @@ and approved manifest in ``meta``.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Final
 
-import msgspec
-
 from controller.effects import Contributed
 from controller.events import TableConfigured, decode_event
-from controller.journal.codec import (
-    payout_from_row,
-    pool_from_json,
-    table_state_from_json,
-    wagers_from_json,
-)
 from controller.journal.errors import JournalError
 from controller.journal.rows import rows_of_kinds
 from controller.ledger.apply import LedgerState
-from controller.ledger.binding import JournalBinding
+from controller.ledger.codec import (
+    authority_from_json,
+    binding_from_json,
+    chain_from_json,
+    manifest_from_json,
+    payout_from_row,
+    pool_from_json,
+    sites_from_json,
+    table_state_from_json,
+    wagers_from_json,
+)
 from controller.ledger.operators import Authority, Operator, Role
 from controller.ledger.pool import Contribution
 from controller.ledger.settlement import SeatWager
 from controller.ledger.table_rules import table_rules
-from controller.ledger.wide_area import LinkedSite
-from controller.ledger.wide_area_property import SiteChain
 from controller.ports import APPLIED
 from controller.rules.spots import Spot
-from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
@@ -157,84 +155,3 @@ def _with_contributions(locks: Callable[[], Iterable[Row]], rounds: Rounds) -> R
         )
         for (table_id, round_id), wagers in rounds.items()
     }
-
-
-def authority_json(authority: Authority) -> str:
-    """How the ledger checks authority, as its ``meta`` row holds it."""
-    return msgspec.json.encode(authority).decode()
-
-
-def authority_from_json(text: str) -> Authority:
-    """The inverse of :func:`authority_json`."""
-    return msgspec.json.decode(text, type=Authority)
-
-
-_SITES: Final = msgspec.json.Encoder(order="sorted")
-
-
-def sites_json(sites: Mapping[str, LinkedSite]) -> str:
-    """Central's linked properties (docs/wide-area.md), as their ``meta`` row holds them."""
-    return _SITES.encode(dict(sites)).decode()
-
-
-def sites_from_json(text: str) -> dict[str, LinkedSite]:
-    """The inverse of :func:`sites_json`."""
-    return msgspec.json.decode(text, type=dict[str, LinkedSite])
-
-
-def chain_json(chain: SiteChain) -> str:
-    """A property's link to central (docs/wide-area.md), as its ``meta`` row holds it."""
-    return _SITES.encode(chain).decode()
-
-
-def chain_from_json(text: str) -> SiteChain:
-    """The inverse of :func:`chain_json`."""
-    return msgspec.json.decode(text, type=SiteChain)
-
-
-def binding_json(binding: JournalBinding) -> str:
-    """The journal's identity and the signed events it applied, as its ``meta`` row holds them.
-
-    The ids are sorted, so that one state has one text (snapshots and their digests).
-    """
-    document: dict[str, object] = {"journal": binding.journal, "applied": sorted(binding.applied)}
-    if binding.accepted:  # only once a restore was accepted: earlier texts stay as they were
-        document["accepted"] = sorted(binding.accepted)
-    return _SITES.encode(document).decode()
-
-
-class _BindingDocument(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    journal: str
-    applied: list[str]
-    accepted: list[tuple[int, str]] = []
-
-
-def binding_from_json(text: str | bytes) -> JournalBinding:
-    """The inverse of :func:`binding_json`."""
-    document = msgspec.json.decode(text, type=_BindingDocument)
-    return JournalBinding(
-        document.journal, frozenset(document.applied), frozenset(document.accepted)
-    )
-
-
-def manifest_json(manifest: ApprovedManifest) -> str:
-    """The approved manifest as its ``meta`` row holds it."""
-    return json.dumps(
-        {
-            "version": manifest.version,
-            "software": manifest.software,
-            "configuration": manifest.configuration,
-            "files": [list(item) for item in manifest.files],
-            "by": manifest.by,
-        },
-        sort_keys=True,
-    )
-
-
-def manifest_from_json(text: str) -> ApprovedManifest:
-    """The inverse of :func:`manifest_json`."""
-    document = json.loads(text)
-    files = tuple((path, digest) for path, digest in document["files"])
-    return ApprovedManifest(
-        document["version"], document["software"], document["configuration"], files, document["by"]
-    )

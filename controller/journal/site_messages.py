@@ -36,7 +36,7 @@ import functools
 import itertools
 import sqlite3
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol
 
 import msgspec
 
@@ -53,13 +53,26 @@ if TYPE_CHECKING:
 
     from controller.effects import AnyEffect
     from controller.journal.rows import Row
-    from controller.ledger.wide_area_property import SiteChain
     from controller.widearea.messages import SiteMessage
 
 Outboxed = tuple[int, str, int]
 """A row of ``site_messages``: ``site_seq``, the message (canonical JSON), the journal row."""
 Head = tuple[int, str]
 """The ledger's chain head: its last ``site_seq`` and that message's digest."""
+
+
+class ChainHead(Protocol):
+    """The ledger's chain of a property's messages, as far as the outbox is checked against it."""
+
+    @property
+    def seq(self) -> int:
+        """Its last ``site_seq``."""
+
+    @property
+    def head(self) -> str:
+        """That message's digest."""
+
+
 _AHEAD: Final = 500
 """Messages read at a time past a page of archived rows' messages, to the first live one."""
 
@@ -299,7 +312,7 @@ class QueuedMessages:
     def compare(
         self,
         stored: Sequence[Outboxed] | None,
-        chain: SiteChain | None,
+        chain: ChainHead | None,
         problem: Callable[[str], None],
         note: Callable[[str], None],
     ) -> None:

@@ -9,7 +9,7 @@ operators, the approved manifest, the configuration revision and the authority s
 (:mod:`controller.journal.checkpoints`), and start-up restores the state from the last
 checkpoint's snapshot and replays the rows after it (:mod:`controller.journal.state_check`).
 
-The parts reuse the encodings of the materialized rows (:mod:`controller.journal.codec`);
+The parts reuse the encodings of the materialized rows (:mod:`controller.ledger.codec`);
 operators, payouts, the manifest and the authority settings are plain dataclasses, written
 field by field with msgspec, so that a field added to them is carried without a change here.
 A field added to the state itself must be added here: the snapshot tests name any field left
@@ -28,7 +28,9 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from controller.events import TableConfigured, encode_event
-from controller.journal.codec import (
+from controller.ledger.codec import (
+    binding_from_json,
+    binding_json,
     pool_from_json,
     pool_json,
     table_state_from_json,
@@ -36,7 +38,6 @@ from controller.journal.codec import (
     wagers_from_json,
     wagers_json,
 )
-from controller.journal.restore import binding_from_json, binding_json
 from controller.ledger.operators import Authority, Operator
 from controller.ledger.settlement import Payout
 from controller.ledger.state import LedgerState

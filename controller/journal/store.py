@@ -52,11 +52,14 @@ from controller.journal.devices import (
 )
 from controller.journal.errors import JournalError
 from controller.journal.outbox import JournalOutbox
+from controller.journal.provenance import each_provenance
 from controller.journal.reads import ReadSide
 from controller.journal.restore import load_state
 from controller.journal.rows import INSERT, last_row, read_rows, rows_with_ids
 from controller.journal.schema import migrate
+from controller.journal.screening import screened
 from controller.journal.transaction import Transaction, roll_back, why, write_error
+from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -65,6 +68,7 @@ if TYPE_CHECKING:
     from controller.events import AnyEvent
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
+    from controller.journal.domain import Domain
     from controller.journal.port import JournalPort
     from controller.journal.state_check import StateCheck
     from controller.journal.verify import VerifyReport
@@ -141,7 +145,7 @@ class Journal(ReadSide):
         self._tail = self._last_row()
         self.state = self._load()
         self._devices = self._read_devices()
-        self._devices_after: tuple[Transaction, DeviceMarks] | None = None
+        self._devices_after: tuple[Transaction[LedgerState], DeviceMarks] | None = None
         self.writer: str | None = None
         """The provenance of an append that names none (the command or service that opened it)."""
         self.live_clock: Callable[[], str] | None = None
@@ -281,7 +285,8 @@ class Journal(ReadSide):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
-    ) -> Transaction:
+        domain: Domain[LedgerState] = LEDGER,
+    ) -> Transaction[LedgerState]:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next.
 
         The write lock is held from here until :meth:`Transaction.commit` returns, and nothing
@@ -290,11 +295,11 @@ class Journal(ReadSide):
         """
         try:
             named = self.writer if provenance is None else provenance
-            return self._prepare(events, snapshot, named)
+            return self._prepare(events, snapshot, named, domain)
         except sqlite3.Error as error:
             raise write_error(self.path, error) from error
 
-    def adopt(self, transaction: Transaction) -> list[Receipt]:
+    def adopt(self, transaction: Transaction[LedgerState]) -> list[Receipt]:
         """Move the in-memory state on to a committed transaction's; return its receipts."""
         if not transaction.committed:
             raise JournalError("a transaction must be committed before its state is adopted")
@@ -305,8 +310,12 @@ class Journal(ReadSide):
         return transaction.receipts
 
     def _prepare(
-        self, events: Sequence[AnyEvent], snapshot: Sealed | None, provenance: Provenances
-    ) -> Transaction:
+        self,
+        events: Sequence[AnyEvent],
+        snapshot: Sealed | None,
+        provenance: Provenances,
+        domain: Domain[LedgerState],
+    ) -> Transaction[LedgerState]:
         connection = self.db.conn
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -315,7 +324,11 @@ class Journal(ReadSide):
                 self._tail = self._last_row()
                 self._devices = DeviceMarks.read(connection)
             now = self.live_clock() if self.live_clock is not None else None
-            done = append_events(events, self.state, self._tail, self._known, provenance, now=now)
+            origins = each_provenance(events, provenance)
+            done = append_events(
+                events, self.state, self._tail, self._known, origins,
+                domain=domain, screen=screened, now=now,
+            )  # fmt: skip
             connection.executemany(INSERT, done.rows)
             # Not every commit: see controller/journal/devices.py.
             devices, flushed = self._devices.after(
@@ -323,7 +336,7 @@ class Journal(ReadSide):
             )
             if devices.through != self._devices.through:
                 write_highs(connection, flushed, devices.through)
-            self._materialize(changed_rows(done.batch, done.state))
+            self._materialize(changed_rows(done.batch, done.state, domain))
             if snapshot is not None:
                 store_snapshot(connection, done.receipts, snapshot)
         except BaseException:
@@ -395,4 +408,4 @@ class Journal(ReadSide):
 
 
 if TYPE_CHECKING:  # mypy proves the SQLite journal implements the port.
-    _BACKEND: type[JournalPort[Transaction]] = Journal
+    _BACKEND: type[JournalPort[Transaction[LedgerState]]] = Journal

@@ -13,15 +13,16 @@ import contextlib
 import os
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from controller.journal.errors import JournalError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from controller.ledger.apply import LedgerState
     from controller.ports import Receipt
+
+_State = TypeVar("_State")
 
 
 def why(path: Path, error: sqlite3.Error) -> str:
@@ -49,12 +50,15 @@ def write_error(path: Path, error: sqlite3.Error) -> JournalError:
 
 
 @dataclass(slots=True)
-class Transaction:
-    """A prepared append (:meth:`Journal.prepare`): written, not yet committed."""
+class Transaction(Generic[_State]):
+    """A prepared append (:meth:`Journal.prepare`): written, not yet committed.
+
+    ``state`` is the domain's state once it commits, which the journal adopts; opaque here.
+    """
 
     path: Path
     connection: sqlite3.Connection
-    state: LedgerState
+    state: _State
     tail: tuple[int, str]
     receipts: list[Receipt]
     committed: bool = False

@@ -34,7 +34,6 @@ from controller.journal.archive import archive_records
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.checkpoint_audit import VERIFIED
 from controller.journal.checkpoints import KIND, stored_snapshots
-from controller.journal.codec import pool_json, table_state_json, wagers_json
 from controller.journal.errors import JournalError
 from controller.journal.provenance import with_provenance
 from controller.journal.read_only_file import open_read_only
@@ -43,6 +42,7 @@ from controller.journal.rows import Row, provenances, read_rows, rows_of_kinds
 from controller.journal.site_messages import stored_messages
 from controller.journal.store import payout_columns
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.codec import pool_json, table_state_json, wagers_json
 from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:

@@ -5,6 +5,12 @@ them in batches (group commit: everything waiting when a commit starts goes into
 each source once its event is durable, and only then publishes the resulting updates to the
 sinks.
 
+**The application calls the domain; the journal only records** (docs/architecture.md, "The
+layers"). The sequencer hands each batch to the journal with the ledger's step
+(:data:`controller.ledger.domain.LEDGER`): the journal decides which events are new under its
+write lock, the step applies each, and the journal records the event, its effects and the
+new state.
+
 **The commit runs beside the event loop.** The loop applies a batch to the ledger and writes
 its rows (:meth:`controller.journal.Journal.prepare`); then the ``COMMIT`` (the WAL write and
 its ``fsync``, most of a batch's time) runs in one dedicated worker thread, and the loop moves
@@ -46,6 +52,7 @@ from controller.journal import JournalError
 from controller.journal.errors import FencedError
 from controller.journal.high_water import HighWaterError
 from controller.journal.identity import device_origin
+from controller.ledger.domain import LEDGER
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from controller.runtime.availability import failing_closed, recovered, started, stopping
 from controller.runtime.clock_watch import ClockWatch
@@ -63,7 +70,9 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
     from controller.journal.checkpoints import Sealed
+    from controller.journal.domain import Domain
     from controller.journal.port import JournalPort, PreparedAppend
+    from controller.ledger.state import LedgerState
     from controller.outputs import AnyUpdate
     from controller.ports import Receipt
     from controller.runtime.broadcast import Broadcast
@@ -131,6 +140,8 @@ class Sequencer:
             rejection_limit, self.stats, clock, self.submit, self._queue_aside
         )
         """Bad input, journaled as faults with a flood bounded (:mod:`.rejections`)."""
+        self.domain: Domain[LedgerState] = LEDGER
+        """What applies each event the journal records: the ledger (:mod:`.ledger.domain`)."""
         self._closing = False
         self._writing = asyncio.Lock()
         self._committer = CommitThread(commit_hang_s, self._hung)
@@ -329,7 +340,9 @@ class Sequencer:
         try:
             events = [waiting.event for waiting in batch]
             provenance = [waiting.provenance for waiting in batch]
-            transaction = self.journal.prepare(events, snapshot=snapshot, provenance=provenance)
+            transaction = self.journal.prepare(
+                events, snapshot=snapshot, provenance=provenance, domain=self.domain
+            )
             await self._durable(transaction)
         except FencedError as error:
             self._step_down(FENCED, str(error))
@@ -479,7 +492,9 @@ class Sequencer:
             try:
                 # Committed as a batch is, in the commit thread under the hang bound.
                 async with self._writing:
-                    transaction = self.journal.prepare([probe], provenance=DAEMON)
+                    transaction = self.journal.prepare(
+                        [probe], provenance=DAEMON, domain=self.domain
+                    )
                     await self._durable(transaction)
                     self.journal.adopt(transaction)
             except FencedError as error:

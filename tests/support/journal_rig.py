@@ -24,7 +24,7 @@ from controller.events import (
 )
 from controller.journal import Journal
 from controller.journal.checkpoints import seal
-from controller.journal.codec import pool_json, wagers_json
+from controller.ledger.codec import pool_json, wagers_json
 from controller.journal.rows import read_rows
 from controller.journal.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply

@@ -43,6 +43,9 @@ from controller.journal.postgres.materialize import DEVICES, materialize, store_
 from controller.journal.postgres.outbox import PostgresOutbox
 from controller.journal.postgres.rows import INSERT, last_row, rows_with_ids, stored
 from controller.journal.postgres.schema import migrate
+from controller.journal.provenance import each_provenance
+from controller.journal.screening import screened
+from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -51,6 +54,7 @@ if TYPE_CHECKING:
     from controller.events import AnyEvent, SequencerTookOver
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
+    from controller.journal.domain import Domain
     from controller.journal.location import DatabaseUrl
     from controller.journal.port import JournalPort
     from controller.journal.postgres.connection import Connection
@@ -299,12 +303,13 @@ class PostgresJournal:
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
+        domain: Domain[LedgerState] = LEDGER,
     ) -> PostgresTransaction:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next."""
         self._connected()  # after a failure: the next write on a new connection
         try:
             named = self.writer if provenance is None else provenance
-            return self._prepare(events, snapshot, named)
+            return self._prepare(events, snapshot, named, domain)
         except psycopg.Error as error:
             raise write_error(self.url, error) from error
 
@@ -318,7 +323,11 @@ class PostgresJournal:
         return transaction.receipts
 
     def _prepare(
-        self, events: Sequence[AnyEvent], snapshot: Sealed | None, provenance: Provenances
+        self,
+        events: Sequence[AnyEvent],
+        snapshot: Sealed | None,
+        provenance: Provenances,
+        domain: Domain[LedgerState],
     ) -> PostgresTransaction:
         connection = self.db
         held: float | None = None
@@ -331,12 +340,16 @@ class PostgresJournal:
                 self.state = self._catch_up()
                 self._tail = last_row(connection)
             now = self.live_clock() if self.live_clock is not None else None
-            done = append_events(events, self.state, self._tail, self._known, provenance, now=now)
+            origins = each_provenance(events, provenance)
+            done = append_events(
+                events, self.state, self._tail, self._known, origins,
+                domain=domain, screen=screened, now=now,
+            )  # fmt: skip
             with connection.cursor() as cursor:
                 cursor.executemany(INSERT, [stored(row) for row in done.rows])
                 highs = done.devices.highs
                 cursor.executemany(DEVICES, [(*key, high) for key, high in highs.items()])
-            materialize(connection, changed_rows(done.batch, done.state))
+            materialize(connection, changed_rows(done.batch, done.state, domain))
             if snapshot is not None:
                 store_snapshot(connection, done.receipts, snapshot)
             if self.fence is not None:

@@ -1,4 +1,8 @@
-"""Ledger state to database rows and back: pools, tables, open rounds and pending payouts.
+"""Ledger state to the journal's rows and back: pools, tables, open rounds, payouts, meta.
+
+The ledger's serialization lives beside its types, so that the journal records the ledger's
+state without knowing its shape: the append path is handed these encoders through
+:mod:`controller.ledger.domain` (docs/architecture.md, "The layers").
 
 Pools are stored whole as JSON with exact amounts as fraction text; tables as the
 ``table-configured`` event that set them (rules are rebuilt from it); open rounds as their
@@ -13,15 +17,25 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from fractions import Fraction
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import msgspec
 
 from controller.effects import fraction_text
+from controller.ledger.binding import JournalBinding
+from controller.ledger.operators import Authority
 from controller.ledger.pool import Contribution, HitRecord, Pool, PoolTerms
 from controller.ledger.settlement import Payout, PayoutKind, PayoutStatus, SeatWager
 from controller.ledger.table_state import Phase, TableState
+from controller.ledger.wide_area import LinkedSite
+from controller.ledger.wide_area_property import SiteChain
 from controller.rules.spots import Spot
+from controller.security.manifest import ApprovedManifest
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from controller.ledger.operators import Operator
 
 _CANONICAL: Final = msgspec.json.Encoder(order="sorted")
 
@@ -181,3 +195,92 @@ def table_state_from_json(text: str) -> TableState:
         cards={int(position): tuple(cards) for position, cards in document["cards"].items()},
         held_reason=document["held_reason"],
     )
+
+
+def authority_json(authority: Authority) -> str:
+    """How the ledger checks authority, as its ``meta`` row holds it."""
+    return msgspec.json.encode(authority).decode()
+
+
+def authority_from_json(text: str) -> Authority:
+    """The inverse of :func:`authority_json`."""
+    return msgspec.json.decode(text, type=Authority)
+
+
+_SITES: Final = msgspec.json.Encoder(order="sorted")
+
+
+def sites_json(sites: Mapping[str, LinkedSite]) -> str:
+    """Central's linked properties (docs/wide-area.md), as their ``meta`` row holds them."""
+    return _SITES.encode(dict(sites)).decode()
+
+
+def sites_from_json(text: str) -> dict[str, LinkedSite]:
+    """The inverse of :func:`sites_json`."""
+    return msgspec.json.decode(text, type=dict[str, LinkedSite])
+
+
+def chain_json(chain: SiteChain) -> str:
+    """A property's link to central (docs/wide-area.md), as its ``meta`` row holds it."""
+    return _SITES.encode(chain).decode()
+
+
+def chain_from_json(text: str) -> SiteChain:
+    """The inverse of :func:`chain_json`."""
+    return msgspec.json.decode(text, type=SiteChain)
+
+
+def binding_json(binding: JournalBinding) -> str:
+    """The journal's identity and the signed events it applied, as its ``meta`` row holds them.
+
+    The ids are sorted, so that one state has one text (snapshots and their digests).
+    """
+    document: dict[str, object] = {"journal": binding.journal, "applied": sorted(binding.applied)}
+    if binding.accepted:  # only once a restore was accepted: earlier texts stay as they were
+        document["accepted"] = sorted(binding.accepted)
+    return _SITES.encode(document).decode()
+
+
+class _BindingDocument(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    journal: str
+    applied: list[str]
+    accepted: list[tuple[int, str]] = []
+
+
+def binding_from_json(text: str | bytes) -> JournalBinding:
+    """The inverse of :func:`binding_json`."""
+    document = msgspec.json.decode(text, type=_BindingDocument)
+    return JournalBinding(
+        document.journal, frozenset(document.applied), frozenset(document.accepted)
+    )
+
+
+def manifest_json(manifest: ApprovedManifest) -> str:
+    """The approved manifest as its ``meta`` row holds it."""
+    return json.dumps(
+        {
+            "version": manifest.version,
+            "software": manifest.software,
+            "configuration": manifest.configuration,
+            "files": [list(item) for item in manifest.files],
+            "by": manifest.by,
+        },
+        sort_keys=True,
+    )
+
+
+def manifest_from_json(text: str) -> ApprovedManifest:
+    """The inverse of :func:`manifest_json`."""
+    document = json.loads(text)
+    files = tuple((path, digest) for path, digest in document["files"])
+    return ApprovedManifest(
+        document["version"], document["software"], document["configuration"], files, document["by"]
+    )
+
+
+def operator_row(operator: Operator) -> tuple[object, ...]:
+    """An operator's ``operators`` columns after its name, but its ``seq``."""
+    return (
+        str(operator.role), operator.salt, operator.pin_hash, operator.kdf,
+        operator.public_key, operator.failures, int(operator.locked),
+    )  # fmt: skip

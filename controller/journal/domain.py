@@ -1,0 +1,164 @@
+"""What the journal's append asks of the domain, which the layer above hands it.
+
+The application calls the domain; the journal only records (docs/architecture.md, "The
+layers"). The sequencer, or the command line through a backend's default, gives
+:meth:`controller.journal.port.JournalPort.prepare` a :class:`Domain`: the one step that
+applies an event (:mod:`controller.ledger.domain` gives the ledger's) and the encoders of the
+state the journal materializes. The append path (:mod:`controller.journal.appending`) records
+what the step returns (the new state, the effects, why it refused the event) and imports
+nothing of the ledger; the import-linter contract in ``pyproject.toml`` holds it to that.
+
+The refusals an event meets before it is applied (who may write a table's word, a signature's
+window at a live append, a table agent's word) are the backend's :class:`Screen`
+(:mod:`controller.journal.screening`), handed in the same way.
+
+The domain is handed in, not imported, because the journal's write lock decides which events
+are applied at all: an id journaled before is answered with its first receipt and never
+applied again, and rows another process appended are taken in first.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from controller.effects import AnyEffect
+    from controller.events import AnyEvent, TableConfigured
+    from controller.ports import Receipt
+
+
+class RecordedState(Protocol):
+    """The parts of the domain's state the journal materializes, as it reads them.
+
+    Each is compared by identity with the batch's start (the domain never changes a state in
+    place), and each changed part is written through the :class:`Domain`'s encoders.
+    """
+
+    @property
+    def pools(self) -> Mapping[str, object]:
+        """Each pool, by id."""
+
+    @property
+    def table_events(self) -> Mapping[str, TableConfigured]:
+        """Each table's configuration, as the event that set it."""
+
+    @property
+    def table_states(self) -> Mapping[str, object]:
+        """Each table's live state, by id."""
+
+    @property
+    def rounds(self) -> Mapping[tuple[str, str], object]:
+        """The locked wagers of each open round, by table and round."""
+
+    @property
+    def operators(self) -> Mapping[str, object]:
+        """Each enrolled operator, by name."""
+
+    @property
+    def sites(self) -> Mapping[str, object]:
+        """Central's linked properties."""
+
+    @property
+    def revision(self) -> int:
+        """The configuration revision."""
+
+    @property
+    def manifest(self) -> object:
+        """The approved manifest, or None."""
+
+    @property
+    def authority(self) -> object:
+        """How authority is checked."""
+
+    @property
+    def chain(self) -> object:
+        """A property's chain of messages to central, or None."""
+
+    @property
+    def binding(self) -> object:
+        """The journal's identity and the signed events it applied, or None."""
+
+
+class Refusal(Protocol):
+    """A writer's event refused before it is applied: the fault journaled in its place."""
+
+    @property
+    def fault(self) -> AnyEvent:
+        """The fault journaled instead of the event."""
+
+    def receipt(self, journaled: Receipt) -> Receipt:
+        """The writer's answer, from the receipt of the fault's row."""
+
+
+State = TypeVar("State", bound=RecordedState)
+
+Stepped = tuple[State, "tuple[AnyEffect, ...]", "str | None"]
+"""What one step made of an event: the new state, its effects, and why the domain refused it
+(None: applied)."""
+
+_Screened_contra = TypeVar("_Screened_contra", bound=RecordedState, contravariant=True)
+
+
+class Screen(Protocol[_Screened_contra]):
+    """The refusals a writer's event meets before it is applied (the backend's, in the journal).
+
+    ``signed``: the authority as the append found it; ``state``: the state the event meets;
+    ``origin``: who wrote it; ``now``: the controller's clock at a live append (None: a replay).
+    """
+
+    def __call__(
+        self,
+        signed: bool,  # noqa: FBT001 - the shape of controller.journal.screening.screened
+        state: _Screened_contra,
+        event: AnyEvent,
+        origin: str | None,
+        now: str | None,
+    ) -> Refusal | None:
+        """The first refusal ``event`` meets; None: apply it."""
+
+
+class Domain(Protocol[State]):
+    """The domain as the journal's append uses it (see the module docstring).
+
+    The encoders (``*_json``, ``operator_row``) give each part of the state as its row of the
+    materialized state holds it; each takes the domain's own type.
+    """
+
+    def step(self, state: State, event: AnyEvent) -> Stepped[State]:
+        """Apply ``event``; a refusal is its reason, the state as it was (see :data:`Stepped`).
+
+        An exception is a fault in the domain itself: the journal records the event refused
+        (``internal error: ...``) rather than stopping on it.
+        """
+
+    def signed(self, state: State) -> bool:
+        """Whether the state's authority is signed (a table's word then needs the intake)."""
+
+    def pool_json(self, pool: Any) -> str:  # noqa: ANN401
+        """A pool's ``pools`` row."""
+
+    def table_state_json(self, table: Any) -> str:  # noqa: ANN401
+        """A table's ``table_states`` row."""
+
+    def wagers_json(self, wagers: Any) -> str:  # noqa: ANN401
+        """An open round's ``rounds`` row."""
+
+    def operator_row(self, operator: Any) -> tuple[object, ...]:  # noqa: ANN401
+        """An operator's ``operators`` columns after its name, but its ``seq``."""
+
+    def manifest_json(self, manifest: Any) -> str:  # noqa: ANN401
+        """The approved manifest's ``meta`` row."""
+
+    def authority_json(self, authority: Any) -> str:  # noqa: ANN401
+        """The authority's ``meta`` row."""
+
+    def sites_json(self, sites: Any) -> str:  # noqa: ANN401
+        """The linked properties' ``meta`` row."""
+
+    def chain_json(self, chain: Any) -> str:  # noqa: ANN401
+        """A property's chain's ``meta`` row."""
+
+    def binding_json(self, binding: Any) -> str:  # noqa: ANN401
+        """The journal's binding's ``meta`` row."""

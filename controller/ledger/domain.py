@@ -1,0 +1,60 @@
+"""The ledger as the domain the journal records: :data:`LEDGER`.
+
+The application calls the domain; the journal only records (docs/architecture.md, "The
+layers"). The sequencer hands :data:`LEDGER` to each append, and a journal opened by the
+command line records with it by default; the journal itself knows it only as the
+``Domain`` protocol of :mod:`controller.journal.domain`, which this implements structurally
+(the ledger imports nothing of the journal). Its step is :func:`controller.ledger.apply.apply`
+with a refusal made its reason; its encoders are those of :mod:`controller.ledger.codec`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Final
+
+from controller.ledger import codec
+from controller.ledger.apply import LedgerError, LedgerState, apply
+
+if TYPE_CHECKING:
+    from controller.effects import AnyEffect
+    from controller.events import AnyEvent
+
+
+class LedgerDomain:
+    """The ledger's step and encodings, as the journal's append asks for them."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def step(
+        state: LedgerState, event: AnyEvent
+    ) -> tuple[LedgerState, tuple[AnyEffect, ...], str | None]:
+        """Apply ``event``: the new state, its effects, and why it is refused (None: applied).
+
+        A refusal (:class:`LedgerError`) leaves the state as it was. Any other exception is a
+        fault in the ledger itself, which the journal records as the event refused.
+        """
+        try:
+            new_state, effects = apply(state, event)
+        except LedgerError as error:
+            return state, (), str(error)
+        return new_state, effects, None
+
+    @staticmethod
+    def signed(state: LedgerState) -> bool:
+        """Whether the journal's authority is signed (:class:`~.operators.Authority`)."""
+        return state.authority.signed
+
+    pool_json = staticmethod(codec.pool_json)
+    table_state_json = staticmethod(codec.table_state_json)
+    wagers_json = staticmethod(codec.wagers_json)
+    operator_row = staticmethod(codec.operator_row)
+    manifest_json = staticmethod(codec.manifest_json)
+    authority_json = staticmethod(codec.authority_json)
+    sites_json = staticmethod(codec.sites_json)
+    chain_json = staticmethod(codec.chain_json)
+    binding_json = staticmethod(codec.binding_json)
+
+
+LEDGER: Final = LedgerDomain()
+"""The ledger, as the sequencer hands it to the journal (and a backend's default)."""
