@@ -25,7 +25,10 @@ never abandoned halfway: cancelled while it runs, the sequencer waits for it to 
 If the journal cannot be written, the controller **fails closed**: every waiting and new
 event is answered with :class:`ControllerUnavailableError` (so sources do not acknowledge and
 devices resend), every table is shown CLOSED, and the sequencer probes the journal with
-capped exponential backoff until a write succeeds again.
+capped exponential backoff until a write succeeds again (:mod:`.recovery`).
+
+Between batches, and when no event comes before one falls due, it journals signed
+checkpoints, signs the journal's head and renews its lease (:mod:`.upkeep`).
 
 **Stepping down** (docs/ha.md, "The fenced sequencer"). On a journal several nodes share, the
 sequencer renews its lease with every commit and, when no events come, on a timer; if the
@@ -40,40 +43,36 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from dataclasses import dataclass
-from time import monotonic, perf_counter
-from typing import TYPE_CHECKING, Any, Final
+from time import perf_counter
+from typing import TYPE_CHECKING, Any
 
-from controller.backoff import Backoff
 from controller.clock import utc_now
-from controller.effects import RoundHeld
-from controller.events import CheckpointRecorded, DeviceEvent, FaultRecorded
+from controller.events import DeviceEvent
 from controller.journal import JournalError
 from controller.journal.errors import FencedError
-from controller.journal.high_water import HighWaterError
 from controller.journal.identity import device_origin
 from controller.ledger.domain import LEDGER
-from controller.ports import ControllerUnavailableError, EventNotRecordedError
-from controller.runtime.availability import failing_closed, recovered, started, stopping
+from controller.ports import DAEMON, ControllerUnavailableError, EventNotRecordedError
+from controller.runtime.answers import Waiting, answer, consume
+from controller.runtime.availability import failing_closed, started, stopping
 from controller.runtime.clock_watch import ClockWatch
 from controller.runtime.commit_thread import CommitThread
 from controller.runtime.device_sequences import DeviceSequences
-from controller.runtime.head_signing import HeadSigning
+from controller.runtime.recovery import recover
 from controller.runtime.rejections import Rejections
-from controller.runtime.remote_signer import off_the_loop
 from controller.runtime.sequencer_stats import SequencerStats
-from controller.runtime.step_down import COMMIT_HUNG, FENCED, WENT_BACK, exit_process
-from controller.runtime.updates import updates_of
+from controller.runtime.step_down import COMMIT_HUNG, FENCED, exit_process
+from controller.runtime.upkeep import Upkeep
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
+    from controller.backoff import Backoff
     from controller.events import AnyEvent
     from controller.journal.checkpoints import Sealed
     from controller.journal.domain import Domain
     from controller.journal.port import JournalPort, PreparedAppend
     from controller.ledger.state import LedgerState
-    from controller.outputs import AnyUpdate
     from controller.ports import Receipt
     from controller.runtime.broadcast import Broadcast
     from controller.runtime.checkpointing import CheckpointSchedule
@@ -82,27 +81,6 @@ if TYPE_CHECKING:
     from controller.runtime.rejection_limit import RejectionLimit
 
 log = logging.getLogger(__name__)
-
-DAEMON: Final = "daemon"
-"""The provenance of what the daemon journals itself: liveness, gaps, clock steps, checkpoints."""
-
-
-def _consume(future: asyncio.Future[Receipt]) -> None:
-    """Retrieve the outcome of an event the controller queued itself, so none goes unseen.
-
-    A table's reopening, a gap, a clock step, a checkpoint: nobody awaits their receipt.
-    """
-    if not future.cancelled() and future.exception() is not None:
-        log.warning("event queued by the controller not journaled: %s", future.exception())
-
-
-@dataclass(slots=True)
-class _Waiting:
-    event: AnyEvent
-    future: asyncio.Future[Receipt]
-    queued: float
-    provenance: str = DAEMON
-    """Who sent it (docs/journal.md, "Provenance"); the daemon itself unless a source says."""
 
 
 class Sequencer:
@@ -131,11 +109,12 @@ class Sequencer:
         self.batch_max = batch_max
         self.stats = SequencerStats()
         self.failed_reason: str | None = None
-        self._queue: asyncio.Queue[_Waiting] = asyncio.Queue()
+        self._queue: asyncio.Queue[Waiting] = asyncio.Queue()
         self._on_heartbeat = on_heartbeat
         self.sequences = DeviceSequences(journal.device_highs())
         """Every device's sequence numbers, watched for lost events."""
-        self._gaps: dict[str, Gap] = {}
+        self.gaps: dict[str, Gap] = {}
+        """Each gap journaled, by its fault's id, until committed and counted (:mod:`.answers`)."""
         self.rejections = Rejections(
             rejection_limit, self.stats, clock, self.submit, self._queue_aside
         )
@@ -143,8 +122,9 @@ class Sequencer:
         self.domain: Domain[LedgerState] = LEDGER
         """What applies each event the journal records: the ledger (:mod:`.ledger.domain`)."""
         self._closing = False
-        self._writing = asyncio.Lock()
-        self._committer = CommitThread(commit_hang_s, self._hung)
+        self.writing = asyncio.Lock()
+        """Held while a batch is written and committed (one at a time), and by the shutdown."""
+        self.committer = CommitThread(commit_hang_s, self._hung)
         """Where each ``COMMIT`` and lease renewal runs (:mod:`.commit_thread`)."""
         self.on_commit: list[Callable[[Sequence[Receipt]], None]] = []
         """Called with the receipts of each commit, before the updates are published."""
@@ -152,17 +132,17 @@ class Sequencer:
         """When to journal a signed checkpoint (:mod:`.checkpointing`); None: never."""
         self.heads: HeadSchedule | None = None
         """When to sign the journal's head, the high-water mark (:mod:`.heads`); None: never."""
-        self._head_signing: HeadSigning | None = None
+        self.upkeep = Upkeep(self)
+        """Checkpoints, heads and the lease's renewal, when due (:mod:`.upkeep`)."""
         self.halt = halt
         """Ends the process with a status (:func:`.step_down.exit_process`); tests record it."""
         self.stepped_down: str | None = None
         """Why the sequencer stepped down (fenced, or a commit hung); it never writes again."""
-        self._renewed = monotonic()
 
     @property
     def commit_hang_s(self) -> float | None:
         """How long a ``COMMIT`` may take before the process ends (None: no bound)."""
-        return self._committer.hang_s
+        return self.committer.hang_s
 
     @property
     def available(self) -> bool:
@@ -185,14 +165,14 @@ class Sequencer:
         origin = device_origin(event)
         if origin is not None:
             self.sequences.seen(*origin)
-        self._queue.put_nowait(_Waiting(event, future, perf_counter(), provenance or DAEMON))
+        self._queue.put_nowait(Waiting(event, future, perf_counter(), provenance or DAEMON))
         return future
 
     def _queue_aside(self, event: AnyEvent) -> None:
         """Queue an event nobody waits for (a reopening, a gap, a count of left-out input)."""
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
-        future.add_done_callback(_consume)
-        self._queue.put_nowait(_Waiting(event, future, perf_counter()))
+        future.add_done_callback(consume)
+        self._queue.put_nowait(Waiting(event, future, perf_counter()))
 
     def _revive(self, table_id: str, device: str) -> None:
         """Queue the reopening of a table closed for silence ahead of what it just sent."""
@@ -220,7 +200,7 @@ class Sequencer:
             return  # the gaps are found again at the next heartbeat
         for gap in self.sequences.heartbeat(table_id, device, last):
             fault = gap.fault(self.clock())
-            self._gaps[fault.event_id] = gap
+            self.gaps[fault.event_id] = gap
             log.error("ALARM %s", fault.detail)
             self._queue_aside(fault)
 
@@ -237,25 +217,18 @@ class Sequencer:
             batch = [first] if first is not None else []
             while batch and len(batch) < self.batch_max and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            async with self._writing:
+            async with self.writing:
                 if self.failed_reason is None:
                     if batch:
                         self._watch_clock(batch)
                         await self._commit(batch)
-                    await self._checkpoint_if_due()
-                    await self._head_if_due()
-                    await self._renew_if_due()
+                    await self.upkeep.step()
                 else:
                     self._refuse(batch)
 
-    async def _next(self) -> _Waiting | None:
-        """The next event; None when a checkpoint or the lease's renewal falls due first."""
-        schedule = self.checkpoints
-        waits = [schedule.seconds_left(self.journal.head[0]) if schedule else None]
-        waits.append(self.heads.seconds_left(self.journal.head[0]) if self.heads else None)
-        waits.append(self._renewal_left())
-        known = [wait for wait in waits if wait is not None]
-        wait = min(known) if known else None
+    async def _next(self) -> Waiting | None:
+        """The next event; None when a checkpoint, a head or the lease's renewal falls due first."""
+        wait = self.upkeep.seconds_left()
         if wait is None or self.failed_reason is not None:
             return await self._queue.get()
         try:
@@ -264,48 +237,7 @@ class Sequencer:
         except TimeoutError:
             return None
 
-    async def _checkpoint_if_due(self, *, closing: bool = False) -> None:
-        """Journal a signed checkpoint of the head if one is due (always when closing)."""
-        schedule = self.checkpoints
-        if schedule is None or self.failed_reason is not None:
-            return
-        if closing and not await self._caught_up():
-            return
-        head = self.journal.head[0]
-        if not (schedule.due(head) or (closing and schedule.rows_behind(head) > 0)):
-            return
-        try:
-            at = self.clock()
-            sealed = await off_the_loop(schedule.key, lambda: schedule.seal(self.journal, at))
-        except HighWaterError as error:  # the signer refused: the journal went back under it
-            self._step_down(WENT_BACK, str(error))
-            return
-        except OSError as error:  # the signer unreachable: tried again at the next interval
-            log.error("cannot sign a checkpoint: %s", error)  # noqa: TRY400 - the reason is it
-            return
-        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
-        future.add_done_callback(_consume)
-        await self._commit([_Waiting(sealed.event, future, perf_counter())], snapshot=sealed)
-
-    async def _head_if_due(self, *, closing: bool = False) -> None:
-        """Sign the journal's head if one is due (:meth:`.heads.HeadSchedule.sign_if_due`).
-
-        A journal that went back under the running controller ends the process, signing
-        nothing (:mod:`.step_down`). Through the signer process the head is signed in the
-        background, so that a stalled signer never holds up the journal (:mod:`.head_signing`).
-        """
-        if self.heads is None or self.failed_reason is not None:
-            return
-        if self._head_signing is None or self._head_signing.heads is not self.heads:
-            self._head_signing = HeadSigning(
-                self.heads, self.journal, self.clock,
-                publish=lambda update: self.broadcast.publish([update]),
-                went_back=lambda reason: self._step_down(WENT_BACK, reason),
-                may_sign=lambda: self.failed_reason is None,
-            )  # fmt: skip
-        await self._head_signing.step(closing=closing)
-
-    async def _caught_up(self) -> bool:
+    async def catch_up(self) -> bool:
         """Take in the rows other processes appended; whether the journal is still writable.
 
         Rows another process appended (an operator's action at the command line) are in the
@@ -315,7 +247,26 @@ class Sequencer:
         await self._commit([])
         return self.failed_reason is None
 
-    def _watch_clock(self, batch: list[_Waiting]) -> None:
+    async def commit_own(self, event: AnyEvent, *, snapshot: Sealed | None = None) -> None:
+        """Journal an event of the controller's own in a batch of its own (the lock held)."""
+        future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
+        future.add_done_callback(consume)
+        await self._commit([Waiting(event, future, perf_counter())], snapshot=snapshot)
+
+    def prepare(
+        self,
+        events: Sequence[AnyEvent],
+        *,
+        provenance: Sequence[str] | str = DAEMON,
+        snapshot: Sealed | None = None,
+    ) -> PreparedAppend:
+        """Hand ``events`` to the journal with the domain that applies them, not committed."""
+        prepared: PreparedAppend = self.journal.prepare(
+            events, snapshot=snapshot, provenance=provenance, domain=self.domain
+        )
+        return prepared
+
+    def _watch_clock(self, batch: list[Waiting]) -> None:
         """Journal a step of the wall clock since the last batch, ahead of this batch.
 
         Consulted only while the journal is writable, so that a step during an outage is
@@ -327,30 +278,28 @@ class Sequencer:
         fault = step.fault(f"fault-{uuid.uuid4()}", self.clock())
         log.error("ALARM clock step: %s", fault.detail)
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
-        future.add_done_callback(_consume)
-        batch.insert(0, _Waiting(fault, future, perf_counter()))
+        future.add_done_callback(consume)
+        batch.insert(0, Waiting(fault, future, perf_counter()))
 
-    def _refuse(self, batch: list[_Waiting]) -> None:
+    def _refuse(self, batch: list[Waiting]) -> None:
         for waiting in batch:
             if not waiting.future.done():
                 waiting.future.set_exception(ControllerUnavailableError(self.failed_reason or ""))
 
-    async def _commit(self, batch: list[_Waiting], snapshot: Sealed | None = None) -> None:
+    async def _commit(self, batch: list[Waiting], snapshot: Sealed | None = None) -> None:
         started = perf_counter()
         try:
             events = [waiting.event for waiting in batch]
             provenance = [waiting.provenance for waiting in batch]
-            transaction = self.journal.prepare(
-                events, snapshot=snapshot, provenance=provenance, domain=self.domain
-            )
-            await self._durable(transaction)
+            transaction = self.prepare(events, snapshot=snapshot, provenance=provenance)
+            await self.durable(transaction)
         except FencedError as error:
-            self._step_down(FENCED, str(error))
+            self.step_down(FENCED, str(error))
             self._refuse(batch)
             return
         except JournalError as error:
             if self.stepped_down is None:
-                self._fail_closed(str(error))
+                self.fail_closed(str(error))
             self._refuse(batch)
             return
         except Exception as error:
@@ -368,24 +317,24 @@ class Sequencer:
                 reason = f"{batch[0].event.event_id}: {type(error).__name__}: {error}"
                 batch[0].future.set_exception(EventNotRecordedError(reason))
             return
-        self._renewed = monotonic()  # the commit renewed the lease (if the journal has one)
-        self._answer(batch, self.journal.adopt(transaction), started)
+        self.upkeep.renewed()  # the commit renewed the lease (if the journal has one)
+        answer(self, batch, self.journal.adopt(transaction), started)
 
     def _hung(self) -> None:
         """The commit thread's bound has passed: step down, leaving the ``COMMIT`` to run."""
-        self._step_down(
+        self.step_down(
             COMMIT_HUNG,
-            f"{self.journal.path}: a COMMIT has not returned in {self._committer.hang_s:g} s "
+            f"{self.journal.path}: a COMMIT has not returned in {self.committer.hang_s:g} s "
             "(is a synchronous standby not answering?); it is never cancelled: this process "
             "ends, nothing of it acknowledged, and recovers from the journal when it starts "
             "again",
         )
 
-    async def _durable(self, transaction: PreparedAppend) -> None:
+    async def durable(self, transaction: PreparedAppend) -> None:
         """Run the ``COMMIT`` in the commit thread; return (or raise) once it has ended."""
-        commit = self._committer.start(transaction.commit)
+        commit = self.committer.start(transaction.commit)
         try:
-            await self._committer.finish(commit)
+            await self.committer.finish(commit)
         except asyncio.CancelledError:
             # The COMMIT has ended (finish waits for it): keep what it made durable, and only
             # then stop. Its sources are stopping too; they will be answered on resend.
@@ -395,83 +344,18 @@ class Sequencer:
         if self.stepped_down is not None:  # it hung, and the halt returned (tests only)
             raise JournalError(f"stepped down while committing: {self.stepped_down}")
 
-    def _renewal_left(self) -> float | None:
-        """Seconds until the lease must be renewed; None without a lease, or failing closed."""
-        every = self.journal.lease_renewal_s
-        if every is None or self.failed_reason is not None:
-            return None
-        return max(0.0, self._renewed + every - monotonic())
-
-    async def _renew_if_due(self) -> None:
-        """Renew the lease in the commit thread if no commit has for a while (an asyncio timer)."""
-        if self._renewal_left() != 0.0:
-            return
-        try:
-            await self._committer.finish(self._committer.start(self.journal.renew))
-        except FencedError as error:
-            self._step_down(FENCED, str(error))
-            return
-        except JournalError as error:
-            if self.stepped_down is None:
-                self._fail_closed(str(error))
-            return
-        self._renewed = monotonic()
-
-    def _step_down(self, status: int, reason: str) -> None:
+    def step_down(self, status: int, reason: str) -> None:
         """Fail closed for good, and end the process with ``status`` (:mod:`.step_down`)."""
         if self.stepped_down is not None:
             return
         self.stepped_down = reason
         if self.failed_reason is None:
-            self._fail_closed(reason)
+            self.fail_closed(reason)
         self.failed_reason = reason
         self.halt(status, reason)
 
-    def _answer(self, batch: list[_Waiting], receipts: list[Receipt], started: float) -> None:
-        """Count, answer each source, run the hooks and publish what the batch changed."""
-        finished = perf_counter()
-        self.stats.commits += 1
-        self.stats.commit_seconds.append(finished - started)
-        updates: list[AnyUpdate] = []
-        for waiting, receipt in zip(batch, receipts, strict=True):
-            self.stats.events[receipt.outcome] += 1
-            self.stats.queue_to_commit_seconds.append(finished - waiting.queued)
-            if not receipt.duplicate:
-                updates.extend(self._updates(receipt, waiting.event))
-                self._count_faults(receipt, waiting.event)
-            if not waiting.future.done():
-                waiting.future.set_result(receipt)
-        for hook in self.on_commit:
-            hook(receipts)
-        self.broadcast.publish(updates)
-
-    def _count_faults(self, receipt: Receipt, event: AnyEvent) -> None:
-        """Count what the alerts watch: conflicting reuses of an id and lost events."""
-        if receipt.conflict:
-            table_id = str(getattr(event, "table_id", ""))
-            self.stats.conflicts[table_id] += 1
-            log.error("ALARM %s reused with other content (%s)", event.event_id, receipt.event_id)
-        gap = self._gaps.pop(event.event_id, None)
-        if gap is not None:
-            self.stats.gaps[gap.table_id] += 1
-            self.stats.lost_events[gap.table_id] += gap.count
-
-    def _updates(self, receipt: Receipt, event: AnyEvent) -> list[AnyUpdate]:
-        """What the sinks must hear about, from the effects of a committed event."""
-        if isinstance(event, CheckpointRecorded) and self.checkpoints is not None:
-            return [self.checkpoints.recorded(receipt.seq, event)]
-        for effect in receipt.effects:
-            if isinstance(effect, RoundHeld):
-                self.stats.held_rounds += 1
-                log.error(
-                    "ALARM table %s round %s held: %s",
-                    effect.table_id,
-                    effect.round_id,
-                    effect.reason,
-                )
-        return updates_of(receipt, event.at, self.journal.state, self.journal.epoch)
-
-    def _fail_closed(self, reason: str) -> None:
+    def fail_closed(self, reason: str) -> None:
+        """Fail closed: refuse every event and show every table offline (the module docstring)."""
         self.stats.journal_failures += 1
         self.failed_reason = reason
         log.critical("journal unavailable, failing closed: %s", reason)
@@ -480,40 +364,13 @@ class Sequencer:
 
     async def recover(self, backoff: Backoff | None = None) -> None:
         """While failing closed, probe the journal with backoff; reopen the tables when it works."""
-        backoff = backoff or Backoff(initial=0.25, cap=5.0)
-        while True:
-            if self.failed_reason is None or self.stepped_down is not None:
-                await asyncio.sleep(backoff.cap)  # nothing to do; checked again later
-                continue
-            await asyncio.sleep(backoff.next_delay())
-            probe = FaultRecorded(
-                f"fault-{uuid.uuid4()}", self.clock(), "journal", "recovered", self.failed_reason
-            )
-            try:
-                # Committed as a batch is, in the commit thread under the hang bound.
-                async with self._writing:
-                    transaction = self.journal.prepare(
-                        [probe], provenance=DAEMON, domain=self.domain
-                    )
-                    await self._durable(transaction)
-                    self.journal.adopt(transaction)
-            except FencedError as error:
-                self._step_down(FENCED, str(error))
-                continue
-            except JournalError as error:
-                log.warning("journal still unavailable: %s", error)
-                continue
-            self._renewed = monotonic()
-            backoff.reset()
-            log.warning("journal writable again: tables reopen")
-            self.failed_reason = None
-            self.broadcast.publish(recovered(self.journal.state, self.clock(), self.journal.epoch))
+        await recover(self, backoff)
 
     async def close(self) -> None:
         """Stop taking events, journal those already queued, and say the controller is offline."""
         self._closing = True
         self.rejections.flush(everything=True)
-        async with self._writing:
+        async with self.writing:
             while not self._queue.empty():
                 size = min(self.batch_max, self._queue.qsize())
                 batch = [self._queue.get_nowait() for _ in range(size)]
@@ -521,6 +378,5 @@ class Sequencer:
                     await self._commit(batch)
                 else:
                     self._refuse(batch)
-            await self._checkpoint_if_due(closing=True)
-            await self._head_if_due(closing=True)
+            await self.upkeep.step(closing=True)
         self.broadcast.publish(stopping(self.clock(), self.journal.epoch))
