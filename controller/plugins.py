@@ -326,6 +326,14 @@ def program(name: str) -> ProgramSpec:
     return _resolve(name, PROGRAM_GROUP, ProgramSpec)
 
 
+def link_of(name: str) -> DriverSpec[Any]:
+    """The driver a program's own file reaches the controller by (its ``link``: ``[broker]``)."""
+    link = program(name).link
+    if link is None:
+        raise ConfigurationError(f"the {name} program names no driver to reach the controller by")
+    return load(link)
+
+
 def uplink_driver() -> DriverSpec[Any]:
     """The one driver that carries a property's link to central (its spec has an uplink).
 

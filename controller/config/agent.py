@@ -23,7 +23,7 @@ from controller.config.driver_sections import read_driver
 from controller.config.load import read_config_file, toml_document
 from controller.config.schema import ConfigError
 from controller.config.values import Checker, key_of
-from controller.plugins import by_section
+from controller.plugins import by_section, link_of
 from controller.security.agent_key import AgentKeyError, load_agent_key
 
 if TYPE_CHECKING:
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
     from controller.agent_signature import AgentSigner
 
-BROKER: Final = "broker"
 SERIAL: Final = "serial"
 
 
@@ -61,7 +60,8 @@ def load_agent_config(path: Path) -> AgentConfig:
 def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
     """Check one agent configuration document; ``source`` names it in errors."""
     document = toml_document(data, source)
-    broker, serial = document.pop(BROKER, None), document.pop(SERIAL, None)
+    link = link_of("agent")  # the driver the file reaches the controller by
+    broker, serial = document.pop(link.section, None), document.pop(SERIAL, None)
     try:
         section = msgspec.convert(document, _AgentFile).agent
     except msgspec.ValidationError as error:
@@ -71,8 +71,10 @@ def parse_agent_config(data: bytes, source: str, base_dir: Path) -> AgentConfig:
     checks = checks.naming(section.site, table_id)
     _timing(checks, section)
     if not isinstance(broker, dict):
-        raise checks.fail(BROKER, "write a [broker] table: the agent reaches the controller by it")
-    (entry,) = read_driver(checks, by_section()[BROKER], broker)
+        raise checks.fail(
+            link.section, f"write a [{link.section}] table: the agent reaches the controller by it"
+        )
+    (entry,) = read_driver(checks, link, broker)
     settings = entry.settings
     if "client_id" not in broker:
         settings = msgspec.structs.replace(settings, client_id=f"table-{table_id}")

@@ -34,13 +34,12 @@ from controller.config.driver_sections import read_driver
 from controller.config.load import read_config_file, toml_document
 from controller.config.schema import ConfigError
 from controller.config.values import Checker, key_of
-from controller.plugins import by_section
+from controller.plugins import by_section, link_of
 from controller.security.controller_key import ControllerKeyError, public_key
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-BROKER: Final = "broker"
 SIGNS: Final = "alpha_sign"
 
 
@@ -91,7 +90,8 @@ def load_sign_config(path: Path) -> SignStationConfig:
 def parse_sign_config(data: bytes, source: str, base_dir: Path) -> SignStationConfig:
     """Check one sign station's configuration document; ``source`` names it in errors."""
     document = toml_document(data, source)
-    broker, signs = document.pop(BROKER, None), document.pop(SIGNS, None)
+    link = link_of("sign")  # the driver the file reaches the controller by
+    broker, signs = document.pop(link.section, None), document.pop(SIGNS, None)
     try:
         section = msgspec.convert(document, _SignFile).sign
     except msgspec.ValidationError as error:
@@ -106,8 +106,10 @@ def parse_sign_config(data: bytes, source: str, base_dir: Path) -> SignStationCo
     )
     keys = _controller_keys(checks, section.controller_keys)
     if not isinstance(broker, dict):
-        raise checks.fail(BROKER, "write a [broker] table: the signs follow the meters by it")
-    (entry,) = read_driver(checks, by_section()[BROKER], broker)
+        raise checks.fail(
+            link.section, f"write a [{link.section}] table: the signs follow the meters by it"
+        )
+    (entry,) = read_driver(checks, link, broker)
     settings = entry.settings
     if "client_id" not in broker:
         settings = msgspec.structs.replace(settings, client_id=f"sign-{name}")

@@ -30,7 +30,7 @@ import msgspec
 
 from controller.config.driver_sections import driver_settings
 from controller.config.values import names
-from controller.plugins import by_section
+from controller.plugins import uplink_driver
 from controller.security.controller_key import (
     CREDENTIALS,
     ControllerKeyError,
@@ -47,7 +47,6 @@ if TYPE_CHECKING:
     from controller.config.values import Checker
 
 SECTION: Final = "wide_area"
-BROKER: Final = "broker"
 """The driver section whose keys ``[wide_area.central]`` takes."""
 GRACE_S: Final = (5.0, 3600.0)
 """A property's wide-area wagers close this long after central was last heard."""
@@ -274,7 +273,7 @@ def _central_brokers(checks: Checker, written: dict[str, Any] | None, site: str)
         raise checks.fail(key, reason)
     # A session per property at central's brokers, unless the file names one.
     item = {"client_id": f"site-{site}", **written}
-    settings = driver_settings(checks, by_section()[BROKER], key, item)
+    settings = driver_settings(checks, uplink_driver(), key, item)
     tls = written.get("tls")
     if not isinstance(tls, dict):
         reason = (
