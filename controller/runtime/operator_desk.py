@@ -48,6 +48,8 @@ from controller.events import (
     OperatorEnrolled,
     OperatorRevoked,
     OperatorUnlocked,
+    PasskeyEnrolled,
+    PasskeyRevoked,
     RoundVoided,
     decode_event,
 )
@@ -69,9 +71,11 @@ SOURCE: Final = "operator-socket"
 ACTIONS: Final = (
     HitVerified, RoundVoided, MeterAdjusted, OperatorEnrolled, OperatorRevoked, OperatorUnlocked,
     ConfigurationApproved, ManifestApproved, HistoryRestored, JournalIdentified, SiteResumed,
-    TableAgentEnrolled, TableAgentRevoked, AuthenticationFailed,
+    TableAgentEnrolled, TableAgentRevoked, AuthenticationFailed, PasskeyEnrolled, PasskeyRevoked,
 )  # fmt: skip
-"""What the signing commands journal (and a wrong passphrase's failed authentication)."""
+"""What the signing commands journal (and a wrong passphrase's failed authentication), and
+the passkeys' enrollments and revocations the supervisors' console relays (controller/web/
+console.py): a manager's signed actions like any other."""
 
 MALFORMED: Final = "operator-malformed"
 TOO_LARGE: Final = "operator-too-large"
