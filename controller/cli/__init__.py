@@ -21,8 +21,32 @@ if TYPE_CHECKING:
 DEBUG_ENVIRONMENT = "JACKPOTD_DEBUG"
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The parser with every subcommand registered."""
+def build_parser(*, service_only: bool = False) -> argparse.ArgumentParser:
+    """The parser with every subcommand registered; ``service_only``: ``run``'s (and ``demo``).
+
+    The service builds its parser twice (the approval's check before the ``.pth`` lines run,
+    controller/cli/launch.py, then the command) in a process that compiles every module from
+    its source: with the service's subcommand alone, the twenty others and what they import
+    (rich's tables and progress bars among them) are never compiled (docs/benchmarks.md,
+    "Where start-up's time goes").
+    """
+    parser = argparse.ArgumentParser(
+        prog="jackpotd",
+        description="Progressive jackpot controller for networked Pai Gow Poker tables.",
+    )
+    parser.add_argument("--version", action="version", version=f"jackpotd {__version__}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=bool(os.environ.get(DEBUG_ENVIRONMENT)),
+        help=f"show the traceback of an internal error (or set ${DEBUG_ENVIRONMENT}=1)",
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    if service_only:
+        from controller.cli import run  # noqa: PLC0415 - see the module docstring
+
+        run.register(commands)
+        return parser
     from controller.cli import (  # noqa: PLC0415 - see the module docstring
         agent,
         analyze,
@@ -48,18 +72,6 @@ def build_parser() -> argparse.ArgumentParser:
         table_agents,
     )
 
-    parser = argparse.ArgumentParser(
-        prog="jackpotd",
-        description="Progressive jackpot controller for networked Pai Gow Poker tables.",
-    )
-    parser.add_argument("--version", action="version", version=f"jackpotd {__version__}")
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        default=bool(os.environ.get(DEBUG_ENVIRONMENT)),
-        help=f"show the traceback of an internal error (or set ${DEBUG_ENVIRONMENT}=1)",
-    )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     paytables.register(commands)
     hand.register(commands)
     analyze.register(commands)
@@ -112,7 +124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         restart_uncached()
     from controller.cli import exits  # noqa: PLC0415 - see the module docstring
 
-    args = build_parser().parse_args(words)
+    args = build_parser(service_only=_serves(words)).parse_args(words)
     try:
         status: int = args.run(args)
         sys.stdout.flush()  # here, not at exit: a reader gone away is seen while it can be said

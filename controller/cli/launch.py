@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 def matches_approval(argv: Sequence[str], manifest: Manifest) -> bool:
     """Whether ``manifest`` is the one approved in the journal of ``run``'s configuration."""
-    args = build_parser().parse_args(argv)
+    args = build_parser(service_only=True).parse_args(argv)
     try:
         config = load_config(args.config)
         with open_reader(config.controller.journal) as journal:

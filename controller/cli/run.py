@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from controller.cli.common import checked, command
 from controller.cli.listen import Address, check_listen
-from controller.cli.tables import Column, print_table
 from controller.config.load import load_config
 from controller.journal.backends import reach_journal, writable
 from controller.journal.errors import JournalError
@@ -287,6 +286,9 @@ def run_demo(args: argparse.Namespace) -> int:
         print(f"pool {pool_id}: meter {format_cents(meter)} ({this_run})")
     print(f"progressive hits: {len(report['hits'])} (jackpots won, pays from a meter)")
     if report["hits"]:
+        # Here, not with the module: the service never prints a table (it imports rich).
+        from controller.cli.tables import Column, print_table  # noqa: PLC0415
+
         print_table(
             [Column("pay", whole=True), Column("table", whole=True),
              Column("seat", figures=True), Column("line"), Column("amount", figures=True)],

@@ -42,9 +42,7 @@ def test_a_command_given_its_words_in_process_is_not_restarted(tmp_path: Path) -
     # controller.cli.main(argv) from another program (the benchmarks ready a site so) parses
     # those words; only the words of the process's own command line restart it early.
     script = (
-        "import sys\n"
-        "from controller.cli import main\n"
-        "sys.exit(main(['--debug', 'paytables']))\n"
+        "import sys\nfrom controller.cli import main\nsys.exit(main(['--debug', 'paytables']))\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", script, "run"],
@@ -52,3 +50,40 @@ def test_a_command_given_its_words_in_process_is_not_restarted(tmp_path: Path) -
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "progressive-1" in done.stdout
+
+
+def test_the_service_parses_its_words_without_importing_the_other_commands() -> None:
+    # The restarted service compiles every module it imports from source: it builds a parser
+    # of its own command alone (the approval's check and the command each build one).
+    script = (
+        "import sys\n"
+        "from controller.cli import build_parser\n"
+        "args = build_parser(service_only=True).parse_args(['run', '--config', 'x.toml'])\n"
+        "import controller.cli.launch\n"
+        "print(args.config, args.log_level)\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('controller.cli.', 'rich'))))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    parsed, imported = done.stdout.splitlines()
+    assert parsed == "x.toml INFO"
+    assert imported == str(
+        [
+            "controller.cli.common",
+            "controller.cli.launch",
+            "controller.cli.listen",
+            "controller.cli.run",
+        ]
+    )
+
+
+def test_the_services_help_is_its_own() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "controller", "run", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("usage: jackpotd run [-h] --config CONFIG")
