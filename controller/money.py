@@ -42,6 +42,19 @@ def parse_percent(text: str) -> Fraction:
     return Fraction(match.group(1)) / 100  # Fraction reads decimal text exactly
 
 
+RATES_OVER_WAGER: Final = "rate of progression plus reserve rate exceeds 100% of the wager"
+"""The refusal of a pool's rates that take more than the wager (journaled word for word)."""
+
+
+def rates_over_wager(progression: Fraction, reserve: Fraction) -> bool:
+    """Whether a pool's rates of progression and reserve together take more than the wager.
+
+    The one rule, read by a paytable file's terms and a pool's (controller/ledger/pool.py),
+    each refusing in its own layer's error with :data:`RATES_OVER_WAGER`.
+    """
+    return progression + reserve > 1
+
+
 def format_cents(cents: int, *, always_cents: bool = True) -> str:
     """Integer cents as ``$12,345.67`` (or ``$12,345`` for whole dollars when asked)."""
     sign = "-" if cents < 0 else ""

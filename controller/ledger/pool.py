@@ -22,7 +22,7 @@ from math import floor
 from typing import Final
 
 from controller.errors import RefusedError
-from controller.money import format_percent
+from controller.money import RATES_OVER_WAGER, format_percent, rates_over_wager
 
 LAST_HITS: Final = 25
 
@@ -66,10 +66,10 @@ class PoolTerms:
         for term in ("rate_of_progression", "reserve_rate"):
             if getattr(self, term) < 0:
                 raise PoolTermsError(term, "rates cannot be negative")
-        if self.rate_of_progression + self.reserve_rate > 1:
+        if rates_over_wager(self.rate_of_progression, self.reserve_rate):
             raise PoolTermsError(
                 "reserve_rate",
-                "rate of progression plus reserve rate exceeds 100% of the wager",
+                RATES_OVER_WAGER,
                 f"rate of progression {format_percent(self.rate_of_progression)} plus reserve "
                 f"rate {format_percent(self.reserve_rate)} exceeds 100% of the wager",
             )

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from controller.errors import ConfigurationError
-from controller.money import MoneyError, parse_dollars, parse_percent
+from controller.money import (
+    RATES_OVER_WAGER,
+    MoneyError,
+    parse_dollars,
+    parse_percent,
+    rates_over_wager,
+)
 from controller.rules.cards import JokerMode
 from controller.rules.lines import Line
 from controller.rules.paytable import (
@@ -35,6 +41,7 @@ from controller.rules.paytable import (
 )
 
 if TYPE_CHECKING:
+    from fractions import Fraction
     from importlib.resources.abc import Traversable
 
 _ODDS: Final = re.compile(r"^(\d{1,3}(?:,\d{3})*|\d+) to 1$")
@@ -181,28 +188,26 @@ def _line(source: str, index: int, raw: _RawLine, wager: Wager) -> PaytableLine:
 
 
 def _progressive(source: str, raw: _RawProgressive) -> ProgressiveTerms:
-    values: dict[str, object] = {}
+    cents: dict[str, int] = {}
     for key in ("wager", "meter_seed"):
         try:
-            values[key] = parse_dollars(getattr(raw, key))
+            cents[key] = parse_dollars(getattr(raw, key))
         except MoneyError as error:
             raise PaytableError(source, f"progressive.{key}", str(error)) from error
-        if values[key] == 0:
+        if cents[key] == 0:
             raise PaytableError(source, f"progressive.{key}", "must be above $0")
+    rates: dict[str, Fraction] = {}
     for key in ("rate_of_progression", "reserve_rate"):
         try:
-            values[key] = parse_percent(getattr(raw, key))
+            rates[key] = parse_percent(getattr(raw, key))
         except MoneyError as error:
             raise PaytableError(source, f"progressive.{key}", str(error)) from error
-    progression = parse_percent(raw.rate_of_progression)
-    reserve = parse_percent(raw.reserve_rate)
-    if progression + reserve > 1:
-        raise PaytableError(
-            source, "progressive", "rate of progression plus reserve rate exceeds 100% of the wager"
-        )
+    progression, reserve = rates["rate_of_progression"], rates["reserve_rate"]
+    if rates_over_wager(progression, reserve):
+        raise PaytableError(source, "progressive", RATES_OVER_WAGER)
     return ProgressiveTerms(
-        wager_cents=parse_dollars(raw.wager),
-        meter_seed_cents=parse_dollars(raw.meter_seed),
+        wager_cents=cents["wager"],
+        meter_seed_cents=cents["meter_seed"],
         rate_of_progression=progression,
         reserve_rate=reserve,
         original_wager_returned=raw.original_wager_returned,
