@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
-from support.console_rig import SINGLE, console_floor, console_url, virtual_authenticator
+from support.console_rig import DUAL, SINGLE, console_floor, console_url, virtual_authenticator
 from support.daemon import daemon
 from support.display_rig import headless
 
@@ -110,3 +110,31 @@ async def test_a_manager_enrolls_a_passkey_and_the_supervisor_verifies_a_pay_wit
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+async def test_a_pay_at_the_dual_control_amount_takes_two_supervisors_passkeys(
+    tmp_path: Path,
+) -> None:
+    with PtyPair() as line:
+        config, keys = console_floor(tmp_path, line.path)
+        socket = tmp_path / "operator.sock"
+        async with daemon(config) as running, headless() as browser:
+            page = await browser.new_page(viewport={"width": 768, "height": 1024})
+            await virtual_authenticator(page)
+            url = console_url(running.url)
+            await page.goto(url)
+            await page.wait_for_selector("body[data-loaded=true]")
+            for supervisor in ("sup1", "sup2"):
+                await enroll(page, url, socket, supervisor, keys["mgr"])
+            await page.reload()
+            await page.wait_for_selector("body[data-loaded=true]")
+            await choose(page, "sup1")
+            await page.locator(f'.pay[data-payout="{DUAL}"] button.verify').click()
+            await page.locator("#confirm-needed").get_by_text("Dual control").wait_for()
+            await page.locator("#confirm-go").click()
+            await page.locator("#result").get_by_text("Signed by sup1").wait_for()
+            assert DUAL in running.runtime.journal.state.pending  # one signature moves nothing
+            await page.locator('#confirm-needed button[data-operator="sup2"]').click()
+            await page.locator("#confirm-go").click()
+            await page.locator("#result").get_by_text("signed by sup1, sup2").wait_for()
+            assert DUAL not in running.runtime.journal.state.pending
