@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.cli.common import (
+    INSTALLED_CONFIG,
     CommandError,
     add_db,
     command,
@@ -22,6 +23,8 @@ from controller.cli.common import (
 )
 from controller.cli.signing import add_signers, signers
 from controller.cli.submit import conclude, open_desk
+from controller.config.load import load_config
+from controller.errors import JackpotError
 from controller.events import HistoryRestored
 from controller.journal.high_water import HighWaterFileError, high_water_path, read_high_water
 
@@ -44,17 +47,36 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     accept.add_argument(
         "--mark",
         type=Path,
-        help="the signed head to accept (default: the journal's high-water file; or a copy of "
-        "the retained controller/<id>/head payload, if the broker's is the higher)",
+        help="the signed head to accept (default: the journal's high-water file, where the "
+        "installed configuration's high_water_file puts it; or a copy of the retained "
+        "controller/<id>/head payload, if the broker's is the higher)",
     )
     accept.add_argument("--reason", required=True, help="the incident, for the journal")
     add_signers(accept, dual=True)
     accept.set_defaults(run=run_accept)
 
 
+def service_mark(args: argparse.Namespace) -> Path:
+    """The high-water file the service keeps for the journal (controller/runtime/heads.py).
+
+    Where the installed configuration puts it (``high_water_file``, as deploy/jackpotd.toml
+    sets it) when the journal is that configuration's, else the one beside the journal.
+    """
+    journal = journal_location(args)
+    try:
+        installed = load_config(INSTALLED_CONFIG).controller if INSTALLED_CONFIG.exists() else None
+    except (JackpotError, OSError):
+        installed = None  # unreadable here: the file beside the journal, or --mark
+    if installed is not None and str(installed.journal) == str(journal):
+        if installed.high_water_file:
+            return Path(installed.high_water_file)
+        return high_water_path(str(journal), installed.node)
+    return high_water_path(str(journal))
+
+
 def run_accept(args: argparse.Namespace) -> int:
     """Journal the managers' acceptance of the mark; exit 1 if the ledger refused it."""
-    mark_file: Path = args.mark or high_water_path(str(journal_location(args)))
+    mark_file: Path = args.mark or service_mark(args)
     try:
         mark = read_high_water(mark_file)
     except HighWaterFileError as error:
