@@ -174,8 +174,10 @@ def refusal(signed: bool, event: AnyEvent, provenance: str | None) -> Refused | 
     return _refused(event, NOT_FROM_INTAKE, reason, f"table {table_id}" if table_id else "journal")
 
 
-def late_refusal(signed: bool, event: AnyEvent, now: str | None) -> Refused | None:  # noqa: FBT001
-    """The refusal of a signed ``event`` whose signature's window does not hold ``now``.
+def live_refusal(signed: bool, event: AnyEvent, now: str | None) -> Refused | None:  # noqa: FBT001
+    """The refusal a signed journal's live append gives ``event``: a control character, or late.
+
+    A signed ``event`` whose signature's window does not hold ``now`` is refused as late.
 
     ``now``: the controller's clock at a live append (None: a replay or a copy, which go by the
     journaled time, and an in-process writer that gives no clock). Only on a journal whose

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from controller.journal.agent_word import agent_word_refusal
-from controller.journal.provenance import late_refusal, refusal
+from controller.journal.provenance import live_refusal, refusal
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent
@@ -31,6 +31,6 @@ def screened(
     """The first refusal ``event`` meets (see the module docstring); None: apply it."""
     return (
         refusal(signed, event, origin)
-        or late_refusal(signed, event, now)
+        or live_refusal(signed, event, now)
         or agent_word_refusal(state, event)
     )
