@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 import pytest
@@ -26,6 +26,7 @@ from controller.events import (
     BetSensed,
     BetsLocked,
     ConfigurationApproved,
+    DeviceInput,
     FaultRecorded,
     decode_event,
     device_event_id,
@@ -43,6 +44,9 @@ if TYPE_CHECKING:
     from controller.ports import Receipt
 
 OTHER_TABLE = "T2"
+
+Forwarded = TypeVar("Forwarded", bound=DeviceInput)
+"""A device's event as its agent forwards it: signed, of the kind it was."""
 
 
 def _tables() -> list[object]:
@@ -109,7 +113,7 @@ def lock(table_id: str = TABLE) -> BetsLocked:
     )  # fmt: skip
 
 
-def signed(event: AnyEvent, key: AgentKey, at: str | None = None) -> AnyEvent:
+def signed(event: Forwarded, key: AgentKey, at: str | None = None) -> Forwarded:
     signature = key.signer().signature(event, at or event.at)
     return msgspec.structs.replace(event, agent_signature=signature)
 
@@ -169,11 +173,11 @@ def test_forged_signature_is_refused(pit: Site, agents: dict[str, AgentKey]) -> 
     assert "does not verify" in refused(pit, forged)
     stranger = AgentKey(TABLE, keys.generate())
     impostor = signed(bet(), stranger)
+    assert isinstance(impostor.agent_signature, AgentSignature)
     fake_id = msgspec.structs.replace(
         impostor,
         agent_signature=msgspec.structs.replace(
-            impostor.agent_signature,
-            key_id=agents[TABLE].key_id,  # type: ignore[arg-type]
+            impostor.agent_signature, key_id=agents[TABLE].key_id
         ),
     )
     assert "does not verify" in refused(pit, fake_id)
@@ -198,11 +202,11 @@ def test_signed_event_replayed_onto_another_table_is_refused(
     )
     assert "not the table's agent key" in refused(pit, moved)
     # Even with the other table's key id written in, the signature is over T1's event.
+    assert isinstance(original.agent_signature, AgentSignature)
     relabelled = msgspec.structs.replace(
         moved,
         agent_signature=msgspec.structs.replace(
-            original.agent_signature,
-            key_id=agents[OTHER_TABLE].key_id,  # type: ignore[arg-type]
+            original.agent_signature, key_id=agents[OTHER_TABLE].key_id
         ),
     )
     assert "does not verify" in refused(pit, relabelled)
@@ -275,4 +279,4 @@ def test_old_journals_and_unsigned_rows_are_stored_and_hashed_as_before() -> Non
     event = bet()
     assert b"agent_signature" not in msgspec.json.encode(event)
     with_one = signed(event, AgentKey.generate(TABLE))
-    assert isinstance(with_one.agent_signature, AgentSignature)  # type: ignore[attr-defined]
+    assert isinstance(with_one.agent_signature, AgentSignature)

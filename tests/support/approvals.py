@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
-from controller.clock import utc_now as now
+from controller.clock import utc_now
 from controller.config.approval import configuration_approval
 from controller.events import OperatorEnrolled
 from controller.ledger.binding import signed_by
@@ -37,6 +37,8 @@ E = TypeVar("E", bound="AnyEvent")
 FAST_SCRYPT_N = 2**10
 """The KDF cost of tests' key files (real ones use keys.SCRYPT_N)."""
 PASSPHRASE = "correct horse battery staple"  # noqa: S105 - the tests' own, not a secret
+now = utc_now
+"""The controller's clock, as the events tests sign read it (tests import it from here)."""
 
 
 def enrollment(name: str, role: str, key: Ed25519PrivateKey, by: str) -> OperatorEnrolled:
