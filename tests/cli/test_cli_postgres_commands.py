@@ -62,7 +62,7 @@ class Pair:
     url: str
     config: Path
     folder: Path
-    site: Site
+    site: Site[Twins]
     capsys: pytest.CaptureFixture[str]
 
     def key(self, name: str) -> str:
@@ -312,12 +312,12 @@ def test_archive_on_the_database_writes_the_file_s_segment_and_verify_archives_r
     public = str(pair.folder / "controller.pub")
     said, folders = [], []
     for location, name in ((str(pair.file), "file"), (pair.url, "database")):
-        out = pair.folder / f"{name}-archive"
-        argv = ("archive", "--rows", "20", "--out", str(out), "--controller-key", public)
+        archive = pair.folder / f"{name}-archive"
+        argv = ("archive", "--rows", "20", "--out", str(archive), "--controller-key", public)
         status, text, err = pair.run(location, *argv)
         assert status == 0, err
-        said.append(text.replace(str(out), "OUT"))
-        folders.append(out)
+        said.append(text.replace(str(archive), "OUT"))
+        folders.append(archive)
     assert said[0] == said[1]
     assert "archived rows 1 to 13 (13 rows)" in said[0]
     assert "signed by the checkpoint at row 14" in said[0]

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
@@ -25,6 +26,9 @@ from support.twin_journals import database_fingerprint, write_config
 
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 60
@@ -37,11 +41,11 @@ def _on_database(folder: Path, url: str) -> Path:
     return config
 
 
-def _jackpotd(*argv: str, **options: object) -> subprocess.CompletedProcess[str]:
+def _jackpotd(*argv: str, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "controller", *argv],
         capture_output=True, text=True, timeout=WAIT_S, check=False, cwd=ROOT,
-        stdin=subprocess.DEVNULL, **options,
+        stdin=subprocess.DEVNULL, env=env,
     )  # fmt: skip
 
 

@@ -27,7 +27,8 @@ from support.journal_rig import (
 from support.legacy_journal import legacy_copy
 
 from controller.journal import Journal, JournalError, store
-from controller.journal.schema import MIGRATIONS, SchemaError
+from controller.journal.errors import SchemaError
+from controller.journal.schema import MIGRATIONS
 from controller.journal.verify import verify
 
 if TYPE_CHECKING:

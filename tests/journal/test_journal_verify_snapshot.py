@@ -16,6 +16,7 @@ from support.journal_rig import FIVE_ACES, NOTHING, OTHER, rows_of, settle, wage
 
 from controller.journal import Journal
 from controller.journal import verify as verify_module
+from controller.journal.restore import load_state
 from controller.journal.verify import verify
 
 if TYPE_CHECKING:
@@ -40,7 +41,7 @@ def test_verify_passes_when_a_round_commits_between_reading_the_rows_and_the_sta
     played: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows = len(rows_of(played))
-    real_load_state = verify_module.load_state
+    real_load_state = load_state
     commits: list[int] = []
 
     with Journal(played) as service:

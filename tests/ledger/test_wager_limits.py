@@ -8,6 +8,7 @@ configured before limits existed enforces none, so that old journals replay as t
 
 from __future__ import annotations
 
+from decimal import Decimal
 from importlib import resources
 from itertools import count
 
@@ -25,7 +26,8 @@ from controller.events import (
     WagerLocked,
 )
 from controller.ledger.apply import LedgerError, LedgerState, apply
-from controller.ledger.table_rules import most_one_player_wins, table_rules
+from controller.ledger.payout_floor import most_one_player_wins
+from controller.ledger.table_rules import table_rules
 from controller.rules.spots import Spot
 
 AT = "2026-11-29T15:00:00Z"
@@ -48,7 +50,9 @@ def configured(**changes: object) -> TableConfigured:
 
 
 def floor(event: TableConfigured | None = None) -> LedgerState:
-    state, _ = apply(LedgerState(), PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, 0))
+    state, _ = apply(
+        LedgerState(), PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, Decimal(0))
+    )
     state, _ = apply(state, event or configured())
     return state
 

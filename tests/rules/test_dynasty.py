@@ -34,6 +34,7 @@ from controller.events import (
     encode_event,
 )
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.payout_floor import most_one_player_wins
 from controller.ledger.settlement import (
     PayoutKind,
     SeatWager,
@@ -42,7 +43,7 @@ from controller.ledger.settlement import (
     TableRules,
     settle_round,
 )
-from controller.ledger.table_rules import TableRulesError, most_one_player_wins, table_rules
+from controller.ledger.table_rules import TableRulesError, table_rules
 from controller.ledger.wager_limits import out_of_limits
 from controller.rules.cards import SevenCardHand
 from controller.rules.dynasty import off_profile

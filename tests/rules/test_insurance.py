@@ -37,8 +37,9 @@ from controller.cli import config_command
 from controller.effects import WagerRefused
 from controller.events import BetSensed, BetsLocked, SpotLimits, TableConfigured
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.payout_floor import most_one_player_wins
 from controller.ledger.settlement import PayoutKind, SeatWager, TableRound, TableRules, settle_round
-from controller.ledger.table_rules import most_one_player_wins, table_rules
+from controller.ledger.table_rules import table_rules
 from controller.rules.cards import DECK, JokerMode, SevenCardHand
 from controller.rules.lines import BIT, Line, lines_in
 from controller.rules.paytable_files import (

@@ -21,8 +21,9 @@ from controller.service.drivers import build_drivers
 from controller.service.wiring import AuthorityPolicy, build_runtime
 from drivers.mqtt.metrics import SiteTrafficFamilies, UplinkFamilies
 from drivers.mqtt.site_answers import DROP_REASONS
-from drivers.mqtt.site_uplink import REFUSALS, SiteUplink
+from drivers.mqtt.site_uplink import SiteUplink
 from drivers.mqtt.source import MqttSource
+from drivers.mqtt.uplink_refusals import REFUSALS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol
+
+from typing_extensions import TypeVar
 
 from controller.clock import utc_now
 from controller.config.approval import configuration_approval
 from controller.events import OperatorEnrolled
+from controller.journal import Journal
 from controller.ledger.binding import signed_by
 from controller.security import keys
 
@@ -29,10 +32,25 @@ if TYPE_CHECKING:
 
     from controller.config.load import Config
     from controller.events import AnyEvent
-    from controller.journal import Journal
+    from controller.ledger.apply import LedgerState
     from controller.ports import Receipt
 
 E = TypeVar("E", bound="AnyEvent")
+
+
+class Appends(Protocol):
+    """What a site needs of its journal: its state, and an append (a file, a database, twins)."""
+
+    @property
+    def state(self) -> LedgerState:
+        """The ledger's state after the last row."""
+
+    def append(self, event: AnyEvent) -> Receipt:
+        """Journal ``event``."""
+
+
+J = TypeVar("J", bound=Appends, default=Journal)
+"""The site's journal: a plain ``Site`` is one over a SQLite file."""
 
 FAST_SCRYPT_N = 2**10
 """The KDF cost of tests' key files (real ones use keys.SCRYPT_N)."""
@@ -50,16 +68,16 @@ def enrollment(name: str, role: str, key: Ed25519PrivateKey, by: str) -> Operato
 
 
 @dataclass
-class Site:
+class Site(Generic[J]):
     """A journal with keyed operators (see the module docstring)."""
 
-    journal: Journal
+    journal: J
     keys: dict[str, Ed25519PrivateKey] = field(default_factory=dict)
 
     @classmethod
     def create(
-        cls, journal: Journal, manager: str = "mgr", supervisors: tuple[str, ...] = ("sup1", "sup2")
-    ) -> Site:
+        cls, journal: J, manager: str = "mgr", supervisors: tuple[str, ...] = ("sup1", "sup2")
+    ) -> Site[J]:
         """A manager (who makes the journal's authority signed) and supervisors, with keys."""
         site = cls(journal)
         site.keys[manager] = keys.generate()

@@ -39,7 +39,7 @@ from drivers.mqtt.metrics import (
     UplinkFamilies,
 )
 from drivers.mqtt.site_answers import DROP_REASONS
-from drivers.mqtt.site_uplink import REFUSALS
+from drivers.mqtt.uplink_refusals import REFUSALS
 from drivers.poison import SourceHealth
 from drivers.serial.metrics import SerialFamilies
 from drivers.signs.metrics import FollowerFamilies

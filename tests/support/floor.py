@@ -81,9 +81,11 @@ def approved_site(config: Path, *, configuration: bool = True) -> Site:
     process sees (tests/support/software_rig.py).
     """
     settings = load_config(config)
-    settings.controller.journal.parent.mkdir(parents=True, exist_ok=True)
+    database = settings.controller.journal
+    assert isinstance(database, Path), database  # a file: the floor's configuration names one
+    database.parent.mkdir(parents=True, exist_ok=True)
     child = os.environ | {"PYTHONPATH": str(ROOT)}
-    with Journal(settings.controller.journal) as journal:
+    with Journal(database) as journal:
         site = Site.create(journal)
         if configuration:
             site.approve(settings)

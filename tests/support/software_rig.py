@@ -33,7 +33,7 @@ from controller.config.load import load_config
 from controller.events import ManifestApproved
 from controller.journal import Journal
 from controller.security.manifest import current
-from support.approvals import Site, now
+from support.approvals import J, Site, now
 from support.controller_keys import KEY_LINE, write_controller_key
 
 if TYPE_CHECKING:
@@ -171,7 +171,7 @@ def seen_manifest(
     return printed["version"], printed["software"], printed["configuration"], files
 
 
-def approve_manifest(site: Site, config: Path, env: Mapping[str, str] | None = None) -> None:
+def approve_manifest(site: Site[J], config: Path, env: Mapping[str, str] | None = None) -> None:
     """Journal, signed by the manager, the manifest of what is installed (:func:`seen_manifest`)."""
     event = ManifestApproved(f"manifest-{uuid.uuid4()}", now(), *seen_manifest(config, env), "mgr")
     site.append(site.sign(event, "mgr"))
@@ -184,6 +184,7 @@ def approved_site(config: Path, env: Mapping[str, str] | None = None) -> Path:
     what is installed (:func:`approve_manifest`, with ``env`` as there).
     """
     database = load_config(config).controller.journal
+    assert isinstance(database, Path), database  # a file: the rigs' configurations name one
     with Journal(database) as journal:
         site = Site.create(journal)
         site.approve(load_config(config))

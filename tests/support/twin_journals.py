@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 import psycopg
 from psycopg import sql
@@ -26,7 +26,7 @@ from controller.journal import Journal
 from controller.journal.checkpoints import seal
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
-from support.approvals import Site
+from support.approvals import Appends, Site
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.mosquitto import free_port
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.events import AnyEvent
+    from controller.journal.checkpoints import Sealed
     from controller.ledger.apply import LedgerState
     from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
@@ -112,7 +113,23 @@ def played(round_id: str, hand: list[str], seat: int = 1, at: str = AT) -> list[
     ]
 
 
-def site_history(twins: Twins, config: Path, key: ControllerKey) -> Site:
+class Histories(Appends, Protocol):
+    """What :func:`site_history` writes to: ``Twins``, or a single journal."""
+
+    @property
+    def head(self) -> tuple[int, str]:
+        """The last row's ``seq`` and ``hash``."""
+
+    def append_many(
+        self, events: list[AnyEvent], *, snapshot: Sealed | None = None
+    ) -> list[Receipt]:
+        """Journal ``events`` in one transaction."""
+
+
+H = TypeVar("H", bound=Histories)
+
+
+def site_history(twins: H, config: Path, key: ControllerKey) -> Site[H]:
     """The history of the module docstring, in both journals; the site that signed it."""
     site = Site.create(twins)  # Twins appends as a Journal does
     site.approve(load_config(config))

@@ -22,7 +22,7 @@ from support.display_rig import WAIT_MS, headless
 from support.floor import free_port
 
 from controller.outputs import MeterUpdate, TableUpdate
-from controller.web.display import PAGE
+from controller.web.policy import PAGE
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

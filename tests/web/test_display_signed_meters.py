@@ -23,8 +23,8 @@ from support.display_rig import headless
 from web.test_display_order import RECORD_SHOWN, ScriptedController, meter, serving, shows, state
 
 from controller.security.controller_key import ControllerKey
-from controller.web.display import KEY_META, PAGE
-from controller.web.policy import SECURITY_HEADERS
+from controller.web.display import KEY_META
+from controller.web.policy import PAGE, SECURITY_HEADERS
 from controller.web.snapshot import signed_meter
 
 if TYPE_CHECKING:
