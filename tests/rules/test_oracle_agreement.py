@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 from itertools import combinations, pairwise
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, Self, TypeVar
 
 import pytest
 from hypothesis import given, settings
@@ -27,7 +27,9 @@ from controller.rules.ranking import AceFive, best_five, evaluate_five, evaluate
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+    from typing import Self
 
+    from controller.rules.qualify import Qualifier
     from controller.rules.ranking import HandValue
 
 MODES = oracle.MODES
@@ -37,7 +39,7 @@ MODES = oracle.MODES
 
 
 @functools.cache
-def _classifier(mode: str):
+def _classifier(mode: str) -> Qualifier:
     return qualifier(JokerMode(mode))
 
 
@@ -63,7 +65,17 @@ def slug(value: HandValue) -> str:
     return value.category.name.lower().replace("_", "-")
 
 
-def sign(a: object, b: object) -> int:
+class _Ordered(Protocol):
+    """A value ordered against its own kind: a hand value, a rank tuple."""
+
+    def __lt__(self, other: Self, /) -> bool: ...
+    def __gt__(self, other: Self, /) -> bool: ...
+
+
+_O = TypeVar("_O", bound=_Ordered)
+
+
+def sign(a: _O, b: _O) -> int:
     return (a > b) - (a < b)
 
 

@@ -300,7 +300,7 @@ def assert_names(error: PaytableError, source: str, key: str, reason: str) -> No
 # Well-formed documents load -----------------------------------------------------------------
 
 
-def test_well_formed_fortune_document_loads(tmp_path: Path):
+def test_well_formed_fortune_document_loads(tmp_path: Path) -> None:
     path = write(tmp_path, header() + row("flush", "4 to 1", envy="$5") + row("straight", "Push"))
     assert load_paytable_file(path) == Paytable(
         name="house",
@@ -315,7 +315,9 @@ def test_well_formed_fortune_document_loads(tmp_path: Path):
     )
 
 
-def test_well_formed_progressive_document_loads_and_reserve_defaults_to_zero(tmp_path: Path):
+def test_well_formed_progressive_document_loads_and_reserve_defaults_to_zero(
+    tmp_path: Path,
+) -> None:
     paytable = load_paytable_file(write(tmp_path, PROGRESSIVE))
     assert paytable.progressive == ProgressiveTerms(
         wager_cents=100,
@@ -327,7 +329,7 @@ def test_well_formed_progressive_document_loads_and_reserve_defaults_to_zero(tmp
     assert [row.pays for row in paytable.lines] == [MeterPay(Fraction(1)), FixedPay(50_000)]
 
 
-def test_equal_pays_down_the_list_are_accepted():
+def test_equal_pays_down_the_list_are_accepted() -> None:
     """Fortune paytable 5 prints Four-of-a-kind and Full house both at 5 to 1."""
     paytable = parse_paytable(
         header() + row("four-of-a-kind", "5 to 1", envy="$6") + row("full-house", "5 to 1"), "doc"
@@ -335,7 +337,7 @@ def test_equal_pays_down_the_list_are_accepted():
     assert [row.pays for row in paytable.lines] == [Odds(5), Odds(5)]
 
 
-def test_rates_summing_to_exactly_100_percent_are_accepted():
+def test_rates_summing_to_exactly_100_percent_are_accepted() -> None:
     text = (
         header(wager="progressive")
         + progressive_terms(rate="99.25%", reserve="0.75%")
@@ -347,7 +349,7 @@ def test_rates_summing_to_exactly_100_percent_are_accepted():
     assert terms.reserve_rate == Fraction(3, 400)
 
 
-def test_meter_pay_may_sit_above_a_larger_fixed_pay():
+def test_meter_pay_may_sit_above_a_larger_fixed_pay() -> None:
     """Between a meter pay and a fixed pay the listed order decides (the meter moves)."""
     text = (
         header(wager="progressive")
@@ -365,7 +367,7 @@ def test_meter_pay_may_sit_above_a_larger_fixed_pay():
 @pytest.mark.parametrize(("text", "key", "reason"), MALFORMED.values(), ids=MALFORMED.keys())
 def test_malformed_file_is_refused_naming_file_key_and_reason(
     tmp_path: Path, text: str | bytes, key: str, reason: str
-):
+) -> None:
     path = write(tmp_path, text)
     with pytest.raises(PaytableError) as caught:
         load_paytable_file(path)
@@ -373,7 +375,9 @@ def test_malformed_file_is_refused_naming_file_key_and_reason(
 
 
 @pytest.mark.parametrize(("text", "key", "reason"), MALFORMED.values(), ids=MALFORMED.keys())
-def test_malformed_document_is_refused_naming_its_source(text: str | bytes, key: str, reason: str):
+def test_malformed_document_is_refused_naming_its_source(
+    text: str | bytes, key: str, reason: str
+) -> None:
     with pytest.raises(PaytableError) as caught:
         parse_paytable(text, "operator upload #7")
     assert_names(caught.value, "operator upload #7", key, reason)
@@ -387,24 +391,24 @@ def test_malformed_document_is_refused_naming_its_source(text: str | bytes, key:
     ],
     ids=["unknown-top-level-key", "missing-lines"],
 )
-def test_top_level_field_error_names_the_field_as_its_key(text: str, key: str):
+def test_top_level_field_error_names_the_field_as_its_key(text: str, key: str) -> None:
     with pytest.raises(PaytableError) as caught:
         parse_paytable(text, "doc")
     assert caught.value.key == key
 
 
-def test_name_must_match_the_file_name(tmp_path: Path):
+def test_name_must_match_the_file_name(tmp_path: Path) -> None:
     path = write(tmp_path, FORTUNE, stem="house-fortune")
     with pytest.raises(PaytableError) as caught:
         load_paytable_file(path)
     assert_names(caught.value, str(path), "name", "'house' does not match the file name")
 
 
-def test_parse_paytable_does_not_check_a_file_name():
+def test_parse_paytable_does_not_check_a_file_name() -> None:
     assert parse_paytable(FORTUNE, "anything.toml").name == "house"
 
 
-def test_unreadable_file_is_refused(tmp_path: Path):
+def test_unreadable_file_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "absent.toml"
     with pytest.raises(PaytableError) as caught:
         load_paytable_file(path)
@@ -430,12 +434,12 @@ SEED_PAYS = {
 
 
 @pytest.mark.parametrize(("text", "pay"), SEED_PAYS.items(), ids=SEED_PAYS.keys())
-def test_parse_pay_reads_every_seed_form_and_prints_it_back(text: str, pay: object):
+def test_parse_pay_reads_every_seed_form_and_prints_it_back(text: str, pay: object) -> None:
     assert parse_pay(text) == pay
     assert str(parse_pay(text)) == text
 
 
-def test_parse_pay_ignores_surrounding_space_and_commas_are_optional():
+def test_parse_pay_ignores_surrounding_space_and_commas_are_optional() -> None:
     assert parse_pay("  5,000 to 1 ") == Odds(5_000)
     assert parse_pay("5000 to 1") == Odds(5_000)
     assert parse_pay("$1.50") == FixedPay(150)
@@ -446,7 +450,7 @@ def test_parse_pay_ignores_surrounding_space_and_commas_are_optional():
     "text",
     ["", "push", "5 to 2", "5,00 to 1", "$", "$5,00", "10 % of meter", "$5,000/% of meter", "1:1"],
 )
-def test_parse_pay_refuses_what_is_not_a_pay(text: str):
+def test_parse_pay_refuses_what_is_not_a_pay(text: str) -> None:
     with pytest.raises(MoneyError):
         parse_pay(text)
 
@@ -454,25 +458,25 @@ def test_parse_pay_refuses_what_is_not_a_pay(text: str):
 # find_paytable ------------------------------------------------------------------------------
 
 
-def test_find_paytable_by_name_gives_the_seed_paytable():
+def test_find_paytable_by_name_gives_the_seed_paytable() -> None:
     assert find_paytable("fortune-3") == seed_paytables()["fortune-3"]
     assert find_paytable("progressive-4").progressive is not None
 
 
-def test_find_paytable_by_path_loads_the_file(tmp_path: Path):
+def test_find_paytable_by_path_loads_the_file(tmp_path: Path) -> None:
     assert find_paytable(str(write(tmp_path, FORTUNE))).name == "house"
     shipped = SHIPPED / "ace-high-2.toml"
     assert find_paytable(str(shipped)) == seed_paytables()["ace-high-2"]
 
 
-def test_find_paytable_by_path_checks_the_file_name(tmp_path: Path):
+def test_find_paytable_by_path_checks_the_file_name(tmp_path: Path) -> None:
     path = write(tmp_path, FORTUNE, stem="other")
     with pytest.raises(PaytableError) as caught:
         find_paytable(str(path))
     assert caught.value.key == "name"
 
 
-def test_find_paytable_unknown_name_lists_the_known_ones():
+def test_find_paytable_unknown_name_lists_the_known_ones() -> None:
     with pytest.raises(PaytableError) as caught:
         find_paytable("fortune-9")
     assert_names(caught.value, "fortune-9", "(name)", "no such paytable")
@@ -480,7 +484,7 @@ def test_find_paytable_unknown_name_lists_the_known_ones():
     assert "progressive-7" in caught.value.reason
 
 
-def test_find_paytable_missing_path_is_refused(tmp_path: Path):
+def test_find_paytable_missing_path_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "nowhere.toml"
     with pytest.raises(PaytableError) as caught:
         find_paytable(str(path))

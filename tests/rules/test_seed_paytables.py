@@ -200,7 +200,7 @@ def _assert_rows_match(seed: SeedPaytable, shipped: Paytable) -> None:
 # The parser itself ------------------------------------------------------------------------
 
 
-def test_688a12_regulation_prints_five_ace_high_six_fortune_seven_progressive_paytables():
+def test_688a12_regulation_prints_five_ace_high_six_fortune_seven_progressive_paytables() -> None:
     """§ 688a.12(b) has paytables 1-5, (c) has 1-6, (d) has 1-7, in that order."""
     expected = (
         [f"ace-high-{n}" for n in range(1, 6)]
@@ -210,7 +210,7 @@ def test_688a12_regulation_prints_five_ace_high_six_fortune_seven_progressive_pa
     assert list(SEED) == expected
 
 
-def test_688a12_parser_reads_known_printed_values():
+def test_688a12_parser_reads_known_printed_values() -> None:
     """Spot checks that the test's own parser reads the text as a person does."""
     assert SEED["ace-high-2"].rows[0] == SeedRow(
         "Both dealer and player have ace high", "40 to 1", None
@@ -242,20 +242,20 @@ def test_688a12_parser_reads_known_printed_values():
 # The set of shipped paytables ---------------------------------------------------------------
 
 
-def test_688a12_ships_exactly_the_eighteen_seed_paytables_in_seed_order():
+def test_688a12_ships_exactly_the_eighteen_seed_paytables_in_seed_order() -> None:
     """Ace High 1-5 (b), Fortune 1-6 (c), Progressive 1-7 (d), and nothing else."""
     assert list(SHIPPED_TABLES) == list(SEED)
     assert sorted(path.stem for path in SHIPPED.glob("*.toml")) == sorted(SEED)
 
 
 @pytest.mark.parametrize("name", list(SEED))
-def test_688a12_shipped_file_is_named_after_its_paytable(name: str):
+def test_688a12_shipped_file_is_named_after_its_paytable(name: str) -> None:
     """Each file loads on its own, and its ``name`` is its file name."""
     assert load_paytable_file(SHIPPED / f"{name}.toml") == SHIPPED_TABLES[name]
 
 
 @pytest.mark.parametrize("name", list(SEED))
-def test_688a12_source_names_subsection_and_paytable_number(name: str):
+def test_688a12_source_names_subsection_and_paytable_number(name: str) -> None:
     """``source`` cites § 688a.12, the subsection and the paytable number."""
     seed = SEED[name]
     shipped = SHIPPED_TABLES[name]
@@ -264,7 +264,7 @@ def test_688a12_source_names_subsection_and_paytable_number(name: str):
 
 
 @pytest.mark.parametrize("name", list(SEED))
-def test_688a12_title_names_paytable_number_and_wager(name: str):
+def test_688a12_title_names_paytable_number_and_wager(name: str) -> None:
     """The title gives the family and number, and for (d) the wager the table is for."""
     seed = SEED[name]
     expected = f"{TITLE[seed.subsection]}, Paytable {seed.number}"
@@ -277,7 +277,7 @@ def test_688a12_title_names_paytable_number_and_wager(name: str):
 
 
 @pytest.mark.parametrize("name", _names("b"))
-def test_688a12_b_ace_high_paytables_match_seed(name: str):
+def test_688a12_b_ace_high_paytables_match_seed(name: str) -> None:
     """§ 688a.12(b): each Ace High Bonus row's outcome and odds as printed; no Envy."""
     seed = SEED[name]
     shipped = SHIPPED_TABLES[name]
@@ -289,7 +289,7 @@ def test_688a12_b_ace_high_paytables_match_seed(name: str):
 
 
 @pytest.mark.parametrize("name", _names("c"))
-def test_688a12_c_fortune_paytables_match_seed(name: str):
+def test_688a12_c_fortune_paytables_match_seed(name: str) -> None:
     """§ 688a.12(c): each Fortune Bonus row's outcome, odds and Envy amount as printed."""
     seed = SEED[name]
     shipped = SHIPPED_TABLES[name]
@@ -300,7 +300,7 @@ def test_688a12_c_fortune_paytables_match_seed(name: str):
 
 
 @pytest.mark.parametrize("name", _names("d"))
-def test_688a12_d_progressive_paytables_match_seed(name: str):
+def test_688a12_d_progressive_paytables_match_seed(name: str) -> None:
     """§ 688a.12(d): each Progressive Payout row's outcome, pay and Envy amount as printed."""
     seed = SEED[name]
     shipped = SHIPPED_TABLES[name]
@@ -309,7 +309,7 @@ def test_688a12_d_progressive_paytables_match_seed(name: str):
 
 
 @pytest.mark.parametrize("name", _names("d"))
-def test_688a12_d_progressive_terms_match_seed(name: str):
+def test_688a12_d_progressive_terms_match_seed(name: str) -> None:
     """§ 688a.12(d): wager, meter seed, rates, wager returned and joker mode as printed.
 
     A table that states no reserve rate has none (0%).
@@ -375,7 +375,7 @@ def _seven_card_straight_flush(seed: SeedPaytable) -> Line:
 
 
 @pytest.mark.parametrize("name", list(SEED))
-def test_645a6_each_printed_outcome_is_paid_on_its_line(name: str):
+def test_645a6_each_printed_outcome_is_paid_on_its_line(name: str) -> None:
     """§ 645a.6(d) and (f): each printed outcome maps to the line docs/rules.md's reading gives."""
     seed = SEED[name]
     expected = [

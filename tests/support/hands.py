@@ -60,9 +60,9 @@ def templates(draw: st.DrawFn) -> list[str]:
         top = code(oracle.ACE, other) if theme == "ace-high" else JOKER
         return [top, *(code(rank, draw(st.sampled_from(SUITS))) for rank in ranks)]
     if theme == "pai-gow":  # seven different ranks up to a top card: the insurance lines
-        top = draw(st.integers(9, oracle.KING))
-        ranks = draw(st.lists(st.integers(2, top - 1), min_size=6, max_size=6, unique=True))
-        return [code(rank, draw(st.sampled_from(SUITS))) for rank in (*ranks, top)]
+        highest = draw(st.integers(9, oracle.KING))
+        ranks = draw(st.lists(st.integers(2, highest - 1), min_size=6, max_size=6, unique=True))
+        return [code(rank, draw(st.sampled_from(SUITS))) for rank in (*ranks, highest)]
     if theme == "flush":  # five or six of one suit
         ranks = draw(distinct_ranks(min_size=7, max_size=7))
         suits = [suit] * draw(st.integers(5, 6))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import operator
 from dataclasses import dataclass, field
 from decimal import Decimal
 from fractions import Fraction
@@ -328,7 +330,9 @@ def open_pools(data: st.DataObject, harness: Harness) -> list[str]:
     for number in range(data.draw(st.integers(1, 2), label="pools")):
         seed = data.draw(st.sampled_from([0, 100, 500_000, 1_000_000]) | st.integers(0, 2_000_000))
         extra = st.integers(0, 3_000) | st.integers(0, 200_000)  # small: the limit is reached
-        limit = data.draw(st.none() | extra.map(lambda extra, s=seed: s + extra), label="limit")
+        limit = data.draw(
+            st.none() | extra.map(functools.partial(operator.add, seed)), label="limit"
+        )
         event = PoolOpened(
             event_id=harness.next_id(),
             at=AT,
@@ -349,6 +353,7 @@ def configure_tables(data: st.DataObject, harness: Harness, pool_ids: list[str])
     for number in range(data.draw(st.integers(1, 2), label="tables")):
         pool_id = data.draw(st.sampled_from(pool_ids))
         progressive = harness.state.pools[pool_id].terms.paytable  # the pool's own paytable
+        limits: list[dict[str, SpotLimits] | msgspec.UnsetType] = [msgspec.UNSET, *BONUS_LIMITS]
         event = TableConfigured(
             event_id=harness.next_id(),
             at=AT,
@@ -362,9 +367,7 @@ def configure_tables(data: st.DataObject, harness: Harness, pool_ids: list[str])
             max_payout_cents=data.draw(st.sampled_from([None, 5_000_000])),
             verification_cents=data.draw(st.sampled_from([None, 100_000, 1_000_000])),
             hit_order=data.draw(st.sampled_from(["sequential", "split"])),
-            wager_limits=data.draw(
-                st.sampled_from([msgspec.UNSET, *BONUS_LIMITS]), label="bonus limits"
-            ),
+            wager_limits=data.draw(st.sampled_from(limits), label="bonus limits"),
         )
         harness.submit(event, valid=True)
         table_ids.append(event.table_id)
@@ -385,8 +388,8 @@ def deal(data: st.DataObject, positions: int) -> list[list[str]]:
             hands.append(None)
     rest = data.draw(st.permutations([code for code in CODES if code not in used]), label="deck")
     dealt = []
-    for big in hands:
-        cards = big
+    for chosen in hands:
+        cards = chosen
         if cards is None:
             cards, rest = rest[:7], rest[7:]
         dealt.append(list(data.draw(st.permutations(cards), label="order")))
@@ -644,7 +647,7 @@ def change_terms(data: st.DataObject, harness: Harness, pool_id: str) -> None:
 
 def verify(data: st.DataObject, harness: Harness) -> None:
     pending = sorted(harness.state.pending)
-    if pending and data.draw(st.booleans()):
+    if len(pending) > 0 and data.draw(st.booleans()):
         payout_id = data.draw(st.sampled_from(pending))
         harness.submit(
             HitVerified(event_id=harness.next_id(), at=AT, payout_id=payout_id, by="supervisor 7"),
