@@ -72,7 +72,8 @@ class SpotLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 class TableConfigured(Event, frozen=True, tag="table-configured"):
     """A table's side-bet rules; paytables travel whole (TOML text) so replay needs no files.
 
-    ``wager_limits`` gives each odds spot it offers (``bonus``, ``ace-high``) its minimum and
+    The spots offered are those of :mod:`controller.rules.spots`, each under its key.
+    ``wager_limits`` gives each odds spot it offers (``bonus``, ``ace-high``...) its minimum and
     maximum wager, enforced when bets are locked (docs/rules.md § 8). Every configuration
     writes it; an event journaled before it existed lacks it (``UNSET``, never encoded), and
     its table enforces no limits, so that old journals replay exactly as they were played.
@@ -111,6 +112,10 @@ class TableConfigured(Event, frozen=True, tag="table-configured"):
     dynasty_profile: str | msgspec.UnsetType = msgspec.UNSET
     """The reading of the Dynasty hands that paytable keeps to (:mod:`controller.rules.dynasty`),
     written with ``dynasty`` and only with it."""
+    side_bets: dict[str, str] | msgspec.UnsetType = msgspec.UNSET
+    """The paytable of each spot offered that has no field of its own above, by spot name
+    (:attr:`controller.rules.spots.SpotSpec.own_field`); ``UNSET`` (never encoded) on a table
+    offering none, which is every table of the spots above, so their events encode as before."""
 
 
 class WagerLocked(Event, frozen=True, tag="wager-locked"):

@@ -107,6 +107,18 @@ class RawWagerLimits(Raw, frozen=True):
     dynasty: RawSpotLimits | None = None
 
 
+class RawSideBet(Raw, frozen=True):
+    """A table's ``side_bets.<key>``: a spot without a key of its own (controller/rules/spots.py).
+
+    ``minimum`` and ``maximum`` override ``minimum_wager`` and ``maximum_wager`` for it, as
+    ``wager_limits`` does for the spots with a key of their own.
+    """
+
+    paytable: str
+    minimum: str | None = None
+    maximum: str | None = None
+
+
 class RawTable(Raw, frozen=True):
     """One ``[[tables]]`` entry as written."""
 
@@ -129,6 +141,8 @@ class RawTable(Raw, frozen=True):
     """Read only to refuse ``true``: § 688a.1 never pays Envy for the dealer's hand."""
     max_payout: str | None = None
     heartbeat_timeout_s: float | None = None
+    side_bets: dict[str, RawSideBet] = {}
+    """Each registered spot offered that has no key of its own above, by its key."""
 
 
 MAX_STREAMS: Final = 4096

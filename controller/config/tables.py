@@ -23,18 +23,24 @@ from controller.config.schema import (
 from controller.config.values import names
 from controller.events import SpotLimits, TableConfigured
 from controller.ledger.payout_floor import MAX_PAYOUT_FLOOR_CENTS, most_one_player_wins
-from controller.ledger.table_rules import ODDS_WAGERS, TableRulesError, table_rules
+from controller.ledger.table_rules import TableRulesError, table_rules
 from controller.money import format_cents
 from controller.plugins import by_section
 from controller.rules.dynasty import off_profile
 from controller.rules.paytable import Paytable, Wager
-from controller.rules.spots import Spot
+from controller.rules.spots import Spot, by_key, spec_of, spots
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Sequence
 
     from controller.config.paytables import Paytables
-    from controller.config.schema import DriverEntry, PaytableRef, RawTable
+    from controller.config.schema import (
+        DriverEntry,
+        PaytableRef,
+        RawSideBet,
+        RawSpotLimits,
+        RawTable,
+    )
     from controller.config.values import Checker
     from controller.ledger.settlement import TableRules
 
@@ -71,38 +77,25 @@ def _table(
     transport = _transport(checks, f"{key}.transport", raw.transport, table_id, drivers)
     if not 1 <= raw.seats <= 9:
         raise checks.fail(f"{key}.seats", f"a table has 1 to 9 seats, not {raw.seats}")
-    slots = (
-        ("bonus", raw.bonus, ODDS_WAGERS),
-        ("ace_high", raw.ace_high, frozenset({Wager.ACE_HIGH})),
-        ("insurance", raw.insurance, frozenset({Wager.INSURANCE})),
-        ("progressive", raw.progressive, frozenset({Wager.PROGRESSIVE})),
-        ("dynasty", raw.dynasty, frozenset({Wager.DYNASTY_BONUS})),
-    )
     chosen = {
-        slot: paytables.find(f"{key}.{slot}", ref, wagers)
-        for slot, ref, wagers in slots
-        if ref is not None
+        spot: paytables.find(where, ref, spec_of(spot).wagers)
+        for spot, (where, ref) in _written(checks, key, raw).items()
     }
     if not chosen:
-        raise checks.fail(
-            key, "offers no side bet; set bonus, ace_high, insurance, progressive or dynasty"
-        )
-    bonus, ace_high, progressive = (
-        chosen.get(slot) for slot in ("bonus", "ace_high", "progressive")
-    )
+        raise checks.fail(key, f"offers no side bet; set {_keys()}")
+    bonus, progressive = chosen.get(Spot.BONUS), chosen.get(Spot.PROGRESSIVE)
     if bonus is not None and bonus.paytable.wager is Wager.DYNASTY_BONUS:
         raise checks.fail(
             f"{key}.bonus",
             f"{bonus.name} is a Dynasty Bonus paytable: offer it on the EZ Pai Gow spot, "
             f'dynasty = "{bonus.name}"',
         )
-    dynasty = chosen.get("dynasty")
+    dynasty = chosen.get(Spot.DYNASTY)
     if dynasty is not None:
         _dynasty(checks, f"{key}.dynasty", dynasty.paytable, controller.dynasty_profile)
     _table_pool(checks, f"{key}.pool", raw.pool, progressive, context)
     minimum = checks.dollars(f"{key}.minimum_wager", raw.minimum_wager, minimum=1)
     limits = _wager_limits(checks, key, raw, minimum, chosen.keys())
-    insurance = chosen.get("insurance")
     if raw.envy_includes_dealer:
         raise checks.fail(
             f"{key}.envy_includes_dealer",
@@ -116,9 +109,6 @@ def _table(
         paytables={ref.name: ref.text for ref in chosen.values()},
         seats=raw.seats,
         minimum_wager_cents=minimum,
-        bonus=bonus.name if bonus else None,
-        ace_high=ace_high.name if ace_high else None,
-        progressive=progressive.name if progressive else None,
         pool_id=raw.pool,
         envy_minimum_cents=checks.dollars(f"{key}.envy_minimum", raw.envy_minimum),
         envy_includes_dealer=False,
@@ -127,11 +117,10 @@ def _table(
         tax_wager_multiple=controller.tax_wager_multiple,
         hit_order=str(controller.hit_order),
         reason=f"configured in {checks.source}",
-        insurance=insurance.name if insurance else msgspec.UNSET,
         wager_limits=limits,
-        dynasty=dynasty.name if dynasty else msgspec.UNSET,
         dynasty_profile=controller.dynasty_profile if dynasty else msgspec.UNSET,
     )
+    event = _offering(event, chosen)
     rules = _rules(checks, key, event)
     if raw.max_payout is not None:
         cap = checks.dollars(f"{key}.max_payout", raw.max_payout)
@@ -151,14 +140,74 @@ def _table(
     return TableConfig(table_id, transport, tuple(chosen.values()), event, rules, heartbeat, key)
 
 
+def _written(checks: Checker, key: str, raw: RawTable) -> dict[Spot, tuple[str, str]]:
+    """Each spot the entry offers, in the registry's order: where its paytable is, and its name.
+
+    A spot with a key of its own is written under that key (``bonus = ...``); any other under
+    ``side_bets.<key>`` (controller/rules/spots.py).
+    """
+    for written in raw.side_bets:
+        spot = by_key(written)
+        if spot is None or spec_of(spot).own_field:
+            where = f"{key}.side_bets.{written}"
+            raise checks.fail(where, f"no side bet {written!r}; registered: {_side_bet_keys()}")
+    found: dict[Spot, tuple[str, str]] = {}
+    for spot in spots():
+        spec = spec_of(spot)
+        if spec.own_field:
+            ref: str | None = getattr(raw, spec.key)
+            if ref is not None:
+                found[spot] = (f"{key}.{spec.key}", ref)
+        elif (side_bet := raw.side_bets.get(spec.key)) is not None:
+            found[spot] = (f"{key}.side_bets.{spec.key}.paytable", side_bet.paytable)
+    return found
+
+
+def _keys() -> str:
+    """The keys a table offers its side bets under: "bonus, ace_high, ... or dynasty"."""
+    specs = [spec_of(spot) for spot in spots()]
+    keys = [spec.key if spec.own_field else f"side_bets.{spec.key}" for spec in specs]
+    return f"{', '.join(keys[:-1])} or {keys[-1]}"
+
+
+def _side_bet_keys() -> str:
+    return names([spec.key for spec in map(spec_of, spots()) if not spec.own_field])
+
+
+def _offering(event: TableConfigured, chosen: dict[Spot, PaytableRef]) -> TableConfigured:
+    """The event with each chosen spot's paytable under its key, or in ``side_bets``."""
+    fields: dict[str, object] = {}
+    side_bets: dict[str, str] = {}
+    for spot, ref in chosen.items():
+        spec = spec_of(spot)
+        if spec.own_field:
+            fields[spec.key] = ref.name
+        else:
+            side_bets[spot] = ref.name
+    if side_bets:
+        fields["side_bets"] = side_bets
+    return msgspec.structs.replace(event, **fields)
+
+
+def _override(raw: RawTable, spot: Spot) -> tuple[str, RawSpotLimits | RawSideBet | None]:
+    """Where a spot's limits are overridden, and the override written there (or None)."""
+    spec = spec_of(spot)
+    if not spec.own_field:
+        return f"side_bets.{spec.key}", raw.side_bets.get(spec.key)
+    overrides = raw.wager_limits or RawWagerLimits()
+    override: RawSpotLimits | None = getattr(overrides, spec.key)
+    return f"wager_limits.{spec.key}", override
+
+
 def _wager_limits(
-    checks: Checker, key: str, raw: RawTable, minimum: int, offered: Collection[str]
+    checks: Checker, key: str, raw: RawTable, minimum: int, offered: Collection[Spot]
 ) -> dict[str, SpotLimits]:
     """Each odds spot's minimum and maximum wager (docs/rules.md § 8), keyed by spot.
 
     ``minimum_wager`` and ``maximum_wager`` apply to every odds spot the table offers;
-    ``wager_limits.<bonus|ace_high|dynasty>`` overrides either for one spot. The progressive
-    spot takes its paytable's one denomination, so it has no limits to set.
+    ``wager_limits.<bonus|ace_high|insurance|dynasty>`` overrides either for one spot (and
+    ``side_bets.<key>`` for a spot written there). The progressive spot takes its paytable's
+    one denomination, so it has no limits to set.
     """
     maximum = checks.dollars(f"{key}.maximum_wager", raw.maximum_wager, minimum=1)
     if maximum < minimum:
@@ -173,16 +222,14 @@ def _wager_limits(
             "the progressive wager is its paytable's one denomination; it takes no limits",
         )
     limits: dict[str, SpotLimits] = {}
-    for slot, spot in (
-        ("bonus", Spot.BONUS),
-        ("ace_high", Spot.ACE_HIGH),
-        ("insurance", Spot.INSURANCE),
-        ("dynasty", Spot.DYNASTY),
-    ):
-        where, override = f"{key}.wager_limits.{slot}", getattr(overrides, slot)
-        if slot not in offered:
+    for spot in spots():
+        if not spec_of(spot).odds:
+            continue
+        slot, override = _override(raw, spot)
+        where = f"{key}.{slot}"
+        if spot not in offered:
             if override is not None:
-                raise checks.fail(where, f"the table offers no {slot} wager")
+                raise checks.fail(where, f"the table offers no {spec_of(spot).key} wager")
             continue
         low, high = minimum, maximum
         if override is not None and override.minimum is not None:

@@ -28,70 +28,42 @@ so the floor there is an upper bound, never below the exact amount.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from controller.ledger.wager_limits import minimum_of
 from controller.rules.hand_masks import hand_masks
-from controller.rules.lines import BIT, Line
-from controller.rules.paytable import FixedPay, MeterPay, Odds
-from controller.rules.qualify import ACE_HIGH
-from controller.rules.spots import Spot
+from controller.rules.paytable import FixedPay, MeterPay
+from controller.rules.spots import spec_of
 
 if TYPE_CHECKING:
     from controller.ledger.settlement import TableRules
     from controller.rules.cards import JokerMode
     from controller.rules.paytable import Paytable
+    from controller.rules.spot_pays import Pay
 
 MAX_PAYOUT_FLOOR_CENTS: Final = 5_000_000
 """§ 688a.12(e): a maximum payout of at least $50,000."""
-DEALER_ONLY: Final = (
-    BIT[Line.DEALER_ONLY_ACE_HIGH_WITH_JOKER],
-    BIT[Line.DEALER_ONLY_ACE_HIGH_NO_JOKER],
-)
-
-Pay = Callable[[int], int]
-"""What a wager wins, in cents, on a hand with a qualifying mask."""
 
 
 def most_one_player_wins(rules: TableRules, minimum_wager_cents: int) -> int:
-    """The most one player wins on one hand betting the minimum, meters aside (§ 688a.12(e))."""
+    """The most one player wins on one hand betting the minimum, meters aside (§ 688a.12(e)).
+
+    Each odds spot offered counts as its spot pays (:mod:`controller.rules.spot_pays`), the
+    progressive spot its fixed pays.
+    """
     pays: dict[JokerMode, list[Pay]] = defaultdict(list)
-    for spot, table in ((Spot.BONUS, rules.bonus), (Spot.DYNASTY, rules.dynasty),
-                        (Spot.INSURANCE, rules.insurance)):  # fmt: skip
-        if table is not None:
-            pays[table.joker].append(_odds(table, minimum_of(rules, spot, minimum_wager_cents)))
-    if rules.ace_high is not None:
-        stake = minimum_of(rules, Spot.ACE_HIGH, minimum_wager_cents)
-        pays[rules.ace_high.joker].append(_ace_high(rules.ace_high, stake))
-    if rules.progressive is not None:
-        pays[rules.progressive.joker].append(_fixed(rules.progressive))
+    for spot, table in rules.offered().items():
+        odds = spec_of(spot).pays
+        if odds is None:
+            pays[table.joker].append(_fixed(table))
+        else:
+            pays[table.joker].append(odds.most(table, minimum_of(rules, spot, minimum_wager_cents)))
     own = sum(
         max(sum(pay(mask) for pay in wagers) for mask in hand_masks(mode))
         for mode, wagers in pays.items()
     )
     others = rules.seats - 1 + (1 if rules.envy_includes_dealer else 0)
     return own + _envy(rules, minimum_wager_cents) * others
-
-
-def _odds(table: Paytable, stake: int) -> Pay:
-    def pay(mask: int) -> int:
-        row = table.line_for(mask)
-        return stake * row.pays.to_one if row is not None and isinstance(row.pays, Odds) else 0
-
-    return pay
-
-
-def _ace_high(table: Paytable, stake: int) -> Pay:
-    """The Ace High wager: its "both" row on an ace-high hand, else a "dealer only" row."""
-    both = _odds(table, stake)
-
-    def pay(mask: int) -> int:
-        if mask & ACE_HIGH:
-            return both(BIT[Line.BOTH_ACE_HIGH])
-        return max(both(outcome) for outcome in DEALER_ONLY)
-
-    return pay
 
 
 def _fixed(table: Paytable) -> Pay:
@@ -112,14 +84,15 @@ def _fixed(table: Paytable) -> Pay:
 
 def _envy(rules: TableRules, minimum_wager_cents: int) -> int:
     """The Envy one other hand can bring: each Qualifying Wager's largest (§ 688a.1)."""
-    stakes = (
-        (rules.bonus, minimum_of(rules, Spot.BONUS, minimum_wager_cents)),
-        (rules.dynasty, minimum_of(rules, Spot.DYNASTY, minimum_wager_cents)),
-        (rules.progressive, rules.progressive.progressive.wager_cents
-         if rules.progressive is not None and rules.progressive.progressive else 0),
-    )  # fmt: skip
-    return sum(
-        max((row.envy_cents or 0 for row in table.lines), default=0)
-        for table, stake in stakes
-        if table is not None and table.has_envy and stake >= rules.envy_minimum_cents
-    )
+    most = 0
+    for spot, table in rules.offered().items():
+        spec = spec_of(spot)
+        if not spec.envy or not table.has_envy:
+            continue
+        if spec.odds:
+            stake = minimum_of(rules, spot, minimum_wager_cents)
+        else:  # the progressive wager is its paytable's one denomination
+            stake = table.progressive.wager_cents if table.progressive else 0
+        if stake >= rules.envy_minimum_cents:
+            most += max((row.envy_cents or 0 for row in table.lines), default=0)
+    return most

@@ -98,14 +98,7 @@ def _spot(rules: TableRules, text: str, seat: int) -> Spot:
         raise LedgerError(f"unknown spot {text!r}") from error
     if not 1 <= seat <= rules.seats:
         raise LedgerError(f"table {rules.table_id} has seats 1 to {rules.seats}, not {seat}")
-    offered = {
-        Spot.BONUS: rules.bonus,
-        Spot.ACE_HIGH: rules.ace_high,
-        Spot.INSURANCE: rules.insurance,
-        Spot.PROGRESSIVE: rules.progressive,
-        Spot.DYNASTY: rules.dynasty,
-    }
-    if offered[spot] is None:
+    if rules.paytable(spot) is None:
         raise LedgerError(f"table {rules.table_id} offers no {spot} wager")
     return spot
 

@@ -29,7 +29,7 @@ the seat's own seven cards when they are a pai gow hand, the joker an ace (N.J.A
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
@@ -37,8 +37,8 @@ from controller.errors import RefusedError
 from controller.ledger.pool import HitRecord
 from controller.rules.cards import check_distinct
 from controller.rules.paytable import FixedPay, MeterPay, Odds, Push
-from controller.rules.qualify import ace_high_outcomes, qualifier
-from controller.rules.spots import DEALER_SEAT, Spot
+from controller.rules.spot_pays import hand_mask
+from controller.rules.spots import DEALER_SEAT, Spot, spec_of, spots
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -146,6 +146,21 @@ class TableRules:
     before limits existed (:mod:`controller.ledger.wager_limits`)."""
     dynasty: Paytable | None = None
     """The EZ Pai Gow Dynasty Bonus paytable, on the lines of the table's Dynasty profile."""
+    side_bets: Mapping[Spot, Paytable] = field(default_factory=dict)
+    """The paytable of each spot offered that has no field of its own above
+    (:attr:`controller.rules.spots.SpotSpec.own_field`)."""
+
+    def paytable(self, spot: Spot) -> Paytable | None:
+        """The paytable of ``spot`` at this table, or None where it is not offered."""
+        spec = spec_of(spot)
+        if not spec.own_field:
+            return self.side_bets.get(spot)
+        table: Paytable | None = getattr(self, spec.key)
+        return table
+
+    def offered(self) -> dict[Spot, Paytable]:
+        """The paytable of each spot the table offers, in the registry's order."""
+        return {spot: table for spot in spots() if (table := self.paytable(spot)) is not None}
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,10 +197,6 @@ class Settlement:
     payouts: tuple[Payout, ...]
     meter_payments: tuple[MeterPayment, ...]
     pool: Pool | None
-
-
-def _mask(table: Paytable, hand: SevenCardHand) -> int:
-    return qualifier(table.joker)(hand.indices)
 
 
 def _odds_payout(payout_id: str, wager: SeatWager, row: PaytableLine | None) -> Payout:
@@ -252,7 +263,7 @@ def _progressive(
                 f"seat {wager.seat}: the progressive wager is {terms.wager_cents} cents, "
                 f"not {wager.amount_cents}"
             )
-    masks = {wager.seat: _mask(table, hands[wager.seat]) for wager in ordered}
+    masks = {wager.seat: hand_mask(table, hands[wager.seat]) for wager in ordered}
     split = rules.hit_order is HitOrder.SPLIT
     # Seats are taken in order, each line chosen at the meter as it then stands. With SPLIT,
     # the other seats whose best line at that same meter is the same meter line share the pay.
@@ -307,11 +318,7 @@ def _progressive(
 
 def _envy(rules: TableRules, table_round: TableRound, meter: Fraction | None) -> list[Payout]:
     """Envy bonuses: for each qualifying wager, one per other hand that makes an Envy line."""
-    tables = {
-        Spot.BONUS: rules.bonus,
-        Spot.PROGRESSIVE: rules.progressive,
-        Spot.DYNASTY: rules.dynasty,
-    }
+    tables = {spot: table for spot, table in rules.offered().items() if spec_of(spot).envy}
     others = dict(table_round.hands)
     if rules.envy_includes_dealer:
         others[DEALER_SEAT] = table_round.dealer
@@ -323,7 +330,7 @@ def _envy(rules: TableRules, table_round: TableRound, meter: Fraction | None) ->
         for seat, hand in sorted(others.items()):
             if seat == wager.seat:
                 continue
-            row = table.line_for(_mask(table, hand), meter if table.progressive else None)
+            row = table.line_for(hand_mask(table, hand), meter if table.progressive else None)
             if row is None or not row.envy_cents:
                 continue
             payouts.append(
@@ -356,35 +363,24 @@ def flagged(rules: TableRules, payout: Payout) -> Payout:
     )
 
 
-def _insurance_row(rules: TableRules, hand: SevenCardHand) -> PaytableLine | None:
-    """The line an insurance wager wins: the seat's own seven cards (docs/rules.md § 5.10)."""
-    if rules.insurance is None:
-        raise SettlementError(f"table {rules.table_id} takes no insurance wagers")
-    return rules.insurance.line_for(_mask(rules.insurance, hand))
-
-
 def _odds_wagers(rules: TableRules, table_round: TableRound, seat: int) -> list[Payout]:
-    """One seat's bonus, Dynasty and Ace High wagers, capped by the maximum payout."""
+    """One seat's odds wagers (bonus, Ace High, insurance, Dynasty...), capped by the maximum.
+
+    Each is paid as its spot says (:mod:`controller.rules.spot_pays`); the progressive wager
+    is paid from its pool's meter, by :func:`_progressive`.
+    """
     payouts = []
     hand = table_round.hands[seat]
     for wager in table_round.wagers:
-        if wager.seat != seat or wager.spot is Spot.PROGRESSIVE:
+        pays = spec_of(wager.spot).pays
+        if wager.seat != seat or pays is None:
             continue
-        payout_id = table_round.payout_id(seat, wager.spot)
-        if wager.spot is Spot.INSURANCE:
-            payouts.append(_odds_payout(payout_id, wager, _insurance_row(rules, hand)))
-            continue
-        if wager.spot in (Spot.BONUS, Spot.DYNASTY):
-            table = rules.bonus if wager.spot is Spot.BONUS else rules.dynasty
-            if table is None:
-                raise SettlementError(f"table {rules.table_id} takes no {wager.spot} wagers")
-            row = table.line_for(_mask(table, hand))
-        else:
-            if rules.ace_high is None:
-                raise SettlementError(f"table {rules.table_id} takes no Ace High wagers")
-            dealer = _mask(rules.ace_high, table_round.dealer)
-            row = rules.ace_high.line_for(ace_high_outcomes(dealer, _mask(rules.ace_high, hand)))
-        payouts.append(_odds_payout(payout_id, wager, row))
+        table = rules.paytable(wager.spot)
+        if table is None:
+            title = spec_of(wager.spot).title
+            raise SettlementError(f"table {rules.table_id} takes no {title} wagers")
+        row = pays.line(table, hand, table_round.dealer)
+        payouts.append(_odds_payout(table_round.payout_id(seat, wager.spot), wager, row))
     return _cap(payouts, rules.max_payout_cents)
 
 

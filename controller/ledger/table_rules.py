@@ -7,7 +7,7 @@ among them a maximum payout below the floor of § 688a.12(e) (controller/ledger/
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -18,16 +18,13 @@ from controller.ledger.settlement import HitOrder, TableRules
 from controller.ledger.state import LedgerError
 from controller.ledger.wager_limits import WagerLimitsError, validated_limits
 from controller.rules.dynasty import off_profile
-from controller.rules.paytable import Wager
 from controller.rules.paytable_files import PaytableError, parse_paytable
-from controller.rules.spots import Spot
+from controller.rules.spots import Spot, spec_of, spots
 
 if TYPE_CHECKING:
     from controller.events import TableConfigured
     from controller.ledger.state import LedgerState
-    from controller.rules.paytable import Paytable
-
-ODDS_WAGERS: Final = frozenset({Wager.FORTUNE_BONUS, Wager.EMPERORS_TREASURE, Wager.DYNASTY_BONUS})
+    from controller.rules.paytable import Paytable, Wager
 
 
 class TableRulesError(ConfigurationError, ValueError):
@@ -83,19 +80,56 @@ def refuse_envy_on_the_dealer(state: LedgerState, event: TableConfigured) -> Non
         )
 
 
-def _dynasty(event: TableConfigured) -> Paytable | None:
-    """The Dynasty Bonus paytable, checked against the profile journaled with it."""
+def spot_paytable(event: TableConfigured, spot: Spot) -> str | None:
+    """The name of the paytable the event offers on ``spot``, or None.
+
+    A spot of its own field (:attr:`~controller.rules.spots.SpotSpec.own_field`) is read from
+    it, ``None`` or ``UNSET`` where not offered; any other from ``side_bets``.
+    """
+    spec = spec_of(spot)
+    if not spec.own_field:
+        side_bets = event.side_bets
+        return None if isinstance(side_bets, msgspec.UnsetType) else side_bets.get(spot)
+    name: str | msgspec.UnsetType | None = getattr(event, spec.key)
+    return None if isinstance(name, msgspec.UnsetType) else name
+
+
+def _dynasty_profile(event: TableConfigured, table: Paytable | None = None) -> None:
+    """A Dynasty Bonus paytable goes with its journaled profile and keeps to it."""
     where = f"table {event.table_id}: dynasty_profile"
-    name = None if isinstance(event.dynasty, msgspec.UnsetType) else event.dynasty
     profile = event.dynasty_profile
-    if (name is None) != isinstance(profile, msgspec.UnsetType):
-        raise TableRulesError(f"{where}: a Dynasty paytable and its profile go together")
-    table = _paytable(event, "dynasty", name, frozenset({Wager.DYNASTY_BONUS}))
-    if table is not None and not isinstance(profile, msgspec.UnsetType):
+    if table is None:
+        if (spot_paytable(event, Spot.DYNASTY) is None) != isinstance(profile, msgspec.UnsetType):
+            raise TableRulesError(f"{where}: a Dynasty paytable and its profile go together")
+        return
+    if not isinstance(profile, msgspec.UnsetType):
         reason = off_profile(table, profile)
         if reason is not None:
             raise TableRulesError(f"{where}: {reason}")
-    return table
+
+
+def _spot_paytables(event: TableConfigured, progressive: Paytable | None) -> dict[Spot, Paytable]:
+    """The paytable of each spot the event offers, checked, in the registry's order."""
+    found: dict[Spot, Paytable] = {}
+    for spot in spots():
+        if spot is Spot.PROGRESSIVE:  # read first: the pool goes with it
+            table = progressive
+        else:
+            if spot is Spot.DYNASTY:
+                _dynasty_profile(event)
+            spec = spec_of(spot)
+            table = _paytable(event, spec.key, spot_paytable(event, spot), spec.wagers)
+            if spot is Spot.DYNASTY:
+                _dynasty_profile(event, table)
+        if table is not None:
+            found[spot] = table
+    written = () if isinstance(event.side_bets, msgspec.UnsetType) else event.side_bets
+    unknown = sorted(set(written) - {str(spot) for spot in found if not spec_of(spot).own_field})
+    if unknown:
+        raise TableRulesError(
+            f"table {event.table_id}: side_bets: {unknown[0]!r} is not a registered side bet"
+        )
+    return found
 
 
 def table_rules(event: TableConfigured) -> TableRules:
@@ -109,7 +143,9 @@ def table_rules(event: TableConfigured) -> TableRules:
         ) from error
     if not 1 <= event.seats <= 9:
         raise TableRulesError(f"{where}: seats: 1 to 9, not {event.seats}")
-    progressive = _paytable(event, "progressive", event.progressive, frozenset({Wager.PROGRESSIVE}))
+    progressive = _paytable(
+        event, "progressive", event.progressive, spec_of(Spot.PROGRESSIVE).wagers
+    )
     if (progressive is None) != (event.pool_id is None):
         raise TableRulesError(f"{where}: pool_id: a progressive paytable and a pool go together")
     for key in (
@@ -120,26 +156,8 @@ def table_rules(event: TableConfigured) -> TableRules:
     ):
         if getattr(event, key) < 0:
             raise TableRulesError(f"{where}: {key}: cannot be negative")
-    bonus = _paytable(event, "bonus", event.bonus, ODDS_WAGERS)
-    ace_high = _paytable(event, "ace_high", event.ace_high, frozenset({Wager.ACE_HIGH}))
-    insurance = _paytable(
-        event,
-        "insurance",
-        None if isinstance(event.insurance, msgspec.UnsetType) else event.insurance,
-        frozenset({Wager.INSURANCE}),
-    )
-    dynasty = _dynasty(event)
-    offered = [
-        spot
-        for spot, table in (
-            (Spot.BONUS, bonus),
-            (Spot.ACE_HIGH, ace_high),
-            (Spot.INSURANCE, insurance),
-            (Spot.PROGRESSIVE, progressive),
-            (Spot.DYNASTY, dynasty),
-        )
-        if table is not None
-    ]
+    paytables = _spot_paytables(event, progressive)
+    offered = list(paytables)
     try:
         limits = validated_limits(event, offered)
     except WagerLimitsError as error:
@@ -147,9 +165,9 @@ def table_rules(event: TableConfigured) -> TableRules:
     rules = TableRules(
         table_id=event.table_id,
         seats=event.seats,
-        bonus=bonus,
-        ace_high=ace_high,
-        insurance=insurance,
+        bonus=paytables.get(Spot.BONUS),
+        ace_high=paytables.get(Spot.ACE_HIGH),
+        insurance=paytables.get(Spot.INSURANCE),
         progressive=progressive,
         pool_id=event.pool_id,
         envy_minimum_cents=event.envy_minimum_cents,
@@ -160,7 +178,8 @@ def table_rules(event: TableConfigured) -> TableRules:
         tax_wager_multiple=event.tax_wager_multiple,
         hit_order=hit_order,
         wager_limits=limits,
-        dynasty=dynasty,
+        dynasty=paytables.get(Spot.DYNASTY),
+        side_bets={spot: table for spot, table in paytables.items() if not spec_of(spot).own_field},
     )
     if event.max_payout_cents is not None:
         floor = max(MAX_PAYOUT_FLOOR_CENTS, most_one_player_wins(rules, event.minimum_wager_cents))

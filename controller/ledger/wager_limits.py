@@ -19,7 +19,7 @@ import msgspec
 
 from controller.errors import ConfigurationError
 from controller.money import format_cents
-from controller.rules.spots import Spot
+from controller.rules.spots import Spot, spec_of
 
 if TYPE_CHECKING:
     from collections.abc import Collection, Mapping
@@ -48,9 +48,9 @@ def validated_limits(
             spot = Spot(name)
         except ValueError as error:
             raise WagerLimitsError(f"wager_limits: {name!r} is not a spot") from error
-        if spot is Spot.PROGRESSIVE:
+        if not spec_of(spot).odds:
             raise WagerLimitsError(
-                "wager_limits: progressive: the progressive wager is its paytable's one "
+                f"wager_limits: {name}: the {name} wager is its paytable's one "
                 "denomination and takes no limits"
             )
         if spot not in offered:
@@ -64,14 +64,14 @@ def validated_limits(
             )
         limits[spot] = limit
     for spot in sorted(offered):
-        if spot is not Spot.PROGRESSIVE and spot not in limits:
+        if spec_of(spot).odds and spot not in limits:
             raise WagerLimitsError(f"wager_limits: {spot}: every spot needs a minimum and maximum")
     return limits
 
 
 def out_of_limits(rules: TableRules, spot: Spot, amount_cents: int) -> str | None:
     """Why a wager of ``amount_cents`` on ``spot`` is refused at this table, or None."""
-    if rules.wager_limits is None or spot is Spot.PROGRESSIVE:
+    if rules.wager_limits is None or not spec_of(spot).odds:
         return None
     limit = rules.wager_limits[spot]
     amount = format_cents(amount_cents)
