@@ -21,8 +21,9 @@ and the device's ``seq`` (unique per device; resends repeat it, and the event id
 
 The fields follow the reference serial protocol (:mod:`drivers.serial.protocol`): ``device``
 is 1-32 of ``A-Z a-z 0-9 . _ -``; ``seq`` 0 to 2**32-1; ``seat`` 1-99; ``position`` 0-99 (0 is
-the dealer); ``spot`` one of ``bonus``, ``ace-high``, ``progressive``, ``dynasty`` (the EZ Pai
-Gow Dynasty Bonus), ``insurance`` (the NJ insurance wager);
+the dealer); ``spot`` a registered spot's name (controller/rules/spots.py): ``bonus``,
+``ace-high``, ``progressive``, ``dynasty`` (the EZ Pai Gow Dynasty Bonus), ``insurance`` (the
+NJ insurance wager);
 ``amount_cents`` 0 to 10**12 (default 0); ``round`` 1-64 of
 ``A-Z a-z 0-9 . _ : -``; ``card`` a card code (``As``, ``Td``, ``Jk``) kept as sent; a void's
 ``reason`` is optional text (default ``misdeal``); a heartbeat's ``last`` is optional (0 to
@@ -181,7 +182,7 @@ class BetPayload(TablePayload, frozen=True):
     """``event/bet``: a chip arrived on (or left) a side-bet spot."""
 
     seat: Seat
-    spot: Spot  # the settlement's enumeration: a new spot is accepted here at once
+    spot: Spot  # a registered spot (controller/rules/spots.py), one registered later too
     present: bool
     amount_cents: Cents = 0
 

@@ -26,8 +26,9 @@ of the last event the device sent, so that a lost event shows as a gap
 Fields: ``dev`` is 1-32 of ``A-Z a-z 0-9 . _ -`` (it becomes part of the event id
 ``table/dev/seq``, so it has no ``/``); ``seq`` is a decimal number below 2**32, unique per
 device (the ACK echoes it without leading zeros); ``seat`` is 1-99 and ``position`` 0-99 (0 is
-the dealer); ``spot`` is ``bonus``, ``ace-high``, ``progressive``, ``dynasty`` (the EZ Pai
-Gow Dynasty Bonus) or ``insurance`` (the NJ insurance wager);
+the dealer); ``spot`` is a registered spot's name (controller/rules/spots.py): ``bonus``,
+``ace-high``, ``progressive``, ``dynasty`` (the EZ Pai Gow Dynasty Bonus) or ``insurance``
+(the NJ insurance wager);
 ``amount_cents`` a decimal count of cents; ``round`` is 1-64 of
 ``A-Z a-z 0-9 . _ : -``; ``card`` a card code such as ``As``, ``Td`` or ``Jk`` (kept as sent);
 a VOID reason is free text without a comma.
@@ -55,8 +56,6 @@ from controller.rules.spots import Spot
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-SPOTS: Final = frozenset(spot.value for spot in Spot)
-"""The settlement's spots (:class:`controller.ledger.settlement.Spot`), as the frames name them."""
 MAX_SEQ: Final = 2**32 - 1
 
 _DEVICE: Final = re.compile(r"[A-Za-z0-9._-]{1,32}")
@@ -144,8 +143,10 @@ def _bet(head: _Stamp, fields: tuple[str, ...]) -> BetSensed:
     if len(fields) not in {3, 4}:
         raise ProtocolError("field-count")
     seat = _number(fields[0], "bad-seat", 1, 99)
-    if fields[1] not in SPOTS:
-        raise ProtocolError("bad-spot")
+    try:
+        Spot(fields[1])  # a registered spot (controller/rules/spots.py), by its name
+    except ValueError:
+        raise ProtocolError("bad-spot") from None
     if fields[2] not in {"0", "1"}:
         raise ProtocolError("bad-present")
     amount = _number(fields[3], "bad-amount", 0, 10**12) if len(fields) == 4 else 0
