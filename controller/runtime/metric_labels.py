@@ -15,27 +15,18 @@ from typing import TYPE_CHECKING
 
 from controller.ledger.settlement import PayoutKind
 from controller.rules.paytable import FixedPay, MeterPay, Odds
-from controller.rules.spots import Spot
+from controller.rules.spots import spec_of, spots
 
 if TYPE_CHECKING:
     from controller.ledger.settlement import TableRules
     from controller.ledger.state import LedgerState
     from controller.rules.paytable import Paytable
-
-ENVY_SPOTS = frozenset({Spot.BONUS, Spot.PROGRESSIVE, Spot.DYNASTY})
-"""The wagers whose paytable's Envy column pays (docs/rules.md § 9)."""
+    from controller.rules.spots import Spot
 
 
 def spot_paytables(rules: TableRules) -> dict[Spot, Paytable]:
     """The paytable of each spot the table offers."""
-    pairs = (
-        (Spot.BONUS, rules.bonus),
-        (Spot.ACE_HIGH, rules.ace_high),
-        (Spot.INSURANCE, rules.insurance),
-        (Spot.PROGRESSIVE, rules.progressive),
-        (Spot.DYNASTY, rules.dynasty),
-    )
-    return {spot: paytable for spot, paytable in pairs if paytable is not None}
+    return rules.offered()
 
 
 def meter_lines(progressive: Paytable | None) -> list[str]:
@@ -55,7 +46,7 @@ def pay_lines(rules: TableRules) -> set[tuple[str, str]]:
                 found.add((str(PayoutKind.WIN), line))
             elif isinstance(row.pays, FixedPay | MeterPay):
                 found.add((str(PayoutKind.PROGRESSIVE), line))
-            if row.envy_cents and spot in ENVY_SPOTS:
+            if row.envy_cents and spec_of(spot).envy:  # docs/rules.md § 9
                 found.add((str(PayoutKind.ENVY), line))
     return found
 
@@ -84,7 +75,7 @@ def known_labels(state: LedgerState) -> KnownLabels:
         tables=[table_id for table_id, _ in tables],
         contributing=[(r.pool_id, t) for t, r in tables if r.pool_id is not None],
         wagers=[(t, str(spot)) for t, r in tables for spot in sorted(spot_paytables(r))],
-        refused=[(t, str(spot)) for t, _ in tables for spot in sorted(Spot)],
+        refused=[(t, str(spot)) for t, _ in tables for spot in sorted(spots())],
         hits=[
             (r.pool_id, t, line)
             for t, r in tables

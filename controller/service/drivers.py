@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from controller.meter_signature import MeterSigning, Signer
 from controller.plugins import DriverContext, DriverParts, TableOffer
-from controller.rules.spots import Spot
 from controller.service.wide_area import wide_area_parts
 
 if TYPE_CHECKING:
@@ -30,19 +29,12 @@ if TYPE_CHECKING:
 def offer_of(table: TableConfig) -> TableOffer:
     """What a source serving the table may know of it."""
     rules = table.rules
-    paytables = {
-        Spot.BONUS: rules.bonus,
-        Spot.ACE_HIGH: rules.ace_high,
-        Spot.INSURANCE: rules.insurance,
-        Spot.DYNASTY: rules.dynasty,
-        Spot.PROGRESSIVE: rules.progressive,
-    }
     progressive = rules.progressive.progressive if rules.progressive else None
     limits = rules.wager_limits
     return TableOffer(
         table.table_id,
         seats=rules.seats,
-        spots=frozenset(spot for spot, paytable in paytables.items() if paytable is not None),
+        spots=frozenset(rules.offered()),  # every registered spot it offers (rules/spots.py)
         heartbeat_timeout_s=table.heartbeat_timeout_s,
         progressive_wager_cents=progressive.wager_cents if progressive else None,
         odds_limits_cents=(
