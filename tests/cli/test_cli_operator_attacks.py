@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,13 +135,14 @@ def test_the_recovery_of_operations_md_needs_no_locked_signer(floor: Floor) -> N
     assert floor.locked() == {LEE, SAM}
     section = PAGE.read_text(encoding="utf-8").split("### Recovering from lockouts", 1)[1]
     block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[0]
-    script = 'set -e\nsudo() { shift 2; "$@"; }\n' + block  # as the service user: ourselves
+    script = "set -e\n" + block  # the manager's commands, on this journal (no socket here)
     environment = os.environ | {
-        "J": str(ROOT / ".venv" / "bin" / "jackpotd"),
-        "DB": f"--db {floor.database}",
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
+        "JACKPOTD_DB": str(floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
         "JACKPOTD_PASSPHRASE": PASSPHRASE,
     }
-    done = subprocess.run(  # the page's own commands, as the service user: ourselves
+    done = subprocess.run(  # the page's own commands, as the manager: ourselves
         ["/bin/bash", "-c", script],
         cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
         check=False,
