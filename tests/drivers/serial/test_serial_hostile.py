@@ -26,7 +26,10 @@ async def exchange(intake: JournalIntake, payloads: list[str]) -> tuple[SerialSo
     """A fake line with one device on it: send each payload until answered; the answers."""
     ports = FakePorts()
     source = SerialSource(port_settings("fake:///table-1"), ports)
-    device = FakeDevice(resend_after=0.01)
+    # Resent after half a second of silence, as a device whose host stays silent: a host that
+    # answers (busy machine or not) answers well within it, so each frame here is handed over
+    # once per resend the test means (a poisoned one's resends), never for a slow answer.
+    device = FakeDevice(resend_after=0.5)
     try:
         async with running(source, intake), asyncio.timeout(WAIT_S):
             device.attach((await ports.line(0)).device_reader, ports.lines[0].device_write)
