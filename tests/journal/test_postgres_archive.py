@@ -406,8 +406,10 @@ def test_archiving_while_a_fenced_writer_appends_loses_nothing_and_verifies(
                 archived += database_archive.archive(
                     url, out, rows=1000, keys=[key.public_key], now=NOW
                 )
-            except JournalError as error:  # it wrote no checkpoint since the last cut
-                assert "no checkpoint covers" in str(error)  # noqa: PT017
+            except JournalError as error:  # no checkpoint, or no row, since the last cut
+                # A busy machine's writer may not have written past the last cut yet.
+                said = str(error)
+                assert "no checkpoint covers" in said or "no row to archive" in said
                 continue
             while_writing += child.poll() is None
         _, errors = child.communicate(timeout=WAIT_S)
