@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
@@ -27,7 +26,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 AT = "2026-01-01T00:00:00Z"
-NOW = datetime(2026, 6, 1, tzinfo=UTC)
+NOW = "2026-06-01T00:00:00.000Z"
 
 
 def bet(seq: int, device: str = "sensor-1") -> BetSensed:

@@ -34,6 +34,8 @@ from controller.journal.verify import verify
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from support.journal_rig import Stored
+
 
 # --- schema migrations ----------------------------------------------------------------------
 
@@ -84,7 +86,7 @@ def _unique_indexes(path: Path) -> list[list[str]]:
         ]
 
 
-def played_as_of(tmp_path: Path, version: int) -> tuple[Path, dict[str, object]]:
+def played_as_of(tmp_path: Path, version: int) -> tuple[Path, Stored]:
     """The rig's rounds in a journal as the controller of schema ``version`` left it."""
     written = tmp_path / "written.db"
     with opened_journal(written) as journal:

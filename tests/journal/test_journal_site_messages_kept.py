@@ -40,9 +40,13 @@ from controller.journal.schema import MIGRATIONS
 from controller.journal.verify import verify
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from controller.widearea.messages import SiteMessage
+
+    Intrusion = Callable[[list[tuple[int, SiteMessage]]], tuple[str, tuple[object, ...]]]
+    """An intruder's statement and its parameters, made from the three queued messages."""
 
 BEFORE_OUTBOX = 12
 """The schema before the outbox to central (migration 13 made it)."""
@@ -135,7 +139,7 @@ def test_an_archive_leaves_unsent_messages_in_the_outbox_checked_as_a_chain(
         assert (report.ok, report.archived) == (True, 5), report.problems
 
 
-ARCHIVED_EDITS: Final = {
+ARCHIVED_EDITS: Final[dict[str, tuple[Intrusion, str, str]]] = {
     "altered": (
         lambda _played: (ALTER_MESSAGE_2, ()),
         "site message 2: not a message of the chain (its row is archived)",

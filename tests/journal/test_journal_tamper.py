@@ -10,7 +10,7 @@ import json
 import sqlite3
 from contextlib import closing
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.journal_rig import (
@@ -42,7 +42,7 @@ def test_journal_verify_good_journal_chains_every_row_to_the_one_before(played: 
     previous = GENESIS
     for row in rows:
         assert row["prev_hash"] == previous
-        assert row["hash"] == row_hash(previous, row)
+        assert row["hash"] == row_hash(previous, dict(row))
         previous = str(row["hash"])
     report = verify(played)
     assert (report.ok, report.rows, report.problems) == (True, len(rows), [])
@@ -53,7 +53,9 @@ def _canonical(document: object) -> str:
     return json.dumps(document, sort_keys=True, separators=(",", ":"))
 
 
-def _update_event(raw: sqlite3.Connection, seq: int, change: Callable[[dict], None]) -> None:
+def _update_event(
+    raw: sqlite3.Connection, seq: int, change: Callable[[dict[str, Any]], None]
+) -> None:
     text = raw.execute("SELECT event FROM journal WHERE seq = ?", [seq]).fetchone()[0]
     document = json.loads(text)
     change(document)

@@ -24,9 +24,8 @@ from support.journal_rig import (
 )
 
 from controller.effects import AwardMade
-from controller.journal import Journal
+from controller.journal.backends import open_journal
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
 from controller.journal.snapshot import snapshot_text, state_from_text
 from controller.ledger.apply import LedgerState, apply
 from controller.security.controller_key import ControllerKey
@@ -40,10 +39,9 @@ from controller.wide_events import (
 from controller.widearea.messages import GENESIS, Contribution, HitClaim, SiteBody, next_message
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
     from pathlib import Path
 
-    from controller.journal.port import JournalPort
+    from controller.journal.location import JournalLocation
 
 SITE = "atlantic"
 
@@ -59,28 +57,20 @@ def _reported(key: ControllerKey, bodies: list[SiteBody]) -> list[SiteReported]:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[str, object]]:
+def opened(request: pytest.FixtureRequest, tmp_path: Path) -> JournalLocation:
     """Where a journal lives: a file, or a database of its own on the test's server."""
     if request.param == "sqlite":
-        yield "sqlite", tmp_path / "central.db"
-    else:
-        yield "postgresql", DatabaseUrl(request.getfixturevalue("postgres_url"))
-
-
-def _open(where: tuple[str, object]) -> JournalPort[object]:
-    kind, location = where
-    if kind == "sqlite":
-        return Journal(location)  # type: ignore[arg-type]
-    return PostgresJournal(location)  # type: ignore[arg-type]
+        return tmp_path / "central.db"
+    return DatabaseUrl(request.getfixturevalue("postgres_url"))
 
 
 def test_linked_properties_and_their_chains_survive_a_restart_and_the_start_up_check(
-    opened: tuple[str, object],
+    opened: JournalLocation,
 ) -> None:
     key = ControllerKey.generate()
     bodies: list[SiteBody] = [Contribution(POOL, "t1", f"r{n}", 1, 100) for n in range(1, 6)]
     bodies.append(HitClaim(POOL, "t1", "r6", 1, "x", "1", 1, tuple(STRAIGHT_FLUSH)))
-    journal = _open(opened)
+    journal = open_journal(opened)
     try:
         journal.append_many([pool_opened(), table_configured()])
         link = SiteLinked("link-1", AT, SITE, key.public_key, [POOL], "mgr")
@@ -92,7 +82,7 @@ def test_linked_properties_and_their_chains_survive_a_restart_and_the_start_up_c
         state = journal.state
     finally:
         journal.close()
-    journal = _open(opened)
+    journal = open_journal(opened)
     try:
         assert journal.state.sites == state.sites  # the materialized row, read back
         assert journal.state.sites[SITE].link.through == 6
@@ -119,16 +109,16 @@ def test_a_snapshot_with_linked_properties_holds_them_exactly() -> None:
     for event in (pool_opened(), table_configured()):
         state, _ = apply(state, event)
     state, _ = apply(state, SiteLinked("link-1", AT, SITE, key.public_key, [POOL], "mgr"))
-    for event in _reported(key, [Contribution(POOL, "t1", "r1", 1, 100)]):
-        state, _ = apply(state, event)
+    for report in _reported(key, [Contribution(POOL, "t1", "r1", 1, 100)]):
+        state, _ = apply(state, report)
     assert state_from_text(snapshot_text(state)).sites == state.sites
 
 
 def test_a_propertys_chain_and_held_hits_survive_a_restart_and_the_start_up_check(
-    opened: tuple[str, object],
+    opened: JournalLocation,
 ) -> None:
     central = ControllerKey.generate()
-    journal = _open(opened)
+    journal = open_journal(opened)
     try:
         join = WideAreaJoined("join-1", AT, SITE, central.public_key, {POOL: PAYTABLE}, "mgr")
         journal.append_many([join, table_configured()])
@@ -142,7 +132,7 @@ def test_a_propertys_chain_and_held_hits_survive_a_restart_and_the_start_up_chec
         assert (chain.seq, list(chain.held)) == (3, ["3"])
     finally:
         journal.close()
-    journal = _open(opened)
+    journal = open_journal(opened)
     try:
         assert journal.state.chain == chain  # the materialized row, read back
         check = journal.check_state(ControllerKey.generate())

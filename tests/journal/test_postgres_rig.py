@@ -17,7 +17,7 @@ def test_the_test_server_is_a_real_postgresql_with_fsync_on_listening_on_loopbac
     postgres_server: PostgresServer, postgres_url: str
 ) -> None:
     with psycopg.connect(postgres_url) as connection:
-        settings = dict(
+        settings: dict[str, str] = dict(
             connection.execute(
                 "SELECT name, setting FROM pg_settings WHERE name IN "
                 "('fsync', 'synchronous_commit', 'full_page_writes', 'listen_addresses', "

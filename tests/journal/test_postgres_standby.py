@@ -151,7 +151,8 @@ def test_each_takeover_says_from_whom_and_why_for_the_service_to_journal(url: Da
     assert took.why == "node 'a' restarting (its epoch 1 fenced)"
     standby = PostgresJournal(url, fence=Fence("b", lease_s=5), standby=True)
     try:
-        assert standby.took_over is None  # nothing taken yet
+        taken = standby.took_over
+        assert taken is None  # nothing taken yet
         again.close()  # a clean stop ends the lease now
         assert standby.take() == 3
         took = standby.took_over

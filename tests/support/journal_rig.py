@@ -11,7 +11,7 @@ import importlib.resources
 import sqlite3
 from contextlib import closing, suppress
 from decimal import Decimal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypedDict, cast
 
 import pytest
 
@@ -24,16 +24,18 @@ from controller.events import (
 )
 from controller.journal import Journal
 from controller.journal.checkpoints import seal
-from controller.ledger.codec import pool_json, wagers_json
 from controller.journal.rows import read_rows
 from controller.journal.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.codec import pool_json, wagers_json
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
     from controller.events import AnyEvent
+    from controller.journal.port import JournalPort
+    from controller.ledger.settlement import Payout
     from controller.security.controller_key import ControllerKey
 
 AT = "2024-05-01T12:00:00Z"
@@ -89,7 +91,7 @@ def opened_journal(path: Path) -> Journal:
     return journal
 
 
-def play_rounds(journal: Journal) -> None:
+def play_rounds(journal: JournalPort[Any]) -> None:
     """Three rounds: plain contributions, a five-aces hit (pending, then verified), a reset."""
     journal.append(wager("r1-w1", "r1", 1))
     journal.append(wager("r1-w2", "r1", 2))
@@ -115,14 +117,14 @@ def rounds(first: int, count: int) -> list[AnyEvent]:
     return events
 
 
-def play(journal: Journal, first: int, count: int) -> None:
+def play(journal: JournalPort[Any], first: int, count: int) -> None:
     """Append :func:`rounds` in batches, as the sequencer would."""
     events = rounds(first, count)
     for start_at in range(0, len(events), 300):
         journal.append_many(events[start_at : start_at + 300])
 
 
-def checkpoint(journal: Journal, key: ControllerKey) -> int:
+def checkpoint(journal: JournalPort[Any], key: ControllerKey) -> int:
     """A checkpoint as the running controller journals it; its row."""
     sealed = seal(key, "c1", journal.state, journal.head, AT)
     return journal.append_many([sealed.event], snapshot=sealed)[0].seq
@@ -146,10 +148,25 @@ def connection(played: Path) -> Iterator[sqlite3.Connection]:
         yield raw
 
 
-def rows_of(path: Path) -> list[dict[str, object]]:
+class JournalRow(TypedDict):
+    """A row's canonical columns, as :func:`rows_of` reads them (controller/journal/rows.py)."""
+
+    seq: int
+    event_id: str
+    kind: str
+    at: str
+    event: str
+    outcome: str
+    reason: str
+    effects: str
+    prev_hash: str
+    hash: str
+
+
+def rows_of(path: Path) -> list[JournalRow]:
     """Every row's canonical columns, read from the file as it is (docs/journal.md)."""
     with closing(sqlite3.connect(path)) as raw:
-        return [row.values for row in read_rows(raw)]
+        return [cast("JournalRow", row.values) for row in read_rows(raw)]  # its canonical keys
 
 
 def table_rows(path: Path, table: str) -> list[tuple[object, ...]]:
@@ -157,7 +174,17 @@ def table_rows(path: Path, table: str) -> list[tuple[object, ...]]:
         return raw.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall()  # noqa: S608
 
 
-def snapshot(state: LedgerState) -> dict[str, object]:
+class Stored(TypedDict):
+    """What :func:`snapshot` gives: the parts of a ledger state the journal stores."""
+
+    pools: dict[str, str]
+    tables: dict[str, TableConfigured]
+    rounds: dict[tuple[str, str], str]
+    pending: dict[str, Payout]
+    revision: int
+
+
+def snapshot(state: LedgerState) -> Stored:
     """Everything of a ledger state that the journal stores, in comparable form."""
     return {
         "pools": {pool_id: pool_json(pool) for pool_id, pool in state.pools.items()},
