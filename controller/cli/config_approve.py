@@ -5,7 +5,7 @@ that moves money (pools opened, terms changed, tables configured) and the author
 (``dual_control_amount``, ``lockout_after``) with the file's digest in one
 ``configuration-approved`` event, has it signed (``--key``) and journals it. The daemon then
 starts on that file; with a file changed since, it refuses until a manager approves it again
-(docs/operations.md, "Approving a configuration"). ``--dry-run`` prints what would be
+(docs/operations.md, "Approving the configuration"). ``--dry-run`` prints what would be
 approved: each pool, table and setting that changes, old → new
 (:mod:`controller.cli.config_changes`), without a key.
 """

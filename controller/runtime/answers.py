@@ -1,7 +1,7 @@
 """What a committed batch is answered with: each source's receipt, the counts, the updates.
 
-Only once a batch's ``COMMIT`` has returned (docs/architecture.md, "How an event becomes a
-meter") does the sequencer answer each waiting source, count what the metrics and alerts watch
+Only once a batch's ``COMMIT`` has returned (docs/architecture.md, "One event's
+way through") does the sequencer answer each waiting source, count what the metrics and alerts watch
 (outcomes, latencies, reused ids, lost events, held rounds), run its ``on_commit`` hooks and
 publish the updates the events made to every sink: nothing reaches a sink before its
 transaction has committed.

@@ -1,7 +1,7 @@
 """A property's chain to central, as its uplink sees it: the journal's outbox, the two keys.
 
 The :class:`controller.ports.SiteChainView` the service hands a property's uplink
-(docs/wide-area.md, "The link's runtime, as designed"): the messages its journal queued
+(docs/wide-area.md, "The link's runtime"): the messages its journal queued
 (``site_messages``), each signed with the controller key as the uplink takes it, its own digest
 of any of them, its totals (signed), central's key to check acknowledgements and awards by, and
 a wait for the sequencer to journal more (:meth:`JournalSiteChain.committed` is a commit hook),

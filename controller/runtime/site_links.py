@@ -1,7 +1,7 @@
 """Central's linked properties, as the MQTT source sees them: the ledger's state, central's key.
 
 The :class:`controller.ports.SiteLinks` the service hands the driver context at central
-(docs/wide-area.md, "The link's runtime, as designed"): each linked property's chain as the
+(docs/wide-area.md, "The link's runtime"): each linked property's chain as the
 journal's state holds it after the last commit, and the controller key's signature, so that
 the driver answers properties without reaching into the ledger or holding the key itself.
 """

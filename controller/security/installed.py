@@ -1,4 +1,6 @@
-"""What is installed on the import path, by digest (docs/operations.md "The manifest").
+"""What is installed on the import path, by digest.
+
+docs/operations.md, "Approving the software".
 
 Every distribution that :mod:`importlib.metadata` finds on the import path (the controller's
 dependencies, theirs, and the tools installed beside them) is covered by its name, its version

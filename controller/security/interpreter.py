@@ -1,4 +1,6 @@
-"""The interpreter that runs the controller, by digest (docs/operations.md "The manifest").
+"""The interpreter that runs the controller, by digest.
+
+docs/operations.md, "Approving the software".
 
 Covered: the version string; the executable (``sys.executable`` with its links resolved, since
 a virtual environment's ``python`` is a link to the system's) and, when Python is built with

@@ -89,7 +89,7 @@ class SiteTotals(
 
     It travels on the same topic as the messages, after message ``through`` (so central judges
     it in order), and lists the hit claims still ``held`` for an award, which central answers
-    from its journal (docs/wide-area.md, "The link's runtime, as designed").
+    from its journal (docs/wide-area.md, "The link's runtime").
     """
 
     site: str

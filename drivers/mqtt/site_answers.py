@@ -1,6 +1,6 @@
 """Central's answers to its linked properties: each message submitted once, signed cumulative acks.
 
-docs/wide-area.md, "The link's runtime, as designed". A linked property publishes its chain's
+docs/wide-area.md, "The link's runtime". A linked property publishes its chain's
 messages and, after each (re)connection's backlog, its totals on ``wide/<site>/up``
 (:mod:`drivers.mqtt.topics`). The MQTT source hands each one to :meth:`SiteAnswers.admit`:
 

@@ -1,6 +1,6 @@
 """A property's link to central: its chain out until acknowledged, acks and awards in.
 
-docs/wide-area.md, "The link's runtime, as designed". The property's controller is an MQTT
+docs/wide-area.md, "The link's runtime". The property's controller is an MQTT
 client of central's brokers (TLS; ``hosts`` tried in turn, the next after each failure). On
 each connection it says hello (:class:`SiteHello`, a new random nonce), takes its totals as its
 journal stands (through ``site_seq`` M), publishes on ``wide/<site>/up``, at QoS 1 and oldest

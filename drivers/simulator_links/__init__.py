@@ -6,9 +6,10 @@ the controller directly (the demo); the links here put it on the wire the way a 
 devices do, so that the integration tests and the benchmarks exercise the daemon's real
 drivers, framing and acknowledgements end to end:
 
-* :class:`MqttTableLink`: one MQTT client per table (docs/mqtt.md, "a table"): fixed client id
-  ``table-<tid>``, persistent session, last will ``offline`` (retained, QoS 1) on
-  ``table/<tid>/status``, ``online`` published there (retained) at every connection. Each event
+* :class:`MqttTableLink`: one MQTT client per table (docs/mqtt.md, "Client ids and
+  sessions"): fixed client id ``table-<tid>``, persistent session, last will ``offline``
+  (retained, QoS 1) on ``table/<tid>/status``, ``online`` published there (retained) at every
+  connection. Each event
   is a JSON payload on ``table/<tid>/event/<type>`` at QoS 1, and :meth:`MqttTableLink.send`
   returns once the broker acknowledged it (``PUBACK``). If the broker goes away the link
   reconnects with capped backoff and publishes again, first and in order, whatever was not

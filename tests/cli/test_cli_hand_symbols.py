@@ -1,6 +1,6 @@
 """``jackpotd hand`` takes the cards as the meter display draws them: ``A♠ 10♥ Joker``.
 
-docs/operations.md, "Settle a dispute": a supervisor reads a pay's hand off the display
+docs/operations.md, "6. Verify a jackpot": a supervisor reads a pay's hand off the display
 (controller/web/pays.py draws a rank and a suit symbol) and types it into ``jackpotd hand``,
 which used to refuse ``A♠``. The command line now reads the suit symbols (and the white ones
 ``♤♡♢♧``, and ``Joker``) as well as the codes; the device wire still takes canonical codes only

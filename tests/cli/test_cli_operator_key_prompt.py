@@ -1,6 +1,6 @@
 """``jackpotd operator key`` at a terminal asks again after a weak or mistyped passphrase.
 
-docs/operations.md, "Enroll the operators": a new operator types a passphrase at the prompt.
+docs/operations.md, "Enrollment": a new operator types a passphrase at the prompt.
 One the key file refuses (controller/security/keys.py, ``check_passphrase``) used to end the
 command, and the operator started over; at a terminal it is now said, with what is wrong, and
 asked again, three times at most. The command runs under a real pseudo-terminal that is its

@@ -3,7 +3,7 @@
 A chain that verifies and a replay that matches prove the journal consistent, not that the
 controller wrote it: anyone who can write the file can rebuild a chain that passes. Only a
 checkpoint signature checked under the controller's public key proves that (docs/security.md,
-section 2.3; docs/operations.md, "Checkpoints and anchors"). Real journal files, the real
+section 2.3; docs/journal.md, "Checkpoints and anchors"). Real journal files, the real
 command line.
 """
 

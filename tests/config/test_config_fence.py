@@ -1,7 +1,7 @@
 """``[controller] node``, ``lease_s`` and ``commit_hang_s``: what the fenced sequencer needs.
 
-controller/config/controller_section.py; docs/ha.md, "The fenced sequencer". Each refusal names the file,
-the key and the reason.
+controller/config/controller_section.py; docs/ha.md, "The fenced sequencer". Each refusal
+names the file, the key and the reason.
 """
 
 from __future__ import annotations

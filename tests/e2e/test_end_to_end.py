@@ -6,7 +6,7 @@ the benchmarks. Here the real service
 configuration written for the test, and :class:`drivers.simulator.SimulatedTable` tables play
 against it through :mod:`drivers.simulator_links`: MQTT clients on a real mosquitto (docs/mqtt.md)
 and devices on the master end of a pty whose slave the daemon opens through pyserial
-(docs/architecture.md, "table peripheral serial v1"). The checks are the promises of
+(docs/architecture.md, "The reference serial protocol"). The checks are the promises of
 docs/architecture.md ("The standards it meets", "One event's way through"): every event journaled
 exactly once, never a cent lost or counted twice through a broker restart, meters and hits on the
 signs' topics and on the display equal to the journal, bad input rejected while play goes on, and

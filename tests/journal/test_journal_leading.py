@@ -36,8 +36,10 @@ class Clock:
 
 
 def leads(journal: PostgresJournal) -> bool:
-    """``journal.leading``, read afresh: it moves with the clock (mypy keeps a property's last
-    narrowing, as though ``assert journal.leading`` settled it for good)."""
+    """``journal.leading``, read afresh: it moves with the clock.
+
+    mypy keeps a property's last narrowing, as though ``assert journal.leading`` settled it.
+    """
     return journal.leading
 
 

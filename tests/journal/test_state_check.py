@@ -1,4 +1,4 @@
-"""Start-up never trusts the stored state (docs/faults.md, "Edited materialized state").
+"""Start-up never trusts the stored state (docs/faults.md, "Edited state").
 
 Before the daemon builds on the materialized tables it rebuilds the state from the last
 checkpoint that verifies (its snapshot, then the rows after it) and compares: a meter edited

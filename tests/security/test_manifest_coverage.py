@@ -1,9 +1,10 @@
 """The manifest covers the running code: the distributions, dependencies included, and Python.
 
-docs/operations.md "The manifest"; docs/faults.md "An edited dependency". Each test tampers
-with a copy put first on the import path (never the shared virtual environment) and shows
-that the difference is named: a file added, removed or changed, a distribution's version, a
-file in an install folder that belongs to no distribution, the interpreter.
+docs/operations.md, "Approving the software"; docs/faults.md, "A planted .pyc and an edited
+dependency". Each test tampers with a copy put first on the import path (never the shared
+virtual environment) and shows that the difference is named: a file added, removed or changed,
+a distribution's version, a file in an install folder that belongs to no distribution, the
+interpreter.
 """
 
 from __future__ import annotations

@@ -10,11 +10,14 @@ to a link, a dangling link, a missing file and a relative path.
 from __future__ import annotations
 
 import os
-from pathlib import Path
-
-import pytest
+from typing import TYPE_CHECKING
 
 from controller.security.installed import RealPaths
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
 
 
 def test_real_paths_are_realpaths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

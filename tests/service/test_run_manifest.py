@@ -1,6 +1,6 @@
 """``jackpotd run`` refuses to start without an approved manifest; only the demo is exempt.
 
-docs/operations.md "The manifest": the self-check compares what is installed with
+docs/operations.md, "Approving the software": the self-check compares what is installed with
 what a manager approved, so a journal in which nothing was approved cannot start the service.
 The refusal is one line saying how to approve, and a fault in the journal.
 """

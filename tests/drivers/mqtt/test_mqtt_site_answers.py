@@ -1,6 +1,6 @@
 """Central's MQTT source and linked properties: each message journaled once, signed acks.
 
-drivers/mqtt/site_answers.py; docs/wide-area.md, "The link's runtime, as designed". A real
+drivers/mqtt/site_answers.py; docs/wide-area.md, "The link's runtime". A real
 mosquitto, a real journal behind the intake (tests/support/intake.py), real Ed25519 keys for
 the property and for central. The property is a plain MQTT client publishing what a property
 publishes, including resends, a gap and its totals, as a lossy transport and a reconnection
