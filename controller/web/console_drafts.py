@@ -61,7 +61,8 @@ class Draft:
 
     draft_id: str
     command: str
-    """The console's command for the provenance (``console verify-hit``)."""
+    """The console's command for the provenance (``console verify-hit``): two words, as the
+    operator socket takes a command's name (controller/runtime/operator_desk.py)."""
     event: AnyEvent
     binding: Binding
     needed: int
@@ -144,7 +145,7 @@ def drafted(  # noqa: PLR0913 - one per field an action may carry
             event = PasskeyRevoked(_new_id("passkey-revoke"), at, name, by, reason)
         case _:
             raise DraftError(f"the console does not take {action!r}")
-    return _draft(state, event, f"console {action}")
+    return _draft(state, event, f"console {action.replace(' ', '-')}")
 
 
 def enrollment_draft(  # noqa: PLR0913 - the enrollment's fields
@@ -152,7 +153,7 @@ def enrollment_draft(  # noqa: PLR0913 - the enrollment's fields
 ) -> Draft:
     """A passkey's enrollment for ``operator``, waiting for the authenticator's registration."""
     event = PasskeyEnrolled(_new_id("passkey"), at, operator, label, rp_id, [origin], by)
-    draft = _draft(state, event, "console passkey enroll")
+    draft = _draft(state, event, "console passkey-enroll")
     draft.registering = True
     return draft
 

@@ -11,15 +11,25 @@ seven-card straight flush on seat 2 (the whole meter, $10,000: two). The daemon 
 internal transport, resident keys, user verification, the user verified), as the console's
 end-to-end tests ask of Chromium. The page is opened on ``localhost``: a secure context
 without TLS, and a host name a relying party id may be (an IP address may not).
+
+:func:`enroll` is a manager enrolling an operator's passkey at the page, signing the drafted
+enrollment with their key file through the operator socket (:func:`manager_signs`, the CLI's
+path); :func:`ledger_facts` is what a refusal must leave as it was: every pool's meters and
+the pending pays, as the journal's state holds them.
 """
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any, Final
 
+import aiohttp
+
+from controller.cli.submit import SocketDesk
 from controller.config.load import load_config
-from controller.events import RoundSettled, WagerLocked
+from controller.events import RoundSettled, WagerLocked, decode_event
 from controller.journal import Journal
+from controller.ledger.binding import signed_by
 from support.approvals import Site
 from support.controller_keys import KEY_LINE
 from support.floor import approved_site, free_port, write_config
@@ -31,6 +41,7 @@ if TYPE_CHECKING:
     from playwright.async_api import CDPSession, Page
 
     from controller.config.load import Config
+    from controller.ledger.state import LedgerState
 
 AT: Final = "2026-11-29T15:00:00Z"
 DEALER: Final = {"1": ["3c", "4d", "6s", "8d", "Tc", "Qc", "7s"]}
@@ -97,3 +108,60 @@ async def virtual_authenticator(page: Page) -> tuple[CDPSession, str]:
     }
     added = await session.send("WebAuthn.addVirtualAuthenticator", {"options": options})
     return session, str(added["authenticatorId"])
+
+
+def ledger_facts(state: LedgerState) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Every pool (its meters) and every pending pay: what a refused action leaves as it was."""
+    return dict(state.pools), dict(state.pending)
+
+
+async def choose(page: Page, operator: str) -> None:
+    """Tap who is signing."""
+    await page.locator(f'#signers button[data-operator="{operator}"]').click()
+
+
+def manager_signs(socket: Path, body: bytes, key: Ed25519PrivateKey) -> str:
+    """The manager's key file signs the drafted enrollment and hands it in (the CLI's path)."""
+    desk = SocketDesk(socket)
+    event = signed_by(desk.state, decode_event(body), [("mgr", key)])
+    receipt = desk.submit(event, "passkey enroll")
+    assert receipt.outcome == "applied", receipt.reason
+    return receipt.event_id
+
+
+async def draft_of(page: Page) -> bytes:
+    """The enrollment the page registered, as ``GET /console/api/drafts/{id}`` gives it."""
+    draft = await page.locator("#enroll-draft").get_attribute("data-draft")
+    assert draft
+    base = page.url.split("/console/")[0]
+    async with (
+        aiohttp.ClientSession() as session,
+        session.get(f"{base}/console/api/drafts/{draft}") as response,
+    ):
+        assert response.status == 200
+        return await response.read()
+
+
+async def register(page: Page, operator: str, *, by: str = "mgr") -> None:
+    """``by`` starts the enrollment of ``operator``'s passkey; this page's device registers it."""
+    await choose(page, by)
+    await page.locator("#enroll-operator").select_option(operator)
+    await page.locator("#enroll-label").fill(f"{operator}'s tablet")
+    await page.locator("#enroll-go").click()
+    await page.locator("#confirm-title").get_by_text("Register the passkey").wait_for()
+    await page.locator("#confirm-go").click()
+    await page.locator("#result").get_by_text("Registered").wait_for()
+
+
+async def enroll(page: Page, socket: Path, operator: str, key: Ed25519PrivateKey) -> None:
+    """The manager enrolls ``operator``'s passkey on this page's authenticator (key file)."""
+    await register(page, operator)
+    body = await draft_of(page)
+    await asyncio.to_thread(manager_signs, socket, body, key)
+    await page.locator("#confirm-cancel").click()
+
+
+async def opened(page: Page, url: str) -> None:
+    """The console at ``url``, once its state is drawn."""
+    await page.goto(url)
+    await page.wait_for_selector("body[data-loaded=true]")

@@ -13,66 +13,30 @@ event in through the same socket. The ledger takes it, the pay is no longer pend
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-import aiohttp
 import pytest
-from support.console_rig import DUAL, SINGLE, console_floor, console_url, virtual_authenticator
+from support.console_rig import (
+    DUAL,
+    SINGLE,
+    choose,
+    console_floor,
+    console_url,
+    enroll,
+    virtual_authenticator,
+)
 from support.daemon import daemon
 from support.display_rig import headless
 
-from controller.cli.submit import SocketDesk
-from controller.events import decode_event
-from controller.ledger.binding import signed_by
 from controller.ledger.passkeys import passkeys_of
 from drivers.simulator_links.serial import PtyPair
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from playwright.async_api import Page
-
 pytestmark = pytest.mark.browser
-
-
-async def choose(page: Page, operator: str) -> None:
-    """Tap who is signing."""
-    await page.locator(f'#signers button[data-operator="{operator}"]').click()
-
-
-def manager_signs(socket: Path, body: bytes, key: Ed25519PrivateKey) -> str:
-    """The manager's key file signs the drafted enrollment and hands it in (the CLI's path)."""
-    desk = SocketDesk(socket)
-    event = signed_by(desk.state, decode_event(body), [("mgr", key)])
-    receipt = desk.submit(event, "passkey enroll")
-    assert receipt.outcome == "applied", receipt.reason
-    return receipt.event_id
-
-
-async def enroll(
-    page: Page, base: str, socket: Path, operator: str, key: Ed25519PrivateKey
-) -> None:
-    """The manager enrolls ``operator``'s passkey on this page's authenticator."""
-    await choose(page, "mgr")
-    await page.locator("#enroll-operator").select_option(operator)
-    await page.locator("#enroll-label").fill(f"{operator}'s tablet")
-    await page.locator("#enroll-go").click()
-    await page.locator("#confirm-title").get_by_text("Register the passkey").wait_for()
-    await page.locator("#confirm-go").click()
-    await page.locator("#result").get_by_text("Registered").wait_for()
-    draft = await page.locator("#enroll-draft").get_attribute("data-draft")
-    assert draft
-    async with (
-        aiohttp.ClientSession() as session,
-        session.get(f"{base}api/drafts/{draft}") as response,
-    ):
-        body = await response.read()
-    await asyncio.to_thread(manager_signs, socket, body, key)
-    await page.locator("#confirm-cancel").click()
 
 
 async def test_a_manager_enrolls_a_passkey_and_the_supervisor_verifies_a_pay_with_it(
@@ -87,7 +51,7 @@ async def test_a_manager_enrolls_a_passkey_and_the_supervisor_verifies_a_pay_wit
             url = console_url(running.url)
             await page.goto(url)
             await page.wait_for_selector("body[data-loaded=true]")
-            await enroll(page, url, socket, "sup1", keys["mgr"])
+            await enroll(page, socket, "sup1", keys["mgr"])
             state = running.runtime.journal.state
             (passkey,) = passkeys_of(state).values()
             assert passkey.operator == "sup1"
@@ -125,7 +89,7 @@ async def test_a_pay_at_the_dual_control_amount_takes_two_supervisors_passkeys(
             await page.goto(url)
             await page.wait_for_selector("body[data-loaded=true]")
             for supervisor in ("sup1", "sup2"):
-                await enroll(page, url, socket, supervisor, keys["mgr"])
+                await enroll(page, socket, supervisor, keys["mgr"])
             await page.reload()
             await page.wait_for_selector("body[data-loaded=true]")
             await choose(page, "sup1")
