@@ -53,7 +53,7 @@ from controller.web.console_drafts import (
     registered,
 )
 from controller.web.console_words import plain
-from controller.web.policy import SECURITY_HEADERS, _digests
+from controller.web.policy import SECURITY_HEADERS, content_security_policy
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,17 +62,7 @@ if TYPE_CHECKING:
     from controller.web.snapshot import PageState
 
 PAGE: Final = (resources.files("controller.web") / "console.html").read_text(encoding="utf-8")
-POLICY: Final = "; ".join(
-    (
-        "default-src 'none'",
-        f"script-src {_digests('script', PAGE)}",
-        f"style-src {_digests('style', PAGE)}",
-        "connect-src 'self'",
-        "base-uri 'none'",
-        "form-action 'none'",
-        "frame-ancestors 'none'",
-    )
-)
+POLICY: Final = content_security_policy(PAGE)
 """The display's policy (controller/web/policy.py) with the console page's own digests."""
 MAX_BODY: Final = 64 * 1024
 T = TypeVar("T")
