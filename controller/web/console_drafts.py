@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
+from controller.errors import InputError
 from controller.event_base import Signature, WebAuthnAssertion
 from controller.events import (
     HitVerified,
@@ -51,8 +52,11 @@ MAX_DRAFTS: Final = 64
 DUAL: Final = 2
 
 
-class DraftError(ValueError):
-    """A draft that cannot be made or signed; the message is said to the supervisor."""
+class DraftError(InputError, ValueError):
+    """A draft that cannot be made or signed; the message is said to the supervisor.
+
+    Bad input from a client of the console, one of the package's errors (controller/errors.py).
+    """
 
 
 @dataclass(slots=True)

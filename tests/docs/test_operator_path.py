@@ -170,7 +170,10 @@ def prepare(folder: Path) -> None:
     shutil.copytree(folder / "secrets", upper / "root" / "jackpot-secrets")
     bin_folder = upper / STANDINS.lstrip("/")
     bin_folder.mkdir(parents=True)
-    standin = ROOT / "tests" / "support" / "systemctl_standin.py"
+    # Inside, where the namespace can read it: this tree may itself be under /tmp, which is
+    # empty in there.
+    shutil.copy(ROOT / "tests" / "support" / "systemctl_standin.py", bin_folder / "standin.py")
+    standin = f"{STANDINS}/standin.py"
     scripts = {
         "systemctl": f'#!/bin/sh\nexec /usr/bin/python3 -I {standin} "$@"\n',
         # The person at the editor: the next version of the site's file, over the one named.
