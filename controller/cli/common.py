@@ -135,6 +135,18 @@ def open_journal(
     return contextlib.closing(journal)
 
 
+def add_report_db(parser: argparse.ArgumentParser) -> None:
+    """A report's own ``--db``, ``--config`` and ``--json``, which ``report`` takes too.
+
+    Given before the report's word (``report --json sites``), they stand: argparse would
+    otherwise set them again to their defaults when it parses the word's own options.
+    """
+    add_db(parser)
+    for action in parser._actions:  # noqa: SLF001 - argparse lists a parser's options only there
+        if action.dest in {"db", "config", "json"}:
+            action.default = argparse.SUPPRESS
+
+
 def command_name(args: argparse.Namespace) -> str:
     """The command as it was typed: ``operator add``, ``accept-restore``."""
     action = getattr(args, "action", None)

@@ -29,13 +29,12 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
-from datetime import datetime
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from controller.cli import site_report
+from controller.cli import report_returns, site_report
 from controller.cli.common import CommandError, add_db, command, open_reader
 from controller.cli.report_provenance import print_provenance, provenance
 from controller.cli.tables import Column, print_table
@@ -53,10 +52,12 @@ from controller.events import FaultRecorded, decode_event
 from controller.journal import JournalError
 from controller.journal.checkpoints import KIND as CHECKPOINT_KIND
 from controller.money import format_cents
+from controller.reports.period import row_time, span
 from controller.runtime.clock_watch import BACKWARD_TOLERANCE_S, CLOCK_STEP, FAULT_SOURCE
 
 if TYPE_CHECKING:
     import argparse
+    from datetime import datetime
 
 ACCOUNTS = ("meter", "reserve", "overflow")
 
@@ -71,7 +72,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "  jackpotd report --from 2026-12-01 --to 2026-12-01   # one gaming day\n"
             "  jackpotd report --from 2026-12-01T06:00-05:00 --to 2026-12-02T05:59:59-05:00\n"
             "  jackpotd report --json\n"
-            "  jackpotd report sites   # at central: each linked property (docs/wide-area.md)"
+            "  jackpotd report sites   # at central: each linked property (docs/wide-area.md)\n"
+            "  jackpotd report returns --from 2026-11-01 --to 2026-11-30   # actual vs theoretical"
         ),
     )
     add_db(report)
@@ -90,7 +92,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "gaming day (default: the last row)",
     )
     report.set_defaults(run=run)
-    site_report.register(report)
+    what = report.add_subparsers(dest="report_of", metavar="WHAT")
+    site_report.register(what)
+    report_returns.register(what)
 
 
 @dataclass(slots=True)
@@ -143,23 +147,6 @@ class PoolPeriod:
 
 def _balances(effect: Balances) -> dict[str, Fraction]:
     return {name: Fraction(getattr(effect, name)) for name in ACCOUNTS}
-
-
-def _at(row: dict[str, Any]) -> datetime:
-    return datetime.fromisoformat(row["at"])
-
-
-def span(
-    rows: list[dict[str, Any]], start: datetime | None, end: datetime | None
-) -> tuple[int, int]:
-    """Where the period lies in ``rows`` (in journal order): ``rows[begin:stop]``.
-
-    It begins at the first row dated ``start`` or later and stops before the first row dated
-    after ``end``: a row's place, not its time, decides the period it is in.
-    """
-    stop = next((i for i, row in enumerate(rows) if end is not None and _at(row) > end), len(rows))
-    begin = next((i for i, row in enumerate(rows) if start is None or _at(row) >= start), stop)
-    return min(begin, stop), stop
 
 
 def reconcile(
@@ -241,7 +228,7 @@ def coverage(rows: list[dict[str, Any]], start: datetime | None, end: datetime |
             steps.append((int(row["seq"]), str(row["at"]), event.detail))
     back, before = 0, None
     for row in inside:
-        at = _at(row)
+        at = row_time(row)
         if before is not None and (before - at).total_seconds() > BACKWARD_TOLERANCE_S:
             back += 1
         # A checkpoint is dated when it is signed, after the row it covers, so the rows dated

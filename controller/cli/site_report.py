@@ -14,7 +14,6 @@ acts.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from controller.cli.common import CommandError, add_db, command, open_reader
+from controller.cli.common import CommandError, add_report_db, command, open_reader
 from controller.cli.tables import Column, print_table
 from controller.cli.times import local_time
 from controller.clock import utc_now
@@ -34,19 +33,17 @@ from controller.money import format_cents
 from controller.wide_events import SiteReported
 
 if TYPE_CHECKING:
+    import argparse
     from collections.abc import Iterable
 
     from controller.ledger.wide_area import LinkedSite
 
 SITE_KINDS = frozenset({"site-reported", "site-totals"})
 """The kinds of the rows a linked property's messages and totals are journaled as."""
-SHARED = ("db", "config", "json")
-"""Options ``report`` and ``report sites`` both take: either place may give them."""
 
 
-def register(report: argparse.ArgumentParser) -> None:
+def register(what: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add ``report sites`` under ``report``."""
-    what = report.add_subparsers(dest="report_of", metavar="WHAT")
     sites = command(
         what,
         "sites",
@@ -56,11 +53,7 @@ def register(report: argparse.ArgumentParser) -> None:
             "  jackpotd report sites --json | jq '.sites[] | {site, lag_s, unreconciled}'"
         ),
     )
-    add_db(sites)
-    # Given before the word "sites", they stand: argparse would set them again to the default.
-    for action in sites._actions:  # noqa: SLF001 - argparse lists a parser's options only there
-        if action.dest in SHARED:
-            action.default = argparse.SUPPRESS
+    add_report_db(sites)
     sites.set_defaults(run=run)
 
 
