@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING, Any
 from controller.cli.archive import add_archives, archived_document, archived_lines
 from controller.cli.common import CommandError, add_db, command, journal_location
 from controller.cli.progress import counting
+from controller.cli.report_check import check_report
 from controller.cli.times import local_time
 from controller.clock import utc_now
 from controller.files import RECORD, append_file, write_file
 from controller.journal.anchors import Anchors, read_anchors
-from controller.journal.backends import verify_journal
+from controller.journal.backends import open_reader, verify_journal
 from controller.money import format_cents
 from controller.security.controller_key import (
     ControllerKey,
@@ -56,7 +57,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         examples=(
             "  jackpotd verify\n  jackpotd verify --anchor /mnt/offsite/pit-1.anchors --json\n"
             "  jackpotd verify --archives /var/lib/jackpotd/archive\n"
-            "  jackpotd verify --strict --anchor /mnt/offsite/pit-1.anchors"
+            "  jackpotd verify --strict --anchor /mnt/offsite/pit-1.anchors\n"
+            "  jackpotd verify --report returns-2026-11.json"
         ),
     )
     add_db(check)
@@ -67,6 +69,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         action="store_true",
         help="exit 1 unless a checkpoint signature was checked and no checkpoint or anchor "
         "check was left out",
+    )
+    check.add_argument(
+        "--report",
+        type=Path,
+        metavar="FILE",
+        help="also check a saved report's JSON (jackpotd report returns --json): made again "
+        "from the journal up to the head it names, it must be the same",
     )
     check.set_defaults(run=run_verify)
 
@@ -213,6 +222,8 @@ def run_verify(args: argparse.Namespace) -> int:
             print(line)
     if not report.ok:
         return 1
+    if args.report is not None and not _report_holds(args.report, path):
+        return 1
     if args.strict and report.unchecked():
         print(
             "jackpotd verify --strict: FAILED, not everything was checked (see NOT CHECKED)",
@@ -220,6 +231,21 @@ def run_verify(args: argparse.Namespace) -> int:
         )
         return 1
     return 0
+
+
+def _report_holds(saved: Path, path: JournalLocation) -> bool:
+    """Whether the saved report is what the journal makes; its differences on stderr if not."""
+    reader = open_reader(path)
+    try:
+        rows = sorted(reader.rows(), key=lambda row: int(row["seq"]))
+    finally:
+        reader.close()
+    problems = check_report(saved, rows)
+    for problem in problems:
+        print(f"report {saved}: {problem}", file=sys.stderr)
+    if not problems:
+        print(f"report {saved}: made again from this journal, it is the same")
+    return not problems
 
 
 def run_anchor_save(args: argparse.Namespace) -> int:

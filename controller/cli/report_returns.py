@@ -131,6 +131,42 @@ def _when(value: datetime | None, otherwise: str) -> str:
     return local_time(value.isoformat()) if value is not None else otherwise
 
 
+KIND = "returns"
+"""The ``report`` field of this report's JSON, by which ``jackpotd verify --report`` knows it."""
+
+
+def returns_document(
+    rows: list[dict[str, Any]],
+    start: datetime | None,
+    end: datetime | None,
+    deviation: Fraction = DEVIATION_POINTS,
+) -> dict[str, Any]:
+    """The report of the period of ``rows`` (in journal order) as its JSON gives it.
+
+    Everything in it is made from the rows and the three arguments, which it records (the
+    period as the exact times a bare date stood for), so the same rows make the same document:
+    ``jackpotd verify --report`` makes it again to check a saved one.
+    """
+    begin, stop = span(rows, start, end)
+    wagers, envy = played(rows, begin, stop)
+    found = returns(wagers)
+    covered = rows[begin:stop]
+    first, last = (covered[0]["seq"], covered[-1]["seq"]) if covered else (None, None)
+    return {
+        "report": KIND,
+        "period": {
+            "start": None if start is None else start.isoformat(),
+            "end": None if end is None else end.isoformat(),
+        },
+        "journal_head": {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]} if rows else None,
+        "rows": {"first_seq": first, "last_seq": last},
+        "z": Z,
+        "deviation_points": str(deviation),
+        "groups": [_document(*group, deviation) for group in _groups(found)],
+        "envy_paid_cents": _envy(envy),
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     """Print the period's returns; exit 1 if any group is flagged for review."""
     day = gaming_day(args)
@@ -143,20 +179,12 @@ def run(args: argparse.Namespace) -> int:
         raise CommandError(f"--from {since} is after --to {until}")
     with open_reader(args) as journal:
         rows = sorted(journal.rows(), key=lambda row: int(row["seq"]))
-    begin, stop = span(rows, start, end)
-    wagers, envy = played(rows, begin, stop)
-    found = returns(wagers)
     deviation = Fraction(args.deviation).limit_denominator(1000)
-    documents = [_document(*group, deviation) for group in _groups(found)]
+    report = returns_document(rows, start, end, deviation)
+    documents: list[dict[str, Any]] = report["groups"]
     flagged = any(document["verdict"] == REVIEW for document in documents)
-    head = {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]} if rows else None
-    covered = rows[begin:stop]
-    first, last = (covered[0]["seq"], covered[-1]["seq"]) if covered else (None, None)
     if getattr(args, "json", False):
-        report = {"from": since, "to": until, "journal_head": head}
-        report |= {"rows": {"first_seq": first, "last_seq": last}, "z": Z}
-        report |= {"deviation_points": str(deviation), "groups": documents}
-        print(json.dumps(report | {"envy_paid_cents": _envy(envy)}, indent=2))
+        print(json.dumps({"from": since, "to": until} | report, indent=2))
         return 1 if flagged else 0
     if args.csv:
         writer = csv.writer(sys.stdout)
@@ -168,6 +196,20 @@ def run(args: argparse.Namespace) -> int:
                  for value in (document.get(name, "") for name in names)]
             )  # fmt: skip
         return 1 if flagged else 0
+    _print(report, start, end, deviation)
+    if flagged:
+        print("at least one table or pool is flagged for review", file=sys.stderr)
+    return 1 if flagged else 0
+
+
+def _print(
+    report: dict[str, Any], start: datetime | None, end: datetime | None, deviation: Fraction
+) -> None:
+    first, last, head = (
+        report["rows"]["first_seq"],
+        report["rows"]["last_seq"],
+        report["journal_head"],
+    )
     print(f"Returns from {_when(start, 'the start')} to {_when(end, 'now')}")
     print(
         "journal rows: none in this period" if first is None else f"journal rows {first} to {last}"
@@ -189,11 +231,8 @@ def run(args: argparse.Namespace) -> int:
                 document["margin_percent"] and f"±{document['margin_percent']}",
                 document["meter_hits"], document["verdict"],
             )
-            for document in documents
+            for document in report["groups"]
         ],
     )  # fmt: skip
-    for table_id, cents in _envy(envy).items():
+    for table_id, cents in report["envy_paid_cents"].items():
         print(f"Envy paid at {table_id}: {format_cents(cents)} (not part of any wager's return)")
-    if flagged:
-        print("at least one table or pool is flagged for review", file=sys.stderr)
-    return 1 if flagged else 0

@@ -37,6 +37,8 @@ from controller.rules.paytable_files import parse_paytable
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+pytestmark = pytest.mark.slow
+
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 SECTION = "### Actual against theoretical return"
 DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"] + ["Jk"]
@@ -117,12 +119,14 @@ def _head(journal: Path) -> tuple[int, str]:
 
 def test_3772_10_08_a_the_months_returns_as_documented(journal: Path, tmp_path: Path) -> None:
     lines = _documented()
-    assert len(lines) == 3
+    assert len(lines) == 4
     results = [_run(line, tmp_path, journal) for line in lines]
     report = json.loads((tmp_path / "returns-2026-11.json").read_text())
     flagged = any(group["verdict"] == "REVIEW" for group in report["groups"])
-    for result in results:
+    for result in results[:3]:
         assert result.returncode == (1 if flagged else 0), result.stderr
+    assert results[3].returncode == 0, results[3].stderr  # the saved report is the journal's
+    assert "made again from this journal, it is the same" in results[3].stdout
     seq, digest = _head(journal)
     assert report["journal_head"] == {"seq": seq, "hash": digest}
     assert f"made from the journal's head: row {seq}, hash {digest}" in results[0].stdout
@@ -189,3 +193,55 @@ def test_from_after_to_is_refused_in_one_line(journal: Path, tmp_path: Path) -> 
     assert result.returncode != 0
     assert "--from 2026-11-30 is after --to 2026-11-01" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def _saved(journal: Path, folder: Path) -> Path:
+    saved = folder / "returns.json"
+    line = f"jackpotd report returns --from 2026-11-01 --to 2026-11-30 --json > {saved}"
+    _run(line, folder, journal)
+    return saved
+
+
+def test_an_edited_report_fails_verify_naming_the_figure(journal: Path, tmp_path: Path) -> None:
+    saved = _saved(journal, tmp_path)
+    report = json.loads(saved.read_text())
+    report["groups"][0]["paid_back_cents"] += 100_00
+    saved.write_text(json.dumps(report))
+    result = _run(f"jackpotd verify --report {saved}", tmp_path, journal)
+    assert result.returncode == 1
+    assert "groups.0.paid_back_cents: the report says" in result.stderr
+    del report["groups"][1]
+    saved.write_text(json.dumps(report))
+    result = _run(f"jackpotd verify --report {saved}", tmp_path, journal)
+    assert result.returncode == 1
+    assert "groups: 3 entries, the journal's 4" in result.stderr
+
+
+def test_a_report_holds_as_the_journal_grows_and_not_against_another(
+    journal: Path, tmp_path: Path
+) -> None:
+    saved = _saved(journal, tmp_path)
+    grown = tmp_path / "grown.db"
+    other = tmp_path / "other.db"
+    events = list(_month())
+    with Journal(grown) as opened:
+        opened.append_many(events)
+        late = "2026-12-01T09:00:00+00:00"
+        opened.append(WagerLocked("late-1", late, TABLE, "late", 1, "progressive", 100))
+        opened.append(RoundSettled("late-s", late, TABLE, "late", DECK[:7], {"1": DECK[7:14]}))
+    with Journal(other) as opened:
+        opened.append_many(events[:-1])  # the same month but its last round's settlement
+    result = _run(f"jackpotd verify --report {saved} --db {grown}", tmp_path, journal)
+    assert result.returncode == 0, result.stderr
+    result = _run(f"jackpotd verify --report {saved} --db {other}", tmp_path, journal)
+    assert result.returncode == 1
+    assert "the report was not made from it" in result.stderr or "another journal" in result.stderr
+
+
+def test_a_file_that_is_no_report_is_refused_in_one_line(journal: Path, tmp_path: Path) -> None:
+    for text in ("not json", '{"report": "something else"}'):
+        (tmp_path / "bad.json").write_text(text)
+        result = _run("jackpotd verify --report bad.json", tmp_path, journal)
+        assert result.returncode != 0
+        assert "bad.json: not a report" in result.stderr
+        assert "Traceback" not in result.stderr
