@@ -1,5 +1,9 @@
 """``jackpotd signer``: hold the controller key for the service, and sign its heads and checkpoints.
 
+It keeps the mystery levels' sealed triggers too (controller/mystery/keeper.py), in
+``--sealed`` (by default ``mystery.json`` beside ``--state``, mode 0600): the service asks it
+whether each contribution reaches a trigger, and never holds one before its hit.
+
 Run as its own user (systemd/jackpotd-signer.service), with the key handed over by systemd's
 ``LoadCredential=`` and a state file only it writes; the service connects to ``--socket``
 (``[controller] signer_socket``). What it signs and what it refuses:
@@ -44,6 +48,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "--state", required=True, type=Path, help="the signer's marks (only the signer writes it)"
     )
     signer.add_argument(
+        "--sealed",
+        type=Path,
+        default=None,
+        help="the mystery levels' sealed draws (only the signer reads it; default: "
+        "mystery.json beside --state)",
+    )
+    signer.add_argument(
         "--controller",
         required=True,
         action="append",
@@ -59,7 +70,7 @@ def run_signer(args: argparse.Namespace) -> int:
     """Sign until SIGTERM or SIGINT."""
     start_logging(args.log_level)
     key = load_key(resolve(args.key))  # a key open to others, or unreadable: one line
-    desk = Desk(key, SignerState(args.state), args.controller)
+    desk = Desk(key, SignerState(args.state), args.controller, args.sealed)
     asyncio.run(_serve(desk, args.socket))
     return 0
 

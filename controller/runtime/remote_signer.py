@@ -24,6 +24,17 @@ sequencer answers by failing closed and ending the process (controller/runtime/s
 and start-up by refusing to start. A signer that cannot be reached, or does not answer in time,
 is :class:`SignerUnavailableError` (a ``ConnectionError``): the sequencer tries a head again at
 the next commit; at start-up the daemon stops with one line.
+
+**The mystery keeper.** The signer holds the mystery levels' sealed triggers too, and a
+``RemoteSigner`` is a :class:`~controller.mystery.keeper.Keeper`: :meth:`RemoteSigner.draw`
+asks for a level's draw (the statement comes back signed, and is checked against the request
+and the key here), :meth:`RemoteSigner.check` whether a contribution's meter reaches the
+trigger (``draw_async`` and ``check_async`` are the same on the event loop). Every verdict is
+checked against the daemon's own meter (:func:`~controller.mystery.keeper.probed`): a signer
+that was asked about a meter the daemon never asked, or refuses a query as below one asked
+already, raises :class:`~controller.mystery.keeper.MysteryAlarmError`: someone else is
+asking the keeper, and the level must stop (docs/security.md, "Mystery levels: the sealed
+trigger").
 """
 
 from __future__ import annotations
@@ -39,6 +50,14 @@ import msgspec
 from controller.journal import checkpoints, high_water
 from controller.journal.high_water import HighWaterError
 from controller.meter_signature import HIT_DOMAIN, METER_DOMAIN, POOL_STATUS_DOMAIN
+from controller.mystery.core import (
+    Drawn,
+    DrawRequest,
+    Meter,
+    MysteryRefusedError,
+    drawn_signature_holds,
+)
+from controller.mystery.keeper import MysteryAlarmError, Query, Verdict, probed
 from controller.security.controller_key import key_id
 from controller.security.signer import (
     LENGTH,
@@ -116,6 +135,63 @@ class RemoteSigner:
         it included); then :class:`SignerUnavailableError`, the connection dropped.
         """
         kind, request = _request(data)
+        return self._signature(kind, await self._ask_async(request))
+
+    def draw(self, request: DrawRequest) -> Drawn:
+        """The signer's draw ``request.draw`` of a mystery level (blocking; see :meth:`sign`)."""
+        return self._drawn(
+            request,
+            self._refused(blocking=True, answer=self._ask(_mystery("mystery-draw", request))),
+        )
+
+    async def draw_async(self, request: DrawRequest) -> Drawn:
+        """:meth:`draw` awaited on the event loop."""
+        answer = await self._ask_async(_mystery("mystery-draw", request))
+        return self._drawn(request, self._refused(blocking=False, answer=answer))
+
+    def check(self, query: Query, since: Meter | None) -> Verdict:
+        """The signer's verdict on ``query`` (blocking), checked against ``since``.
+
+        ``since``: the daemon's meter of this draw before this contribution (None: the first
+        contribution since the draw). :class:`MysteryAlarmError` if the signer's view is ahead.
+        """
+        return _verdict(
+            query,
+            since,
+            self._refused(blocking=True, answer=self._ask(_mystery("mystery-check", query))),
+        )
+
+    async def check_async(self, query: Query, since: Meter | None) -> Verdict:
+        """:meth:`check` awaited on the event loop."""
+        answer = await self._ask_async(_mystery("mystery-check", query))
+        return _verdict(query, since, self._refused(blocking=False, answer=answer))
+
+    def _refused(self, *, blocking: bool, answer: Answer) -> Answer:
+        """A mystery answer, or its refusal raised (an alarm if the signer is ahead)."""
+        if answer.ok:
+            return answer
+        if blocking:
+            self.close()  # the signer closes a connection it refused on (the stream's: dropped)
+        if answer.ahead:
+            raise MysteryAlarmError(
+                f"{self.path}: the signer is ahead of the daemon: {answer.reason}"
+            )
+        raise MysteryRefusedError(f"{self.path}: the signer refused: {answer.reason}")
+
+    def _drawn(self, request: DrawRequest, answer: Answer) -> Drawn:
+        drawn = _decoded(answer, Drawn)
+        if drawn.key != request.key or (drawn.floor, drawn.ceiling) != (
+            request.floor,
+            request.ceiling,
+        ):
+            raise MysteryRefusedError(f"{self.path}: the signer answered another draw")
+        reason = drawn_signature_holds(drawn, [self.public_key])
+        if reason is not None:
+            raise MysteryRefusedError(f"{self.path}: {reason}")
+        return drawn
+
+    async def _ask_async(self, request: Request) -> Answer:
+        """One request and its answer on the event loop (see :meth:`sign_async`)."""
         message = frame(request)
         try:
             async with asyncio.timeout(self.timeout_s), self._async_lock():
@@ -135,7 +211,7 @@ class RemoteSigner:
             raise
         if not answer.ok:
             await self._drop_stream()
-        return self._signature(kind, answer)
+        return answer
 
     def _signature(self, kind: Kind, answer: Answer) -> str:
         if kind in {"head", "checkpoint"} and not answer.ok:
@@ -243,6 +319,30 @@ def _request(data: bytes) -> tuple[Kind, Request]:
     raise SignerRefusedError(
         "not a statement the signer signs (a head, a checkpoint, a meter, a hit)"
     )
+
+
+def _mystery(kind: Kind, statement: DrawRequest | Query) -> Request:
+    """The request of a mystery draw or query."""
+    fields = msgspec.json.decode(msgspec.json.encode(statement), type=dict[str, msgspec.Raw])
+    return Request(1, kind, fields)
+
+
+def _decoded(answer: Answer, kind: type[T]) -> T:
+    try:
+        return msgspec.json.decode(answer.result, type=kind)
+    except msgspec.MsgspecError as error:
+        raise MysteryRefusedError(f"a mystery answer that is not the signer's: {error}") from error
+
+
+def _verdict(query: Query, since: Meter | None, answer: Answer) -> Verdict:
+    """The verdict in ``answer``, checked: of the draw asked, and nobody else asking."""
+    verdict = _decoded(answer, Verdict)
+    if verdict.draw != query.draw:
+        raise MysteryRefusedError(f"the signer answered draw {verdict.draw}, not {query.draw}")
+    reason = probed(verdict, query.meter, since)
+    if reason is not None:
+        raise MysteryAlarmError(reason)
+    return verdict
 
 
 def _answer(body: bytes) -> Answer:

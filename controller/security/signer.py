@@ -16,6 +16,12 @@ and the daemon signs through it (controller/runtime/remote_signer.py). Both side
   the service user therefore gets no signature over the history it now holds. Between two
   marks the signer cannot check that the rows chain (it never sees them): a rewrite above the
   mark is the journal's chain and checkpoints' to show (docs/journal.md).
+* ``mystery-draw`` and ``mystery-check``: the signer is also the keeper of the mystery levels'
+  sealed triggers (controller/mystery/keeper.py): it draws a level's trigger, signs the draw's
+  commitment, and answers "not yet" or the reveal for each contribution, so that the account
+  that writes the journal never holds a trigger before its hit. The answer's ``result`` is
+  the draw statement or the verdict; ``ahead`` says a query was refused because the signer
+  was asked about a higher meter already (which the daemon takes for an alarm).
 * The wire: each request and each answer is a 4-byte big-endian length and that many bytes of
   JSON (:func:`frame`, :func:`frame_length`), at most :data:`MAX_FRAME`.
 """
@@ -38,7 +44,9 @@ LENGTH: Final = struct.Struct(">I")
 TIMEOUT_S: Final = 2.0
 """How long the daemon waits for the signer's answer before it counts as unavailable."""
 
-Kind: TypeAlias = Literal["key", "head", "checkpoint", "meter", "pool-status", "hit"]
+Kind: TypeAlias = Literal[
+    "key", "head", "checkpoint", "meter", "pool-status", "hit", "mystery-draw", "mystery-check"
+]
 """What a request asks: the public key, or a signature over one statement of a known kind."""
 
 
@@ -82,12 +90,16 @@ class Request(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
 
 class Answer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The signer's answer: the signature (or key), else why not."""
+    """The signer's answer: the signature (or key, or a mystery ``result``), else why not."""
 
     ok: bool
     signature: str = ""
     public_key: str = ""
     reason: str = ""
+    result: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
+    """A mystery request's answer: the draw statement, or the verdict (JSON)."""
+    ahead: bool = False
+    """A mystery query refused because the signer was asked about a higher meter already."""
 
 
 class Mark(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

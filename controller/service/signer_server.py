@@ -17,7 +17,14 @@ what the daemon signs, so that no other bytes are ever signed (it is not a signi
   decides what the meters say anyway;
 * ``hit``: a hit the daemon announces to the signs, likewise without a mark; it names the
   controller announcing it, which must be one this signer serves;
-* ``key``: the public key, so that the daemon knows the key id it signs under.
+* ``key``: the public key, so that the daemon knows the key id it signs under;
+* ``mystery-draw`` and ``mystery-check``: the signer keeps the mystery levels' sealed triggers
+  (controller/mystery/keeper.py). A draw names a controller it serves and its key id; the
+  trigger is drawn here, committed to, and the draw statement signed; the trigger and nonce
+  are written to the sealed draws' file (``mystery.json`` beside the marks, 0600,
+  controller/mystery/store.py) before the statement is answered. A check is answered "not
+  yet" or with the reveal, under the keeper's rules (a meter below the last asked is refused,
+  one that reaches the trigger spends the draw). No refusal and no log line names a trigger.
 
 Every statement must name a controller the signer serves (``--controller``) and the signer's
 own key id. Anything else (another kind, an unknown field, a frame too long or malformed) is
@@ -39,6 +46,9 @@ from controller.files import SECRET
 from controller.journal import checkpoints, high_water
 from controller.meter_signature import HIT_DOMAIN, KEY_ID, METER_DOMAIN, POOL_STATUS_DOMAIN
 from controller.meter_signature import signed_bytes as meter_bytes
+from controller.mystery.core import DrawRequest, MysteryInputError, MysteryRefusedError
+from controller.mystery.keeper import MeterBehindError, Query, Vault
+from controller.mystery.store import SealedFile
 from controller.outputs import SignedHead
 from controller.security.signer import (
     Answer,
@@ -71,6 +81,11 @@ _PUBLISHED: Final[dict[str, bytes]] = {
     "hit": HIT_DOMAIN,
 }
 """The domain of each kind the daemon publishes (controller/meter_signature.py)."""
+
+
+def sealed_path(state: Path) -> Path:
+    """Where the sealed draws are kept by default: ``mystery.json`` beside the marks."""
+    return state.with_name("mystery.json")
 
 
 class CheckpointStatement(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -128,11 +143,17 @@ class Desk:
     """What the signer decides about each request (no socket: the tests drive it directly)."""
 
     def __init__(
-        self, key: ControllerKey, state: SignerState, controllers: Collection[str]
+        self,
+        key: ControllerKey,
+        state: SignerState,
+        controllers: Collection[str],
+        sealed: Path | None = None,
     ) -> None:
         self.key = key
         self.state = state
         self.controllers = frozenset(controllers)
+        self.vault = Vault(SealedFile(sealed or sealed_path(state.path)))
+        """The mystery levels' sealed draws (``sealed``, else beside the marks)."""
 
     def answer(self, request: Request) -> Answer:
         """The answer to ``request``: a signature, the public key, or a refusal."""
@@ -148,6 +169,16 @@ class Desk:
             return self._head(msgspec.json.decode(raw, type=SignedHead))
         if request.kind == "checkpoint":
             return self._checkpoint(msgspec.json.decode(raw, type=CheckpointStatement))
+        if request.kind == "mystery-draw":
+            draw = msgspec.json.decode(raw, type=DrawRequest)
+            self._ours(draw.controller, draw.key_id)
+            drawn = self.vault.draw(draw, self.key.sign)
+            return Answer(ok=True, result=msgspec.Raw(msgspec.json.encode(drawn)))
+        if request.kind == "mystery-check":
+            query = msgspec.json.decode(raw, type=Query)
+            self._ours(query.controller, self.key.key_id)
+            verdict = self.vault.check(query)
+            return Answer(ok=True, result=msgspec.Raw(msgspec.json.encode(verdict)))
         domain = _PUBLISHED[request.kind]
         published = msgspec.json.decode(raw, type=dict[str, Any])
         controller = str(published.get("controller", ""))
@@ -200,9 +231,12 @@ async def _serve_connection(
                 return  # the daemon closed the connection
             try:
                 answer = desk.answer(msgspec.json.decode(body, type=Request))
-            except (SignerRefusedError, msgspec.MsgspecError) as error:
+            except (
+                SignerRefusedError, MysteryRefusedError, MysteryInputError, msgspec.MsgspecError
+            ) as error:  # fmt: skip
                 log.warning("refused: %s", error)
-                writer.write(frame(Answer(ok=False, reason=str(error))))
+                ahead = isinstance(error, MeterBehindError)
+                writer.write(frame(Answer(ok=False, reason=str(error), ahead=ahead)))
                 await writer.drain()
                 return
             writer.write(frame(answer))
