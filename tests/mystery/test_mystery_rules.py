@@ -9,6 +9,9 @@ its trigger, and the daemon's client takes a keeper ahead of it for an alarm.
 
 from __future__ import annotations
 
+import stat
+from typing import TYPE_CHECKING
+
 import msgspec
 import pytest
 
@@ -39,7 +42,11 @@ from controller.mystery.keeper import (
     judge_draw,
     probed,
 )
+from controller.mystery.store import SealedFile
 from controller.security.controller_key import ControllerKey
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 AT = "2026-12-01T12:00:00+00:00"
 NONCE = "ab" * 32
@@ -236,3 +243,23 @@ def test_the_in_process_keeper_has_the_signers_interface_and_rules(key: Controll
         keeper.draw(
             msgspec.structs.replace(request(key, draw=2), key_id=ControllerKey.generate().key_id)
         )
+
+
+def test_the_in_process_keepers_file_keeps_the_draw_across_a_restart_at_mode_0600(
+    key: ControllerKey, tmp_path: Path
+) -> None:
+    path = tmp_path / "mystery.json"
+    keeper = LocalKeeper(key, SealedFile(path))
+    drawn = keeper.draw(request(key))
+    assert not keeper.check(query(1, 50_000), None).reached
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    keeper = LocalKeeper(key, SealedFile(path))  # the daemon restarted
+    assert keeper.draw(request(key)) == drawn
+    with pytest.raises(MysteryAlarmError, match="below the 50000 cents"):
+        keeper.check(query(1, 40_000), None)
+    verdict = keeper.check(query(1, 500_000), Meter(50_000))
+    assert verdict.reveal is not None
+    assert reveal_holds(drawn, verdict.reveal, [key.public_key]) is None
+    path.write_text("{not json", encoding="utf-8")
+    with pytest.raises(MysteryInputError, match="not a sealed draws file"):
+        LocalKeeper(key, SealedFile(path))
