@@ -30,6 +30,7 @@ from controller.cli.submit import conclude, open_desk
 from controller.clock import utc_now
 from controller.config.approval import configuration_approval
 from controller.config.load import load_config
+from controller.journal.location import sqlite_file
 from controller.ledger.apply import LedgerState
 from controller.security.manifest import approved_configurations
 
@@ -86,7 +87,8 @@ def _dry_run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     where = journal_location(args)
     state = LedgerState()
-    if not isinstance(where, Path) or where.exists():
+    file = sqlite_file(where)  # a file not made yet holds nothing; a database's reader says
+    if file is None or file.exists():
         with open_reader(args) as reader:
             state = reader.state
     approval = configuration_approval(config, state, utc_now(), "")

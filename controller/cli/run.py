@@ -15,7 +15,7 @@ from controller.cli.listen import Address, check_listen
 from controller.config.load import load_config
 from controller.journal.backends import reach_journal, writable
 from controller.journal.errors import JournalError
-from controller.journal.location import journal_location
+from controller.journal.location import journal_location, sqlite_file
 from controller.money import format_cents
 from controller.plugins import FiniteSource
 from controller.runtime.checkpointing import controller_key
@@ -239,8 +239,8 @@ def summary(runtime: Runtime, since: Start) -> dict[str, Any]:
 def run_demo(args: argparse.Namespace) -> int:
     """The controller on embedded defaults; with --rounds, stop and summarise."""
     _logging(args.log_level)
-    if isinstance(args.db, Path):
-        writable(args.db)
+    if (file := sqlite_file(args.db)) is not None:  # a database is reached below
+        writable(file)
     check_listen(Address(args.host, args.port, "--host", "--port"))
     config = demo_config(
         tables=args.tables,

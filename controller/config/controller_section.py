@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Final
 
 from controller.config.gaming_day import GamingDay, start_of, zone_of
 from controller.config.schema import ControllerConfig, Jurisdiction
+from controller.journal import location
 from controller.journal.errors import JournalError
 from controller.journal.high_water import high_water_path
-from controller.journal.location import DatabaseUrl, journal_location
+from controller.journal.location import journal_location
 from controller.ledger.settlement import HitOrder
 from controller.rules.ranking import AceFive
 from controller.security.controller_key import CREDENTIALS
@@ -188,7 +189,7 @@ def _high_water_file(
     this file, never the working directory, which is whatever the caller's happens to be.
     """
     if text is None:
-        if isinstance(journal, DatabaseUrl):
+        if location.folder(journal) is None:
             return str(checks.base_dir / high_water_path(str(journal), node))
         return None
     if not text.strip():

@@ -1,4 +1,11 @@
-"""Opening the journal a location names: the SQLite file, or the PostgreSQL database (docs/ha.md).
+"""Opening the journal a location names: one factory, keyed by the location's scheme.
+
+:func:`backend_for` is the only place that chooses a backend. :data:`BACKENDS` maps each
+scheme (:func:`controller.journal.location.scheme`: ``sqlite`` for a file's path,
+``postgresql`` for a URL) to the module and class that implement :class:`JournalBackend` for
+it, as python-can's interface registry maps an interface's name to its bus: the module is
+imported when a location of its scheme is first opened, so an SQLite journal never loads
+psycopg and a backend adds one line here (docs/journal.md, "Backends").
 
 Start-up (:func:`open_journal`) and the commands that append (:func:`append_to`) open their
 journal here, through :class:`controller.journal.port.JournalPort`, whichever backend holds it;
@@ -14,21 +21,11 @@ written, and a reader never creates or migrates the journal.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import importlib
+from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
-from controller.journal import archive, verify
 from controller.journal.errors import JournalError
-from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal, checks
-from controller.journal.postgres import archive as database_archive
-from controller.journal.postgres.connection import connect
-from controller.journal.postgres.readonly import (
-    PostgresReader,
-    database_version,
-    no_journal,
-)
-from controller.journal.readonly import NotAJournalError, ReadOnlyJournal, check_journal
-from controller.journal.store import Journal
+from controller.journal.location import scheme
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -39,16 +36,78 @@ if TYPE_CHECKING:
     from controller.journal.archive import ArchiveRecord
     from controller.journal.location import JournalLocation
     from controller.journal.port import JournalPort
+    from controller.journal.postgres.fence import Fence
     from controller.journal.readonly import JournalReader
     from controller.journal.verify import VerifyReport
 
 
+class JournalBackend(Protocol):
+    """One backend's ways to open, check, archive and verify the journal at one location."""
+
+    @property
+    def location(self) -> JournalLocation:
+        """Where the journal is."""
+
+    def open(self) -> JournalPort[Any]:
+        """The journal, opened for writing (made if there is none yet)."""
+
+    def open_sequenced(self, fence: Fence) -> JournalPort[Any]:
+        """The journal for the sequencer of node ``fence.node``: a shared one's fence taken."""
+
+    def writable(self) -> None:
+        """Refuse now, in one line, a location no journal may be written at; nothing is made."""
+
+    def require(self, hint: str = "") -> None:
+        """Refuse now, in one line, a location that holds no journal yet (``hint`` ends it)."""
+
+    def reader(self) -> JournalReader:
+        """The journal, read only: nothing is created, migrated or written."""
+
+    def archive(
+        self,
+        out: Path,
+        *,
+        before: datetime | None,
+        rows: int | None,
+        keys: Sequence[str],
+        now: str,
+    ) -> list[ArchiveRecord]:
+        """Archive old rows to segments in ``out`` (docs/journal.md, "Archives")."""
+
+    def reach(self) -> None:
+        """Fail now, in one line, if the journal's store cannot be reached (nothing is made)."""
+
+    def verify(
+        self,
+        *,
+        keys: Sequence[str],
+        anchors: Sequence[Anchor],
+        progress: Callable[[int, int], None] | None,
+        archives: Path | None,
+    ) -> VerifyReport:
+        """``jackpotd verify``'s checks, read only, never migrated."""
+
+
+BACKENDS: Final[dict[str, tuple[str, str]]] = {
+    "sqlite": ("controller.journal.sqlite_backend", "SqliteBackend"),
+    "postgresql": ("controller.journal.postgres.backend", "PostgresBackend"),
+}
+"""Each scheme's backend: the module that implements it, and its :class:`JournalBackend`."""
+
+
+def backend_for(location: JournalLocation) -> JournalBackend:
+    """The backend of the journal at ``location``, chosen by its scheme (module docstring)."""
+    try:
+        module, name = BACKENDS[scheme(location)]
+    except KeyError:
+        raise JournalError(f"{location}: no journal backend for its scheme") from None
+    backend = getattr(importlib.import_module(module), name)
+    return cast("JournalBackend", backend(location))
+
+
 def open_journal(location: JournalLocation) -> JournalPort[Any]:
     """The journal at ``location``, opened for writing (an SQLite file's folder is made)."""
-    if isinstance(location, DatabaseUrl):
-        return PostgresJournal(location)
-    location.parent.mkdir(parents=True, exist_ok=True)
-    return Journal(location)
+    return backend_for(location).open()
 
 
 def writable(location: JournalLocation) -> None:
@@ -59,19 +118,7 @@ def writable(location: JournalLocation) -> None:
     (:mod:`controller.journal.postgres.connection`). Another SQLite file or a database of
     other tables is never made a journal.
     """
-    if isinstance(location, DatabaseUrl):
-        database_version(location, writes=True)
-        return
-    folder = location.parent
-    if folder.exists() and not folder.is_dir():
-        raise JournalError(f"{location}: cannot create the journal: {folder} is not a folder")
-    if location.exists() and location.stat().st_size > 0:
-        try:
-            check_journal(location)
-        except NotAJournalError:
-            raise
-        except JournalError:
-            pass  # unreadable for another reason: the writer opening it says which
+    backend_for(location).writable()
 
 
 def append_to(location: JournalLocation, *, must_exist: bool = True) -> JournalPort[Any]:
@@ -80,21 +127,16 @@ def append_to(location: JournalLocation, *, must_exist: bool = True) -> JournalP
     A journal that does not exist yet (no file; a database without the journal's tables) is
     made only when the command feeds it events (``jackpotd apply``, a first enrollment).
     """
-    writable(location)
+    backend = backend_for(location)
+    backend.writable()
     if must_exist:
-        if isinstance(location, DatabaseUrl):
-            if database_version(location) is None:
-                raise no_journal(location)
-        elif not location.exists():
-            raise JournalError(f"{location}: no such journal (use --db)")
-    return open_journal(location)
+        backend.require(" (use --db)")
+    return backend.open()
 
 
 def open_reader(location: JournalLocation) -> JournalReader:
     """The journal at ``location``, read only: nothing is created, migrated or written."""
-    if isinstance(location, DatabaseUrl):
-        return PostgresReader(location)
-    return ReadOnlyJournal(location)
+    return backend_for(location).reader()
 
 
 def archive_journal(  # noqa: PLR0913 - the archive command's options, all keywords
@@ -111,13 +153,9 @@ def archive_journal(  # noqa: PLR0913 - the archive command's options, all keywo
     :func:`controller.journal.archive.archive` on a file,
     :func:`controller.journal.postgres.archive.archive` on a database.
     """
-    if isinstance(location, DatabaseUrl):
-        if database_version(location) is None:
-            raise no_journal(location)
-        return database_archive.archive(location, out, before=before, rows=rows, keys=keys, now=now)
-    if not location.exists():
-        raise JournalError(f"{location}: no such journal")
-    return archive.archive(location, out, before=before, rows=rows, keys=keys, now=now)
+    backend = backend_for(location)
+    backend.require()
+    return backend.archive(out, before=before, rows=rows, keys=keys, now=now)
 
 
 def reach_journal(location: JournalLocation) -> None:
@@ -126,8 +164,7 @@ def reach_journal(location: JournalLocation) -> None:
     For whoever must not leave anything behind on a journal that cannot open (the demo makes
     its manager's key file first); a file location is checked when it is opened.
     """
-    if isinstance(location, DatabaseUrl):
-        connect(location).close()
+    backend_for(location).reach()
 
 
 def verify_journal(
@@ -143,11 +180,6 @@ def verify_journal(
     A file must be a journal (:func:`controller.journal.readonly.check_journal`); a database
     is read in one snapshot. ``archives``: the folder of either's archive segments.
     """
-    if isinstance(location, DatabaseUrl):
-        if database_version(location) is None:
-            raise no_journal(location)
-        return checks.verify(
-            location, keys=keys, anchors=anchors, progress=progress, archives=archives
-        )
-    check_journal(location)
-    return verify.verify(location, keys=keys, anchors=anchors, progress=progress, archives=archives)
+    return backend_for(location).verify(
+        keys=keys, anchors=anchors, progress=progress, archives=archives
+    )

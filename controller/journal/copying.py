@@ -23,15 +23,15 @@ given, anchors), and their heads must be the same row and hash; a file that grew
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from controller.events import CheckpointRecorded
 from controller.journal import verify
+from controller.journal.backends import backend_for
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import Sealed
 from controller.journal.errors import JournalError
-from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal, checks
+from controller.journal.location import database, sqlite_file
 from controller.journal.provenance import PROVENANCE, with_provenance
 from controller.journal.readonly import ReadOnlyJournal, check_journal
 from controller.ports import COPY
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from controller.events import AnyEvent
     from controller.journal.anchors import Anchor
     from controller.journal.location import JournalLocation
+    from controller.journal.port import JournalPort
     from controller.journal.rows import Row
     from controller.journal.verify import VerifyReport
 
@@ -88,7 +89,7 @@ def _check_source(source: Path, keys: Sequence[str], anchors: Sequence[Anchor]) 
 class _Copy:
     """The rows of the file appended to the database, batch by batch, each batch checked."""
 
-    def __init__(self, target: PostgresJournal, snapshots: dict[int, str]) -> None:
+    def __init__(self, target: JournalPort[Any], snapshots: dict[int, str]) -> None:
         self.target = target
         self.snapshots = snapshots
         self.events: list[AnyEvent] = []
@@ -125,7 +126,7 @@ class _Copy:
         fresh = all(not receipt.duplicate for receipt in receipts)
         if self.target.head != expected or not fresh:
             raise JournalError(
-                f"{self.target.url}: row {expected[0]} of the copy is not the file's (its hash "
+                f"{self.target.path}: row {expected[0]} of the copy is not the file's (its hash "
                 f"differs): the copy stops; drop the database's tables before copying again"
             )
         self.events, self.provenances, self.sealed = [], [], None
@@ -140,20 +141,22 @@ def copy_journal(
     progress: Callable[[int, int], None] | None = None,
 ) -> Copied:
     """Copy the journal file ``source`` into the empty database ``target`` (module docstring)."""
-    if isinstance(source, DatabaseUrl) or not isinstance(target, DatabaseUrl):
+    file, into = sqlite_file(source), database(target)
+    if file is None or into is None:
         raise JournalError(
             f"{source} to {target}: a journal is copied from an SQLite file into a PostgreSQL "
             "database (give the file, then a postgresql:// URL)"
         )
-    before = _check_source(source, keys, anchors)
-    journal = PostgresJournal(target)
+    before = _check_source(file, keys, anchors)
+    backend = backend_for(into)
+    journal = backend.open()
     try:
         if journal.head != (0, GENESIS):
             raise JournalError(
                 f"{target}: the database already holds a journal (row {journal.head[0]}): a "
                 "journal is copied into an empty database only"
             )
-        with ReadOnlyJournal(source) as reader:
+        with ReadOnlyJournal(file) as reader:
             snapshots = {snapshot.seq: snapshot.state for snapshot in reader.snapshots()}
             copy = _Copy(journal, snapshots)
             rows = with_provenance(reader.read(), reader.provenances())
@@ -166,8 +169,8 @@ def copy_journal(
         journal.close()
     if progress is not None:
         progress(before.rows, before.rows)
-    after = verify.verify(source, keys=keys, anchors=anchors)
-    copied = checks.verify(target, keys=keys, anchors=anchors)
+    after = verify.verify(file, keys=keys, anchors=anchors)
+    copied = backend.verify(keys=keys, anchors=anchors, progress=None, archives=None)
     if not after.ok:
         raise JournalError(f"{source}: the journal no longer verifies: {_first_problem(after)}")
     if not copied.ok:

@@ -8,6 +8,12 @@ for a relative path and made a file named ``mysql:``; anything else is an SQLite
 A URL may carry a password; the journal's messages and logs show it as
 :meth:`DatabaseUrl.__str__` gives it, the password replaced by ``***`` (docs/ha.md says where a
 password belongs instead: libpq's password file).
+
+Every location has a scheme (:func:`scheme`): ``sqlite`` for a file's path, ``postgresql``
+for a URL. :func:`controller.journal.backends.backend_for` chooses the journal's backend by it
+and nothing else asks which kind a location is; the few facts the configuration and the demo
+need of a location whatever its backend (:func:`folder`, :func:`name`, :func:`text`) are
+given here. psycopg is imported only when a URL is read: an SQLite journal never loads it.
 """
 
 from __future__ import annotations
@@ -15,14 +21,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import ClassVar, Final
 from urllib.parse import urlsplit, urlunsplit
-
-import psycopg
-from psycopg.conninfo import conninfo_to_dict
 
 from controller.journal.errors import JournalError
 
+SQLITE: Final = "sqlite"
+"""The scheme of an SQLite journal: a location that is a file's path."""
+POSTGRESQL: Final = "postgresql"
+"""The scheme of a PostgreSQL journal: a database's URL."""
 SCHEMES: Final = ("postgresql", "postgres")
 """The URL schemes libpq reads as a PostgreSQL connection."""
 _URL: Final = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
@@ -34,6 +41,7 @@ class DatabaseUrl:
     """A PostgreSQL database, as a ``postgresql://`` URL (libpq's connection URI)."""
 
     url: str
+    scheme: ClassVar[str] = POSTGRESQL
 
     def __str__(self) -> str:
         """The URL with its password (if any) replaced by ``***``: what messages show."""
@@ -47,12 +55,44 @@ class DatabaseUrl:
     @property
     def database(self) -> str:
         """The database's name (libpq's default, the user's name, when the URL gives none)."""
+        from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 - only for a database
+
         settings = conninfo_to_dict(self.url)
         return str(settings.get("dbname") or settings.get("user") or "")
 
 
 JournalLocation = Path | DatabaseUrl
 """An SQLite journal's file, or a PostgreSQL journal's database."""
+
+
+def scheme(location: JournalLocation) -> str:
+    """The location's scheme: :data:`SQLITE` for a file, else the URL's (:data:`POSTGRESQL`)."""
+    return SQLITE if isinstance(location, Path) else location.scheme
+
+
+def sqlite_file(location: JournalLocation) -> Path | None:
+    """The SQLite file a location names; None if it names another backend's journal."""
+    return location if isinstance(location, Path) else None
+
+
+def database(location: JournalLocation) -> DatabaseUrl | None:
+    """The PostgreSQL database a location names; None if it names another backend's journal."""
+    return location if isinstance(location, DatabaseUrl) else None
+
+
+def folder(location: JournalLocation) -> Path | None:
+    """The folder the journal's own files sit in (an SQLite file's); None: a database's has none."""
+    return location.parent if isinstance(location, Path) else None
+
+
+def name(location: JournalLocation) -> str:
+    """What files kept for the journal are named after: a file's stem, a database's name."""
+    return location.stem if isinstance(location, Path) else location.database
+
+
+def text(location: JournalLocation) -> str:
+    """The location as ``[controller] journal`` and ``--db`` take it (a URL with its password)."""
+    return location.as_posix() if isinstance(location, Path) else location.url
 
 
 def is_url(text: str) -> bool:
@@ -68,6 +108,9 @@ def database_url(text: str) -> DatabaseUrl:
             f"{scheme}://...: not a journal location: give an SQLite file's path or a "
             "postgresql:// URL"
         )
+    import psycopg  # noqa: PLC0415 - psycopg is loaded for a database's journal only
+    from psycopg.conninfo import conninfo_to_dict  # noqa: PLC0415 - the same
+
     try:
         conninfo_to_dict(text)
     except psycopg.ProgrammingError as error:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from controller.config.approval import Approver
 from controller.config.load import Config, parse_config
-from controller.journal.location import DatabaseUrl
+from controller.journal import location
 from controller.security.keys import generate, open_key, seal, write_key_file
 
 if TYPE_CHECKING:
@@ -89,7 +89,7 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     ``signs`` names emulated signs over every table; ``rounds`` ends the simulation.
     """
     text = TEMPLATE.format(
-        journal=_toml_text(journal.url if isinstance(journal, DatabaseUrl) else journal.as_posix()),
+        journal=_toml_text(location.text(journal)),
         host=host,
         port=port,
         seed=seed,
@@ -113,9 +113,7 @@ DEMO_PASSPHRASE = "demo only, never for real money"  # noqa: S105 - the demo's, 
 
 def demo_manager_key(journal: JournalLocation) -> Path:
     """The demo manager's key file: beside a journal file, else ``var/<database>.manager.key``."""
-    if isinstance(journal, DatabaseUrl):
-        return Path("var") / f"{journal.database}.manager.key"
-    return journal.with_name(f"{journal.stem}.manager.key")
+    return (location.folder(journal) or Path("var")) / f"{location.name(journal)}.manager.key"
 
 
 def demo_approver(journal: JournalLocation) -> Approver:

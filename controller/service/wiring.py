@@ -33,7 +33,7 @@ from controller.config.changes import config_events
 from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
 from controller.journal.high_water import HighWaterFileError
-from controller.journal.location import DatabaseUrl
+from controller.journal.location import database
 from controller.journal.postgres.fence import Fence
 from controller.journal.sequencing import open_sequenced
 from controller.runtime.broadcast import Broadcast
@@ -327,13 +327,13 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     # A controller with a key of its own keeps a high-water mark; the demo, whose key is made
     # for each run (it brings its own manager), does not: the next run's key could not check it.
     keyed = authority.approver is None and (key is not None or bool(config.controller.key_file))
-    location = config.controller.journal
-    if isinstance(location, DatabaseUrl):
+    shared = database(config.controller.journal)  # several nodes may share a database's
+    if shared is not None:
         key = key or schedule_for(config).key  # the standby's check and the runtime's, one key
         standby = Standby(
             config, as_controller_key(key), stop, notifier, hash_software=require_manifest
         )
-        promoted = await standby.run(location)
+        promoted = await standby.run(shared)
         if promoted is None:
             return None
     published = await published_heads(config) if keyed else []

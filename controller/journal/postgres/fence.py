@@ -26,6 +26,10 @@ writes the fence row and waits for replication, which streams in order: a takeov
 failover loses leaves its node fenced at its first commit on the promoted standby, and no
 acknowledgement ever rests on an unreplicated row. So a node can take over while the standby
 is away, and its first commit waits (docs/ha.md, "A COMMIT that hangs").
+
+:class:`Fence` (a node's id and lease) is what every service builds, whichever its journal:
+psycopg is imported by the functions that reach a database only, so an SQLite journal's
+process never loads it (controller/journal/backends.py).
 """
 
 from __future__ import annotations
@@ -33,9 +37,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
-
-import psycopg
-from psycopg import errors as pg_errors
 
 from controller.events import SequencerTookOver
 from controller.journal.errors import FencedError, JournalError
@@ -147,6 +148,8 @@ def _held(row: tuple[object, ...] | None) -> Held:
 
 def attempt(connection: Connection, fence: Fence, where: str) -> Taken | Held:
     """One try at taking the fence, no waiting for a lease: the takeover, or who holds it."""
+    from psycopg import errors as pg_errors  # noqa: PLC0415 - a database's only (module docstring)
+
     try:
         with connection.transaction():
             # Two leases: a holder paused inside a transaction loses its session after one
@@ -214,6 +217,8 @@ def arm(connection: Connection, fence: Fence) -> None:
 
 def renew(connection: Connection, fence: Fence, epoch: int, where: str) -> None:
     """Renew the lease in a transaction of its own; :class:`FencedError` if taken over."""
+    import psycopg  # noqa: PLC0415 - a database's only (module docstring)
+
     try:
         with connection.transaction():
             _local(connection, fence.lease_ms, fence.lease_ms)
