@@ -31,7 +31,7 @@ journal on its own.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 import msgspec
 
@@ -50,6 +50,11 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from controller.mystery.store import SealedFile
+
+
+MAX_LEVELS: Final = 4_096
+"""The most levels a keeper holds draws for: anyone who can reach the signer's socket could
+otherwise grow its state file without bound by drawing for made-up levels."""
 
 
 class Query(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -80,8 +85,20 @@ class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
         return self.reveal is not None
 
 
-class MeterBehindError(MysteryRefusedError):
+class KeeperAheadError(MysteryRefusedError):
+    """The keeper holds a state of the level its asker did not make: refused, and an alarm.
+
+    The signer answers it with ``ahead`` (controller/security/signer.py) and the daemon's
+    client raises :class:`MysteryAlarmError` for it: someone else asked the keeper first.
+    """
+
+
+class MeterBehindError(KeeperAheadError):
     """The keeper was asked about a higher meter of this draw than the one asked now."""
+
+
+class DrawTakenError(KeeperAheadError):
+    """This draw number was made already with another range (someone drew it first)."""
 
 
 class MysteryAlarmError(MysteryRefusedError):
@@ -129,7 +146,7 @@ def judge_draw(current: Sealed | None, request: DrawRequest) -> Literal["new", "
     held = current.drawn
     if request.draw == held.draw:
         if (request.floor, request.ceiling) != (held.floor, held.ceiling):
-            raise MysteryRefusedError(
+            raise DrawTakenError(
                 f"draw {held.draw} was made from {held.floor} to {held.ceiling} cents, and "
                 f"is asked again from {request.floor} to {request.ceiling}"
             )
@@ -188,6 +205,12 @@ def probed(verdict: Verdict, asked: Meter, since: Meter | None) -> str | None:
     question), or ``asked`` itself (the same question again, after a restart); anything else
     is a question the daemon never asked.
     """
+    revealed = verdict.reveal
+    if revealed is not None and revealed.hit.exact() != asked.exact():
+        return (
+            f"the keeper spent draw {verdict.draw} at a meter of {revealed.hit.cents} cents, "
+            f"and the daemon asked at {asked.cents}: someone else is asking the keeper"
+        )
     previous = verdict.previous
     if previous is None or previous.exact() == asked.exact():
         return None
@@ -218,6 +241,11 @@ class Vault:
         current = self.sealed.get(key)
         if judge_draw(current, request) == "again" and current is not None:
             return current.drawn
+        if current is None and len(self.sealed) >= MAX_LEVELS:
+            raise MysteryRefusedError(
+                f"the keeper holds draws for {len(self.sealed):,} levels already (at most "
+                f"{MAX_LEVELS:,})"
+            )
         self._keep({**self.sealed, key: seal(request, sign)}, durable=True)
         return self.sealed[key].drawn
 
@@ -258,13 +286,16 @@ class LocalKeeper:
         """See :meth:`Keeper.draw`; the request must name this key."""
         if request.key_id != self.key.key_id:
             raise MysteryRefusedError(f"the draw names key {request.key_id}, not this keeper's")
-        return self.vault.draw(request, self.key.sign)
+        try:
+            return self.vault.draw(request, self.key.sign)
+        except KeeperAheadError as error:
+            raise MysteryAlarmError(f"the keeper is ahead of the daemon: {error}") from error
 
     def check(self, query: Query, since: Meter | None) -> Verdict:
         """See :meth:`Keeper.check`."""
         try:
             verdict = self.vault.check(query)
-        except MeterBehindError as error:
+        except KeeperAheadError as error:
             raise MysteryAlarmError(f"the keeper is ahead of the daemon: {error}") from error
         reason = probed(verdict, query.meter, since)
         if reason is not None:

@@ -20,8 +20,9 @@ and the daemon signs through it (controller/runtime/remote_signer.py). Both side
   sealed triggers (controller/mystery/keeper.py): it draws a level's trigger, signs the draw's
   commitment, and answers "not yet" or the reveal for each contribution, so that the account
   that writes the journal never holds a trigger before its hit. The answer's ``result`` is
-  the draw statement or the verdict; ``ahead`` says a query was refused because the signer
-  was asked about a higher meter already (which the daemon takes for an alarm).
+  the draw statement or the verdict; ``ahead`` says a request was refused because the signer
+  holds a state the daemon did not make (a higher meter asked already, or the draw made with
+  another range), which the daemon takes for an alarm.
 * The wire: each request and each answer is a 4-byte big-endian length and that many bytes of
   JSON (:func:`frame`, :func:`frame_length`), at most :data:`MAX_FRAME`.
 """
@@ -99,7 +100,8 @@ class Answer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     result: msgspec.Raw = msgspec.field(default_factory=lambda: msgspec.Raw(b"null"))
     """A mystery request's answer: the draw statement, or the verdict (JSON)."""
     ahead: bool = False
-    """A mystery query refused because the signer was asked about a higher meter already."""
+    """A mystery request refused because the signer holds a state of the level its asker did
+    not make (asked about a higher meter already, or the draw made with another range)."""
 
 
 class Mark(msgspec.Struct, frozen=True, forbid_unknown_fields=True):

@@ -47,7 +47,7 @@ from controller.journal import checkpoints, high_water
 from controller.meter_signature import HIT_DOMAIN, KEY_ID, METER_DOMAIN, POOL_STATUS_DOMAIN
 from controller.meter_signature import signed_bytes as meter_bytes
 from controller.mystery.core import DrawRequest, MysteryInputError, MysteryRefusedError
-from controller.mystery.keeper import MeterBehindError, Query, Vault
+from controller.mystery.keeper import KeeperAheadError, Query, Vault
 from controller.mystery.store import SealedFile
 from controller.outputs import SignedHead
 from controller.security.signer import (
@@ -235,7 +235,7 @@ async def _serve_connection(
                 SignerRefusedError, MysteryRefusedError, MysteryInputError, msgspec.MsgspecError
             ) as error:  # fmt: skip
                 log.warning("refused: %s", error)
-                ahead = isinstance(error, MeterBehindError)
+                ahead = isinstance(error, KeeperAheadError)
                 writer.write(frame(Answer(ok=False, reason=str(error), ahead=ahead)))
                 await writer.drain()
                 return

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 
+from controller.mystery import keeper as keeper_rules
 from controller.mystery.core import (
     COMMITMENT_DOMAIN,
     DrawKey,
@@ -225,6 +226,12 @@ def test_the_client_takes_a_keeper_asked_by_someone_else_for_an_alarm() -> None:
     assert probed(Verdict(1, Meter(2_000)), asked, since) is None  # our question, asked again
     assert "someone else" in (probed(Verdict(1, Meter(1_950)), asked, since) or "")
     assert "someone else" in (probed(Verdict(1, Meter(1_000)), asked, None) or "")
+    reveal = Reveal("journal-a", "grand", "mystery", 1, 1_950, NONCE, Meter(1_950))
+    assert "spent draw 1 at a meter of 1950" in (
+        probed(Verdict(1, Meter(1_950), reveal), asked, since) or ""
+    )
+    ours = msgspec.structs.replace(reveal, hit=asked)
+    assert probed(Verdict(1, None, ours), asked, since) is None
 
 
 def test_the_in_process_keeper_has_the_signers_interface_and_rules(key: ControllerKey) -> None:
@@ -243,6 +250,20 @@ def test_the_in_process_keeper_has_the_signers_interface_and_rules(key: Controll
         keeper.draw(
             msgspec.structs.replace(request(key, draw=2), key_id=ControllerKey.generate().key_id)
         )
+    with pytest.raises(MysteryAlarmError, match="asked again from 1000 to 2000"):
+        keeper.draw(request(key, floor=1_000, ceiling=2_000))
+
+
+def test_a_keeper_holds_draws_for_a_bounded_number_of_levels(
+    key: ControllerKey, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(keeper_rules, "MAX_LEVELS", 2)
+    keeper = LocalKeeper(key)
+    for level in ("one", "two"):
+        keeper.draw(msgspec.structs.replace(request(key), level=level))
+    with pytest.raises(MysteryRefusedError, match="2 levels already"):
+        keeper.draw(msgspec.structs.replace(request(key), level="three"))
+    keeper.draw(msgspec.structs.replace(request(key), level="two"))  # one it holds: answered
 
 
 def test_the_in_process_keepers_file_keeps_the_draw_across_a_restart_at_mode_0600(

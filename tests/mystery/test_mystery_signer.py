@@ -128,6 +128,16 @@ def test_a_shell_that_spends_the_draw_learns_a_trigger_the_daemon_no_longer_play
         daemon.check(query(60_000), Meter(50_000))
 
 
+def test_a_shell_that_draws_first_with_a_range_of_its_own_is_an_alarm_for_the_daemon(
+    signer: SignerProcess,
+) -> None:
+    daemon, shell = remote(signer), remote(signer)
+    narrow = msgspec.structs.replace(draw_request(shell), ceiling=FLOOR + 1)  # trigger: FLOOR
+    shell.draw(narrow)
+    with pytest.raises(MysteryAlarmError, match="asked again from 100000 to 200000"):
+        daemon.draw(draw_request(daemon))
+
+
 async def test_the_daemon_asks_the_signer_on_the_event_loop_too(signer: SignerProcess) -> None:
     client = remote(signer)
     drawn = await client.draw_async(draw_request(client))
