@@ -1,21 +1,27 @@
 """The journal port's contract (docs/journal.md, "The port"), run against every backend.
 
-Each test works only through :class:`controller.journal.port.JournalPort`, as the sequencer,
-start-up, CLI, display and metrics do, so that a second backend passes by adding one fixture
-parameter: how to open it at a location, and how to make its writes fail for a while (a
-real failure of the store, never a mock). The backends: the SQLite file, and a PostgreSQL
-database on a real server (tests/support/postgres.py).
+Each test works only through :class:`controller.journal.port.JournalPort`, the read-only
+:class:`controller.journal.readonly.JournalReader` and the sink's
+:class:`controller.ports.Outbox`, as the sequencer, start-up, CLI, display and metrics do,
+each opened through the one factory (:func:`controller.journal.backends.backend_for`), so
+that another backend passes by adding one fixture parameter: its location, how to make its
+writes fail for a while (a real failure of the store, never a mock), and how an intruder with
+its password writes it. Every member of the port is exercised. The backends: the SQLite file,
+and a PostgreSQL database on a real server (tests/support/postgres.py).
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
+from support.approvals import Site, enrollment
 from support.journal_rig import (
     AT,
     FIVE_ACES,
@@ -29,19 +35,27 @@ from support.journal_rig import (
     table_configured,
     wager,
 )
+from support.site_outbox import play as queue_site_messages
 
-from controller.events import BetSensed, HitVerified
-from controller.journal import Journal, JournalError
+from controller.clock import utc_now
+from controller.events import BetSensed, HitVerified, SequencerTookOver
+from controller.journal import JournalError
+from controller.journal.backends import backend_for
+from controller.journal.high_water import sign_head
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
-from controller.ports import APPLIED, REJECTED
+from controller.journal.port import JournalPort, PreparedAppend
+from controller.journal.postgres.fence import Fence
+from controller.journal.provenance import LATE_SIGNATURE
+from controller.journal.readonly import JournalReader, PayFilter
+from controller.ports import APPLIED, DAEMON, REJECTED, Outbox
+from controller.security import keys
+from controller.security.controller_key import ControllerKey
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from contextlib import AbstractContextManager
-    from pathlib import Path
 
-    from controller.journal.port import JournalPort
+    from controller.journal.location import JournalLocation
 
 HIT = "r2-settle/3/progressive"
 """The payout of seat 3's five aces, which needs a supervisor's verification."""
@@ -51,10 +65,18 @@ HIT = "r2-settle/3/progressive"
 class Backend:
     """How the contract reaches one backend."""
 
-    open: Callable[[], JournalPort[Any]]
-    """Open the journal at the test's location (the same one each time: reopening)."""
+    location: JournalLocation
+    """The test's own location, opened through the factory each time (the same: reopening)."""
     failing_writes: Callable[[], AbstractContextManager[None]]
     """Within this, every write of the store fails."""
+    intrude: Callable[[str], int]
+    """Run one statement on the store as someone with its password would; the rows it changed."""
+    shared: bool
+    """Whether several controller nodes may open it (its sequencer is fenced: docs/ha.md)."""
+
+    def open(self) -> JournalPort[Any]:
+        """The journal at the test's location, opened for writing (made if new)."""
+        return backend_for(self.location).open()
 
 
 def _sqlite(request: pytest.FixtureRequest) -> Backend:
@@ -72,7 +94,11 @@ def _sqlite(request: pytest.FixtureRequest) -> Backend:
         with closing(sqlite3.connect(path, isolation_level=None)) as other:
             other.execute("DROP TRIGGER no_rows")
 
-    return Backend(open=lambda: Journal(path), failing_writes=failing_writes)
+    def intrude(statement: str) -> int:
+        with closing(sqlite3.connect(path, isolation_level=None)) as other:
+            return other.execute(statement).rowcount
+
+    return Backend(path, failing_writes, intrude, shared=False)
 
 
 def _postgres(request: pytest.FixtureRequest) -> Backend:
@@ -95,7 +121,11 @@ def _postgres(request: pytest.FixtureRequest) -> Backend:
             other.execute("DROP TRIGGER no_rows ON journal")
             other.execute("DROP FUNCTION no_rows()")
 
-    return Backend(open=lambda: PostgresJournal(url), failing_writes=failing_writes)
+    def intrude(statement: str) -> int:
+        with psycopg.connect(url.url, autocommit=True) as other:
+            return other.execute(statement).rowcount
+
+    return Backend(url, failing_writes, intrude, shared=True)
 
 
 BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
@@ -198,6 +228,7 @@ def test_journal_contract_prepared_events_reach_the_state_only_when_adopted_afte
     prepared.commit()
     assert prepared.committed
     (receipt,) = journal.adopt(prepared)
+    assert prepared.receipts == [receipt]
     assert (receipt.seq, receipt.applied) == (3, True)
     assert journal.head[0] == 3
     assert journal.state.pools[POOL].wagers_count == 1
@@ -328,3 +359,238 @@ def test_journal_contract_reopening_restores_state_head_highs_and_reads(
         assert reopened.append(wager("r3-w1", "r3", 1)).seq == before[1][0] + 1
     finally:
         reopened.close()
+
+
+# --- where, who writes, and the sequencer's fence ----------------------------------------------
+
+
+def test_journal_contract_path_names_the_location_it_was_opened_at(
+    backend: Backend, journal: JournalPort[Any]
+) -> None:
+    assert journal.path == backend.location
+
+
+def test_journal_contract_a_journal_opened_without_a_fence_leads_at_epoch_0_with_no_lease(
+    journal: JournalPort[Any],
+) -> None:
+    assert (journal.epoch, journal.took_over, journal.lease_renewal_s) == (0, None, None)
+    assert journal.leading
+    head = journal.head
+    journal.renew()  # nothing to renew: no row, no state moves
+    assert (journal.head, journal.leading) == (head, True)
+
+
+def test_journal_contract_the_sequencers_journal_takes_the_fence_of_a_shared_store_only(
+    backend: Backend, journal: JournalPort[Any]
+) -> None:
+    sequenced = backend_for(backend.location).open_sequenced(Fence("node-1", lease_s=5.0))
+    try:
+        assert sequenced.leading
+        if backend.shared:
+            # The first takeover: epoch 1, journaled by the service as its first row.
+            assert sequenced.epoch == 1
+            took = sequenced.took_over
+            assert isinstance(took, SequencerTookOver)
+            assert (took.node, took.epoch) == ("node-1", 1)
+            renewal = sequenced.lease_renewal_s
+            assert renewal is not None
+            assert 0 < renewal < 5.0
+            assert sequenced.append(took).applied
+            sequenced.renew()
+            assert sequenced.leading
+        else:
+            # One writer: no fence to take, no lease to renew.
+            assert (sequenced.epoch, sequenced.took_over, sequenced.lease_renewal_s) == (
+                0,
+                None,
+                None,
+            )
+            sequenced.renew()
+        assert sequenced.append(wager("r1-w1", "r1", 1)).seq == journal.head[0] + 1 + (
+            1 if backend.shared else 0
+        )
+    finally:
+        sequenced.close()
+
+
+def test_journal_contract_each_row_keeps_its_provenance_the_writers_unless_named(
+    backend: Backend, journal: JournalPort[Any]
+) -> None:
+    journal.writer = "cli contract"
+    unnamed = journal.append(wager("r1-w1", "r1", 1))
+    named = journal.append_many(
+        [wager("r1-w2", "r1", 2), wager("r1-w3", "r1", 3)], provenance=[DAEMON, "cli submit"]
+    )
+    with backend_for(backend.location).reader() as reader:
+        kept = dict(reader.provenances())
+    assert [kept[receipt.seq] for receipt in (unnamed, *named)] == [
+        "cli contract",
+        DAEMON,
+        "cli submit",
+    ]
+
+
+def test_journal_contract_a_live_append_refuses_a_signature_whose_window_has_passed(
+    backend: Backend,
+) -> None:
+    journal = backend.open()
+    try:
+        site = Site.create(journal)
+        later = enrollment("sup3", "supervisor", keys.generate(), "mgr")
+        signed = site.sign(later, "mgr")
+        before = snapshot(journal.state)
+        journal.live_clock = lambda: "2099-01-01T00:00:00.000Z"  # the controller's clock, late
+        refused = journal.append(signed)
+        assert not refused.applied
+        assert LATE_SIGNATURE in refused.event_id
+        assert "a signature is taken only within its window" in refused.reason
+        assert snapshot(journal.state) == before
+        journal.live_clock = utc_now
+        assert journal.append(site.sign(later, "mgr")).applied
+    finally:
+        journal.close()
+
+
+# --- a property's outbox to central, and a sink's outbox ---------------------------------------
+
+
+def test_journal_contract_site_messages_are_given_in_order_after_the_acknowledged_one(
+    backend: Backend,
+) -> None:
+    journal = backend.open()
+    try:
+        messages = [message for _, message in queue_site_messages(journal)]
+        assert journal.site_messages(0, 100) == messages
+        assert journal.site_messages(1, 1) == messages[1:2]
+        assert journal.site_messages(len(messages), 100) == []
+        # A message deleted from the outbox is found: nothing is sent.
+        assert backend.intrude("DELETE FROM site_messages WHERE site_seq = 2") == 1
+        with pytest.raises(JournalError):
+            journal.site_messages(0, 100)
+    finally:
+        journal.close()
+
+
+def test_journal_contract_a_sinks_outbox_keeps_its_messages_and_hit_mark_across_reopening(
+    journal: JournalPort[Any],
+) -> None:
+    outbox = journal.outbox("sink-a")
+    try:
+        assert outbox.pending() == []
+        first = journal.head[0]
+        assert outbox.hits_stored_through() == first  # a new sink marks the journal's end
+        play_hit_round(journal)
+        assert outbox.missed_payouts(first) == journal.payouts_since(first)
+        hit_seq = next(
+            seq for seq, _, payout in journal.payouts_since(first) if payout.payout_id == HIT
+        )
+        plain = outbox.add("site/sign/1", b"meter", qos=1, retain=True, created=AT)
+        hit = outbox.add_hit("site/hits", b"five aces", qos=1, created=AT, seq=hit_seq)
+        outbox.add_hit(
+            "site/hits", b"older", qos=0, created=AT, seq=first
+        )  # the mark keeps its high
+        assert outbox.hits_stored_through() == hit_seq
+        outbox.remove(plain)
+    finally:
+        outbox.close()
+    other = journal.outbox("sink-b")
+    try:
+        assert other.pending() == []  # a sink never sees another's messages
+    finally:
+        other.close()
+    again = journal.outbox("sink-a")
+    try:
+        pending = [(m.row_id, m.topic, m.payload, m.qos, m.retain) for m in again.pending()]
+        assert pending[0] == (hit, "site/hits", b"five aces", 1, False)
+        assert [m[2] for m in pending] == [b"five aces", b"older"]
+        assert again.hits_stored_through() == hit_seq
+    finally:
+        again.close()
+
+
+# --- the start-up check and the read-only reader -----------------------------------------------
+
+
+def test_journal_contract_the_start_up_check_passes_the_stored_state_the_rows_give(
+    journal: JournalPort[Any],
+) -> None:
+    play_hit_round(journal)
+    key = ControllerKey.generate()
+    held = sign_head(key, "controller-1", "", journal.head, AT)
+    check = journal.check_state(key, held)
+    assert check.ok, check.problems
+    assert check.replayed == journal.head[0]
+
+
+def test_journal_contract_the_start_up_check_names_a_pools_stored_state_edited_without_a_row(
+    backend: Backend, journal: JournalPort[Any]
+) -> None:
+    play_hit_round(journal)
+    journal.close()
+    edited = "UPDATE pools SET state = replace(state, '\"hits_count\":1', '\"hits_count\":0')"
+    assert backend.intrude(edited) == 1
+    reopened = backend.open()
+    try:
+        check = reopened.check_state(ControllerKey.generate())
+        assert not check.ok
+        assert any(POOL in problem for problem in check.problems), check.problems
+    finally:
+        reopened.close()
+
+
+def test_journal_contract_the_start_up_check_refuses_a_journal_behind_its_signed_head(
+    journal: JournalPort[Any],
+) -> None:
+    key = ControllerKey.generate()
+    seq, _ = journal.head
+    ahead = sign_head(key, "controller-1", "", (seq + 5, "ab" * 32), AT)
+    (went_back,) = journal.check_state(key, ahead).problems
+    assert "the journal went back" in went_back
+    rewritten = sign_head(key, "controller-1", "", (seq, "ab" * 32), AT)
+    (problem,) = journal.check_state(key, rewritten).problems
+    assert "the journal was rewritten" in problem
+
+
+def test_journal_contract_the_reader_gives_what_the_writer_journaled_and_writes_nothing(
+    backend: Backend, journal: JournalPort[Any]
+) -> None:
+    play_hit_round(journal)
+    with backend_for(backend.location).reader() as reader:
+        assert reader.path == backend.location
+        assert snapshot(reader.state) == snapshot(journal.state)
+        rows = list(reader.rows())
+        assert [row["seq"] for row in rows] == list(range(1, journal.head[0] + 1))
+        assert (rows[-1]["seq"], rows[-1]["hash"]) == journal.head
+        assert [seq for seq, _ in reader.provenances()] == [row["seq"] for row in rows]
+        (pending,) = reader.pays(PayFilter(kinds=("progressive",), pending_only=True))
+        assert (pending.payout.payout_id, pending.payout.status) == (HIT, "pending")
+        every = reader.pays(PayFilter(kinds=("all",)))  # a pay: an amount won
+        won = [payout for _, _, payout in journal.payouts_since(0) if payout.win_cents > 0]
+        assert sorted(record.payout.payout_id for record in every) == sorted(
+            payout.payout_id for payout in won
+        )
+        assert [record.seq for record in every] == sorted(
+            (record.seq for record in every), reverse=True
+        )
+    assert journal.committed_seq() == journal.head[0]
+    assert journal.append(wager("r3-w1", "r3", 1)).seq == journal.head[0]
+
+
+# --- the contract itself -----------------------------------------------------------------------
+
+
+def _members(protocol: type) -> set[str]:
+    """A protocol's public members: its methods, properties and annotated attributes."""
+    names = set(vars(protocol)) | set(vars(protocol).get("__annotations__", {}))
+    return {name for name in names if not name.startswith("_")}
+
+
+@pytest.mark.parametrize("protocol", [JournalPort, PreparedAppend, JournalReader, Outbox])
+def test_journal_contract_exercises_every_member_of_the_port_the_reader_and_the_outbox(
+    protocol: type,
+) -> None:
+    source = Path(__file__).read_text()
+    members = _members(protocol)
+    assert members  # the protocol was read
+    unexercised = sorted(name for name in members if not re.search(rf"\.{name}\b", source))
+    assert unexercised == [], f"{protocol.__name__} members no contract test uses"
