@@ -41,7 +41,7 @@ from controller.security.signatures import is_passkey, signatures_of, verifies
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent
-    from controller.ledger.operators import Operator
+    from controller.ledger.operators import Operator, Role
     from controller.ledger.state import LedgerState
 
 DUAL: Final = 2
@@ -51,12 +51,21 @@ CONFIGURATION: Final = "config"
 manager's approval that carries them (controller/ledger/apply.py), not a signature of their own."""
 
 
-def require(state: LedgerState, event: AnyEvent, action: str, *, signers: int = 1) -> LedgerState:
+def require(
+    state: LedgerState,
+    event: AnyEvent,
+    action: str,
+    *,
+    signers: int = 1,
+    roles: frozenset[Role] | None = None,
+) -> LedgerState:
     """Refuse ``event`` unless operators allowed ``action`` made it; the state after it.
 
     In signed mode the event needs ``signers`` valid signatures of distinct operators, one of
-    them its ``by``; their failed-authentication counts start again from zero (the returned
-    state). Before signed mode, the earlier check by name (:func:`authorize`).
+    them its ``by``, each of a role ``roles`` holds (those allowed ``action``, unless given:
+    a supervisor's second signature on an enrollment, controller/ledger/operator_events.py);
+    their failed-authentication counts start again from zero (the returned state). Before
+    signed mode, the earlier check by name (:func:`authorize`).
     """
     by = str(getattr(event, "by", ""))
     if not state.authority.signed:
@@ -67,7 +76,7 @@ def require(state: LedgerState, event: AnyEvent, action: str, *, signers: int = 
         raise LedgerError(f"{action}: unsigned; it needs an enrolled operator's signature")
     signed_by: list[str] = []
     for signature in signatures:
-        operator = _signer(state, signature.operator, action)
+        operator = _signer(state, signature.operator, action, roles)
         if signature.operator in signed_by:
             raise LedgerError(f"{action}: {signature.operator} signed twice")
         if is_passkey(signature):  # a passkey's assertion (WebAuthn): its credential's count
@@ -87,7 +96,9 @@ def require(state: LedgerState, event: AnyEvent, action: str, *, signers: int = 
     return _reset_failures(state, signed_by)
 
 
-def _signer(state: LedgerState, name: str, action: str) -> Operator:
+def _signer(
+    state: LedgerState, name: str, action: str, roles: frozenset[Role] | None = None
+) -> Operator:
     operator = state.operators.get(name)
     if operator is None:
         raise LedgerError(f"{action}: {name!r} is not an enrolled operator")
@@ -95,7 +106,7 @@ def _signer(state: LedgerState, name: str, action: str) -> Operator:
         raise LedgerError(f"{action}: {name} has no signing key; enroll them with one")
     if operator.locked and not has_identity(state):
         raise LedgerError(f"{action}: {name} is locked out after failed authentications")
-    if not operator.may(action):
+    if not (operator.may(action) if roles is None else operator.role in roles):
         raise LedgerError(f"{action}: {name} ({operator.role}) may not {action}")
     return operator
 

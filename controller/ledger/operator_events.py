@@ -13,7 +13,11 @@ Each handler is pure, like the rest of the ledger, and checks authority through
 * **One key, one operator** (on a journal with an identity, :mod:`controller.ledger.lockouts`):
   a public key already enrolled, or once enrolled for an operator since revoked, is refused,
   so that nobody satisfies dual control with one key under two names; and once two managers
-  are enrolled, every enrollment needs the signatures of two of them.
+  are enrolled, every enrollment needs the signatures of two of them. A manager who revokes
+  the only other manager does not then enroll alone: while one manager is left of two, every
+  enrollment needs an active supervisor's signature beside hers, until a second manager is
+  enrolled (:attr:`~controller.ledger.operators.Authority.one_manager_left`, set by the
+  revocation, so computed on replay from the rows as written).
 * **Revocation and unlocking**: a manager's signature. The last manager cannot be revoked;
   a revoked operator's passkeys are revoked with them (controller/ledger/passkey_events.py).
 * **Failed authentications** are counted; the count that locks an operator out is approved
@@ -33,6 +37,8 @@ import binascii
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
+import msgspec
+
 from controller.effects import (
     AuthenticationCounted,
     ConfigurationSet,
@@ -40,7 +46,7 @@ from controller.effects import (
     OperatorChanged,
     OperatorUnlockedEffect,
 )
-from controller.ledger.authority import failed, has_key, require, self_signed
+from controller.ledger.authority import DUAL, failed, has_key, require, self_signed
 from controller.ledger.binding import identified
 from controller.ledger.lockouts import count_failure, has_identity, key_taken, lifted, retired
 from controller.ledger.operators import Operator, Role
@@ -53,7 +59,7 @@ KEY_BYTES: Final = 32
 """The length of an Ed25519 public key."""
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from controller.effects import AnyEffect
     from controller.events import (
@@ -91,7 +97,10 @@ def enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
     if state.authority.signed:
         if not keyed:
             raise LedgerError("an operator is enrolled with a signing key (public_key)")
-        state = require(state, event, "enroll", signers=enrolling_managers(state))
+        if state.authority.one_manager_left is True:
+            state = _witnessed(state, event)
+        else:
+            state = require(state, event, "enroll", signers=enrolling_managers(state))
         _refuse_a_key_taken(state, public_key)
     elif keyed:
         # The first operator with a key: the site's authority becomes signed, for good.
@@ -109,7 +118,50 @@ def enroll(state: LedgerState, event: OperatorEnrolled) -> Outcome:
             raise LedgerError("the first operator enrolled must be a manager")
     operator = Operator(event.name, role, event.salt, event.pin_hash, event.kdf, public_key)
     state = replace(state, operators={**state.operators, event.name: operator})
+    if role is Role.MANAGER and state.authority.one_manager_left is True:
+        state = _one_manager_left(state, left=False)  # two managers again: they enroll
     return state, [OperatorChanged(event.name, str(role))]
+
+
+WITNESSES: Final = frozenset({Role.MANAGER, Role.SUPERVISOR})
+"""Who signs an enrollment while one manager is left of two: the manager and a supervisor."""
+
+
+def _witnessed(state: LedgerState, event: OperatorEnrolled) -> LedgerState:
+    """An enrollment while one manager is left of two: hers and an active supervisor's keys.
+
+    A revocation needs no signature of the operator it revokes (their key may be the one
+    lost), so one of two managers can revoke the other; without this she could then enroll a
+    second manager, or supervisors, under keys of her own and meet dual control alone. The
+    supervisor's signature puts a second person on the enrollment until a second manager is
+    enrolled (docs/security.md, "Dual control").
+    """
+    names = {signature.operator for signature in signatures_of(event)}
+    if len(names) < DUAL:
+        raise LedgerError(
+            "enroll: this journal had two managers and has one left (the other revoked): an "
+            "enrollment needs an active supervisor's signature beside the manager's until a "
+            "second manager is enrolled"
+        )
+    state = require(state, event, "enroll", signers=DUAL, roles=WITNESSES)
+    roles = {state.operators[name].role for name in names}
+    if Role.MANAGER not in roles:
+        raise LedgerError("enroll: a manager signs an enrollment; the supervisor signs beside her")
+    if Role.SUPERVISOR not in roles:
+        raise LedgerError(
+            "enroll: one manager is left of two: a supervisor signs beside her, not another key"
+        )
+    return state
+
+
+def _one_manager_left(state: LedgerState, *, left: bool) -> LedgerState:
+    """The state with :attr:`Authority.one_manager_left` set (True) or dropped (UNSET)."""
+    flag: bool | msgspec.UnsetType = True if left else msgspec.UNSET
+    return replace(state, authority=replace(state.authority, one_manager_left=flag))
+
+
+def _keyed_managers(operators: Mapping[str, Operator]) -> int:
+    return sum(1 for op in operators.values() if op.role is Role.MANAGER and op.public_key)
 
 
 def enrolling_managers(state: LedgerState) -> int:
@@ -160,6 +212,8 @@ def revoke(state: LedgerState, event: OperatorRevoked) -> Outcome:
         raise LedgerError("the last manager cannot be revoked")
     if has_identity(state):
         state = retire_operators_passkeys(retired(state, event.name), event.name)
+        if _keyed_managers(state.operators) >= DUAL and _keyed_managers(remaining) == 1:
+            state = _one_manager_left(state, left=True)  # remembered: see _witnessed
     return replace(state, operators=remaining), [OperatorChanged(event.name, "")]
 
 

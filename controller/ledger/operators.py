@@ -139,6 +139,12 @@ class Authority:
     """Each table's enrolled agent key, by table; ``UNSET`` while none is (never encoded)."""
     passkeys: dict[str, Passkey] | msgspec.UnsetType = msgspec.UNSET
     """Operators' passkeys by credential id (base64url); ``UNSET`` while none was enrolled."""
+    one_manager_left: bool | msgspec.UnsetType = msgspec.UNSET
+    """True while a journal with an identity that had two managers or more has one left (the
+    others revoked): every enrollment then needs an active supervisor's signature beside the
+    manager's, until a second manager is enrolled (controller/ledger/operator_events.py).
+    ``UNSET`` otherwise, never encoded, so that no journal that never came to that has another
+    snapshot or digest."""
 
 
 class PinError(InputError, ValueError):

@@ -5,9 +5,9 @@ Lee Chen and supervisor Sam Okafor, their key files ``dana.key``, ``lee.key``, `
 beside it (tests/support/approvals.py). The attacks of the review, each refused where money
 moves, in the ledger: wrong passphrases typed with a key file made under a manager's name, rows
 appended with ``jackpotd apply`` to lock every manager out, a manager's own key enrolled under
-a second name, one manager enrolling a second operator alone, a signed configuration paying
-Envy on the dealer's hand. And the recovery of docs/operations.md, "Recovering from lockouts",
-run as written.
+a second name, one manager enrolling a second operator alone, a manager who revoked the other
+enrolling alone, a signed configuration paying Envy on the dealer's hand. And the commands of
+docs/operations.md, "Recovering from lockouts" and "Dual control", run as written.
 """
 
 from __future__ import annotations
@@ -176,6 +176,47 @@ def test_once_two_managers_are_enrolled_operator_add_needs_both_keys(
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_2", PASSPHRASE)
     status, _, err = floor.run(*add, "--key", FILES[DANA], "--key", FILES[LEE])
     assert status == 0, err
+
+
+def test_a_manager_who_revoked_the_other_enrolls_again_only_with_a_supervisors_key(
+    floor: Floor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(floor.folder)
+    status, _, err = floor.run(
+        "operator", "revoke", LEE, "--reason", "key lost", "--key", FILES[DANA]
+    )  # fmt: skip
+    assert status == 0, err  # alone: the revoked manager's key may be the one lost
+    key_file(floor.folder, LEE, keys.generate()).rename(floor.folder / "lee-2026.key")
+    again = ("operator", "add", LEE, "--role", "manager", "--public-key", "lee-2026.key")
+    status, _, err = floor.run(*again, "--key", FILES[DANA])
+    assert status == 1
+    reason = (
+        "this journal had two managers and has one left (the other revoked): an enrollment "
+        "needs an active supervisor's signature beside the manager's"
+    )
+    assert reason in err
+    assert reason in floor.last_reason()
+    with Journal(floor.database) as journal:
+        assert list(journal.rows())[-1]["outcome"] == "rejected"
+        assert LEE not in journal.state.operators
+    section = PAGE.read_text(encoding="utf-8").split("### Dual control", 1)[1]
+    block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[1]
+    environment = os.environ | {
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
+        "JACKPOTD_DB": str(floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
+        "JACKPOTD_PASSPHRASE_1": PASSPHRASE,
+        "JACKPOTD_PASSPHRASE_2": PASSPHRASE,
+    }
+    done = subprocess.run(  # the page's command, with the supervisor's key beside Dana's
+        ["/bin/bash", "-c", "set -e\n" + block],
+        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    status, out, _ = floor.run("operator", "list")
+    assert status == 0
+    assert re.search(rf"^{LEE}\tmanager", out, re.MULTILINE), out
 
 
 @pytest.mark.parametrize("envy_includes_dealer", [msgspec.UNSET, True])

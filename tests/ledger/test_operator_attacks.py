@@ -242,6 +242,90 @@ def test_once_two_managers_are_enrolled_an_enrollment_needs_both(site: Site) -> 
     assert site.journal.append(site.sign(puppet(), "mgr", "mgr2")).applied
 
 
+# Dual control after a revocation.
+
+ALONE = "an enrollment needs an active supervisor's signature beside the manager's"
+
+
+def revoke(site: Site, name: str, by: str) -> Receipt:
+    event = OperatorRevoked(f"r-{uuid.uuid4()}", now(), name, by, "key lost")
+    return site.append(site.sign(event, by))
+
+
+def test_a_manager_who_revokes_the_only_other_manager_cannot_then_enroll_alone(
+    site: Site,
+) -> None:
+    revoke(site, "mgr2", by="mgr")  # alone: the revoked manager's key may be the one lost
+    assert site.journal.state.authority.one_manager_left is True
+    for role in ("manager", "supervisor"):
+        site.keys[f"sock-{role}"] = keys.generate()
+        puppet = enrollment(f"sock-{role}", role, site.keys[f"sock-{role}"], "mgr")
+        receipt = site.journal.append(site.sign(puppet, "mgr"))
+        assert not receipt.applied
+        assert "had two managers and has one left (the other revoked)" in receipt.reason
+        assert ALONE in receipt.reason
+        assert f"sock-{role}" not in site.journal.state.operators
+    faults = [row for row in site.journal.rows() if row["kind"] == "operator-enrolled"][-2:]
+    assert [row["outcome"] for row in faults] == ["rejected", "rejected"]
+    assert all(ALONE in str(row["reason"]) for row in faults)
+
+
+def test_with_a_supervisors_second_signature_the_lone_manager_enrolls_a_second_manager(
+    site: Site,
+) -> None:
+    revoke(site, "mgr2", by="mgr")
+    site.keys["mgr3"] = keys.generate()
+    second = enrollment("mgr3", "manager", site.keys["mgr3"], "mgr")
+    site.append(site.sign(second, "mgr", "sup1"))
+    assert site.journal.state.operators["mgr3"].role == "manager"
+    # Two managers again: the rule of two managers holds, and the memory is gone.
+    assert site.journal.state.authority.one_manager_left is msgspec.UNSET
+    site.keys["sup3"] = keys.generate()
+    supervisor = enrollment("sup3", "supervisor", site.keys["sup3"], "mgr")
+    refused = site.journal.append(site.sign(supervisor, "mgr", "sup1"))
+    assert "sup1 (supervisor) may not enroll" in refused.reason
+    supervisor = enrollment("sup3", "supervisor", site.keys["sup3"], "mgr")
+    assert site.journal.append(site.sign(supervisor, "mgr", "mgr3")).applied
+
+
+def test_the_supervisors_second_signature_must_be_a_free_supervisors_beside_the_manager(
+    site: Site,
+) -> None:
+    revoke(site, "mgr2", by="mgr")
+    site.keys["new"] = keys.generate()
+
+    def newcomer() -> OperatorEnrolled:
+        return enrollment("new", "supervisor", site.keys["new"], "mgr")
+
+    two_supervisors = site.journal.append(
+        site.sign(msgspec.structs.replace(newcomer(), by="sup1"), "sup1", "sup2")
+    )
+    assert "a manager signs an enrollment" in two_supervisors.reason
+    for _ in range(3):
+        failure(site, "sup1")
+    assert locked(site, "sup1")
+    locked_out = site.journal.append(site.sign(newcomer(), "mgr", "sup1"))
+    assert "sup1 is locked out after failed authentications until" in locked_out.reason
+    assert "new" not in site.journal.state.operators
+    assert site.journal.append(site.sign(newcomer(), "mgr", "sup2")).applied
+
+
+def test_the_memory_of_two_managers_is_replayed_from_the_rows_as_written(
+    site: Site, tmp_path: Path
+) -> None:
+    assert "one_manager_left" not in msgspec.json.encode(site.journal.state.authority).decode()
+    revoke(site, "mgr2", by="mgr")
+    site.keys["sock"] = keys.generate()
+    puppet = enrollment("sock", "supervisor", site.keys["sock"], "mgr")
+    assert ALONE in site.journal.append(site.sign(puppet, "mgr")).reason
+    written = state_digest(site.journal.state)
+    report = site.journal.verify()  # the rows replayed from the first give the same state
+    assert report.ok, report.problems
+    with Journal(tmp_path / "journal.db") as reopened:
+        assert reopened.state.authority.one_manager_left is True
+        assert state_digest(reopened.state) == written
+
+
 # Envy on the dealer's hand, through the back door.
 
 
