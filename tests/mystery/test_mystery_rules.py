@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from controller.mystery import keeper as keeper_rules
 from controller.mystery.core import (
@@ -284,3 +286,34 @@ def test_the_in_process_keepers_file_keeps_the_draw_across_a_restart_at_mode_060
     path.write_text("{not json", encoding="utf-8")
     with pytest.raises(MysteryInputError, match="not a sealed draws file"):
         LocalKeeper(key, SealedFile(path))
+
+
+@given(
+    span=st.integers(1, 50),
+    steps=st.lists(st.tuples(st.integers(-5, 8), st.integers(0, 2)), min_size=1, max_size=40),
+)
+def test_whatever_is_asked_the_keeper_reveals_exactly_at_the_first_meter_to_reach_it(
+    span: int, steps: list[tuple[int, int]]
+) -> None:
+    key = ControllerKey.generate()
+    sealed = seal(request(key, floor=100, ceiling=100 + span), key.sign)
+    cents, highest, first_hit = 90, None, None
+    for move, thirds in steps:
+        cents = max(0, cents + move)
+        meter = Meter(cents, thirds, 3)
+        try:
+            verdict, sealed, _ = judge_check(sealed, query(1, meter.cents, thirds, 3))
+        except MeterBehindError:
+            assert highest is not None
+            assert meter.exact() < highest.exact()  # refused only below the highest asked
+            continue
+        assert highest is None or meter.exact() >= highest.exact()
+        assert verdict.previous == highest
+        if first_hit is None:  # once spent, the keeper's view stays at the hit
+            highest = meter
+        if first_hit is None and cents >= sealed.trigger:
+            first_hit = meter
+        assert verdict.reached == (first_hit is not None)
+        if verdict.reveal is not None:
+            assert verdict.reveal.hit == first_hit
+            assert reveal_holds(sealed.drawn, verdict.reveal, [key.public_key]) is None

@@ -12,14 +12,17 @@ the signer, even a SIGKILL, keeps the sealed draw and its view of the meter.
 from __future__ import annotations
 
 import re
+import selectors
 import socket
 import stat
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
 from support.controller_keys import write_controller_key
-from support.signer_process import running, start_signer
+from support.signer_process import CHILD, ROOT, WAIT_S, running, start_signer
 
 from controller.mystery.core import DrawRequest, Meter, MysteryRefusedError, reveal_holds
 from controller.mystery.keeper import Keeper, MysteryAlarmError, Query
@@ -193,3 +196,32 @@ def test_a_signer_killed_and_restarted_keeps_the_sealed_draw_and_its_view_of_the
         if signer.process.poll() is None:
             signer.process.kill()
             signer.process.communicate()
+
+
+def test_the_signer_keeps_its_sealed_draws_where_sealed_names(tmp_path: Path) -> None:
+    write_controller_key(tmp_path)
+    (tmp_path / "sealed").mkdir()
+    sealed = tmp_path / "sealed" / "levels.json"
+    socket_path = tmp_path / "signer.sock"
+    process = subprocess.Popen(
+        [
+            sys.executable, "-m", "controller", "signer", "--key", str(tmp_path / "controller.key"),
+            "--socket", str(socket_path), "--state", str(tmp_path / "marks.json"),
+            "--sealed", str(sealed), "--controller", "c1",
+        ],
+        env=CHILD, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None
+        with selectors.DefaultSelector() as selector:
+            selector.register(process.stdout, selectors.EVENT_READ)
+            assert selector.select(timeout=WAIT_S), "the signer never listened"
+            assert process.stdout.readline().startswith("signing with key")
+        client = RemoteSigner(socket_path, timeout_s=5.0)
+        drawn = client.draw(draw_request(client))
+        assert drawn.commitment.encode() in sealed.read_bytes()
+        assert stat.S_IMODE(sealed.stat().st_mode) == 0o600
+        assert not (tmp_path / "mystery.json").exists()
+    finally:
+        process.terminate()
+        process.communicate(timeout=WAIT_S)
