@@ -3,8 +3,9 @@
 controller/journal/backends.py: :data:`BACKENDS` maps a scheme to the module and class of its
 backend, imported when a location of that scheme is first opened; nothing else asks which
 kind a location is. So a process whose journal is an SQLite file never loads psycopg: the
-commands that open, append to, read and verify it, and the service's start-up, import the
-PostgreSQL backend's modules only for a ``postgresql://`` URL.
+commands that open, append to, read and verify it, and the service (``jackpotd demo``, which
+starts it on its journal and plays rounds), import the PostgreSQL backend's modules only for
+a ``postgresql://`` URL.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from support.journal_rig import pool_opened, table_configured, wager
+from support.mosquitto import free_port
 
 from controller.journal import location
 from controller.journal.backends import BACKENDS, backend_for, open_journal
@@ -36,8 +38,10 @@ from controller.service import wiring  # the service's start-up, whichever its j
 from controller.journal.postgres.fence import Fence
 from controller.journal.sequencing import open_sequenced
 
-path = sys.argv[1]
+path, demo, port = sys.argv[1:]
 statuses = [main(["verify", "--db", path]), main(["meters", "--db", path])]
+statuses.append(main(["demo", "--rounds", "1", "--db", demo, "--port", port, "--interval", "0.01"]))
+statuses.append(main(["verify", "--db", demo]))
 journal = open_sequenced(Path(path), Fence("node-1"))
 head = journal.head[0]
 journal.close()
@@ -90,7 +94,7 @@ def test_an_sqlite_journals_commands_and_start_up_never_import_psycopg(tmp_path:
     path = tmp_path / "journal.db"
     assert list(_rows(path)) == [1, 2, 3]
     done = subprocess.run(
-        [sys.executable, "-c", SQLITE_ONLY, str(path)],
+        [sys.executable, "-c", SQLITE_ONLY, str(path), str(tmp_path / "demo.db"), str(free_port())],
         cwd=tmp_path,
         capture_output=True,
         text=True,
@@ -100,4 +104,4 @@ def test_an_sqlite_journals_commands_and_start_up_never_import_psycopg(tmp_path:
     )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
-    assert result == {"statuses": [0, 0], "head": 3, "psycopg": []}
+    assert result == {"statuses": [0, 0, 0, 0], "head": 3, "psycopg": []}
