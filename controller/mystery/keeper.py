@@ -216,10 +216,10 @@ def probed(verdict: Verdict, asked: Meter, since: Meter | None) -> str | None:
         return None
     if since is not None and previous.exact() <= since.exact():
         return None
-    own = "none" if since is None else f"{since.cents} cents"
+    own = "it had asked nothing since" if since is None else f"it last asked {since.cents}"
     return (
         f"the keeper had been asked about draw {verdict.draw} at {previous.cents} cents, and "
-        f"the daemon's last question was {own}: someone else is asking the keeper"
+        f"the daemon {own}: someone else is asking the keeper"
     )
 
 

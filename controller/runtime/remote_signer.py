@@ -31,9 +31,10 @@ asks for a level's draw (the statement comes back signed, and is checked against
 and the key here), :meth:`RemoteSigner.check` whether a contribution's meter reaches the
 trigger (``draw_async`` and ``check_async`` are the same on the event loop). Every verdict is
 checked against the daemon's own meter (:func:`~controller.mystery.keeper.probed`): a signer
-that was asked about a meter the daemon never asked, or refuses a query as below one asked
-already, raises :class:`~controller.mystery.keeper.MysteryAlarmError`: someone else is
-asking the keeper, and the level must stop (docs/security.md, "Mystery levels: the sealed
+that was asked about a meter the daemon never asked, spent the draw at a meter the daemon did
+not ask at, refuses a query as below one asked already, or made the draw with another range,
+raises :class:`~controller.mystery.keeper.MysteryAlarmError`: someone else is asking the
+keeper, and the level must stop (docs/security.md, "Mystery levels: the sealed
 trigger").
 """
 
