@@ -27,6 +27,16 @@ event is answered with :class:`ControllerUnavailableError` (so sources do not ac
 devices resend), every table is shown CLOSED, and the sequencer probes the journal with
 capped exponential backoff until a write succeeds again (:mod:`.recovery`).
 
+**A batch waits a moment for company** (:meth:`Sequencer._gather`). Most of a commit's cost is
+paid once a batch however many events it holds (the hand-off to the commit thread, the
+``COMMIT``, the rows' diff, the answers and the sinks' wake-ups), and on a quiet floor events
+come one at a time: committed each alone, every event would pay all of it. So the oldest
+event of a batch may wait up to ``group_wait_s`` (1 ms) from its arrival for others to join
+it; the bound runs from the event's arrival, not from the batch's start, so that under load
+(events queued while the last batch committed) a batch waits for nothing. Waiting changes
+which events share a transaction, never what is written: the journal is what appending them
+one at a time would have written (controller/journal/batch.py).
+
 Between batches, and when no event comes before one falls due, it journals signed
 checkpoints, signs the journal's head and renews its lease (:mod:`.upkeep`).
 
@@ -93,6 +103,7 @@ class Sequencer:
         *,
         clock: Callable[[], str] = utc_now,
         batch_max: int = 512,
+        group_wait_s: float = 0.001,
         on_heartbeat: Callable[..., AnyEvent | None] | None = None,
         rejection_limit: RejectionLimit | None = None,
         commit_hang_s: float | None = None,
@@ -107,9 +118,15 @@ class Sequencer:
         Replace it before :meth:`run` for other tolerances (or, in tests, other clocks).
         """
         self.batch_max = batch_max
+        self.group_wait_s = group_wait_s
+        """How long a batch's oldest event may wait, from its arrival, for others (0: never)."""
         self.stats = SequencerStats()
         self.failed_reason: str | None = None
         self._queue: asyncio.Queue[Waiting] = asyncio.Queue()
+        self._filled: asyncio.Future[None] | None = None
+        """Set while a batch waits for company (:meth:`_gather`); done once it would be full."""
+        self._filling = 0
+        """How many queued events fill the waiting batch."""
         self._on_heartbeat = on_heartbeat
         self.sequences = DeviceSequences(journal.device_highs())
         """Every device's sequence numbers, watched for lost events."""
@@ -145,6 +162,11 @@ class Sequencer:
         return self.committer.hang_s
 
     @property
+    def gathering(self) -> bool:
+        """Whether a batch is waiting for company (:meth:`_gather`)."""
+        return self._filled is not None
+
+    @property
     def available(self) -> bool:
         """Whether events are being journaled (False while failing closed)."""
         return self.failed_reason is None and not self._closing
@@ -166,13 +188,21 @@ class Sequencer:
         if origin is not None:
             self.sequences.seen(*origin)
         self._queue.put_nowait(Waiting(event, future, perf_counter(), provenance or DAEMON))
+        self._fill()
         return future
+
+    def _fill(self) -> None:
+        """End the batch's wait for company once the queue would fill it (:meth:`_gather`)."""
+        filled = self._filled
+        if filled is not None and not filled.done() and self._queue.qsize() >= self._filling:
+            filled.set_result(None)
 
     def _queue_aside(self, event: AnyEvent) -> None:
         """Queue an event nobody waits for (a reopening, a gap, a count of left-out input)."""
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         future.add_done_callback(consume)
         self._queue.put_nowait(Waiting(event, future, perf_counter()))
+        self._fill()
 
     def _revive(self, table_id: str, device: str) -> None:
         """Queue the reopening of a table closed for silence ahead of what it just sent."""
@@ -215,8 +245,8 @@ class Sequencer:
         while True:
             first = await self._next()
             batch = [first] if first is not None else []
-            while batch and len(batch) < self.batch_max and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+            if batch:
+                await self._gather(batch)
             async with self.writing:
                 if self.failed_reason is None:
                     if batch:
@@ -225,6 +255,28 @@ class Sequencer:
                     await self.upkeep.step()
                 else:
                     self._refuse(batch)
+
+    async def _gather(self, batch: list[Waiting]) -> None:
+        """Take what else is queued, once the oldest event has waited ``group_wait_s`` for it.
+
+        One timer, not a wake-up per arrival: the events that come meanwhile are queued by
+        their sources and taken together when it fires, or as soon as they fill the batch
+        (``batch_max``). Failing closed, nothing waits.
+        """
+        queue = self._queue
+        left = batch[0].queued + self.group_wait_s - perf_counter()
+        if left > 0 and self.failed_reason is None and len(batch) + queue.qsize() < self.batch_max:
+            self._filled = asyncio.get_running_loop().create_future()
+            self._filling = self.batch_max - len(batch)
+            try:
+                async with asyncio.timeout(left):
+                    await self._filled  # or the batch is full first
+            except TimeoutError:
+                pass
+            finally:
+                self._filled = None
+        while len(batch) < self.batch_max and not queue.empty():
+            batch.append(queue.get_nowait())
 
     async def _next(self) -> Waiting | None:
         """The next event; None when a checkpoint, a head or the lease's renewal falls due first."""
