@@ -5,6 +5,7 @@ ledger state into rows and back, :mod:`.chain` computes the hash chain, :mod:`.v
 the chain and replays the journal from empty.
 """
 
+from controller.journal import sqlite_lean  # noqa: F401 - first: sqlite_utils without numpy
 from controller.journal.errors import JournalError, SchemaError
 from controller.journal.store import Journal
 

@@ -1,0 +1,52 @@
+"""The journal imports sqlite_utils without numpy or pandas (controller/journal/sqlite_lean.py).
+
+docs/benchmarks.md, "Where start-up's time goes": sqlite_utils imports both when installed,
+only to map their scalar types, and the journal never hands it either. Each check runs in a
+fresh interpreter (this one has imported who knows what), on the development environment,
+which has numpy installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+
+JOURNAL_FIRST = """
+import sys
+import controller.journal
+import sqlite_utils.db
+assert "sqlite_utils" in sys.modules
+assert "numpy" not in sys.modules, "numpy imported with the journal"
+assert "pandas" not in sys.modules, "pandas imported with the journal"
+assert sqlite_utils.db.np is None
+import numpy  # still importable afterwards, as usual
+assert sys.modules["numpy"] is numpy
+print("ok")
+"""
+
+NUMPY_FIRST = """
+import sys
+import numpy
+import controller.journal
+import sqlite_utils.db
+assert sqlite_utils.db.np is numpy  # a process that has it keeps sqlite_utils' numpy types
+print("ok")
+"""
+
+
+def run(code: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_the_journal_imports_sqlite_utils_without_numpy_or_pandas() -> None:
+    assert importlib.util.find_spec("numpy") is not None  # installed: the check means something
+    assert run(JOURNAL_FIRST) == "ok"
+
+
+def test_a_process_that_imported_numpy_first_keeps_it_for_sqlite_utils() -> None:
+    assert run(NUMPY_FIRST) == "ok"
