@@ -226,9 +226,10 @@ def probed(verdict: Verdict, asked: Meter, since: Meter | None) -> str | None:
 class Vault:
     """The sealed draws of a keeper, one per level, and the file they are kept in (if any).
 
-    The state is written before an answer leaves: durably (flushed) at a draw and at a spend,
-    written without a flush after a "not yet" (a keeper that crashes keeps its view; one that
-    loses power restarts at the last flushed one, which :func:`probed` allows, as "behind").
+    The state is written before an answer leaves: durably (flushed) at a draw and at a spend;
+    after a "not yet", the new view of the meter is appended to the views log without a flush
+    (controller/mystery/store.py: a keeper that crashes keeps its view; one that loses power
+    may restart behind, which :func:`probed` allows).
     """
 
     def __init__(self, store: SealedFile | None = None) -> None:
@@ -254,8 +255,12 @@ class Vault:
         key = slot(query.controller, query.journal, query.pool, query.level)
         current = self.sealed.get(key)
         verdict, kept, spent = judge_check(current, query)
-        if kept != current:
-            self._keep({**self.sealed, key: kept}, durable=spent)
+        if spent:
+            self._keep({**self.sealed, key: kept}, durable=True)
+        elif kept != current:
+            self.sealed[key] = kept
+            if self.store is not None:
+                self.store.note(self.sealed, key)
         return verdict
 
     def _keep(self, sealed: Mapping[str, Sealed], *, durable: bool) -> None:

@@ -18,6 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from controller.mystery import keeper as keeper_rules
+from controller.mystery import store as store_module
 from controller.mystery.core import (
     COMMITMENT_DOMAIN,
     DrawKey,
@@ -44,6 +45,7 @@ from controller.mystery.keeper import (
     judge_check,
     judge_draw,
     probed,
+    slot,
 )
 from controller.mystery.store import SealedFile
 from controller.security.controller_key import ControllerKey
@@ -317,3 +319,46 @@ def test_whatever_is_asked_the_keeper_reveals_exactly_at_the_first_meter_to_reac
         if verdict.reveal is not None:
             assert verdict.reveal.hit == first_hit
             assert reveal_holds(sealed.drawn, verdict.reveal, [key.public_key]) is None
+
+
+def test_the_views_log_is_replayed_past_a_torn_line_and_compacted_into_the_file(
+    key: ControllerKey, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "COMPACT_AFTER", 3)
+    path = tmp_path / "mystery.json"
+    keeper = LocalKeeper(key, SealedFile(path))
+    keeper.draw(request(key))
+    since = None
+    for cents in (10_000, 20_000, 30_000):
+        keeper.check(query(1, cents), since)
+        since = Meter(cents)
+    views = tmp_path / "mystery.json.views"
+    assert len(views.read_bytes().splitlines()) == 3
+    assert stat.S_IMODE(views.stat().st_mode) == 0o600
+    keeper.check(query(1, 40_000), since)  # the fourth: the file written again, the log emptied
+    assert views.read_bytes() == b""
+    assert b'"cents":40000' in path.read_bytes()
+    keeper.check(query(1, 50_000), Meter(40_000))
+    with views.open("ab") as log:
+        log.write(b'["torn", 1, {"cen')  # a crash in the middle of a line
+    restarted = LocalKeeper(key, SealedFile(path))
+    with pytest.raises(MysteryAlarmError, match="below the 50000 cents"):
+        restarted.check(query(1, 45_000), Meter(40_000))
+    assert not restarted.check(query(1, 50_000), Meter(40_000)).reached  # asked again
+
+
+def test_a_view_logged_after_a_draw_was_spent_is_passed_over(
+    key: ControllerKey, tmp_path: Path
+) -> None:
+    path = tmp_path / "mystery.json"
+    keeper = LocalKeeper(key, SealedFile(path))
+    keeper.draw(request(key))
+    keeper.check(query(1, 500_000), None)  # spent: the file written, the log emptied
+    (tmp_path / "mystery.json.views").write_bytes(
+        msgspec.json.encode(store_module.View(slot("c1", "journal-a", "grand", "mystery"), 1,
+                                              Meter(900_000))) + b"\n"
+    )  # fmt: skip
+    keeper = LocalKeeper(key, SealedFile(path))
+    drawn = keeper.draw(request(key, draw=2))
+    assert not keeper.check(query(2, 1_000), None).reached  # 900,000 never became a view
+    assert drawn.draw == 2
