@@ -4,8 +4,8 @@ Served beside the display on the same port (``/console/``) when ``[controller]
 operator_socket`` is configured, and fed by the same live stream (``/events``):
 
 * ``GET /console/``: the page (controller/web/console.html);
-* ``GET /console/api/state``: pending pays with their hands, tables, operators and their
-  passkeys, the last actions;
+* ``GET /console/api/state``: pending pays with their hands, tables, held rounds
+  with their wagers and contributions, operators and their passkeys, the last actions;
 * ``POST /console/api/draft``: draft an action (verify-hit, void, adjust, operator unlock,
   passkey revoke) for the operator who signs first; its bound bytes;
 * ``POST /console/api/enroll``: draft a passkey's enrollment; the bytes its registration's
@@ -40,7 +40,7 @@ from aiohttp import web
 
 from controller.clock import utc_now
 from controller.event_base import WebAuthnAssertion
-from controller.events import PasskeyRegistration, encode_event
+from controller.events import PasskeyRegistration, RoundVoided, encode_event
 from controller.ledger.passkeys import passkeys_of
 from controller.web.console_desk import ConsoleDesk, DeskError
 from controller.web.console_drafts import (
@@ -52,6 +52,7 @@ from controller.web.console_drafts import (
     enrollment_draft,
     registered,
 )
+from controller.web.console_rounds import held_rounds, round_view
 from controller.web.console_words import plain
 from controller.web.policy import SECURITY_HEADERS, content_security_policy
 
@@ -168,6 +169,7 @@ class Console:
                 "controller": document["controller"],
                 "pending": document["pending"],
                 "tables": document["tables"],
+                "held": held_rounds(state),
                 "operators": _operators(state),
                 "dual_control_cents": state.authority.dual_control_cents,
                 "actions": list(self.actions),
@@ -289,9 +291,18 @@ class Console:
 
 
 def _drafted(draft: Draft, state: LedgerState) -> dict[str, Any]:
-    """What the page is given of a draft: its bytes, and the credentials that may sign it."""
+    """What the page is given of a draft: its bytes, and the credentials that may sign it.
+
+    A void's draft also gives the round's wagers and contributions, as the state it was drafted
+    against holds them: its confirmation repeats them (controller/web/console_rounds.py).
+    """
     passkeys = passkeys_of(state)
+    event = draft.event
+    held = None
+    if isinstance(event, RoundVoided):
+        held = round_view(state, event.table_id, event.round_id)
     return {
+        "round": held,
         "draft": draft.draft_id,
         "bytes": base64.b64encode(draft.bound).decode(),
         "registering": draft.registering,

@@ -40,7 +40,9 @@ from controller.events import (
 from controller.ledger.binding import binding_for
 from controller.ledger.operator_events import enrolling_managers
 from controller.ledger.passkeys import passkeys_of
+from controller.ledger.table_state import Phase
 from controller.security.signatures import signed_bytes
+from controller.web.console_words import not_held
 
 if TYPE_CHECKING:
     from controller.event_base import Binding
@@ -138,6 +140,7 @@ def drafted(  # noqa: PLR0913 - one per field an action may carry
         case "verify-hit":
             event = HitVerified(_new_id("verify"), at, payout_id, by)
         case "void":
+            _require_held(state, table_id, round_id)
             event = RoundVoided(
                 _new_id("void"), at, table_id, round_id, by, reason, refund_contributions=True
             )
@@ -150,6 +153,21 @@ def drafted(  # noqa: PLR0913 - one per field an action may carry
         case _:
             raise DraftError(f"the console does not take {action!r}")
     return _draft(state, event, f"console {action.replace(' ', '-')}")
+
+
+def _require_held(state: LedgerState, table_id: str, round_id: str) -> None:
+    """Refuse the void of a round the ledger does not hold for a supervisor, in plain words.
+
+    The console voids only those: the dealer voids a misdeal at the table, and a supervisor
+    any open round with ``jackpotd void`` (controller/ledger/voids.py).
+    """
+    live = state.table_states.get(table_id)
+    if live is not None and live.round_id == round_id and live.phase is Phase.HELD:
+        return
+    is_open = (live is not None and live.round_id == round_id) or (
+        (table_id, round_id) in state.rounds
+    )
+    raise DraftError(not_held(table_id, round_id, is_open=is_open))
 
 
 def enrollment_draft(  # noqa: PLR0913 - the enrollment's fields
