@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from controller.cli.archive import add_archives, archived_document, archived_lines
 from controller.cli.common import CommandError, add_db, command, journal_location
 from controller.cli.progress import counting
-from controller.cli.report_check import check_report
+from controller.cli.report_check import check_report, read_report
 from controller.cli.times import local_time
 from controller.clock import utc_now
 from controller.files import RECORD, append_file, write_file
@@ -206,6 +206,8 @@ def run_verify(args: argparse.Namespace) -> int:
     """Check the journal; exit 1 with the problems on any mismatch."""
     trusted = trust(args.anchor, args.controller_key)
     path = journal_location(args)  # a file, or a PostgreSQL journal's URL
+    if args.report is not None:
+        read_report(args.report)  # a file that is no report is refused before the long check
     with counting("verifying the journal (rows)") as progress:
         report = verify_journal(
             path,

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from controller.cli import report_returns, site_report
+from controller.cli import report_meters, report_returns, site_report
 from controller.cli.common import CommandError, add_db, command, open_reader
 from controller.cli.report_provenance import print_provenance, provenance
 from controller.cli.tables import Column, print_table
@@ -73,7 +73,8 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
             "  jackpotd report --from 2026-12-01T06:00-05:00 --to 2026-12-02T05:59:59-05:00\n"
             "  jackpotd report --json\n"
             "  jackpotd report sites   # at central: each linked property (docs/wide-area.md)\n"
-            "  jackpotd report returns --from 2026-11-01 --to 2026-11-30   # actual vs theoretical"
+            "  jackpotd report returns --from 2026-11-01 --to 2026-11-30  # against theoretical\n"
+            "  jackpotd report meters --from 2026-11-01 --to 2026-11-30   # the regulators' meters"
         ),
     )
     add_db(report)
@@ -95,6 +96,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     what = report.add_subparsers(dest="report_of", metavar="WHAT")
     site_report.register(what)
     report_returns.register(what)
+    report_meters.register(what)
 
 
 @dataclass(slots=True)

@@ -1,5 +1,7 @@
 """``jackpotd verify --report FILE``: a saved report is what the journal makes of its rows.
 
+It checks the JSON of ``report returns`` and ``report meters``.
+
 A report's JSON names the journal head it was made from (the last row's number and hash) and
 everything else it was made with (its period as exact times, its threshold). The check finds
 that row in the journal, with that hash, and makes the report again from the rows up to it:
@@ -17,12 +19,14 @@ from datetime import datetime
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
+from controller.cli import report_meters, report_returns
 from controller.cli.common import CommandError
-from controller.cli.report_returns import KIND, returns_document
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+KINDS = (report_returns.KIND, report_meters.KIND)
+"""The reports whose JSON can be checked."""
 SHOWN = 5
 """How many differences a failed check names."""
 
@@ -35,8 +39,9 @@ def read_report(path: Path) -> dict[str, Any]:
         raise CommandError(f"{path}: {error.strerror or error}") from error
     except (UnicodeDecodeError, json.JSONDecodeError) as error:
         raise CommandError(f"{path}: not a report's JSON ({error})") from error
-    if not isinstance(document, dict) or document.get("report") != KIND:
-        raise CommandError(f'{path}: not a report this command checks (no "report": "{KIND}")')
+    if not isinstance(document, dict) or document.get("report") not in KINDS:
+        kinds = " or ".join(f'"{kind}"' for kind in KINDS)
+        raise CommandError(f'{path}: not a report this command checks (no "report": {kinds})')
     return document
 
 
@@ -92,13 +97,15 @@ def check_report(path: Path, rows: list[dict[str, Any]]) -> list[str]:
     period = saved.get("period")
     if not isinstance(period, dict):
         period = {}
-    try:
-        deviation = Fraction(str(saved.get("deviation_points")))
-    except (ValueError, ZeroDivisionError) as error:
-        raise CommandError(f"{path}: deviation_points: {error}") from error
-    remade = returns_document(
-        upto, _moment(period.get("start"), path), _moment(period.get("end"), path), deviation
-    )
+    start, end = _moment(period.get("start"), path), _moment(period.get("end"), path)
+    if saved["report"] == report_meters.KIND:
+        remade = report_meters.meters_document(upto, start, end)
+    else:
+        try:
+            deviation = Fraction(str(saved.get("deviation_points")))
+        except (ValueError, ZeroDivisionError) as error:
+            raise CommandError(f"{path}: deviation_points: {error}") from error
+        remade = report_returns.returns_document(upto, start, end, deviation)
     # The words the operator typed are kept as typed; the exact times they stood for are checked.
     kept = {key: value for key, value in saved.items() if key not in {"from", "to"}}
     found = differences(kept, remade)

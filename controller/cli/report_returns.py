@@ -16,9 +16,9 @@ import sys
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.common import CommandError, add_report_db, checked, command, open_reader
+from controller.cli.common import checked, command
+from controller.cli.report_period import Period, add_period, head_of, journal_rows, period_of
 from controller.cli.tables import Column, print_table
-from controller.cli.times import gaming_day, local_time, moment
 from controller.effects import fraction_text
 from controller.money import format_cents
 from controller.reports.period import span
@@ -44,9 +44,7 @@ def register(what: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
             "  jackpotd report returns --deviation 4 --json"
         ),
     )
-    add_report_db(parser)
-    parser.add_argument("--from", dest="returns_from", metavar="WHEN", help="as for report")
-    parser.add_argument("--to", dest="returns_to", metavar="WHEN", help="as for report")
+    add_period(parser)
     parser.add_argument(
         "--deviation",
         type=checked(float, minimum=0, above=True),
@@ -127,10 +125,6 @@ COLUMNS = (
 )  # fmt: skip
 
 
-def _when(value: datetime | None, otherwise: str) -> str:
-    return local_time(value.isoformat()) if value is not None else otherwise
-
-
 KIND = "returns"
 """The ``report`` field of this report's JSON, by which ``jackpotd verify --report`` knows it."""
 
@@ -158,7 +152,7 @@ def returns_document(
             "start": None if start is None else start.isoformat(),
             "end": None if end is None else end.isoformat(),
         },
-        "journal_head": {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]} if rows else None,
+        "journal_head": head_of(rows),
         "rows": {"first_seq": first, "last_seq": last},
         "z": Z,
         "deviation_points": str(deviation),
@@ -169,22 +163,14 @@ def returns_document(
 
 def run(args: argparse.Namespace) -> int:
     """Print the period's returns; exit 1 if any group is flagged for review."""
-    day = gaming_day(args)
-    # Given before the word "returns" (``report --from X returns``), they are report's own.
-    since = args.returns_from or getattr(args, "start", None)
-    until = args.returns_to or getattr(args, "end", None)
-    start = moment(since, option="--from", day=day)
-    end = moment(until, option="--to", end=True, day=day)
-    if start is not None and end is not None and start > end:
-        raise CommandError(f"--from {since} is after --to {until}")
-    with open_reader(args) as journal:
-        rows = sorted(journal.rows(), key=lambda row: int(row["seq"]))
+    period = period_of(args)
+    rows = journal_rows(args)
     deviation = Fraction(args.deviation).limit_denominator(1000)
-    report = returns_document(rows, start, end, deviation)
+    report = returns_document(rows, period.start, period.end, deviation)
     documents: list[dict[str, Any]] = report["groups"]
     flagged = any(document["verdict"] == REVIEW for document in documents)
     if getattr(args, "json", False):
-        print(json.dumps({"from": since, "to": until} | report, indent=2))
+        print(json.dumps({"from": period.since, "to": period.until} | report, indent=2))
         return 1 if flagged else 0
     if args.csv:
         writer = csv.writer(sys.stdout)
@@ -196,21 +182,19 @@ def run(args: argparse.Namespace) -> int:
                  for value in (document.get(name, "") for name in names)]
             )  # fmt: skip
         return 1 if flagged else 0
-    _print(report, start, end, deviation)
+    _print(report, period, deviation)
     if flagged:
         print("at least one table or pool is flagged for review", file=sys.stderr)
     return 1 if flagged else 0
 
 
-def _print(
-    report: dict[str, Any], start: datetime | None, end: datetime | None, deviation: Fraction
-) -> None:
+def _print(report: dict[str, Any], period: Period, deviation: Fraction) -> None:
     first, last, head = (
         report["rows"]["first_seq"],
         report["rows"]["last_seq"],
         report["journal_head"],
     )
-    print(f"Returns from {_when(start, 'the start')} to {_when(end, 'now')}")
+    print(f"Returns {period.words()}")
     print(
         "journal rows: none in this period" if first is None else f"journal rows {first} to {last}"
     )

@@ -13,95 +13,47 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
-import random
-import re
 import sqlite3
-import subprocess
-import sys
-from datetime import UTC, datetime, timedelta
 from fractions import Fraction
-from importlib.resources import files
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.journal_rig import POOL, TABLE, pool_opened
+from support.journal_rig import POOL, TABLE
+from support.month_of_play import (
+    DAYS,
+    DECK,
+    ROUNDS_A_DAY,
+    SEATS,
+    documented,
+    journal_month,
+    month,
+    run_line,
+    seed_paytable,
+)
 
 from controller.analyzer.report import Analyzer
-from controller.events import AnyEvent, RoundSettled, TableConfigured, WagerLocked
-from controller.journal import Journal
+from controller.events import RoundSettled, WagerLocked
 from controller.rules.paytable_files import parse_paytable
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from pathlib import Path
 
 pytestmark = pytest.mark.slow
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "operations.md"
 SECTION = "### Actual against theoretical return"
-DECK = [rank + suit for rank in "23456789TJQKA" for suit in "cdhs"] + ["Jk"]
-ROUNDS_A_DAY, SEATS, DAYS = 16, 4, 30
-NOVEMBER = datetime(2026, 11, 1, 8, tzinfo=UTC)
-
-
-def _paytable(name: str) -> str:
-    return (files("controller") / "paytables" / f"{name}.toml").read_text()
-
-
-def _month() -> Iterator[AnyEvent]:
-    opened = pool_opened()
-    yield msgspec.structs.replace(opened, at="2026-10-31T12:00:00Z")
-    yield TableConfigured(
-        "table-1", "2026-10-31T12:00:00Z", TABLE,
-        {"progressive-1": _paytable("progressive-1"), "fortune-1": _paytable("fortune-1")},
-        progressive="progressive-1", bonus="fortune-1", pool_id=POOL, envy_includes_dealer=False,
-    )  # fmt: skip
-    shuffler = random.Random(20261101)  # noqa: S311 - dealing the test's hands
-    for day in range(DAYS):
-        for number in range(ROUNDS_A_DAY):
-            at = (NOVEMBER + timedelta(days=day, minutes=30 * number)).isoformat()
-            round_id = f"d{day + 1}-r{number + 1}"
-            for seat in range(1, SEATS + 1):
-                yield WagerLocked(
-                    f"{round_id}-p{seat}", at, TABLE, round_id, seat, "progressive", 100
-                )
-                yield WagerLocked(f"{round_id}-b{seat}", at, TABLE, round_id, seat, "bonus", 500)
-            cards = shuffler.sample(DECK, 7 * (SEATS + 1))
-            hands = {str(seat): cards[7 * seat : 7 * seat + 7] for seat in range(1, SEATS + 1)}
-            yield RoundSettled(f"{round_id}-settle", at, TABLE, round_id, cards[:7], hands)
+THREE = 3
 
 
 @pytest.fixture(scope="module")
 def journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("month") / "journal.db"
-    events = list(_month())
-    with Journal(path) as opened:
-        for start in range(0, len(events), 500):
-            receipts = opened.append_many(events[start : start + 500])
-            assert all(receipt.applied for receipt in receipts), [
-                receipt for receipt in receipts if not receipt.applied
-            ][:1]
-    return path
+    return journal_month(tmp_path_factory.mktemp("month") / "journal.db")
 
 
-def _documented() -> list[str]:
-    section = PAGE.read_text(encoding="utf-8").split(SECTION, 1)[1].split("\n#", 1)[0]
-    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
-    assert block is not None
-    return [line for line in block.group(1).splitlines() if line.strip()]
-
-
-def _run(line: str, folder: Path, journal: Path) -> subprocess.CompletedProcess[str]:
-    environment = os.environ | {
-        "JACKPOTD_DB": str(journal),
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-        "TZ": "UTC",
-    }
-    return subprocess.run(  # noqa: S602 - the documented line, as an operator types it
-        line, shell=True, cwd=folder, env=environment, capture_output=True, text=True, check=False
-    )
+@pytest.fixture(scope="module")
+def days(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The month's first three days: enough to edit a report of."""
+    return journal_month(tmp_path_factory.mktemp("days") / "journal.db", list(month(THREE)))
 
 
 def _sql(journal: Path, query: str, *values: str) -> int:
@@ -118,9 +70,9 @@ def _head(journal: Path) -> tuple[int, str]:
 
 
 def test_3772_10_08_a_the_months_returns_as_documented(journal: Path, tmp_path: Path) -> None:
-    lines = _documented()
+    lines = documented(SECTION)
     assert len(lines) == 4
-    results = [_run(line, tmp_path, journal) for line in lines]
+    results = [run_line(line, tmp_path, journal) for line in lines]
     report = json.loads((tmp_path / "returns-2026-11.json").read_text())
     flagged = any(group["verdict"] == "REVIEW" for group in report["groups"])
     for result in results[:3]:
@@ -157,7 +109,7 @@ def test_3772_10_08_a_the_months_returns_as_documented(journal: Path, tmp_path: 
         TABLE: _sql(journal, "SELECT sum(win_cents) FROM payouts WHERE kind = 'envy'")
     }
     # The Fortune Bonus's theoretical needs no meter: it is the paytable's exact return.
-    fortune = Analyzer().analyze(parse_paytable(_paytable("fortune-1"), "fortune-1"))
+    fortune = Analyzer().analyze(parse_paytable(seed_paytable("fortune-1"), "fortune-1"))
     assert Fraction(bonus["theoretical"]) == fortune.return_
     # The progressive's is above the seed's 48.483 %: it was played at meters above the seed.
     assert Fraction(progressive["theoretical"]) > Fraction(9341614, 19267885)
@@ -171,7 +123,7 @@ def test_3772_10_08_a_the_months_returns_as_documented(journal: Path, tmp_path: 
 
 
 def test_a_gaming_day_counts_that_days_rounds_only(journal: Path, tmp_path: Path) -> None:
-    result = _run("jackpotd report returns --from 2026-11-05 --to 2026-11-05 --json", tmp_path,
+    result = run_line("jackpotd report returns --from 2026-11-05 --to 2026-11-05 --json", tmp_path,
                   journal)  # fmt: skip
     report = json.loads(result.stdout)
     group = next(g for g in report["groups"] if g.get("table") == TABLE and g["spot"] == "all")
@@ -183,13 +135,17 @@ def test_a_gaming_day_counts_that_days_rounds_only(journal: Path, tmp_path: Path
 
 
 def test_a_period_with_no_play_reports_no_group(journal: Path, tmp_path: Path) -> None:
-    result = _run("jackpotd report returns --from 2027-01-01 --to 2027-01-31", tmp_path, journal)
+    result = run_line(
+        "jackpotd report returns --from 2027-01-01 --to 2027-01-31", tmp_path, journal
+    )
     assert result.returncode == 0, result.stderr
     assert "journal rows: none" in result.stdout
 
 
 def test_from_after_to_is_refused_in_one_line(journal: Path, tmp_path: Path) -> None:
-    result = _run("jackpotd report returns --from 2026-11-30 --to 2026-11-01", tmp_path, journal)
+    result = run_line(
+        "jackpotd report returns --from 2026-11-30 --to 2026-11-01", tmp_path, journal
+    )
     assert result.returncode != 0
     assert "--from 2026-11-30 is after --to 2026-11-01" in result.stderr
     assert "Traceback" not in result.stderr
@@ -197,51 +153,56 @@ def test_from_after_to_is_refused_in_one_line(journal: Path, tmp_path: Path) -> 
 
 def _saved(journal: Path, folder: Path) -> Path:
     saved = folder / "returns.json"
-    line = f"jackpotd report returns --from 2026-11-01 --to 2026-11-30 --json > {saved}"
-    _run(line, folder, journal)
+    run_line(f"jackpotd report returns --json > {saved}", folder, journal)
     return saved
 
 
-def test_an_edited_report_fails_verify_naming_the_figure(journal: Path, tmp_path: Path) -> None:
-    saved = _saved(journal, tmp_path)
+def test_an_edited_report_fails_verify_naming_the_figure(days: Path, tmp_path: Path) -> None:
+    saved = _saved(days, tmp_path)
     report = json.loads(saved.read_text())
     report["groups"][0]["paid_back_cents"] += 100_00
-    saved.write_text(json.dumps(report))
-    result = _run(f"jackpotd verify --report {saved}", tmp_path, journal)
-    assert result.returncode == 1
-    assert "groups.0.paid_back_cents: the report says" in result.stderr
     del report["groups"][1]
     saved.write_text(json.dumps(report))
-    result = _run(f"jackpotd verify --report {saved}", tmp_path, journal)
+    result = run_line(f"jackpotd verify --report {saved}", tmp_path, days)
     assert result.returncode == 1
     assert "groups: 3 entries, the journal's 4" in result.stderr
+    report = json.loads(_saved(days, tmp_path).read_text())
+    report["groups"][0]["paid_back_cents"] += 100_00
+    saved.write_text(json.dumps(report))
+    result = run_line(f"jackpotd verify --report {saved}", tmp_path, days)
+    assert result.returncode == 1
+    assert "groups.0.paid_back_cents: the report says" in result.stderr
 
 
 def test_a_report_holds_as_the_journal_grows_and_not_against_another(
-    journal: Path, tmp_path: Path
+    days: Path, tmp_path: Path
 ) -> None:
-    saved = _saved(journal, tmp_path)
-    grown = tmp_path / "grown.db"
-    other = tmp_path / "other.db"
-    events = list(_month())
-    with Journal(grown) as opened:
-        opened.append_many(events)
-        late = "2026-12-01T09:00:00+00:00"
-        opened.append(WagerLocked("late-1", late, TABLE, "late", 1, "progressive", 100))
-        opened.append(RoundSettled("late-s", late, TABLE, "late", DECK[:7], {"1": DECK[7:14]}))
-    with Journal(other) as opened:
-        opened.append_many(events[:-1])  # the same month but its last round's settlement
-    result = _run(f"jackpotd verify --report {saved} --db {grown}", tmp_path, journal)
+    saved = _saved(days, tmp_path)
+    events = list(month(THREE))
+    late = "2026-12-01T09:00:00+00:00"
+    grown = journal_month(tmp_path / "grown.db", [
+        *events,
+        WagerLocked("late-1", late, TABLE, "late", 1, "progressive", 100),
+        RoundSettled("late-s", late, TABLE, "late", DECK[:7], {"1": DECK[7:14]}),
+    ])  # fmt: skip
+    last = events[-1]
+    assert isinstance(last, RoundSettled)
+    # The same rounds, but the last one's dealer and seat 1 swap hands: another journal.
+    swapped = msgspec.structs.replace(
+        last, dealer=last.hands["1"], hands={**last.hands, "1": last.dealer}
+    )
+    other = journal_month(tmp_path / "other.db", [*events[:-1], swapped])
+    result = run_line(f"jackpotd verify --report {saved} --db {grown}", tmp_path, days)
     assert result.returncode == 0, result.stderr
-    result = _run(f"jackpotd verify --report {saved} --db {other}", tmp_path, journal)
+    result = run_line(f"jackpotd verify --report {saved} --db {other}", tmp_path, days)
     assert result.returncode == 1
-    assert "the report was not made from it" in result.stderr or "another journal" in result.stderr
+    assert "made from another journal, or this one was rewritten" in result.stderr
 
 
-def test_a_file_that_is_no_report_is_refused_in_one_line(journal: Path, tmp_path: Path) -> None:
+def test_a_file_that_is_no_report_is_refused_in_one_line(days: Path, tmp_path: Path) -> None:
     for text in ("not json", '{"report": "something else"}'):
         (tmp_path / "bad.json").write_text(text)
-        result = _run("jackpotd verify --report bad.json", tmp_path, journal)
+        result = run_line("jackpotd verify --report bad.json", tmp_path, days)
         assert result.returncode != 0
         assert "bad.json: not a report" in result.stderr
         assert "Traceback" not in result.stderr
