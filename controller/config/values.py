@@ -10,6 +10,7 @@ error always names the file, the key as written and the reason.
 
 from __future__ import annotations
 
+import os
 import re
 import stat
 from dataclasses import dataclass, replace
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _E = TypeVar("_E", bound=Enum)
 
+CREDENTIALS: Final = "${CREDENTIALS_DIRECTORY}"
+"""The prefix of a path systemd's ``LoadCredential=`` hands the service (docs/operations.md)."""
 _ID: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,62}$")
 _DOTTED: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 _FIELD: Final = re.compile(r"Object (?:contains unknown|missing required) field `([^`]+)`")
@@ -164,10 +167,22 @@ class Checker:
         return port
 
     def existing_file(self, key: str, text: str | None, *, secret: bool = False) -> str | None:
-        """The file's path, if it exists; a ``secret`` one must be closed to other users."""
+        """The file's path, if it exists; a ``secret`` one must be closed to other users.
+
+        A path under ``${CREDENTIALS_DIRECTORY}`` (a systemd credential, ``LoadCredential=``)
+        is expanded when that is set, as in the service; elsewhere (``jackpotd config check``
+        at a shell, a manager's ``config approve``) it is kept as written, unchecked: nobody
+        but the service reads it.
+        """
         if text is None:
             return None
-        path = self.path(text)
+        if text.startswith(CREDENTIALS):
+            folder = os.environ.get("CREDENTIALS_DIRECTORY")
+            if not folder:
+                return text
+            path = Path(folder) / text.removeprefix(CREDENTIALS).lstrip("/")
+        else:
+            path = self.path(text)
         try:
             mode = path.stat().st_mode
         except OSError as error:

@@ -68,6 +68,7 @@ DEALER: Final = ("3c", "4d", "6s", "8d", "Tc", "Qc", "7s")
 BET: Final = {"device": "bs-1", "seq": 1, "seat": 2, "spot": "progressive", "present": True,
               "amount_cents": 100}  # fmt: skip
 WAIT_S: Final = 60.0
+SERVICE: Final = "jackpotd"
 
 SITE: Final = """\
 [controller]
@@ -89,14 +90,14 @@ time_zone = "America/New_York"
 host = "127.0.0.1"
 port = 8883
 username = "jackpotd-in"
-password_file = "/etc/jackpotd/mqtt-password-in"
+password_file = "${CREDENTIALS_DIRECTORY}/mqtt-password-in"
 out_username = "jackpotd-out"
-out_password_file = "/etc/jackpotd/mqtt-password-out"
+out_password_file = "${CREDENTIALS_DIRECTORY}/mqtt-password-out"
 
 [broker.tls]
 ca_file = "/etc/jackpotd/tls/ca.crt"
 cert_file = "/etc/jackpotd/tls/jackpotd.crt"
-key_file = "/etc/jackpotd/tls/jackpotd.key"
+key_file = "${CREDENTIALS_DIRECTORY}/broker-tls-key"
 
 [[pools]]
 id = "fortune-floor"
@@ -150,6 +151,7 @@ def test_the_operator_path_of_operations_md_runs_as_written(tmp_path: Path) -> N
             assert done.returncode == 0, failure(block, done)
             if block.step == "first-run":
                 assert_serving_as_the_service_user(root)
+                assert_the_login_secrets_are_the_services_alone(root, tmp_path / "secrets")
         assert_verified_at_the_operators_accounts(root)
 
 
@@ -328,6 +330,41 @@ def assert_serving_as_the_service_user(root: ScratchRoot) -> None:
     assert uids == {int(ids[0])}
     sock = root.upper("/run/jackpotd/operator.sock").stat()
     assert (oct(sock.st_mode & 0o777), sock.st_gid) == ("0o660", int(ids[1]))
+
+
+LOGIN_SECRETS: Final = {  # the service's credential: what make-secrets.sh wrote it from
+    "mqtt-password-in": "passwords/jackpotd-in",
+    "mqtt-password-out": "passwords/jackpotd-out",
+    "broker-tls-key": "clients/jackpotd.key",
+}
+GROUP_READABLE: Final = "/etc/jackpotd /etc/credstore /run/credentials /var/lib/jackpotd /run"
+"""Where the jackpotd group reads, and where the secrets are kept and handed over."""
+
+
+def assert_the_login_secrets_are_the_services_alone(root: ScratchRoot, secrets: Path) -> None:
+    """The broker passwords and the client key are the service's, not the jackpotd group's.
+
+    Sam is in that group (the auditors', as the page puts her): she reads none of them, in root's
+    store or in what systemd hands the service, nor a line of one anywhere under those folders;
+    the service, which logged in with them, is given each (0400, its own).
+    """
+    assert "sam" in root.root("getent group jackpotd")
+    given = f"/run/credentials/{SERVICE}.service"
+    for credential, source in LOGIN_SECRETS.items():
+        text = (secrets / source).read_text(encoding="utf-8")
+        assert root.root(f"runuser -u jackpotd -- cat {given}/{credential}") == text
+        kept = f"/etc/credstore/jackpotd-{credential}"
+        modes = root.root(f"stat -c '%a %U' {given}/{credential} {kept}").splitlines()
+        assert modes == ["400 jackpotd", "600 root"], modes
+        for path in (f"{given}/{credential}", kept):
+            done = root.bash(f"cat {path}", account="sam", environment={"PATH": PATH})
+            assert done.returncode != 0, f"sam read {path}"
+        needles = " ".join(f"-e '{line}'" for line in text.splitlines() if "-----" not in line)
+        found = root.bash(
+            f"grep -rlsF -D skip {needles} {GROUP_READABLE} || true", account="sam",
+            environment={"PATH": PATH},
+        )  # fmt: skip
+        assert found.stdout == "", f"sam reads {credential} in {found.stdout}"
 
 
 def assert_verified_at_the_operators_accounts(root: ScratchRoot) -> None:
