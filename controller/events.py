@@ -11,6 +11,11 @@ approval) carries ``signatures``: each an enrolled operator's Ed25519 signature 
 itself (:mod:`controller.security.signatures`), which the ledger checks whatever the entry path
 (:mod:`controller.ledger.authority`). The field is ``UNSET`` (never encoded) on events journaled
 before signatures existed, so their text, and their hash chain, are unchanged.
+
+Some kinds are defined in modules of their own and join the union here: a table agent's
+(:mod:`controller.agent_events`), a wide-area link's (:mod:`controller.wide_events`) and an
+operator's passkeys (:mod:`controller.passkey_events`, whose events this module also names, so
+that they are imported from either).
 """
 
 from __future__ import annotations
@@ -21,6 +26,12 @@ import msgspec
 
 from controller.agent_events import AgentSigned, TableAgentEnrolled, TableAgentRevoked
 from controller.event_base import SCHEMA_VERSION, Event, Signature, Signatures
+from controller.passkey_events import (
+    PasskeyCloneSuspected,
+    PasskeyEnrolled,
+    PasskeyRegistration,
+    PasskeyRevoked,
+)
 from controller.wide_events import (
     SiteLinked,
     SiteReported,
@@ -31,7 +42,16 @@ from controller.wide_events import (
     WideAreaStatusChanged,
 )
 
-__all__ = ["SCHEMA_VERSION", "Event", "Signature", "Signatures"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "Event",
+    "PasskeyCloneSuspected",
+    "PasskeyEnrolled",
+    "PasskeyRegistration",
+    "PasskeyRevoked",
+    "Signature",
+    "Signatures",
+]
 
 
 class PoolOpened(Event, frozen=True, tag="pool-opened"):
@@ -390,64 +410,6 @@ class CheckpointRecorded(Event, frozen=True, tag="checkpoint"):
     meters: dict[str, int]
     key_id: str
     signature: str
-
-
-class PasskeyRegistration(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A passkey's registration, as the browser gives it (base64url): what the ledger verifies.
-
-    The credential's id, the attestation object (``none``, or ``packed`` self-attestation: a
-    certificate chain is judged against a clock, which a replay of the journal has not) and the
-    client data JSON, whose challenge is the digest of the enrollment it belongs to
-    (:func:`controller.security.webauthn_signatures.registration_challenge`).
-    """
-
-    credential_id: str
-    attestation_object: str
-    client_data_json: str
-
-
-class PasskeyEnrolled(Event, frozen=True, tag="passkey-enrolled"):
-    """A manager enrolls an operator's passkey or security key (docs/security.md, "Passkeys").
-
-    The ledger verifies ``registration`` (its challenge the digest of this event without it,
-    bound as the managers' signatures are) and takes the credential's public key and first sign
-    count from it: nobody enrolls a key no authenticator registered for this enrollment.
-    ``rp_id`` is the relying party id its assertions must hash to, ``origins`` the pages they
-    may come from. ``registration`` is ``UNSET`` only while its challenge is computed.
-    """
-
-    operator: str
-    label: str
-    rp_id: str
-    origins: list[str]
-    by: str
-    reason: str = "passkey enrolled"
-    registration: PasskeyRegistration | msgspec.UnsetType = msgspec.UNSET
-    signatures: Signatures = msgspec.UNSET
-
-
-class PasskeyRevoked(Event, frozen=True, tag="passkey-revoked"):
-    """A manager withdraws a passkey (lost, or suspected cloned): never taken again."""
-
-    credential_id: str
-    by: str
-    reason: str
-    signatures: Signatures = msgspec.UNSET
-
-
-class PasskeyCloneSuspected(Event, frozen=True, tag="passkey-clone-suspected"):
-    """An assertion by an enrolled passkey whose sign count went back: a cloned authenticator.
-
-    ``evidence`` is the refused event (its canonical JSON) carrying the assertion. The ledger
-    applies this only if that assertion verifies by the credential's key over that event, its
-    count is not above the one the ledger holds, and the event was never applied: then the
-    credential is held suspected (its record says so, the metrics and alerts read it) and none
-    of its assertions is taken until a manager revokes it. Nobody without the credential's key
-    can make such evidence.
-    """
-
-    credential_id: str
-    evidence: str
 
 
 AnyEvent = (

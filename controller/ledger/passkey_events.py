@@ -1,6 +1,6 @@
 """Enrolling and revoking operators' passkeys: a manager's signed action, like any enrollment.
 
-* **Enrollment** (:class:`~controller.events.PasskeyEnrolled`) is signed by the managers an
+* **Enrollment** (:class:`~controller.passkey_events.PasskeyEnrolled`) is signed by the managers an
   enrollment needs (:func:`~controller.ledger.operator_events.enrolling_managers`: two once two
   are enrolled), bound to the journal, the operator and a time, on a journal with an identity,
   for an enrolled operator with a key. The ledger verifies the registration it carries: made
@@ -9,7 +9,7 @@
   verified. The credential's public key and first sign count are the registration's, so a web
   server that relays the ceremony cannot enroll a key no authenticator registered here. One
   credential, one enrollment: a credential id or key enrolled before, even revoked, is refused.
-* **Revocation** (:class:`~controller.events.PasskeyRevoked`) is a manager's signature; the
+* **Revocation** (:class:`~controller.passkey_events.PasskeyRevoked`) is a manager's signature; the
   credential keeps its record, revoked, and none of its assertions is taken again. Revoking an
   operator revokes their passkeys (controller/ledger/operator_events.py).
 """
@@ -36,8 +36,8 @@ from controller.security.webauthn_signatures import (
 
 if TYPE_CHECKING:
     from controller.effects import AnyEffect
-    from controller.events import PasskeyEnrolled, PasskeyRevoked
     from controller.ledger.state import LedgerState
+    from controller.passkey_events import PasskeyEnrolled, PasskeyRevoked
 
     Outcome = tuple[LedgerState, list[AnyEffect]]
 

@@ -8,7 +8,7 @@ operators, lockouts, once ever) holds whatever the credential (controller/ledger
 What needs the state is checked here (docs/security.md, "Passkeys"):
 
 * **The credential.** The assertion names a credential enrolled for the signer
-  (:class:`~controller.events.PasskeyEnrolled`), not revoked, not suspected cloned.
+  (:class:`~controller.passkey_events.PasskeyEnrolled`), not revoked, not suspected cloned.
 * **The data.** Its client data, relying party id hash, flags (user present and verified),
   origin, challenge and signature, by :func:`~controller.security.webauthn_signatures.asserted`.
 * **The sign count.** While the authenticator or the ledger counts (either is not zero), each
@@ -17,9 +17,9 @@ What needs the state is checked here (docs/security.md, "Passkeys"):
   from an assertion whose signature verified, was made by the credential's key on another
   authenticator than the one counting: a cloned authenticator. It is refused, and
   :func:`clone_evidence` gives the alert to journal, a
-  :class:`~controller.events.PasskeyCloneSuspected` that the ledger takes only with that proof
-  (:func:`on_clone_suspected`); from then on none of the credential's assertions is taken, until
-  a manager revokes it and enrolls another.
+  :class:`~controller.passkey_events.PasskeyCloneSuspected` that the ledger takes only with
+  that proof (:func:`on_clone_suspected`); from then on none of the credential's assertions is
+  taken, until a manager revokes it and enrolls another.
 """
 
 from __future__ import annotations
@@ -29,8 +29,9 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from controller.events import PasskeyCloneSuspected, decode_event, encode_event
+from controller.events import decode_event, encode_event
 from controller.ledger.state import LedgerError
+from controller.passkey_events import PasskeyCloneSuspected
 from controller.security.signatures import binding_of, signatures_of
 from controller.security.webauthn_signatures import PasskeyError, asserted, assertion_challenge
 

@@ -39,9 +39,9 @@ from support.daemon import daemon
 from support.display_rig import headless
 
 from controller.cli.submit import SocketDesk
-from controller.events import PasskeyRevoked
 from controller.ledger.binding import signed_by
 from controller.ledger.passkeys import passkeys_of
+from controller.passkey_events import PasskeyRevoked
 from drivers.simulator_links.serial import PtyPair
 
 if TYPE_CHECKING:
