@@ -52,7 +52,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
-    from playwright.async_api import Browser, Locator, Page
+    from playwright.async_api import Browser, Locator, Page, Route
     from support.daemon import Daemon
 
 pytestmark = pytest.mark.browser
@@ -268,3 +268,29 @@ async def test_a_round_voided_while_its_void_is_open_at_the_console_is_not_voide
     await floor.page.locator("#confirm-cancel").click()
     text = await floor.ask_void(ROUND)
     assert f"Round {ROUND} is not open on table {TABLE}: it was voided or settled" in text, text
+
+
+async def test_a_confirmation_given_another_rounds_amounts_says_so_and_signs_nothing(
+    floor: Floor,
+) -> None:
+    """The round and table the page shows amounts for are the ones in the bytes to be signed."""
+
+    async def other_round(route: Route) -> None:
+        response = await route.fetch()
+        drafted = await response.json()
+        drafted["round"]["round_id"] = "shoe-6.9"
+        await route.fulfill(response=response, json=drafted)
+
+    await floor.devices.hold(ROUND)
+    held = floor.facts()
+    await floor.held().wait_for()
+    await floor.page.route("**/console/api/draft", other_round)
+    await choose(floor.page, "sup1")
+    await floor.held().locator("button.void").click()
+    await floor.page.locator("#confirm-title").get_by_text("Refused").wait_for()
+    text = await floor.page.locator("#result").inner_text()
+    assert "The console gave the amounts of another round" in text, text
+    assert NOTHING_MOVED in text
+    assert await floor.page.locator("#confirm-go").is_hidden()
+    assert floor.facts() == held
+    assert floor.devices.phase() is Phase.HELD
