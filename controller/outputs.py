@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from controller.events import CheckpointRecorded
+from controller.signed_head import SignedHead as SignedHead  # noqa: PLC0414 - re-exported
 
 if TYPE_CHECKING:
     from controller.effects import PayoutMade, WagerRefused
@@ -103,23 +104,6 @@ class CheckpointUpdate(Update, frozen=True, tag="checkpoint"):
     """
 
     checkpoint: CheckpointRecorded
-
-
-class SignedHead(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The controller's signed statement that row ``seq`` of its journal has hash ``hash``.
-
-    Its high-water mark, kept outside the journal and published off the box
-    (controller/journal/high_water.py says what is signed and how it is checked).
-    """
-
-    controller: str
-    journal: str
-    """The journal's identity (controller/ledger/binding.py); empty on a journal without one."""
-    seq: int
-    hash: str
-    at: str
-    key_id: str
-    signature: str = ""
 
 
 class HeadUpdate(Update, frozen=True, tag="head"):

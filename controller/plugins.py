@@ -275,6 +275,13 @@ class DriverSpec(Generic[S]):
     """Reads back, with a bounded wait, the payload of the controller's (the id) last signed head
     this driver published (its high-water mark, docs/security.md "History never goes back");
     None if the driver publishes none or cannot reach where it did."""
+    central_mark: (
+        Callable[[S, str, str, bytes, Callable[[bytes], bool]], Awaitable[bytes | None]] | None
+    ) = None
+    """At a property's start, asks central over this driver's settings (``[wide_area.central]``,
+    central's topic site, this property's site) for the mark it keeps of the property: publishes
+    the signed hello (bytes) and returns the first answer the callable accepts, within the link's
+    connect timeout; None if none (docs/security.md, "History never goes back")."""
 
 
 @dataclass(frozen=True, slots=True)

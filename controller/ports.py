@@ -29,8 +29,15 @@ if TYPE_CHECKING:
 
     from controller.effects import AnyEffect, PayoutMade
     from controller.events import AnyEvent
-    from controller.outputs import AnyUpdate, MeterUpdate
-    from controller.widearea.messages import Award, SiteHello, SiteMessage, SiteTotals
+    from controller.outputs import AnyUpdate, MeterUpdate, SignedHead
+    from controller.widearea.messages import (
+        Award,
+        CentralMark,
+        SiteHead,
+        SiteHello,
+        SiteMessage,
+        SiteTotals,
+    )
     from controller.widearea.site_link import SiteLink
 
 
@@ -184,6 +191,14 @@ class SiteLinks(Protocol):
         """Whether the linked property's key signed ``data`` (False if it is not linked)."""
         ...
 
+    def keep_head(self, site: str, head: SignedHead) -> bool:
+        """Keep ``head`` as the property's mark if it is valid and its highest; whether kept."""
+        ...
+
+    def mark_answer(self, site: str, nonce: str) -> CentralMark:
+        """Central's answer to the property's hello ``nonce``: the mark it keeps, signed."""
+        ...
+
 
 class SiteChainView(Protocol):
     """A property's chain to central as its journal holds it, its key, and central's key.
@@ -220,6 +235,14 @@ class SiteChainView(Protocol):
 
     def signed_hello(self, hello: SiteHello) -> SiteHello:
         """The hello of a connection to central, signed with this property's key."""
+        ...
+
+    def signed_head(self) -> SiteHead | None:
+        """The property's latest signed head, for central to keep, signed; None before any."""
+        ...
+
+    async def head_beyond(self, seq: int) -> None:
+        """Return once a head of a row after ``seq`` is signed."""
         ...
 
     def central_signed(self, data: bytes, signature: str) -> bool:

@@ -116,12 +116,45 @@ def read_high_water(path: Path) -> SignedHead | None:
 
 def write_high_water(path: Path, head: SignedHead) -> None:
     """Replace the file's mark with ``head``, atomically and durably (mode :data:`MODE`)."""
+    _replace(path, msgspec.json.encode(head))
+
+
+def read_site_heads(path: Path) -> dict[str, SignedHead]:
+    """The signed heads central keeps of its properties, by site ({} if there is no file).
+
+    Central's own file (:func:`site_heads_path`): each property's highest valid signed head,
+    answered to the property's next start (docs/security.md, "History never goes back").
+    """
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return {}
+    except OSError as error:
+        raise HighWaterFileError(f"{path}: cannot read the properties' heads: {error}") from error
+    try:
+        return msgspec.json.decode(data, type=dict[str, SignedHead])
+    except msgspec.MsgspecError as error:
+        raise HighWaterFileError(f"{path}: not a file of properties' heads: {error}") from error
+
+
+def write_site_heads(path: Path, heads: dict[str, SignedHead]) -> None:
+    """Replace the properties' heads central keeps, atomically and durably, as the mark's file."""
+    _replace(path, _CANONICAL.encode(heads))
+
+
+def site_heads_path(high_water: Path) -> Path:
+    """Where central keeps its properties' heads: beside its own high-water file."""
+    name = high_water.name.removesuffix(".high-water")
+    return high_water.with_name(f"{name}.site-heads")
+
+
+def _replace(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)  # var/ under a PostgreSQL journal's default
     staged = path.with_name(f".{path.name}.new")
     descriptor = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, MODE)
     try:
         os.fchmod(descriptor, MODE)  # whatever the umask
-        os.write(descriptor, msgspec.json.encode(head))
+        os.write(descriptor, data)
         os.fsync(descriptor)
     finally:
         os.close(descriptor)

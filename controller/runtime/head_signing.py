@@ -91,6 +91,8 @@ class HeadSigning:
             return
         if update is not None and self.may_sign():
             self.publish(update)
+            for hook in heads.on_signed:  # central's copy, over the wide-area uplink
+                hook(update.head)
 
 
 def _said(task: asyncio.Task[None]) -> None:

@@ -97,6 +97,32 @@ def published_marks(payloads: Sequence[bytes], key: Signer) -> list[SignedHead]:
     return marks
 
 
+def central_marks(head: SignedHead | None, key: Signer) -> list[SignedHead]:
+    """The mark central answered (its copy of this property's highest head), checked.
+
+    Under another key id (the key was rotated since central kept it) it is passed over and
+    said so. Under this key id it must verify: one that does not is refused as a forged
+    high-water file is (:class:`HighWaterFileError`): central signed the answer, so a mark in
+    it that is not this controller's is no junk of a broker's user but a wrong central.
+    """
+    if head is None:
+        return []
+    if head.key_id != key.key_id:
+        log.warning(
+            "central's mark of row %d is signed by key %s, not this controller's %s (a key "
+            "rotated): passed over",
+            head.seq, head.key_id, key.key_id,
+        )  # fmt: skip
+        return []
+    if not head_verifies(head, [key.public_key]):
+        raise HighWaterFileError(
+            f"central's mark of row {head.seq} is not signed by this controller's key "
+            f"({key.key_id}): refusing to start on a mark someone else wrote"
+        )
+    log.info("central keeps the signed head of row %d", head.seq)
+    return [head]
+
+
 class HeadSchedule:
     """When the next signed head is due; signing, keeping and publishing it."""
 
@@ -127,6 +153,8 @@ class HeadSchedule:
         self._retry_at = 0.0
         """Not before then (monotonic) is a head tried again after the file refused one."""
         self._said_at = 0.0
+        self.on_signed: list[Callable[[SignedHead], None]] = []
+        """Called on the event loop with each head signed and published (the uplink's)."""
 
     @classmethod
     def of(cls, config: Config, key: Signer) -> HeadSchedule:

@@ -20,13 +20,13 @@ from controller.effects import SiteMessageQueued
 from controller.journal.errors import JournalError
 from controller.ports import OutboxError
 from controller.security.controller_key import signature_verifies
-from controller.widearea.messages import GENESIS, SiteHello, SiteTotals, signed_bytes
+from controller.widearea.messages import GENESIS, SiteHead, SiteHello, SiteTotals, signed_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from controller.journal.port import JournalPort
-    from controller.outputs import MeterUpdate
+    from controller.outputs import MeterUpdate, SignedHead
     from controller.ports import Receipt
     from controller.runtime.broadcast import Broadcast
     from controller.security.controller_key import ControllerKey
@@ -43,7 +43,11 @@ class JournalSiteChain:
     grace_s: float
     broadcast: Broadcast | None = None
     """Where central's meters go: this property's sinks (its broker, its signs)."""
+    head: SignedHead | None = None
+    """The latest signed head of this controller (its high-water mark), for central to keep:
+    the mark found at start-up, then each head signed (:meth:`head_signed`)."""
     _journaled: asyncio.Event = field(default_factory=asyncio.Event)
+    _headed: asyncio.Event = field(default_factory=asyncio.Event)
 
     @property
     def site(self) -> str:
@@ -94,6 +98,24 @@ class JournalSiteChain:
     def signed_hello(self, hello: SiteHello) -> SiteHello:
         """The hello of a connection to central, signed: central answers no one else's nonce."""
         return msgspec.structs.replace(hello, signature=self.key.sign(signed_bytes(hello)))
+
+    def head_signed(self, head: SignedHead) -> None:
+        """The head schedule's hook: a head was signed; the uplink sends it to central."""
+        self.head = head
+        self._headed.set()
+
+    def signed_head(self) -> SiteHead | None:
+        """The latest signed head, in its message to central (signed with the site's key)."""
+        if self.head is None:
+            return None
+        said = SiteHead(self.site, self.head)
+        return msgspec.structs.replace(said, signature=self.key.sign(signed_bytes(said)))
+
+    async def head_beyond(self, seq: int) -> None:
+        """Return once a head of a row after ``seq`` is signed."""
+        while self.head is None or self.head.seq <= seq:
+            self._headed.clear()
+            await self._headed.wait()
 
     def central_signed(self, data: bytes, signature: str) -> bool:
         """Whether central's key signed ``data``."""

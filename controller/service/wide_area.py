@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from controller import plugins
 from controller.config.wide_area import WideAreaCentral
 from controller.errors import ConfigurationError
+from controller.journal.high_water import site_heads_path
 from controller.plugins import DriverParts
 from controller.runtime.site_chain import JournalSiteChain
 from controller.runtime.site_links import JournalSiteLinks
@@ -54,13 +55,19 @@ def wide_area_parts(config: Config, runtime: Runtime) -> WideAreaParts:
             f"{config.source}: controller.signer_socket: the wide-area link signs its messages "
             "with the controller key itself: set key_file"
         )
+    heads = runtime.sequencer.heads
     if isinstance(wide, WideAreaCentral):
-        links = JournalSiteLinks(runtime.journal, key, wide.heartbeat_s)
+        # The properties' signed heads are kept beside central's own (docs/security.md).
+        marks = None if heads is None else site_heads_path(heads.path)
+        links = JournalSiteLinks(runtime.journal, key, wide.heartbeat_s, marks)
         return WideAreaParts(sites=links)
     chain = JournalSiteChain(
         runtime.journal, key, wide.central_key, wide.grace_s, runtime.broadcast
     )
     runtime.sequencer.on_commit.append(chain.committed)
+    if heads is not None:  # each signed head goes to central too, which keeps the highest
+        chain.head = heads.last
+        heads.on_signed.append(chain.head_signed)
     spec = plugins.uplink_driver()
     if spec.uplink is None:  # pragma: no cover - uplink_driver returns one that has
         raise ConfigurationError(f"driver {spec.name!r} cannot link to central")

@@ -24,6 +24,8 @@ from typing import Final
 
 import msgspec
 
+from controller.signed_head import SignedHead
+
 GENESIS: Final = "0" * 64
 """The ``prev`` of a property's first message."""
 
@@ -119,7 +121,25 @@ class SiteHello(
     """The property's controller key over the rest: no one else chooses its nonce."""
 
 
-SiteUp = SiteMessage | SiteTotals | SiteHello
+class SiteHead(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="head"
+):
+    """The property's latest signed head (its high-water mark), for central to keep.
+
+    ``head`` is the signed head the property's runtime made (controller/journal/high_water.py),
+    signed by its controller key under the head's own domain; the property's key also signs the
+    whole (``signature``), as it signs its hello. Sent after each head is signed and after each
+    hello; never journaled at either end. Central keeps the highest valid one per property and
+    answers it to the property's next start (:class:`CentralMark`, docs/security.md, "History
+    never goes back").
+    """
+
+    site: str
+    head: SignedHead
+    signature: str = ""
+
+
+SiteUp = SiteMessage | SiteTotals | SiteHello | SiteHead
 """What a property publishes on ``wide/<site>/up``, in order."""
 
 ACK_UNBOUND: Final = 1
@@ -153,6 +173,24 @@ class CentralAck(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Central's, per property: greater in each acknowledgement than in any before it."""
     version: int = ACK_UNBOUND
     """:data:`ACK_FRESH` for one that carries ``nonce`` and ``counter`` under its signature."""
+
+
+class CentralMark(
+    msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="kind", tag="mark"
+):
+    """Central's answer to a property's hello: the highest signed head it keeps of the property.
+
+    On ``wide/<site>/mark``, after every hello, naming that hello's ``nonce``: a property that
+    starts says hello with a new nonce and takes only the answer naming it, so an answer of an
+    earlier start published again (holding a lower mark) is told from the fresh one. ``head`` is
+    None while central keeps none of the property.
+    """
+
+    site: str
+    nonce: str
+    head: SignedHead | None = None
+    signature: str = ""
+    """Central's controller key over the rest (:func:`signed_bytes`)."""
 
 
 class Award(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -204,7 +242,9 @@ _UNBOUND_ACK_FIELDS: Final = (
 """What an :data:`ACK_UNBOUND` acknowledgement held, and its signature covered."""
 
 
-def signed_bytes(said: SiteTotals | CentralAck | Award | SiteHello) -> bytes:
+def signed_bytes(
+    said: SiteTotals | CentralAck | Award | SiteHello | SiteHead | CentralMark,
+) -> bytes:
     """What a key signs of totals, an acknowledgement, an award or a hello: all but the signature.
 
     An acknowledgement of the first format is signed as it always was (the fields it had), so
@@ -225,6 +265,7 @@ _MESSAGE = msgspec.json.Decoder(SiteMessage)
 _TOTALS = msgspec.json.Decoder(SiteTotals)
 _ACK = msgspec.json.Decoder(CentralAck)
 _AWARD = msgspec.json.Decoder(Award)
+_MARK = msgspec.json.Decoder(CentralMark)
 
 
 def decode_up(data: bytes) -> SiteUp:
@@ -250,3 +291,8 @@ def decode_ack(data: bytes) -> CentralAck:
 def decode_award(data: bytes) -> Award:
     """Central's award of a hit claim."""
     return _AWARD.decode(data)
+
+
+def decode_mark(data: bytes) -> CentralMark:
+    """Central's answer to a hello: the mark it keeps of the property."""
+    return _MARK.decode(data)

@@ -18,7 +18,11 @@ messages and, after each (re)connection's backlog, its totals on ``wide/<site>/u
 * a hello (:class:`~controller.widearea.messages.SiteHello`, signed by the property) is not
   journaled: its nonce is kept, and every acknowledgement after it names it, with a counter
   that grows with each acknowledgement, so the property tells a fresh one from one published
-  again (docs/wide-area.md, "A replayed acknowledgement").
+  again (docs/wide-area.md, "A replayed acknowledgement"); and each hello is answered on
+  ``wide/<site>/mark`` with the property's highest signed head central keeps, naming the
+  hello's nonce (:class:`~controller.widearea.messages.CentralMark`);
+* a signed head (:class:`~controller.widearea.messages.SiteHead`) is kept if it is the
+  property's highest valid one (:meth:`controller.ports.SiteLinks.keep_head`), never journaled.
 
 Once a receipt is in (the ``COMMIT`` has returned) the property is owed an acknowledgement
 (and with it every award of its claims it may not have journaled yet, on ``wide/<site>/award``):
@@ -51,6 +55,7 @@ from controller.wide_events import (
 from controller.widearea.messages import (
     ACK_FRESH,
     CentralAck,
+    SiteHead,
     SiteHello,
     SiteMessage,
     canonical,
@@ -141,6 +146,10 @@ class SiteAnswers:
         """Per property, the nonce of its latest hello: the connection acknowledged."""
         self._counters: dict[str, int] = {}
         """Per property, the counter of the last acknowledgement signed for it."""
+        self._marks_owed: dict[str, str] = {}
+        """Per property whose hello is to be answered with its mark, the hello's nonce."""
+        self.heads_kept = 0
+        """Signed heads of properties kept as their marks."""
 
     def admit(self, up: SiteMessage | SiteTotals) -> SiteAdmission:
         """Whether to submit a property's message or totals (see the module docstring)."""
@@ -202,6 +211,11 @@ class SiteAnswers:
             return SiteRefusal(FORGED, f"{site} {type(up).__name__} {number}: not its key's")
         if isinstance(up, SiteHello):
             return self._hello(up)
+        if isinstance(up, SiteHead):
+            if self._links.link(site) is None:
+                return SiteRefusal(UNKNOWN_SITE, f"site {site!r} is not linked")
+            self.heads_kept += self._links.keep_head(site, up.head)
+            return None
         admission = self.admit(up)
         if admission is SiteAdmission.NOT_LINKED:
             return SiteRefusal(UNKNOWN_SITE, f"site {site!r} is not linked")
@@ -218,6 +232,7 @@ class SiteAnswers:
         if self._links.link(hello.site) is None:
             return SiteRefusal(UNKNOWN_SITE, f"site {hello.site!r} is not linked")
         self._nonces[hello.site] = hello.nonce
+        self._marks_owed[hello.site] = hello.nonce
         self._heard[hello.site] = time.time()
         self.owe(hello.site, 0)
         return None
@@ -287,6 +302,7 @@ class SiteAnswers:
                 for site in self._links.sites():
                     self._owed.setdefault(site, 0)
             self._wake.clear()
+            await self._answer_marks(client)
             owed, self._owed = self._owed, {}
             for site, journal_seq in owed.items():
                 ack = self.ack_of(site, journal_seq)
@@ -302,6 +318,17 @@ class SiteAnswers:
                     raise
                 self.answered += 1
                 self.site_acks[site] += 1
+
+    async def _answer_marks(self, client: aiomqtt.Client) -> None:
+        """Answer each hello heard with the mark central keeps of its property, under its nonce."""
+        marks, self._marks_owed = self._marks_owed, {}
+        for site, nonce in marks.items():
+            answer = canonical(self._links.mark_answer(site, nonce))
+            try:
+                await guarded(client.publish(self._topics.site_mark(site), answer, qos=QOS))
+            except BaseException:
+                self._marks_owed.setdefault(site, nonce)
+                raise
 
     async def _answer(
         self, client: aiomqtt.Client, site: str, ack: bytes, awards: list[bytes]
@@ -320,4 +347,6 @@ def _number(up: SiteUp) -> str:
     """What names a property's input in a refusal: its ``site_seq``, ``through`` or nonce."""
     if isinstance(up, SiteMessage):
         return str(up.site_seq)
+    if isinstance(up, SiteHead):
+        return f"head {up.head.seq}"
     return up.nonce[:8] if isinstance(up, SiteHello) else str(up.through)

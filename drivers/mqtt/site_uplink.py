@@ -11,6 +11,9 @@ it publishes everything unacknowledged again after the resend delay
 Once central has been silent past the grace period (the gate closed), the totals are reported
 again, so that reopening always follows a reconciliation of what came meanwhile; and every
 ``report_s`` while the link stays up, so that central reconciles and hears an idle property.
+After each hello, and after each head the controller signs, it sends its latest signed head
+(:class:`~controller.widearea.messages.SiteHead`), which central keeps as the property's
+high-water mark and answers to its next start (docs/security.md, "History never goes back").
 
 It reads ``wide/<site>/ack``, ``wide/<site>/award`` and central's ``meter/<pool>`` of each
 wide-area pool the property plays:
@@ -141,6 +144,8 @@ class SiteUplink:
         """This connection's nonce, and the counter of the last acknowledgement taken on it."""
         self._hello_due = asyncio.Event()
         self._hello_at = self._taken_at = float("-inf")
+        self._head_sent = 0
+        """The row of the last signed head sent on this connection (0: none since its hello)."""
         self.heard_at = time.time()
         """When central was last heard (Unix time): an accepted acknowledgement; the start."""
         self._resend = resend or ResendDelay(2.0, 30.0)
@@ -215,6 +220,7 @@ class SiteUplink:
         up, loop = self.topics.site_up(self.view.site), asyncio.get_running_loop()
         sent = self.position.acked
         await self._hello(client, up)
+        self._head_sent = 0
         while True:  # a report, then messages until central has been silent past the grace
             self._reconcile.clear()
             sent = await self._report(client, up, sent)
@@ -225,6 +231,7 @@ class SiteUplink:
                 await self._more_or_reconcile(sent)
                 if self._hello_due.is_set() or loop.time() >= self._hello_again_at():
                     await self._hello(client, up)
+                await self._send_head(client, up)
                 sent = await self._publish(client, up, sent, self.view.sent_high())
                 now = loop.time()
                 if now - reported >= self.report_s:
@@ -263,6 +270,15 @@ class SiteUplink:
         hello = SiteHello(self.view.site, self.freshness.nonce)
         hello = self.view.signed_hello(hello)
         await guarded(client.publish(up, canonical(hello), qos=QOS))
+        self._head_sent = 0  # central answers its next start with the head it keeps: send it
+        await self._send_head(client, up)
+
+    async def _send_head(self, client: aiomqtt.Client, up: str) -> None:
+        """The latest signed head, if this connection has not sent it since its hello."""
+        said = self.view.signed_head()
+        if said is not None and said.head.seq > self._head_sent:
+            await guarded(client.publish(up, canonical(said), qos=QOS))
+            self._head_sent = said.head.seq
 
     def _hello_again_at(self) -> float:
         """When to say hello again if central takes no notice: it may have lost this one."""
@@ -275,6 +291,7 @@ class SiteUplink:
             asyncio.ensure_future(self.view.beyond(sent)),
             asyncio.ensure_future(self._reconcile.wait()),
             asyncio.ensure_future(self._hello_due.wait()),
+            asyncio.ensure_future(self.view.head_beyond(self._head_sent)),
         ]
         hello_in = self._hello_again_at() - asyncio.get_running_loop().time()
         try:

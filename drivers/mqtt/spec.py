@@ -23,6 +23,8 @@ from drivers.mqtt.refusals import REFUSALS
 from drivers.mqtt.settings import BrokerSettings, check_broker
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from prometheus_client.registry import Collector
 
     from controller.ports import SiteChainView
@@ -73,6 +75,19 @@ async def published_head(settings: BrokerSettings, controller_id: str) -> bytes 
     return await read(settings, controller_id)
 
 
+async def central_mark(
+    settings: BrokerSettings,
+    central_site: str,
+    site: str,
+    hello: bytes,
+    accept: Callable[[bytes], bool],
+) -> bytes | None:
+    """Central's answer to a hello: its mark of this property (:mod:`drivers.mqtt.central_mark`)."""
+    from drivers.mqtt.central_mark import central_mark as ask  # noqa: PLC0415
+
+    return await ask(settings, central_site, site, hello, accept)
+
+
 def describe(broker: BrokerSettings) -> str:
     """Where the broker is, how the controller logs in."""
     tls = "TLS" if broker.tls is not None else "no TLS"
@@ -91,6 +106,7 @@ SPEC = DriverSpec(
     build=build,
     uplink=uplink,
     published_head=published_head,
+    central_mark=central_mark,
     check=check_broker,
     transport="mqtt",
     describe=describe,

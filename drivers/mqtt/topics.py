@@ -173,6 +173,10 @@ class Topics:
         """Where central acknowledges a linked property's messages."""
         return f"{self.prefix}wide/{check_identifier(site, 'site')}/ack"
 
+    def site_mark(self, site: str) -> str:
+        """Where central answers a linked property's hello with the mark it keeps of it."""
+        return f"{self.prefix}wide/{check_identifier(site, 'site')}/mark"
+
     def site_award(self, site: str) -> str:
         """Where central sends a linked property the awards of its hit claims."""
         return f"{self.prefix}wide/{check_identifier(site, 'site')}/award"
