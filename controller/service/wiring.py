@@ -37,8 +37,9 @@ from controller.journal.location import database
 from controller.journal.postgres.fence import Fence
 from controller.journal.sequencing import open_sequenced
 from controller.runtime.broadcast import Broadcast
+from controller.runtime.central_head import central_head
 from controller.runtime.checkpointing import resume_checkpoints, schedule_for
-from controller.runtime.heads import HeadSchedule, published_marks
+from controller.runtime.heads import HeadSchedule, central_marks, published_marks
 from controller.runtime.liveness import Liveness
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
@@ -58,6 +59,7 @@ if TYPE_CHECKING:
     from controller.config.load import Config
     from controller.events import AnyEvent
     from controller.journal.port import JournalPort
+    from controller.outputs import SignedHead
     from controller.ports import Sink, Source
     from controller.security.manifest import Manifest
     from controller.security.signer import Signer
@@ -193,26 +195,30 @@ def _key_configured(config: Config) -> bool:
     return settings.key_file is not None or settings.signer_socket is not None
 
 
-def _heads(
+def _heads(  # noqa: PLR0913 - the key, the journal, and the marks read back
     config: Config,
     key: Signer,
     *,
     configured_key: bool,
     journal: JournalPort[Any],
     published: Sequence[bytes] = (),
+    central: SignedHead | None = None,
 ) -> HeadSchedule | None:
     """The signed heads of a controller with a key of its own, their mark read back and checked.
 
     The mark is the highest of the high-water file's and those the drivers read back from where
-    they published them (``published``, the broker's retained copy), each signature checked. A
-    key made for one run (the demo) keeps no high-water mark: the next run's key could not check
-    it. A mark signed under another key id (the key was rotated) is passed over, said so.
+    they published them (``published``, the broker's retained copy) and central's (``central``,
+    a property's on a wide-area link), each signature checked. A key made for one run (the
+    demo) keeps no high-water mark: the next run's key could not check it. A mark signed under
+    another key id (the key was rotated) is passed over, said so; central's under this key that
+    does not verify is refused, as a forged file is.
     """
     if not configured_key and not _key_configured(config):
         return None
     heads = HeadSchedule.of(config, key)
     try:
         heads.resume()
+        heads.raise_to(central_marks(central, key))
     except HighWaterFileError as error:
         journal.close()
         raise StartupError(str(error)) from error
@@ -241,6 +247,7 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     promoted: Promoted | None = None,
     published: Sequence[bytes] = (),
     high_water: bool | None = None,
+    central: SignedHead | None = None,
 ) -> Runtime:
     """Open the journal and bring it in line with the configuration.
 
@@ -250,7 +257,8 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     the stored state is checked against the journal before anything builds on it
     (controller/runtime/checkpointing.py). ``high_water``: whether the controller keeps a
     high-water mark (default: when it has a key of its own, given or configured; controller/
-    runtime/heads.py). ``promoted``: the journal a standby has followed
+    runtime/heads.py); ``central``: central's mark of this property, asked for before
+    (controller/runtime/central_head.py). ``promoted``: the journal a standby has followed
     and now holds the fence of, checked (controller/service/standby.py); else it opens here.
     """
     checkpoints = schedule_for(config, key)
@@ -270,6 +278,7 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
         configured_key=key is not None if high_water is None else high_water,
         journal=journal,
         published=published,
+        central=central,
     )
     mark = heads.last if heads is not None else None
     resume_checkpoints(journal, checkpoints, utc_now(), check, mark)
@@ -337,6 +346,7 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
         if promoted is None:
             return None
     published = await published_heads(config) if keyed else []
+    central = await central_head(config, key) if keyed else None
     runtime = build_runtime(
         config,
         require_manifest=require_manifest,
@@ -345,6 +355,7 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
         promoted=promoted,
         published=published,
         high_water=keyed,
+        central=central,
     )
     liveness = runtime.liveness
     if liveness is None:  # pragma: no cover - build_runtime always makes one
