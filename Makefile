@@ -21,7 +21,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Patroni, etcd and HAProxy run the three-node cluster of deploy/ha/ (tests/support/ha_cluster.py).
 SYSTEM_PACKAGES := mosquitto:mosquitto mosquitto_pub:mosquitto-clients socat:socat systemd-analyze:systemd chromium:chromium \
 	promtool:prometheus openssl:openssl /usr/lib/postgresql/15/bin/initdb:postgresql-15 \
-	patroni:patroni etcd:etcd-server haproxy:haproxy
+	patroni:patroni etcd:etcd-server haproxy:haproxy pdftoppm:poppler-utils
 
 .PHONY: test test-fast lint typecheck unit unit-fast bench chaos wan fuzz demo dist install-service system-deps clean
 

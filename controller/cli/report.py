@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from controller.cli import report_meters, report_returns, site_report
+from controller.cli import report_meters, report_pdf, report_returns, site_report
 from controller.cli.common import CommandError, add_db, command, open_reader
 from controller.cli.report_provenance import print_provenance, provenance
 from controller.cli.tables import Column, print_table
@@ -97,6 +97,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     site_report.register(what)
     report_returns.register(what)
     report_meters.register(what)
+    report_pdf.register(what)
 
 
 @dataclass(slots=True)

@@ -147,6 +147,57 @@ TABLE_COLUMNS = (
 )  # fmt: skip
 
 
+def pool_rows(report: dict[str, Any]) -> list[tuple[object, ...]]:
+    """The report's pools as the rows of :data:`POOL_COLUMNS`."""
+    return [
+        (
+            pool["pool"], pool["qualifying_wagers"], format_cents(pool["wagered_cents"]),
+            pool["hits"], format_cents(pool["won_cents"]),
+            *(
+                _cents(pool["closing"][name]) if pool["closing"] else ""
+                for name in ("meter", "reserve", "overflow")
+            ),
+            format_cents(pool["closing"]["house_funding_cents"]) if pool["closing"] else "",
+        )
+        for pool in report["pools"]
+    ]  # fmt: skip
+
+
+def hit_rows(pool: dict[str, Any]) -> list[tuple[object, ...]]:
+    """A pool's last hits as the rows of :data:`HIT_COLUMNS`."""
+    return [
+        (
+            hit["seq"], local_time(hit["at"]), hit["table"], hit["seat"], hit["line"] or "",
+            format_cents(hit["paid_cents"]), hit["status"], hit["verified_by"] or "",
+        )
+        for hit in pool["last_hits"]
+    ]  # fmt: skip
+
+
+def adjustment_lines(pool: dict[str, Any]) -> list[str]:
+    """A pool's adjustments, a line each, with who signed them."""
+    lines = []
+    for adjusted in pool["adjustments"]:
+        signers = ", ".join(adjusted["signed_by"]) or "no signature (an unsigned journal)"
+        lines.append(
+            f"adjusted {pool['pool']} {adjusted['account']} by "
+            f"{format_cents(adjusted['amount_cents'])} at row {adjusted['seq']} "
+            f"({local_time(adjusted['at'])}): {adjusted['reason']}; signed by {signers}"
+        )
+    return lines
+
+
+def table_rows(report: dict[str, Any]) -> list[tuple[object, ...]]:
+    """The report's tables as the rows of :data:`TABLE_COLUMNS`."""
+    return [
+        (
+            table["table"], table["wagers"], format_cents(table["wagered_cents"]),
+            table["hits"], format_cents(table["won_from_meters_cents"]),
+        )
+        for table in report["tables"]
+    ]  # fmt: skip
+
+
 def _print(report: dict[str, Any], period: Period) -> None:
     first, last = report["rows"]["first_seq"], report["rows"]["last_seq"]
     print(f"Meters {period.words()}")
@@ -157,51 +208,14 @@ def _print(report: dict[str, Any], period: Period) -> None:
     if head is not None:
         print(f"made from the journal's head: row {head['seq']}, hash {head['hash']}")
     pools = report["pools"]
-    print_table(
-        POOL_COLUMNS,
-        [
-            (
-                pool["pool"], pool["qualifying_wagers"], format_cents(pool["wagered_cents"]),
-                pool["hits"], format_cents(pool["won_cents"]),
-                *(
-                    _cents(pool["closing"][name]) if pool["closing"] else ""
-                    for name in ("meter", "reserve", "overflow")
-                ),
-                format_cents(pool["closing"]["house_funding_cents"]) if pool["closing"] else "",
-            )
-            for pool in pools
-        ],
-    )  # fmt: skip
+    print_table(POOL_COLUMNS, pool_rows(report))
     for pool in pools:
         print(f"\nThe last {len(pool['last_hits'])} hits of {pool['pool']}, newest first")
-        print_table(
-            HIT_COLUMNS,
-            [
-                (
-                    hit["seq"], local_time(hit["at"]), hit["table"], hit["seat"], hit["line"] or "",
-                    format_cents(hit["paid_cents"]), hit["status"], hit["verified_by"] or "",
-                )
-                for hit in pool["last_hits"]
-            ],
-        )  # fmt: skip
-        for adjusted in pool["adjustments"]:
-            signers = ", ".join(adjusted["signed_by"]) or "no signature (an unsigned journal)"
-            print(
-                f"adjusted {pool['pool']} {adjusted['account']} by "
-                f"{format_cents(adjusted['amount_cents'])} at row {adjusted['seq']} "
-                f"({local_time(adjusted['at'])}): {adjusted['reason']}; signed by {signers}"
-            )
+        print_table(HIT_COLUMNS, hit_rows(pool))
+        for line in adjustment_lines(pool):
+            print(line)
     print()
-    print_table(
-        TABLE_COLUMNS,
-        [
-            (
-                table["table"], table["wagers"], format_cents(table["wagered_cents"]),
-                table["hits"], format_cents(table["won_from_meters_cents"]),
-            )
-            for table in report["tables"]
-        ],
-    )  # fmt: skip
+    print_table(TABLE_COLUMNS, table_rows(report))
 
 
 def run(args: argparse.Namespace) -> int:

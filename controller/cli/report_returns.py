@@ -188,6 +188,21 @@ def run(args: argparse.Namespace) -> int:
     return 1 if flagged else 0
 
 
+def table_rows(report: dict[str, Any]) -> list[tuple[object, ...]]:
+    """The report's groups as the rows of :data:`COLUMNS`."""
+    return [
+        (
+            document.get("table") or document.get("pool"), document["spot"],
+            document["wagers"], format_cents(document["staked_cents"]),
+            format_cents(document["paid_back_cents"]), document["actual_percent"],
+            document["theoretical_percent"], document["deviation_percent"],
+            document["margin_percent"] and f"±{document['margin_percent']}",
+            document["meter_hits"], document["verdict"],
+        )
+        for document in report["groups"]
+    ]  # fmt: skip
+
+
 def _print(report: dict[str, Any], period: Period, deviation: Fraction) -> None:
     first, last, head = (
         report["rows"]["first_seq"],
@@ -204,19 +219,6 @@ def _print(report: dict[str, Any], period: Period, deviation: Fraction) -> None:
         f"actual against the exact theoretical at the meters played; margin = {Z} standard "
         f"errors; flagged beyond {deviation} points and the margin (docs/operations.md)"
     )
-    print_table(
-        COLUMNS,
-        [
-            (
-                document.get("table") or document.get("pool"), document["spot"],
-                document["wagers"], format_cents(document["staked_cents"]),
-                format_cents(document["paid_back_cents"]), document["actual_percent"],
-                document["theoretical_percent"], document["deviation_percent"],
-                document["margin_percent"] and f"±{document['margin_percent']}",
-                document["meter_hits"], document["verdict"],
-            )
-            for document in report["groups"]
-        ],
-    )  # fmt: skip
+    print_table(COLUMNS, table_rows(report))
     for table_id, cents in report["envy_paid_cents"].items():
         print(f"Envy paid at {table_id}: {format_cents(cents)} (not part of any wager's return)")
