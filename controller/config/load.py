@@ -42,6 +42,7 @@ from controller.config.schema import (
 )
 from controller.config.tables import Context, read_tables
 from controller.config.values import Checker, key_of
+from controller.config.web_section import read_web
 from controller.config.wide_area import SECTION, played_pools, read_wide_area, wide_area
 from controller.plugins import by_section
 
@@ -123,27 +124,14 @@ def _checked(
     drivers += implicit(specs.values(), drivers, tables)
     served(checks, drivers, tables)
     references(checks, drivers, pools, tables)
-    _web(checks, raw.web)
+    web = read_web(checks, raw.web, console=controller.operator_socket is not None)
     return Config(
         checks.source,
         digest,
         controller,
         tuple(pools.values()),
         tables,
-        raw.web,
+        web,
         tuple(drivers),
         wide_area(checks, written, pools, tables),
     )
-
-
-def _web(checks: Checker, web: WebSettings) -> None:
-    """``[web]``: an address to listen on, a port, room for /healthz beside the streams."""
-    if not web.host.strip():
-        raise checks.fail("web.host", "an address to listen on is required")
-    checks.port("web.port", web.port)
-    if web.max_connections <= web.max_streams:
-        raise checks.fail(
-            "web.max_connections",
-            f"must be above max_streams ({web.max_streams}), so that /healthz and "
-            f"/metrics find a place while every stream is open, not {web.max_connections}",
-        )

@@ -170,6 +170,20 @@ class WebSettings(Raw, frozen=True):
     """A kept-alive connection waits this long for its next request, then it is closed."""
     send_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
     """A response or stream its client stops reading for this long is closed."""
+    tls_cert: str = ""
+    """The property's certificate chain (PEM) for the port: with ``tls_key``, the display, the
+    ops endpoints and the console are served over HTTPS only. A path relative to the file's
+    folder; the loaded configuration holds it absolute."""
+    tls_key: str = ""
+    """The certificate's private key (PEM), readable by the service only."""
+    console_rp_id: str = ""
+    """The supervisors' console's WebAuthn relying party id: the host name its page is opened
+    at (or a domain it is under). Default ``localhost`` on a localhost bind; required to serve
+    the console on any other. Never taken from a request (docs/security.md, "The console")."""
+    console_origin: str = ""
+    """The console page's origin, as the browser names it (``https://pit.example:8080``):
+    the only origin an enrollment is drafted for. Default ``https://<console_rp_id>:<port>``
+    with TLS, ``http://localhost:<port>`` on a localhost bind without."""
 
 
 class RawConfig(Raw, frozen=True):

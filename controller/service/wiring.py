@@ -50,6 +50,7 @@ from controller.security.signer import as_controller_key
 from controller.service.drivers import build_drivers
 from controller.service.operator_socket import OperatorSocket
 from controller.service.standby import Promoted, Standby
+from controller.web.console import ConsoleSite
 from controller.web.display import Display, serve_display
 from controller.web.limits import WebLimits
 
@@ -365,7 +366,8 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
     runtime.faces = parts.faces
     operators = _operator_socket(config, runtime)
     web_started = asyncio.Event()
-    url = f"http://{config.web.host}:{config.web.port}/"
+    scheme = "https" if config.web.tls_cert else "http"
+    url = f"{scheme}://{config.web.host}:{config.web.port}/"
     try:
         if operators is not None:
             await operators.listen()  # before READY=1: a socket that cannot be made stops it
@@ -381,6 +383,7 @@ async def serve(  # noqa: PLR0913 - the run, the demo and the tests each set a f
                             max_streams=config.web.max_streams,
                             node=config.controller.node,
                             operator_socket=operators.path if operators is not None else None,
+                            console_site=ConsoleSite.of(config.web),
                         ),
                         web_limits,
                         web_started,

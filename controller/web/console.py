@@ -23,15 +23,19 @@ the event in through the operator socket, the CLI's one door (controller/web/con
 It holds no key: the ledger checks every assertion, credential, role, binding and dual control.
 
 WebAuthn needs a secure context: the console is served over HTTPS with the property's
-certificate, or on ``localhost`` (the demo). The relying party id is the host the page was
-asked for, and the origin of an enrollment is the one the browser says it posts from: both are
-written into the enrollment the managers sign, and every later assertion must match them.
+certificate (``[web] tls_cert``, ``tls_key``), or on a localhost bind (the demo); on any other
+bind without TLS it is not served, and ``/console/`` says why (:class:`ConsoleOff`). The
+relying party id and the origin are the configuration's (``[web] console_rp_id``,
+``console_origin``, controller/config/web_section.py), never the request's: a ``Host`` header
+is the client's to choose. Both are written into the enrollment the managers sign, and every
+later assertion must match them; an enrollment asked for from another origin is refused.
 """
 
 from __future__ import annotations
 
 import base64
 import collections
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -59,6 +63,7 @@ from controller.web.policy import SECURITY_HEADERS, content_security_policy
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from controller.config.schema import WebSettings
     from controller.ledger.state import LedgerState
     from controller.web.snapshot import PageState
 
@@ -125,11 +130,58 @@ async def _console_headers(_: web.Request, response: web.StreamResponse) -> None
     response.headers["Content-Security-Policy"] = POLICY
 
 
+@dataclass(frozen=True, slots=True)
+class ConsoleSite:
+    """Where the console's passkeys belong: its relying party id and its page's origin."""
+
+    rp_id: str
+    origin: str
+
+    @classmethod
+    def of(cls, web: WebSettings) -> ConsoleSite | None:
+        """The site of a loaded ``[web]`` section; None: no secure context, no console."""
+        if not web.console_rp_id or not web.console_origin:
+            return None
+        return cls(web.console_rp_id, web.console_origin)
+
+
+OFF_PAGE: Final = (
+    "The supervisors' console is off: its passkeys need a secure context, and this port "
+    "serves plain HTTP on an address other machines reach. Set [web] tls_cert, tls_key and "
+    "console_rp_id to serve it over HTTPS, or use it on the controller's own screen with a "
+    "localhost bind (the console's section of docs/operations.md). The command line signs "
+    "every action meanwhile.\n"
+)
+
+
+class ConsoleOff:
+    """``/console/`` where the console cannot be served securely: a plain page saying why."""
+
+    def app(self) -> web.Application:
+        """The sub-application mounted at ``/console/``: every path answers the page."""
+        app = web.Application(client_max_size=MAX_BODY)
+        app.on_response_prepare.append(_console_headers)
+        app.router.add_route("*", "/{tail:.*}", self.off)
+        return app
+
+    async def to_page(self, _: web.Request) -> web.Response:
+        """``/console`` is the page's folder."""
+        raise web.HTTPFound("/console/")
+
+    async def off(self, _: web.Request) -> web.Response:
+        """The plain page (503: the service is there, but not served here)."""
+        return web.Response(
+            status=503, text=OFF_PAGE, content_type="text/plain", charset="utf-8",
+            headers={"Cache-Control": "no-store"},
+        )  # fmt: skip
+
+
 class Console:
     """The console's endpoints over the display's state and the operator socket."""
 
-    def __init__(self, page: PageState, operator_socket: Path) -> None:
+    def __init__(self, page: PageState, operator_socket: Path, site: ConsoleSite) -> None:
         self.page = page
+        self.site = site
         self.desk = ConsoleDesk(operator_socket)
         self.drafts = Drafts()
         self.actions: collections.deque[dict[str, Any]] = collections.deque(maxlen=ACTIONS_KEPT)
@@ -209,17 +261,26 @@ class Console:
         return web.json_response(_drafted(self.drafts.keep(made), now.state))
 
     async def enroll(self, request: web.Request) -> web.Response:
-        """Draft a passkey's enrollment at this page's relying party id and origin."""
+        """Draft a passkey's enrollment at the configured relying party id and origin.
+
+        The browser's ``Origin`` must be the configured one: a page opened at another address
+        could not register a passkey the ledger would take, and is told where to go instead.
+        """
         asked = await _body(request, _Enroll)
         origin = request.headers.get("Origin", "")
-        rp_id = request.url.host or ""
-        if not origin or not rp_id:
+        site = self.site
+        if not origin:
             return _refused("the browser did not say where the page came from: reload it")
+        if origin != site.origin:
+            return _refused(
+                f"this page was opened at {origin}, not at the console's address "
+                f"{site.origin}: open the console there to enroll a passkey"
+            )
         try:
             now = await self.desk.state()
             made = enrollment_draft(
                 now.state, now.at, operator=asked.operator, label=asked.label, by=asked.by,
-                rp_id=rp_id, origin=origin,
+                rp_id=site.rp_id, origin=site.origin,
             )  # fmt: skip
         except (DeskError, DraftError) as error:
             return _refused(str(error))

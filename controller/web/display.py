@@ -36,7 +36,7 @@ from aiohttp import web
 
 from controller.outputs import MeterUpdate
 from controller.runtime.metrics import StreamCounts
-from controller.web.console import Console
+from controller.web.console import Console, ConsoleOff, ConsoleSite
 from controller.web.gate import SWEEP_S, Gate, GateMetrics
 from controller.web.listener import Listener
 from controller.web.meter_signatures import MeterSignatures
@@ -76,10 +76,14 @@ class Display:
         max_streams: int,
         node: str | None = None,
         operator_socket: Path | None = None,
+        console_site: ConsoleSite | None = None,
     ) -> None:
         self.runtime = runtime
         self.operator_socket = operator_socket
         """Where the console hands its signed actions (the CLI's door); None: no console."""
+        self.console_site = console_site
+        """The console's relying party (controller/web/console.py); None: no secure context,
+        and ``/console/`` says so."""
         self.node = node or runtime.controller_id
         """This node's name in ``/leader`` (the fence's ``[controller] node``; the id if none)."""
         self.broadcast = runtime.broadcast
@@ -118,7 +122,15 @@ class Display:
             ]
         )
         if self.operator_socket is not None:
-            console = Console(self.page, self.operator_socket)
+            site = self.console_site
+            if site is None:
+                log.warning(
+                    "console: not served, its passkeys need a secure context: set [web] "
+                    "tls_cert, tls_key and console_rp_id, or bind the port to localhost"
+                )
+            console = (
+                ConsoleOff() if site is None else Console(self.page, self.operator_socket, site)
+            )
             app.router.add_get("/console", console.to_page)
             app.add_subapp("/console", console.app())
         return app

@@ -16,9 +16,12 @@ import resource
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
+from controller.config.web_section import tls_context
 from controller.errors import ConfigurationError
 
 if TYPE_CHECKING:
+    import ssl
+
     from controller.config.schema import WebSettings
 
 ACCEPT_BACKLOG: Final = 128
@@ -46,6 +49,8 @@ class WebLimits:
     header_timeout_s: float
     idle_timeout_s: float
     send_timeout_s: float
+    tls: ssl.SSLContext | None = None
+    """The port's TLS (``[web] tls_cert`` and ``tls_key``): HTTPS only; None: plain HTTP."""
 
     @classmethod
     def of(cls, web: WebSettings, file_limit: int | None = None) -> WebLimits:
@@ -75,4 +80,5 @@ class WebLimits:
             web.header_timeout_s,
             web.idle_timeout_s,
             web.send_timeout_s,
+            tls_context(web.tls_cert, web.tls_key) if web.tls_cert else None,
         )

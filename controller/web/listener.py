@@ -8,7 +8,9 @@ only while the gate can take them (:meth:`Gate.can_accept`): a connection refuse
 at once, before it has a transport, and while the port holds all it may, the listener stops
 reading its sockets and the kernel's queue holds the rest (the gate resumes it as descriptors
 are released). An accept that fails for want of a resource is one throttled line, and the
-listener waits :data:`ACCEPT_RETRY_S` before it tries again.
+listener waits :data:`ACCEPT_RETRY_S` before it tries again. With ``[web] tls_cert`` each
+connection is TLS (:attr:`WebLimits.tls`), its handshake bounded by the header timeout; one
+that fails it is closed and its place given back, as a refused one.
 """
 
 from __future__ import annotations
@@ -116,8 +118,19 @@ class Listener:
             task.add_done_callback(self._connecting.discard)
 
     async def _connect(self, accepted: socket.socket) -> None:
+        limits = self.gate.limits
         try:
-            await self._loop.connect_accepted_socket(self.protocols, accepted)
+            if limits.tls is None:
+                await self._loop.connect_accepted_socket(self.protocols, accepted)
+            else:
+                # The handshake is bounded as a request head is: a client that opens a
+                # connection and never says hello holds its reserved place no longer.
+                await self._loop.connect_accepted_socket(
+                    self.protocols,
+                    accepted,
+                    ssl=limits.tls,
+                    ssl_handshake_timeout=limits.header_timeout_s,
+                )
         except (OSError, asyncio.CancelledError):
             accepted.close()
             self.gate.unreserve()
