@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
+from support.ha_lab import NODES
 
 from controller.config.load import ConfigError, load_config
 
@@ -28,6 +29,7 @@ SHIPPED: Final = {  # each configuration the units read, and its unit
     "jackpotd.toml": "jackpotd.service",
     "sign.toml": "jackpotd-sign.service",
     "agent.toml": "jackpotd-agent.service",
+    **{f"ha/production/{node}/jackpotd.toml": "jackpotd.service" for node in NODES},
 }
 SECRET_KEYS: Final = re.compile(r"^#? ?(password_file|out_password_file|key_file) = \"([^\"]+)\"")
 CREDENTIAL: Final = "${CREDENTIALS_DIRECTORY}/"

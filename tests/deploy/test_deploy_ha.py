@@ -60,15 +60,16 @@ def host_port(address: str) -> tuple[str, int]:
     return host, int(port)
 
 
-CREDENTIALS = ("mqtt-password-in", "mqtt-password-out", "tls/ca.crt", "tls/jackpotd.crt",
-               "tls/jackpotd.key")  # fmt: skip
+CREDENTIALS = ("tls/ca.crt", "tls/jackpotd.crt")
 
 
 def jackpotd(folder: Path, node: str, credentials: Path) -> Config:
     """A node's controller configuration as the controller loads it.
 
-    The production files name credentials under /etc/jackpotd/, which the loader requires to
-    exist and be private: the test's stand-ins are put in their place.
+    The production files name the broker's certificates under /etc/jackpotd/, which the loader
+    requires to exist: the test's stand-ins are put in their place. The secrets are systemd
+    credentials (``${CREDENTIALS_DIRECTORY}/...``), kept unchecked outside the service;
+    tests/deploy/test_deploy_credentials.py holds them to the unit's ``LoadCredential=``.
     """
     for name in CREDENTIALS:
         (credentials / name).parent.mkdir(parents=True, exist_ok=True)
