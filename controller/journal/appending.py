@@ -6,7 +6,9 @@ are kept (docs/journal.md, docs/ha.md). :func:`append_events` records a batch: i
 each event (the backend's refusals), answers the ids journaled before (a duplicate gets its
 first receipt, an id reused for other content becomes a ``sequence-reused`` fault), has the
 domain's step apply each new one, and makes its row from what the step returned: its
-canonical columns, its hash chained to the one before, and its stored (compact) form.
+canonical columns, its hash chained to the one before, and its stored (compact) form. After a
+row refused at a live append it writes the domain's alert on it, if the domain gives one (a
+cloned passkey's proof, :meth:`controller.journal.domain.Domain.clone_evidence`).
 :func:`changed_rows` gives each row of the materialized state the batch changed, once, as the
 batch left it, in the domain's encodings. The backend writes both in one transaction of its
 own.
@@ -99,7 +101,6 @@ def append_events(  # noqa: PLR0913 - what an append is, and the clock of a live
     """
     known = lookup([event.event_id for event in events])
     done = Appended(state, tail, Batch(state))
-    batch = done.batch
     signed = domain.signed(state)  # as the append finds it: a replay into a new file runs
     for event, origin in zip(events, origins, strict=True):
         refused = screen(signed, done.state, event, origin, now)
@@ -111,18 +112,49 @@ def append_events(  # noqa: PLR0913 - what an append is, and the clock of a live
             event = conflict_fault(seen[0].seq, seen[1], event)  # noqa: PLW2901
             seen = known.get(event.event_id) or lookup([event.event_id]).get(event.event_id)
         if seen is None:
-            done.state, done.tail, receipt, row, text = _write(domain, done.state, done.tail, event)
-            done.rows.append((*row, origin))
-            batch.add(receipt, event, done.state)
-            done.devices.note(event)
-            # A second copy later in this batch is a duplicate of this one.
-            known[event.event_id] = (replace(receipt, duplicate=True), text)
+            receipt = _record(done, known, domain, event, origin)
+            live_refusal = now is not None and receipt.outcome == REJECTED
+            alert = _alert(domain, done.state, event) if live_refusal else None
+            if alert is not None and not _journaled(alert, known, lookup):
+                _record(done, known, domain, alert, origin)
         else:
             receipt = seen[0]
         if refused is not None:
             receipt = refused.receipt(receipt)
         done.receipts.append(replace(receipt, conflict=True) if conflict else receipt)
     return done
+
+
+def _record(
+    done: Appended[State], known: Known, domain: Domain[State], event: AnyEvent, origin: str | None
+) -> Receipt:
+    """Write one new event's row into ``done``: its receipt."""
+    done.state, done.tail, receipt, row, text = _write(domain, done.state, done.tail, event)
+    done.rows.append((*row, origin))
+    done.batch.add(receipt, event, done.state)
+    done.devices.note(event)
+    # A second copy later in this batch is a duplicate of this one.
+    known[event.event_id] = (replace(receipt, duplicate=True), text)
+    return receipt
+
+
+def _alert(domain: Domain[State], state: State, refused: AnyEvent) -> AnyEvent | None:
+    """The domain's alert on ``refused`` (a cloned passkey's proof), to journal right after it.
+
+    It is written as any event is, at a live append, once (:func:`_journaled`), with no
+    receipt of its own: the writer is answered for what it submitted. A fault in the domain's
+    judgement of it journals no alert rather than stopping the append.
+    """
+    try:
+        return domain.clone_evidence(state, refused)
+    except Exception:
+        log.exception("the ledger failed on the clone evidence of %s", refused.event_id)
+        return None
+
+
+def _journaled(event: AnyEvent, known: Known, lookup: Callable[[Sequence[str]], Known]) -> bool:
+    """Whether ``event``'s id is journaled, before or earlier in this batch."""
+    return event.event_id in known or bool(lookup([event.event_id]))
 
 
 def _write(

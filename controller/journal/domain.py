@@ -8,6 +8,9 @@ state the journal materializes. The append path (:mod:`controller.journal.append
 what the step returns (the new state, the effects, why it refused the event) and imports
 nothing of the ledger; the import-linter contract in ``pyproject.toml`` holds it to that.
 
+After a refused row of a live append, the domain may give one alert to journal next
+(:meth:`Domain.clone_evidence`: the proof of a cloned passkey), recorded as any event is.
+
 The refusals an event meets before it is applied (who may write a table's word, a signature's
 window at a live append, a table agent's word) are the backend's :class:`Screen`
 (:mod:`controller.journal.screening`), handed in the same way.
@@ -135,6 +138,14 @@ class Domain(Protocol[State]):
 
     def signed(self, state: State) -> bool:
         """Whether the state's authority is signed (a table's word then needs the intake)."""
+
+    def clone_evidence(self, state: State, event: AnyEvent) -> AnyEvent | None:
+        """The alert to journal right after ``event``, refused on ``state``; None: no alert.
+
+        A signature whose sign count went back is a cloned authenticator's (docs/security.md,
+        "Passkeys"): a live append journals the alert this gives after the refused row, in
+        the same transaction, so that the credential is held at once.
+        """
 
     def pool_json(self, pool: Any) -> str:  # noqa: ANN401
         """A pool's ``pools`` row."""

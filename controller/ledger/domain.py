@@ -5,7 +5,9 @@ layers"). The sequencer hands :data:`LEDGER` to each append, and a journal opene
 command line records with it by default; the journal itself knows it only as the
 ``Domain`` protocol of :mod:`controller.journal.domain`, which this implements structurally
 (the ledger imports nothing of the journal). Its step is :func:`controller.ledger.apply.apply`
-with a refusal made its reason; its encoders are those of :mod:`controller.ledger.codec`.
+with a refusal made its reason; after a refusal, its alert on a cloned passkey is
+:func:`controller.ledger.passkeys.clone_evidence`; its encoders are those of
+:mod:`controller.ledger.codec`.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 
 from controller.ledger import codec
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.passkeys import clone_evidence
 
 if TYPE_CHECKING:
     from controller.effects import AnyEffect
@@ -44,6 +47,9 @@ class LedgerDomain:
     def signed(state: LedgerState) -> bool:
         """Whether the journal's authority is signed (:class:`~.operators.Authority`)."""
         return state.authority.signed
+
+    clone_evidence = staticmethod(clone_evidence)
+    """The alert on a refused event whose passkey's count went back (:mod:`.passkeys`)."""
 
     pool_json = staticmethod(codec.pool_json)
     table_state_json = staticmethod(codec.table_state_json)

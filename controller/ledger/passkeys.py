@@ -137,8 +137,9 @@ def _never_applied(state: LedgerState, event: AnyEvent) -> bool:
 def clone_evidence(state: LedgerState, event: AnyEvent) -> PasskeyCloneSuspected | None:
     """The alert to journal after ``event`` was refused for a passkey's count going back.
 
-    None when no passkey's assertion in it is proof of a clone on ``state``. The append path
-    journals the alert it gives after the refusal, under an id of its own.
+    None when no passkey's assertion in it is proof of a clone on ``state``. A live append
+    journals the alert it gives right after the refused row, in the same transaction, under an
+    id of its own (:data:`controller.ledger.domain.LEDGER`, controller/journal/appending.py).
     """
     if not _never_applied(state, event):
         return None
