@@ -34,7 +34,12 @@ from controller.runtime.build_info import build_info
 from controller.runtime.driver_metrics import merged
 from controller.runtime.metric_labels import known_labels
 from controller.runtime.role_metrics import sequencer_role
-from controller.runtime.safeguard_metrics import authentications, checkpoints, clock_steps
+from controller.runtime.safeguard_metrics import (
+    authentications,
+    checkpoints,
+    clock_steps,
+    passkey_clones,
+)
 from controller.runtime.site_metrics import wide_area_families
 
 if TYPE_CHECKING:
@@ -169,6 +174,7 @@ class ControllerMetrics(Collector):
         yield from self._streams()
         yield from self._hostile_input()
         yield from authentications(self.journal.state)
+        yield passkey_clones(self.journal.state)
         yield from checkpoints(self.sequencer.checkpoints)
         yield from wide_area_families(self.journal.state)
         yield from merged(self.collectors)

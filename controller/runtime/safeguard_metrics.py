@@ -1,4 +1,4 @@
-"""The metrics of the controller's safeguards: clock steps, authentications, signed checkpoints.
+"""The metrics of the controller's safeguards: clock steps, authentications, passkeys, checkpoints.
 
 What someone tampering with the host, the operators' keys or the journal file would want
 unseen (docs/security.md, docs/faults.md): Prometheus keeps their history where whoever
@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from controller.ledger.passkeys import passkeys_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -52,6 +54,25 @@ def authentications(state: LedgerState) -> Iterator[Metric]:
     )
     failures.add_metric([], sum(operator.failures for operator in operators))
     yield from (locked, failures)
+
+
+def passkey_clones(state: LedgerState) -> Metric:
+    """Passkeys held as suspected cloned (docs/security.md, "Passkeys"), from the ledger.
+
+    Each was held on the proof of one of its assertions whose sign count went back, journaled
+    right after the refused action; it stays counted until a manager revokes it.
+    """
+    held = GaugeMetricFamily(
+        "jackpotd_passkeys_clone_suspected",
+        "Passkeys whose sign count went back (a cloned authenticator), not yet revoked.",
+    )
+    suspected = [
+        passkey
+        for passkey in passkeys_of(state).values()
+        if passkey.clone_suspected is not None and not passkey.revoked
+    ]
+    held.add_metric([], len(suspected))
+    return held
 
 
 def checkpoints(schedule: CheckpointSchedule | None) -> Iterator[Metric]:

@@ -9,7 +9,9 @@ pending pays are exactly as before (read from the daemon's journal state):
   request rewritten on its way with ``page.route``): its challenge is the other action's;
 * the browser's client data altered on its way: the signature no longer checks out;
 * an authenticator whose sign count goes back (the credential's key copied onto a device that
-  counts from lower, through the DevTools WebAuthn domain): refused as a suspected clone;
+  counts from lower, through the DevTools WebAuthn domain): refused as a suspected clone, the
+  alert journaled by the daemon right after the refusal and counted by its gauge until a
+  manager revokes the passkey;
 * a passkey a manager revoked (through the operator socket) while its draft was open;
 * a supervisor signing a manager's action (unlocking an operator: the ledger's roles,
   controller/ledger/operators.py).
@@ -35,13 +37,14 @@ from support.console_rig import (
     opened,
     virtual_authenticator,
 )
-from support.daemon import daemon
+from support.daemon import daemon, metric
 from support.display_rig import headless
 
 from controller.cli.submit import SocketDesk
+from controller.events import decode_event
 from controller.ledger.binding import signed_by
 from controller.ledger.passkeys import passkeys_of
-from controller.passkey_events import PasskeyRevoked
+from controller.passkey_events import PasskeyCloneSuspected, PasskeyRevoked
 from drivers.simulator_links.serial import PtyPair
 
 if TYPE_CHECKING:
@@ -159,7 +162,7 @@ async def test_client_data_altered_on_its_way_is_refused(
 async def test_an_authenticator_whose_sign_count_goes_back_is_refused_as_a_suspected_clone(
     floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
 ) -> None:
-    here, _ = floor
+    here, keys = floor
     await here.start_verify(SINGLE)
     await here.page.locator("#confirm-go").click()
     await here.page.locator("#result").get_by_text("Done: journaled as row").wait_for()
@@ -174,8 +177,34 @@ async def test_an_authenticator_whose_sign_count_goes_back_is_refused_as_a_suspe
     await here.session.send("WebAuthn.addCredential", {**which, "credential": copied})
     await here.start_verify(OTHER_SINGLE)
     await here.refused("This passkey's counter went back: it may have been copied.")
-    (passkey,) = passkeys_of(here.running.runtime.journal.state).values()
+    ((credential_id, passkey),) = passkeys_of(here.running.runtime.journal.state).items()
     assert passkey.sign_count > 0  # the last count the ledger took stands
+    # The daemon journaled the alert right after the refused row: the credential is held.
+    assert passkey.clone_suspected is not None
+    assert passkey.clone_suspected <= passkey.sign_count
+    rows = here.running.rows()
+    (alert_row,) = [row for row in rows if row["kind"] == "passkey-clone-suspected"]
+    (refused_row,) = [row for row in rows if row["seq"] == alert_row["seq"] - 1]
+    assert alert_row["outcome"] == "applied", alert_row["reason"]
+    assert (refused_row["kind"], refused_row["outcome"]) == ("hit-verified", "rejected")
+    assert "passkey-clone:" in refused_row["reason"], refused_row["reason"]
+    alert = decode_event(alert_row["event"])
+    assert isinstance(alert, PasskeyCloneSuspected)
+    assert alert.credential_id == credential_id
+    assert alert.evidence == refused_row["event"]
+    assert alert_row["event_id"] == f"{refused_row['event_id']}#passkey-clone-{credential_id[:16]}"
+    assert await clones_suspected(here) == 1
+    # Held until a manager revokes it, which takes it off the gauge.
+    await asyncio.to_thread(revoke, here.socket, credential_id, keys["mgr"])
+    assert await clones_suspected(here) == 0
+
+
+async def clones_suspected(here: Floor) -> float:
+    """The daemon's ``jackpotd_passkeys_clone_suspected``, scraped from its /metrics."""
+    status, text = await here.running.get("metrics")
+    assert status == 200, text
+    assert "# TYPE jackpotd_passkeys_clone_suspected gauge" in text
+    return metric(text, "jackpotd_passkeys_clone_suspected")
 
 
 def revoke(socket: Path, credential: str, key: Ed25519PrivateKey) -> None:
