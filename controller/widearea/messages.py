@@ -13,7 +13,11 @@ central to reconcile. Each connection of the property opens with its hello
 (:class:`SiteHello`): a random nonce of that connection, which central signs into every
 acknowledgement it sends after it, with a counter of its own that only grows, so that an
 acknowledgement captured and published again later is told from a fresh one (docs/wide-area.md,
-"A replayed acknowledgement"). All are msgspec Structs, encoded as canonical
+"A replayed acknowledgement"). After each hello and each head it signs, the property sends its
+latest signed head (:class:`SiteHead`); central keeps the highest and answers every hello with
+it (:class:`CentralMark`, naming the hello's nonce), so that a property whose journal, high-water
+file and broker's copy were all rolled back is held to it at its next start (docs/security.md,
+"History never goes back"). All are msgspec Structs, encoded as canonical
 JSON (sorted keys, no spaces), money in integer cents, percentages as exact fractions (``"1/10"``).
 """
 
