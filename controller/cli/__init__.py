@@ -54,6 +54,7 @@ def build_parser(*, service_only: bool = False) -> argparse.ArgumentParser:
         archive,
         config_command,
         cosign,
+        evidence,
         hand,
         identify_command,
         journal_command,
@@ -88,6 +89,7 @@ def build_parser(*, service_only: bool = False) -> argparse.ArgumentParser:
     operators.register(commands)
     manifest_command.register(commands)
     report.register(commands)
+    evidence.register(commands)
     config_command.register(commands)
     run.register(commands)
     agent.register(commands)
