@@ -61,6 +61,7 @@ def build_parser(*, service_only: bool = False) -> argparse.ArgumentParser:
         manifest_command,
         meters,
         operators,
+        passkey,
         pays,
         paytables,
         report,
@@ -87,6 +88,7 @@ def build_parser(*, service_only: bool = False) -> argparse.ArgumentParser:
     archive.register(commands)
     journal_command.register(commands)
     operators.register(commands)
+    passkey.register(commands)
     manifest_command.register(commands)
     report.register(commands)
     evidence.register(commands)
