@@ -32,6 +32,7 @@ from controller.passkey_events import (
     PasskeyRegistration,
     PasskeyRevoked,
 )
+from controller.pool_events import PoolResumed, PoolRetired, PoolSuspended, PoolTransferred
 from controller.wide_events import (
     SiteLinked,
     SiteReported,
@@ -49,6 +50,10 @@ __all__ = [
     "PasskeyEnrolled",
     "PasskeyRegistration",
     "PasskeyRevoked",
+    "PoolResumed",
+    "PoolRetired",
+    "PoolSuspended",
+    "PoolTransferred",
     "Signature",
     "Signatures",
 ]
@@ -449,6 +454,10 @@ AnyEvent = (
     | PasskeyEnrolled
     | PasskeyRevoked
     | PasskeyCloneSuspected
+    | PoolSuspended
+    | PoolResumed
+    | PoolTransferred
+    | PoolRetired
 )
 
 

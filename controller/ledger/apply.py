@@ -66,6 +66,12 @@ from controller.ledger.operator_events import (
 from controller.ledger.passkey_events import enroll_passkey, revoke_passkey
 from controller.ledger.passkeys import on_clone_suspected
 from controller.ledger.pool import Pool, PoolError, PoolTerms
+from controller.ledger.pool_life import (
+    on_pool_resumed,
+    on_pool_retired,
+    on_pool_suspended,
+    on_pool_transferred,
+)
 from controller.ledger.restores import on_history_restored
 from controller.ledger.rounds import (
     Outcome,
@@ -100,6 +106,7 @@ from controller.ledger.wide_area_property import (
     on_wide_area_status,
     wide_paytable,
 )
+from controller.pool_events import PoolResumed, PoolRetired, PoolSuspended, PoolTransferred
 from controller.wide_events import (
     SiteLinked,
     SiteReported,
@@ -324,6 +331,14 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return revoke_passkey(state, event)
         case PasskeyCloneSuspected():
             return on_clone_suspected(state, event)
+        case PoolSuspended():
+            return on_pool_suspended(state, event)
+        case PoolResumed():
+            return on_pool_resumed(state, event)
+        case PoolTransferred():
+            return on_pool_transferred(state, event)
+        case PoolRetired():
+            return on_pool_retired(state, event)
         case FaultRecorded() | CheckpointRecorded() | SequencerTookOver():
             return state, []
         case _:

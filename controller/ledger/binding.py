@@ -61,6 +61,7 @@ from controller.events import (
 )
 from controller.ledger.passkeys import passkeys_of
 from controller.ledger.state import LedgerError
+from controller.pool_events import PoolResumed, PoolRetired, PoolSuspended, PoolTransferred
 from controller.security.signatures import binding_of, sign, signatures_of, with_signature
 from controller.wide_events import SiteLinked, SiteResumed, WideAreaJoined
 
@@ -173,8 +174,21 @@ def target_of(state: LedgerState, event: AnyEvent) -> str:  # noqa: PLR0912 - on
             passkey = passkeys_of(state).get(event.credential_id)
             held = "none" if passkey is None else f"{passkey.operator}/revoked={passkey.revoked}"
             return f"passkey/{event.credential_id}/{held}"
+        case PoolSuspended() | PoolResumed() | PoolRetired():
+            return _pool_target(state, event.pool_id)
+        case PoolTransferred():
+            return f"{_pool_target(state, event.pool_id)}/to/{_pool_target(state, event.to_pool)}"
         case _:
             return str(type(event).__struct_config__.tag)
+
+
+def _pool_target(state: LedgerState, pool_id: str) -> str:
+    """A pool as its life's steps act on it: its revision, its state and what it holds."""
+    pool = state.pools.get(pool_id)
+    if pool is None:
+        return f"pool/{pool_id}/none"
+    held = f"{pool.meter}+{pool.reserve}+{pool.overflow}"
+    return f"pool/{pool_id}/r{pool.revision}/{pool.status or 'in-play'}/{held}"
 
 
 def _agent_target(state: LedgerState, event: TableAgentEnrolled | TableAgentRevoked) -> str:

@@ -78,6 +78,8 @@ def pool_json(pool: Pool) -> str:
     document |= {name: getattr(pool, name) for name in COUNTERS}
     document["pending_terms"] = _terms_json(pool.pending_terms) if pool.pending_terms else None
     document["last_hits"] = [asdict(hit) for hit in pool.last_hits]
+    if pool.status:  # only once out of play: a pool in play keeps the text it always had
+        document |= {"status": pool.status, "status_reason": pool.status_reason}
     return _canonical(document)
 
 
@@ -103,6 +105,8 @@ def pool_from_json(text: str) -> Pool:
         pending_terms=_terms(pending) if pending else None,
         pending_revision=document["pending_revision"],
         last_hits=tuple(HitRecord(**hit) for hit in document["last_hits"]),
+        status=document.get("status", ""),
+        status_reason=document.get("status_reason", ""),
     )
 
 

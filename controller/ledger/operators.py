@@ -52,6 +52,10 @@ ACTIONS: Final[dict[str, frozenset[Role]]] = {
     "link-site": frozenset({Role.MANAGER}),
     "accept-restore": frozenset({Role.MANAGER}),
     "identify": frozenset({Role.MANAGER}),
+    "suspend-pool": frozenset({Role.SUPERVISOR, Role.MANAGER}),
+    "resume-pool": frozenset({Role.MANAGER}),
+    "transfer-pool": frozenset({Role.MANAGER}),
+    "retire-pool": frozenset({Role.MANAGER}),
 }
 """The roles allowed to take each action."""
 

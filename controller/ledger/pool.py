@@ -154,6 +154,10 @@ class Pool:
     pending_terms: PoolTerms | None = None
     pending_revision: int | None = None
     last_hits: tuple[HitRecord, ...] = field(default=())
+    status: str = ""
+    """Empty while the pool is in play; ``suspended`` or ``retired`` (controller/ledger/
+    pool_life.py), with ``status_reason`` the reason journaled."""
+    status_reason: str = ""
 
     @classmethod
     def open(cls, pool_id: str, terms: PoolTerms, revision: int = 1) -> Pool:

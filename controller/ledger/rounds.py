@@ -33,6 +33,7 @@ from controller.effects import (
 )
 from controller.ledger.authority import require
 from controller.ledger.payout_effects import meter_paid, payout_effect
+from controller.ledger.pool_life import out_of_play
 from controller.ledger.settlement import (
     PayoutStatus,
     SeatWager,
@@ -145,7 +146,10 @@ def lock_wager(state: LedgerState, request: WagerRequest) -> Outcome:
             )
             wager = SeatWager(seat, spot, amount, None)
             return replace(state, rounds={**state.rounds, key: (*locked, wager)}), effects
-        pool, share = pool_of(state, rules.pool_id).contribute(amount)
+        pool = pool_of(state, rules.pool_id)
+        if (refusal := out_of_play(pool)) is not None:  # its meters stay as they are
+            raise LedgerError(refusal)
+        pool, share = pool.contribute(amount)
         state = with_pool(state, pool)
         effects += [
             Contributed(

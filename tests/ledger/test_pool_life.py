@@ -1,0 +1,142 @@
+"""A pool's life after it opened, on a real signed journal: suspended and resumed.
+
+Each test is named after the clause it proves (docs/rules.md, "A pool's life"): a jackpot in
+play is never reduced outside a win or a documented decision (Mich. Admin. Code
+R 432.1838(4)); one in play may be taken out of play on a malfunction and keeps what it holds
+(68 IAC 2-6-33).
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import TYPE_CHECKING
+
+import msgspec
+import pytest
+from support.approvals import Site, now
+from support.journal_rig import NOTHING, POOL, pool_opened, settle, table_configured, wager
+
+from controller.events import ConfigurationApproved, TableConfigured
+from controller.journal import Journal
+from controller.journal.snapshot import state_digest
+from controller.ledger.codec import pool_from_json, pool_json
+from controller.pool_events import PoolResumed, PoolSuspended
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from controller.events import AnyEvent
+
+
+def _no_dealer_envy(event: TableConfigured) -> TableConfigured:
+    return msgspec.structs.replace(event, envy_includes_dealer=False)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[Site[Journal]]:
+    """A signed site with one pool and one table, approved by the manager."""
+    with Journal(tmp_path / "journal.db") as journal:
+        site = Site.create(journal)
+        approval = ConfigurationApproved(
+            "approval-1", now(), "digest-1", [pool_opened(), _no_dealer_envy(table_configured())],
+            "mgr", dual_control_cents=100_000,
+        )  # fmt: skip
+        site.append(site.sign(approval, "mgr"))
+        yield site
+
+
+def suspension(by: str = "sup1", reason: str = "meter display dark on T1") -> PoolSuspended:
+    return PoolSuspended(f"suspend-{uuid.uuid4()}", now(), POOL, by, reason)
+
+
+def resumption(by: str = "mgr", reason: str = "display replaced, tested") -> PoolResumed:
+    return PoolResumed(f"resume-{uuid.uuid4()}", now(), POOL, by, reason)
+
+
+def refused(site: Site[Journal], event: AnyEvent) -> str:
+    """Append ``event``: it must be refused and move no meter. The reason journaled."""
+    before = site.journal.state.pools
+    receipt = site.journal.append(event)
+    assert not receipt.applied, event
+    assert site.journal.state.pools == before
+    return receipt.reason
+
+
+def play_one(site: Site[Journal], seat: int = 1) -> str:
+    round_id = f"r-{uuid.uuid4().hex[:6]}"
+    site.append(site.sign(wager(f"{round_id}-w", round_id, seat), "sup1"))
+    site.append(site.sign(settle(f"{round_id}-s", round_id, {seat: NOTHING}), "sup1"))
+    return round_id
+
+
+def test_68_iac_2_6_33_a_suspended_pool_keeps_its_meters_and_refuses_every_wager(
+    site: Site[Journal],
+) -> None:
+    play_one(site)
+    before = site.journal.state.pools[POOL]
+    site.append(site.sign(suspension(), "sup1"))
+    pool = site.journal.state.pools[POOL]
+    assert (pool.status, pool.status_reason) == ("suspended", "meter display dark on T1")
+    held = (pool.meter, pool.reserve, pool.overflow)
+    assert held == (before.meter, before.reserve, before.overflow)
+    assert pool.money_in() == pool.money_held_or_paid()
+
+    locked = site.sign(wager("r-susp-w", "r-susp", 2), "sup1")
+    reason = refused(site, locked)
+    assert reason == f"pool {POOL} is suspended: meter display dark on T1"
+    assert site.journal.state.pools[POOL] == pool
+
+    site.append(site.sign(resumption(), "mgr"))
+    assert site.journal.state.pools[POOL].status == ""
+    play_one(site, seat=2)
+    assert site.journal.state.pools[POOL].wagers_count == before.wagers_count + 1
+
+
+def test_r432_1838_4_only_a_manager_resumes_and_every_step_is_signed_with_its_reason(
+    site: Site[Journal],
+) -> None:
+    assert "unsigned" in refused(site, suspension())
+    assert "why" in refused(site, site.sign(suspension(reason=" "), "sup1"))
+    site.append(site.sign(suspension(), "sup1"))
+    assert "is suspended" in refused(site, site.sign(suspension(by="sup2"), "sup2"))
+    assert "may not resume-pool" in refused(site, site.sign(resumption(by="sup1"), "sup1"))
+    site.append(site.sign(resumption(), "mgr"))
+    assert "nothing to resume" in refused(site, site.sign(resumption(), "mgr"))
+
+
+def test_r432_1838_4_a_pool_with_wagers_in_play_is_not_suspended_under_them(
+    site: Site[Journal],
+) -> None:
+    site.append(site.sign(wager("r-open-w", "r-open", 1), "sup1"))
+    reason = refused(site, site.sign(suspension(), "sup1"))
+    assert "progressive wagers are locked in T1/r-open" in reason
+    site.append(site.sign(settle("r-open-s", "r-open", {1: NOTHING}), "sup1"))
+    site.append(site.sign(suspension(), "sup1"))
+
+
+def test_68_iac_2_6_33_a_suspension_signed_against_another_state_is_stale(
+    site: Site[Journal],
+) -> None:
+    stale = site.sign(suspension(), "sup1")
+    play_one(site)  # the meters moved since it was signed
+    assert "the state changed since" in refused(site, stale)
+
+
+def test_r432_1838_4_a_pool_in_play_keeps_the_text_and_digest_it_always_had(
+    site: Site[Journal],
+) -> None:
+    pool = site.journal.state.pools[POOL]
+    text = pool_json(pool)
+    assert "status" not in json.loads(text)
+    digest = state_digest(site.journal.state)
+    site.append(site.sign(suspension(), "sup1"))
+    suspended = site.journal.state.pools[POOL]
+    stored = json.loads(pool_json(suspended))
+    assert (stored["status"], stored["status_reason"]) == ("suspended", suspended.status_reason)
+    assert pool_from_json(pool_json(suspended)) == suspended
+    site.append(site.sign(resumption(), "mgr"))
+    resumed = site.journal.state.pools[POOL]
+    assert pool_json(resumed) == text
+    assert state_digest(site.journal.state) != digest  # the signed ids are kept, as always
