@@ -91,6 +91,7 @@ class JournalBackend(Protocol):
 BACKENDS: Final[dict[str, tuple[str, str]]] = {
     "sqlite": ("controller.journal.sqlite_backend", "SqliteBackend"),
     "postgresql": ("controller.journal.postgres.backend", "PostgresBackend"),
+    "memory": ("controller.journal.memory.backend", "MemoryBackend"),
 }
 """Each scheme's backend: the module that implements it, and its :class:`JournalBackend`."""
 

@@ -63,13 +63,16 @@ def test_the_factory_chooses_each_backend_by_its_locations_scheme(tmp_path: Path
     file = journal_location("var/journal.db", tmp_path)
     url = journal_location("postgresql://db.casino.example/journal")
     assert (location.scheme(file), location.scheme(url)) == ("sqlite", "postgresql")
-    assert set(BACKENDS) == {"sqlite", "postgresql"}
+    assert set(BACKENDS) == {"sqlite", "postgresql", "memory"}
     chosen = backend_for(file)
     assert isinstance(chosen, SqliteBackend)
     assert chosen.location == file
     database = backend_for(url)
     assert isinstance(database, PostgresBackend)
     assert database.location == DatabaseUrl("postgresql://db.casino.example/journal")
+    memory = journal_location("memory://floor")
+    assert location.scheme(memory) == "memory"
+    assert type(backend_for(memory)).__name__ == "MemoryBackend"
 
 
 def test_a_locations_folder_name_and_text_whatever_its_backend(tmp_path: Path) -> None:

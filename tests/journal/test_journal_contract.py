@@ -7,13 +7,15 @@ each opened through the one factory (:func:`controller.journal.backends.backend_
 that another backend passes by adding one fixture parameter: its location, how to make its
 writes fail for a while (a real failure of the store, never a mock), and how an intruder with
 its password writes it. Every member of the port is exercised. The backends: the SQLite file,
-and a PostgreSQL database on a real server (tests/support/postgres.py).
+a PostgreSQL database on a real server (tests/support/postgres.py), and a journal in this
+process's memory (controller/journal/memory/).
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+import uuid
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -42,7 +44,8 @@ from controller.events import BetSensed, HitVerified, SequencerTookOver
 from controller.journal import JournalError
 from controller.journal.backends import backend_for
 from controller.journal.high_water import sign_head
-from controller.journal.location import DatabaseUrl
+from controller.journal.location import DatabaseUrl, MemoryLocation
+from controller.journal.memory import database as memory
 from controller.journal.port import JournalPort, PreparedAppend
 from controller.journal.postgres.fence import Fence
 from controller.journal.provenance import LATE_SIGNATURE
@@ -128,9 +131,33 @@ def _postgres(request: pytest.FixtureRequest) -> Backend:
     return Backend(url, failing_writes, intrude, shared=True)
 
 
+def _memory(request: pytest.FixtureRequest) -> Backend:
+    location = MemoryLocation(f"contract-{uuid.uuid4().hex}")
+    request.addfinalizer(lambda: memory.discard(location))
+
+    @contextmanager
+    def failing_writes() -> Iterator[None]:
+        # Another connection of the process makes the store refuse rows, as a full disk would.
+        with closing(memory.connect(location)) as other:
+            other.execute(
+                "CREATE TRIGGER no_rows BEFORE INSERT ON journal "
+                "BEGIN SELECT RAISE(ABORT, 'disk full (simulated)'); END"
+            )
+        yield
+        with closing(memory.connect(location)) as other:
+            other.execute("DROP TRIGGER no_rows")
+
+    def intrude(statement: str) -> int:
+        with closing(memory.connect(location)) as other:
+            return other.execute(statement).rowcount
+
+    return Backend(location, failing_writes, intrude, shared=False)
+
+
 BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
     "sqlite": _sqlite,
     "postgresql": _postgres,
+    "memory": _memory,
 }
 
 
