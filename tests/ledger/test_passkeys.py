@@ -8,7 +8,8 @@ whoever relays or can append: an assertion replayed onto another pay, a tampered
 a challenge that is not the event's digest, a cloned authenticator whose count goes back, a
 revoked credential, a supervisor acting as a manager, a wrong relying party, missing flags, a
 wrong origin, an enrollment no authenticator registered for. Each goes through
-``Journal.append`` on a real journal file and moves nothing; the software authenticator
+``Journal.append`` on a real journal, in memory (the SQLite journal's code without a file:
+docs/journal.md, "Backends"), and moves nothing; the software authenticator
 (tests/support/authenticator.py) makes the WebAuthn data byte for byte, as a browser would.
 """
 
@@ -44,7 +45,9 @@ from controller.events import (
     decode_event,
     encode_event,
 )
-from controller.journal import Journal
+from controller.journal.location import MemoryLocation
+from controller.journal.memory import database as memory
+from controller.journal.memory.store import MemoryJournal
 from controller.ledger.apply import apply
 from controller.ledger.passkeys import CLONE, clone_evidence, passkeys_of
 from controller.ledger.state import LedgerError
@@ -53,7 +56,6 @@ from controller.security.webauthn_signatures import b64url, from_b64url
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
     from controller.events import AnyEvent
 
@@ -62,9 +64,17 @@ DUAL_CONTROL_CENTS = 5_000_000
 
 
 @pytest.fixture
-def pit(tmp_path: Path) -> Iterator[Site]:
+def where() -> Iterator[MemoryLocation]:
+    """The test's own journal in memory, let go at its end."""
+    location = MemoryLocation(f"pit-{uuid.uuid4().hex}")
+    yield location
+    memory.discard(location)
+
+
+@pytest.fixture
+def pit(where: MemoryLocation) -> Iterator[Site]:
     """A signed journal with an identity: a manager, two supervisors, one pool, one table."""
-    with Journal(tmp_path / "pit.db") as journal:
+    with MemoryJournal(where) as journal:
         site = Site.create(journal)
         table = msgspec.structs.replace(table_configured(), envy_includes_dealer=False)
         approval = ConfigurationApproved(
@@ -144,11 +154,11 @@ def test_a_supervisor_verifies_a_pay_with_her_security_key(pit: Site, key: Authe
 
 
 def test_the_sign_count_the_ledger_keeps_survives_a_restart(
-    tmp_path: Path, pit: Site, key: Authenticator
+    where: MemoryLocation, pit: Site, key: Authenticator
 ) -> None:
     pit.append(verified_by_key(pit, key))
     pit.journal.close()
-    with Journal(tmp_path / "pit.db") as journal:
+    with MemoryJournal(where) as journal:
         assert passkeys_of(journal.state)[key.credential].sign_count == 1
 
 

@@ -4,13 +4,15 @@ controller/runtime/sequencer.py, "A batch waits a moment for company": events th
 after another within ``group_wait_s`` of the first share its commit; a batch that fills up
 (``batch_max``) is committed at once, without waiting the rest out; a lone event is committed
 once its wait has passed. What is written is what appending the events one at a time writes
-(tests/journal/test_journal_batches.py). A real journal file throughout; waits are bounded.
+(tests/journal/test_journal_batches.py). A real journal throughout, in memory (the SQLite
+journal's code without a file: docs/journal.md, "Backends"); waits are bounded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import uuid
 from decimal import Decimal
 from importlib import resources
 from typing import TYPE_CHECKING
@@ -18,13 +20,16 @@ from typing import TYPE_CHECKING
 import pytest
 
 from controller.events import BetSensed, PoolOpened, TableConfigured
-from controller.journal import Journal
+from controller.journal.location import MemoryLocation
+from controller.journal.memory import database as memory
+from controller.journal.memory.store import MemoryJournal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.sequencer import Sequencer
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-    from pathlib import Path
+    from collections.abc import AsyncIterator, Iterator
+
+    from controller.journal import Journal
 
 AT = "2026-11-29T15:00:00Z"
 BOUND_S = 10.0
@@ -33,9 +38,10 @@ AN_HOUR = 3600.0
 
 
 @pytest.fixture
-def journal(tmp_path: Path) -> Journal:
+def journal() -> Iterator[Journal]:
     paytable = (resources.files("controller") / "paytables" / "progressive-1.toml").read_text()
-    journal = Journal(tmp_path / "journal.db")
+    location = MemoryLocation(f"group-wait-{uuid.uuid4().hex}")
+    journal = MemoryJournal(location)
     journal.append_many(
         [
             PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, Decimal("0.28")),
@@ -45,7 +51,9 @@ def journal(tmp_path: Path) -> Journal:
             ),
         ]
     )  # fmt: skip
-    return journal
+    yield journal
+    journal.close()
+    memory.discard(location)
 
 
 def bet(seat: int) -> BetSensed:
