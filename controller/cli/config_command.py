@@ -162,7 +162,8 @@ def summary(config: Config) -> list[str]:
         for entry in entries:
             described = spec.describe(entry.settings) if spec.describe else ""
             lines.append(f"{entry.key} ({spec.name}): {described}".rstrip(": "))
-    lines.append(f"web: http://{config.web.host}:{config.web.port}/")
+    scheme = "https" if config.web.tls_cert else "http"  # the whole port is HTTPS with TLS
+    lines.append(f"web: {scheme}://{config.web.host}:{config.web.port}/")
     return lines
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
+from support.cli_runs import check
 from support.console_tls import CONSOLE_HOST, certificate
 from support.floor import write_config
 
@@ -56,6 +57,20 @@ def test_tls_files_are_made_absolute_and_the_origin_is_https(tmp_path: Path) -> 
     ).web
     assert (web.tls_cert, web.tls_key) == (str(made.cert), str(made.key))
     assert (web.console_rp_id, web.console_origin) == (CONSOLE_HOST, "https://console.test:8443")
+
+
+def test_config_check_names_the_port_https_once_it_has_a_certificate(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    made = certificate(tmp_path, CONSOLE_HOST)
+    path = _config(
+        tmp_path,
+        f'host = "0.0.0.0"\ntls_cert = "{made.cert.name}"\n'
+        f'tls_key = "{made.key.name}"\nconsole_rp_id = "console.test"',
+    )
+    status, out, _ = check(capsys, str(path))
+    assert status == 0
+    assert "web: https://0.0.0.0:8443/" in out
 
 
 def test_a_certificate_without_its_key_is_refused(tmp_path: Path) -> None:
