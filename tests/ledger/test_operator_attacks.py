@@ -1,7 +1,8 @@
 """Nothing unsigned pulls an operational lever: lockouts, one key per operator, Envy (ledger).
 
 Each test is an attack found in review, made through ``Journal.append`` (what ``jackpotd
-apply`` and every command reach) on a real journal file with an identity, as every journal
+apply`` and every command reach) on a real journal (in memory: the SQLite journal's code
+without a file, docs/journal.md "Backends") with an identity, as every journal
 this version founds has (docs/security.md, "Lockouts", "Dual control"): rows that lock the
 managers out for good, forged times that stretch or cut a lockout, one manager's key enrolled
 twice to satisfy dual control alone, a signed configuration that pays Envy on the dealer's
@@ -30,7 +31,9 @@ from controller.events import (
     OperatorRevoked,
     OperatorUnlocked,
 )
-from controller.journal import Journal
+from controller.journal.location import MemoryLocation
+from controller.journal.memory import database as memory
+from controller.journal.memory.store import MemoryJournal
 from controller.journal.snapshot import state_digest
 from controller.ledger.lockouts import LONGEST_LOCKOUT, lockouts_of
 from controller.security import keys
@@ -38,7 +41,6 @@ from controller.security.signatures import sign
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
     from controller.events import AnyEvent, PoolOpened, TableConfigured
     from controller.ports import Receipt
@@ -63,9 +65,17 @@ def without_dealer_envy() -> TableConfigured:
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site]:
+def where() -> Iterator[MemoryLocation]:
+    """The test's own journal in memory, let go at its end."""
+    location = MemoryLocation(f"attacks-{uuid.uuid4().hex}")
+    yield location
+    memory.discard(location)
+
+
+@pytest.fixture
+def site(where: MemoryLocation) -> Iterator[Site]:
     """A journal with an identity: managers mgr and mgr2, supervisors sup1 and sup2."""
-    with Journal(tmp_path / "journal.db") as journal:
+    with MemoryJournal(where) as journal:
         site = Site.create(journal)
         site.append(site.sign(approval(pool_opened(), without_dealer_envy()), "mgr"))
         site.enroll("mgr2", "manager", by="mgr")
@@ -311,7 +321,7 @@ def test_the_supervisors_second_signature_must_be_a_free_supervisors_beside_the_
 
 
 def test_the_memory_of_two_managers_is_replayed_from_the_rows_as_written(
-    site: Site, tmp_path: Path
+    site: Site, where: MemoryLocation
 ) -> None:
     assert "one_manager_left" not in msgspec.json.encode(site.journal.state.authority).decode()
     revoke(site, "mgr2", by="mgr")
@@ -321,7 +331,7 @@ def test_the_memory_of_two_managers_is_replayed_from_the_rows_as_written(
     written = state_digest(site.journal.state)
     report = site.journal.verify()  # the rows replayed from the first give the same state
     assert report.ok, report.problems
-    with Journal(tmp_path / "journal.db") as reopened:
+    with MemoryJournal(where) as reopened:
         assert reopened.state.authority.one_manager_left is True
         assert state_digest(reopened.state) == written
 
@@ -346,7 +356,7 @@ def test_a_signed_configuration_cannot_pay_envy_on_the_dealers_hand(
 
 
 def test_a_journal_without_an_identity_keeps_the_rules_it_was_written_under(
-    tmp_path: Path,
+    where: MemoryLocation,
 ) -> None:
     manager, supervisor = keys.generate(), keys.generate()
 
@@ -366,12 +376,12 @@ def test_a_journal_without_an_identity_keeps_the_rules_it_was_written_under(
             manager,
         ),
     ]
-    with Journal(tmp_path / "old.db") as journal:
+    with MemoryJournal(where) as journal:
         receipts = [journal.append(event) for event in events]
         assert all(receipt.applied for receipt in receipts), [r.reason for r in receipts]
         assert journal.state.binding is None
         assert journal.state.operators["sup"].locked  # until a manager unlocks, as written
         assert journal.state.tables["T1"].envy_includes_dealer  # as it was played
         written = state_digest(journal.state)
-    with Journal(tmp_path / "old.db") as reopened:
+    with MemoryJournal(where) as reopened:
         assert state_digest(reopened.state) == written
