@@ -9,6 +9,9 @@ SQLite frees such a database when its last connection closes; a journal must out
 that closes and opens it again (a restart in the same process, the start-up check's reopening),
 as a file does. So the first connection to a name is kept here (:func:`keep`) until
 :func:`discard` names it, or the process ends: a name once opened is a journal until then.
+
+A memdb database is bounded (``SQLITE_MEMDB_DEFAULT_MAXSIZE``, 1 GiB unless SQLite was built
+otherwise): past it a write fails as on a full disk, and the journal fails closed.
 """
 
 from __future__ import annotations
