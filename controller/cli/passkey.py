@@ -1,4 +1,4 @@
-"""``jackpotd passkey enroll``: a manager signs, with their key, an enrollment the console drafted.
+"""``jackpotd passkey``: enroll (a manager signs a drafted enrollment), list and revoke passkeys.
 
 At the supervisors' console a manager starts a passkey's enrollment and the operator's device
 registers it (controller/web/console.py); the page then names the draft. Any manager the
@@ -11,40 +11,58 @@ signing command does (controller/cli/signing.py), and hands it in through the op
 (controller/cli/submit.py), the door the console and the CLI share. The ledger checks the
 registration, the managers and the relying party itself (docs/operations.md, "The
 supervisors' console").
+
+``list`` shows every passkey the journal enrolled, its operator, label, relying party, sign
+count and whether it is live, revoked or suspected cloned (the alert a count that went back
+raises); ``revoke`` is a manager's signed withdrawal of one, named by its credential id or a
+prefix of it that names one passkey alone.
 """
 
 from __future__ import annotations
 
+import json
 import ssl
 import sys
 import urllib.error
 import urllib.request
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from controller.cli.common import CommandError, add_db, command
+from controller.cli.common import CommandError, add_db, command, open_reader
 from controller.cli.signing import add_signers, signers
 from controller.cli.submit import conclude, open_desk
-from controller.events import PasskeyEnrolled, decode_event
+from controller.cli.tables import Column, print_table
+from controller.events import PasskeyEnrolled, PasskeyRevoked, decode_event
+from controller.ledger.passkeys import passkeys_of
 from controller.security.signatures import signatures_of
 
 if TYPE_CHECKING:
     import argparse
+    from collections.abc import Mapping
 
+    from controller.ledger.operators import Passkey
+
+MIN_PREFIX: Final = 6
+"""The shortest prefix of a credential id that may name it (it must name one alone)."""
 MAX_DRAFT: Final = 64 * 1024
 """A draft is one event: the console answers at most this much."""
 FETCH_TIMEOUT_S: Final = 10.0
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``passkey enroll``."""
+    """Add ``passkey enroll``, ``passkey list`` and ``passkey revoke``."""
     parser = command(
         commands,
         "passkey",
-        help="sign a passkey's enrollment drafted at the supervisors' console",
-        examples="  jackpotd passkey enroll --draft URL --key dana.key",
+        help="the operators' passkeys: sign an enrollment the console drafted, list, revoke",
+        examples=(
+            "  jackpotd passkey enroll --draft URL --key dana.key\n"
+            "  jackpotd passkey list\n"
+            "  jackpotd passkey revoke 3q2-9f --reason 'tablet lost, ticket 118' --key dana.key"
+        ),
     )
     actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     enroll = command(
@@ -73,6 +91,29 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_db(enroll)
     add_signers(enroll)
     enroll.set_defaults(run=run_enroll)
+    listed = command(
+        actions,
+        "list",
+        help="every passkey enrolled: operator, label, relying party, sign count, state",
+        examples="  jackpotd passkey list\n  jackpotd passkey list --json",
+    )
+    add_db(listed)
+    listed.set_defaults(run=run_list)
+    revoke = command(
+        actions,
+        "revoke",
+        help="withdraw a passkey (a manager's signature): none of its assertions is taken again",
+        examples=(
+            "  jackpotd passkey revoke 3q2-9f --reason 'tablet lost, ticket 118' --key dana.key"
+        ),
+    )
+    add_db(revoke)
+    revoke.add_argument(
+        "credential", help="the credential id (jackpotd passkey list), or a prefix naming one"
+    )
+    revoke.add_argument("--reason", required=True, help="why, for the journal")
+    add_signers(revoke)
+    revoke.set_defaults(run=run_revoke)
 
 
 def run_enroll(args: argparse.Namespace) -> int:
@@ -167,3 +208,72 @@ def _bounded(where: str, body: bytes) -> bytes:
     if len(body) > MAX_DRAFT:
         raise CommandError(f"{where}: more than {MAX_DRAFT} bytes: not a drafted enrollment")
     return body
+
+
+def _state_of(passkey: Passkey) -> str:
+    if passkey.revoked:
+        return "revoked"
+    if passkey.clone_suspected is not None:
+        return f"CLONE SUSPECTED (a count went back to {passkey.clone_suspected})"
+    return "live"
+
+
+def run_list(args: argparse.Namespace) -> int:
+    """Print every passkey the journal enrolled (never a secret: public keys are not shown)."""
+    with open_reader(args) as journal:
+        passkeys = passkeys_of(journal.state)
+    rows = sorted(passkeys.items(), key=lambda item: (item[1].operator, item[1].label, item[0]))
+    if getattr(args, "json", False):
+        document = [
+            {
+                "credential_id": credential, "operator": passkey.operator,
+                "label": passkey.label, "rp_id": passkey.rp_id,
+                "origins": list(passkey.origins), "sign_count": passkey.sign_count,
+                "revoked": passkey.revoked, "clone_suspected": passkey.clone_suspected,
+            }
+            for credential, passkey in rows
+        ]  # fmt: skip
+        print(json.dumps(document, indent=2))
+        return 0
+    if not rows:
+        print("no passkeys enrolled")
+        return 0
+    print_table(
+        [Column("operator", whole=True), Column("label"), Column("credential", whole=True),
+         Column("relying party"), Column("sign count", figures=True), Column("state")],
+        [
+            (passkey.operator, passkey.label, credential, passkey.rp_id, passkey.sign_count,
+             _state_of(passkey))
+            for credential, passkey in rows
+        ],
+    )  # fmt: skip
+    return 0
+
+
+def credential_named(passkeys: Mapping[str, Passkey], named: str) -> str:
+    """The one credential id ``named`` is, or begins; a clear refusal otherwise."""
+    if named in passkeys:
+        return named
+    found = [credential for credential in passkeys if credential.startswith(named)]
+    if len(named) >= MIN_PREFIX and len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        raise CommandError(f"{named!r} begins {len(found)} passkeys' ids: give more of it")
+    raise CommandError(f"no passkey enrolled has the id {named!r} (jackpotd passkey list)")
+
+
+def run_revoke(args: argparse.Namespace) -> int:
+    """Journal a manager's revocation of one passkey; exit 1 if the ledger refused it."""
+    with open_desk(args) as desk:
+        passkeys = passkeys_of(desk.state)
+        credential = credential_named(passkeys, args.credential)
+        passkey = passkeys[credential]
+        print(
+            f"revoking {passkey.operator}'s passkey {passkey.label!r} ({credential})",
+            file=sys.stderr,
+        )
+        keys = signers(args, desk, "passkey-revoked")
+        event = PasskeyRevoked(
+            f"passkey-revoke-{uuid.uuid4()}", desk.now(), credential, keys[0][0], args.reason
+        )
+        return conclude(args, desk, event, keys)
