@@ -64,6 +64,7 @@ def build_parser(*, service_only: bool = False) -> argparse.ArgumentParser:
         passkey,
         pays,
         paytables,
+        pool_life,
         report,
         restore_command,
         run,
@@ -80,6 +81,7 @@ def build_parser(*, service_only: bool = False) -> argparse.ArgumentParser:
     meters.register(commands)
     pays.register(commands)
     supervisor.register(commands)
+    pool_life.register(commands)
     cosign.register(commands)
     site_commands.register(commands)
     restore_command.register(commands)

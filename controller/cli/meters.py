@@ -62,6 +62,7 @@ def pool_summary(pool: Pool) -> dict[str, Any]:
         "house_funding_cents": pool.house_funding_cents,
         "reserve_funding_cents": pool.reserve_funding_cents,
         "adjustments_cents": pool.adjustments_cents,
+        "state": pool_state(pool),
         "last_hits": [
             {
                 "hit": hit.hit_id,
@@ -73,6 +74,11 @@ def pool_summary(pool: Pool) -> dict[str, Any]:
             for hit in pool.last_hits
         ],
     }
+
+
+def pool_state(pool: Pool) -> str:
+    """``in play``, or ``suspended: REASON`` / ``retired: REASON`` (docs/operations.md)."""
+    return f"{pool.status}: {pool.status_reason}" if pool.status else "in play"
 
 
 def _rows(pool: dict[str, Any]) -> list[tuple[str, str]]:
@@ -96,6 +102,7 @@ def _rows(pool: dict[str, Any]) -> list[tuple[str, str]]:
         ("seeds paid by the house", format_cents(pool["house_funding_cents"])),
         ("seeds paid from the reserve", format_cents(pool["reserve_funding_cents"])),
         ("adjustments", format_cents(pool["adjustments_cents"])),
+        ("state", pool["state"]),
     ]
 
 

@@ -36,6 +36,7 @@ import msgspec
 
 from controller.cli import report_meters, report_pdf, report_returns, site_report
 from controller.cli.common import CommandError, add_db, command, open_reader
+from controller.cli.meters import pool_state
 from controller.cli.report_provenance import print_provenance, provenance
 from controller.cli.tables import Column, print_table
 from controller.cli.times import gaming_day, local_time, moment
@@ -323,12 +324,16 @@ def run(args: argparse.Namespace) -> int:
     with open_reader(args) as journal:
         rows = list(journal.rows())
         origins = dict(journal.provenances())
+        states = {pool_id: pool_state(pool) for pool_id, pool in journal.state.pools.items()}
     periods = reconcile(rows, start, end)
     covered = coverage(rows, start, end)
     ordered = sorted(rows, key=lambda row: int(row["seq"]))
     begin, stop = span(ordered, start, end)
     found = provenance(ordered[begin:stop], origins)
-    documents = [_document(pool_id, period) for pool_id, period in sorted(periods.items())]
+    documents = [
+        _document(pool_id, period) | {"state": states.get(pool_id, "in play")}
+        for pool_id, period in sorted(periods.items())
+    ]
     ok = all(document["balanced"] for document in documents)
     if args.json:
         report = {"from": args.start, "to": args.end, "rows": covered.document()}
@@ -346,6 +351,9 @@ def run(args: argparse.Namespace) -> int:
             for row in _account_rows(pool_id, period)
         ],
     )
+    for pool_id, state in sorted(states.items()):
+        if state != "in play":  # out of play now (docs/operations.md, "A pool's life")
+            print(f"pool {pool_id} is {state}")
     print_provenance(found)
     if not ok:
         print("at least one pool does not balance", file=sys.stderr)

@@ -53,6 +53,7 @@ from controller.events import (
     RoundVoided,
     decode_event,
 )
+from controller.pool_events import PoolResumed, PoolRetired, PoolSuspended, PoolTransferred
 from controller.security.signatures import binding_of, signatures_of
 from controller.wide_events import SiteResumed
 
@@ -72,6 +73,7 @@ ACTIONS: Final = (
     HitVerified, RoundVoided, MeterAdjusted, OperatorEnrolled, OperatorRevoked, OperatorUnlocked,
     ConfigurationApproved, ManifestApproved, HistoryRestored, JournalIdentified, SiteResumed,
     TableAgentEnrolled, TableAgentRevoked, AuthenticationFailed, PasskeyEnrolled, PasskeyRevoked,
+    PoolSuspended, PoolResumed, PoolTransferred, PoolRetired,
 )  # fmt: skip
 """What the signing commands journal (and a wrong passphrase's failed authentication), and
 the passkeys' enrollments and revocations the supervisors' console relays (controller/web/

@@ -1,0 +1,79 @@
+"""``jackpotd pool suspend|resume``: a pool's life after it opened, each step signed.
+
+``pool suspend POOL --reason ... --key KEY`` takes a pool out of play (a supervisor's or a
+manager's signature: it protects); ``pool resume POOL --reason ... --key KEY`` puts it back (a
+manager's). Each drafts the event against the journal as it stands, signs it as every signing
+command does (``--key``, ``--save`` for a second signer's ``jackpotd cosign``), and journals
+it; the ledger decides (controller/ledger/pool_life.py, docs/operations.md "A pool's life").
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+from controller.cli.common import add_db, command
+from controller.cli.signing import add_signers, signers
+from controller.cli.submit import conclude, open_desk
+from controller.pool_events import PoolResumed, PoolSuspended
+
+if TYPE_CHECKING:
+    import argparse
+
+
+def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``pool suspend|resume``."""
+    parser = command(
+        commands,
+        "pool",
+        help="a pool's life: take it out of play, put it back",
+        examples=(
+            "  jackpotd pool suspend fortune-floor --reason 'meter sign dark' --key sam.key\n"
+            "  jackpotd pool resume fortune-floor --reason 'sign replaced' --key dana.key"
+        ),
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    suspend = command(
+        actions,
+        "suspend",
+        help="take a pool out of play: its meters stay, its wagers are refused",
+        examples="  jackpotd pool suspend fortune-floor --reason 'meter sign dark' --key sam.key",
+    )
+    add_db(suspend)
+    suspend.add_argument("pool", help="the pool to take out of play")
+    suspend.add_argument("--reason", required=True, help="why, for the journal")
+    add_signers(suspend)
+    suspend.set_defaults(run=run_suspend)
+
+    resume = command(
+        actions,
+        "resume",
+        help="put a suspended pool back in play (a manager)",
+        examples="  jackpotd pool resume fortune-floor --reason 'sign replaced' --key dana.key",
+    )
+    add_db(resume)
+    resume.add_argument("pool", help="the suspended pool")
+    resume.add_argument("--reason", required=True, help="why, for the journal")
+    add_signers(resume)
+    resume.set_defaults(run=run_resume)
+
+
+def run_suspend(args: argparse.Namespace) -> int:
+    """Journal a pool's suspension, signed."""
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "suspend-pool")
+        event = PoolSuspended(
+            f"suspend-{uuid.uuid4()}", desk.now(), args.pool, keys[0][0], args.reason
+        )
+        return conclude(args, desk, event, keys)
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    """Journal a suspended pool's resumption, signed."""
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "resume-pool")
+        event = PoolResumed(
+            f"resume-{uuid.uuid4()}", desk.now(), args.pool, keys[0][0], args.reason
+        )
+        return conclude(args, desk, event, keys)

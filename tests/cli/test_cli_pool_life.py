@@ -1,0 +1,140 @@
+"""``jackpotd pool suspend|resume``, and docs/operations.md "A pool's life" run as written.
+
+A real signed journal with an identity: managers Dana Reyes and Lee Chen and supervisor Sam
+Okafor, their key files beside it, and the approved pool ``fortune-floor`` with its table. A
+pool taken out of play on a malfunction keeps what it holds (68 IAC 2-6-33) and nothing reduces
+a jackpot outside a documented decision (Mich. Admin. Code R 432.1838(4)).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+import pytest
+from support.approvals import PASSPHRASE, Site, key_file, now
+from support.journal_rig import NOTHING, pool_opened, settle, table_configured, wager
+
+from controller.cli import main
+from controller.events import ConfigurationApproved
+from controller.journal import Journal
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = ROOT / "docs" / "operations.md"
+POOL = "fortune-floor"
+DANA, LEE, SAM = "Dana Reyes", "Lee Chen", "Sam Okafor"
+FILES = {DANA: "dana.key", LEE: "lee.key", SAM: "sam.key"}
+WAIT_S = 120
+
+
+@dataclass
+class Floor:
+    """The journal, its folder (the key files) and the operators' keys."""
+
+    folder: Path
+    database: Path
+    site: Site[Journal]
+    capsys: pytest.CaptureFixture[str]
+
+    def run(self, *argv: str) -> tuple[int, str, str]:
+        """``jackpotd ARGV --db JOURNAL`` in process: the status, standard output and error."""
+        status = main([*argv, "--db", str(self.database)])
+        captured = self.capsys.readouterr()
+        return status, captured.out, captured.err
+
+    def meters(self) -> dict[str, object]:
+        """The pool as `jackpotd meters --json` gives it."""
+        status, out, err = self.run("meters", "--json")
+        assert status == 0, err
+        (pool,) = json.loads(out)["pools"]
+        return dict(pool)
+
+
+@pytest.fixture
+def floor(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> Floor:
+    database = tmp_path / "journal.db"
+    with Journal(database) as journal:
+        site = Site.create(journal, manager=DANA, supervisors=(SAM,))
+        site.enroll(LEE, "manager", by=DANA)
+        table = msgspec.structs.replace(
+            table_configured(), pool_id=POOL, envy_includes_dealer=False
+        )
+        approval = ConfigurationApproved(
+            "approval-1", now(), "digest-1", [pool_opened(pool_id=POOL), table], DANA,
+            dual_control_cents=100_000,
+        )  # fmt: skip
+        site.append(site.sign(approval, DANA, LEE))
+        round_id = f"r-{uuid.uuid4().hex[:6]}"
+        site.append(site.sign(wager(f"{round_id}-w", round_id, 1), SAM))
+        site.append(site.sign(settle(f"{round_id}-s", round_id, {1: NOTHING}), SAM))
+    for name, file in FILES.items():
+        key_file(tmp_path, name, site.keys[name]).rename(tmp_path / file)
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE", PASSPHRASE)
+    monkeypatch.chdir(tmp_path)
+    return Floor(tmp_path, database, site, capsys)
+
+
+def test_68_iac_2_6_33_a_pool_suspended_at_the_command_line_keeps_its_meters_and_refuses_wagers(
+    floor: Floor,
+) -> None:
+    before = floor.meters()
+    assert before["state"] == "in play"
+    status, _, err = floor.run(
+        "pool", "suspend", POOL, "--reason", "table T1 removed", "--key", FILES[SAM]
+    )
+    assert status == 0, err
+    after = floor.meters()
+    assert after["state"] == "suspended: table T1 removed"
+    assert {k: v for k, v in after.items() if k != "state"} == {
+        k: v for k, v in before.items() if k != "state"
+    }
+    with Journal(floor.database) as journal:
+        locked = floor.site.sign(wager("r-late-w", "r-late", 2), SAM)
+        receipt = journal.append(locked)
+        assert not receipt.applied
+        assert receipt.reason == f"pool {POOL} is suspended: table T1 removed"
+    status, out, err = floor.run("report")
+    assert status == 0, err
+    assert f"pool {POOL} is suspended: table T1 removed" in out
+    status, out, _ = floor.run("report", "--json")
+    assert json.loads(out)["pools"][0]["state"] == "suspended: table T1 removed"
+
+
+def test_r432_1838_4_a_supervisor_cannot_resume_a_suspended_pool(floor: Floor) -> None:
+    assert floor.run("pool", "suspend", POOL, "--reason", "sign dark", "--key", FILES[SAM])[0] == 0
+    status, _, err = floor.run("pool", "resume", POOL, "--reason", "fixed", "--key", FILES[SAM])
+    assert status == 1
+    assert "may not resume-pool" in err
+    assert floor.meters()["state"] == "suspended: sign dark"
+
+
+def test_r432_1838_4_a_pools_life_of_operations_md_runs_as_written(floor: Floor) -> None:
+    section = PAGE.read_text(encoding="utf-8").split("### A pool's life", 1)[1]
+    block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[0]
+    script = "set -e\n" + block
+    environment = os.environ | {
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
+        "JACKPOTD_DB": str(floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
+        "JACKPOTD_PASSPHRASE": PASSPHRASE,
+    }
+    done = subprocess.run(  # the page's own commands, as the operators: ourselves
+        ["/bin/bash", "-c", script],
+        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "suspended: meter sign dark on T3" in " ".join(done.stdout.split())
+    with Journal(floor.database) as journal:
+        kinds = [row["kind"] for row in journal.rows()][-2:]
+        assert kinds == ["pool-suspended", "pool-resumed"]
+        assert journal.state.pools[POOL].status == ""
