@@ -236,6 +236,22 @@ def summary(runtime: Runtime, since: Start) -> dict[str, Any]:
     }
 
 
+def console_line(config: Config) -> str:
+    """The demo's third line: where the supervisors' console is, or why it is off.
+
+    A manager signs a passkey's enrollment the console drafted at their own account, through
+    the demo's operator socket (docs/operations.md, "The supervisors' console").
+    """
+    web = config.web
+    if not web.console_origin:
+        return "supervisors' console: off (others reach this display without TLS)"
+    return (
+        f"supervisors' console: {web.console_origin}/console/ (a manager signs a passkey's "
+        f"enrollment with: jackpotd passkey enroll --socket {config.controller.operator_socket}"
+        " --draft URL --key KEY)"
+    )
+
+
 def run_demo(args: argparse.Namespace) -> int:
     """The controller on embedded defaults; with --rounds, stop and summarise."""
     _logging(args.log_level)
@@ -266,6 +282,7 @@ def run_demo(args: argparse.Namespace) -> int:
             f"demo manager {DEMO_MANAGER!r}: key file {manager}, passphrase {DEMO_PASSPHRASE!r}",
             flush=True,
         )
+        print(console_line(config), flush=True)
         start.take(runtime)
 
     # The demo's checkpoints are signed with a key made for the run, in memory only.

@@ -10,6 +10,8 @@ serial lines.
 
 from __future__ import annotations
 
+import hashlib
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +28,7 @@ TEMPLATE = """
 site = "demo"
 id = "demo"
 journal = "{journal}"
+operator_socket = "{socket}"
 verification_amount = "$1,000"
 heartbeat_timeout_s = 10
 
@@ -90,6 +93,7 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     """
     text = TEMPLATE.format(
         journal=_toml_text(location.text(journal)),
+        socket=_toml_text(str(demo_operator_socket(journal))),
         host=host,
         port=port,
         seed=seed,
@@ -104,6 +108,19 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     for name in signs:
         text += SIGN.format(name=name, tables=ids)
     return parse_config(text, "<demo configuration>", Path.cwd())
+
+
+def demo_operator_socket(journal: JournalLocation) -> Path:
+    """The demo's operator socket, through which the console and the commands sign.
+
+    In the temporary folder, named after the journal (so two demos of two journals do not
+    meet): a socket's path is short by law (108 bytes), and a journal's folder may be deep.
+    """
+    where = location.text(journal)
+    if (file := location.sqlite_file(journal)) is not None:
+        where = str(file.resolve())
+    digest = hashlib.sha256(where.encode()).hexdigest()[:12]
+    return Path(tempfile.gettempdir()) / f"jackpotd-demo-{digest}.sock"
 
 
 DEMO_MANAGER = "demo-manager"
