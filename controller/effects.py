@@ -126,6 +126,20 @@ class Adjusted(Effect, frozen=True, tag="adjusted"):
     amount_cents: int
 
 
+class PoolTransfer(Effect, frozen=True, tag="pool-transfer"):
+    """One side of a transfer between pools (controller/ledger/pool_life.py).
+
+    What each of ``pool_id``'s accounts gained (``+``, the receiving pool) or lost (``-``, the
+    pool it left), as exact fraction text; ``other_pool`` is the pool on the other side.
+    """
+
+    pool_id: str
+    other_pool: str
+    meter: str
+    reserve: str
+    overflow: str
+
+
 class Verified(Effect, frozen=True, tag="verified"):
     """A pending payout verified by a supervisor."""
 
@@ -332,6 +346,7 @@ AnyEffect = (
     | PoolOpenedEffect
     | TermsChanged
     | Adjusted
+    | PoolTransfer
     | Verified
     | TableSet
     | BetChanged

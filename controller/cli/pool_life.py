@@ -1,10 +1,12 @@
-"""``jackpotd pool suspend|resume``: a pool's life after it opened, each step signed.
+"""``jackpotd pool suspend|resume|transfer``: a pool's life after it opened, each step signed.
 
 ``pool suspend POOL --reason ... --key KEY`` takes a pool out of play (a supervisor's or a
 manager's signature: it protects); ``pool resume POOL --reason ... --key KEY`` puts it back (a
-manager's). Each drafts the event against the journal as it stands, signs it as every signing
-command does (``--key``, ``--save`` for a second signer's ``jackpotd cosign``), and journals
-it; the ledger decides (controller/ledger/pool_life.py, docs/operations.md "A pool's life").
+manager's); ``pool transfer POOL --to OTHER --reason ... --key A --key B`` moves its money onto
+another pool (two managers). Each drafts the event against the journal as it stands, signs it
+as every signing command does (``--key``, ``--save`` for a second signer's ``jackpotd
+cosign``), and journals it; the ledger decides (controller/ledger/pool_life.py,
+docs/operations.md "A pool's life").
 """
 
 from __future__ import annotations
@@ -15,18 +17,18 @@ from typing import TYPE_CHECKING
 from controller.cli.common import add_db, command
 from controller.cli.signing import add_signers, signers
 from controller.cli.submit import conclude, open_desk
-from controller.pool_events import PoolResumed, PoolSuspended
+from controller.pool_events import PoolResumed, PoolSuspended, PoolTransferred
 
 if TYPE_CHECKING:
     import argparse
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``pool suspend|resume``."""
+    """Add ``pool suspend|resume|transfer``."""
     parser = command(
         commands,
         "pool",
-        help="a pool's life: take it out of play, put it back",
+        help="a pool's life: take it out of play, put it back, move its money to another",
         examples=(
             "  jackpotd pool suspend fortune-floor --reason 'meter sign dark' --key sam.key\n"
             "  jackpotd pool resume fortune-floor --reason 'sign replaced' --key dana.key"
@@ -58,6 +60,23 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_signers(resume)
     resume.set_defaults(run=run_resume)
 
+    transfer = command(
+        actions,
+        "transfer",
+        help="move a pool's meter, reserve and overflow onto another pool (two managers)",
+        examples=(
+            "  jackpotd pool transfer fortune-floor --to fortune-annex --reason 'T3 removed' "
+            "--key dana.key --save /tmp/transfer.json\n"
+            "  jackpotd cosign /tmp/transfer.json --key lee.key"
+        ),
+    )
+    add_db(transfer)
+    transfer.add_argument("pool", help="the pool whose money moves (left suspended, empty)")
+    transfer.add_argument("--to", required=True, help="the pool that receives it")
+    transfer.add_argument("--reason", required=True, help="why, for the journal")
+    add_signers(transfer, dual=True)
+    transfer.set_defaults(run=run_transfer)
+
 
 def run_suspend(args: argparse.Namespace) -> int:
     """Journal a pool's suspension, signed."""
@@ -65,6 +84,16 @@ def run_suspend(args: argparse.Namespace) -> int:
         keys = signers(args, desk, "suspend-pool")
         event = PoolSuspended(
             f"suspend-{uuid.uuid4()}", desk.now(), args.pool, keys[0][0], args.reason
+        )
+        return conclude(args, desk, event, keys)
+
+
+def run_transfer(args: argparse.Namespace) -> int:
+    """Journal a transfer between pools, signed by two managers (or saved for the second)."""
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "transfer-pool")
+        event = PoolTransferred(
+            f"transfer-{uuid.uuid4()}", desk.now(), args.pool, args.to, keys[0][0], args.reason
         )
         return conclude(args, desk, event, keys)
 

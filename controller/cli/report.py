@@ -46,6 +46,7 @@ from controller.effects import (
     Contributed,
     ContributionRefunded,
     MeterPaid,
+    PoolTransfer,
     decode_effects,
 )
 from controller.effects import fraction_text as text
@@ -120,6 +121,10 @@ class PoolPeriod:
     refunded: dict[str, Fraction] = field(
         default_factory=lambda: dict.fromkeys(ACCOUNTS, Fraction(0))
     )
+    transferred: dict[str, Fraction] = field(
+        default_factory=lambda: dict.fromkeys(ACCOUNTS, Fraction(0))
+    )
+    """What transfers between pools brought (+) or took (-), per account."""
     wins_cents: int = 0
     hits: int = 0
     released: Fraction = Fraction(0)
@@ -137,11 +142,12 @@ class PoolPeriod:
         refunded = self.refunded
         return {
             "meter": self.opening["meter"] + self.contributions["meter"] + house + reserve
-            + self.released + self.adjustments["meter"] - self.wins_cents - refunded["meter"],
+            + self.released + self.adjustments["meter"] - self.wins_cents - refunded["meter"]
+            + self.transferred["meter"],
             "reserve": self.opening["reserve"] + self.contributions["reserve"] - reserve
-            + self.adjustments["reserve"] - refunded["reserve"],
+            + self.adjustments["reserve"] - refunded["reserve"] + self.transferred["reserve"],
             "overflow": self.opening["overflow"] + self.contributions["overflow"] - self.released
-            + self.adjustments["overflow"] - refunded["overflow"],
+            + self.adjustments["overflow"] - refunded["overflow"] + self.transferred["overflow"],
         }  # fmt: skip
 
     def balanced(self) -> bool:
@@ -187,6 +193,9 @@ def reconcile(
                 period.released += Fraction(effect.from_overflow)
             elif isinstance(effect, Adjusted):
                 period.adjustments[effect.account] += effect.amount_cents
+            elif isinstance(effect, PoolTransfer):
+                for account in ACCOUNTS:
+                    period.transferred[account] += Fraction(getattr(effect, account))
     return periods
 
 
@@ -256,6 +265,7 @@ def _document(pool_id: str, period: PoolPeriod) -> dict[str, Any]:
         "reserve_funding_cents": period.funding("reserve"),
         "overflow_released": text(period.released),
         "adjustments_cents": period.adjustments,
+        "transferred": {name: text(value) for name, value in period.transferred.items()},
         "balanced": period.balanced(),
     }
 
@@ -274,8 +284,13 @@ def _print_coverage(covered: Coverage) -> None:
             print(f"  clock step, row {seq} at {local_time(at)}: {detail}")
 
 
-def _account_rows(pool_id: str, period: PoolPeriod) -> list[tuple[object, ...]]:
-    """The pool's three accounts, each flow signed as it moves the account: they add up."""
+def _account_rows(
+    pool_id: str, period: PoolPeriod, *, transfers: bool = False
+) -> list[tuple[object, ...]]:
+    """The pool's three accounts, each flow signed as it moves the account: they add up.
+
+    ``transfers``: with the column of transfers between pools (a period that had one).
+    """
     cents = {name: format_cents(int(value)) for name, value in period.contributions.items()}
     house, reserve = period.funding("house"), period.funding("reserve")
     expected = period.expected()
@@ -291,6 +306,7 @@ def _account_rows(pool_id: str, period: PoolPeriod) -> list[tuple[object, ...]]:
             pool_id, account, format_cents(int(period.opening[account])), cents[account],
             *("" if flow is None else format_cents(flow) for flow in (seeds, released)),
             format_cents(period.adjustments[account]),
+            *((format_cents(int(period.transferred[account])),) if transfers else ()),
             "" if paid is None else format_cents(paid),
             period.hits if account == "meter" else "",
             format_cents(-int(period.refunded[account])),
@@ -343,12 +359,17 @@ def run(args: argparse.Namespace) -> int:
     print(f"Reconciliation from {_when(start, 'the start')} to {_when(end, 'now')}")
     _print_coverage(covered)
     print("Each account's row adds up: opening + the flows after it = closing (docs/money.md).")
+    transfers = any(any(period.transferred.values()) for period in periods.values())
+    columns: tuple[Column, ...] = REPORT_COLUMNS
+    if transfers:  # a column only for a period that had one: other reports read as they did
+        at = [column.header for column in columns].index("adjustments") + 1
+        columns = (*columns[:at], Column("transferred", figures=True), *columns[at:])
     print_table(
-        REPORT_COLUMNS,
+        columns,
         [
             row
             for pool_id, period in sorted(periods.items())
-            for row in _account_rows(pool_id, period)
+            for row in _account_rows(pool_id, period, transfers=transfers)
         ],
     )
     for pool_id, state in sorted(states.items()):

@@ -65,6 +65,7 @@ def _terms(document: dict[str, Any]) -> PoolTerms:
 
 
 EXACT = ("meter", "reserve", "overflow", "contributions")
+TRANSFERS = ("transferred_in", "transferred_out")
 COUNTERS = (
     "revision", "wagers_count", "wagers_cents", "hits_count", "paid_cents",
     "house_funding_cents", "reserve_funding_cents", "adjustments_cents", "pending_revision",
@@ -80,6 +81,9 @@ def pool_json(pool: Pool) -> str:
     document["last_hits"] = [asdict(hit) for hit in pool.last_hits]
     if pool.status:  # only once out of play: a pool in play keeps the text it always had
         document |= {"status": pool.status, "status_reason": pool.status_reason}
+    for name in TRANSFERS:  # only once a transfer moved money, for the same reason
+        if getattr(pool, name):
+            document[name] = fraction_text(getattr(pool, name))
     return _canonical(document)
 
 
@@ -107,6 +111,8 @@ def pool_from_json(text: str) -> Pool:
         last_hits=tuple(HitRecord(**hit) for hit in document["last_hits"]),
         status=document.get("status", ""),
         status_reason=document.get("status_reason", ""),
+        transferred_in=Fraction(document.get("transferred_in", 0)),
+        transferred_out=Fraction(document.get("transferred_out", 0)),
     )
 
 

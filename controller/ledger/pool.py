@@ -158,6 +158,10 @@ class Pool:
     """Empty while the pool is in play; ``suspended`` or ``retired`` (controller/ledger/
     pool_life.py), with ``status_reason`` the reason journaled."""
     status_reason: str = ""
+    transferred_in: Fraction = Fraction(0)
+    """What other pools' transfers brought onto this one (controller/ledger/pool_life.py)."""
+    transferred_out: Fraction = Fraction(0)
+    """What this pool's transfers took to another."""
 
     @classmethod
     def open(cls, pool_id: str, terms: PoolTerms, revision: int = 1) -> Pool:
@@ -186,12 +190,54 @@ class Pool:
         return floor(self.overflow)
 
     def money_in(self) -> Fraction:
-        """Everything that entered the pool: contributions, house funding and adjustments."""
-        return self.contributions + self.house_funding_cents + self.adjustments_cents
+        """Everything that entered the pool: contributions, funding, adjustments, transfers in."""
+        money = self.contributions + self.house_funding_cents + self.adjustments_cents
+        return money + self.transferred_in
 
     def money_held_or_paid(self) -> Fraction:
-        """Where it went: still on a meter, or paid out."""
-        return self.meter + self.reserve + self.overflow + self.paid_cents
+        """Where it went: still on a meter, paid out, or transferred to another pool."""
+        return self.meter + self.reserve + self.overflow + self.paid_cents + self.transferred_out
+
+    def transfer_out(self) -> tuple[Pool, Fraction, Fraction, Fraction]:
+        """Everything the pool holds, taken off it exactly.
+
+        The pool left with nothing, and the meter, reserve and overflow it held.
+        """
+        taken = (self.meter, self.reserve, self.overflow)
+        emptied = replace(
+            self,
+            meter=Fraction(0),
+            reserve=Fraction(0),
+            overflow=Fraction(0),
+            transferred_out=self.transferred_out + sum(taken, Fraction(0)),
+        )
+        return emptied, *taken
+
+    def receive(
+        self, meter: Fraction, reserve: Fraction, overflow: Fraction
+    ) -> tuple[Pool, Fraction]:
+        """Another pool's transfer, exactly; the pool, and what of its meter went to overflow.
+
+        Its meter goes onto this meter as far as the limit allows (the rest to the overflow, as
+        a contribution's), its reserve onto the reserve and its overflow onto the overflow.
+        """
+        room = meter
+        if self.terms.limit_cents is not None:
+            room = max(Fraction(0), min(meter, self.terms.limit_cents - self.meter))
+        to_overflow = meter - room
+        received = replace(
+            self,
+            meter=self.meter + room,
+            reserve=self.reserve + reserve,
+            overflow=self.overflow + overflow + to_overflow,
+            transferred_in=self.transferred_in + meter + reserve + overflow,
+        )
+        return received, to_overflow
+
+    def reseeded(self) -> tuple[Pool, int]:
+        """The meter funded back up to the seed, as after a hit; the pool and the reseed."""
+        pool, reseed, _, _ = _reseeded(self)
+        return pool, reseed
 
     def contribute(self, wager_cents: int) -> tuple[Pool, Contribution]:
         """Add a locked wager's contributions: progression to the meter, overflow past the limit."""

@@ -10,7 +10,13 @@ life"). So each step is an operator's signed action with its reason, checked her
   until a manager resumes it. A pool with progressive wagers locked in a round still in play
   is not suspended: the round is settled or voided first, so that no contribution is left on
   a pool that may not pay it.
-* **Resume.** A manager puts a suspended pool back in play.
+* **Resume.** A manager puts a suspended pool back in play. A pool a transfer emptied is
+  reseeded by the house, as after a hit.
+* **Transfer.** Two managers move a pool's meter, reserve and overflow, exactly (sub-cent parts
+  carried), onto another pool whose terms allow it: the same paytable (the same game, wager
+  and pays), a progressive wager no larger than the one that funded the money, not retired.
+  The source is left suspended with nothing on it. Neither pool may have progressive wagers
+  locked in a round in play.
 
 The pool's state (:attr:`Pool.status`, :attr:`Pool.status_reason`) is part of its record, so
 ``jackpotd meters`` and ``jackpotd report`` show it; a pool in play encodes it not at all
@@ -22,8 +28,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from controller.ledger.authority import require
-from controller.ledger.state import LedgerError, pool_of, with_pool
+from controller.effects import PoolTransfer, fraction_text
+from controller.ledger.authority import DUAL, require
+from controller.ledger.state import LedgerError, balances, pool_of, with_pool
 
 if TYPE_CHECKING:
     from controller.effects import AnyEffect
@@ -90,13 +97,77 @@ def on_pool_resumed(state: LedgerState, event: PoolResumed) -> Outcome:
             out_of_play(pool) or f"pool {pool.pool_id} is in play: there is nothing to resume"
         )
     state = require(state, event, "resume-pool")
-    return with_pool(state, replace(pool, status=IN_PLAY, status_reason="")), []
+    resumed, _ = replace(pool, status=IN_PLAY, status_reason="").reseeded()
+    return with_pool(state, resumed), [balances(resumed)]
+
+
+def _wager_cents(state: LedgerState, pool_id: str) -> int | None:
+    """The largest progressive wager a table feeding ``pool_id`` takes; None if none feeds it."""
+    wagers = [
+        rules.progressive.progressive.wager_cents
+        for rules in state.tables.values()
+        if rules.pool_id == pool_id
+        and rules.progressive is not None
+        and rules.progressive.progressive is not None
+    ]
+    return max(wagers) if wagers else None
+
+
+def _receivable(state: LedgerState, source: Pool, target: Pool) -> None:
+    """Refuse a transfer the receiving pool's terms do not allow (docs/money.md)."""
+    if target.status == RETIRED:
+        raise LedgerError(f"pool {target.pool_id} is retired: it receives nothing")
+    if target.terms.paytable != source.terms.paytable:
+        raise LedgerError(
+            f"pool {target.pool_id} pays {target.terms.paytable}, not {source.terms.paytable}: "
+            "a transfer goes to a pool of the same game and paytable"
+        )
+    theirs, ours = _wager_cents(state, target.pool_id), _wager_cents(state, source.pool_id)
+    if theirs is not None and ours is not None and theirs > ours:
+        raise LedgerError(
+            f"pool {target.pool_id} takes a progressive wager of {theirs} cents, above the "
+            f"{ours} cents that funded pool {source.pool_id}"
+        )
 
 
 def on_pool_transferred(state: LedgerState, event: PoolTransferred) -> Outcome:
-    """A transfer of a pool's money to another: not taken by this version."""
-    del state
-    raise LedgerError(f"pool {event.pool_id}: a transfer is not taken by this version")
+    """Move a pool's meter, reserve and overflow onto another, exactly, under dual control.
+
+    The source is left suspended with nothing on it; the receiving pool takes the meter onto
+    its meter as far as its limit allows (the rest onto its overflow, released at its next
+    reset as any overflow), the reserve onto its reserve and the overflow onto its overflow.
+    Each pool's identity holds with what the transfer took out or brought in, and so does
+    their sum, which the transfer leaves as it was.
+    """
+    source = pool_of(state, event.pool_id)
+    target = pool_of(state, event.to_pool)
+    _documented(event)
+    if source.pool_id == target.pool_id:
+        raise LedgerError(f"pool {source.pool_id}: a transfer goes to another pool")
+    if source.status == RETIRED:
+        raise LedgerError(out_of_play(source) or "")
+    _receivable(state, source, target)
+    for pool_id in (source.pool_id, target.pool_id):
+        if held := _wagers_in_play(state, pool_id):
+            raise LedgerError(
+                f"pool {pool_id}: progressive wagers are locked in {', '.join(held)}; "
+                "settle or void the round first"
+            )
+    state = require(state, event, "transfer-pool", signers=DUAL)
+    emptied, meter, reserve, overflow = source.transfer_out()
+    reason = f"transferred to {target.pool_id}: {event.reason.strip()}"
+    emptied = replace(emptied, status=SUSPENDED, status_reason=reason)
+    received, to_overflow = target.receive(meter, reserve, overflow)
+    state = with_pool(with_pool(state, emptied), received)
+    gone = PoolTransfer(
+        source.pool_id, target.pool_id, fraction_text(-meter), fraction_text(-reserve),
+        fraction_text(-overflow),
+    )  # fmt: skip
+    came = PoolTransfer(
+        target.pool_id, source.pool_id, fraction_text(meter - to_overflow),
+        fraction_text(reserve), fraction_text(overflow + to_overflow),
+    )  # fmt: skip
+    return state, [gone, balances(emptied), came, balances(received)]
 
 
 def on_pool_retired(state: LedgerState, event: PoolRetired) -> Outcome:

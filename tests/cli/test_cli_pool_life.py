@@ -1,4 +1,4 @@
-"""``jackpotd pool suspend|resume``, and docs/operations.md "A pool's life" run as written.
+"""``jackpotd pool suspend|resume|transfer``, and docs/operations.md "A pool's life" as written.
 
 A real signed journal with an identity: managers Dana Reyes and Lee Chen and supervisor Sam
 Okafor, their key files beside it, and the approved pool ``fortune-floor`` with its table. A
@@ -15,6 +15,7 @@ import subprocess
 import sys
 import uuid
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 
 import msgspec
@@ -23,6 +24,7 @@ from support.approvals import PASSPHRASE, Site, key_file, now
 from support.journal_rig import NOTHING, pool_opened, settle, table_configured, wager
 
 from controller.cli import main
+from controller.effects import fraction_text
 from controller.events import ConfigurationApproved
 from controller.journal import Journal
 
@@ -51,9 +53,13 @@ class Floor:
 
     def meters(self) -> dict[str, object]:
         """The pool as `jackpotd meters --json` gives it."""
+        return self.meters_of(POOL)
+
+    def meters_of(self, pool_id: str) -> dict[str, object]:
+        """A pool as `jackpotd meters --json` gives it."""
         status, out, err = self.run("meters", "--json")
         assert status == 0, err
-        (pool,) = json.loads(out)["pools"]
+        (pool,) = (pool for pool in json.loads(out)["pools"] if pool["pool"] == pool_id)
         return dict(pool)
 
 
@@ -138,3 +144,70 @@ def test_r432_1838_4_a_pools_life_of_operations_md_runs_as_written(floor: Floor)
         kinds = [row["kind"] for row in journal.rows()][-2:]
         assert kinds == ["pool-suspended", "pool-resumed"]
         assert journal.state.pools[POOL].status == ""
+
+
+ANNEX = "fortune-annex"
+
+
+@pytest.fixture
+def two_pools(floor: Floor) -> Floor:
+    """The floor with a second pool of the same paytable, ``fortune-annex``, and its table."""
+    with Journal(floor.database) as journal:
+        floor.site.journal = journal
+        annex = msgspec.structs.replace(
+            table_configured("table-2", "T2"), pool_id=ANNEX, envy_includes_dealer=False
+        )
+        approval = ConfigurationApproved(
+            "approval-2", now(), "digest-2", [pool_opened("open-annex", ANNEX), annex], DANA,
+            dual_control_cents=100_000,
+        )  # fmt: skip
+        floor.site.append(floor.site.sign(approval, DANA, LEE))
+    return floor
+
+
+def test_r432_1838_4_a_transfer_of_operations_md_runs_as_written_and_the_report_balances(
+    two_pools: Floor,
+) -> None:
+    floor = two_pools
+    with Journal(floor.database) as journal:
+        source = journal.state.pools[POOL]
+        moved = source.meter + source.reserve + source.overflow
+        before = journal.state.pools[ANNEX]
+    section = PAGE.read_text(encoding="utf-8").split("### A pool's life", 1)[1]
+    block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[1]
+    environment = os.environ | {
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
+        "JACKPOTD_DB": str(floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
+        "JACKPOTD_PASSPHRASE": PASSPHRASE,
+    }
+    done = subprocess.run(  # the page's own commands, as the managers: ourselves
+        ["/bin/bash", "-c", "set -e\n" + block],
+        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "transferred" in done.stdout
+    with Journal(floor.database) as journal:
+        emptied, received = journal.state.pools[POOL], journal.state.pools[ANNEX]
+        assert [row["kind"] for row in journal.rows()][-1] == "pool-transferred"
+    assert (emptied.meter, emptied.reserve, emptied.overflow) == (Fraction(0),) * 3
+    assert emptied.status_reason == f"transferred to {ANNEX}: T3 removed for good, ticket 4720"
+    assert received.meter + received.reserve + received.overflow == (
+        before.meter + before.reserve + before.overflow + moved
+    )
+    status, out, err = floor.run("report", "--json")
+    assert status == 0, err
+    pools = {pool["pool"]: pool for pool in json.loads(out)["pools"]}
+    assert all(pool["balanced"] for pool in pools.values())
+    assert pools[POOL]["transferred"]["meter"] == fraction_text(-source.meter)
+    assert pools[POOL]["state"].startswith("suspended: transferred to fortune-annex")
+
+
+def test_r432_1838_4_one_manager_alone_cannot_transfer_a_pool(two_pools: Floor) -> None:
+    status, _, err = two_pools.run(
+        "pool", "transfer", POOL, "--to", ANNEX, "--reason", "alone", "--key", FILES[DANA]
+    )
+    assert status == 1
+    assert "transfer-pool needs the signatures of 2 different operators" in err
+    assert two_pools.meters_of(POOL)["state"] == "in play"

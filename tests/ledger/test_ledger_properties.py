@@ -29,6 +29,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -42,6 +43,8 @@ from support.histories import (
     Harness,
     play,
 )
+from support.journal_rig import DEALER, NOTHING, pool_opened, table_configured
+from support.journal_rig import FIVE_ACES as HIT
 
 from controller.effects import (
     encode_effects,
@@ -55,6 +58,7 @@ from controller.events import (
 )
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.pool import Pool, PoolError, PoolTerms
+from controller.pool_events import PoolResumed, PoolSuspended, PoolTransferred
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent
@@ -269,3 +273,88 @@ def test_money_identity_holds_for_any_sequence_of_operations(
             assert pool.meter_cents <= pool.terms.limit_cents
         assert pool.reserve >= 0
         assert pool.overflow >= 0
+
+
+# --- a pool's life: suspended, resumed, transferred -----------------------------------------
+
+LIFE_POOLS = ("pool-a", "pool-b")
+LIFE_TABLES = {"T1": "pool-a", "T2": "pool-b"}
+LIFE_OPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("round"), st.sampled_from(sorted(LIFE_TABLES)), st.booleans()),
+        st.tuples(st.just("suspend"), st.sampled_from(LIFE_POOLS)),
+        st.tuples(st.just("resume"), st.sampled_from(LIFE_POOLS)),
+        st.tuples(st.just("transfer"), st.sampled_from(LIFE_POOLS), st.sampled_from(LIFE_POOLS)),
+    ),
+    max_size=40,
+)
+
+
+def _life_event(number: int, op: tuple[object, ...]) -> list[AnyEvent]:
+    """The events of one operation of :data:`LIFE_OPS` (the ledger refuses those it must)."""
+    match op:
+        case ("round", str(table), bool(hit)):
+            round_id = f"r{number}"
+            hand = HIT if hit else NOTHING
+            return [
+                WagerLocked(f"{round_id}-w", AT, table, round_id, 1, "progressive", 100),
+                RoundSettled(f"{round_id}-s", AT, table, round_id, DEALER, {"1": hand}),
+            ]
+        case ("suspend", str(pool)):
+            return [PoolSuspended(f"s{number}", AT, pool, "sup", "a malfunction")]
+        case ("resume", str(pool)):
+            return [PoolResumed(f"u{number}", AT, pool, "mgr", "repaired")]
+        case ("transfer", str(pool), str(to)):
+            return [PoolTransferred(f"t{number}", AT, pool, to, "mgr", "table removed")]
+    pytest.fail(f"unknown op {op!r}")
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    limit=st.none() | st.integers(0, 20_000),
+    ops=LIFE_OPS,
+)
+def test_r432_1838_4_transfers_between_pools_conserve_every_cent_over_any_history(
+    limit: int | None, ops: list[tuple[object, ...]]
+) -> None:
+    """What came in is on the pools' meters, reserves and overflows or paid, summed over pools.
+
+    docs/money.md, "A pool's life": a transfer moves money exactly (sub-cent parts carried) and
+    invents none; each pool's own identity holds with what it sent and received; a suspended
+    pool's meters never move, and it takes no wager.
+    """
+    second = pool_opened("open-b", "pool-b")
+    if limit is not None:
+        second = msgspec.structs.replace(second, limit_cents=second.seed_cents + limit)
+    events: list[AnyEvent] = [pool_opened("open-a", "pool-a"), second]
+    for table, pool_id in LIFE_TABLES.items():
+        configured = table_configured(f"table-{table}", table)
+        events.append(msgspec.structs.replace(configured, pool_id=pool_id))
+    for number, op in enumerate(ops):
+        events += _life_event(number, op)
+    state = LedgerState()
+    for event in events:
+        before = state
+        try:
+            state, _ = apply(state, event)
+        except LedgerError:
+            assert state is before
+            continue
+        for pool in state.pools.values():
+            assert pool.money_in() == pool.money_held_or_paid()
+            if pool.status == "suspended" and pool.pool_id in before.pools:
+                was = before.pools[pool.pool_id]
+                if was.status == "suspended" and not isinstance(event, PoolTransferred):
+                    assert (pool.meter, pool.reserve, pool.overflow) == (
+                        was.meter, was.reserve, was.overflow,
+                    )  # fmt: skip
+        pools = state.pools.values()
+        came_in = sum(
+            (p.contributions + p.house_funding_cents + p.adjustments_cents for p in pools),
+            Fraction(0),
+        )
+        held = sum((p.meter + p.reserve + p.overflow + p.paid_cents for p in pools), Fraction(0))
+        assert came_in == held
+        assert sum((p.transferred_in for p in pools), Fraction(0)) == sum(
+            (p.transferred_out for p in pools), Fraction(0)
+        )

@@ -1,4 +1,4 @@
-"""A pool's life after it opened, on a real signed journal: suspended and resumed.
+"""A pool's life after it opened, on a real signed journal: suspended, resumed, transferred.
 
 Each test is named after the clause it proves (docs/rules.md, "A pool's life"): a jackpot in
 play is never reduced outside a win or a documented decision (Mich. Admin. Code
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -21,7 +22,7 @@ from controller.events import ConfigurationApproved, TableConfigured
 from controller.journal import Journal
 from controller.journal.snapshot import state_digest
 from controller.ledger.codec import pool_from_json, pool_json
-from controller.pool_events import PoolResumed, PoolSuspended
+from controller.pool_events import PoolResumed, PoolSuspended, PoolTransferred
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -140,3 +141,74 @@ def test_r432_1838_4_a_pool_in_play_keeps_the_text_and_digest_it_always_had(
     resumed = site.journal.state.pools[POOL]
     assert pool_json(resumed) == text
     assert state_digest(site.journal.state) != digest  # the signed ids are kept, as always
+
+
+# Transfers: two managers move a pool's money onto another, exactly.
+
+OTHER = "pool-b"
+
+
+@pytest.fixture
+def two_pools(tmp_path: Path) -> Iterator[Site[Journal]]:
+    """A signed site with two managers and two pools of one paytable, each with its table."""
+    with Journal(tmp_path / "journal.db") as journal:
+        site = Site.create(journal)
+        site.enroll("mgr2", "manager", by="mgr")
+        second = msgspec.structs.replace(
+            pool_opened("open-b", OTHER), limit_cents=pool_opened().seed_cents + 10
+        )
+        table_b = msgspec.structs.replace(table_configured("table-2", "T2"), pool_id=OTHER)
+        approval = ConfigurationApproved(
+            "approval-1", now(), "digest-1",
+            [pool_opened(), second, _no_dealer_envy(table_configured()), _no_dealer_envy(table_b)],
+            "mgr", dual_control_cents=100_000,
+        )  # fmt: skip
+        site.append(site.sign(approval, "mgr", "mgr2"))
+        yield site
+
+
+def transfer(by: str = "mgr", to: str = OTHER) -> PoolTransferred:
+    return PoolTransferred(f"transfer-{uuid.uuid4()}", now(), POOL, to, by, "table T1 removed")
+
+
+def test_68_iac_2_6_33_a_transfer_moves_meter_reserve_and_overflow_exactly(
+    two_pools: Site[Journal],
+) -> None:
+    site = two_pools
+    for _ in range(3):
+        play_one(site)  # 28 1/4 cents a wager: sub-cent parts on the meter
+    source, target = (site.journal.state.pools[pool] for pool in (POOL, OTHER))
+    assert source.meter.denominator != 1
+    site.append(site.sign(transfer(), "mgr", "mgr2"))
+    emptied, received = (site.journal.state.pools[pool] for pool in (POOL, OTHER))
+    assert (emptied.meter, emptied.reserve, emptied.overflow) == (Fraction(0),) * 3
+    assert emptied.status == "suspended"
+    assert emptied.status_reason == f"transferred to {OTHER}: table T1 removed"
+    limit = target.terms.limit_cents
+    assert limit is not None
+    assert received.meter == limit  # as far as its limit allows, the rest to its overflow
+    moved = source.meter + source.reserve + source.overflow
+    assert received.meter + received.reserve + received.overflow == (
+        target.meter + target.reserve + target.overflow + moved
+    )
+    assert received.reserve == target.reserve + source.reserve
+    for pool in (emptied, received):
+        assert pool.money_in() == pool.money_held_or_paid()
+    assert emptied.transferred_out == received.transferred_in == moved
+    assert "is suspended" in refused(site, site.sign(wager("r-x-w", "r-x", 1), "sup1"))
+    site.append(site.sign(resumption(), "mgr"))  # reseeded by the house, as after a hit
+    resumed = site.journal.state.pools[POOL]
+    assert resumed.meter == resumed.terms.seed_cents
+    assert resumed.house_funding_cents == emptied.house_funding_cents + resumed.terms.seed_cents
+
+
+def test_r432_1838_4_a_transfer_needs_two_managers_and_a_pool_of_the_same_game(
+    two_pools: Site[Journal],
+) -> None:
+    site = two_pools
+    assert "dual control" in refused(site, site.sign(transfer(), "mgr"))
+    assert "may not transfer-pool" in refused(site, site.sign(transfer(by="sup1"), "sup1", "mgr"))
+    assert "another pool" in refused(site, site.sign(transfer(to=POOL), "mgr", "mgr2"))
+    assert "unknown pool" in refused(site, site.sign(transfer(to="nowhere"), "mgr", "mgr2"))
+    site.append(site.sign(wager("r-open-w", "r-open", 1), "sup1"))
+    assert "locked in T1/r-open" in refused(site, site.sign(transfer(), "mgr", "mgr2"))
