@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from decimal import Decimal
 from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
@@ -44,7 +45,7 @@ from controller.events import (
 )
 from controller.journal import Journal
 from controller.security import keys
-from controller.security.signatures import sign, signed_bytes
+from controller.security.signatures import sign, signatures_of, signed_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -118,7 +119,9 @@ def test_privileged_events_without_signatures_are_refused_whatever_the_path(site
         adjustment(),
         OperatorEnrolled(f"o-{uuid.uuid4()}", now(), "eve", "manager", "s", "h", "scrypt", "mgr"),
         OperatorRevoked(f"o-{uuid.uuid4()}", now(), "sup1", "mgr", "gone"),
-        PoolTermsChanged(f"t-{uuid.uuid4()}", now(), POOL, "progressive-1", 1, 0, "mgr", "x"),
+        PoolTermsChanged(
+            f"t-{uuid.uuid4()}", now(), POOL, "progressive-1", 1, Decimal(0), "mgr", "x"
+        ),
         ManifestApproved(f"m-{uuid.uuid4()}", now(), "1", "sw", "cfg", [], "mgr"),
         wager("w-forged", "r-forged", 2),
         settle("s-forged", "r-forged", {2: FIVE_ACES}),
@@ -132,7 +135,7 @@ def test_the_by_config_bypass_is_gone(site: Site) -> None:
     """A pool opened or re-termed "by config", outside a manager's approval: refused."""
     assert "signed configuration approval" in refused(site, pool_opened("open-b", "pool-b"))
     change = PoolTermsChanged(
-        f"t-{uuid.uuid4()}", now(), POOL, "progressive-1", 1, 1, "config", "x"
+        f"t-{uuid.uuid4()}", now(), POOL, "progressive-1", 1, Decimal(1), "config", "x"
     )
     assert "signed configuration approval" in refused(site, change)
     assert "signed configuration approval" in refused(site, table_configured("t-2", "T2"))
@@ -168,7 +171,9 @@ def test_a_signature_covers_every_field_but_the_signatures() -> None:
 def test_every_meter_adjustment_needs_two_different_operators(site: Site) -> None:
     assert "dual control" in refused(site, site.sign(adjustment(), "sup1"))
     twice = site.sign(adjustment(), "sup1")
-    twice = msgspec.structs.replace(twice, signatures=[*twice.signatures, *twice.signatures])
+    twice = msgspec.structs.replace(
+        twice, signatures=[*signatures_of(twice), *signatures_of(twice)]
+    )
     assert "signed twice" in refused(site, twice)
     meter = site.journal.state.pools[POOL].meter
     site.append(site.sign(adjustment(5_000), "sup1", "sup2"))

@@ -42,6 +42,8 @@ from controller.security.signatures import sign
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
     from controller.events import AnyEvent, PoolOpened, TableConfigured
     from controller.ports import Receipt
 
@@ -360,7 +362,7 @@ def test_a_journal_without_an_identity_keeps_the_rules_it_was_written_under(
 ) -> None:
     manager, supervisor = keys.generate(), keys.generate()
 
-    def signed(event: AnyEvent, name: str, key: keys.Ed25519PrivateKey) -> AnyEvent:
+    def signed(event: AnyEvent, name: str, key: Ed25519PrivateKey) -> AnyEvent:
         return msgspec.structs.replace(event, signatures=[sign(event, name, key)])  # unbound
 
     events: list[AnyEvent] = [

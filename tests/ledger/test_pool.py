@@ -159,7 +159,7 @@ def test_money_reserve_that_covers_the_seed_funds_it_all_and_keeps_the_rest() ->
     seed = 500
     pool = Pool.open("P", PoolTerms(seed, Fraction(10, 100), Fraction(10, 100)))
     pool = contributed(pool, DOLLAR, 100)
-    assert (pool.meter, pool.reserve) == (1500, 1000)
+    assert (pool.meter, pool.reserve) == (Fraction(1500), Fraction(1000))
     pool, payment = pool.pay(Fraction(1))
     balanced(pool)
     assert (payment.paid_cents, payment.from_reserve_cents, payment.from_house_cents) == (
@@ -270,7 +270,7 @@ def test_money_contributions_above_the_limit_go_to_overflow() -> None:
     assert pool.overflow == 30
     pool, contribution = pool.contribute(DOLLAR)
     balanced(pool)
-    assert (contribution.to_meter, contribution.to_overflow) == (0, 50)
+    assert (contribution.to_meter, contribution.to_overflow) == (Fraction(0), Fraction(50))
     assert pool.meter == limit
     assert pool.overflow == 80
     assert pool.contributions == 100  # all of it is accounted for
@@ -287,7 +287,7 @@ def test_money_after_a_reset_the_overflow_moves_back_onto_the_meter_up_to_the_li
     seed, limit = 1000, 1100
     pool = Pool.open("P", PoolTerms(seed, Fraction(1, 2), limit_cents=limit))
     pool = contributed(pool, DOLLAR, 8)  # 400 cents: 100 to the meter, 300 to overflow
-    assert (pool.meter, pool.overflow) == (limit, 300)
+    assert (pool.meter, pool.overflow) == (Fraction(limit), Fraction(300))
     pool, payment = pool.pay(Fraction(1))
     balanced(pool)
     assert payment.paid_cents == limit
@@ -312,7 +312,7 @@ def test_money_overflow_that_fits_under_the_limit_moves_back_whole() -> None:
     pool, payment = pool.pay(Fraction(1))
     balanced(pool)
     assert payment.from_overflow == 50
-    assert (pool.meter, pool.overflow) == (1050, 0)
+    assert (pool.meter, pool.overflow) == (Fraction(1050), Fraction(0))
     # The reseed was the house's (no reserve): the overflow is players' money, not funding.
     assert payment.from_house_cents == 1000
 
@@ -327,7 +327,7 @@ def test_money_corrections_adjustment_is_tracked_and_keeps_the_books_balanced() 
     pool = balanced(pool.adjust("overflow", 70))
     pool = balanced(pool.adjust("meter", -345))
     assert pool.meter == SEED + 12_000
-    assert (pool.reserve, pool.overflow) == (500, 70)
+    assert (pool.reserve, pool.overflow) == (Fraction(500), Fraction(70))
     assert pool.adjustments_cents == 12_345 + 500 + 70 - 345
 
 
@@ -400,7 +400,7 @@ def test_money_changes_of_terms_config_change_waits_until_jackpot_is_won() -> No
     assert pool.meter == 2 * SEED  # reseeded at the new seed
     assert payment.reseed_cents == 2 * SEED
     pool, contribution = pool.contribute(DOLLAR)
-    assert (contribution.to_meter, contribution.to_reserve) == (5, 1)
+    assert (contribution.to_meter, contribution.to_reserve) == (Fraction(5), Fraction(1))
 
 
 def test_money_changes_of_terms_config_change_applied_now_takes_effect_at_once() -> None:
@@ -563,14 +563,22 @@ def test_void_refund_after_a_reset_comes_off_the_meter_and_the_reseed_is_funded(
 def test_void_refund_of_an_overflow_released_by_a_reset_comes_off_the_meter() -> None:
     pool = Pool.open("P1", PoolTerms(SEED, Fraction(28, 100), limit_cents=SEED + 10))
     pool, share = pool.contribute(DOLLAR)  # 10 cents to the meter, 18 to the overflow
-    assert (share.to_meter, share.to_overflow) == (10, 18)
+    assert (share.to_meter, share.to_overflow) == (Fraction(10), Fraction(18))
     pool, _ = pool.pay(Fraction(1), hit(1))  # 10 of the overflow move onto the new meter
-    assert (pool.overflow, pool.meter) == (8, SEED + 10)
+    assert (pool.overflow, pool.meter) == (Fraction(8), Fraction(SEED + 10))
     pool, refund = pool.refund(share)
     balanced(pool)
     # 8 of the 18 are still in the overflow; the other 10 and the meter's 10 off the meter.
-    assert (refund.from_overflow, refund.from_meter, refund.reseed_cents) == (8, 20, 10)
-    assert (pool.meter, pool.overflow, pool.contributions) == (SEED, 0, 0)
+    assert (refund.from_overflow, refund.from_meter, refund.reseed_cents) == (
+        Fraction(8),
+        Fraction(20),
+        10,
+    )
+    assert (pool.meter, pool.overflow, pool.contributions) == (
+        Fraction(SEED),
+        Fraction(0),
+        Fraction(0),
+    )
 
 
 def test_void_refund_of_a_wager_the_pool_never_took_is_refused() -> None:

@@ -239,8 +239,12 @@ def test_a_journal_written_before_void_refunds_replays_to_the_same_meters(tmp_pa
     assert all(period.balanced() for period in reconcile(_rows(path), None, None).values())
     with Journal(path) as journal:
         pool = journal.state.pools["P1"]
-        assert (pool.meter, pool.reserve, pool.overflow) == (Fraction(1_000_087), 4, 0)
-        assert (pool.contributions, pool.wagers_count) == (240, 8)
+        assert (pool.meter, pool.reserve, pool.overflow) == (
+            Fraction(1_000_087),
+            Fraction(4),
+            Fraction(0),
+        )
+        assert (pool.contributions, pool.wagers_count) == (Fraction(240), 8)
         # The round left open is read with the contributions its lock journaled ...
         (row,) = [r for r in journal.rows() if _locks(r, "R3")]
         contributed = [e for e in decode_effects(row["effects"]) if isinstance(e, Contributed)]

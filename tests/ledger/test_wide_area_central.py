@@ -256,10 +256,9 @@ def test_totals_not_signed_by_the_property_are_refused() -> None:
     state = central(prop)
     state, _ = report(state, prop.contribution(1))
     totals = prop.totals()
-    forged = SiteTotals(
-        totals.site, totals.through, totals.head, totals.contributions, totals.wager_cents,
-        totals.hits, ControllerKey.generate().sign(totals_bytes(totals)),
-    )  # fmt: skip
+    forged = msgspec.structs.replace(
+        totals, signature=ControllerKey.generate().sign(totals_bytes(totals))
+    )
     with pytest.raises(LedgerError, match="signature"):
         apply(state, SiteTotalsReported(totals_event_id(forged), AT, forged))
 

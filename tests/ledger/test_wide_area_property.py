@@ -192,8 +192,8 @@ def test_both_ledgers_end_to_end_every_contribution_once_and_the_hit_awarded_by_
     awards: list[AwardMade] = []
     for message in sent:  # the link's runtime signs each as it sends it
         signed = message.signed(site_key.sign(message.digest.encode()))
-        event = SiteReported(site_event_id(SITE, message.site_seq), AT, signed)
-        centre, effects = apply(centre, event)
+        reported = SiteReported(site_event_id(SITE, message.site_seq), AT, signed)
+        centre, effects = apply(centre, reported)
         assert isinstance(effects[0], SiteAdvanced)
         awards += [e for e in effects if isinstance(e, AwardMade)]
     (made,) = awards
