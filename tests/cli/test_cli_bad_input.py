@@ -59,7 +59,9 @@ BAD_VALUES: Final = {
 }
 """A bad value for each option whose value is checked beyond being a string."""
 
-EXTRA: Final = {("demo",): ("--rounds", "1", "--interval", "0.01")}
+EXTRA: Final[dict[tuple[str, ...], tuple[str, ...]]] = {
+    ("demo",): ("--rounds", "1", "--interval", "0.01")
+}
 """What keeps a command short should the bad input be taken (it would then fail the test)."""
 
 

@@ -12,7 +12,7 @@ import os
 import shlex
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 import pytest
 from support.approvals import PASSPHRASE, Site
@@ -26,9 +26,6 @@ from support.software_rig import (
 
 from controller.config.load import load_config
 from controller.journal import Journal
-
-if TYPE_CHECKING:
-    from pathlib import Path
 
 PAGE = ROOT / "docs" / "operations.md"
 
@@ -55,6 +52,7 @@ def jackpotd(config: Path, *argv: str) -> subprocess.CompletedProcess[str]:
 def test_a_changed_configuration_is_approved_in_one_order_named_once(tmp_path: Path) -> None:
     config = write_config(tmp_path)
     database = load_config(config).controller.journal
+    assert isinstance(database, Path)  # a journal file, not a PostgreSQL URL
     with Journal(database) as journal:
         site = Site.create(journal)
         site.approve(load_config(config))

@@ -37,8 +37,8 @@ def pays(capsys: pytest.CaptureFixture[str], journal: Path, *argv: str) -> list[
     return listed
 
 
-def ids(listed: list[dict[str, object]]) -> list[object]:
-    return [pay["payout_id"] for pay in listed]
+def ids(listed: list[dict[str, object]]) -> list[str]:
+    return [str(pay["payout_id"]) for pay in listed]
 
 
 def test_hits_lists_jackpots_only_never_a_fixed_progressive_pay(

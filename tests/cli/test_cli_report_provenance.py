@@ -59,7 +59,7 @@ def journal(tmp_path: Path) -> Path:
             now(),
             "digest-1",
             [pool_opened(), *tables],
-            "mgr",  # type: ignore[list-item]
+            "mgr",
         )
         site.append(site.sign(approval, "mgr"))
         key = AgentKey.generate(TABLE)

@@ -28,6 +28,8 @@ from controller.widearea.messages import HitClaim
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from controller.events import AnyEvent
+
 
 def ago(seconds: float) -> str:
     """A journal time ``seconds`` before now."""
@@ -43,7 +45,7 @@ def central(tmp_path: Path) -> Path:
     with opened_journal(path) as journal:  # the pool, and a table carrying its paytable
         links = journal.append_many([atlantic.linked(ago(3600)), boardwalk.linked(ago(3600))])
         assert all(receipt.applied for receipt in links)
-        events = [
+        events: list[AnyEvent] = [
             *atlantic.contributions(1, 3, ago(1800)),
             atlantic.say(hand, ago(1800)),
             atlantic.reported(ago(1700)),

@@ -61,10 +61,13 @@ def report(capsys: pytest.CaptureFixture[str], path: Path, *period: str) -> dict
 
 
 def pool(document: dict[str, object]) -> dict[str, dict[str, str]]:
-    (found,) = document["pools"]  # type: ignore[misc]
+    pools = document["pools"]
+    assert isinstance(pools, list)
+    (found,) = pools
+    assert isinstance(found, dict)
     assert found["pool"] == POOL
     assert found["balanced"] is True
-    return found  # type: ignore[no-any-return]
+    return found
 
 
 def test_daily_reports_across_a_backward_step_cover_every_wager_once_and_balance(
