@@ -28,7 +28,11 @@ from controller.runtime.liveness import Liveness
 from controller.runtime.sequencer import Sequencer
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterable, AsyncIterator
     from pathlib import Path
+
+    from controller.ledger.state import LedgerState
+    from controller.outputs import AnyUpdate
 
 AT = "2026-11-29T15:00:00Z"
 
@@ -121,8 +125,13 @@ async def test_architecture_enqueue_while_failing_closed_gives_a_refused_receipt
     assert journal.state.pools["P1"].meter == 1_000_000
 
 
-async def _drain(subscription: object):  # type: ignore[no-untyped-def]
-    iterator = aiter(subscription)  # type: ignore[call-overload]
+def _available(sequencer: Sequencer) -> bool:
+    """Whether the sequencer takes events now (read afresh at each call, as the loop needs)."""
+    return sequencer.available
+
+
+async def _drain(subscription: AsyncIterable[AnyUpdate]) -> AsyncIterator[AnyUpdate]:
+    iterator = aiter(subscription)
     while True:
         try:
             yield await asyncio.wait_for(anext(iterator), 0.05)
@@ -185,7 +194,7 @@ async def test_architecture_losing_the_journal_fails_closed_then_recovers(
     blocker.close()
     recovery = asyncio.create_task(sequencer.recover(Backoff(initial=0.01, cap=0.05, jitter=False)))
     async with asyncio.timeout(5):
-        while not sequencer.available:
+        while not _available(sequencer):
             await asyncio.sleep(0.01)
     receipt = await sequencer.submit(
         BetSensed("T1/s/99", AT, "T1", "s", 99, 2, "progressive", True)
@@ -201,6 +210,10 @@ async def test_architecture_a_silent_table_is_closed_and_reopens_when_heard(
     journal: Journal,
 ) -> None:
     broadcast = Broadcast()
+
+    def t1_online() -> bool:  # read afresh: each commit changes the journal's state
+        return journal.state.table_states["T1"].online
+
     clock = [0.0]
     liveness = Liveness({"T1": 5.0}, monotonic=lambda: clock[0], clock=lambda: AT)
     sequencer = Sequencer(journal, broadcast, on_heartbeat=liveness.seen)
@@ -210,19 +223,19 @@ async def test_architecture_a_silent_table_is_closed_and_reopens_when_heard(
     liveness.seen("other-table")  # not ours: ignored
     liveness._changed.set()  # the monitor re-reads the clock (a real clock needs no nudge)
     async with asyncio.timeout(5):
-        while journal.state.table_states["T1"].online:
+        while t1_online():
             await asyncio.sleep(0.01)
     first = await sequencer.submit(bets(1)[0])
     assert first.applied  # the sign of life reopens the table ahead of the bet it carries
-    assert journal.state.table_states["T1"].online
+    assert t1_online()
     clock[0] = 20.0  # silent again
     liveness._changed.set()
     async with asyncio.timeout(5):
-        while journal.state.table_states["T1"].online:
+        while t1_online():
             await asyncio.sleep(0.01)
     sequencer.heartbeat("T1", "console")  # a heartbeat alone reopens it too
     async with asyncio.timeout(5):
-        while not journal.state.table_states["T1"].online:
+        while not t1_online():
             await asyncio.sleep(0.01)
     watcher.cancel()
     runner.cancel()
@@ -243,7 +256,7 @@ def hold_first_commit(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event,
     entered, release = threading.Event(), threading.Event()
     commit = Transaction.commit
 
-    def slow_first_commit(transaction: Transaction) -> None:
+    def slow_first_commit(transaction: Transaction[LedgerState]) -> None:
         if not release.is_set():
             entered.set()
             release.wait(10)

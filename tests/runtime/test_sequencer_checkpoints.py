@@ -76,6 +76,7 @@ async def test_the_sequencer_checkpoints_every_so_many_rows(
     report = verify(journal.path, keys=[key.public_key])
     assert report.ok, report.problems
     assert [summary.row for summary in report.checkpoints] == [11, 22]
+    assert sequencer.checkpoints is not None
     assert sequencer.checkpoints.last is not None
     assert sequencer.checkpoints.last.row == 22
 

@@ -135,7 +135,7 @@ async def test_a_step_while_failing_closed_is_journaled_once_the_journal_is_back
     blocker.close()
     recovery = asyncio.create_task(sequencer.recover(Backoff(initial=0.01, cap=0.05, jitter=False)))
     async with asyncio.timeout(5):
-        await _recovered(aiter(updates))  # type: ignore[call-overload]
+        await _recovered(aiter(updates))
     receipt = await sequencer.submit(bet(2, clocks))
     recovery.cancel()
     runner.cancel()

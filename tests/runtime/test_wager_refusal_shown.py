@@ -9,6 +9,7 @@ table; ``jackpotd_wagers_refused_total`` counts it. A real journal file and the 
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 from importlib import resources
 from typing import TYPE_CHECKING
 
@@ -38,7 +39,7 @@ async def test_a_ten_billion_dollar_bonus_chip_is_refused_at_lock_and_shown_to_t
     journal = Journal(tmp_path / "journal.db")
     tables = {name: paytable(name) for name in ("fortune-1", "progressive-1")}
     journal.append_many([
-        PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, 0),
+        PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, Decimal(0)),
         TableConfigured("cfg", AT, "T1", tables, bonus="fortune-1", progressive="progressive-1",
                         pool_id="P1", wager_limits={"bonus": SpotLimits(500, 10_000)}),
     ])  # fmt: skip
