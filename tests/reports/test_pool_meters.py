@@ -83,8 +83,8 @@ def test_13_69e_1_39a_b_the_pools_meters_wagers_and_hits(site: Site[Journal]) ->
     )
     site.append(site.sign(adjustment, "sup1", "sup2"))
     state = site.journal.state
-    rows = _rows(site.journal.path)  # type: ignore[arg-type]
-    found = meters(rows, 0, len(rows))  # type: ignore[arg-type]
+    rows = _rows(site.journal.path)
+    found = meters(rows, 0, len(rows))
     pool = found.pools[POOL]
     assert (pool.wagers, pool.wagered_cents) == (2 * ROUNDS, 2 * ROUNDS * 100)
     assert pool.hits == ROUNDS
@@ -106,8 +106,8 @@ def test_13_69e_1_39a_b_the_pools_meters_wagers_and_hits(site: Site[Journal]) ->
 
 def test_5320_8_the_last_25_hits_newest_first_with_who_verified(site: Site[Journal]) -> None:
     payouts = _play(site)
-    rows = _rows(site.journal.path)  # type: ignore[arg-type]
-    pool = meters(rows, 0, len(rows)).pools[POOL]  # type: ignore[arg-type]
+    rows = _rows(site.journal.path)
+    pool = meters(rows, 0, len(rows)).pools[POOL]
     assert [hit.payout_id for hit in pool.last_hits] == list(reversed(payouts))[:25]
     for hit in pool.last_hits:
         number = int(hit.payout_id.split("-", 1)[0][1:])
@@ -120,12 +120,12 @@ def test_5320_8_the_last_25_hits_newest_first_with_who_verified(site: Site[Journ
 
 def test_a_period_counts_its_own_hits_and_lists_the_last_25_whenever(site: Site[Journal]) -> None:
     payouts = _play(site)
-    rows = _rows(site.journal.path)  # type: ignore[arg-type]
+    rows = _rows(site.journal.path)
     late = next(i for i, row in enumerate(rows) if row["event_id"] == "r20-w1")
-    pool = meters(rows, late, len(rows)).pools[POOL]  # type: ignore[arg-type]
+    pool = meters(rows, late, len(rows)).pools[POOL]
     assert pool.hits == ROUNDS - 20
     assert pool.wagers == 2 * (ROUNDS - 20)
     assert len(pool.last_hits) == 25
     assert pool.last_hits[-1].payout_id == payouts[2]
     assert pool.opening is not None  # the meters as the period found them
-    assert span(rows, None, None) == (0, len(rows))  # type: ignore[arg-type]
+    assert span(rows, None, None) == (0, len(rows))
