@@ -134,6 +134,7 @@ def approve_as_launched(software: Software, config: Path) -> Path:
     assert done.returncode == 0, done.stderr
     printed = json.loads(done.stdout)
     database = load_config(config).controller.journal
+    assert isinstance(database, Path)  # a journal file, not a PostgreSQL URL
     with Journal(database) as journal:
         site = Site.create(journal)
         site.approve(load_config(config))
