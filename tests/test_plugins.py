@@ -178,7 +178,7 @@ async def test_the_service_builds_an_installed_drivers_sink_and_feeds_it(
     web = f'\n[web]\nhost = "127.0.0.1"\nport = {free_port()}\n'
     journal = f'id = "c1"\njournal = "{tmp_path / "journal.db"}"\n'
     config = load(tmp_path, BASE.replace('id = "c1"\n', journal) + RECORDER + web)
-    import lab_driver as recorder  # noqa: PLC0415 - installed by the fixture
+    recorder = importlib.import_module("lab_driver")  # installed by the fixture
 
     received: list[Any] = recorder.RECEIVED
     stop = asyncio.Event()
@@ -191,6 +191,7 @@ async def test_the_service_builds_an_installed_drivers_sink_and_feeds_it(
     finally:
         stop.set()
         runtime = await task
+        assert runtime is not None
         runtime.journal.close()
     meters = [update for update in received if isinstance(update, MeterUpdate)]
     assert meters[0].pool_id == "main"

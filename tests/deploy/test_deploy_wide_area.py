@@ -130,6 +130,7 @@ def test_each_property_plays_centrals_pool_on_simulated_tables_over_tls_with_its
     assert (link.port, link.username, link.client_id) == (CENTRAL_PORT, user(site), user(site))
     tls = link.tls
     assert tls is not None
+    assert tls.cert_file is not None
     assert tls.cert_file.endswith(f"clients/{user(site)}.crt")
     assert not tls.insecure_skip_hostname_check
     # Its own broker is not central's: its meters and signs are on its floor.
