@@ -140,6 +140,22 @@ class PoolTransfer(Effect, frozen=True, tag="pool-transfer"):
     overflow: str
 
 
+class PoolDisposed(Effect, frozen=True, tag="pool-disposed"):
+    """A retired pool's disposition (controller/ledger/pool_life.py).
+
+    What each account gave up (``-``, exact fraction text), the final award paid of it in whole
+    cents, and what was recorded as orphaned (exact), under ``disposition``.
+    """
+
+    pool_id: str
+    disposition: str
+    meter: str
+    reserve: str
+    overflow: str
+    award_cents: int
+    orphaned: str
+
+
 class Verified(Effect, frozen=True, tag="verified"):
     """A pending payout verified by a supervisor."""
 
@@ -347,6 +363,7 @@ AnyEffect = (
     | TermsChanged
     | Adjusted
     | PoolTransfer
+    | PoolDisposed
     | Verified
     | TableSet
     | BetChanged

@@ -63,6 +63,7 @@ def pool_summary(pool: Pool) -> dict[str, Any]:
         "reserve_funding_cents": pool.reserve_funding_cents,
         "adjustments_cents": pool.adjustments_cents,
         "state": pool_state(pool),
+        "orphaned_exact": fraction_text(pool.orphaned),
         "last_hits": [
             {
                 "hit": hit.hit_id,

@@ -1,12 +1,13 @@
-"""``jackpotd pool suspend|resume|transfer``: a pool's life after it opened, each step signed.
+"""``jackpotd pool suspend|resume|transfer|retire``: a pool's life after it opened, signed.
 
 ``pool suspend POOL --reason ... --key KEY`` takes a pool out of play (a supervisor's or a
 manager's signature: it protects); ``pool resume POOL --reason ... --key KEY`` puts it back (a
 manager's); ``pool transfer POOL --to OTHER --reason ... --key A --key B`` moves its money onto
-another pool (two managers). Each drafts the event against the journal as it stands, signs it
-as every signing command does (``--key``, ``--save`` for a second signer's ``jackpotd
-cosign``), and journals it; the ledger decides (controller/ledger/pool_life.py,
-docs/operations.md "A pool's life").
+another pool (two managers); ``pool retire POOL --disposition ... --key A --key B`` closes it
+for good with the disposition of every cent (two managers). Each drafts the event against the
+journal as it stands, signs it as every signing command does (``--key``, ``--save`` for a
+second signer's ``jackpotd cosign``), and journals it; the ledger decides
+(controller/ledger/pool_life.py, docs/operations.md "A pool's life").
 """
 
 from __future__ import annotations
@@ -17,18 +18,24 @@ from typing import TYPE_CHECKING
 from controller.cli.common import add_db, command
 from controller.cli.signing import add_signers, signers
 from controller.cli.submit import conclude, open_desk
-from controller.pool_events import PoolResumed, PoolSuspended, PoolTransferred
+from controller.pool_events import (
+    DISPOSITIONS,
+    PoolResumed,
+    PoolRetired,
+    PoolSuspended,
+    PoolTransferred,
+)
 
 if TYPE_CHECKING:
     import argparse
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``pool suspend|resume|transfer``."""
+    """Add ``pool suspend|resume|transfer|retire``."""
     parser = command(
         commands,
         "pool",
-        help="a pool's life: take it out of play, put it back, move its money to another",
+        help="a pool's life: take it out of play, put it back, move its money, retire it",
         examples=(
             "  jackpotd pool suspend fortune-floor --reason 'meter sign dark' --key sam.key\n"
             "  jackpotd pool resume fortune-floor --reason 'sign replaced' --key dana.key"
@@ -77,6 +84,27 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_signers(transfer, dual=True)
     transfer.set_defaults(run=run_transfer)
 
+    retire = command(
+        actions,
+        "retire",
+        help="close a pool for good, with the disposition of every cent (two managers)",
+        examples=(
+            "  jackpotd pool retire fortune-floor --disposition orphaned --reason 'floor closed' "
+            "--key dana.key --key lee.key\n"
+            "  jackpotd pool retire fortune-floor --disposition final-award --award 'seat 2 of "
+            "T3, slip 9001' --reason 'floor closed' --key dana.key --key lee.key"
+        ),
+    )
+    add_db(retire)
+    retire.add_argument("pool", help="the pool to close")
+    retire.add_argument(
+        "--disposition", required=True, choices=DISPOSITIONS, help="where every cent it holds goes"
+    )
+    retire.add_argument("--award", default="", help="a final award's record: who, how paid")
+    retire.add_argument("--reason", required=True, help="why, for the journal")
+    add_signers(retire, dual=True)
+    retire.set_defaults(run=run_retire)
+
 
 def run_suspend(args: argparse.Namespace) -> int:
     """Journal a pool's suspension, signed."""
@@ -95,6 +123,17 @@ def run_transfer(args: argparse.Namespace) -> int:
         event = PoolTransferred(
             f"transfer-{uuid.uuid4()}", desk.now(), args.pool, args.to, keys[0][0], args.reason
         )
+        return conclude(args, desk, event, keys)
+
+
+def run_retire(args: argparse.Namespace) -> int:
+    """Journal a pool's retirement with its disposition, signed by two managers."""
+    with open_desk(args) as desk:
+        keys = signers(args, desk, "retire-pool")
+        event = PoolRetired(
+            f"retire-{uuid.uuid4()}", desk.now(), args.pool, args.disposition, keys[0][0],
+            args.reason, args.award,
+        )  # fmt: skip
         return conclude(args, desk, event, keys)
 
 

@@ -46,6 +46,7 @@ from controller.effects import (
     Contributed,
     ContributionRefunded,
     MeterPaid,
+    PoolDisposed,
     PoolTransfer,
     decode_effects,
 )
@@ -125,9 +126,24 @@ class PoolPeriod:
         default_factory=lambda: dict.fromkeys(ACCOUNTS, Fraction(0))
     )
     """What transfers between pools brought (+) or took (-), per account."""
+    retired: dict[str, Fraction] = field(
+        default_factory=lambda: dict.fromkeys(ACCOUNTS, Fraction(0))
+    )
+    """What a retirement disposed of (-), per account: a final award's and the orphaned."""
+    final_award_cents: int = 0
+    orphaned: Fraction = Fraction(0)
     wins_cents: int = 0
     hits: int = 0
     released: Fraction = Fraction(0)
+
+    def pool_life(self, effect: PoolTransfer | PoolDisposed) -> None:
+        """A transfer's or a retirement's flows (docs/money.md, "A pool's life")."""
+        flows = self.transferred if isinstance(effect, PoolTransfer) else self.retired
+        for account in ACCOUNTS:
+            flows[account] += Fraction(getattr(effect, account))
+        if isinstance(effect, PoolDisposed):
+            self.final_award_cents += effect.award_cents
+            self.orphaned += Fraction(effect.orphaned)
 
     def funding(self, name: str) -> int:
         """Seed funding from ``house`` or ``reserve`` during the period."""
@@ -143,11 +159,13 @@ class PoolPeriod:
         return {
             "meter": self.opening["meter"] + self.contributions["meter"] + house + reserve
             + self.released + self.adjustments["meter"] - self.wins_cents - refunded["meter"]
-            + self.transferred["meter"],
+            + self.transferred["meter"] + self.retired["meter"],
             "reserve": self.opening["reserve"] + self.contributions["reserve"] - reserve
-            + self.adjustments["reserve"] - refunded["reserve"] + self.transferred["reserve"],
+            + self.adjustments["reserve"] - refunded["reserve"] + self.transferred["reserve"]
+            + self.retired["reserve"],
             "overflow": self.opening["overflow"] + self.contributions["overflow"] - self.released
-            + self.adjustments["overflow"] - refunded["overflow"] + self.transferred["overflow"],
+            + self.adjustments["overflow"] - refunded["overflow"] + self.transferred["overflow"]
+            + self.retired["overflow"],
         }  # fmt: skip
 
     def balanced(self) -> bool:
@@ -193,9 +211,8 @@ def reconcile(
                 period.released += Fraction(effect.from_overflow)
             elif isinstance(effect, Adjusted):
                 period.adjustments[effect.account] += effect.amount_cents
-            elif isinstance(effect, PoolTransfer):
-                for account in ACCOUNTS:
-                    period.transferred[account] += Fraction(getattr(effect, account))
+            elif isinstance(effect, PoolTransfer | PoolDisposed):
+                period.pool_life(effect)
     return periods
 
 
@@ -266,6 +283,9 @@ def _document(pool_id: str, period: PoolPeriod) -> dict[str, Any]:
         "overflow_released": text(period.released),
         "adjustments_cents": period.adjustments,
         "transferred": {name: text(value) for name, value in period.transferred.items()},
+        "retired": {name: text(value) for name, value in period.retired.items()},
+        "final_award_cents": period.final_award_cents,
+        "orphaned": text(period.orphaned),
         "balanced": period.balanced(),
     }
 
@@ -285,11 +305,12 @@ def _print_coverage(covered: Coverage) -> None:
 
 
 def _account_rows(
-    pool_id: str, period: PoolPeriod, *, transfers: bool = False
+    pool_id: str, period: PoolPeriod, *, transfers: bool = False, retirements: bool = False
 ) -> list[tuple[object, ...]]:
     """The pool's three accounts, each flow signed as it moves the account: they add up.
 
-    ``transfers``: with the column of transfers between pools (a period that had one).
+    ``transfers``, ``retirements``: with the column of transfers between pools, of what
+    retirements disposed of (a period that had one).
     """
     cents = {name: format_cents(int(value)) for name, value in period.contributions.items()}
     house, reserve = period.funding("house"), period.funding("reserve")
@@ -307,6 +328,7 @@ def _account_rows(
             *("" if flow is None else format_cents(flow) for flow in (seeds, released)),
             format_cents(period.adjustments[account]),
             *((format_cents(int(period.transferred[account])),) if transfers else ()),
+            *((format_cents(int(period.retired[account])),) if retirements else ()),
             "" if paid is None else format_cents(paid),
             period.hits if account == "meter" else "",
             format_cents(-int(period.refunded[account])),
@@ -364,12 +386,16 @@ def run(args: argparse.Namespace) -> int:
     if transfers:  # a column only for a period that had one: other reports read as they did
         at = [column.header for column in columns].index("adjustments") + 1
         columns = (*columns[:at], Column("transferred", figures=True), *columns[at:])
+    retirements = any(any(period.retired.values()) for period in periods.values())
+    if retirements:
+        at = [column.header for column in columns].index("adjustments") + 1 + transfers
+        columns = (*columns[:at], Column("retired", figures=True), *columns[at:])
     print_table(
         columns,
         [
             row
             for pool_id, period in sorted(periods.items())
-            for row in _account_rows(pool_id, period, transfers=transfers)
+            for row in _account_rows(pool_id, period, transfers=transfers, retirements=retirements)
         ],
     )
     for pool_id, state in sorted(states.items()):

@@ -71,6 +71,7 @@ from controller.ledger.pool_life import (
     on_pool_retired,
     on_pool_suspended,
     on_pool_transferred,
+    refuse_retired,
 )
 from controller.ledger.restores import on_history_restored
 from controller.ledger.rounds import (
@@ -146,6 +147,7 @@ def _change_terms(state: LedgerState, event: PoolTermsChanged) -> Outcome:
     pool = pool_of(state, event.pool_id)
     if not event.by or not event.reason:
         raise LedgerError("a change of terms needs who made it and why")
+    refuse_retired(pool)
     if event.by != CONFIGURATION:
         state = require(state, event, "change-terms")
     revision = state.revision + 1
@@ -174,6 +176,7 @@ def _configure_table(state: LedgerState, event: TableConfigured) -> Outcome:
         )
     if rules.pool_id is not None and wide is None:
         pool = pool_of(state, rules.pool_id)
+        refuse_retired(pool)
         if rules.progressive is not None and rules.progressive.name != pool.terms.paytable:
             raise LedgerError(
                 f"table {event.table_id}: pool {pool.pool_id} pays {pool.terms.paytable}, "
@@ -212,6 +215,7 @@ def _adjust(state: LedgerState, event: MeterAdjusted) -> Outcome:
     pool = pool_of(state, event.pool_id)
     if not event.by or not event.reason.strip():
         raise LedgerError("an adjustment needs who made it and why")
+    refuse_retired(pool)
     state = require(state, event, "adjust", signers=DUAL)
     try:
         adjusted = pool.adjust(event.account, event.amount_cents)

@@ -65,7 +65,7 @@ def _terms(document: dict[str, Any]) -> PoolTerms:
 
 
 EXACT = ("meter", "reserve", "overflow", "contributions")
-TRANSFERS = ("transferred_in", "transferred_out")
+TRANSFERS = ("transferred_in", "transferred_out", "orphaned")
 COUNTERS = (
     "revision", "wagers_count", "wagers_cents", "hits_count", "paid_cents",
     "house_funding_cents", "reserve_funding_cents", "adjustments_cents", "pending_revision",
@@ -113,6 +113,7 @@ def pool_from_json(text: str) -> Pool:
         status_reason=document.get("status_reason", ""),
         transferred_in=Fraction(document.get("transferred_in", 0)),
         transferred_out=Fraction(document.get("transferred_out", 0)),
+        orphaned=Fraction(document.get("orphaned", 0)),
     )
 
 

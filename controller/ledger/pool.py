@@ -162,6 +162,9 @@ class Pool:
     """What other pools' transfers brought onto this one (controller/ledger/pool_life.py)."""
     transferred_out: Fraction = Fraction(0)
     """What this pool's transfers took to another."""
+    orphaned: Fraction = Fraction(0)
+    """What its retirement recorded as orphaned, kept for a later pool (controller/ledger/
+    pool_life.py)."""
 
     @classmethod
     def open(cls, pool_id: str, terms: PoolTerms, revision: int = 1) -> Pool:
@@ -196,7 +199,28 @@ class Pool:
 
     def money_held_or_paid(self) -> Fraction:
         """Where it went: still on a meter, paid out, or transferred to another pool."""
-        return self.meter + self.reserve + self.overflow + self.paid_cents + self.transferred_out
+        held = self.meter + self.reserve + self.overflow + self.paid_cents
+        return held + self.transferred_out + self.orphaned
+
+    def dispose(self, *, award: bool) -> tuple[Pool, tuple[Fraction, Fraction, Fraction], int]:
+        """Everything the pool holds, disposed of at its retirement.
+
+        ``award``: paid in one final award, in whole cents, the sub-cent part recorded as
+        orphaned; else all of it recorded as orphaned. The pool, what each account held, and
+        the award in cents.
+        """
+        taken = (self.meter, self.reserve, self.overflow)
+        total = sum(taken, Fraction(0))
+        paid = floor(total) if award else 0
+        disposed = replace(
+            self,
+            meter=Fraction(0),
+            reserve=Fraction(0),
+            overflow=Fraction(0),
+            paid_cents=self.paid_cents + paid,
+            orphaned=self.orphaned + total - paid,
+        )
+        return disposed, taken, paid
 
     def transfer_out(self) -> tuple[Pool, Fraction, Fraction, Fraction]:
         """Everything the pool holds, taken off it exactly.

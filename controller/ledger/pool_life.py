@@ -17,6 +17,11 @@ life"). So each step is an operator's signed action with its reason, checked her
   and pays), a progressive wager no larger than the one that funded the money, not retired.
   The source is left suspended with nothing on it. Neither pool may have progressive wagers
   locked in a round in play.
+* **Retire.** Two managers close a pool for good, with the disposition of every cent: already
+  transferred (it holds nothing), paid in one documented final award (whole cents; the
+  sub-cent part recorded as orphaned), or recorded as orphaned, kept for a later pool. A
+  retired pool refuses everything: wagers, suspensions, transfers in or out, adjustments,
+  terms, tables.
 
 The pool's state (:attr:`Pool.status`, :attr:`Pool.status_reason`) is part of its record, so
 ``jackpotd meters`` and ``jackpotd report`` show it; a pool in play encodes it not at all
@@ -28,9 +33,10 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
-from controller.effects import PoolTransfer, fraction_text
+from controller.effects import PoolDisposed, PoolTransfer, fraction_text
 from controller.ledger.authority import DUAL, require
 from controller.ledger.state import LedgerError, balances, pool_of, with_pool
+from controller.pool_events import DISPOSITIONS, FINAL_AWARD, TRANSFERRED
 
 if TYPE_CHECKING:
     from controller.effects import AnyEffect
@@ -170,7 +176,46 @@ def on_pool_transferred(state: LedgerState, event: PoolTransferred) -> Outcome:
     return state, [gone, balances(emptied), came, balances(received)]
 
 
+def refuse_retired(pool: Pool) -> None:
+    """Refuse any change to a retired pool (an adjustment, new terms, a table feeding it)."""
+    if pool.status == RETIRED:
+        raise LedgerError(f"pool {pool.pool_id} is retired: {pool.status_reason}")
+
+
 def on_pool_retired(state: LedgerState, event: PoolRetired) -> Outcome:
-    """A pool's retirement: not taken by this version."""
-    del state
-    raise LedgerError(f"pool {event.pool_id}: a retirement is not taken by this version")
+    """Close a pool for good with the disposition of every cent, under dual control.
+
+    ``transferred``: a transfer took everything (the pool holds nothing); ``final-award``: it
+    is paid in one documented final award, in whole cents, the sub-cent part recorded as
+    orphaned; ``orphaned``: all of it is recorded as orphaned, kept for a later pool.
+    """
+    pool = pool_of(state, event.pool_id)
+    _documented(event)
+    refuse_retired(pool)
+    if event.disposition not in DISPOSITIONS:
+        raise LedgerError(
+            f"pool {pool.pool_id}: the disposition {event.disposition!r} is not one of "
+            f"{', '.join(DISPOSITIONS)}"
+        )
+    if held := _wagers_in_play(state, pool.pool_id):
+        raise LedgerError(
+            f"pool {pool.pool_id}: progressive wagers are locked in {', '.join(held)}; "
+            "settle or void the round first"
+        )
+    holding = pool.meter + pool.reserve + pool.overflow
+    if event.disposition == TRANSFERRED and holding:
+        raise LedgerError(
+            f"pool {pool.pool_id} holds {fraction_text(holding)} cents: transfer them first"
+        )
+    if event.disposition == FINAL_AWARD and not event.award.strip():
+        raise LedgerError(f"pool {pool.pool_id}: a final award is documented (who, how paid)")
+    state = require(state, event, "retire-pool", signers=DUAL)
+    award = event.disposition == FINAL_AWARD
+    disposed, (meter, reserve, overflow), paid = pool.dispose(award=award)
+    why = event.award.strip() if award else event.reason.strip()
+    retired = replace(disposed, status=RETIRED, status_reason=f"{event.disposition}: {why}")
+    effect = PoolDisposed(
+        pool.pool_id, event.disposition, fraction_text(-meter), fraction_text(-reserve),
+        fraction_text(-overflow), paid, fraction_text(retired.orphaned - pool.orphaned),
+    )  # fmt: skip
+    return with_pool(state, retired), [effect, balances(retired)]

@@ -211,3 +211,55 @@ def test_r432_1838_4_one_manager_alone_cannot_transfer_a_pool(two_pools: Floor) 
     assert status == 1
     assert "transfer-pool needs the signatures of 2 different operators" in err
     assert two_pools.meters_of(POOL)["state"] == "in play"
+
+
+def test_r432_1838_4_a_retirement_of_operations_md_runs_as_written(two_pools: Floor) -> None:
+    floor = two_pools
+    section = PAGE.read_text(encoding="utf-8").split("### A pool's life", 1)[1]
+    blocks = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)
+    environment = os.environ | {
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
+        "JACKPOTD_DB": str(floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
+        "JACKPOTD_PASSPHRASE": PASSPHRASE,
+        "JACKPOTD_PASSPHRASE_1": PASSPHRASE,
+        "JACKPOTD_PASSPHRASE_2": PASSPHRASE,
+    }
+    done = subprocess.run(  # the transfer, then the retirement, as the page gives them
+        ["/bin/bash", "-c", "set -e\n" + blocks[1] + blocks[2]],
+        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "retired: transferred: T3 removed" in " ".join(done.stdout.split())
+    state = floor.meters_of(POOL)["state"]
+    assert state == "retired: transferred: T3 removed for good, ticket 4720"
+    status, out, err = floor.run("report", "--json")
+    assert status == 0, err
+    assert all(pool["balanced"] for pool in json.loads(out)["pools"])
+    status, _, err = floor.run("pool", "suspend", POOL, "--reason", "again", "--key", FILES[SAM])
+    assert status == 1
+    assert "is retired" in err
+
+
+def test_68_20_2_a_pool_retired_as_orphaned_keeps_every_cent_on_record(
+    floor: Floor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE_1", PASSPHRASE)
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE_2", PASSPHRASE)
+    with Journal(floor.database) as journal:
+        pool = journal.state.pools[POOL]
+        held = pool.meter + pool.reserve + pool.overflow
+    status, _, err = floor.run(
+        "pool", "retire", POOL, "--disposition", "orphaned", "--reason", "floor closed",
+        "--key", FILES[DANA], "--key", FILES[LEE],
+    )  # fmt: skip
+    assert status == 0, err
+    assert floor.meters()["orphaned_exact"] == fraction_text(held)
+    status, out, err = floor.run("report")
+    assert status == 0, err
+    assert "retired" in out
+    status, out, _ = floor.run("report", "--json")
+    (document,) = json.loads(out)["pools"]
+    assert document["balanced"]
+    assert document["orphaned"] == fraction_text(held)

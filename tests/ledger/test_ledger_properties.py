@@ -58,7 +58,14 @@ from controller.events import (
 )
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.pool import Pool, PoolError, PoolTerms
-from controller.pool_events import PoolResumed, PoolSuspended, PoolTransferred
+from controller.pool_events import (
+    DISPOSITIONS,
+    FINAL_AWARD,
+    PoolResumed,
+    PoolRetired,
+    PoolSuspended,
+    PoolTransferred,
+)
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent
@@ -285,6 +292,7 @@ LIFE_OPS = st.lists(
         st.tuples(st.just("suspend"), st.sampled_from(LIFE_POOLS)),
         st.tuples(st.just("resume"), st.sampled_from(LIFE_POOLS)),
         st.tuples(st.just("transfer"), st.sampled_from(LIFE_POOLS), st.sampled_from(LIFE_POOLS)),
+        st.tuples(st.just("retire"), st.sampled_from(LIFE_POOLS), st.sampled_from(DISPOSITIONS)),
     ),
     max_size=40,
 )
@@ -306,6 +314,9 @@ def _life_event(number: int, op: tuple[object, ...]) -> list[AnyEvent]:
             return [PoolResumed(f"u{number}", AT, pool, "mgr", "repaired")]
         case ("transfer", str(pool), str(to)):
             return [PoolTransferred(f"t{number}", AT, pool, to, "mgr", "table removed")]
+        case ("retire", str(pool), str(disposition)):
+            award = "seat 1, slip 9001" if disposition == FINAL_AWARD else ""
+            return [PoolRetired(f"x{number}", AT, pool, disposition, "mgr", "closed", award)]
     pytest.fail(f"unknown op {op!r}")
 
 
@@ -314,14 +325,15 @@ def _life_event(number: int, op: tuple[object, ...]) -> list[AnyEvent]:
     limit=st.none() | st.integers(0, 20_000),
     ops=LIFE_OPS,
 )
-def test_r432_1838_4_transfers_between_pools_conserve_every_cent_over_any_history(
+def test_r432_1838_4_transfers_and_retirements_conserve_every_cent_over_any_history(
     limit: int | None, ops: list[tuple[object, ...]]
 ) -> None:
-    """What came in is on the pools' meters, reserves and overflows or paid, summed over pools.
+    """What came in is on the pools' meters, reserves, overflows, paid or orphaned, summed.
 
     docs/money.md, "A pool's life": a transfer moves money exactly (sub-cent parts carried) and
-    invents none; each pool's own identity holds with what it sent and received; a suspended
-    pool's meters never move, and it takes no wager.
+    invents none; a retirement disposes of every cent (a final award, the orphaned); each
+    pool's own identity holds with what it sent and received; a suspended pool's meters never
+    move, and it takes no wager.
     """
     second = pool_opened("open-b", "pool-b")
     if limit is not None:
@@ -342,9 +354,13 @@ def test_r432_1838_4_transfers_between_pools_conserve_every_cent_over_any_histor
             continue
         for pool in state.pools.values():
             assert pool.money_in() == pool.money_held_or_paid()
+            if pool.pool_id in before.pools and before.pools[pool.pool_id].status == "retired":
+                assert pool == before.pools[pool.pool_id]  # a retired pool refuses everything
             if pool.status == "suspended" and pool.pool_id in before.pools:
                 was = before.pools[pool.pool_id]
-                if was.status == "suspended" and not isinstance(event, PoolTransferred):
+                if was.status == "suspended" and not isinstance(
+                    event, PoolTransferred | PoolRetired
+                ):
                     assert (pool.meter, pool.reserve, pool.overflow) == (
                         was.meter, was.reserve, was.overflow,
                     )  # fmt: skip
@@ -353,7 +369,10 @@ def test_r432_1838_4_transfers_between_pools_conserve_every_cent_over_any_histor
             (p.contributions + p.house_funding_cents + p.adjustments_cents for p in pools),
             Fraction(0),
         )
-        held = sum((p.meter + p.reserve + p.overflow + p.paid_cents for p in pools), Fraction(0))
+        held = sum(
+            (p.meter + p.reserve + p.overflow + p.paid_cents + p.orphaned for p in pools),
+            Fraction(0),
+        )
         assert came_in == held
         assert sum((p.transferred_in for p in pools), Fraction(0)) == sum(
             (p.transferred_out for p in pools), Fraction(0)
