@@ -30,20 +30,19 @@ folder of segments, and otherwise verifies from the recorded state and hash afte
 from __future__ import annotations
 
 import contextlib
-import sqlite3
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
+from controller.journal.archive_records import COLUMNS, ArchiveRecord, archive_records
 from controller.journal.chain import GENESIS
-from controller.journal.checkpoints import KIND, checkpoint_of
-from controller.journal.devices import flush_through
+from controller.journal.checkpoints import checkpoint_of
 from controller.journal.errors import JournalError
-from controller.journal.provenance import with_provenance
-from controller.journal.rows import last_row, provenances, read_rows, rows_of_kinds, times
-from controller.journal.segments import Sealed, write_segment
+from controller.journal.segments import write_segment
 from controller.journal.snapshot import digest, snapshot_text, state_from_text
 from controller.ledger.apply import LedgerError, LedgerState, apply
+
+__all__ = ["COLUMNS", "ArchiveRecord", "archive_from", "archive_records"]
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Iterator, Sequence
@@ -55,37 +54,12 @@ if TYPE_CHECKING:
 SEGMENT_ROWS: Final = 200_000
 """Rows a segment holds at most, where checkpoints allow: each is recorded and its rows removed
 in one transaction, which a service writing the same file waits for (a second or so)."""
-COLUMNS: Final = (
-    "segment", "first_seq", "last_seq", "prev_hash", "last_hash", "rows", "sha256",
-    "checkpoint_seq", "state", "archived_at",
-)  # fmt: skip
-
-
-@dataclass(frozen=True, slots=True)
-class ArchiveRecord(Sealed):
-    """A segment as the live journal records it (the table ``archives``)."""
-
-    checkpoint_seq: int | None
-    state: str
-    """The snapshot of the ledger state after row ``last_seq`` (:mod:`.snapshot`)."""
-    archived_at: str
-
-
-def archive_records(connection: sqlite3.Connection) -> list[ArchiveRecord]:
-    """The segments the journal records, in order; none in a file of a schema before them."""
-    try:
-        found = connection.execute(
-            f"SELECT {', '.join(COLUMNS)} FROM archives ORDER BY last_seq"  # noqa: S608
-        ).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    return [ArchiveRecord(*tuple(row)) for row in found]
 
 
 class ArchiveSource(Protocol):
     """What archiving reads of a journal, in one snapshot, and how it records a segment.
 
-    The SQLite file's (:class:`_FileSource`) and the PostgreSQL database's
+    The SQLite file's (controller/journal/file_archive.py) and the PostgreSQL database's
     (:mod:`controller.journal.postgres.archive`): the same rows, cuts and segments either way.
     """
 
@@ -122,16 +96,6 @@ class ArchiveSource(Protocol):
     ) -> None:
         """Record the segment and remove its rows in one transaction (``records``: those read)."""
         ...
-
-
-def _open(path: Path, *, read_only: bool) -> sqlite3.Connection:
-    where = f"{path.resolve().as_uri()}?mode=ro" if read_only else str(path)
-    try:
-        connection = sqlite3.connect(where, uri=read_only, isolation_level=None)
-        connection.execute("PRAGMA busy_timeout=30000")
-    except sqlite3.Error as error:
-        raise JournalError(f"{path}: cannot open the journal: {error}") from error
-    return connection
 
 
 def parse_moment(text: str) -> datetime:
@@ -230,32 +194,6 @@ class _Replay:
             yield row.values
 
 
-def archive(  # noqa: PLR0913 - the command's options, all keywords
-    path: Path,
-    directory: Path,
-    *,
-    before: datetime | None = None,
-    rows: int | None = None,
-    keys: Sequence[str] = (),
-    now: str,
-) -> list[ArchiveRecord]:
-    """Archive the rows the criterion names (see the module docstring); the segments written."""
-    # Imported here: verify reads the records this module keeps.
-    from controller.journal.store import Journal  # noqa: PLC0415
-    from controller.journal.verify import verify  # noqa: PLC0415
-
-    Journal(path).close()  # the schema up to date, as the service would bring it
-    report = verify(path, keys=keys)
-    if not report.ok:
-        raise not_verified(str(path), report.problems)
-    reader = _open(path, read_only=True)
-    try:
-        reader.execute("BEGIN")  # one snapshot of the file for everything read
-        return archive_from(_FileSource(path, reader), directory, (before, rows), now)
-    finally:
-        reader.close()
-
-
 def not_verified(where: str, problems: Sequence[str]) -> JournalError:
     """What archiving says of a journal that does not verify: nothing broken is archived."""
     shown = "; ".join(problems[:3])
@@ -325,55 +263,6 @@ def _text_of(source: ArchiveSource, seq: int) -> str:
         return str(next(read).values["event"])
 
 
-@dataclass(frozen=True, slots=True)
-class _FileSource:
-    """An SQLite journal file read in one read transaction, written on a connection of its own."""
-
-    path: Path
-    reader: sqlite3.Connection
-
-    @property
-    def where(self) -> str:
-        return str(self.path)
-
-    def records(self) -> list[ArchiveRecord]:
-        return archive_records(self.reader)
-
-    def head(self) -> int:
-        return (last_row(self.reader) or (0, GENESIS))[0]
-
-    def times(self, after: int) -> Iterable[tuple[int, str]]:
-        return times(self.reader, after)
-
-    def checkpoint_rows(self) -> Iterable[Row]:
-        return rows_of_kinds(self.reader, KIND)
-
-    def rows(self, after: int) -> Generator[Row]:
-        yield from with_provenance(read_rows(self.reader, after), provenances(self.reader, after))
-
-    def record(
-        self, records: list[ArchiveRecord], record: ArchiveRecord, pending: set[str]
-    ) -> None:
-        _record(self.path, records, record, pending)
-
-
-def _record(
-    path: Path, records: list[ArchiveRecord], record: ArchiveRecord, pending: set[str]
-) -> None:
-    """Record the segment and remove its rows, in one transaction (see the module docstring).
-
-    Foreign keys stay off on this connection: a pool, a table or a pending payout keeps the
-    number of the row that last changed it, archived or not.
-    """
-    writer = _open(path, read_only=False)
-    try:
-        _store(path, writer, records, record, pending)
-    except sqlite3.Error as error:
-        raise not_recorded(str(path), record, error) from error
-    finally:
-        writer.close()
-
-
 def not_recorded(where: str, record: ArchiveRecord, error: object) -> JournalError:
     """What archiving says when a segment written could not be recorded: nothing removed."""
     return JournalError(
@@ -385,36 +274,6 @@ def not_recorded(where: str, record: ArchiveRecord, error: object) -> JournalErr
 def record_values(record: ArchiveRecord) -> tuple[Any, ...]:
     """The record's values in the order of the ``archives`` table's columns."""
     return tuple(getattr(record, name) for name in COLUMNS)
-
-
-def _store(
-    path: Path,
-    writer: sqlite3.Connection,
-    records: list[ArchiveRecord],
-    record: ArchiveRecord,
-    pending: set[str],
-) -> None:
-    """:func:`_record`'s transaction."""
-    writer.execute("CREATE TEMP TABLE kept_payouts (payout_id TEXT PRIMARY KEY)")
-    writer.executemany("INSERT INTO kept_payouts VALUES (?)", [(p,) for p in pending])
-    writer.execute("BEGIN IMMEDIATE")
-    try:
-        same_records(str(path), archive_records(writer), records)
-        marks = ", ".join("?" for _ in COLUMNS)
-        writer.execute(f"INSERT INTO archives VALUES ({marks})", record_values(record))  # noqa: S608
-        writer.execute("DELETE FROM snapshots WHERE seq <= ?", [record.last_seq])
-        writer.execute(
-            "DELETE FROM payouts WHERE seq <= ? "
-            "AND payout_id NOT IN (SELECT payout_id FROM temp.kept_payouts)",
-            [record.last_seq],
-        )
-        # The removed rows' device highs, not yet in device_seqs, go there first (.devices).
-        flush_through(writer, record.last_seq)
-        writer.execute("DELETE FROM journal WHERE seq <= ?", [record.last_seq])
-        writer.execute("COMMIT")
-    except BaseException:
-        writer.execute("ROLLBACK")
-        raise
 
 
 def same_records(where: str, found: list[ArchiveRecord], read: list[ArchiveRecord]) -> None:

@@ -151,7 +151,7 @@ def archive_journal(  # noqa: PLR0913 - the archive command's options, all keywo
 ) -> list[ArchiveRecord]:
     """``jackpotd archive``: the same segments from a file or a database.
 
-    :func:`controller.journal.archive.archive` on a file,
+    :func:`controller.journal.file_archive.archive` on a file,
     :func:`controller.journal.postgres.archive.archive` on a database.
     """
     backend = backend_for(location)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.journal import archive, verify
+from controller.journal import file_archive, verify
 from controller.journal.errors import JournalError
 from controller.journal.readonly import NotAJournalError, ReadOnlyJournal, check_journal
 from controller.journal.store import Journal
@@ -77,8 +77,8 @@ class SqliteBackend:
         keys: Sequence[str],
         now: str,
     ) -> list[ArchiveRecord]:
-        """:func:`controller.journal.archive.archive`."""
-        return archive.archive(self.path, out, before=before, rows=rows, keys=keys, now=now)
+        """:func:`controller.journal.file_archive.archive`."""
+        return file_archive.archive(self.path, out, before=before, rows=rows, keys=keys, now=now)
 
     def reach(self) -> None:
         """Nothing to reach: the file is checked when it is opened."""

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.journal.archive import archive_records
+from controller.journal.archive_records import archive_records
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.checkpoints import (
     KIND,
@@ -46,9 +46,9 @@ from controller.journal.checkpoints import (
     stored_snapshots,
 )
 from controller.journal.high_water import problem as behind
+from controller.journal.row_checks import VerifyReport, check_link, replay_row
 from controller.journal.rows import read_rows, row_at
 from controller.journal.snapshot import differences, digest, state_digest, state_from_text
-from controller.journal.verify import VerifyReport, check_link, replay_row
 from controller.ledger.apply import LedgerState
 from controller.security.controller_key import signature_verifies
 

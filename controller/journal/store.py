@@ -58,7 +58,9 @@ from controller.journal.restore import load_state
 from controller.journal.rows import INSERT, last_row, read_rows, rows_with_ids
 from controller.journal.schema import migrate
 from controller.journal.screening import screened
+from controller.journal.state_check import catch_up, check_state
 from controller.journal.transaction import Transaction, roll_back, why, write_error
+from controller.journal.verify import verify
 from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
@@ -206,9 +208,6 @@ class Journal(ReadSide):
         if they differ from the replay of its rows, nothing is written and the caller fails
         closed.
         """
-        # Imported here: the check replays as verify does, and verify reads this module.
-        from controller.journal.state_check import catch_up  # noqa: PLC0415
-
         state, check = catch_up(self.db.conn, self.state, self._tail, self._load())
         if not check.ok:
             shown = "; ".join(check.problems[:5])
@@ -394,16 +393,10 @@ class Journal(ReadSide):
 
     def check_state(self, key: ControllerKey, high_water: SignedHead | None = None) -> StateCheck:
         """The start-up check (:func:`.state_check.check_state`)."""
-        # Imported here: the check replays as verify does, and verify reads this module.
-        from controller.journal.state_check import check_state  # noqa: PLC0415
-
         return check_state(self, key, high_water)
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty (:func:`.verify.verify`)."""
-        # Imported here: verify reads this module.
-        from controller.journal.verify import verify  # noqa: PLC0415
-
         return verify(self.path, keys=keys, anchors=anchors)
 
 

@@ -38,9 +38,9 @@ from controller.journal.checkpoint_audit import (
     checkpoints_in,
 )
 from controller.journal.provenance import writers
+from controller.journal.row_checks import PROGRESS_ROWS, VerifyReport, check_link, replay_row
 from controller.journal.site_messages import QueuedMessages
 from controller.journal.snapshot import state_from_text
-from controller.journal.verify import PROGRESS_ROWS, VerifyReport, check_link, replay_row
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,11 +48,11 @@ if TYPE_CHECKING:
 
     from controller.events import CheckpointRecorded
     from controller.journal.anchors import Anchor
-    from controller.journal.archive import ArchiveRecord
+    from controller.journal.archive_records import ArchiveRecord
     from controller.journal.checkpoints import StoredSnapshot
+    from controller.journal.row_checks import Payouts
     from controller.journal.rows import Row
     from controller.journal.site_messages import Outboxed
-    from controller.journal.verify import Payouts
     from controller.ledger.apply import LedgerState
 
 

@@ -24,7 +24,7 @@ from support.journal_rig import opened_journal, play, play_rounds
 from controller.files import RECORD, append_file, create_file, prepare_database
 from controller.journal import Journal
 from controller.journal.agent_outbox import AgentOutboxStore
-from controller.journal.archive import archive
+from controller.journal.file_archive import archive
 from controller.journal.verify import verify
 from drivers.agent.state import FaultLog, TableStateView
 

@@ -36,7 +36,8 @@ from controller.events import HitVerified, WagerLocked
 from controller.journal import Journal, JournalError
 from controller.journal import archive as archive_module
 from controller.journal.anchors import Anchor
-from controller.journal.archive import archive, archive_records, parse_moment
+from controller.journal.archive import archive_records, parse_moment
+from controller.journal.file_archive import archive
 from controller.journal.state_check import check_state
 from controller.journal.verify import verify
 

@@ -18,8 +18,8 @@ from support.legacy_journal import legacy_copy
 
 from controller.events import BetSensed
 from controller.journal import Journal, devices
-from controller.journal.archive import archive
 from controller.journal.devices import MARK, read_highs
+from controller.journal.file_archive import archive
 from controller.journal.schema import MIGRATIONS
 
 if TYPE_CHECKING:

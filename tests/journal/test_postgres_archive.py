@@ -38,8 +38,8 @@ from support.twin_journals import Twins
 
 from controller.events import HitVerified
 from controller.journal import Journal, JournalError
-from controller.journal.archive import archive
 from controller.journal.checkpoints import seal
+from controller.journal.file_archive import archive
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal, checks
 from controller.journal.postgres import archive as database_archive

@@ -38,7 +38,7 @@ from controller.events import (
     TableConfigured,
 )
 from controller.journal import Journal
-from controller.journal.archive import archive
+from controller.journal.file_archive import archive
 from controller.journal.snapshot import state_digest
 from controller.journal.verify import verify
 from controller.ledger.binding import MAX_WINDOW, target_of

@@ -19,7 +19,7 @@ import pytest
 
 from controller.effects import SiteMessageQueued
 from controller.journal import Journal
-from controller.journal.archive import archive
+from controller.journal.file_archive import archive
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal, checks
 from controller.journal.postgres import archive as database_archive

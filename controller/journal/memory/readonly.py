@@ -18,6 +18,7 @@ import sqlite_utils
 from controller.journal.errors import JournalError, SchemaError
 from controller.journal.memory import database
 from controller.journal.readonly import LATEST, ReadOnlyJournal, schema_version
+from controller.journal.verification import Verification
 from controller.journal.verify import PROGRESS_ROWS, _FileRows
 
 if TYPE_CHECKING:
@@ -73,9 +74,6 @@ def verify(
     archives: Path | None = None,
 ) -> VerifyReport:
     """Check the memory journal as :func:`controller.journal.verify.verify` checks a file."""
-    # Imported here: the verification imports the verify module's checks of a row.
-    from controller.journal.verification import Verification  # noqa: PLC0415
-
     check_journal(location)
     if archives is not None and not archives.is_dir():
         raise JournalError(f"{archives}: no such folder of archive segments")

@@ -18,6 +18,7 @@ import sqlite_utils
 
 from controller.journal.errors import JournalError
 from controller.journal.memory import database
+from controller.journal.memory.readonly import verify
 from controller.journal.outbox import MARK_SCHEMA, SCHEMA, JournalOutbox
 from controller.journal.schema import migrate
 from controller.journal.store import Journal
@@ -114,8 +115,6 @@ class MemoryJournal(Journal):
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty (:func:`.readonly.verify`)."""
-        from controller.journal.memory.readonly import verify  # noqa: PLC0415 - it reads this
-
         return verify(self.location, keys=keys, anchors=anchors)
 
 

@@ -42,6 +42,8 @@ from controller.journal.archive import (
 )
 from controller.journal.checkpoints import KIND
 from controller.journal.errors import JournalError
+from controller.journal.postgres.archive_records import archive_records
+from controller.journal.postgres.checks import verify
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.rows import last_row, provenances, read_rows, rows_of_kinds
 from controller.journal.postgres.schema import migrate
@@ -58,22 +60,10 @@ if TYPE_CHECKING:
 
 LOCK_WAIT_MS: Final = 30_000
 """How long the record's transaction waits for the journal's lock (a group commit holding it)."""
-_SELECT: Final = f"SELECT {', '.join(COLUMNS)} FROM archives ORDER BY last_seq"  # noqa: S608
 _INSERT: Final = (
     f"INSERT INTO archives ({', '.join(COLUMNS)}) "  # noqa: S608 - fixed column names
     f"VALUES ({', '.join('%s' for _ in COLUMNS)})"
 )
-
-
-def archive_records(connection: Connection) -> list[ArchiveRecord]:
-    """The segments the journal records, in order; none in a journal of a schema before them.
-
-    ``to_regclass``: a failed query would end the caller's (read) transaction.
-    """
-    found = connection.execute("SELECT to_regclass('archives') IS NOT NULL").fetchone()
-    if found is None or not found[0]:
-        return []
-    return [ArchiveRecord(*tuple(row)) for row in connection.execute(_SELECT).fetchall()]
 
 
 def archive(  # noqa: PLR0913 - the command's options, all keywords
@@ -86,9 +76,6 @@ def archive(  # noqa: PLR0913 - the command's options, all keywords
     now: str,
 ) -> list[ArchiveRecord]:
     """Archive the rows the criterion names (see the module docstring); the segments written."""
-    # Imported here: the checks read the records this module keeps.
-    from controller.journal.postgres.checks import verify  # noqa: PLC0415
-
     writer = connect(url)
     try:
         migrate(writer, str(url))  # the schema up to date, as the service would bring it

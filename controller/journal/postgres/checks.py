@@ -23,12 +23,13 @@ import psycopg
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import KIND, Checkpointed, StoredSnapshot
 from controller.journal.errors import JournalError
-from controller.journal.postgres.archive import archive_records
+from controller.journal.postgres.archive_records import archive_records
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.reads import load_state
 from controller.journal.postgres.rows import provenances, read_rows, row_at, rows_of_kinds
 from controller.journal.postgres.site_messages import stored_messages
 from controller.journal.provenance import with_provenance
+from controller.journal.row_checks import VerifyReport, check_link, replay_row
 from controller.journal.snapshot import differences, state_from_text
 from controller.journal.state_check import (
     StateCheck,
@@ -37,7 +38,6 @@ from controller.journal.state_check import (
     trusted_snapshot,
 )
 from controller.journal.verification import Verification
-from controller.journal.verify import VerifyReport, check_link, replay_row
 from controller.ledger.apply import LedgerState
 
 if TYPE_CHECKING:
