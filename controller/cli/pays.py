@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from controller.cli.common import CommandError, add_db, checked, command, open_reader
 from controller.cli.tables import Column, print_table
 from controller.cli.times import gaming_day, local_time, moment
-from controller.journal.readonly import PAY_KINDS, PayFilter
+from controller.journal.readonly import PayFilter, pay_kinds
 from controller.money import format_cents
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     add_db(hits)
     hits.add_argument(
         "--kind",
-        choices=list(PAY_KINDS),
+        choices=list(pay_kinds()),
         help="which pays: jackpot (from a meter), progressive (fixed or from a meter), the odds "
         "pays of a wager, envy, or all (default: jackpot; with --pending, all)",
     )

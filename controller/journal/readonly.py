@@ -32,6 +32,7 @@ from controller.journal.reads import PayoutRecord, ReadSide, payout_record
 from controller.journal.restore import load_state
 from controller.journal.rows import provenances, read_rows
 from controller.journal.schema import MIGRATIONS
+from controller.rules.spots import spec_of, spots
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -46,27 +47,31 @@ LATEST: Final = len(MIGRATIONS)
 JOURNAL_TABLES: Final = frozenset({"journal", "pools", "tables", "payouts", "meta"})
 """Tables every journal has had since its first schema version."""
 
-PAY_KINDS: Final = {
-    "jackpot": "kind = 'progressive' AND from_meter_cents > 0",
-    "progressive": "kind = 'progressive'",
-    "bonus": "kind = 'win' AND spot = 'bonus'",
-    "ace-high": "kind = 'win' AND spot = 'ace-high'",
-    "insurance": "kind = 'win' AND spot = 'insurance'",
-    "dynasty": "kind = 'win' AND spot = 'dynasty'",
-    "envy": "kind = 'envy'",
-    "all": "kind IN ('win', 'progressive', 'envy')",
-}
-"""Which ``payouts`` rows each kind of pay is (docs/operations.md, "Words").
 
-A pay is an amount won on a wager (``win_cents`` above 0: a loss, a push or a void pays
-nothing); a jackpot is a progressive pay from a pool's meter; a progressive pay may instead
-be fixed (the $4 of a full house); odds pays are ``win`` on their spot; Envy bonuses their own.
-"""
+def pay_kinds() -> dict[str, str]:
+    """Which ``payouts`` rows each kind of pay is (docs/operations.md, "Words").
+
+    A pay is an amount won on a wager (``win_cents`` above 0: a loss, a push or a void pays
+    nothing); a jackpot is a progressive pay from a pool's meter; a progressive pay may instead
+    be fixed (the $4 of a full house); odds pays are ``win`` on their spot, one kind for each
+    odds spot the registry holds (controller/rules/spots.py: ``bonus``, ``ace-high``, ...);
+    Envy bonuses their own.
+    """
+    odds = {
+        str(spot): f"kind = 'win' AND spot = '{spot}'" for spot in spots() if spec_of(spot).odds
+    }
+    return {
+        "jackpot": "kind = 'progressive' AND from_meter_cents > 0",
+        "progressive": "kind = 'progressive'",
+        **odds,
+        "envy": "kind = 'envy'",
+        "all": "kind IN ('win', 'progressive', 'envy')",
+    }
 
 
 @dataclass(frozen=True, slots=True)
 class PayFilter:
-    """Which pays to list: their kinds (keys of :data:`PAY_KINDS`) and bounds."""
+    """Which pays to list: their kinds (keys of :func:`pay_kinds`) and bounds."""
 
     kinds: tuple[str, ...]
     pending_only: bool = False
@@ -88,7 +93,8 @@ def pay_query(
     ``mark`` is its parameter marker, ``dated`` its test of a pay's time against one given,
     ``by_id`` its order of payout ids (SQLite compares text byte by byte).
     """
-    kinds = " OR ".join(f"({PAY_KINDS[kind]})" for kind in chosen.kinds) or "1 = 0"
+    known = pay_kinds()
+    kinds = " OR ".join(f"({known[kind]})" for kind in chosen.kinds) or "1 = 0"
     where, params = [f"({kinds})", "win_cents > 0"], list[object]()
     if chosen.pending_only:
         where.append("status = 'pending'")

@@ -27,12 +27,14 @@ as before: the last test checks that a table offering only those writes no ``sid
 
 from __future__ import annotations
 
+import argparse
 from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
 from support.config_files import BASE, error_of, load
 
+from controller.cli import pays
 from controller.effects import Effect, PayoutMade, WagerRefused
 from controller.events import (
     BetSensed,
@@ -43,6 +45,7 @@ from controller.events import (
     decode_event,
     encode_event,
 )
+from controller.journal.readonly import pay_kinds
 from controller.ledger.apply import LedgerState, apply
 from controller.ledger.payout_floor import most_one_player_wins
 from controller.ledger.table_rules import table_rules
@@ -119,6 +122,16 @@ def lucky_7s() -> Iterator[Spot]:
         yield spot
 
 
+def _hits_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="jackpotd")
+    pays.register(parser.add_subparsers(dest="command"))
+    return next(
+        action.choices["hits"]
+        for action in parser._actions
+        if isinstance(action, argparse._SubParsersAction)
+    )
+
+
 def configured(tmp_path: Path) -> Config:
     (tmp_path / "paytables").mkdir()
     (tmp_path / "paytables" / "lucky-7s-1.toml").write_text(LUCKY_7S_PAYTABLE, encoding="utf-8")
@@ -131,6 +144,11 @@ def test_a_registered_spot_is_a_spot_everywhere_spots_are_named(lucky_7s: Spot) 
     assert spec_of(lucky_7s) is LUCKY_7S
     assert (str(lucky_7s), f"{lucky_7s}", lucky_7s.value) == ("lucky-7s",) * 3
     assert msgspec.json.encode([lucky_7s]) == b'["lucky-7s"]'
+    # hits --kind lists its pays as it lists the Fortune Bonus's: a kind of its own.
+    assert pay_kinds()["lucky-7s"] == "kind = 'win' AND spot = 'lucky-7s'"
+    assert "lucky-7s" in next(
+        action.choices for action in _hits_parser()._actions if action.dest == "kind"
+    )
 
 
 def test_the_spot_is_configured_from_toml_and_journaled_whole(

@@ -7,7 +7,7 @@ contract tests (tests/journal/test_journal_contract.py).
 Why SQLite's memory database rather than Python structures: what a journal is beyond its
 append path is SQL the SQLite file already has and is tested for: the materialized tables
 and the state restored from them, the payout reads and the reader's ``pays`` filters
-(:data:`controller.journal.readonly.PAY_KINDS` are SQL fragments), the site messages and
+(:func:`controller.journal.readonly.pay_kinds` are SQL fragments), the site messages and
 their check, the sinks' outbox, the catch-up of another writer, the start-up check and
 verify. Built again on dicts, each would be a second implementation to keep equal to the
 first by tests; on the same SQL, the memory journal is the file's code with another
