@@ -340,6 +340,9 @@ class ConfigurationApproved(Event, frozen=True, tag="configuration-approved"):
     lockout_after: int = 5
     """Failed authentications in a row that lock an operator out."""
     signatures: Signatures = msgspec.UNSET
+    jurisdiction: str | msgspec.UnsetType = msgspec.UNSET
+    """The jurisdiction profile the configuration names (controller/ledger/jurisdictions.py);
+    ``UNSET`` (never encoded) when it names none, as every approval before profiles existed."""
 
 
 class JournalIdentified(Event, frozen=True, tag="journal-identified"):

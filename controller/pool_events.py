@@ -57,6 +57,9 @@ class PoolTransferred(Event, frozen=True, tag="pool-transferred"):
     by: str
     reason: str
     signatures: Signatures = msgspec.UNSET
+    cause: str | msgspec.UnsetType = msgspec.UNSET
+    """The documented cause (controller/ledger/jurisdictions.py), which a jurisdiction profile
+    may ask for; ``UNSET`` (never encoded) when none is named."""
 
 
 class PoolRetired(Event, frozen=True, tag="pool-retired"):
@@ -72,3 +75,5 @@ class PoolRetired(Event, frozen=True, tag="pool-retired"):
     reason: str
     award: str = ""
     signatures: Signatures = msgspec.UNSET
+    cause: str | msgspec.UnsetType = msgspec.UNSET
+    """The documented cause, as a transfer's."""

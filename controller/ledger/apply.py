@@ -14,6 +14,8 @@ from dataclasses import replace
 from fractions import Fraction
 from typing import assert_never
 
+import msgspec
+
 from controller.agent_events import TableAgentEnrolled, TableAgentRevoked
 from controller.effects import (
     Adjusted,
@@ -139,6 +141,8 @@ def _open_pool(state: LedgerState, event: PoolOpened) -> Outcome:
         raise LedgerError(f"pool {event.pool_id!r} is already open")
     revision = state.revision + 1
     pool = Pool.open(event.pool_id, _terms(event), revision)
+    if not isinstance(state.authority.jurisdiction, msgspec.UnsetType):
+        pool = replace(pool, opened_at=event.at)  # its life, counted under the profile
     state = replace(with_pool(state, pool), revision=revision)
     return state, [PoolOpenedEffect(pool.pool_id, revision, event.seed_cents), balances(pool)]
 

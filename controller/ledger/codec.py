@@ -84,6 +84,8 @@ def pool_json(pool: Pool) -> str:
     for name in TRANSFERS:  # only once a transfer moved money, for the same reason
         if getattr(pool, name):
             document[name] = fraction_text(getattr(pool, name))
+    if pool.opened_at:  # only under a jurisdiction profile, for the same reason
+        document["opened_at"] = pool.opened_at
     return _canonical(document)
 
 
@@ -114,6 +116,7 @@ def pool_from_json(text: str) -> Pool:
         transferred_in=Fraction(document.get("transferred_in", 0)),
         transferred_out=Fraction(document.get("transferred_out", 0)),
         orphaned=Fraction(document.get("orphaned", 0)),
+        opened_at=document.get("opened_at", ""),
     )
 
 

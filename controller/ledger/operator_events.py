@@ -51,6 +51,7 @@ from controller.ledger.binding import identified
 from controller.ledger.lockouts import count_failure, has_identity, key_taken, lifted, retired
 from controller.ledger.operators import Operator, Role
 from controller.ledger.passkeys import retire_operators_passkeys
+from controller.ledger.pool_life import with_jurisdiction
 from controller.ledger.state import LedgerError
 from controller.security.manifest import ApprovedManifest
 from controller.security.signatures import signatures_of
@@ -276,4 +277,6 @@ def approve_configuration(
         lockout_after=event.lockout_after,
     )
     state = replace(state, authority=authority)
+    if not isinstance(event.jurisdiction, msgspec.UnsetType):
+        state = with_jurisdiction(state, event.jurisdiction, event.at)
     return state, [*effects, ConfigurationSet(event.configuration, len(event.changes))]

@@ -143,6 +143,9 @@ class Authority:
     """Each table's enrolled agent key, by table; ``UNSET`` while none is (never encoded)."""
     passkeys: dict[str, Passkey] | msgspec.UnsetType = msgspec.UNSET
     """Operators' passkeys by credential id (base64url); ``UNSET`` while none was enrolled."""
+    jurisdiction: str | msgspec.UnsetType = msgspec.UNSET
+    """The jurisdiction profile a signed configuration approval named (controller/ledger/
+    jurisdictions.py); ``UNSET`` while none did, never encoded."""
     one_manager_left: bool | msgspec.UnsetType = msgspec.UNSET
     """True while a journal with an identity that had two managers or more has one left (the
     others revoked): every enrollment then needs an active supervisor's signature beside the

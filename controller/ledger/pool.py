@@ -162,6 +162,9 @@ class Pool:
     """What other pools' transfers brought onto this one (controller/ledger/pool_life.py)."""
     transferred_out: Fraction = Fraction(0)
     """What this pool's transfers took to another."""
+    opened_at: str = ""
+    """When the pool opened, or its jurisdiction profile was approved if later (ISO 8601);
+    empty on a journal with no profile (controller/ledger/jurisdictions.py)."""
     orphaned: Fraction = Fraction(0)
     """What its retirement recorded as orphaned, kept for a later pool (controller/ledger/
     pool_life.py)."""

@@ -22,6 +22,9 @@ life"). So each step is an operator's signed action with its reason, checked her
   sub-cent part recorded as orphaned), or recorded as orphaned, kept for a later pool. A
   retired pool refuses everything: wagers, suspensions, transfers in or out, adjustments,
   terms, tables.
+* **Jurisdiction profiles.** Under the profile a signed configuration approval named
+  (controller/ledger/jurisdictions.py), a transfer or a retirement names a documented cause the
+  profile allows, and a pool is retired only after the profile's minimum life.
 
 The pool's state (:attr:`Pool.status`, :attr:`Pool.status_reason`) is part of its record, so
 ``jackpotd meters`` and ``jackpotd report`` show it; a pool in play encodes it not at all
@@ -31,18 +34,29 @@ The pool's state (:attr:`Pool.status`, :attr:`Pool.status_reason`) is part of it
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Final
+
+import msgspec
 
 from controller.effects import PoolDisposed, PoolTransfer, fraction_text
 from controller.ledger.authority import DUAL, require
+from controller.ledger.binding import moment_of
+from controller.ledger.jurisdictions import CAUSES, PROFILES, profile
 from controller.ledger.state import LedgerError, balances, pool_of, with_pool
-from controller.pool_events import DISPOSITIONS, FINAL_AWARD, TRANSFERRED
+from controller.pool_events import (
+    DISPOSITIONS,
+    FINAL_AWARD,
+    TRANSFERRED,
+    PoolRetired,
+    PoolTransferred,
+)
 
 if TYPE_CHECKING:
     from controller.effects import AnyEffect
     from controller.ledger.pool import Pool
     from controller.ledger.state import LedgerState
-    from controller.pool_events import PoolResumed, PoolRetired, PoolSuspended, PoolTransferred
+    from controller.pool_events import PoolResumed, PoolSuspended
 
     Outcome = tuple[LedgerState, list[AnyEffect]]
 
@@ -136,6 +150,51 @@ def _receivable(state: LedgerState, source: Pool, target: Pool) -> None:
         )
 
 
+def with_jurisdiction(state: LedgerState, name: str, at: str) -> LedgerState:
+    """The state under the jurisdiction profile ``name``, from a signed approval at ``at``.
+
+    A pool open already counts its life from now: the ledger cannot prove an earlier opening.
+    """
+    if profile(name) is None:
+        raise LedgerError(
+            f"jurisdiction {name!r} is not one of {', '.join(PROFILES)} (docs/rules.md)"
+        )
+    pools = {
+        pool_id: pool if pool.opened_at else replace(pool, opened_at=at)
+        for pool_id, pool in state.pools.items()
+    }
+    return replace(state, pools=pools, authority=replace(state.authority, jurisdiction=name))
+
+
+def _under_profile(state: LedgerState, event: PoolTransferred | PoolRetired, pool: Pool) -> None:
+    """Refuse a transfer or a retirement the approved jurisdiction profile does not allow."""
+    name = state.authority.jurisdiction
+    cause = "" if isinstance(event.cause, msgspec.UnsetType) else event.cause
+    if cause and cause not in CAUSES:
+        raise LedgerError(
+            f"pool {pool.pool_id}: the cause {cause!r} is not one of {', '.join(CAUSES)}"
+        )
+    found = None if isinstance(name, msgspec.UnsetType) else profile(name)
+    if found is None:
+        return
+    transfer = isinstance(event, PoolTransferred)
+    allowed = found.transfer_causes if transfer else found.retire_causes
+    step = "a transfer" if transfer else "a retirement"
+    if allowed is not None and cause not in allowed:
+        raise LedgerError(
+            f"pool {pool.pool_id}: under the {found.name} profile {step} needs a documented "
+            f"cause: {', '.join(sorted(allowed))}, not {cause or 'none'}"
+        )
+    if transfer or not found.min_life_days or not pool.opened_at:
+        return
+    lived = moment_of(event.at, "the event's time") - moment_of(pool.opened_at, "its opening")
+    if lived < timedelta(days=found.min_life_days):
+        raise LedgerError(
+            f"pool {pool.pool_id}: under the {found.name} profile a pool lives "
+            f"{found.min_life_days} days before it is retired; it opened {pool.opened_at}"
+        )
+
+
 def on_pool_transferred(state: LedgerState, event: PoolTransferred) -> Outcome:
     """Move a pool's meter, reserve and overflow onto another, exactly, under dual control.
 
@@ -153,6 +212,7 @@ def on_pool_transferred(state: LedgerState, event: PoolTransferred) -> Outcome:
     if source.status == RETIRED:
         raise LedgerError(out_of_play(source) or "")
     _receivable(state, source, target)
+    _under_profile(state, event, source)
     for pool_id in (source.pool_id, target.pool_id):
         if held := _wagers_in_play(state, pool_id):
             raise LedgerError(
@@ -209,6 +269,7 @@ def on_pool_retired(state: LedgerState, event: PoolRetired) -> Outcome:
         )
     if event.disposition == FINAL_AWARD and not event.award.strip():
         raise LedgerError(f"pool {pool.pool_id}: a final award is documented (who, how paid)")
+    _under_profile(state, event, pool)
     state = require(state, event, "retire-pool", signers=DUAL)
     award = event.disposition == FINAL_AWARD
     disposed, (meter, reserve, overflow), paid = pool.dispose(award=award)
