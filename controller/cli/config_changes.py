@@ -73,6 +73,14 @@ def change_lines(approval: ConfigurationApproved, state: LedgerState) -> list[st
         lines.append(f"dual_control_amount: {old} {ARROW} {new}")
     if authority.lockout_after != approval.lockout_after:
         lines.append(f"lockout_after: {authority.lockout_after} {ARROW} {approval.lockout_after}")
+    profile = approval.jurisdiction
+    if not isinstance(profile, msgspec.UnsetType) and authority.jurisdiction != profile:
+        old = (
+            "none"
+            if isinstance(authority.jurisdiction, msgspec.UnsetType)
+            else authority.jurisdiction
+        )
+        lines.append(f"pool_profile: {old} {ARROW} {profile}")
     if authority.configuration is None:
         lines.append("configuration: approved for the first time")
     return lines

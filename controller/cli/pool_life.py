@@ -13,11 +13,14 @@ second signer's ``jackpotd cosign``), and journals it; the ledger decides
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
+
+import msgspec
 
 from controller.cli.common import add_db, command
 from controller.cli.signing import add_signers, signers
 from controller.cli.submit import conclude, open_desk
+from controller.ledger.jurisdictions import CAUSES
 from controller.pool_events import (
     DISPOSITIONS,
     PoolResumed,
@@ -28,6 +31,8 @@ from controller.pool_events import (
 
 if TYPE_CHECKING:
     import argparse
+
+E = TypeVar("E", PoolTransferred, PoolRetired)
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,6 +86,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     transfer.add_argument("pool", help="the pool whose money moves (left suspended, empty)")
     transfer.add_argument("--to", required=True, help="the pool that receives it")
     transfer.add_argument("--reason", required=True, help="why, for the journal")
+    add_cause(transfer)
     add_signers(transfer, dual=True)
     transfer.set_defaults(run=run_transfer)
 
@@ -102,6 +108,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     retire.add_argument("--award", default="", help="a final award's record: who, how paid")
     retire.add_argument("--reason", required=True, help="why, for the journal")
+    add_cause(retire)
     add_signers(retire, dual=True)
     retire.set_defaults(run=run_retire)
 
@@ -116,6 +123,19 @@ def run_suspend(args: argparse.Namespace) -> int:
         return conclude(args, desk, event, keys)
 
 
+def add_cause(parser: argparse.ArgumentParser) -> None:
+    """``--cause``: the documented cause a jurisdiction profile may ask for."""
+    parser.add_argument(
+        "--cause",
+        choices=CAUSES,
+        help="the documented cause (a jurisdiction profile may ask for one: docs/rules.md)",
+    )
+
+
+def _with_cause(event: E, cause: str | None) -> E:
+    return event if cause is None else msgspec.structs.replace(event, cause=cause)
+
+
 def run_transfer(args: argparse.Namespace) -> int:
     """Journal a transfer between pools, signed by two managers (or saved for the second)."""
     with open_desk(args) as desk:
@@ -123,7 +143,7 @@ def run_transfer(args: argparse.Namespace) -> int:
         event = PoolTransferred(
             f"transfer-{uuid.uuid4()}", desk.now(), args.pool, args.to, keys[0][0], args.reason
         )
-        return conclude(args, desk, event, keys)
+        return conclude(args, desk, _with_cause(event, args.cause), keys)
 
 
 def run_retire(args: argparse.Namespace) -> int:
@@ -134,7 +154,7 @@ def run_retire(args: argparse.Namespace) -> int:
             f"retire-{uuid.uuid4()}", desk.now(), args.pool, args.disposition, keys[0][0],
             args.reason, args.award,
         )  # fmt: skip
-        return conclude(args, desk, event, keys)
+        return conclude(args, desk, _with_cause(event, args.cause), keys)
 
 
 def run_resume(args: argparse.Namespace) -> int:

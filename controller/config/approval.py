@@ -24,6 +24,8 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+import msgspec
+
 from controller.config.changes import config_events
 from controller.events import (
     ConfigurationApproved,
@@ -71,9 +73,11 @@ def configuration_approval(
     changes, _ = split(config_events(config, state, at))
     settings = config.controller
     authority = state.authority
+    profile = msgspec.UNSET if settings.pool_profile is None else settings.pool_profile
     unchanged = (
         authority.dual_control_cents == settings.dual_control_cents
         and authority.lockout_after == settings.lockout_after
+        and (profile is msgspec.UNSET or authority.jurisdiction == profile)
     )
     if not changes and unchanged and authority.configuration is not None:
         return None
@@ -85,6 +89,7 @@ def configuration_approval(
         by=by,
         dual_control_cents=settings.dual_control_cents,
         lockout_after=settings.lockout_after,
+        jurisdiction=profile,
     )
 
 

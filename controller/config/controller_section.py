@@ -17,6 +17,7 @@ from controller.journal import location
 from controller.journal.errors import JournalError
 from controller.journal.high_water import high_water_path
 from controller.journal.location import journal_location
+from controller.ledger.jurisdictions import PROFILES
 from controller.ledger.settlement import HitOrder
 from controller.rules.ranking import AceFive
 from controller.security.controller_key import CREDENTIALS
@@ -90,6 +91,7 @@ def read_controller(checks: Checker, raw: RawController) -> ControllerConfig:
             "controller.dual_control_amount", raw.dual_control_amount, minimum=1
         ),
         lockout_after=checks.count("controller.lockout_after", raw.lockout_after),
+        pool_profile=_pool_profile(checks, raw.pool_profile),
         key_file=_key_file(checks, raw.key_file),
         signer_socket=_signer_socket(checks, raw.signer_socket, raw.key_file),
         operator_socket=_socket_path(checks, "controller.operator_socket", raw.operator_socket),
@@ -168,6 +170,18 @@ def _socket_path(checks: Checker, key: str, text: str | None) -> str | None:
             key, f"{path} is longer than a Unix socket's path may be ({MAX_SOCKET_PATH} bytes)"
         )
     return path
+
+
+def _pool_profile(checks: Checker, text: str | None) -> str | None:
+    """A jurisdiction profile's name as the ledger knows it (any case), or None for none."""
+    if text is None:
+        return None
+    names = {name.lower(): name for name in PROFILES}
+    if (name := names.get(text.strip().lower())) is None:
+        raise checks.fail(
+            "controller.pool_profile", f"{text!r} is not one of {', '.join(PROFILES)}"
+        )
+    return name
 
 
 def _group(checks: Checker, key: str, text: str | None) -> str | None:

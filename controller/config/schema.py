@@ -59,6 +59,7 @@ class RawController(Raw, frozen=True):
     paytable_dirs: list[str] = []
     dual_control_amount: str = "$10,000"
     lockout_after: int = 5
+    pool_profile: str | None = None
     key_file: str | None = None
     signer_socket: str | None = None
     operator_socket: str | None = None
@@ -253,6 +254,9 @@ class ControllerConfig:
     """A verification of a win at or above this needs two operators' signatures."""
     lockout_after: int = 5
     """Failed authentications in a row that lock an operator out."""
+    pool_profile: str | None = None
+    """The jurisdiction profile of a pool's life (controller/ledger/jurisdictions.py), approved
+    with the configuration; None: the common rules alone."""
     key_file: str | None = None
     """The controller's signing key (controller/security/controller_key.py): a path, or one under
     ``${CREDENTIALS_DIRECTORY}`` (expanded when the service starts)."""

@@ -265,3 +265,29 @@ def test_68_20_2_a_pool_retired_as_orphaned_keeps_every_cent_on_record(
     (document,) = json.loads(out)["pools"]
     assert document["balanced"]
     assert document["orphaned"] == fraction_text(held)
+
+
+def test_r432_1838_4_under_the_michigan_profile_a_transfer_names_its_cause(
+    two_pools: Floor, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    floor = two_pools
+    with Journal(floor.database) as journal:
+        floor.site.journal = journal
+        approval = ConfigurationApproved(
+            "approval-3", now(), "digest-3", [], DANA, dual_control_cents=100_000,
+            jurisdiction="MI",
+        )  # fmt: skip
+        floor.site.append(floor.site.sign(approval, DANA, LEE))
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE_1", PASSPHRASE)
+    monkeypatch.setenv("JACKPOTD_PASSPHRASE_2", PASSPHRASE)
+    transfer = ("pool", "transfer", POOL, "--to", ANNEX, "--reason", "sign controller failed")
+    keys = ("--key", FILES[DANA], "--key", FILES[LEE])
+    status, _, err = floor.run(*transfer, *keys)
+    assert status == 1
+    assert "under the MI profile a transfer needs a documented cause" in err
+    status, _, err = floor.run(*transfer, "--cause", "malfunction", *keys)
+    assert status == 0, err
+    with Journal(floor.database) as journal:
+        (row,) = [row for row in journal.rows() if row["outcome"] == "applied"][-1:]
+        assert row["kind"] == "pool-transferred"
+        assert '"cause":"malfunction"' in str(row["event"])
