@@ -19,9 +19,9 @@ import shutil
 from typing import TYPE_CHECKING
 
 import pytest
+from support.accept_restore import accept, played_on, restored, start
 from support.controller_keys import write_controller_key
 from support.signer_process import SignerProcess, start_signer
-from test_cli_accept_restore import accept, played_on, restored, start
 
 from controller.journal import Journal
 from controller.journal.high_water import high_water_path, read_high_water, sign_head

@@ -17,13 +17,13 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import time
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from support.approvals import PASSPHRASE
 from support.controller_keys import KEY_FILE
+from support.daemon_process import ready
 from support.floor import POOL, approved_site, free_port, write_config
 
 from controller.journal.checkpoints import KIND
@@ -70,18 +70,6 @@ def test_a_clean_stop_checkpoints_an_operator_action_appended_while_it_ran(
         env=CHILD, capture_output=True, text=True, timeout=WAIT_S, cwd=ROOT, check=False,
     )  # fmt: skip
     assert verified.returncode == 0, verified.stdout + verified.stderr
-
-
-def ready(notify: socket.socket, daemon: subprocess.Popen[str]) -> None:
-    """Wait, bounded, for the daemon's READY=1 (as systemd would); fail if it exits first."""
-    deadline = time.monotonic() + WAIT_S
-    while time.monotonic() < deadline:
-        try:
-            if notify.recv(4096).decode().startswith("READY=1"):
-                return
-        except TimeoutError:
-            assert daemon.poll() is None, daemon.communicate()[1]
-    raise AssertionError("the daemon never said READY=1")
 
 
 def _run_adjust_and_stop(tmp_path: Path, config: Path, site: Site) -> None:

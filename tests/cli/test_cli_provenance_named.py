@@ -22,7 +22,7 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING
 
-from test_cli_apply_table_word import Floor, floor, forged_round
+from support.apply_floor import Floor, floor, forged_round
 
 from controller.journal import Journal
 from controller.journal.provenance import NOT_FROM_INTAKE

@@ -36,10 +36,9 @@ import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from faults.test_fault_sigkill import Devices
+from support.daemon_process import CHILD, ROOT, ready, signer_config
 from support.floor import keep_playing, simulated, within
 from support.signer_process import running
-from test_cli_action_checkpointed_at_stop import ready
-from test_cli_run_with_signer import CHILD, ROOT, signer_config
 
 from controller.journal.high_water import head_verifies, read_high_water
 from controller.meter_signature import METER_DOMAIN

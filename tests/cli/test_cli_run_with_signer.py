@@ -20,30 +20,16 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from support.controller_keys import KEY_FILE, KEY_LINE
-from support.floor import approved_site, free_port, write_config
+from support.controller_keys import KEY_FILE
+from support.daemon_process import ready, signer_config
 from support.signer_process import running
-from test_cli_action_checkpointed_at_stop import ready
 
-from controller.security.controller_key import load_key
 from drivers.simulator_links.serial import PtyPair
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 WAIT_S: Final = 60.0
 CHILD: Final = {**os.environ, "PYTHONPATH": str(ROOT)}
 SIDES: Final = ("", "-wal", "-shm")
-
-
-def signer_config(folder: Path, line: str) -> Path:
-    """One pool and a table on a pty line; the key named by the signer's socket only."""
-    path = write_config(folder, "test", {"T1": line}, free_port())
-    text = path.read_text(encoding="utf-8")
-    socket_line = f'signer_socket = "{folder / "signer.sock"}"\n'
-    path.write_text(text.replace(KEY_LINE, socket_line), "utf-8")
-    key = load_key(folder / KEY_FILE)
-    (folder / "controller.pub").write_text(key.public_key + "\n", encoding="utf-8")
-    approved_site(path)
-    return path
 
 
 def copy_journal(source: Path, target: Path) -> None:

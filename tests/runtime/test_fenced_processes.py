@@ -27,7 +27,7 @@ from controller.runtime.step_down import COMMIT_HUNG, FENCED
 if TYPE_CHECKING:
     from support.stalled_postgres import StalledServer
 
-CHILD = Path(__file__).parents[1] / "support" / "fenced_child.py"
+TESTS = Path(__file__).resolve().parents[1]
 SETUP = ["setup/pool-a", "setup/T1", "setup/pool-b", "setup/T2"]
 
 
@@ -85,8 +85,11 @@ class Node:
 
 
 async def start(url: str, node: str, *, lease_s: float, hang_s: float) -> Node:
+    paths = [str(TESTS.parent), str(TESTS), os.environ.get("PYTHONPATH", "")]
+    env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, paths))}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, str(CHILD), url, node, str(lease_s), str(hang_s),
+        sys.executable, "-m", "support.fenced_child", url, node, str(lease_s), str(hang_s),
+        env=env,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

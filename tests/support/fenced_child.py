@@ -1,17 +1,15 @@
 """Child process of the fenced-sequencer tests: a controller node's sequencer on a shared journal.
 
-Run as ``python tests/support/fenced_child.py URL NODE LEASE_S COMMIT_HANG_S``. It opens the
-PostgreSQL journal at URL as node NODE (taking the sequencer's fence over, or ending as the
-service does when it cannot), prints ``ready EPOCH``, and runs a real
-:class:`controller.runtime.sequencer.Sequencer` whose step-down really ends the process
+Run as ``python -m support.fenced_child URL NODE LEASE_S COMMIT_HANG_S`` (tests/ on
+``PYTHONPATH``). It opens the PostgreSQL journal at URL as node NODE (taking the sequencer's
+fence over, or ending as the service does when it cannot), prints ``ready EPOCH``, and runs a
+real :class:`controller.runtime.sequencer.Sequencer` whose step-down really ends the process
 (:mod:`controller.runtime.step_down`: 75 when fenced, 74 when a commit hangs). It submits the
 set-up events of tests/support/journal_child.py (fixed ids: a restart resends them harmlessly),
 then, for each line ``FIRST COUNT`` read on standard input, events FIRST to FIRST + COUNT - 1
 of that script's stream for the seed ``fence``. Each receipt is printed once the event has
 committed: ``ack EVENT_ID OUTCOME DUPLICATE``. At the end of its input it stops the sequencer,
 closes the journal and prints ``done``.
-
-The script's folder is on ``sys.path`` when it runs, so it imports journal_child as a module.
 """
 
 from __future__ import annotations
@@ -22,13 +20,12 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from journal_child import setup_events, stream
-
 from controller.journal.location import journal_location
 from controller.journal.postgres import PostgresJournal
 from controller.journal.postgres.fence import Fence
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.sequencer import Sequencer
+from support.journal_child import setup_events, stream
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent

@@ -19,14 +19,14 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from support.mqtt_tables import TOPICS, settings_for, watch
-from support.sign_station import KEYS, POOL, controller_node, meter, mqtt_sign, settled, until
-from test_mqtt_follower_hits_signed import (
+from support.shown_hits import (
     GENUINE,
     ShownFollower,
     hit,
     hits_shown,
     intruder_publishes,
 )
+from support.sign_station import KEYS, POOL, controller_node, meter, mqtt_sign, settled, until
 
 from controller.backoff import Backoff
 from controller.clock import utc_iso

@@ -18,14 +18,13 @@ import logging
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-import aiomqtt
 import msgspec
 from support.mqtt_tables import TOPICS, settings_for, watch
+from support.shown_hits import GENUINE, hit, hits_shown, intruder_publishes, station
 from support.sign_station import (
     KEYS,
     POOL,
     SIGNER,
-    WatchedFollower,
     controller_node,
     meter,
     mqtt_sign,
@@ -33,8 +32,7 @@ from support.sign_station import (
     until,
 )
 
-from controller.backoff import Backoff
-from controller.clock import utc_iso, utc_now
+from controller.clock import utc_iso
 from controller.meter_signature import HIT_MAX_AGE_S, Signer
 from controller.outputs import HitAnnouncement
 from controller.security.controller_key import ControllerKey
@@ -46,49 +44,9 @@ if TYPE_CHECKING:
     from support.mosquitto import Broker
 
     from controller.journal import Journal
-    from controller.outputs import AnyUpdate
 
 INTRUDER = ControllerKey.generate()
 INTRUDER_SIGNER = Signer(INTRUDER.key_id, INTRUDER.sign)
-GENUINE = "JACKPOT T1 SEAT 3 $250.00"
-
-
-def hit(payout: str, cents: int, *, pool: str = POOL, at: str | None = None) -> HitAnnouncement:
-    return HitAnnouncement(at or utc_now(), 7, payout, pool, "T1", 3, "royal", cents,
-                           pending=False, tax_report=False, epoch=1)  # fmt: skip
-
-
-class ShownFollower(WatchedFollower):
-    """The rig's follower, keeping every update it hands to the sign."""
-
-    shown: list[AnyUpdate]
-
-    def take(self, topic: str, payload: bytes) -> AnyUpdate | None:
-        """Take the message; keep what it applies."""
-        taken = super().take(topic, payload)
-        if taken is not None:
-            self.shown.append(taken)
-        return taken
-
-
-def station(port: int) -> ShownFollower:
-    follower = ShownFollower(
-        settings_for(port), client_id="sign-pit-2", pools=[POOL], backoff=Backoff(0.02, 0.2),
-        timeout_s=2.0, keys=KEYS,
-    )  # fmt: skip
-    follower.shown = []
-    return follower
-
-
-def hits_shown(follower: ShownFollower) -> list[HitAnnouncement]:
-    return [update for update in follower.shown if isinstance(update, HitAnnouncement)]
-
-
-async def intruder_publishes(port: int, topic: str, *payloads: bytes) -> None:
-    """A device with valid broker credentials publishing on a hit topic (QoS 0: no PUBACK)."""
-    async with aiomqtt.Client("127.0.0.1", port, identifier="intruder") as intruder:
-        for payload in payloads:
-            await intruder.publish(topic, payload, qos=0)
 
 
 def forged_hits() -> list[bytes]:
