@@ -11,6 +11,7 @@ import aiohttp
 import aiomqtt
 
 from controller.config.load import load_config
+from controller.journal import Journal
 from controller.service.wiring import serve
 from drivers.agent.state import Changes
 from drivers.mqtt.settings import BrokerSettings
@@ -94,7 +95,7 @@ class Daemon:
 
     runtime: Runtime
     url: str
-    task: asyncio.Task[Runtime]
+    task: asyncio.Task[Runtime | None]
     stop_event: asyncio.Event
     receipts: list[Receipt] = field(default_factory=list)
     _commits: Changes = field(default_factory=Changes)
@@ -128,12 +129,19 @@ class Daemon:
 
     def rows(self) -> list[dict[str, Any]]:
         """Every journal row, in order."""
-        return list(self.runtime.journal.rows())
+        return list(local_journal(self.runtime).rows())
 
     async def get(self, path: str) -> tuple[int, str]:
         """GET a path of the display (``api/state``, ``metrics``): status and body."""
         async with aiohttp.ClientSession() as session, session.get(self.url + path) as response:
             return response.status, await response.text()
+
+
+def local_journal(runtime: Runtime) -> Journal:
+    """The runtime's journal as the SQLite file it is in these tests (its rows, its ``db``)."""
+    journal = runtime.journal
+    assert isinstance(journal, Journal), journal
+    return journal
 
 
 @contextlib.asynccontextmanager

@@ -153,9 +153,9 @@ _FACTS: Final = (Path(__file__).with_name("layout_facts.js")).read_text(encoding
 async def layout(page: Page) -> Layout:
     """The layout facts of the page as it is drawn now."""
     facts: dict[str, Any] = await page.evaluate(_FACTS)
-    boxes = {key: Box(**facts.pop(key)) for key in ("pending", "tables")}
+    pending, tables = Box(**facts.pop("pending")), Box(**facts.pop("tables"))
     meters = [Box(**meter) for meter in facts.pop("meters")]
-    return Layout(**facts, **boxes, meters=meters)
+    return Layout(**facts, pending=pending, tables=tables, meters=meters)
 
 
 async def state_when(

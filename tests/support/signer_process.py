@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Generator
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 WAIT_S: Final = 30.0
@@ -62,7 +62,7 @@ def start_signer(key: Path, folder: Path, controller: str = "c1") -> SignerProce
     raise AssertionError(f"the signer never listened: {process.communicate()[1]}")
 
 
-def running(key: Path, folder: Path, controller: str = "c1") -> Iterator[SignerProcess]:
+def running(key: Path, folder: Path, controller: str = "c1") -> Generator[SignerProcess]:
     """A signer for the length of a test (a fixture's body)."""
     signer = start_signer(key, folder, controller)
     try:
@@ -73,7 +73,7 @@ def running(key: Path, folder: Path, controller: str = "c1") -> Iterator[SignerP
             signer.process.communicate()
 
 
-def stoppable(key: Path, folder: Path, controller: str = "c1") -> Iterator[SignerProcess]:
+def stoppable(key: Path, folder: Path, controller: str = "c1") -> Generator[SignerProcess]:
     """As :func:`running`, for a test that stops it (SIGSTOP): continued before it is ended."""
     process = running(key, folder, controller)
     signer = next(process)

@@ -141,6 +141,10 @@ class LinkProxy:
             self._server.close()
             await self._server.wait_closed()
 
+    def _reset(self) -> bool:
+        """Whether the link is cut by resets now (read afresh: a cut changes across an await)."""
+        return self._cut == "reset"
+
     async def _accept(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         assert self._flowing is not None
         if self._cut == "reset":
@@ -149,7 +153,7 @@ class LinkProxy:
             return
         self.traffic.accepted += 1
         await self._flowing.wait()  # a connection opened in a partition waits unanswered
-        if self._cut == "reset":  # it was reset while it waited
+        if self._reset():  # it was reset while it waited
             writer.transport.abort()
             return
         try:
