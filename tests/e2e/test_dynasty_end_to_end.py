@@ -17,7 +17,7 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from support.daemon import daemon, probe, tables_announced
+from support.daemon import daemon, local_journal, probe, tables_announced
 from support.floor import free_port, within
 
 from controller.config.load import load_config
@@ -143,7 +143,7 @@ async def test_13_69f_11_i_dynasty_wager_and_its_envy_settle_through_the_daemon(
             (row["seat"], row["kind"], row["envy_from_seat"]): (
                 row["spot"], row["line"], row["win_cents"], row["status"],
             )
-            for row in running.runtime.journal.db.query("SELECT * FROM payouts ORDER BY seq")
+            for row in local_journal(running.runtime).db.query("SELECT * FROM payouts ORDER BY seq")
         }  # fmt: skip
         assert payouts == {
             (1, "win", None): ("dynasty", SF7, 2_500_000, "pending"),
@@ -183,7 +183,8 @@ async def test_a_simulated_ez_table_bets_on_the_dynasty_spot_and_is_paid(tmp_pat
     await within(simulator.finished.wait(), "12 simulated rounds")
     stop.set()
     runtime = await within(task, "the daemon to stop")
-    rows = list(runtime.journal.db.query("SELECT spot, kind, wager_cents FROM payouts"))
+    assert runtime is not None
+    rows = list(local_journal(runtime).db.query("SELECT spot, kind, wager_cents FROM payouts"))
     runtime.journal.close()
     assert {row["spot"] for row in rows} == {"dynasty"}
     wagers = [row for row in rows if row["kind"] != "envy"]

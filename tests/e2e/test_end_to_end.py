@@ -33,6 +33,7 @@ from support.daemon import (
     Daemon,
     broker_settings,
     daemon,
+    local_journal,
     metric,
     probe,
     tables_announced,
@@ -316,7 +317,7 @@ async def test_mqtt_tables_end_to_end_journal_once_meters_hits_and_display_agree
         # Every meter hit (and any payout pending verification) reached the signs, with its
         # amount; fixed progressive pays ($75 for four of a kind) are not announced as jackpots.
         payouts = list(
-            running.runtime.journal.db.query(
+            local_journal(running.runtime).db.query(
                 "SELECT payout_id, table_id, win_cents, from_meter_cents FROM payouts "
                 "WHERE from_meter_cents > 0 OR status = 'pending' ORDER BY seq"
             )
@@ -483,10 +484,11 @@ async def test_outage_past_heartbeat_timeout_closes_tables_then_reopens_them(
         # Closed by whichever row comes first: the monitor's, once the timeout passes unheard,
         # or the tables' last wills, which a broker shutting down may still deliver.
         for table_id in ("t1", "t2"):
-            await running.until(
-                lambda t=table_id: not running.runtime.journal.state.table_states[t].online,
-                f"{table_id} closed",
-            )
+
+            def table_closed(table: str = table_id) -> bool:
+                return not running.runtime.journal.state.table_states[table].online
+
+            await running.until(table_closed, f"{table_id} closed")
         _status, body = await running.get("api/state")
         assert [t["online"] for t in json.loads(body)["tables"]] == [False, False]
         await asyncio.to_thread(mosquitto.start)

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import uuid
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import aiomqtt
@@ -29,8 +30,6 @@ from controller.security.agent_key import AgentKey
 from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from support.mosquitto import Broker
 
     from controller.agent.settings import AgentConfig
@@ -41,7 +40,9 @@ async def test_an_attacker_on_an_enrolled_tables_topic_is_refused_and_the_agent_
 ) -> None:
     config = write_config(tmp_path, broker=mosquitto, mqtt=["t1"])
     key = AgentKey.generate("t1")
-    with Journal(config.controller.journal) as journal:
+    database = config.controller.journal
+    assert isinstance(database, Path)  # a journal file, not a PostgreSQL URL
+    with Journal(database) as journal:
         site = Site.create(journal)
         site.approve(config)
         enrollment = TableAgentEnrolled(

@@ -15,7 +15,7 @@ import json
 import uuid
 from typing import TYPE_CHECKING
 
-from support.daemon import SITE, broker_settings, daemon, metric, tables_announced
+from support.daemon import SITE, broker_settings, daemon, local_journal, metric, tables_announced
 from support.floor import free_port, within
 from support.insurance import house_insurance
 
@@ -33,6 +33,7 @@ from controller.journal.verify import verify
 from drivers.simulator_links import MqttTableLink
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from support.mosquitto import Broker
@@ -72,7 +73,7 @@ class Devices:
         self.session = uuid.uuid4().hex[:8]
         self.seqs: dict[str, int] = {}
 
-    def event(self, kind: type[DeviceInput], device: str, *fields: object) -> DeviceInput:
+    def event(self, kind: Callable[..., DeviceInput], device: str, *fields: object) -> DeviceInput:
         """The device's next event: its id, the time, the table, device and number, fields."""
         name = f"{device}-{self.session}"
         seq = self.seqs[name] = self.seqs.get(name, 0) + 1
@@ -109,7 +110,7 @@ async def test_13_69f_11_2_h_insurance_settles_end_to_end_through_the_daemon_ove
         await running.until_id(events[-1].event_id, "the end of the deal journaled")
         payouts = {
             row["seat"]: row
-            for row in running.runtime.journal.db.query(
+            for row in local_journal(running.runtime).db.query(
                 "SELECT seat, spot, kind, line, wager_cents, win_cents, returned_cents, "
                 "tax_report FROM payouts WHERE table_id = ? AND round_id = ?",
                 [TABLE, round_id],
