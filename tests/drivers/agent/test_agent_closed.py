@@ -38,7 +38,8 @@ AT = "2026-01-01T00:00:00.000Z"
 
 
 def state_file(tmp_path: Path) -> dict[str, object]:
-    return json.loads((tmp_path / "table-state.json").read_text(encoding="utf-8"))
+    state: dict[str, object] = json.loads((tmp_path / "table-state.json").read_text("utf-8"))
+    return state
 
 
 async def shown(agent: Agent, *, table_open: bool) -> None:

@@ -100,6 +100,7 @@ async def run_until_checkpoints_are_retained(config: Config, broker: Broker) -> 
         stop.set()
         async with asyncio.timeout(WAIT_S):
             runtime = await daemon
+        assert runtime is not None
         runtime.journal.close()
     return payload
 

@@ -219,7 +219,7 @@ def test_the_broker_section_takes_hosts_and_refuses_a_bad_entry_naming_its_key(
     assert isinstance(broker, BrokerSettings)
     assert broker.addresses() == [("n1", 1883), ("n2", 1884)]
     old = load(tmp_path, edited("", '[broker]\nhost = "broker.pit"\nport = 8883\n'))
-    assert old.settings("broker").addresses() == [("broker.pit", 8883)]  # type: ignore[attr-defined]
+    assert old.settings("broker").addresses() == [("broker.pit", 8883)]
     error = error_of(tmp_path, edited("", '[broker]\nhosts = ["n1", "n2:port"]\n'))
     assert "broker.hosts[1]" in str(error)
     assert "the port must be a number" in str(error)

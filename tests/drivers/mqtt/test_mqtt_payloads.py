@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, RoundVoided
 from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
+from controller.rules.spots import Spot
 from drivers.mqtt import payloads
 from drivers.mqtt.outgoing import (
     controller_status_payload,
@@ -159,7 +160,7 @@ def test_time_defaults_to_the_controllers_clock() -> None:
 
 
 def test_payload_structs_encode_what_decodes() -> None:
-    payload = BetPayload(v=1, device="bs", seq=1, seat=2, spot="ace-high", present=True)
+    payload = BetPayload(v=1, device="bs", seq=1, seat=2, spot=Spot("ace-high"), present=True)
     event = decode("bet", msgspec.json.encode(payload))
     assert isinstance(event, BetSensed)
     assert (event.seat, event.spot, event.present) == (2, "ace-high", True)
@@ -421,7 +422,7 @@ def quick(event_type: str, data: bytes) -> object:
         return (error.reason, error.detail)
 
 
-VALID = {
+VALID: dict[str, dict[str, object]] = {
     "bet": {"seat": 3, "spot": "progressive", "present": True, "amount_cents": 500},
     "lock": {"round": "r-0042"},
     "card": {"round": "r-0042", "position": 0, "card": "As"},
@@ -429,7 +430,7 @@ VALID = {
     "void": {"round": "r-0042", "reason": "misdeal"},
     "heartbeat": {},
 }
-ODD_VALUES = st.sampled_from(
+ODD_VALUES: st.SearchStrategy[object] = st.sampled_from(
     [None, True, 1.0, -1, 0, 2**32, "", " ", "x" * 201, "Zz", "envy", [], {}, 10**12 + 1]
 )
 FIELDS = st.sampled_from(

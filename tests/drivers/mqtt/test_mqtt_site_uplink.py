@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from support.mosquitto import Broker
+    from support.scrapes import Series
 
 
 def test_michigan_432_1841_wagers_open_once_reconciled_and_each_reaches_central_once(
@@ -197,7 +198,7 @@ def test_the_links_metrics_at_both_ends_follow_its_messages_and_acknowledgements
     at_central = ControllerMetrics(link.central, Sequencer(link.central, Broadcast()), None)
     at_central.collectors.append(SiteTrafficFamilies(source.sites))
     started = time.time()
-    connected: dict[str, float] = {}
+    connected: Series = {}
 
     async def scenario() -> None:
         async with (
