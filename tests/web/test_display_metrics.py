@@ -37,7 +37,7 @@ from drivers.serial.refusals import REFUSALS as SERIAL_REFUSALS
 from drivers.simulator_links import PtyPair
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
     from pathlib import Path
 
     from prometheus_client.metrics_core import Metric
@@ -111,7 +111,7 @@ def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Running]:
         daemon.stop()
 
 
-def by_name(families: Iterator[Metric]) -> dict[str, Metric]:
+def by_name(families: Iterable[Metric]) -> dict[str, Metric]:
     return {family.name: family for family in families}
 
 
@@ -177,7 +177,8 @@ def test_openmetrics_is_served_when_the_scraper_asks_for_it(running: Running) ->
     content_type, body = running.get(PROMETHEUS_ACCEPT)
     assert content_type.startswith(f"{OPENMETRICS}; version=1.0.0; charset=utf-8")
     assert body.endswith("# EOF\n")
-    families = by_name(openmetrics_families(body))
+    # prometheus_client's OpenMetrics parser is unannotated (its text parser is typed).
+    families = by_name(openmetrics_families(body))  # type: ignore[no-untyped-call]
     # OpenMetrics names a counter family without its _total; its samples keep it.
     hits = families["jackpotd_hits"]
     assert hits.type == "counter"

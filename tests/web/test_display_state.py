@@ -115,7 +115,8 @@ async def heartbeating(link: MqttTableLink, stop: asyncio.Event) -> None:
 
 
 def table(state: dict[str, Any], table_id: str) -> dict[str, Any]:
-    (found,) = [row for row in state["tables"] if row["table"] == table_id]
+    rows: list[dict[str, Any]] = [row for row in state["tables"] if row["table"] == table_id]
+    (found,) = rows
     return found
 
 
