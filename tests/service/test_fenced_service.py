@@ -87,18 +87,18 @@ async def test_a_second_node_stands_by_warm_and_takes_over_in_process_when_the_f
     assert checks.verify(DatabaseUrl(postgres_url)).ok
     # docs/ha.md, "Takeovers in the journal": each epoch's first row says who took over, from
     # whom: pit-a first, then pit-b once pit-a's released lease had run out.
-    (first_seq, first_id, first), (_seq, second_id, second) = takeovers(postgres_url)
+    (first_seq, first_id, took_a), (_seq, second_id, took_b) = takeovers(postgres_url)
     assert (first_seq, first_id) == (1, "takeover-1")
-    assert (first["node"], first["epoch"], first.get("previous_node", "")) == ("pit-a", 1, "")
-    assert first["why"] == "the journal's first sequencer"
+    assert (took_a["node"], took_a["epoch"], took_a.get("previous_node", "")) == ("pit-a", 1, "")
+    assert took_a["why"] == "the journal's first sequencer"
     assert second_id == "takeover-2"
-    assert (second["node"], second["previous_node"], second["previous_epoch"]) == (
+    assert (took_b["node"], took_b["previous_node"], took_b["previous_epoch"]) == (
         "pit-b",
         "pit-a",
         1,
     )
-    assert int(str(second.get("lease_left_ms", 0))) <= 0
-    assert str(second["why"]).startswith("node 'pit-a''s lease (epoch 1) ran out")
+    assert int(str(took_b.get("lease_left_ms", 0))) <= 0
+    assert str(took_b["why"]).startswith("node 'pit-a''s lease (epoch 1) ran out")
 
 
 async def test_a_standby_stopped_before_it_leads_returns_having_written_nothing(
