@@ -4,7 +4,11 @@ The demo prints the console's address on its third line, after the display's and
 manager's key file: in headless Chromium (a virtual authenticator for the manager's device)
 the demo manager starts their own passkey's enrollment at the console, signs it at the command
 line with the key file and passphrase the demo printed, through the operator socket the line
-names, and then verifies the demo's first pending pay at the console with that passkey.
+names, and then verifies the demo's first pending pay at the console with that passkey. At a
+tablet's size, landscape (1280x800) and portrait (768x1024), the pay's button is a touch target
+(at least 44 CSS pixels high, as touch guidelines ask). With ``JACKPOTD_SCREENSHOT_DIR=docs/images``
+the pictures docs/operations.md shows are saved there (console.png, console-portrait.png,
+console-confirm.png).
 """
 
 from __future__ import annotations
@@ -12,9 +16,11 @@ from __future__ import annotations
 import asyncio
 import os
 import re
+import shutil
 import subprocess
 import sys
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 import pytest
 from support.console_rig import choose, register, virtual_authenticator
@@ -24,11 +30,20 @@ from support.mosquitto import free_port
 from controller.service.demo import DEMO_MANAGER, DEMO_PASSPHRASE
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from playwright.async_api import Page
 
 pytestmark = pytest.mark.browser
 
 WAIT_MS = 30_000
+TOUCH_PX = 44
+DOCS_SCREENSHOTS: Final = "JACKPOTD_SCREENSHOT_DIR"
+
+
+async def _shot(page: Page, folder: Path, name: str) -> None:
+    """A picture of the page, kept in ``folder``, and copied for the docs when asked."""
+    await page.screenshot(path=str(folder / name))
+    if docs := os.environ.get(DOCS_SCREENSHOTS):
+        shutil.copy(folder / name, Path(docs) / name)
 
 
 async def test_the_demo_manager_enrolls_a_passkey_and_verifies_a_pay_with_it(
@@ -70,8 +85,16 @@ async def test_the_demo_manager_enrolls_a_passkey_and_verifies_a_pay_with_it(
             await choose(page, DEMO_MANAGER)
             verify = page.locator(".pay button.verify").first
             await verify.wait_for(timeout=WAIT_MS)  # the demo's first pending pay
+            for size, name in (((1280, 800), "console.png"), ((768, 1024), "console-portrait.png")):
+                await page.set_viewport_size({"width": size[0], "height": size[1]})
+                box = await verify.bounding_box()
+                assert box is not None
+                assert box["height"] >= TOUCH_PX, (size, box)
+                await _shot(page, tmp_path, name)
+            await page.set_viewport_size({"width": 1280, "height": 800})
             await verify.click()
             await page.locator("#confirm-title").get_by_text("Verify this pay").wait_for()
+            await _shot(page, tmp_path, "console-confirm.png")
             await page.locator("#confirm-go").click()
             await page.locator("#result").get_by_text("Done: journaled as row").wait_for()
             await page.locator("#confirm-cancel").click()
