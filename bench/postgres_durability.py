@@ -36,11 +36,11 @@ from typing import TYPE_CHECKING, Any
 from common import config_text, machine, write_results
 from durability import arguments, device_events, fresh_journal, run_journal, run_sequencer
 
+from controller.clock import utc_now
 from controller.config.changes import config_events
 from controller.config.load import parse_config
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
-from controller.runtime.sequencer import utc_now
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.postgres import PostgresServer, start_server, stop_server
