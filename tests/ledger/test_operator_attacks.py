@@ -75,7 +75,7 @@ def where() -> Iterator[MemoryLocation]:
 
 
 @pytest.fixture
-def site(where: MemoryLocation) -> Iterator[Site]:
+def site(where: MemoryLocation) -> Iterator[Site[MemoryJournal]]:
     """A journal with an identity: managers mgr and mgr2, supervisors sup1 and sup2."""
     with MemoryJournal(where) as journal:
         site = Site.create(journal)
@@ -85,7 +85,9 @@ def site(where: MemoryLocation) -> Iterator[Site]:
         yield site
 
 
-def failure(site: Site, name: str, when: str | None = None, key: str | None = None) -> Receipt:
+def failure(
+    site: Site[MemoryJournal], name: str, when: str | None = None, key: str | None = None
+) -> Receipt:
     """A wrong passphrase for ``name`` as the command line journals it (their key file's key)."""
     public_key = key if key is not None else keys.public_key_text(site.keys[name])
     event = AuthenticationFailed(
@@ -95,25 +97,27 @@ def failure(site: Site, name: str, when: str | None = None, key: str | None = No
     return site.journal.append(event)
 
 
-def adjust(site: Site, when: str) -> Receipt:
+def adjust(site: Site[MemoryJournal], when: str) -> Receipt:
     """A meter adjustment signed by sup1 and sup2, dated ``when``."""
     event = MeterAdjusted(f"adj-{uuid.uuid4()}", when, POOL, "meter", 100, "sup1", "correction")
     return site.journal.append(site.sign(event, "sup1", "sup2"))
 
 
-def unlock(site: Site, name: str, by: str) -> Receipt:
+def unlock(site: Site[MemoryJournal], name: str, by: str) -> Receipt:
     event = OperatorUnlocked(f"u-{uuid.uuid4()}", now(), name, by, "identity checked in person")
     return site.journal.append(site.sign(event, by))
 
 
-def locked(site: Site, name: str) -> bool:
+def locked(site: Site[MemoryJournal], name: str) -> bool:
     return site.journal.state.operators[name].locked
 
 
 # Lockout as a weapon.
 
 
-def test_failures_with_a_key_file_made_under_a_managers_name_lock_nobody_out(site: Site) -> None:
+def test_failures_with_a_key_file_made_under_a_managers_name_lock_nobody_out(
+    site: Site[MemoryJournal],
+) -> None:
     made_up = keys.public_key_text(keys.generate())
     for _ in range(10):
         receipt = failure(site, "mgr2", key=made_up)
@@ -122,7 +126,9 @@ def test_failures_with_a_key_file_made_under_a_managers_name_lock_nobody_out(sit
     assert (site.journal.state.operators["mgr2"].failures, locked(site, "mgr2")) == (0, False)
 
 
-def test_a_failure_without_the_key_files_public_key_counts_nothing(site: Site) -> None:
+def test_a_failure_without_the_key_files_public_key_counts_nothing(
+    site: Site[MemoryJournal],
+) -> None:
     for _ in range(10):
         bare = AuthenticationFailed(f"af-{uuid.uuid4()}", now(), "mgr2", "approve-config")
         receipt = site.journal.append(bare)
@@ -131,7 +137,9 @@ def test_a_failure_without_the_key_files_public_key_counts_nothing(site: Site) -
     assert (site.journal.state.operators["mgr2"].failures, locked(site, "mgr2")) == (0, False)
 
 
-def test_appended_failures_never_lock_out_the_last_manager_free_to_sign(site: Site) -> None:
+def test_appended_failures_never_lock_out_the_last_manager_free_to_sign(
+    site: Site[MemoryJournal],
+) -> None:
     for _ in range(3):
         failure(site, "mgr2")
     assert locked(site, "mgr2")
@@ -146,7 +154,9 @@ def test_appended_failures_never_lock_out_the_last_manager_free_to_sign(site: Si
     assert site.journal.append(site.sign(approval(), "mgr")).applied
 
 
-def test_a_lockout_lasts_five_minutes_of_event_time_and_the_next_twice_as_long(site: Site) -> None:
+def test_a_lockout_lasts_five_minutes_of_event_time_and_the_next_twice_as_long(
+    site: Site[MemoryJournal],
+) -> None:
     for _ in range(3):
         failure(site, "sup1", at(0))
     assert "locked out after failed authentications until" in adjust(site, at(4.9)).reason
@@ -163,7 +173,7 @@ def test_a_lockout_lasts_five_minutes_of_event_time_and_the_next_twice_as_long(s
     assert lockouts_of(site.journal.state, "sup1").windows == ((at(17), at(22)),)
 
 
-def test_the_back_off_stops_at_its_cap(site: Site) -> None:
+def test_the_back_off_stops_at_its_cap(site: Site[MemoryJournal]) -> None:
     lengths = []
     start = 0.0
     for _ in range(7):
@@ -178,7 +188,7 @@ def test_the_back_off_stops_at_its_cap(site: Site) -> None:
 
 
 def test_failures_dated_in_the_future_or_the_past_cannot_lock_an_operator_out_now(
-    site: Site,
+    site: Site[MemoryJournal],
 ) -> None:
     for minutes in (60 * 24 * 365, -60 * 24):
         for _ in range(3):
@@ -188,7 +198,7 @@ def test_failures_dated_in_the_future_or_the_past_cannot_lock_an_operator_out_no
     assert not locked(site, "sup1")
 
 
-def test_forged_times_cannot_shorten_a_standing_lockout(site: Site) -> None:
+def test_forged_times_cannot_shorten_a_standing_lockout(site: Site[MemoryJournal]) -> None:
     for _ in range(3):
         failure(site, "sup1", at(0))
     # Someone who wants sup1 free now writes failures after and before the lockout.
@@ -199,7 +209,7 @@ def test_forged_times_cannot_shorten_a_standing_lockout(site: Site) -> None:
     assert at(0) in {start for start, _ in lockouts_of(site.journal.state, "sup1").windows}
 
 
-def test_a_locked_manager_cannot_sign_the_unlock_of_herself(site: Site) -> None:
+def test_a_locked_manager_cannot_sign_the_unlock_of_herself(site: Site[MemoryJournal]) -> None:
     for _ in range(3):
         failure(site, "mgr2")
     receipt = unlock(site, "mgr2", by="mgr2")
@@ -209,14 +219,16 @@ def test_a_locked_manager_cannot_sign_the_unlock_of_herself(site: Site) -> None:
 # Dual control with one key.
 
 
-def test_a_manager_cannot_enroll_her_own_key_again_under_another_name(site: Site) -> None:
+def test_a_manager_cannot_enroll_her_own_key_again_under_another_name(
+    site: Site[MemoryJournal],
+) -> None:
     twice = enrollment("Mgr Again", "supervisor", site.keys["mgr"], "mgr")
     receipt = site.journal.append(site.sign(twice, "mgr", "mgr2"))
     assert "already enrolled (mgr): one key, one operator" in receipt.reason
     assert "Mgr Again" not in site.journal.state.operators
 
 
-def test_the_same_key_in_another_base64_spelling_is_refused(site: Site) -> None:
+def test_the_same_key_in_another_base64_spelling_is_refused(site: Site[MemoryJournal]) -> None:
     text = keys.public_key_text(site.keys["mgr"])
     raw = base64.b64decode(text)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
@@ -231,7 +243,7 @@ def test_the_same_key_in_another_base64_spelling_is_refused(site: Site) -> None:
     assert "not the base64 of a 32-byte Ed25519 public key" in receipt.reason
 
 
-def test_a_revoked_operators_key_is_never_enrolled_again(site: Site) -> None:
+def test_a_revoked_operators_key_is_never_enrolled_again(site: Site[MemoryJournal]) -> None:
     revoked = OperatorRevoked(f"r-{uuid.uuid4()}", now(), "sup2", "mgr", "left the company")
     site.append(site.sign(revoked, "mgr"))
     again = enrollment("sup2-again", "supervisor", site.keys["sup2"], "mgr")
@@ -239,7 +251,7 @@ def test_a_revoked_operators_key_is_never_enrolled_again(site: Site) -> None:
     assert "already enrolled (a revoked operator)" in receipt.reason
 
 
-def test_once_two_managers_are_enrolled_an_enrollment_needs_both(site: Site) -> None:
+def test_once_two_managers_are_enrolled_an_enrollment_needs_both(site: Site[MemoryJournal]) -> None:
     site.keys["sock"] = keys.generate()
 
     def puppet() -> OperatorEnrolled:  # a new id each time: a refused one is spent
@@ -259,13 +271,13 @@ def test_once_two_managers_are_enrolled_an_enrollment_needs_both(site: Site) -> 
 ALONE = "an enrollment needs an active supervisor's signature beside the manager's"
 
 
-def revoke(site: Site, name: str, by: str) -> Receipt:
+def revoke(site: Site[MemoryJournal], name: str, by: str) -> Receipt:
     event = OperatorRevoked(f"r-{uuid.uuid4()}", now(), name, by, "key lost")
     return site.append(site.sign(event, by))
 
 
 def test_a_manager_who_revokes_the_only_other_manager_cannot_then_enroll_alone(
-    site: Site,
+    site: Site[MemoryJournal],
 ) -> None:
     revoke(site, "mgr2", by="mgr")  # alone: the revoked manager's key may be the one lost
     assert site.journal.state.authority.one_manager_left is True
@@ -283,7 +295,7 @@ def test_a_manager_who_revokes_the_only_other_manager_cannot_then_enroll_alone(
 
 
 def test_with_a_supervisors_second_signature_the_lone_manager_enrolls_a_second_manager(
-    site: Site,
+    site: Site[MemoryJournal],
 ) -> None:
     revoke(site, "mgr2", by="mgr")
     site.keys["mgr3"] = keys.generate()
@@ -301,7 +313,7 @@ def test_with_a_supervisors_second_signature_the_lone_manager_enrolls_a_second_m
 
 
 def test_the_supervisors_second_signature_must_be_a_free_supervisors_beside_the_manager(
-    site: Site,
+    site: Site[MemoryJournal],
 ) -> None:
     revoke(site, "mgr2", by="mgr")
     site.keys["new"] = keys.generate()
@@ -323,7 +335,7 @@ def test_the_supervisors_second_signature_must_be_a_free_supervisors_beside_the_
 
 
 def test_the_memory_of_two_managers_is_replayed_from_the_rows_as_written(
-    site: Site, where: MemoryLocation
+    site: Site[MemoryJournal], where: MemoryLocation
 ) -> None:
     assert "one_manager_left" not in msgspec.json.encode(site.journal.state.authority).decode()
     revoke(site, "mgr2", by="mgr")
@@ -343,7 +355,7 @@ def test_the_memory_of_two_managers_is_replayed_from_the_rows_as_written(
 
 @pytest.mark.parametrize("envy_includes_dealer", [msgspec.UNSET, True])
 def test_a_signed_configuration_cannot_pay_envy_on_the_dealers_hand(
-    site: Site, envy_includes_dealer: bool | msgspec.UnsetType
+    site: Site[MemoryJournal], envy_includes_dealer: bool | msgspec.UnsetType
 ) -> None:
     table = msgspec.structs.replace(
         table_configured("table-2", "T2"), envy_includes_dealer=envy_includes_dealer

@@ -72,7 +72,7 @@ def where() -> Iterator[MemoryLocation]:
 
 
 @pytest.fixture
-def pit(where: MemoryLocation) -> Iterator[Site]:
+def pit(where: MemoryLocation) -> Iterator[Site[MemoryJournal]]:
     """A signed journal with an identity: a manager, two supervisors, one pool, one table."""
     with MemoryJournal(where) as journal:
         site = Site.create(journal)
@@ -85,21 +85,23 @@ def pit(where: MemoryLocation) -> Iterator[Site]:
         yield site
 
 
-def enroll(site: Site, operator: str, authenticator: Authenticator, **options: object) -> None:
+def enroll(
+    site: Site[MemoryJournal], operator: str, authenticator: Authenticator, **options: object
+) -> None:
     """The manager enrolls ``operator``'s passkey; it must be applied."""
     event = passkey_enrollment(site.journal.state, operator, authenticator, **options)  # type: ignore[arg-type]
     site.append(site.sign(event, "mgr"))
 
 
 @pytest.fixture
-def key(pit: Site) -> Authenticator:
+def key(pit: Site[MemoryJournal]) -> Authenticator:
     """sup1's security key, enrolled by the manager."""
     made = Authenticator()
     enroll(pit, "sup1", made)
     return made
 
 
-def pending_pay(site: Site) -> str:
+def pending_pay(site: Site[MemoryJournal]) -> str:
     """A progressive hit awaiting verification (five aces pays the meter)."""
     round_id = f"r-{uuid.uuid4().hex[:6]}"
     before = set(site.journal.state.pending)
@@ -113,13 +115,13 @@ def verification(payout_id: str, by: str = "sup1") -> HitVerified:
     return HitVerified(f"verify-{uuid.uuid4().hex[:8]}", now(), payout_id, by)
 
 
-def verified_by_key(site: Site, key: Authenticator, **spoil: object) -> HitVerified:
+def verified_by_key(site: Site[MemoryJournal], key: Authenticator, **spoil: object) -> HitVerified:
     """sup1's passkey verification of a new pending pay, signed against the state with it."""
     event = verification(pending_pay(site))
     return passkey_signed(site.journal.state, event, "sup1", key, **spoil)
 
 
-def refused(site: Site, event: AnyEvent) -> str:
+def refused(site: Site[MemoryJournal], event: AnyEvent) -> str:
     """Append ``event``: refused, and no meter, payout, operator or credential changed."""
     before = site.journal.state
     receipt = site.journal.append(event)
@@ -134,18 +136,20 @@ def refused(site: Site, event: AnyEvent) -> str:
     return receipt.reason
 
 
-def refuses(site: Site, event: AnyEvent) -> str:
+def refuses(site: Site[MemoryJournal], event: AnyEvent) -> str:
     """The ledger refuses ``event`` on the journal's state (pure: the event's id is not spent)."""
     with pytest.raises(LedgerError) as refusal:
         apply(site.journal.state, event)
     return str(refusal.value)
 
 
-def count_of(site: Site, authenticator: Authenticator) -> int:
+def count_of(site: Site[MemoryJournal], authenticator: Authenticator) -> int:
     return passkeys_of(site.journal.state)[authenticator.credential].sign_count
 
 
-def test_a_supervisor_verifies_a_pay_with_her_security_key(pit: Site, key: Authenticator) -> None:
+def test_a_supervisor_verifies_a_pay_with_her_security_key(
+    pit: Site[MemoryJournal], key: Authenticator
+) -> None:
     payout_id = pending_pay(pit)
     event = verification(payout_id)
     pit.append(passkey_signed(pit.journal.state, event, "sup1", key))
@@ -154,7 +158,7 @@ def test_a_supervisor_verifies_a_pay_with_her_security_key(pit: Site, key: Authe
 
 
 def test_the_sign_count_the_ledger_keeps_survives_a_restart(
-    where: MemoryLocation, pit: Site, key: Authenticator
+    where: MemoryLocation, pit: Site[MemoryJournal], key: Authenticator
 ) -> None:
     pit.append(verified_by_key(pit, key))
     pit.journal.close()
@@ -162,7 +166,9 @@ def test_the_sign_count_the_ledger_keeps_survives_a_restart(
         assert passkeys_of(journal.state)[key.credential].sign_count == 1
 
 
-def test_an_assertion_replayed_onto_another_pay_is_refused(pit: Site, key: Authenticator) -> None:
+def test_an_assertion_replayed_onto_another_pay_is_refused(
+    pit: Site[MemoryJournal], key: Authenticator
+) -> None:
     first, second = pending_pay(pit), pending_pay(pit)
     signed = passkey_signed(pit.journal.state, verification(first), "sup1", key)
     moved = msgspec.structs.replace(signed, payout_id=second)
@@ -171,7 +177,7 @@ def test_an_assertion_replayed_onto_another_pay_is_refused(pit: Site, key: Authe
     assert {first, second} <= set(pit.journal.state.pending)
 
 
-def test_a_tampered_client_data_is_refused(pit: Site, key: Authenticator) -> None:
+def test_a_tampered_client_data_is_refused(pit: Site[MemoryJournal], key: Authenticator) -> None:
     event = verification(pending_pay(pit))
     signature = passkey_signature(pit.journal.state, event, "sup1", key)
     assert signature.webauthn is not msgspec.UNSET
@@ -184,7 +190,9 @@ def test_a_tampered_client_data_is_refused(pit: Site, key: Authenticator) -> Non
     )
 
 
-def test_every_byte_of_an_assertion_is_covered(pit: Site, key: Authenticator) -> None:
+def test_every_byte_of_an_assertion_is_covered(
+    pit: Site[MemoryJournal], key: Authenticator
+) -> None:
     """One bit flipped anywhere in the authenticator data, client data or signature: refused."""
     event = verification(pending_pay(pit))
     signature = passkey_signature(pit.journal.state, event, "sup1", key)
@@ -207,7 +215,7 @@ def test_every_byte_of_an_assertion_is_covered(pit: Site, key: Authenticator) ->
 
 
 def test_a_challenge_that_is_not_the_events_digest_is_refused(
-    pit: Site, key: Authenticator
+    pit: Site[MemoryJournal], key: Authenticator
 ) -> None:
     event = verification(pending_pay(pit))
     signed = passkey_signed(pit.journal.state, event, "sup1", key, challenge=b"\x07" * 32)
@@ -215,7 +223,7 @@ def test_a_challenge_that_is_not_the_events_digest_is_refused(
 
 
 def test_a_sign_count_that_goes_back_is_a_cloned_authenticator_refused_and_alerted(
-    pit: Site, key: Authenticator
+    pit: Site[MemoryJournal], key: Authenticator
 ) -> None:
     clone = key.clone()
     for _ in range(3):
@@ -238,13 +246,13 @@ def test_a_sign_count_that_goes_back_is_a_cloned_authenticator_refused_and_alert
     assert payout_id in pit.journal.state.pending
 
 
-def test_a_sign_count_that_repeats_is_refused(pit: Site, key: Authenticator) -> None:
+def test_a_sign_count_that_repeats_is_refused(pit: Site[MemoryJournal], key: Authenticator) -> None:
     pit.append(verified_by_key(pit, key))
     again = verified_by_key(pit, key, count=1)
     assert CLONE in refused(pit, again)
 
 
-def test_an_authenticator_that_never_counts_is_taken_at_zero(pit: Site) -> None:
+def test_an_authenticator_that_never_counts_is_taken_at_zero(pit: Site[MemoryJournal]) -> None:
     """Synced passkeys report 0 always: the count is judged only while either side counts."""
     passkey = Authenticator(counts=False)
     enroll(pit, "sup1", passkey)
@@ -255,7 +263,7 @@ def test_an_authenticator_that_never_counts_is_taken_at_zero(pit: Site) -> None:
 
 
 def test_clone_evidence_nobody_signed_or_already_applied_is_refused(
-    pit: Site, key: Authenticator
+    pit: Site[MemoryJournal], key: Authenticator
 ) -> None:
     applied = verified_by_key(pit, key)
     pit.append(applied)
@@ -272,7 +280,7 @@ def test_clone_evidence_nobody_signed_or_already_applied_is_refused(
     assert passkeys_of(pit.journal.state)[key.credential].clone_suspected is None
 
 
-def test_a_revoked_credential_is_refused(pit: Site, key: Authenticator) -> None:
+def test_a_revoked_credential_is_refused(pit: Site[MemoryJournal], key: Authenticator) -> None:
     revocation = PasskeyRevoked(
         f"revoke-{uuid.uuid4().hex[:6]}", now(), key.credential, "mgr", "key lost on the floor"
     )
@@ -281,13 +289,17 @@ def test_a_revoked_credential_is_refused(pit: Site, key: Authenticator) -> None:
     assert "revoked" in refused(pit, signed)
 
 
-def test_a_revoked_operators_passkeys_are_revoked_with_them(pit: Site, key: Authenticator) -> None:
+def test_a_revoked_operators_passkeys_are_revoked_with_them(
+    pit: Site[MemoryJournal], key: Authenticator
+) -> None:
     event = OperatorRevoked(f"revoke-{uuid.uuid4().hex[:6]}", now(), "sup1", "mgr", "left")
     pit.append(pit.sign(event, "mgr"))
     assert passkeys_of(pit.journal.state)[key.credential].revoked
 
 
-def test_a_revoked_credential_is_never_enrolled_again(pit: Site, key: Authenticator) -> None:
+def test_a_revoked_credential_is_never_enrolled_again(
+    pit: Site[MemoryJournal], key: Authenticator
+) -> None:
     revocation = PasskeyRevoked(
         f"revoke-{uuid.uuid4().hex[:6]}", now(), key.credential, "mgr", "key lost on the floor"
     )
@@ -296,7 +308,9 @@ def test_a_revoked_credential_is_never_enrolled_again(pit: Site, key: Authentica
     assert "one credential, one enrollment" in refused(pit, pit.sign(again, "mgr"))
 
 
-def test_a_supervisors_passkey_cannot_sign_as_the_manager(pit: Site, key: Authenticator) -> None:
+def test_a_supervisors_passkey_cannot_sign_as_the_manager(
+    pit: Site[MemoryJournal], key: Authenticator
+) -> None:
     """Her credential is hers: presented as the manager's, it names no passkey of his."""
     pool = pit.journal.state.pools[POOL]
     change = PoolTermsChanged(
@@ -309,7 +323,7 @@ def test_a_supervisors_passkey_cannot_sign_as_the_manager(pit: Site, key: Authen
 
 
 def test_a_supervisor_cannot_take_a_managers_action_with_her_passkey(
-    pit: Site, key: Authenticator
+    pit: Site[MemoryJournal], key: Authenticator
 ) -> None:
     pool = pit.journal.state.pools[POOL]
     change = PoolTermsChanged(
@@ -321,7 +335,7 @@ def test_a_supervisor_cannot_take_a_managers_action_with_her_passkey(
 
 
 def test_a_meter_correction_takes_two_operators_whatever_their_credentials(
-    pit: Site, key: Authenticator
+    pit: Site[MemoryJournal], key: Authenticator
 ) -> None:
     correction = MeterAdjusted(
         f"adjust-{uuid.uuid4().hex[:6]}", now(), POOL, "meter", 1_000, "sup1", "count error"
@@ -348,30 +362,30 @@ def test_a_meter_correction_takes_two_operators_whatever_their_credentials(
     ids=["wrong-rp-id-hash", "no-user-presence", "no-user-verification", "wrong-origin"],
 )
 def test_an_assertion_off_its_relying_party_or_without_its_flags_is_refused(
-    pit: Site, key: Authenticator, spoil: dict[str, object], why: str
+    pit: Site[MemoryJournal], key: Authenticator, spoil: dict[str, object], why: str
 ) -> None:
     signed = verified_by_key(pit, key, **spoil)
     assert why in refused(pit, signed)
 
 
-def test_an_enrollment_signed_by_a_supervisor_is_refused(pit: Site) -> None:
+def test_an_enrollment_signed_by_a_supervisor_is_refused(pit: Site[MemoryJournal]) -> None:
     event = passkey_enrollment(pit.journal.state, "sup2", Authenticator(), by="sup1")
     assert "(supervisor) may not enroll" in refused(pit, pit.sign(event, "sup1"))
 
 
-def test_a_registration_made_for_another_enrollment_is_refused(pit: Site) -> None:
+def test_a_registration_made_for_another_enrollment_is_refused(pit: Site[MemoryJournal]) -> None:
     """A relay cannot enroll a credential registered for another ceremony (or for none)."""
     event = passkey_enrollment(pit.journal.state, "sup2", Authenticator(), challenge=b"\x01" * 32)
     assert "challenge" in refused(pit, pit.sign(event, "mgr"))
 
 
-def test_a_registration_without_user_verification_is_refused(pit: Site) -> None:
+def test_a_registration_without_user_verification_is_refused(pit: Site[MemoryJournal]) -> None:
     event = passkey_enrollment(pit.journal.state, "sup2", Authenticator(), flags=UP)
     assert "User verification is required" in refused(pit, pit.sign(event, "mgr"))
 
 
 def test_a_registration_from_an_origin_the_enrollment_does_not_name_is_refused(
-    pit: Site,
+    pit: Site[MemoryJournal],
 ) -> None:
     event = passkey_enrollment(
         pit.journal.state, "sup2", Authenticator(), origin="https://evil.example.com"
@@ -379,7 +393,7 @@ def test_a_registration_from_an_origin_the_enrollment_does_not_name_is_refused(
     assert "origin" in refused(pit, pit.sign(event, "mgr"))
 
 
-def test_an_enrollment_is_the_event_the_manager_signed(pit: Site) -> None:
+def test_an_enrollment_is_the_event_the_manager_signed(pit: Site[MemoryJournal]) -> None:
     """A relay that swaps the operator after the manager signed: the signature breaks."""
     event = pit.sign(passkey_enrollment(pit.journal.state, "sup1", Authenticator()), "mgr")
     assert "does not verify" in refused(pit, msgspec.structs.replace(event, operator="sup2"))
