@@ -125,11 +125,12 @@ def lucky_7s() -> Iterator[Spot]:
 def _hits_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="jackpotd")
     pays.register(parser.add_subparsers(dest="command"))
-    return next(
+    hits: argparse.ArgumentParser = next(
         action.choices["hits"]
         for action in parser._actions
         if isinstance(action, argparse._SubParsersAction)
     )
+    return hits
 
 
 def configured(tmp_path: Path) -> Config:
@@ -146,9 +147,9 @@ def test_a_registered_spot_is_a_spot_everywhere_spots_are_named(lucky_7s: Spot) 
     assert msgspec.json.encode([lucky_7s]) == b'["lucky-7s"]'
     # hits --kind lists its pays as it lists the Fortune Bonus's: a kind of its own.
     assert pay_kinds()["lucky-7s"] == "kind = 'win' AND spot = 'lucky-7s'"
-    assert "lucky-7s" in next(
-        action.choices for action in _hits_parser()._actions if action.dest == "kind"
-    )
+    kinds = next(action.choices for action in _hits_parser()._actions if action.dest == "kind")
+    assert kinds is not None
+    assert "lucky-7s" in kinds
 
 
 def test_the_spot_is_configured_from_toml_and_journaled_whole(
