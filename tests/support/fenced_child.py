@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from controller.journal.location import journal_location
+from controller.journal.location import DatabaseUrl, journal_location
 from controller.journal.postgres import PostgresJournal
 from controller.journal.postgres.fence import Fence
 from controller.runtime.broadcast import Broadcast
@@ -65,7 +65,7 @@ async def serve(sequencer: Sequencer) -> None:
 def main(argv: list[str]) -> int:
     url, node, lease_s, hang_s = argv[1], argv[2], float(argv[3]), float(argv[4])
     location = journal_location(url, Path.cwd())
-    assert not isinstance(location, Path)
+    assert isinstance(location, DatabaseUrl)
     journal = PostgresJournal(location, fence=Fence(node, lease_s))
     say(f"ready {journal.epoch}")
     try:
