@@ -43,6 +43,7 @@ from controller.journal.file_archive import archive
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal, checks
 from controller.journal.postgres import archive as database_archive
+from controller.journal.postgres.archive_records import archive_records
 from controller.journal.postgres.rows import read_rows
 from controller.journal.rows import read_rows as file_rows
 from controller.journal.segments import SegmentReader
@@ -106,7 +107,7 @@ def _file_rows(path: Path) -> list[dict[str, Any]]:
 
 def _records(url: DatabaseUrl) -> list[ArchiveRecord]:
     with psycopg.connect(url.url) as connection:
-        return database_archive.archive_records(connection)
+        return archive_records(connection)
 
 
 def _sql(url: DatabaseUrl, statement: str, *params: object) -> None:
