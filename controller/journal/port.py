@@ -186,6 +186,9 @@ class JournalPort(Protocol[_Prepared]):
     ) -> list[PayoutRecord]:
         """Progressive hits and payouts that needed verification, newest first."""
 
+    def last_verified(self, limit: int) -> list[PayoutRecord]:
+        """The last ``limit`` pays verified, the newest verification first."""
+
     def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
         """Each payout made after row ``seq``, as made: its row, its time, the payout."""
 

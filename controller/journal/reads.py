@@ -137,6 +137,17 @@ def verification_records(
     return [payout_record(row) for row in database.query(query, params)]
 
 
+LAST_VERIFIED: Final = (
+    "SELECT * FROM payouts WHERE verified_seq IS NOT NULL ORDER BY verified_seq DESC LIMIT ?"
+)
+"""The newest pays verified, through the index ``payouts_verified`` (journal/schema.py)."""
+
+
+def last_verified(database: sqlite_utils.Database, limit: int) -> list[PayoutRecord]:
+    """The last ``limit`` pays verified, the newest verification first (an index's few rows)."""
+    return [payout_record(row) for row in database.query(LAST_VERIFIED, [limit])]
+
+
 def payout_record(row: dict[str, Any]) -> PayoutRecord:
     """A ``payouts`` row as a :class:`PayoutRecord`."""
     made = {name: row[name] for name in PayoutMade.__struct_fields__}
@@ -183,6 +194,10 @@ class ReadSide:
     ) -> list[PayoutRecord]:
         """Progressive hits and payouts that needed verification, newest first."""
         return verification_records(self.reader, pending_only=pending_only, pool_id=pool_id)
+
+    def last_verified(self, limit: int) -> list[PayoutRecord]:
+        """The last ``limit`` pays verified, the newest verification first."""
+        return last_verified(self.reader, limit)
 
     def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
         """Each payout made after row ``seq``, as made: its row, its time, the payout.

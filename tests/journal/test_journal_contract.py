@@ -318,6 +318,11 @@ def test_journal_contract_a_verified_hit_leaves_the_pending_reads(
         verified.seq,
     )
     assert [hit.payout_id for hit in journal.hits(newest_first=True, limit=1)] == [HIT]
+    (last,) = journal.last_verified(5)
+    assert (last.payout.payout_id, last.verified_by, last.verified_seq) == (
+        HIT, "supervisor-7", verified.seq,
+    )  # fmt: skip
+    assert journal.last_verified(0) == []
 
 
 def test_journal_contract_payouts_since_a_row_are_given_as_made_for_a_sink_catching_up(

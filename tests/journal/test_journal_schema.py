@@ -206,6 +206,7 @@ def test_journal_schema_payouts_are_indexed_only_where_the_reads_look(tmp_path: 
         "sqlite_autoindex_payouts_1",  # the payout id, which a verification updates by
         "payouts_by_seq",  # what a sink catching up reads
         "payouts_to_verify",
+        "payouts_verified",  # the console's last pays verified (version 16)
     }
     with Journal(path) as journal:
         plans = {

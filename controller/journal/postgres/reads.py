@@ -101,6 +101,15 @@ def verification_records(
     return payout_records(connection, query, params)
 
 
+def last_verified(connection: Connection, limit: int) -> list[PayoutRecord]:
+    """The last ``limit`` pays verified, the newest verification first (an index's few rows)."""
+    query = (
+        "SELECT * FROM payouts WHERE verified_seq IS NOT NULL "
+        "ORDER BY verified_seq DESC, made DESC LIMIT %s"
+    )
+    return payout_records(connection, query, [limit])
+
+
 def payout_records(connection: Connection, query: str, params: list[Any]) -> list[PayoutRecord]:
     """The ``payouts`` rows a query selects (every column), as :class:`PayoutRecord`."""
     return [payout_record(row) for row in _dicts(connection, query, params)]

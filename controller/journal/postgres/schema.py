@@ -32,7 +32,7 @@ from controller.journal.postgres import fence, site_messages
 if TYPE_CHECKING:
     from controller.journal.postgres.connection import Connection
 
-VERSION: Final = 5
+VERSION: Final = 6
 _LOCK: Final = 0x6A61636B706F7464  # "jackpotd": the advisory lock of the schema's creation
 
 TABLES: Final = (
@@ -154,6 +154,13 @@ MIGRATIONS: Final[dict[int, tuple[Step, ...]]] = {
     ),
     4: (site_messages.TABLE, site_messages.backfill),
     5: ("ALTER TABLE journal ADD COLUMN IF NOT EXISTS provenance TEXT",),
+    # The pays verified, by the row that verified them (the console's "last verified").
+    6: (
+        (
+            "CREATE INDEX IF NOT EXISTS payouts_verified ON payouts (verified_seq) "
+            "WHERE verified_seq IS NOT NULL"
+        ),
+    ),
 }
 """What each version adds to the one before, run in order on an older journal's database."""
 

@@ -413,6 +413,10 @@ class PostgresJournal:
         """Progressive hits and payouts that needed verification, newest first."""
         return reads.verification_records(self.reader, pending_only=pending_only, pool_id=pool_id)
 
+    def last_verified(self, limit: int) -> list[PayoutRecord]:
+        """The last ``limit`` pays verified, the newest verification first."""
+        return reads.last_verified(self.reader, limit)
+
     def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
         """Each payout made after row ``seq``, as made: its row, its time, the payout."""
         return reads.payouts_after(self.reader, seq)
