@@ -73,6 +73,10 @@ CLAUSES: Final = (
     Clause("3772_10_08_a", "Ohio Adm. Code 3772-10-08(A)", "actual against theoretical, 4 %"),
     Clause("5320_8", "9 NYCRR 5320.8", "the last hits and meters"),
     Clause("5321_18c", "9 NYCRR 5321.18(c)", "a table not heard from is closed"),
+    Clause("r432_1838_4", "Mich. Admin. Code R 432.1838(4)", "no jackpot reduced or moved unless"),
+    Clause("68_iac_2_6_33", "68 IAC 2-6-33", "a jackpot in play moves on a malfunction"),
+    Clause("68_20_1", "Arrêté du 14 mai 2007, art. 68-20-1", "a pool kept three months"),
+    Clause("68_20_2", "Arrêté du 14 mai 2007, art. 68-20-2", "a stopped pool's increment"),
 )
 STEMS: Final = re.compile(r"^(645a|688a|13_69|3772|5320|5321)")
 """How a test's name that means to name a clause begins."""
