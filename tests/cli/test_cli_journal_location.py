@@ -78,7 +78,8 @@ def test_a_url_of_another_scheme_is_refused_by_the_demo_before_anything_starts(
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert (
-        "mysql://...: not a journal location: give an SQLite file's path or a postgresql://" in err
+        "mysql://...: not a journal location: give an SQLite file's path, a postgresql:// URL "
+        "or memory://NAME" in err
     )
     assert _files(tmp_path) == []
 
