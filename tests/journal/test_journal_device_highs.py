@@ -20,13 +20,14 @@ from controller.events import BetSensed
 from controller.journal import Journal, devices
 from controller.journal.devices import MARK, read_highs
 from controller.journal.file_archive import archive
-from controller.journal.schema import MIGRATIONS
 
 if TYPE_CHECKING:
     from pathlib import Path
 
 AT = "2026-01-01T00:00:00Z"
 NOW = "2026-06-01T00:00:00.000Z"
+DEVICE_SEQS_MARKED = 15
+"""The schema that writes ``device_seqs`` every so many rows, marked by ``device_seqs_through``."""
 
 
 def bet(seq: int, device: str = "sensor-1") -> BetSensed:
@@ -143,11 +144,11 @@ def test_lost_events_a_journal_of_the_schema_before_keeps_its_highs_up_to_its_la
             journal.append(bet(seq))
         journal.append(bet(3, device="sensor-2"))
     old = tmp_path / "old.db"
-    legacy_copy(source, old, len(MIGRATIONS) - 1)
+    legacy_copy(source, old, DEVICE_SEQS_MARKED - 1)
     with closing(sqlite3.connect(old)) as raw:  # schema 14 wrote the table with every commit
         raw.execute("INSERT INTO device_seqs VALUES ('T1', 'sensor-1', 4), ('T1', 'sensor-2', 3)")
         raw.commit()
-        assert raw.execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS) - 1
+        assert raw.execute("PRAGMA user_version").fetchone()[0] == DEVICE_SEQS_MARKED - 1
     with Journal(old) as migrated:
         assert migrated.device_highs() == {(TABLE, "sensor-1"): 4, (TABLE, "sensor-2"): 3}
         assert migrated.verify().ok

@@ -268,7 +268,7 @@ def test_a_journal_of_schema_1_gains_the_fence_when_the_service_opens_it(url: Da
         assert opened.epoch == 1
     with psycopg.connect(url.url) as connection:
         versions = connection.execute("SELECT version FROM journal_schema ORDER BY 1").fetchall()
-    assert versions == [(1,), (2,), (3,), (4,), (5,)]
+    assert versions == [(1,), (2,), (3,), (4,), (5,), (6,)]
 
 
 def test_a_fence_needs_a_node_and_a_lease() -> None:
