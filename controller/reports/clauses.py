@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Final
 
+from controller.errors import InputError
+
 
 @dataclass(frozen=True, slots=True)
 class Clause:
@@ -82,7 +84,7 @@ STEMS: Final = re.compile(r"^(645a|688a|13_69|3772|5320|5321)")
 """How a test's name that means to name a clause begins."""
 
 
-class ClauseNameError(ValueError):
+class ClauseNameError(InputError, ValueError):
     """A test's name begins like a clause's but names none the pack knows."""
 
 
