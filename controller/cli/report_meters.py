@@ -12,7 +12,14 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from controller.cli.common import command
-from controller.cli.report_period import Period, add_period, head_of, journal_rows, period_of
+from controller.cli.report_period import (
+    Period,
+    add_period,
+    document_of,
+    journal_rows,
+    period_of,
+    print_opening,
+)
 from controller.cli.tables import Column, print_table
 from controller.cli.times import local_time
 from controller.effects import fraction_text
@@ -111,16 +118,7 @@ def meters_document(
     """The report of the period of ``rows`` (in journal order), as its JSON gives it."""
     begin, stop = span(rows, start, end)
     found = meters(rows, begin, stop)
-    covered = rows[begin:stop]
-    first, last = (covered[0]["seq"], covered[-1]["seq"]) if covered else (None, None)
-    return {
-        "report": KIND,
-        "period": {
-            "start": None if start is None else start.isoformat(),
-            "end": None if end is None else end.isoformat(),
-        },
-        "journal_head": head_of(rows),
-        "rows": {"first_seq": first, "last_seq": last},
+    return document_of(KIND, rows, (begin, stop), start, end) | {
         "pools": [_pool(pool_id, pool) for pool_id, pool in sorted(found.pools.items())],
         "tables": [_table(table_id, table) for table_id, table in sorted(found.tables.items())],
     }
@@ -199,14 +197,7 @@ def table_rows(report: dict[str, Any]) -> list[tuple[object, ...]]:
 
 
 def _print(report: dict[str, Any], period: Period) -> None:
-    first, last = report["rows"]["first_seq"], report["rows"]["last_seq"]
-    print(f"Meters {period.words()}")
-    print(
-        "journal rows: none in this period" if first is None else f"journal rows {first} to {last}"
-    )
-    head = report["journal_head"]
-    if head is not None:
-        print(f"made from the journal's head: row {head['seq']}, hash {head['hash']}")
+    print_opening("Meters", report, period)
     pools = report["pools"]
     print_table(POOL_COLUMNS, pool_rows(report))
     for pool in pools:

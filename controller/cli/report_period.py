@@ -64,6 +64,42 @@ def journal_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
         return sorted(journal.rows(), key=lambda row: int(row["seq"]))
 
 
+def document_of(
+    kind: str,
+    rows: list[dict[str, Any]],
+    bounds: tuple[int, int],
+    start: datetime | None,
+    end: datetime | None,
+) -> dict[str, Any]:
+    """What every report's JSON opens with: its kind, its period, its journal head and rows.
+
+    ``bounds`` are the period's rows as list indexes (controller/reports/period.py ``span``).
+    """
+    covered = rows[bounds[0] : bounds[1]]
+    first, last = (covered[0]["seq"], covered[-1]["seq"]) if covered else (None, None)
+    return {
+        "report": kind,
+        "period": {
+            "start": None if start is None else start.isoformat(),
+            "end": None if end is None else end.isoformat(),
+        },
+        "journal_head": head_of(rows),
+        "rows": {"first_seq": first, "last_seq": last},
+    }
+
+
+def print_opening(title: str, report: dict[str, Any], period: Period) -> None:
+    """A report's first lines: its title and period, the rows covered, the head it was made from."""
+    first, last = report["rows"]["first_seq"], report["rows"]["last_seq"]
+    print(f"{title} {period.words()}")
+    print(
+        "journal rows: none in this period" if first is None else f"journal rows {first} to {last}"
+    )
+    head = report["journal_head"]
+    if head is not None:
+        print(f"made from the journal's head: row {head['seq']}, hash {head['hash']}")
+
+
 def head_of(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The journal head a report is made from: its last row's number and hash."""
     return {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]} if rows else None

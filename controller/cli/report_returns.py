@@ -17,7 +17,14 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from controller.cli.common import checked, command
-from controller.cli.report_period import Period, add_period, head_of, journal_rows, period_of
+from controller.cli.report_period import (
+    Period,
+    add_period,
+    document_of,
+    journal_rows,
+    period_of,
+    print_opening,
+)
 from controller.cli.tables import Column, print_table
 from controller.effects import fraction_text
 from controller.money import format_cents
@@ -144,16 +151,7 @@ def returns_document(
     begin, stop = span(rows, start, end)
     wagers, envy = played(rows, begin, stop)
     found = returns(wagers)
-    covered = rows[begin:stop]
-    first, last = (covered[0]["seq"], covered[-1]["seq"]) if covered else (None, None)
-    return {
-        "report": KIND,
-        "period": {
-            "start": None if start is None else start.isoformat(),
-            "end": None if end is None else end.isoformat(),
-        },
-        "journal_head": head_of(rows),
-        "rows": {"first_seq": first, "last_seq": last},
+    return document_of(KIND, rows, (begin, stop), start, end) | {
         "z": Z,
         "deviation_points": str(deviation),
         "groups": [_document(*group, deviation) for group in _groups(found)],
@@ -204,17 +202,7 @@ def table_rows(report: dict[str, Any]) -> list[tuple[object, ...]]:
 
 
 def _print(report: dict[str, Any], period: Period, deviation: Fraction) -> None:
-    first, last, head = (
-        report["rows"]["first_seq"],
-        report["rows"]["last_seq"],
-        report["journal_head"],
-    )
-    print(f"Returns {period.words()}")
-    print(
-        "journal rows: none in this period" if first is None else f"journal rows {first} to {last}"
-    )
-    if head is not None:
-        print(f"made from the journal's head: row {head['seq']}, hash {head['hash']}")
+    print_opening("Returns", report, period)
     print(
         f"actual against the exact theoretical at the meters played; margin = {Z} standard "
         f"errors; flagged beyond {deviation} points and the margin (docs/operations.md)"
