@@ -56,4 +56,5 @@ async def recover(sequencer: Sequencer, backoff: Backoff | None = None) -> None:
         backoff.reset()
         log.warning("journal writable again: tables reopen")
         sequencer.failed_reason = None
+        sequencer.failed_at = None
         sequencer.broadcast.publish(recovered(journal.state, sequencer.clock(), journal.epoch))

@@ -122,6 +122,8 @@ class Sequencer:
         """How long a batch's oldest event may wait, from its arrival, for others (0: never)."""
         self.stats = SequencerStats()
         self.failed_reason: str | None = None
+        self.failed_at: str | None = None
+        """When it failed closed (UTC, ISO 8601): a screen asked before the news reaches it."""
         self._queue: asyncio.Queue[Waiting] = asyncio.Queue()
         self._filled: asyncio.Future[None] | None = None
         """Set while a batch waits for company (:meth:`_gather`); done once it would be full."""
@@ -410,9 +412,10 @@ class Sequencer:
         """Fail closed: refuse every event and show every table offline (the module docstring)."""
         self.stats.journal_failures += 1
         self.failed_reason = reason
+        self.failed_at = self.clock()
         log.critical("journal unavailable, failing closed: %s", reason)
         journal = self.journal
-        self.broadcast.publish(failing_closed(journal.state, reason, self.clock(), journal.epoch))
+        self.broadcast.publish(failing_closed(journal.state, reason, self.failed_at, journal.epoch))
 
     async def recover(self, backoff: Backoff | None = None) -> None:
         """While failing closed, probe the journal with backoff; reopen the tables when it works."""

@@ -222,8 +222,9 @@ class PageState:
             down = self.watch.controller_down
             if sequencer.failed_reason is None:
                 return {"since": down.at if down else None, "why": "the controller is stopping"}
+            # The sequencer fails closed before its news reaches the watch through the stream.
             return {
-                "since": down.at if down else None,
+                "since": down.at if down else sequencer.failed_at,
                 "why": f"closed by the controller failing closed: {sequencer.failed_reason}",
             }
         closure = self.watch.closures.get(table_id)
