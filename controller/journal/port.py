@@ -2,7 +2,7 @@
 
 :class:`controller.journal.store.Journal` (one SQLite file) is today's backend; another (a
 replicated database, for high availability) implements the same protocol and passes the same
-contract tests (tests/journal/test_journal_contract.py). docs/journal.md describes each member.
+contract tests (tests/journal/contract/). docs/journal.md describes each member.
 
 Writes go through a :class:`PreparedAppend`: :meth:`JournalPort.prepare` writes a group of events
 without committing, the sequencer commits beside the event loop, and :meth:`JournalPort.adopt`

@@ -1,7 +1,7 @@
 """The PostgreSQL journal keeps what the SQLite file keeps, and refuses what the file refuses.
 
 controller/journal/postgres/ on a real server (tests/support/postgres.py); docs/ha.md. The
-port's contract runs on both backends in tests/journal/test_journal_contract.py; these are
+port's contract runs on both backends in tests/journal/contract/; these are
 what only a second backend raises: the same rows and hashes as the file, the checks that
 find an edit, a server that would lose a commit, another writer, a commit cut off.
 """

@@ -2,7 +2,7 @@
 
 A third backend beside the SQLite file and the PostgreSQL database, for what needs a real
 journal and no file: tests of the parts above the port, a demonstration. It passes the same
-contract tests (tests/journal/test_journal_contract.py).
+contract tests (tests/journal/contract/).
 
 Why SQLite's memory database rather than Python structures: what a journal is beyond its
 append path is SQL the SQLite file already has and is tested for: the materialized tables

@@ -1,0 +1,89 @@
+"""The journal port's contract (docs/journal.md, "The port"): the start-up check and the reader.
+
+Run against every backend (tests/journal/contract/conftest.py): the start-up check passes the
+stored state the rows give and names one edited without a row or behind its signed head, and the
+read-only reader gives what the writer journaled.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from support.journal_contract import HIT, Backend, play_hit_round
+from support.journal_rig import AT, POOL, snapshot, wager
+
+from controller.journal.backends import backend_for
+from controller.journal.high_water import sign_head
+from controller.journal.readonly import PayFilter
+from controller.security.controller_key import ControllerKey
+
+if TYPE_CHECKING:
+    from controller.journal.port import JournalPort
+
+
+# --- the start-up check and the read-only reader -----------------------------------------------
+
+
+def test_journal_contract_the_start_up_check_passes_the_stored_state_the_rows_give(
+    journal: JournalPort[Any],
+) -> None:
+    play_hit_round(journal)
+    key = ControllerKey.generate()
+    held = sign_head(key, "controller-1", "", journal.head, AT)
+    check = journal.check_state(key, held)
+    assert check.ok, check.problems
+    assert check.replayed == journal.head[0]
+
+
+def test_journal_contract_the_start_up_check_names_a_pools_stored_state_edited_without_a_row(
+    backend: Backend, journal: JournalPort[Any]
+) -> None:
+    play_hit_round(journal)
+    journal.close()
+    edited = "UPDATE pools SET state = replace(state, '\"hits_count\":1', '\"hits_count\":0')"
+    assert backend.intrude(edited) == 1
+    reopened = backend.open()
+    try:
+        check = reopened.check_state(ControllerKey.generate())
+        assert not check.ok
+        assert any(POOL in problem for problem in check.problems), check.problems
+    finally:
+        reopened.close()
+
+
+def test_journal_contract_the_start_up_check_refuses_a_journal_behind_its_signed_head(
+    journal: JournalPort[Any],
+) -> None:
+    key = ControllerKey.generate()
+    seq, _ = journal.head
+    ahead = sign_head(key, "controller-1", "", (seq + 5, "ab" * 32), AT)
+    (went_back,) = journal.check_state(key, ahead).problems
+    assert "the journal went back" in went_back
+    rewritten = sign_head(key, "controller-1", "", (seq, "ab" * 32), AT)
+    (problem,) = journal.check_state(key, rewritten).problems
+    assert "the journal was rewritten" in problem
+
+
+def test_journal_contract_the_reader_gives_what_the_writer_journaled_and_writes_nothing(
+    backend: Backend, journal: JournalPort[Any]
+) -> None:
+    play_hit_round(journal)
+    with backend_for(backend.location).reader() as reader:
+        assert reader.path == backend.location
+        assert snapshot(reader.state) == snapshot(journal.state)
+        rows = list(reader.rows())
+        assert [row["seq"] for row in rows] == list(range(1, journal.head[0] + 1))
+        assert (rows[-1]["seq"], rows[-1]["hash"]) == journal.head
+        assert [seq for seq, _ in reader.provenances()] == [row["seq"] for row in rows]
+        (pending,) = reader.pays(PayFilter(kinds=("progressive",), pending_only=True))
+        assert (pending.payout.payout_id, pending.payout.status) == (HIT, "pending")
+        every = reader.pays(PayFilter(kinds=("all",)))  # a pay: an amount won
+        won = [payout for _, _, payout in journal.payouts_since(0) if payout.win_cents > 0]
+        assert sorted(record.payout.payout_id for record in every) == sorted(
+            payout.payout_id for payout in won
+        )
+        assert [record.seq for record in every] == sorted(
+            (record.seq for record in every), reverse=True
+        )
+    assert journal.committed_seq() == journal.head[0]
+    assert journal.append(wager("r3-w1", "r3", 1)).seq == journal.head[0]
