@@ -1,7 +1,8 @@
 """The NJ insurance wager end to end: a table on a real mosquitto, the daemon, SQLite, HTTP.
 
 N.J.A.C. 13:69F-11.2(h) and docs/rules.md § 5.10: the daemon
-(:func:`controller.service.wiring.serve`, in-process, as tests/e2e/test_end_to_end.py runs it)
+(:func:`controller.service.wiring.serve`, in-process, as tests/e2e/test_end_to_end_mqtt_tables.py
+runs it)
 loads a configuration whose table offers the insurance wager on a paytable the operator filed, and a
 table's devices speak MQTT to it (docs/mqtt.md). Chips on the ``insurance`` spot lock within the
 spot's limits (one above them is refused, journaled and counted), the round's cards are dealt, and

@@ -1,9 +1,10 @@
 """What the daemon-level tests share: a floor of simulated tables on one progressive pool.
 
-``tests/e2e/test_end_to_end.py``, ``tests/faults/test_fault_sigkill.py`` and
-``tests/faults/test_fault_serial_unplug.py`` run the real daemon with one pool (progressive-1), play
-simulated tables and check the journal against what the devices had acknowledged. The two
-fault tests put every table on a pty line (:func:`write_config`).
+The end-to-end tests of ``tests/e2e/`` (tests/support/played_tables.py),
+``tests/faults/test_fault_sigkill.py`` and ``tests/faults/test_fault_serial_unplug.py`` run the
+real daemon with one pool (progressive-1), play simulated tables and check the journal against
+what the devices had acknowledged. The two fault tests put every table on a pty line
+(:func:`write_config`).
 
 Every test that starts ``python -m controller run`` first readies its journal with
 :func:`approved_site`, as a site's manager does before the first start (docs/operations.md).
