@@ -15,7 +15,8 @@ before signatures existed, so their text, and their hash chain, are unchanged.
 Some kinds are defined in modules of their own and join the union here: a table agent's
 (:mod:`controller.agent_events`), a wide-area link's (:mod:`controller.wide_events`) and an
 operator's passkeys (:mod:`controller.passkey_events`, whose events this module also names, so
-that they are imported from either).
+that they are imported from either), and a supervisor's acknowledgement of faults
+(:mod:`controller.fault_events`, likewise).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import msgspec
 
 from controller.agent_events import AgentSigned, TableAgentEnrolled, TableAgentRevoked
 from controller.event_base import SCHEMA_VERSION, Event, Signature, Signatures
+from controller.fault_events import FaultsAcknowledged
 from controller.passkey_events import (
     PasskeyCloneSuspected,
     PasskeyEnrolled,
@@ -46,6 +48,7 @@ from controller.wide_events import (
 __all__ = [
     "SCHEMA_VERSION",
     "Event",
+    "FaultsAcknowledged",
     "PasskeyCloneSuspected",
     "PasskeyEnrolled",
     "PasskeyRegistration",
@@ -461,6 +464,7 @@ AnyEvent = (
     | PoolResumed
     | PoolTransferred
     | PoolRetired
+    | FaultsAcknowledged
 )
 
 

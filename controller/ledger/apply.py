@@ -35,6 +35,7 @@ from controller.events import (
     ConfigurationApproved,
     DealComplete,
     FaultRecorded,
+    FaultsAcknowledged,
     HistoryRestored,
     HitVerified,
     JournalIdentified,
@@ -56,6 +57,7 @@ from controller.events import (
     WagerLocked,
 )
 from controller.ledger.authority import CONFIGURATION, DUAL, require
+from controller.ledger.faults import acknowledge_faults, on_fault
 from controller.ledger.identity import on_journal_identified
 from controller.ledger.operator_events import (
     approve_configuration,
@@ -347,7 +349,11 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return on_pool_transferred(state, event)
         case PoolRetired():
             return on_pool_retired(state, event)
-        case FaultRecorded() | CheckpointRecorded() | SequencerTookOver():
+        case FaultRecorded():
+            return on_fault(state, event)
+        case FaultsAcknowledged():
+            return acknowledge_faults(state, event)
+        case CheckpointRecorded() | SequencerTookOver():
             return state, []
         case _:
             assert_never(event)

@@ -44,6 +44,7 @@ from controller.clock import utc_iso
 from controller.event_base import Binding
 from controller.events import (
     ConfigurationApproved,
+    FaultsAcknowledged,
     HistoryRestored,
     HitVerified,
     JournalIdentified,
@@ -59,6 +60,7 @@ from controller.events import (
     RoundVoided,
     WagerLocked,
 )
+from controller.ledger.fault_register import fault_target
 from controller.ledger.passkeys import passkeys_of
 from controller.ledger.state import LedgerError
 from controller.pool_events import PoolResumed, PoolRetired, PoolSuspended, PoolTransferred
@@ -178,6 +180,8 @@ def target_of(state: LedgerState, event: AnyEvent) -> str:  # noqa: PLR0912 - on
             return _pool_target(state, event.pool_id)
         case PoolTransferred():
             return f"{_pool_target(state, event.pool_id)}/to/{_pool_target(state, event.to_pool)}"
+        case FaultsAcknowledged():
+            return fault_target(state.authority.faults)
         case _:
             return str(type(event).__struct_config__.tag)
 

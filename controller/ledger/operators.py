@@ -24,6 +24,7 @@ from typing import Final
 import msgspec
 
 from controller.errors import InputError
+from controller.ledger.fault_register import FaultRegister  # noqa: TC001 - msgspec reads it
 
 MIN_PIN_LENGTH: Final = 6
 KDF: Final = "scrypt:n=16384,r=8,p=1"
@@ -56,6 +57,7 @@ ACTIONS: Final[dict[str, frozenset[Role]]] = {
     "resume-pool": frozenset({Role.MANAGER}),
     "transfer-pool": frozenset({Role.MANAGER}),
     "retire-pool": frozenset({Role.MANAGER}),
+    "acknowledge-faults": frozenset({Role.SUPERVISOR, Role.MANAGER}),
 }
 """The roles allowed to take each action."""
 
@@ -152,6 +154,9 @@ class Authority:
     manager's, until a second manager is enrolled (controller/ledger/operator_events.py).
     ``UNSET`` otherwise, never encoded, so that no journal that never came to that has another
     snapshot or digest."""
+    faults: FaultRegister | msgspec.UnsetType = msgspec.UNSET
+    """The faults counted and acknowledged (controller/ledger/fault_register.py); ``UNSET``
+    until a journal's first acknowledgement, never encoded, so that older digests stand."""
 
 
 class PinError(InputError, ValueError):

@@ -40,6 +40,7 @@ from controller.errors import InputError
 from controller.events import (
     AuthenticationFailed,
     ConfigurationApproved,
+    FaultsAcknowledged,
     HistoryRestored,
     HitVerified,
     JournalIdentified,
@@ -73,7 +74,7 @@ ACTIONS: Final = (
     HitVerified, RoundVoided, MeterAdjusted, OperatorEnrolled, OperatorRevoked, OperatorUnlocked,
     ConfigurationApproved, ManifestApproved, HistoryRestored, JournalIdentified, SiteResumed,
     TableAgentEnrolled, TableAgentRevoked, AuthenticationFailed, PasskeyEnrolled, PasskeyRevoked,
-    PoolSuspended, PoolResumed, PoolTransferred, PoolRetired,
+    PoolSuspended, PoolResumed, PoolTransferred, PoolRetired, FaultsAcknowledged,
 )  # fmt: skip
 """What the signing commands journal (and a wrong passphrase's failed authentication), and
 the passkeys' enrollments and revocations the supervisors' console relays (controller/web/

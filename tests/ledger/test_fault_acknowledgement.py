@@ -1,0 +1,217 @@
+"""A supervisor's acknowledgement of the faults journaled: what the ledger takes and refuses.
+
+docs/security.md, "Acknowledging faults", lists each refusal and its test. Each acknowledgement
+goes through ``Journal.append`` on a real journal, in memory (the SQLite journal's code without
+a file: docs/journal.md, "Backends"): a refusal is journaled as refused and changes nothing,
+neither the meters nor the register of faults (controller/ledger/fault_register.py).
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import TYPE_CHECKING
+
+import pytest
+from support.approvals import Site
+from support.journal_rig import pool_opened
+
+from controller.clock import utc_now as now
+from controller.event_base import Binding
+from controller.events import ConfigurationApproved, FaultRecorded, FaultsAcknowledged
+from controller.journal.location import MemoryLocation
+from controller.journal.memory import database as memory
+from controller.journal.memory.store import MemoryJournal
+from controller.journal.snapshot import snapshot_text, state_digest, state_from_text
+from controller.ledger.binding import binding_for
+from controller.ledger.faults import register_of
+from controller.security import keys
+from controller.security.signatures import sign, with_signature
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from controller.ledger.fault_register import FaultRegister
+    from controller.ledger.state import LedgerState
+
+
+@pytest.fixture
+def where() -> Iterator[MemoryLocation]:
+    """The test's own journal in memory, let go at its end."""
+    location = MemoryLocation(f"pit-{uuid.uuid4().hex}")
+    yield location
+    memory.discard(location)
+
+
+@pytest.fixture
+def pit(where: MemoryLocation) -> Iterator[Site[MemoryJournal]]:
+    """A signed journal with an identity: a manager, two supervisors and one pool."""
+    with MemoryJournal(where) as journal:
+        site = Site.create(journal)
+        approval = ConfigurationApproved(
+            f"approval-{uuid.uuid4().hex[:8]}", now(), "digest-1", [pool_opened()], "mgr"
+        )
+        site.append(site.sign(approval, "mgr"))
+        yield site
+
+
+def fault(site: Site[MemoryJournal], reason: str = "bad-frame") -> str:
+    """Journal one fault, as the daemon's intake does; its event id."""
+    event_id = f"fault-{uuid.uuid4()}"
+    site.append(FaultRecorded(event_id, now(), "serial:/dev/ttyUSB0", reason, "7e 00 ff"))
+    return event_id
+
+
+def acknowledgement(through: str, count: int, by: str = "sup1") -> FaultsAcknowledged:
+    return FaultsAcknowledged(
+        f"faults-ack-{uuid.uuid4().hex[:8]}", now(), through, count, "shoe reseated", by
+    )
+
+
+def register(state: LedgerState) -> FaultRegister:
+    found = register_of(state)
+    assert found is not None
+    return found
+
+
+def refused(site: Site[MemoryJournal], event: FaultsAcknowledged) -> str:
+    """Append ``event``: journaled as refused, and no meter, operator or register changed."""
+    before = site.journal.state
+    receipt = site.journal.append(event)
+    assert not receipt.applied, event
+    assert receipt.seq > 0  # the refusal is a row of the journal
+    after = site.journal.state
+    assert (after.pools, after.operators, after.authority) == (
+        before.pools,
+        before.operators,
+        before.authority,
+    )
+    return receipt.reason
+
+
+def opened(site: Site[MemoryJournal]) -> str:
+    """Two faults journaled and acknowledged by sup1: the register open; the newest's id."""
+    fault(site)
+    newest = fault(site)
+    site.append(site.sign(acknowledgement(newest, 2), "sup1"))
+    return newest
+
+
+def test_a_fault_changes_no_state_until_a_first_acknowledgement_opens_the_register(
+    pit: Site[MemoryJournal],
+) -> None:
+    digest = state_digest(pit.journal.state)
+    fault(pit)
+    assert state_digest(pit.journal.state) == digest  # older journals keep their digests
+    assert "faults" not in snapshot_text(pit.journal.state)
+
+
+def test_a_supervisor_acknowledges_every_fault_through_the_newest(
+    pit: Site[MemoryJournal],
+) -> None:
+    newest = opened(pit)
+    assert register(pit.journal.state) == register(pit.journal.state).__class__(
+        journaled=2, newest=newest, acknowledged=2, through=newest, by="sup1"
+    )
+    fault(pit)
+    later = fault(pit)
+    waiting = register(pit.journal.state)
+    assert (waiting.journaled, waiting.newest, waiting.waiting) == (4, later, 2)
+    pit.append(pit.sign(acknowledgement(later, 2, by="sup2"), "sup2"))
+    done = register(pit.journal.state)
+    assert (done.acknowledged, done.through, done.by, done.waiting) == (4, later, "sup2", 0)
+
+
+def test_a_manager_may_acknowledge_faults_too(pit: Site[MemoryJournal]) -> None:
+    newest = fault(pit)
+    pit.append(pit.sign(acknowledgement(newest, 1, by="mgr"), "mgr"))
+    assert register(pit.journal.state).by == "mgr"
+
+
+def test_the_register_is_carried_whole_by_the_snapshot_a_checkpoint_signs(
+    pit: Site[MemoryJournal],
+) -> None:
+    opened(pit)
+    fault(pit)
+    state = pit.journal.state
+    assert state_from_text(snapshot_text(state)) == state
+
+
+def test_an_unsigned_acknowledgement_is_refused(pit: Site[MemoryJournal]) -> None:
+    newest = fault(pit)
+    assert "unsigned" in refused(pit, acknowledgement(newest, 1))
+    assert register_of(pit.journal.state) is None
+
+
+def test_a_signature_made_for_another_journal_is_refused(pit: Site[MemoryJournal]) -> None:
+    newest = fault(pit)
+    event = acknowledgement(newest, 1)
+    ours = binding_for(pit.journal.state, event)
+    assert ours is not None
+    elsewhere = Binding("journal-of-another-pit", ours.target, ours.not_before, ours.not_after)
+    signed = with_signature(event, sign(event, "sup1", pit.keys["sup1"], elsewhere))
+    assert "journal-of-another-pit, not this one" in refused(pit, signed)  # type: ignore[arg-type]
+
+
+def test_a_signature_made_before_another_fault_was_journaled_is_stale(
+    pit: Site[MemoryJournal],
+) -> None:
+    opened(pit)
+    seen = fault(pit)
+    looked_at = pit.journal.state
+    newer = fault(pit)
+    event = acknowledgement(newer, 2)
+    binding = binding_for(looked_at, event)  # signed against the state with ``seen`` newest
+    assert binding is not None
+    assert seen in binding.target
+    signed = with_signature(event, sign(event, "sup1", pit.keys["sup1"], binding))
+    assert "the state changed since" in refused(pit, signed)  # type: ignore[arg-type]
+
+
+def test_an_acknowledgement_through_a_fault_that_is_not_the_newest_is_refused(
+    pit: Site[MemoryJournal],
+) -> None:
+    opened(pit)
+    older = fault(pit)
+    newest = fault(pit)
+    reason = refused(pit, pit.sign(acknowledgement(older, 2), "sup1"))
+    assert f"{older} is not the newest fault waiting ({newest} is)" in reason
+
+
+def test_an_acknowledgement_of_a_fault_acknowledged_already_is_refused(
+    pit: Site[MemoryJournal],
+) -> None:
+    newest = opened(pit)
+    reason = refused(pit, pit.sign(acknowledgement(newest, 2, by="sup2"), "sup2"))
+    assert f"fault {newest} was acknowledged already (by sup1)" in reason
+
+
+def test_an_acknowledgement_that_miscounts_the_faults_waiting_is_refused(
+    pit: Site[MemoryJournal],
+) -> None:
+    opened(pit)
+    fault(pit)
+    newest = fault(pit)
+    assert "says 1 fault(s), and 2 wait" in refused(
+        pit, pit.sign(acknowledgement(newest, 1), "sup1")
+    )
+
+
+def test_a_person_not_enrolled_cannot_acknowledge_faults(pit: Site[MemoryJournal]) -> None:
+    newest = fault(pit)
+    pit.keys["visitor"] = keys.generate()
+    event = acknowledgement(newest, 1, by="visitor")
+    assert "'visitor' is not an enrolled operator" in refused(pit, pit.sign(event, "visitor"))
+
+
+def test_an_acknowledgement_signed_by_another_than_it_names_is_refused(
+    pit: Site[MemoryJournal],
+) -> None:
+    newest = fault(pit)
+    event = acknowledgement(newest, 1, by="sup2")
+    assert "by 'sup2', who did not sign it" in refused(pit, pit.sign(event, "sup1"))
+
+
+def test_an_acknowledgement_without_a_note_is_refused(pit: Site[MemoryJournal]) -> None:
+    newest = fault(pit)
+    event = FaultsAcknowledged(f"faults-ack-{uuid.uuid4().hex[:8]}", now(), newest, 1, " ", "sup1")
+    assert "needs a note" in refused(pit, pit.sign(event, "sup1"))
