@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from typing import TYPE_CHECKING
 
 import aiomqtt
 
-from drivers.mqtt.connection import QOS, TIMEOUT_S, read_password, tls_context
+from drivers.mqtt.connection import QOS, TIMEOUT_S, one_shot_client
 from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
@@ -46,17 +45,7 @@ async def central_mark(  # noqa: PLR0913 - where central is, who asks, and how i
     for host, port in settings.addresses():
         try:
             async with asyncio.timeout(timeout_s):
-                client = aiomqtt.Client(
-                    host,
-                    port,
-                    identifier=f"{settings.client_id}-mark-{uuid.uuid4().hex[:8]}",
-                    protocol=aiomqtt.ProtocolVersion.V311,
-                    clean_session=True,
-                    username=settings.username,
-                    password=read_password(settings),
-                    tls_context=tls_context(settings.tls),
-                    timeout=timeout_s,
-                )
+                client = one_shot_client(settings, host, port, purpose="mark", timeout_s=timeout_s)
                 async with client:
                     await client.subscribe(topics.site_mark(site), qos=QOS)
                     await client.publish(topics.site_up(site), hello, qos=QOS)

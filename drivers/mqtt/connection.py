@@ -3,7 +3,9 @@
 The source (:mod:`drivers.mqtt.source`), the sink (:mod:`drivers.mqtt.sink`) and the simulated
 tables' links (:mod:`drivers.simulator_links.mqtt`) each open their own connections with
 :func:`make_client`: a fixed client id, a persistent session (MQTT 3.1.1
-``clean_session=False``) and a retained QoS 1 last will ``offline``. :class:`AckingClient`
+``clean_session=False``) and a retained QoS 1 last will ``offline``; start-up's short reads
+(:mod:`drivers.mqtt.published_head`, :mod:`drivers.mqtt.central_mark`) open theirs with
+:func:`one_shot_client`: a clean session and no will. :class:`AckingClient`
 lets the source acknowledge a message only once it is journaled (paho's manual ``PUBACK``).
 :func:`guarded` and :func:`raise_if_cancelled` keep a cancellation that Python 3.11's
 ``asyncio.wait_for`` can drop (CPython gh-86296).
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ssl
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
@@ -144,6 +147,28 @@ def make_client(
     if manual_ack:
         client.enable_manual_ack()
     return client
+
+
+def one_shot_client(
+    settings: BrokerSettings, host: str, port: int, *, purpose: str, timeout_s: float
+) -> aiomqtt.Client:
+    """A client for one short exchange at start-up: an id of its own, a clean session, no will.
+
+    The id is the settings' client id, ``purpose`` and a random suffix: a second connection under
+    the long-lived one's id would make the broker close that one. Raises OSError (or
+    ssl.SSLError) if the password file or the TLS files cannot be read.
+    """
+    return aiomqtt.Client(
+        host,
+        port,
+        identifier=f"{settings.client_id}-{purpose}-{uuid.uuid4().hex[:8]}",
+        protocol=aiomqtt.ProtocolVersion.V311,
+        clean_session=True,
+        username=settings.username,
+        password=read_password(settings),
+        tls_context=tls_context(settings.tls),
+        timeout=timeout_s,
+    )
 
 
 def check_granted(granted: tuple[int, ...] | list[ReasonCode], filters: list[str]) -> None:

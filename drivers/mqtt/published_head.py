@@ -13,12 +13,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import uuid
 from typing import TYPE_CHECKING, Final
 
 import aiomqtt
 
-from drivers.mqtt.connection import read_password, tls_context
+from drivers.mqtt.connection import one_shot_client
 from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
@@ -39,17 +38,7 @@ async def published_head(settings: BrokerSettings, controller_id: str) -> bytes 
     topic = Topics(settings.site).controller_head(controller_id)
     try:
         async with asyncio.timeout(WAIT_S):
-            client = aiomqtt.Client(
-                host,
-                port,
-                identifier=f"{settings.client_id}-head-{uuid.uuid4().hex[:8]}",
-                protocol=aiomqtt.ProtocolVersion.V311,
-                clean_session=True,
-                username=login.username,
-                password=read_password(login),
-                tls_context=tls_context(login.tls),
-                timeout=WAIT_S,
-            )
+            client = one_shot_client(login, host, port, purpose="head", timeout_s=WAIT_S)
             async with client:
                 await client.subscribe(topic, qos=1)
                 return await _retained(client)
