@@ -55,6 +55,7 @@ def build_parser(*, service_only: bool = False) -> argparse.ArgumentParser:
         config_command,
         cosign,
         evidence,
+        faults,
         hand,
         identify_command,
         journal_command,
@@ -81,6 +82,7 @@ def build_parser(*, service_only: bool = False) -> argparse.ArgumentParser:
     meters.register(commands)
     pays.register(commands)
     supervisor.register(commands)
+    faults.register(commands)
     pool_life.register(commands)
     cosign.register(commands)
     site_commands.register(commands)
