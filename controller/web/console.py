@@ -5,9 +5,10 @@ operator_socket`` is configured, and fed by the same live stream (``/events``):
 
 * ``GET /console/``: the page (controller/web/console.html);
 * ``GET /console/api/state``: pending pays with their hands, tables, held rounds
-  with their wagers and contributions, operators and their passkeys, the last actions;
+  with their wagers and contributions, the faults waiting (controller/web/console_faults.py),
+  operators and their passkeys, the last actions;
 * ``POST /console/api/draft``: draft an action (verify-hit, void, adjust, operator unlock,
-  passkey revoke) for the operator who signs first; its bound bytes;
+  passkey revoke, faults ack) for the operator who signs first; its bound bytes;
 * ``POST /console/api/enroll``: draft a passkey's enrollment; the bytes its registration's
   challenge is the digest of;
 * ``POST /console/api/register``: the authenticator's registration; the enrollment, for the
@@ -56,6 +57,7 @@ from controller.web.console_drafts import (
     enrollment_draft,
     registered,
 )
+from controller.web.console_faults import FaultWatch, acknowledgement_count, faults_view
 from controller.web.console_rounds import held_rounds, round_view
 from controller.web.console_words import plain
 from controller.web.policy import SECURITY_HEADERS, content_security_policy
@@ -87,6 +89,7 @@ class _Actions(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     amount_cents: int = 0
     name: str = ""
     reason: str = ""
+    through: str = ""
 
 
 class _Enroll(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -185,6 +188,7 @@ class Console:
         self.desk = ConsoleDesk(operator_socket)
         self.drafts = Drafts()
         self.actions: collections.deque[dict[str, Any]] = collections.deque(maxlen=ACTIONS_KEPT)
+        self.faults = FaultWatch(page.runtime.journal.path)
 
     def app(self) -> web.Application:
         """The sub-application mounted at ``/console/``."""
@@ -215,6 +219,7 @@ class Console:
         """Pending pays, tables, operators and their passkeys, and the last actions."""
         document = self.page.snapshot()
         state = self.page.runtime.journal.state
+        await self.faults.refresh(state)
         return web.json_response(
             {
                 "at": document["at"],
@@ -222,6 +227,7 @@ class Console:
                 "pending": document["pending"],
                 "tables": document["tables"],
                 "held": held_rounds(state),
+                "faults": faults_view(self.faults, state),
                 "operators": _operators(state),
                 "dual_control_cents": state.authority.dual_control_cents,
                 "actions": list(self.actions),
@@ -249,11 +255,15 @@ class Console:
         asked = await _body(request, _Actions)
         try:
             now = await self.desk.state()
+            count = 0
+            if asked.action == "faults ack":  # the count is the ledger's, or the journal's
+                await self.faults.refresh(now.state)
+                count = acknowledgement_count(self.faults, now.state, asked.through)
             made = drafted(
                 now.state, now.at, asked.action, asked.by,
                 payout_id=asked.payout_id, table_id=asked.table_id, round_id=asked.round_id,
                 pool_id=asked.pool_id, account=asked.account, amount_cents=asked.amount_cents,
-                name=asked.name, reason=asked.reason,
+                name=asked.name, reason=asked.reason, through=asked.through, count=count,
             )  # fmt: skip
         except (DeskError, DraftError) as error:
             return _refused(str(error))

@@ -37,12 +37,13 @@ from controller.events import (
     PasskeyRevoked,
     RoundVoided,
 )
+from controller.fault_events import FaultsAcknowledged
 from controller.ledger.binding import binding_for
 from controller.ledger.operator_events import enrolling_managers
 from controller.ledger.passkeys import passkeys_of
 from controller.ledger.table_state import Phase
 from controller.security.signatures import signed_bytes
-from controller.web.console_words import not_held
+from controller.web.console_words import no_fault_waiting, not_held
 
 if TYPE_CHECKING:
     from controller.event_base import Binding
@@ -133,6 +134,8 @@ def drafted(  # noqa: PLR0913 - one per field an action may carry
     amount_cents: int = 0,
     name: str = "",
     reason: str = "",
+    through: str = "",
+    count: int = 0,
 ) -> Draft:
     """The draft of one of the console's actions, as the CLI's command drafts it."""
     event: AnyEvent
@@ -150,6 +153,10 @@ def drafted(  # noqa: PLR0913 - one per field an action may carry
             event = OperatorUnlocked(_new_id("unlock"), at, name, by, reason)
         case "passkey revoke":
             event = PasskeyRevoked(_new_id("passkey-revoke"), at, name, by, reason)
+        case "faults ack":
+            if not through or count < 1:
+                raise DraftError(no_fault_waiting())
+            event = FaultsAcknowledged(_new_id("faults-ack"), at, through, count, reason, by)
         case _:
             raise DraftError(f"the console does not take {action!r}")
     return _draft(state, event, f"console {action.replace(' ', '-')}")

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 
 NOTHING_MOVED: Final = "Nothing was paid or changed."
 PLAIN: Final = (
+    ("not the newest fault", ("Another fault was journaled since this was drafted: look at the "
+     "list again and acknowledge through the newest.")),
+    ("was acknowledged already", "These faults were acknowledged already."),
     ("passkey-clone", ("This passkey's counter went back: it may have been copied. It is held "
      "until a manager revokes it. Call a manager.")),
     ("was revoked", "This passkey was revoked: it cannot sign. A manager enrolls a new one."),
@@ -74,4 +77,17 @@ def not_held(table_id: str, round_id: str, *, is_open: bool) -> str:
         f"Round {round_id} on table {table_id} is not held: the console voids only a round the "
         "controller holds for a supervisor. A round being dealt is voided by the dealer at the "
         f"table, or with jackpotd void. {NOTHING_MOVED}"
+    )
+
+
+def no_fault_waiting() -> str:
+    """Why the console drafts no acknowledgement: there is no fault to acknowledge."""
+    return f"No fault waits for an acknowledgement. {NOTHING_MOVED}"
+
+
+def fault_came_since(through: str, newest: str) -> str:
+    """Why the console drafts no acknowledgement through a fault that is no longer the newest."""
+    return (
+        f"Another fault was journaled since the list was shown ({newest}, after {through}): "
+        f"look at the list again and acknowledge through the newest. {NOTHING_MOVED}"
     )
