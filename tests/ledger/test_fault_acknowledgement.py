@@ -9,7 +9,7 @@ neither the meters nor the register of faults (controller/ledger/fault_register.
 from __future__ import annotations
 
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.approvals import Site
@@ -18,6 +18,7 @@ from support.journal_rig import pool_opened
 from controller.clock import utc_now as now
 from controller.event_base import Binding
 from controller.events import ConfigurationApproved, FaultRecorded, FaultsAcknowledged
+from controller.journal import Journal
 from controller.journal.location import MemoryLocation
 from controller.journal.memory import database as memory
 from controller.journal.memory.store import MemoryJournal
@@ -29,6 +30,7 @@ from controller.security.signatures import sign, with_signature
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
     from controller.ledger.fault_register import FaultRegister
     from controller.ledger.state import LedgerState
@@ -54,7 +56,7 @@ def pit(where: MemoryLocation) -> Iterator[Site[MemoryJournal]]:
         yield site
 
 
-def fault(site: Site[MemoryJournal], reason: str = "bad-frame") -> str:
+def fault(site: Site[Any], reason: str = "bad-frame") -> str:
     """Journal one fault, as the daemon's intake does; its event id."""
     event_id = f"fault-{uuid.uuid4()}"
     site.append(FaultRecorded(event_id, now(), "serial:/dev/ttyUSB0", reason, "7e 00 ff"))
@@ -215,3 +217,20 @@ def test_an_acknowledgement_without_a_note_is_refused(pit: Site[MemoryJournal]) 
     newest = fault(pit)
     event = FaultsAcknowledged(f"faults-ack-{uuid.uuid4().hex[:8]}", now(), newest, 1, " ", "sup1")
     assert "needs a note" in refused(pit, pit.sign(event, "sup1"))
+
+
+def test_a_journal_file_reopened_reads_the_register_back_and_replays_to_it(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "journal.db"
+    with Journal(path) as journal:
+        site = Site.create(journal)
+        newest = fault(site)
+        site.append(site.sign(acknowledgement(newest, 1), "sup1"))
+        fault(site)
+        written = journal.state
+    with Journal(path) as reopened:
+        assert reopened.state.authority == written.authority  # the materialized register
+        report = reopened.verify()
+        assert report.ok, report.problems
+        assert register(reopened.state).waiting == 1
