@@ -127,7 +127,8 @@ def _count(args: argparse.Namespace, state: LedgerState) -> int:
     """The faults the acknowledgement covers: the ledger's count, or on a first one the journal's.
 
     The ledger counts nothing before a journal's first acknowledgement, so its count is taken
-    from the journal's fault rows through ``--through`` (or given with ``--count``).
+    from the journal's fault rows (or given with ``--count``), and ``--through`` must be the
+    newest of them.
     """
     if args.count is not None:
         return int(args.count)
@@ -137,10 +138,12 @@ def _count(args: argparse.Namespace, state: LedgerState) -> int:
             raise CommandError(f"no fault waiting: acknowledged through {register.through}")
         return register.waiting
     _, faults = _faults(args)
-    for index, fault in enumerate(faults):
-        if fault.event_id == args.through:
-            return index + 1
-    raise CommandError(f"--through: no fault {args.through!r} in the journal (jackpotd faults)")
+    ids = [fault.event_id for fault in faults]
+    if args.through not in ids:
+        raise CommandError(f"--through: no fault {args.through!r} in the journal (jackpotd faults)")
+    if ids[-1] != args.through:  # the ledger cannot tell on a first one: said here
+        raise CommandError(f"--through: {args.through} is not the newest fault ({ids[-1]} is)")
+    return len(ids)
 
 
 def run_ack(args: argparse.Namespace) -> int:
