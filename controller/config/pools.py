@@ -47,6 +47,11 @@ def read_pool(
     terms = found.paytable.progressive
     if terms is None:  # pragma: no cover - the loader requires terms of a progressive
         raise checks.fail(f"{key}.paytable", f"{found.name} has no [progressive] terms")
+    if terms.levels:  # the ledger runs one meter a pool: never run levels as one meter
+        raise checks.fail(
+            f"{key}.paytable",
+            f"{found.name} lists levels; a pool runs one meter here (docs/paytables.md, Levels)",
+        )
     seed = terms.meter_seed_cents
     if raw.seed is not None:
         seed = checks.dollars(f"{key}.seed", raw.seed, minimum=1)

@@ -8,10 +8,17 @@ Progressive Paytable 5 (§ 688a.12(d)) four aces and the joker are both "Five ac
 meter) and "Five-of-a-kind" ($1,000), so they are paid $1,000 while the meter is under $10,000
 and 10 % of it above. :meth:`Paytable.line_for` therefore takes the meter; without one it uses
 the meter seed.
+
+A **multi-level** progressive (docs/paytables.md, "Levels") has several meters, each a
+:class:`LevelTerms` with its own seed and rates; each meter-paid row names the level it pays
+from, so the meter that decides a row's worth is its level's: ``line_for`` then takes the
+meters by level. A one-level paytable is the case of one unnamed level (``""``), as every seed
+paytable is, and reads exactly as before.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from fractions import Fraction
@@ -95,6 +102,14 @@ def pay_value(pays: Pay, meter_cents: int | Fraction) -> Fraction:
     return pays.fixed_cents + pays.percent * meter_cents
 
 
+MAIN_LEVEL: Final = ""
+"""The level of a one-level paytable's meter: the pool's only one, unnamed."""
+
+Meter = int | Fraction
+Meters = Meter | Mapping[str, Meter]
+"""The meter a choice of row is made at: one meter, or (multi-level) each level's by name."""
+
+
 def meter_percent(pays: Pay) -> Fraction:
     """The share of the meter a pay takes (0 for anything but a meter pay)."""
     return pays.percent if isinstance(pays, MeterPay) else Fraction(0)
@@ -108,17 +123,57 @@ class PaytableLine:
     outcome: str
     pays: Pay
     envy_cents: int | None = None
+    level: str = MAIN_LEVEL
+    """The level whose meter a meter pay takes (a multi-level paytable's rows name it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LevelTerms:
+    """One level of a multi-level progressive: its meter's seed, rates, limit and kind.
+
+    A **mystery** level (``must_hit_by_cents`` set) is won by no hand: it hits when a
+    contribution carries its meter to a trigger drawn in ``[seed, must hit by)``
+    (controller/mystery), and the amount past the trigger goes to the next level's meter
+    (``spill_to_next``) or to its own overflow.
+    """
+
+    level: str
+    meter_seed_cents: int
+    rate_of_progression: Fraction
+    reserve_rate: Fraction = Fraction(0)
+    limit_cents: int | None = None
+    must_hit_by_cents: int | None = None
+    spill_to_next: bool = False
+
+    @property
+    def mystery(self) -> bool:
+        """Whether the level hits at a hidden trigger rather than on a hand."""
+        return self.must_hit_by_cents is not None
 
 
 @dataclass(frozen=True, slots=True)
 class ProgressiveTerms:
-    """The progressive attributes a seed paytable states."""
+    """The progressive attributes a seed paytable states.
+
+    A multi-level paytable lists its ``levels``; its seed is then its first level's and its
+    rates the sums of its levels' (what one wager puts into the pool as a whole).
+    """
 
     wager_cents: int
     meter_seed_cents: int
     rate_of_progression: Fraction
     reserve_rate: Fraction
     original_wager_returned: bool
+    levels: tuple[LevelTerms, ...] = ()
+
+    def level(self, name: str) -> LevelTerms | None:
+        """A level by name (None: no such level, or a one-level paytable)."""
+        return next((level for level in self.levels if level.level == name), None)
+
+    def seed_of(self, name: str) -> int:
+        """A level's meter seed (a one-level paytable's seed for its only level)."""
+        found = self.level(name)
+        return found.meter_seed_cents if found is not None else self.meter_seed_cents
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,8 +197,11 @@ class Paytable:
         """The rows whose lines are set in a qualifying mask, in listed order."""
         return tuple(row for row in self.lines if mask & BIT[row.line])
 
-    def line_for(self, mask: int, meter_cents: int | Fraction | None = None) -> PaytableLine | None:
-        """The highest-paying row among those a hand qualifies for, at a meter (default: seed)."""
+    def line_for(self, mask: int, meter_cents: Meters | None = None) -> PaytableLine | None:
+        """The highest-paying row among those a hand qualifies for, at a meter (default: seed).
+
+        A multi-level paytable's meters are given by level (a level left out is at its seed).
+        """
         try:
             found = self._by_mask[mask]
         except KeyError:
@@ -153,19 +211,36 @@ class Paytable:
         return found
 
     def best_of(
-        self, rows: tuple[PaytableLine, ...], meter_cents: int | Fraction | None = None
+        self, rows: tuple[PaytableLine, ...], meter_cents: Meters | None = None
     ) -> PaytableLine | None:
         """The highest-paying of some rows at a meter; ties go to the row listed first."""
         if not rows:
             return None
-        meter = self.seed_cents if meter_cents is None else meter_cents
         best = rows[0]
-        best_value = pay_value(best.pays, meter)
+        best_value = pay_value(best.pays, self.meter_of(best, meter_cents))
         for row in rows[1:]:
-            value = pay_value(row.pays, meter)
+            value = pay_value(row.pays, self.meter_of(row, meter_cents))
             if value > best_value:
                 best, best_value = row, value
         return best
+
+    def meter_of(self, row: PaytableLine, meters: Meters | None) -> Meter:
+        """The meter a row's pay is worth its amount at: its level's (default: the seed)."""
+        if isinstance(meters, Mapping):
+            found = meters.get(row.level)
+            return self.seed_of(row.level) if found is None else found
+        if meters is None:
+            return self.seed_of(row.level)
+        return meters
+
+    def seed_of(self, level: str) -> int:
+        """A level's meter seed (the seed, on a one-level paytable; 0 if not progressive)."""
+        return self.progressive.seed_of(level) if self.progressive is not None else 0
+
+    @property
+    def levels(self) -> tuple[LevelTerms, ...]:
+        """A multi-level paytable's levels, in the file's order (none: one level)."""
+        return self.progressive.levels if self.progressive is not None else ()
 
     def _settle(
         self, rows: tuple[PaytableLine, ...]
@@ -177,7 +252,9 @@ class Paytable:
         """
         if len(rows) <= 1:
             return rows[0] if rows else None
-        at_seed = self.best_of(rows, self.seed_cents)
+        if len({row.level for row in rows if meter_percent(row.pays)}) > 1:
+            return rows  # meters of several levels: which pays more depends on each
+        at_seed = self.best_of(rows)
         if at_seed is not None and all(
             meter_percent(at_seed.pays) >= meter_percent(row.pays) for row in rows
         ):

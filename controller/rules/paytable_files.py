@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Final
 
 import msgspec
 
-from controller.errors import ConfigurationError
 from controller.money import (
     RATES_OVER_WAGER,
     MoneyError,
@@ -28,6 +27,7 @@ from controller.money import (
 from controller.rules.cards import JokerMode
 from controller.rules.lines import Line
 from controller.rules.paytable import (
+    MAIN_LEVEL,
     WAGER_LINES,
     FixedPay,
     MeterPay,
@@ -39,26 +39,28 @@ from controller.rules.paytable import (
     Push,
     Wager,
 )
+from controller.rules.paytable_levels import RawLevel, check_levels, levelled_terms
+from controller.rules.paytable_values import NAME, PaytableError, cents, rate
 
 if TYPE_CHECKING:
-    from fractions import Fraction
     from importlib.resources.abc import Traversable
 
 _ODDS: Final = re.compile(r"^(\d{1,3}(?:,\d{3})*|\d+) to 1$")
 _METER: Final = re.compile(r"^(?:(\$[\d,.]+)/)?(\d+(?:\.\d+)?%) of meter$")
-_NAME: Final = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+__all__ = [
+    "PARSED",
+    "SAMPLES",
+    "PaytableError",
+    "find_paytable",
+    "load_paytable_file",
+    "parse_pay",
+    "parse_paytable",
+    "sample_paytables",
+    "seed_paytables",
+]
+
 SAMPLES: Final = "samples"
 """The folder of ``controller/paytables`` that holds the sample paytables."""
-
-
-class PaytableError(ConfigurationError, ValueError):
-    """A paytable file that cannot be loaded; the message names file, key and reason."""
-
-    def __init__(self, source: str, key: str, reason: str) -> None:
-        super().__init__(f"{source}: {key}: {reason}")
-        self.source = source
-        self.key = key
-        self.reason = reason
 
 
 class _RawLine(msgspec.Struct, forbid_unknown_fields=True):
@@ -66,14 +68,16 @@ class _RawLine(msgspec.Struct, forbid_unknown_fields=True):
     outcome: str
     pays: str
     envy: str | None = None
+    level: str | None = None
 
 
 class _RawProgressive(msgspec.Struct, forbid_unknown_fields=True):
     wager: str
-    meter_seed: str
-    rate_of_progression: str
     original_wager_returned: bool
-    reserve_rate: str = "0%"
+    meter_seed: str | None = None
+    rate_of_progression: str | None = None
+    reserve_rate: str | None = None
+    levels: list[RawLevel] | None = None
 
 
 class _RawPaytable(msgspec.Struct, forbid_unknown_fields=True):
@@ -184,30 +188,35 @@ def _line(source: str, index: int, raw: _RawLine, wager: Wager) -> PaytableLine:
             raise PaytableError(source, f"{key}.envy", str(error)) from error
         if envy <= 0:
             raise PaytableError(source, f"{key}.envy", "an Envy amount is positive")
-    return PaytableLine(line, raw.outcome, pays, envy)
+    if raw.level is not None and wager is not Wager.PROGRESSIVE:
+        raise PaytableError(source, f"{key}.level", "only a progressive line pays from a level")
+    return PaytableLine(line, raw.outcome, pays, envy, raw.level or MAIN_LEVEL)
+
+
+_FLAT: Final = ("meter_seed", "rate_of_progression", "reserve_rate")
+"""A one-level paytable's terms, written in ``[progressive]`` itself."""
 
 
 def _progressive(source: str, raw: _RawProgressive) -> ProgressiveTerms:
-    cents: dict[str, int] = {}
-    for key in ("wager", "meter_seed"):
-        try:
-            cents[key] = parse_dollars(getattr(raw, key))
-        except MoneyError as error:
-            raise PaytableError(source, f"progressive.{key}", str(error)) from error
-        if cents[key] == 0:
-            raise PaytableError(source, f"progressive.{key}", "must be above $0")
-    rates: dict[str, Fraction] = {}
-    for key in ("rate_of_progression", "reserve_rate"):
-        try:
-            rates[key] = parse_percent(getattr(raw, key))
-        except MoneyError as error:
-            raise PaytableError(source, f"progressive.{key}", str(error)) from error
-    progression, reserve = rates["rate_of_progression"], rates["reserve_rate"]
+    wager = cents(source, "progressive.wager", raw.wager)
+    if raw.levels is not None:
+        flat = [key for key in _FLAT if getattr(raw, key) is not None]
+        return levelled_terms(source, raw.levels, flat, wager, returned=raw.original_wager_returned)
+    for key in ("meter_seed", "rate_of_progression"):
+        if getattr(raw, key) is None:
+            raise PaytableError(
+                source,
+                f"progressive.{key}",
+                f"Object missing required field `{key}` (required unless levels are listed)",
+            )
+    seed = cents(source, "progressive.meter_seed", raw.meter_seed or "")
+    progression = rate(source, "progressive.rate_of_progression", raw.rate_of_progression or "")
+    reserve = rate(source, "progressive.reserve_rate", raw.reserve_rate or "0%")
     if rates_over_wager(progression, reserve):
         raise PaytableError(source, "progressive", RATES_OVER_WAGER)
     return ProgressiveTerms(
-        wager_cents=cents["wager"],
-        meter_seed_cents=cents["meter_seed"],
+        wager_cents=wager,
+        meter_seed_cents=seed,
         rate_of_progression=progression,
         reserve_rate=reserve,
         original_wager_returned=raw.original_wager_returned,
@@ -248,7 +257,7 @@ def _parse(text: str | bytes, source: str) -> Paytable:
         raise PaytableError(source, key, reason) from error
     except msgspec.DecodeError as error:
         raise PaytableError(source, "(file)", f"not valid TOML: {error}") from error
-    if not _NAME.match(raw.name):
+    if not NAME.match(raw.name):
         raise PaytableError(source, "name", "use lowercase letters, digits and single hyphens")
     try:
         wager = Wager(raw.wager)
@@ -285,6 +294,8 @@ def _parse(text: str | bytes, source: str) -> Paytable:
             source, "progressive", f"the [progressive] table is {reason} progressive paytables"
         )
     terms = _progressive(source, raw.progressive) if raw.progressive is not None else None
+    if terms is not None:
+        check_levels(source, rows, terms)
     return Paytable(
         raw.name, raw.title, wager, raw.source, joker, tuple(rows), terms, sample=raw.sample
     )
