@@ -33,6 +33,7 @@ link keeps no id of the event that made it, so a change of one is also named by 
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import msgspec
@@ -52,6 +53,8 @@ from controller.money import exact_decimal, format_cents
 from controller.wide_events import SiteLinked, WideAreaJoined
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from controller.config.load import Config, PoolConfig, TableConfig
     from controller.ledger.apply import LedgerState
     from controller.ledger.pool import Pool
@@ -67,7 +70,7 @@ def config_events(config: Config, state: LedgerState, at: str) -> list[AnyEvent]
         events += _joined(config, config.wide_area, state, at)
     events += [
         event
-        for pool in config.pools
+        for pool in _ledger_pools(config.pools)
         if (event := _pool_event(config, pool, state.pools.get(pool.pool_id), at)) is not None
     ]
     for table in config.tables:
@@ -84,6 +87,15 @@ def config_events(config: Config, state: LedgerState, at: str) -> list[AnyEvent]
             event_id = f"config/{table_id}/removed/{at}"
             events.append(TableStatusChanged(event_id, at, table_id, online=False, reason=REMOVED))
     return events
+
+
+def _ledger_pools(pools: Iterable[PoolConfig]) -> Iterator[PoolConfig]:
+    """The pools the ledger holds: a multi-level pool's levels, each a pool of its own."""
+    for pool in pools:
+        if not pool.levels:
+            yield pool
+        for level_id, terms in pool.levels:
+            yield replace(pool, pool_id=level_id, terms=terms, levels=())
 
 
 def _pool_event(

@@ -12,6 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from controller.config.schema import PoolConfig
+from controller.ledger.levels import level_pool_id
 from controller.ledger.pool import PoolTerms, PoolTermsError
 from controller.money import format_cents
 from controller.rules.paytable import Wager
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from controller.config.paytables import Paytables
-    from controller.config.schema import RawPool
+    from controller.config.schema import PaytableRef, RawPool
     from controller.config.values import Checker
 
 _KEYS: Final = {"seed_cents": "seed", "limit_cents": "limit"}
@@ -47,11 +48,8 @@ def read_pool(
     terms = found.paytable.progressive
     if terms is None:  # pragma: no cover - the loader requires terms of a progressive
         raise checks.fail(f"{key}.paytable", f"{found.name} has no [progressive] terms")
-    if terms.levels:  # the ledger runs one meter a pool: never run levels as one meter
-        raise checks.fail(
-            f"{key}.paytable",
-            f"{found.name} lists levels; a pool runs one meter here (docs/paytables.md, Levels)",
-        )
+    if terms.levels:
+        return _levelled(checks, key, raw, found)
     seed = terms.meter_seed_cents
     if raw.seed is not None:
         seed = checks.dollars(f"{key}.seed", raw.seed, minimum=1)
@@ -72,3 +70,30 @@ def read_pool(
             )
         pool_terms = replace(pool_terms, limit_cents=limit)
     return PoolConfig(raw.pool_id, found, pool_terms, key)
+
+
+def _levelled(checks: Checker, key: str, raw: RawPool, found: PaytableRef) -> PoolConfig:
+    """A pool on a multi-level paytable: each level's terms are its paytable's own."""
+    for term in ("seed", "rate_of_progression", "reserve_rate", "limit"):
+        if getattr(raw, term) is not None:
+            raise checks.fail(
+                f"{key}.{term}",
+                f"{found.name} lists levels, each with its own terms: set them in the paytable",
+            )
+    levels: list[tuple[str, PoolTerms]] = []
+    for level in found.paytable.levels:
+        if level.mystery:
+            raise checks.fail(
+                f"{key}.paytable",
+                f"{found.name}: level {level.level} is a mystery level, whose sealed trigger "
+                "the ledger does not run yet (docs/paytables.md, Levels)",
+            )
+        terms = PoolTerms(
+            level.meter_seed_cents,
+            level.rate_of_progression,
+            level.reserve_rate,
+            level.limit_cents,
+            paytable=found.name,
+        )
+        levels.append((level_pool_id(raw.pool_id, level.level), terms))
+    return PoolConfig(raw.pool_id, found, levels[0][1], key, tuple(levels))

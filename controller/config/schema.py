@@ -302,6 +302,9 @@ class PoolConfig:
     paytable: PaytableRef
     terms: PoolTerms
     key: str
+    levels: tuple[tuple[str, PoolTerms], ...] = ()
+    """A multi-level pool's levels: each one's ledger id and terms, in the paytable's order
+    (controller/ledger/levels.py); none for a one-level pool, whose terms are ``terms``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -59,6 +59,7 @@ from controller.events import (
 from controller.ledger.authority import CONFIGURATION, DUAL, require
 from controller.ledger.faults import acknowledge_faults, on_fault
 from controller.ledger.identity import on_journal_identified
+from controller.ledger.levels import levels_of
 from controller.ledger.operator_events import (
     approve_configuration,
     approve_manifest,
@@ -180,14 +181,20 @@ def _configure_table(state: LedgerState, event: TableConfigured) -> Outcome:
             f"table {event.table_id}: wide-area pool {rules.pool_id} pays {wide}, "
             f"not {rules.progressive.name}"
         )
+    if wide is not None and rules.progressive is not None and rules.progressive.levels:
+        raise LedgerError(f"table {event.table_id}: a wide-area pool runs one level")
     if rules.pool_id is not None and wide is None:
-        pool = pool_of(state, rules.pool_id)
-        refuse_retired(pool)
-        if rules.progressive is not None and rules.progressive.name != pool.terms.paytable:
-            raise LedgerError(
-                f"table {event.table_id}: pool {pool.pool_id} pays {pool.terms.paytable}, "
-                f"not {rules.progressive.name}"
-            )
+        paytable = rules.progressive
+        found = [pool_of(state, rules.pool_id)] if paytable is None else []
+        if paytable is not None:  # a multi-level pool's levels, each a pool of its own
+            found = list(levels_of(state, rules.pool_id, paytable).values())
+        for pool in found:
+            refuse_retired(pool)
+            if paytable is not None and paytable.name != pool.terms.paytable:
+                raise LedgerError(
+                    f"table {event.table_id}: pool {pool.pool_id} pays {pool.terms.paytable}, "
+                    f"not {paytable.name}"
+                )
     live_table = state.table_states.get(event.table_id)
     in_play = any(table_id == event.table_id for table_id, _ in state.rounds)
     if in_play or (live_table is not None and live_table.round_id is not None):

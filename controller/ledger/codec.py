@@ -123,17 +123,26 @@ def pool_from_json(text: str) -> Pool:
 def _wager_row(wager: SeatWager) -> list[object]:
     row: list[object] = [wager.seat, str(wager.spot), wager.amount_cents]
     if wager.contribution is not None:
-        share = wager.contribution
-        row += [fraction_text(share.to_meter), fraction_text(share.to_reserve)]
-        row.append(fraction_text(share.to_overflow))
+        row += _parts(wager.contribution)
+    if wager.levels:  # a multi-level pool's: one [to_meter, to_reserve, to_overflow] a level
+        row.append([_parts(share) for share in wager.levels])
     return row
+
+
+def _parts(share: Contribution) -> list[object]:
+    return [
+        fraction_text(share.to_meter),
+        fraction_text(share.to_reserve),
+        fraction_text(share.to_overflow),
+    ]
 
 
 def wagers_json(wagers: tuple[SeatWager, ...]) -> str:
     """Locked wagers of an open round, each ``[seat, spot, cents]``.
 
     A progressive wager adds the exact contribution it made at lock: ``to_meter``,
-    ``to_reserve`` and ``to_overflow`` as fraction text.
+    ``to_reserve`` and ``to_overflow`` as fraction text; on a multi-level pool, one list of
+    the three for each level, in the paytable's level order.
     """
     return _canonical([_wager_row(wager) for wager in wagers])
 
@@ -142,6 +151,11 @@ def _wager(row: list[Any]) -> SeatWager:
     seat, spot, amount, *share = row
     if not share:  # no contribution, or a progressive wager stored before they were recorded
         return SeatWager(seat, Spot(spot), amount)
+    if len(share) == 1:  # a multi-level pool's, level by level
+        levels = tuple(
+            Contribution(amount, *(Fraction(part) for part in parts)) for parts in share[0]
+        )
+        return SeatWager(seat, Spot(spot), amount, None, levels)
     to_meter, to_reserve, to_overflow = (Fraction(part) for part in share)
     contribution = Contribution(amount, to_meter, to_reserve, to_overflow)
     return SeatWager(seat, Spot(spot), amount, contribution)

@@ -131,6 +131,8 @@ class MeterPayment:
     reset: bool
     terms_applied: bool
     hit_id: str | None = None
+    pool_id: str = ""
+    """The pool (a multi-level pool's level) the pay came off."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +383,7 @@ class Pool:
             reset,
             terms_applied,
             hit.hit_id if hit is not None else None,
+            self.pool_id,
         )
         return pool, payment
 

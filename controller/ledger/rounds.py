@@ -32,6 +32,7 @@ from controller.effects import (
     fraction_text,
 )
 from controller.ledger.authority import require
+from controller.ledger.levels import contribute_levels, levels_of
 from controller.ledger.payout_effects import meter_paid, payout_effect
 from controller.ledger.pool_life import out_of_play
 from controller.ledger.settlement import (
@@ -73,7 +74,7 @@ if TYPE_CHECKING:
         TableStatusChanged,
         WagerLocked,
     )
-    from controller.ledger.pool import Contribution
+    from controller.ledger.pool import Contribution, Pool
     from controller.ledger.settlement import TableRules
 
 Outcome = tuple[LedgerState, list[AnyEffect]]
@@ -146,6 +147,13 @@ def lock_wager(state: LedgerState, request: WagerRequest) -> Outcome:
             )
             wager = SeatWager(seat, spot, amount, None)
             return replace(state, rounds={**state.rounds, key: (*locked, wager)}), effects
+        if rules.progressive is not None and rules.progressive.levels:
+            seat_key = (table_id, round_id, seat, amount)
+            state, shares, effects = contribute_levels(
+                state, rules.pool_id, rules.progressive, seat_key
+            )
+            wager = SeatWager(seat, spot, amount, None, shares)
+            return replace(state, rounds={**state.rounds, key: (*locked, wager)}), effects
         pool = pool_of(state, rules.pool_id)
         if (refusal := out_of_play(pool)) is not None:  # its meters stay as they are
             raise LedgerError(refusal)
@@ -200,7 +208,11 @@ def _settle(
     key = (table_id, round_id)
     dealer, hands = _parse_hands(round_id, *cards)
     wide = rules.progressive is not None and wide_paytable(state, rules.pool_id) is not None
-    pool = state.pools.get(rules.pool_id) if rules.pool_id else None
+    pool: Pool | dict[str, Pool] | None = None
+    if rules.pool_id and rules.progressive is not None and rules.progressive.levels:
+        pool = levels_of(state, rules.pool_id, rules.progressive)
+    elif rules.pool_id:
+        pool = state.pools.get(rules.pool_id)
     if wide and rules.progressive is not None and rules.pool_id is not None:
         pool = shadow_pool(rules.pool_id, rules.progressive)
     try:
@@ -212,8 +224,12 @@ def _settle(
     payouts = list(settlement.payouts)
     if wide:  # central pays the meter lines: held, claimed, and no local pool moves
         state, payouts, effects = hold_meter_pays(state, rules, round_id, settlement, at)
-        settlement = replace(settlement, meter_payments=(), pool=None)
-    effects += [meter_paid(rules.pool_id or "", payment) for payment in settlement.meter_payments]
+        settlement = replace(settlement, meter_payments=(), pool=None, pools=())
+    levelled = rules.progressive is not None and bool(rules.progressive.levels)
+    effects += [
+        meter_paid(payment.pool_id if levelled else rules.pool_id or "", payment)
+        for payment in settlement.meter_payments
+    ]
     pending = dict(state.pending)
     for payout in payouts:
         effects.append(payout_effect(table_id, round_id, payout))
@@ -221,9 +237,9 @@ def _settle(
             pending[payout.payout_id] = payout
     rounds = {k: v for k, v in state.rounds.items() if k != key}
     state = replace(state, rounds=rounds, pending=pending)
-    if settlement.pool is not None:
-        state = with_pool(state, settlement.pool)
-        effects.append(balances(settlement.pool))
+    for settled in settlement.pools:
+        state = with_pool(state, settled)
+        effects.append(balances(settled))
     table = live(state, table_id)
     if table.round_id == round_id:
         state = with_table_state(state, table.cleared())

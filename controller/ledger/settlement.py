@@ -10,7 +10,9 @@ The rules it applies, in order:
    highest-paying line, "N to 1" with the wager returned, a push returning the wager.
 2. Progressive wagers are taken seat by seat from the dealer's left (seat 1 upward); each hit
    is paid from the meter as it stands after the one before (or, with ``HitOrder.SPLIT``,
-   seats that hit the same meter line share one pay equally).
+   seats that hit the same meter line share one pay equally). On a multi-level pool each row
+   pays from its level's meter, and a hand's row is chosen at the meters as they then stand
+   (docs/paytables.md, "Levels"): hits on several levels in one round are ordered the same way.
 3. Envy (58 Pa. Code § 688a.1): every seat with a qualifying wager (a Progressive Payout,
    Fortune Bonus or Dynasty Bonus wager of at least ``envy_minimum_cents`` on a paytable with
    an Envy column; § 645a.6(g), N.J.A.C. 13:69F-11(i) for the Dynasty Bonus) receives the
@@ -29,6 +31,7 @@ the seat's own seven cards when they are a pai gow hand, the joker an ace (N.J.A
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -36,18 +39,15 @@ from typing import TYPE_CHECKING
 from controller.errors import RefusedError
 from controller.ledger.pool import HitRecord
 from controller.rules.cards import check_distinct
-from controller.rules.paytable import FixedPay, MeterPay, Odds, Push
+from controller.rules.paytable import MAIN_LEVEL, FixedPay, MeterPay, Odds, Push
 from controller.rules.spot_pays import hand_mask
 from controller.rules.spots import DEALER_SEAT, Spot, spec_of, spots
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-    from fractions import Fraction
-
     from controller.events import SpotLimits
     from controller.ledger.pool import Contribution, MeterPayment, Pool
     from controller.rules.cards import SevenCardHand
-    from controller.rules.paytable import Paytable, PaytableLine
+    from controller.rules.paytable import Meters, Paytable, PaytableLine
 
 
 class SettlementError(RefusedError, ValueError):
@@ -90,6 +90,8 @@ class SeatWager:
     contribution: Contribution | None = None
     """What a progressive wager added to its pool at lock, exactly: a void takes back this,
     not what the terms in force at the void would say."""
+    levels: tuple[Contribution, ...] = ()
+    """On a multi-level pool, what it added to each level, in the paytable's level order."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +199,9 @@ class Settlement:
     payouts: tuple[Payout, ...]
     meter_payments: tuple[MeterPayment, ...]
     pool: Pool | None
+    """A one-level pool after the hits (None on a multi-level pool: see ``pools``)."""
+    pools: tuple[Pool, ...] = ()
+    """Every pool (each level of a multi-level pool) after the hits."""
 
 
 def _odds_payout(payout_id: str, wager: SeatWager, row: PaytableLine | None) -> Payout:
@@ -245,15 +250,19 @@ def _cap(payouts: list[Payout], cap: int | None) -> list[Payout]:
 
 
 def _progressive(
-    rules: TableRules, table_round: TableRound, pool: Pool | None
-) -> tuple[list[Payout], list[MeterPayment], Pool | None]:
-    """Progressive wagers seat by seat; meter pays come off the pool in that order."""
+    rules: TableRules, table_round: TableRound, levels: dict[str, Pool]
+) -> tuple[list[Payout], list[MeterPayment]]:
+    """Progressive wagers seat by seat; meter pays come off the levels' meters in that order.
+
+    ``levels`` holds the pool's meters by level (a one-level pool's under ``""``) and is
+    updated in place as each hit is paid.
+    """
     table = rules.progressive
     hands = table_round.hands
     wagers = [wager for wager in table_round.wagers if wager.spot is Spot.PROGRESSIVE]
     if not wagers:
-        return [], [], pool
-    if table is None or table.progressive is None or pool is None:
+        return [], []
+    if table is None or table.progressive is None or not levels:
         raise SettlementError(f"table {rules.table_id} takes no progressive wagers")
     terms = table.progressive
     ordered = sorted(wagers, key=lambda wager: wager.seat)
@@ -265,8 +274,8 @@ def _progressive(
             )
     masks = {wager.seat: hand_mask(table, hands[wager.seat]) for wager in ordered}
     split = rules.hit_order is HitOrder.SPLIT
-    # Seats are taken in order, each line chosen at the meter as it then stands. With SPLIT,
-    # the other seats whose best line at that same meter is the same meter line share the pay.
+    # Seats are taken in order, each line chosen at the meters as they then stand. With SPLIT,
+    # the other seats whose best line at those same meters is the same meter line share the pay.
     shares: dict[int, tuple[PaytableLine, int]] = {}
     payouts: list[Payout] = []
     payments: list[MeterPayment] = []
@@ -276,7 +285,8 @@ def _progressive(
         if wager.seat in shares:
             row, from_meter = shares[wager.seat]
         else:
-            row, from_meter = table.line_for(masks[wager.seat], pool.meter), 0
+            meters = _meters(levels)
+            row, from_meter = table.line_for(masks[wager.seat], meters), 0
             if row is not None and isinstance(row.pays, MeterPay):
                 sharing = [wager.seat]
                 if split:
@@ -285,10 +295,13 @@ def _progressive(
                         for other in ordered
                         if other.seat > wager.seat
                         and other.seat not in shares
-                        and table.line_for(masks[other.seat], pool.meter) == row
+                        and table.line_for(masks[other.seat], meters) == row
                     ]
                 hit = HitRecord(payout_id, rules.table_id, wager.seat, str(row.line), 0, 0)
-                pool, payment = pool.pay(row.pays.percent, hit, ways=len(sharing))
+                if row.level not in levels:
+                    raise SettlementError(f"{row.outcome}: the pool has no level {row.level!r}")
+                paid, payment = levels[row.level].pay(row.pays.percent, hit, ways=len(sharing))
+                levels[row.level] = paid
                 payments.append(payment)
                 from_meter = payment.paid_cents // len(sharing)
                 shares.update(dict.fromkeys(sharing, (row, from_meter)))
@@ -299,6 +312,7 @@ def _progressive(
             continue
         fixed = row.pays.fixed_cents if isinstance(row.pays, MeterPay) else 0
         fixed = row.pays.cents if isinstance(row.pays, FixedPay) else fixed
+        source = levels.get(row.level)  # a multi-level pool's fixed pay: from the pool itself
         payouts.append(
             Payout(
                 payout_id,
@@ -310,13 +324,20 @@ def _progressive(
                 win_cents=fixed + from_meter,
                 returned_cents=wager.amount_cents if terms.original_wager_returned else 0,
                 from_meter_cents=from_meter,
-                pool_id=pool.pool_id,
+                pool_id=source.pool_id if source is not None else rules.pool_id,
             )
         )
-    return payouts, payments, pool
+    return payouts, payments
 
 
-def _envy(rules: TableRules, table_round: TableRound, meter: Fraction | None) -> list[Payout]:
+def _meters(levels: Mapping[str, Pool]) -> Meters:
+    """The meters a row is chosen at: a one-level pool's meter, or each level's by name."""
+    if set(levels) == {MAIN_LEVEL}:
+        return levels[MAIN_LEVEL].meter
+    return {level: pool.meter for level, pool in levels.items()}
+
+
+def _envy(rules: TableRules, table_round: TableRound, meter: Meters | None) -> list[Payout]:
     """Envy bonuses: for each qualifying wager, one per other hand that makes an Envy line."""
     tables = {spot: table for spot, table in rules.offered().items() if spec_of(spot).envy}
     others = dict(table_round.hands)
@@ -385,15 +406,25 @@ def _odds_wagers(rules: TableRules, table_round: TableRound, seat: int) -> list[
 
 
 def settle_round(
-    rules: TableRules, table_round: TableRound, pool: Pool | None = None
+    rules: TableRules, table_round: TableRound, pool: Pool | Mapping[str, Pool] | None = None
 ) -> Settlement:
-    """Every payout of a round, in seat order, and the pool after its hits."""
+    """Every payout of a round, in seat order, and the pool after its hits.
+
+    ``pool``: the one pool the table's progressive wagers feed, or a multi-level pool's
+    levels by name (controller/ledger/levels.py).
+    """
     table_round.check()
-    meter_before = pool.meter if pool is not None else None
+    if pool is None:
+        levels: dict[str, Pool] = {}
+    elif isinstance(pool, Mapping):
+        levels = dict(pool)
+    else:
+        levels = {MAIN_LEVEL: pool}
+    meter_before = _meters(levels) if levels else None
     payouts: list[Payout] = []
     for seat in sorted({wager.seat for wager in table_round.wagers}):
         payouts.extend(_odds_wagers(rules, table_round, seat))
-    progressive, payments, pool = _progressive(rules, table_round, pool)
+    progressive, payments = _progressive(rules, table_round, levels)
     payouts.extend(progressive)
     payouts.extend(_envy(rules, table_round, meter_before))
     payouts.sort(key=lambda payout: (payout.seat, payout.kind is PayoutKind.ENVY))
@@ -403,4 +434,7 @@ def settle_round(
         source = payout.envy_from_seat if payout.envy_from_seat is not None else payout.seat
         return replace(flagged(rules, payout), hand=str(hands[source]))
 
-    return Settlement(tuple(shown(payout) for payout in payouts), tuple(payments), pool)
+    one = levels.get(MAIN_LEVEL) if len(levels) == 1 else None
+    return Settlement(
+        tuple(shown(payout) for payout in payouts), tuple(payments), one, tuple(levels.values())
+    )

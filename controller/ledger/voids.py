@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Final
 
 from controller.effects import AnyEffect, ContributionRefunded, RoundClosed, fraction_text
 from controller.ledger.authority import require
+from controller.ledger.levels import refund_levels
 from controller.ledger.payout_effects import payout_effect
 from controller.ledger.pool import PoolError
 from controller.ledger.rounds import live
@@ -104,6 +105,10 @@ def _refund_contributions(
             "contributions are refunded there, not here; void without refunding them "
             "(docs/wide-area.md)"
         )
+    paytable = table_of(state, event.table_id).progressive
+    if paytable is not None and paytable.levels:
+        fed = [(wager.seat, wager.levels) for wager in progressive]
+        return refund_levels(state, event, paytable, pool_id, fed)
     pool = pool_of(state, pool_id)
     effects: list[AnyEffect] = []
     for wager in progressive:

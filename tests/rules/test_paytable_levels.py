@@ -237,10 +237,13 @@ def test_a_level_on_a_one_level_paytable_is_refused() -> None:
         parse_paytable(one + row("royal-flush", "100% of meter", "mini"), "one.toml")
 
 
-def test_a_configuration_never_runs_a_levelled_paytable_as_one_meter(tmp_path: Path) -> None:
-    """Until a pool runs each level's meter, a pool on a levelled paytable is refused."""
-    write(tmp_path, four_levels(), "paytables/house-levels.toml")
-    text = edited('paytable = "progressive-1"', 'paytable = "paytables/house-levels.toml"')
-    error = error_of(tmp_path, text)
-    assert error.key == "pools[0].paytable"
-    assert "house-levels lists levels; a pool runs one meter here" in error.reason
+def test_a_levelled_pool_takes_each_levels_terms_from_its_paytable(tmp_path: Path) -> None:
+    """A seed or rate written for a levelled pool would say which level: refused."""
+    plain = (
+        four_levels().replace("must_hit_by", "limit").replace('past_trigger = "next-level"\n', "")
+    )
+    write(tmp_path, plain, "paytables/house-levels.toml")
+    pool = 'paytable = "paytables/house-levels.toml"\nseed = "$2,000"'
+    error = error_of(tmp_path, edited('paytable = "progressive-1"', pool))
+    assert error.key == "pools[0].seed"
+    assert "house-levels lists levels, each with its own terms" in error.reason
