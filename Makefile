@@ -102,6 +102,7 @@ bench: $(STAMP) system-deps
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/throughput.py
 	$(BIN)/python bench/profile.py
+	$(BIN)/python bench/console.py
 
 fuzz: $(STAMP)
 	$(BIN)/python bench/fuzz.py

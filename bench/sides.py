@@ -296,7 +296,7 @@ class Controller:
             broker_port=self.broker.port,
         )
         config.write_text(text)
-        self.daemon = Daemon(config)
+        self.daemon = self.readied(config)
         self.daemon.start()
         self.stack.callback(self._stop_daemon)
         status = Topics(CONTROLLER_SITE).controller_status(CONTROLLER_ID)
@@ -322,6 +322,10 @@ class Controller:
         self.journal_base = self.journaled.device_events()
         pids = {"daemon": self.daemon.pid, "broker": self.broker.pid, "generator": os.getpid()}
         self.cpu = Cpu(pids)
+
+    def readied(self, config: Path) -> Daemon:
+        """The daemon of ``config``, not yet started (bench/console.py adds its console first)."""
+        return Daemon(config)
 
     async def close(self) -> None:
         """Stop everything."""

@@ -158,6 +158,25 @@ def _writes(results: dict[str, Any]) -> None:
     assert measured == lines["journal, 1 event(s)/commit"]["bytes_per_event"]
 
 
+def _console(results: dict[str, Any]) -> None:
+    alone = results["capacity"]
+    assert alone["actions"] > 0  # each one signed by two passkeys and applied by the ledger
+    assert alone["actions_per_s"] > 0
+    assert alone["requests_per_s"] > 0
+    assert alone["state_polls_per_s"] > 0
+    for one in results["passes"]:
+        for side in ("idle", "busy"):
+            assert one[side]["events"] > 0
+            assert one[side]["delivered"] == one[side]["events"], one  # every event journaled
+        assert one["busy"]["console_actions"] > 0
+        assert one["busy"]["console_polls"] > 0
+    summary = results["summary"]
+    assert summary["every_event_journaled"] is True
+    assert summary["events_per_s_ratio_busy_vs_idle"] > 0
+    ratio = summary["p99_latency_ratio_busy_vs_idle"]
+    assert ratio is None or ratio > 0
+
+
 def _fuzz(results: dict[str, Any]) -> None:
     targets = [results[name] for name in ("serial", "card", "config")]
     targets += [*results["mqtt"].values(), *results["structural"].values()]
@@ -192,6 +211,25 @@ SHORT_FORMS: Final = {
         ("--repeats", "1", "--alone", "fortune-1"), ("jackpotd analyze --all", "ratio to target")
     ),
     "classify.py": ShortForm(("--hands", "2000", "--runs", "1"), ("lines/s", "hands/s", "ratio")),
+    "console.py": ShortForm(
+        (
+            "--rate",
+            "200",
+            "--duration",
+            "2",
+            "--warmup",
+            "1",
+            "--passes",
+            "1",
+            "--tables",
+            "6",
+            "--capacity-s",
+            "2",
+        ),
+        ("console alone", "signed actions/s", "console busy", "ratio"),
+        "console",
+        _console,
+    ),
     "durability.py": ShortForm(
         ("--events", "300", "--batches", "1,32", "--runs", "1", "--tables", "4"),
         ("through the sequencer", "group commit"),
@@ -285,7 +323,15 @@ SHORT_FORMS: Final = {
 """What ``make bench`` runs, and ``make fuzz``: every script of bench/ with a ``__main__``."""
 
 WORKDIR: Final = frozenset(
-    {"durability.py", "journal_growth.py", "profile.py", "scale.py", "throughput.py", "writes.py"}
+    {
+        "console.py",
+        "durability.py",
+        "journal_growth.py",
+        "profile.py",
+        "scale.py",
+        "throughput.py",
+        "writes.py",
+    }
 )
 """The scripts given a ``--workdir`` here (else they make one under /var/tmp and remove it).
 
