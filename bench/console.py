@@ -360,7 +360,8 @@ async def _steady(
                 await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
 
         tasks = [asyncio.create_task(every(1 / steady.action_rate, "actions",
-                                           lambda: tablet.action(session)))]  # fmt: skip
+                                           lambda: tablet.action(session)))
+                 for _ in range(1 if steady.action_rate > 0 else 0)]  # fmt: skip
         tasks += [
             asyncio.create_task(every(steady.poll_s, "polls", lambda: tablet.poll(session)))
             for _ in range(steady.screens)
@@ -479,8 +480,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--warmup", type=float, default=2.0, help="seconds before each step")
     parser.add_argument("--passes", type=int, default=3, help="idle and busy steps, in turn")
     parser.add_argument("--capacity-s", type=float, default=15.0, help="the console alone")
-    parser.add_argument("--action-rate", type=float, default=2.0, help="signed actions/s, busy")
-    parser.add_argument("--screens", type=int, default=4, help="console pages polling, busy")
+    parser.add_argument(
+        "--action-rate", type=float, default=2.0, help="signed actions/s, busy (0: none)"
+    )
+    parser.add_argument(
+        "--screens", type=int, default=4, help="console pages polling, busy (0: none)"
+    )
     parser.add_argument("--poll-s", type=float, default=1.0, help="each screen's state poll")
     parser.add_argument("--tables", type=int, default=40)
     parser.add_argument("--pools", type=int, default=4)
