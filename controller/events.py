@@ -28,6 +28,7 @@ import msgspec
 from controller.agent_events import AgentSigned, TableAgentEnrolled, TableAgentRevoked
 from controller.event_base import SCHEMA_VERSION, Event, Signature, Signatures
 from controller.fault_events import FaultsAcknowledged
+from controller.mystery_events import MysteryDrawn, MysteryRevealed
 from controller.passkey_events import (
     PasskeyCloneSuspected,
     PasskeyEnrolled,
@@ -49,6 +50,8 @@ __all__ = [
     "SCHEMA_VERSION",
     "Event",
     "FaultsAcknowledged",
+    "MysteryDrawn",
+    "MysteryRevealed",
     "PasskeyCloneSuspected",
     "PasskeyEnrolled",
     "PasskeyRegistration",
@@ -73,6 +76,10 @@ class PoolOpened(Event, frozen=True, tag="pool-opened"):
     limit_cents: int | None = None
     by: str = "config"
     reason: str = "pool configured"
+    must_hit_by_cents: int | msgspec.UnsetType = msgspec.UNSET
+    """A mystery level's ceiling (controller/mystery_events.py); unset for every other pool."""
+    spill_to: str | msgspec.UnsetType = msgspec.UNSET
+    """A mystery level's next level, which takes the amount past its trigger (unset: none)."""
 
 
 class PoolTermsChanged(Event, frozen=True, tag="pool-terms-changed"):
@@ -88,6 +95,8 @@ class PoolTermsChanged(Event, frozen=True, tag="pool-terms-changed"):
     limit_cents: int | None = None
     apply_now: bool = False
     signatures: Signatures = msgspec.UNSET
+    must_hit_by_cents: int | msgspec.UnsetType = msgspec.UNSET
+    spill_to: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class SpotLimits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
@@ -465,6 +474,8 @@ AnyEvent = (
     | PoolTransferred
     | PoolRetired
     | FaultsAcknowledged
+    | MysteryDrawn
+    | MysteryRevealed
 )
 
 

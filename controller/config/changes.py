@@ -114,6 +114,10 @@ def _pool_event(
         by="config",
         reason=f"pool configured in {config.source}",
     )
+    if terms.must_hit_by_cents is not None:  # a mystery level's only: every other text stays
+        opened = msgspec.structs.replace(
+            opened, must_hit_by_cents=terms.must_hit_by_cents, spill_to=terms.spill_to
+        )
     if current is None:
         event_id = _event_id("pool", pool.pool_id, _settings(opened), "new")
         return msgspec.structs.replace(opened, event_id=event_id)
@@ -139,6 +143,8 @@ def _pool_event(
         by="config",
         reason=f"terms changed in {config.source}; they apply once the jackpot is won",
         apply_now=False,
+        must_hit_by_cents=opened.must_hit_by_cents,
+        spill_to=opened.spill_to,
     )
     replaces = f"{current.revision}/{current.pending_revision}"
     event_id = _event_id("pool", pool.pool_id, _settings(changed), replaces)

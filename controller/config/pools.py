@@ -81,7 +81,8 @@ def _levelled(checks: Checker, key: str, raw: RawPool, found: PaytableRef) -> Po
                 f"{found.name} lists levels, each with its own terms: set them in the paytable",
             )
     levels: list[tuple[str, PoolTerms]] = []
-    for level in found.paytable.levels:
+    written = found.paytable.levels
+    for index, level in enumerate(written):
         if level.mystery:
             raise checks.fail(
                 f"{key}.paytable",
@@ -94,6 +95,10 @@ def _levelled(checks: Checker, key: str, raw: RawPool, found: PaytableRef) -> Po
             level.reserve_rate,
             level.limit_cents,
             paytable=found.name,
+            must_hit_by_cents=level.must_hit_by_cents,
+            spill_to=level_pool_id(raw.pool_id, written[index + 1].level)
+            if level.spill_to_next
+            else "",
         )
         levels.append((level_pool_id(raw.pool_id, level.level), terms))
     return PoolConfig(raw.pool_id, found, levels[0][1], key, tuple(levels))

@@ -60,6 +60,7 @@ from controller.ledger.authority import CONFIGURATION, DUAL, require
 from controller.ledger.faults import acknowledge_faults, on_fault
 from controller.ledger.identity import on_journal_identified
 from controller.ledger.levels import levels_of
+from controller.ledger.mystery_level import on_mystery_drawn, on_mystery_revealed
 from controller.ledger.operator_events import (
     approve_configuration,
     approve_manifest,
@@ -112,6 +113,7 @@ from controller.ledger.wide_area_property import (
     on_wide_area_status,
     wide_paytable,
 )
+from controller.mystery_events import MysteryDrawn, MysteryRevealed
 from controller.pool_events import PoolResumed, PoolRetired, PoolSuspended, PoolTransferred
 from controller.wide_events import (
     SiteLinked,
@@ -127,6 +129,7 @@ __all__ = ["CONFIGURATION", "LedgerError", "LedgerState", "apply"]
 
 
 def _terms(event: PoolOpened | PoolTermsChanged) -> PoolTerms:
+    ceiling = event.must_hit_by_cents if isinstance(event.must_hit_by_cents, int) else None
     try:
         return PoolTerms(
             seed_cents=event.seed_cents,
@@ -134,6 +137,8 @@ def _terms(event: PoolOpened | PoolTermsChanged) -> PoolTerms:
             reserve_rate=Fraction(event.reserve_rate),
             limit_cents=event.limit_cents,
             paytable=event.paytable,
+            must_hit_by_cents=ceiling,
+            spill_to="" if isinstance(event.spill_to, msgspec.UnsetType) else event.spill_to,
         )
     except PoolError as error:
         raise LedgerError(f"pool {event.pool_id}: {error}") from error
@@ -358,6 +363,10 @@ def _dispatch(state: LedgerState, event: AnyEvent) -> Outcome:  # noqa: PLR0912 
             return on_pool_retired(state, event)
         case FaultRecorded():
             return on_fault(state, event)
+        case MysteryDrawn():
+            return on_mystery_drawn(state, event)
+        case MysteryRevealed():
+            return on_mystery_revealed(state, event)
         case FaultsAcknowledged():
             return acknowledge_faults(state, event)
         case CheckpointRecorded() | SequencerTookOver():

@@ -24,11 +24,12 @@ import msgspec
 from controller.effects import fraction_text
 from controller.ledger.binding import JournalBinding
 from controller.ledger.operators import Authority
-from controller.ledger.pool import Contribution, HitRecord, Pool, PoolTerms
+from controller.ledger.pool import Contribution, Feed, HitRecord, Pool, PoolTerms
 from controller.ledger.settlement import Payout, PayoutKind, PayoutStatus, SeatWager
 from controller.ledger.table_state import Phase, TableState
 from controller.ledger.wide_area import LinkedSite
 from controller.ledger.wide_area_property import SiteChain
+from controller.mystery.core import Drawn
 from controller.rules.spots import Spot
 from controller.security.manifest import ApprovedManifest
 
@@ -45,13 +46,17 @@ def _canonical(document: object) -> str:
 
 
 def _terms_json(terms: PoolTerms) -> dict[str, Any]:
-    return {
+    document: dict[str, Any] = {
         "seed_cents": terms.seed_cents,
         "rate_of_progression": fraction_text(terms.rate_of_progression),
         "reserve_rate": fraction_text(terms.reserve_rate),
         "limit_cents": terms.limit_cents,
         "paytable": terms.paytable,
     }
+    if terms.must_hit_by_cents is not None:  # a mystery level's only: the others' text stays
+        document["must_hit_by_cents"] = terms.must_hit_by_cents
+        document["spill_to"] = terms.spill_to
+    return document
 
 
 def _terms(document: dict[str, Any]) -> PoolTerms:
@@ -61,6 +66,8 @@ def _terms(document: dict[str, Any]) -> PoolTerms:
         reserve_rate=Fraction(document["reserve_rate"]),
         limit_cents=document["limit_cents"],
         paytable=document["paytable"],
+        must_hit_by_cents=document.get("must_hit_by_cents"),
+        spill_to=document.get("spill_to", ""),
     )
 
 
@@ -86,7 +93,29 @@ def pool_json(pool: Pool) -> str:
             document[name] = fraction_text(getattr(pool, name))
     if pool.opened_at:  # only under a jurisdiction profile, for the same reason
         document["opened_at"] = pool.opened_at
+    if pool.terms.must_hit_by_cents is not None:  # a mystery level's, for the same reason
+        document |= _mystery_json(pool)
     return _canonical(document)
+
+
+def _mystery_json(pool: Pool) -> dict[str, Any]:
+    fed = [
+        [feed.event_id, feed.table_id, feed.round_id, feed.seat, feed.wager_cents,
+         fraction_text(feed.before), fraction_text(feed.after)]
+        for feed in pool.fed
+    ]  # fmt: skip
+    return {
+        "draw": msgspec.to_builtins(pool.draw) if pool.draw is not None else None,
+        "draws": pool.draws,
+        "fed": fed,
+        "spilled_in": fraction_text(pool.spilled_in),
+        "spilled_out": fraction_text(pool.spilled_out),
+    }
+
+
+def _feed(row: list[Any]) -> Feed:
+    event_id, table_id, round_id, seat, wager, before, after = row
+    return Feed(event_id, table_id, round_id, seat, wager, Fraction(before), Fraction(after))
 
 
 def pool_from_json(text: str) -> Pool:
@@ -117,6 +146,11 @@ def pool_from_json(text: str) -> Pool:
         transferred_out=Fraction(document.get("transferred_out", 0)),
         orphaned=Fraction(document.get("orphaned", 0)),
         opened_at=document.get("opened_at", ""),
+        draw=msgspec.convert(draw, Drawn) if (draw := document.get("draw")) else None,
+        draws=document.get("draws", 0),
+        fed=tuple(_feed(row) for row in document.get("fed", ())),
+        spilled_in=Fraction(document.get("spilled_in", 0)),
+        spilled_out=Fraction(document.get("spilled_out", 0)),
     )
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Final
 
 from controller.effects import Contributed, ContributionRefunded, fraction_text
-from controller.ledger.pool import PoolError
+from controller.ledger.mystery_level import fed as fed_mystery
+from controller.ledger.pool import Feed, PoolError
 from controller.ledger.pool_life import out_of_play
 from controller.ledger.state import LedgerError, balances, pool_of, with_pool
 
@@ -57,21 +58,28 @@ def contribute_levels(
     pool_id: str,
     paytable: Paytable,
     wager: tuple[str, str, int, int],
+    event_id: str = "",
 ) -> tuple[LedgerState, tuple[Contribution, ...], list[AnyEffect]]:
     """One locked wager's contribution to every level of a multi-level pool.
 
-    ``wager`` is the table, round, seat and amount. Every level must be in play: a level
-    suspended or retired refuses the wager, and no level's meter moves.
+    ``wager`` is the table, round, seat and amount; ``event_id`` the event locking it. Every
+    level must be in play: a level suspended or retired refuses the wager, as does a mystery
+    level with no draw open (its trigger is drawn at each reseed, before the next wager), and
+    no level's meter moves.
     """
     table_id, round_id, seat, amount = wager
     levels = levels_of(state, pool_id, paytable)
     for pool in levels.values():
         if (refusal := out_of_play(pool)) is not None:
             raise LedgerError(refusal)
+        if pool.terms.must_hit_by_cents is not None and pool.draw is None:
+            raise LedgerError(f"pool {pool.pool_id} is a mystery level with no draw open yet")
     shares: list[Contribution] = []
     effects: list[AnyEffect] = []
     for pool in levels.values():
         fed, share = pool.contribute(amount)
+        feed = Feed(event_id, table_id, round_id, seat, amount, pool.meter, fed.meter)
+        fed = fed_mystery(fed, pool, feed)
         state = with_pool(state, fed)
         shares.append(share)
         effects += [

@@ -19,10 +19,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from math import floor
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from controller.errors import RefusedError
+from controller.ledger.pool_records import (
+    Contribution,
+    ContributionRefund,
+    Feed,
+    HitRecord,
+    MeterPayment,
+)
 from controller.money import RATES_OVER_WAGER, format_percent, rates_over_wager
+
+if TYPE_CHECKING:
+    from controller.mystery.core import Drawn
+
+__all__ = [
+    "ACCOUNTS",
+    "LAST_HITS",
+    "Contribution",
+    "ContributionRefund",
+    "Feed",
+    "HitRecord",
+    "MeterPayment",
+    "Pool",
+    "PoolError",
+    "PoolTerms",
+    "PoolTermsError",
+]
 
 LAST_HITS: Final = 25
 
@@ -59,6 +83,11 @@ class PoolTerms:
     reserve_rate: Fraction = Fraction(0)
     limit_cents: int | None = None
     paytable: str = ""
+    must_hit_by_cents: int | None = None
+    """A mystery level's ceiling: it hits at a sealed trigger in [seed, this) (mystery_level.py)."""
+    spill_to: str = ""
+    """Where a mystery hit's amount past the trigger goes: the next level (its id), or the
+    level's own overflow (empty)."""
 
     def __post_init__(self) -> None:
         if self.seed_cents < 0:
@@ -75,64 +104,10 @@ class PoolTerms:
             )
         if self.limit_cents is not None and self.limit_cents < self.seed_cents:
             raise PoolTermsError("limit_cents", "the limit cannot be below the seed")
-
-
-@dataclass(frozen=True, slots=True)
-class HitRecord:
-    """One of a pool's last hits, as shown to supervisors."""
-
-    hit_id: str
-    table_id: str
-    seat: int
-    line: str
-    amount_cents: int
-    meter_before_cents: int
-
-
-@dataclass(frozen=True, slots=True)
-class Contribution:
-    """What one locked wager added, exactly."""
-
-    wager_cents: int
-    to_meter: Fraction
-    to_reserve: Fraction
-    to_overflow: Fraction
-
-
-@dataclass(frozen=True, slots=True)
-class ContributionRefund:
-    """A void's reversal of one locked wager's contribution, and where the money came from.
-
-    ``contribution`` is what the wager added at lock. Each part is taken back from the account
-    it went to; what that account no longer holds (a reserve that funded a reseed, an overflow
-    released by a reset) is taken from the meter instead. A meter left below its seed is then
-    reseeded like any other: from the reserve's whole cents first, then by the house.
-    """
-
-    contribution: Contribution
-    from_meter: Fraction
-    from_reserve: Fraction
-    from_overflow: Fraction
-    reseed_cents: int
-    reseed_from_reserve_cents: int
-    reseed_from_house_cents: int
-
-
-@dataclass(frozen=True, slots=True)
-class MeterPayment:
-    """A pay taken from the meter, and the reseed that followed it."""
-
-    paid_cents: int
-    meter_before: Fraction
-    reseed_cents: int
-    from_reserve_cents: int
-    from_house_cents: int
-    from_overflow: Fraction
-    reset: bool
-    terms_applied: bool
-    hit_id: str | None = None
-    pool_id: str = ""
-    """The pool (a multi-level pool's level) the pay came off."""
+        if self.must_hit_by_cents is not None and self.must_hit_by_cents <= self.seed_cents:
+            raise PoolTermsError(
+                "must_hit_by_cents", "a mystery level must hit by more than its seed"
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +145,17 @@ class Pool:
     orphaned: Fraction = Fraction(0)
     """What its retirement recorded as orphaned, kept for a later pool (controller/ledger/
     pool_life.py)."""
+    draw: Drawn | None = None
+    """A mystery level's open draw (its commitment; the trigger is sealed), None between a
+    hit and the next draw."""
+    draws: int = 0
+    """How many draws a mystery level has had."""
+    fed: tuple[Feed, ...] = ()
+    """A mystery level's feeds of the last event that fed it."""
+    spilled_in: Fraction = Fraction(0)
+    """What the level before's mystery hits passed on to this meter."""
+    spilled_out: Fraction = Fraction(0)
+    """What this level's mystery hits passed on to the next level."""
 
     @classmethod
     def open(cls, pool_id: str, terms: PoolTerms, revision: int = 1) -> Pool:
@@ -200,12 +186,12 @@ class Pool:
     def money_in(self) -> Fraction:
         """Everything that entered the pool: contributions, funding, adjustments, transfers in."""
         money = self.contributions + self.house_funding_cents + self.adjustments_cents
-        return money + self.transferred_in
+        return money + self.transferred_in + self.spilled_in
 
     def money_held_or_paid(self) -> Fraction:
         """Where it went: still on a meter, paid out, or transferred to another pool."""
         held = self.meter + self.reserve + self.overflow + self.paid_cents
-        return held + self.transferred_out + self.orphaned
+        return held + self.transferred_out + self.orphaned + self.spilled_out
 
     def dispose(self, *, award: bool) -> tuple[Pool, tuple[Fraction, Fraction, Fraction], int]:
         """Everything the pool holds, disposed of at its retirement.

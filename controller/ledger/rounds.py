@@ -116,6 +116,8 @@ class WagerRequest:
     amount_cents: int
     at: str = ""
     """When the wager was locked (the event's time): a wide-area contribution carries it."""
+    event_id: str = ""
+    """The event that locked it: a mystery level keeps the feeds of one event at a time."""
 
 
 def lock_wager(state: LedgerState, request: WagerRequest) -> Outcome:
@@ -150,7 +152,7 @@ def lock_wager(state: LedgerState, request: WagerRequest) -> Outcome:
         if rules.progressive is not None and rules.progressive.levels:
             seat_key = (table_id, round_id, seat, amount)
             state, shares, effects = contribute_levels(
-                state, rules.pool_id, rules.progressive, seat_key
+                state, rules.pool_id, rules.progressive, seat_key, request.event_id
             )
             wager = SeatWager(seat, spot, amount, None, shares)
             return replace(state, rounds={**state.rounds, key: (*locked, wager)}), effects
@@ -177,7 +179,13 @@ def on_wager_locked(state: LedgerState, event: WagerLocked) -> Outcome:
         state = require(state, event, "settle-round")
     _require_online(state, event.table_id)
     request = WagerRequest(
-        event.table_id, event.round_id, event.seat, event.spot, event.amount_cents, event.at
+        event.table_id,
+        event.round_id,
+        event.seat,
+        event.spot,
+        event.amount_cents,
+        event.at,
+        event.event_id,
     )
     return lock_wager(state, request)
 
@@ -293,7 +301,9 @@ def on_bets_locked(state: LedgerState, event: BetsLocked) -> Outcome:
     locked = 0
     for (seat, spot), amount in sorted(table.bets.items()):
         try:
-            request = WagerRequest(event.table_id, event.round_id, seat, spot, amount, event.at)
+            request = WagerRequest(
+                event.table_id, event.round_id, seat, spot, amount, event.at, event.event_id
+            )
             state, more = lock_wager(state, request)
         except LedgerError as error:
             effects.append(

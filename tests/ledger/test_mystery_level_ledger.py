@@ -1,0 +1,304 @@
+"""A mystery level in the ledger: the draw checked, the first wager to reach the trigger paid.
+
+Mich. Admin. Code R 432.1841(2) wants every wager on the level to have the same chance per
+cent wagered; the trigger is drawn uniformly to the cent in [seed, must hit by) and sealed
+(docs/rules.md, "Mystery levels: the sealed trigger"). These tests play a four-level pool whose
+top level is a must-hit-by level through the ledger, with the in-process keeper drawing and
+answering as the daemon would ask it, and show each lie refused with nothing moved.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from decimal import Decimal
+from fractions import Fraction
+from math import floor
+
+import msgspec
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from controller.events import AnyEvent, PoolOpened, RoundSettled, TableConfigured, WagerLocked
+from controller.ledger.apply import LedgerState, apply
+from controller.ledger.binding import JournalBinding
+from controller.ledger.codec import pool_from_json, pool_json
+from controller.ledger.pool import Pool, PoolTerms
+from controller.ledger.state import LedgerError
+from controller.mystery.core import DrawRequest, Meter, Reveal
+from controller.mystery.keeper import LocalKeeper, Query
+from controller.mystery_events import MysteryDrawn, MysteryRevealed
+from controller.security.controller_key import ControllerKey
+
+AT = "2026-12-01T18:00:00Z"
+JOURNAL = "journal-lab-1"
+PAYTABLE = """\
+name = "house-mystery"
+title = "House mystery ($5 wager)"
+wager = "progressive"
+source = "house rules"
+joker = "semi-wild"
+
+[progressive]
+wager = "$5"
+original_wager_returned = false
+
+[[progressive.levels]]
+level = "grand"
+meter_seed = "$10"
+rate_of_progression = "10%"
+reserve_rate = "1%"
+must_hit_by = "$12"
+past_trigger = "next-level"
+
+[[progressive.levels]]
+level = "major"
+meter_seed = "$1,000"
+rate_of_progression = "3%"
+
+[[progressive.levels]]
+level = "minor"
+meter_seed = "$250"
+rate_of_progression = "2%"
+
+[[progressive.levels]]
+level = "mini"
+meter_seed = "$150"
+rate_of_progression = "1%"
+
+[[lines]]
+line = "seven-card-straight-flush"
+outcome = "7 card straight flush"
+pays = "100% of meter"
+level = "major"
+
+[[lines]]
+line = "five-aces"
+outcome = "Five aces"
+pays = "100% of meter"
+level = "minor"
+
+[[lines]]
+line = "royal-flush"
+outcome = "Royal flush"
+pays = "100% of meter"
+level = "mini"
+"""
+LEVELS = ("stax.grand", "stax.major", "stax.minor", "stax.mini")
+DEALER = ["2c", "3d", "5h", "8s", "9c", "Jd", "Kc"]
+HANDS = (
+    ["7h", "8h", "9h", "Th", "Jh", "Qh", "Kh"],
+    ["As", "Ad", "Ah", "Ac", "Jk", "2s", "4d"],
+    ["2d", "5c", "8d", "Tc", "Qc", "3h", "6s"],
+)
+
+
+def opening() -> list[AnyEvent]:
+    """The pool's four levels and one table on it, as the configuration would journal them."""
+    grand = PoolOpened(
+        "open-grand", AT, "stax.grand", "house-mystery", 1_000, Decimal("0.10"),
+        Decimal("0.01"), must_hit_by_cents=1_200, spill_to="stax.major",
+    )  # fmt: skip
+    others = [
+        PoolOpened(f"open-{name}", AT, f"stax.{name}", "house-mystery", seed, Decimal(rate))
+        for name, seed, rate in (
+            ("major", 100_000, "0.03"),
+            ("minor", 25_000, "0.02"),
+            ("mini", 15_000, "0.01"),
+        )
+    ]
+    table = TableConfigured(
+        "table-t1", AT, "t1", {"house-mystery": PAYTABLE}, progressive="house-mystery",
+        pool_id="stax", envy_includes_dealer=False,
+    )  # fmt: skip
+    return [grand, *others, table]
+
+
+def exact_meter(value: Fraction) -> Meter:
+    whole = floor(value)
+    part = value - whole
+    return Meter(whole, part.numerator, part.denominator)
+
+
+class MysteryFloor:
+    """The ledger, and the keeper asked after every event that feeds the mystery level."""
+
+    def __init__(self) -> None:
+        self.key = ControllerKey.generate()
+        self.keeper = LocalKeeper(self.key)
+        self.state = replace(LedgerState(), binding=JournalBinding(JOURNAL))
+        self.asked: Meter | None = None
+        self.reveals: list[Reveal] = []
+        self.rows = 0
+        for event in opening():
+            self.apply(event)
+
+    def apply(self, event: AnyEvent) -> None:
+        """One event, as the journal would apply it."""
+        self.state, _ = apply(self.state, event)
+        self.rows += 1
+
+    def draw(self) -> MysteryDrawn:
+        """The level's next draw, made by the keeper and journaled."""
+        pool = self.state.pools["stax.grand"]
+        request = DrawRequest(
+            "c1", JOURNAL, pool.pool_id, "grand", pool.draws + 1, 1_000, 1_200,
+            self.key.key_id, AT,
+        )  # fmt: skip
+        drawn = MysteryDrawn(f"draw-{request.draw}", AT, self.keeper.draw(request))
+        self.apply(drawn)
+        self.asked = None
+        return drawn
+
+    def wager(self, round_id: str, seat: int) -> None:
+        """One wager locked, then the keeper asked about the level's meter after it."""
+        self.apply(WagerLocked(f"{round_id}-{seat}", AT, "t1", round_id, seat, "progressive", 500))
+        pool = self.state.pools["stax.grand"]
+        assert pool.draw is not None
+        meter = exact_meter(pool.meter)
+        query = Query("c1", JOURNAL, pool.pool_id, "grand", pool.draw.draw, meter)
+        verdict = self.keeper.check(query, self.asked)
+        self.asked = meter
+        if verdict.reveal is not None:
+            self.apply(MysteryRevealed(f"reveal-{pool.draw.draw}", AT, verdict.reveal))
+            self.reveals.append(verdict.reveal)
+            self.draw()
+
+
+def balanced(state: LedgerState) -> bool:
+    return all(
+        state.pools[level].money_in() == state.pools[level].money_held_or_paid() for level in LEVELS
+    )
+
+
+def test_a_wager_is_refused_while_the_mystery_level_has_no_draw() -> None:
+    floor_ = MysteryFloor()
+    before = floor_.state
+    with pytest.raises(LedgerError, match=r"stax\.grand is a mystery level with no draw open"):
+        apply(before, WagerLocked("w", AT, "t1", "r1", 1, "progressive", 500))
+    assert floor_.state.pools == before.pools
+
+
+def test_r432_1841_the_first_wager_to_reach_the_trigger_wins_exactly_the_trigger() -> None:
+    floor_ = MysteryFloor()
+    floor_.draw()
+    wagers = 0
+    while len(floor_.reveals) < 5:
+        wagers += 1
+        round_id = f"r{wagers}"
+        floor_.wager(round_id, 1)
+        assert balanced(floor_.state)
+    grand = floor_.state.pools["stax.grand"]
+    triggers = [reveal.trigger for reveal in floor_.reveals]
+    assert all(1_000 <= trigger < 1_200 for trigger in triggers)
+    assert grand.paid_cents == sum(triggers)
+    assert grand.hits_count == 5
+    assert [hit.amount_cents for hit in grand.last_hits] == triggers[::-1]
+    assert grand.meter == 1_000  # reseeded to its seed exactly: the next draw's floor
+    major = floor_.state.pools["stax.major"]
+    assert major.spilled_in == grand.spilled_out > 0  # past the triggers: onto the major
+    mystery_pays = [p for p in floor_.state.pending.values() if p.line == "mystery-grand"]
+    assert all(p.win_cents in triggers for p in mystery_pays)
+
+
+@settings(max_examples=15, deadline=None)
+@given(plays=st.lists(st.tuples(st.integers(1, 3), st.sampled_from(range(3))), max_size=40))
+def test_money_is_conserved_on_every_level_with_mystery_hits_among_hand_hits(
+    plays: list[tuple[int, int]],
+) -> None:
+    floor_ = MysteryFloor()
+    floor_.draw()
+    for index, (seats, hand) in enumerate(plays):
+        round_id = f"r{index}"
+        for seat in range(1, seats + 1):
+            floor_.wager(round_id, seat)
+        hands = {str(seat): HANDS[(hand + seat) % 3] for seat in range(1, seats + 1)}
+        floor_.apply(RoundSettled(f"{round_id}-settle", AT, "t1", round_id, DEALER, hands))
+        assert balanced(floor_.state)
+        for level in LEVELS:
+            pool = floor_.state.pools[level]
+            assert pool.meter >= pool.terms.seed_cents
+        assert floor_.state.pools["stax.grand"].meter < 1_200
+
+
+def _reached_floor() -> tuple[MysteryFloor, MysteryRevealed]:
+    """A floor whose last wager reached the trigger, the reveal not yet journaled."""
+    floor_ = MysteryFloor()
+    floor_.draw()
+    for index in range(1_000):
+        floor_.apply(WagerLocked(f"w{index}", AT, "t1", f"r{index}", 1, "progressive", 500))
+        pool = floor_.state.pools["stax.grand"]
+        assert pool.draw is not None
+        query = Query("c1", JOURNAL, pool.pool_id, "grand", pool.draw.draw, exact_meter(pool.meter))
+        verdict = floor_.keeper.check(query, floor_.asked)
+        floor_.asked = query.meter
+        if verdict.reveal is not None:
+            return floor_, MysteryRevealed("reveal", AT, verdict.reveal)
+    raise AssertionError("the trigger was never reached")  # pragma: no cover
+
+
+@pytest.mark.parametrize(
+    ("lie", "reason"),
+    [
+        (lambda r: msgspec.structs.replace(r, nonce="00" * 32), "do not open the draw's commit"),
+        (lambda r: msgspec.structs.replace(r, trigger=r.trigger - 1), "do not open the draw's"),
+        (lambda r: msgspec.structs.replace(r, journal="journal-elsewhere"), "the reveal is of"),
+        (lambda r: msgspec.structs.replace(r, draw=2), "the reveal is of draw 2"),
+        (lambda r: msgspec.structs.replace(r, hit=Meter(r.hit.cents + 1)), "carried the meter"),
+    ],
+    ids=["wrong-nonce", "another-trigger", "another-journal", "another-draw", "another-meter"],
+)
+def test_a_reveal_that_lies_is_refused_and_moves_nothing(lie: object, reason: str) -> None:
+    floor_, revealed = _reached_floor()
+    assert callable(lie)
+    forged = MysteryRevealed("forged", AT, lie(revealed.reveal))
+    with pytest.raises(LedgerError, match=reason):
+        apply(floor_.state, forged)
+    state, _ = apply(floor_.state, revealed)  # the true one is taken
+    assert state.pools["stax.grand"].hits_count == 1
+
+
+def test_a_reveal_after_another_wager_fed_the_level_is_refused() -> None:
+    """The controller asks after every event feeding the level: a late reveal is refused."""
+    floor_, revealed = _reached_floor()
+    later, _ = apply(floor_.state, WagerLocked("late", AT, "t1", "late", 2, "progressive", 500))
+    with pytest.raises(LedgerError, match="reached before the last event"):
+        apply(later, revealed)
+
+
+def test_a_draw_for_another_journal_range_or_number_is_refused() -> None:
+    floor_ = MysteryFloor()
+    pool = floor_.state.pools["stax.grand"]
+    good = DrawRequest("c1", JOURNAL, pool.pool_id, "grand", 1, 1_000, 1_200, floor_.key.key_id, AT)
+    drawn = floor_.keeper.draw(good)
+    lies = {
+        "is for journal 'journal-elsewhere'": msgspec.structs.replace(
+            drawn, journal="journal-elsewhere"
+        ),
+        "where the level's range is [1000, 1200)": msgspec.structs.replace(drawn, ceiling=5_000),
+        "where the next is 1": msgspec.structs.replace(drawn, draw=3),
+        "carries its commitment and signature": msgspec.structs.replace(drawn, signature=""),
+    }
+    for reason, lie in lies.items():
+        with pytest.raises(LedgerError, match=reason.replace("[", r"\[").replace(")", r"\)")):
+            apply(floor_.state, MysteryDrawn("lie", AT, lie))
+    state, _ = apply(floor_.state, MysteryDrawn("draw-1", AT, drawn))
+    with pytest.raises(LedgerError, match="draw 1 is open"):
+        apply(state, MysteryDrawn("again", AT, msgspec.structs.replace(drawn, draw=2)))
+
+
+def test_a_mystery_levels_draw_and_feeds_are_kept_in_the_stored_state_exactly() -> None:
+    """The journal stores each pool as canonical JSON and reads it back at a restart."""
+    floor_ = MysteryFloor()
+    floor_.draw()
+    for index in range(50):  # until a wager feeds the open draw without reaching its trigger
+        floor_.wager(f"r{index}", 1)
+        if floor_.state.pools["stax.grand"].fed:
+            break
+    grand = floor_.state.pools["stax.grand"]
+    assert grand.draw is not None
+    assert grand.fed
+    assert pool_from_json(pool_json(grand)) == grand
+    one_level = Pool.open("main", PoolTerms(1_000, Fraction(1, 10)))
+    assert "draw" not in pool_json(one_level)  # every other pool's text as it always was
+    assert "must_hit_by" not in pool_json(one_level)
