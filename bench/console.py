@@ -28,7 +28,8 @@ Three measurements, in one run, on the same daemon:
   actions at ``--action-rate`` a second, ``/console/api/state`` polled by ``--screens``
   screens every ``--poll-s`` (the page polls), and the page itself fetched once a second.
 
-Idle and busy take turns (``--passes`` of each); the figures are the median pass, and the
+Idle and busy take turns (``--passes`` of each, busy first in every other pass, the load
+average after each pass kept beside it); the figures are the medians of the passes, and the
 ratios busy/idle. The console's load runs in a process of its own, so that the load generator,
 which times the tables' locks and meters, is not slowed by it. Nothing is
 asserted about speed: the machine is shared (docs/benchmarks.md).
@@ -42,6 +43,7 @@ import base64
 import contextlib
 import hashlib
 import multiprocessing
+import os
 import shutil
 import statistics
 import sys
@@ -405,13 +407,21 @@ async def measure(args: argparse.Namespace, directory: Path) -> dict[str, Any]:
         )
         passes: list[dict[str, Any]] = []
         for number in range(1, args.passes + 1):
-            idle = await side.step(args.rate, args.duration)
+            # Busy first in every other pass: a machine whose load rises through the run
+            # (others' work) would otherwise count against the console each time.
+            busy_first = number % 2 == 0
+            if not busy_first:
+                idle = await side.step(args.rate, args.duration)
             load = Load(tablet, Steady(args.action_rate, args.screens, args.poll_s))
             async with load:
                 busy = await side.step(args.rate, args.duration)
             busy |= load.figures()
+            if busy_first:
+                idle = await side.step(args.rate, args.duration)
             one = {
                 "pass": number,
+                "order": "busy, idle" if busy_first else "idle, busy",
+                "load_average": round(os.getloadavg()[0], 2),
                 "idle": {name: idle[name] for name in TABLE_FIGURES},
                 "busy": {name: busy[name] for name in TABLE_FIGURES}
                 | {name: value for name, value in busy.items() if name.startswith("console_")},
@@ -450,7 +460,7 @@ def summarize(passes: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
     def median(side: str, name: str) -> float | None:
         figures = [one[side][name] for one in passes if one[side][name] is not None]
-        return statistics.median(figures) if figures else None
+        return round(statistics.median(figures), 3) if figures else None
 
     idle_rate, busy_rate = median("idle", "events_per_s"), median("busy", "events_per_s")
     idle_p99, busy_p99 = median("idle", "p99_latency_ms"), median("busy", "p99_latency_ms")
@@ -503,7 +513,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     summary = summarize(measured["passes"])
     results = {
         "benchmark": "console",
-        "machine": machine() | {"broker": Mosquitto(directory).version()},
+        "machine": machine()
+        | {"broker": Mosquitto(directory).version(), "load_average_at_end": os.getloadavg()},
         "method": {
             "tables": args.tables,
             "pools": args.pools,
