@@ -41,6 +41,8 @@ from controller.journal.provenance import writers
 from controller.journal.row_checks import PROGRESS_ROWS, VerifyReport, check_link, replay_row
 from controller.journal.site_messages import QueuedMessages
 from controller.journal.snapshot import state_from_text
+from controller.mystery.core import drawn_signature_holds
+from controller.mystery_events import MysteryDrawn
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -208,6 +210,7 @@ class Verification:
             previous = str(row["hash"])
             writers(state, read, report)  # as the append found the journal: before the row
             state = replay_row(state, row, report, self.payouts, read.event)
+            self._check_draw(row, read)
             seq = int(row["seq"])
             self.queued.note(read)
             report.head = (seq, previous)
@@ -223,6 +226,13 @@ class Verification:
         if done:
             self.hashes[report.head[0]] = report.head[1]
         return state
+
+    def _check_draw(self, row: dict[str, Any], read: Row) -> None:
+        """A mystery draw's statement is the controller key's (docs/rules.md § 10, check 1)."""
+        if self.keys and isinstance(read.event, MysteryDrawn):
+            unsigned = drawn_signature_holds(read.event.drawn, self.keys)
+            if unsigned is not None:
+                self.report.problem(f"row {row['seq']}: mystery draw: {unsigned}")
 
     def _left_in_cut(self, cut: int) -> None:
         """No journal row of an archived range may be left in the file: nothing reads it."""

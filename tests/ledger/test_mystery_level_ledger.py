@@ -13,13 +13,17 @@ from dataclasses import replace
 from decimal import Decimal
 from fractions import Fraction
 from math import floor
+from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.approvals import Site
 
 from controller.events import AnyEvent, PoolOpened, RoundSettled, TableConfigured, WagerLocked
+from controller.journal import Journal
+from controller.journal.verify import verify
 from controller.ledger.apply import LedgerState, apply
 from controller.ledger.binding import JournalBinding
 from controller.ledger.codec import pool_from_json, pool_json
@@ -29,6 +33,9 @@ from controller.mystery.core import DrawRequest, Meter, Reveal
 from controller.mystery.keeper import LocalKeeper, Query
 from controller.mystery_events import MysteryDrawn, MysteryRevealed
 from controller.security.controller_key import ControllerKey
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 AT = "2026-12-01T18:00:00Z"
 JOURNAL = "journal-lab-1"
@@ -302,3 +309,29 @@ def test_a_mystery_levels_draw_and_feeds_are_kept_in_the_stored_state_exactly() 
     one_level = Pool.open("main", PoolTerms(1_000, Fraction(1, 10)))
     assert "draw" not in pool_json(one_level)  # every other pool's text as it always was
     assert "must_hit_by" not in pool_json(one_level)
+
+
+def test_verify_checks_each_draw_statement_against_the_controllers_public_key(
+    tmp_path: Path,
+) -> None:
+    """docs/rules.md § 10, check 1: a draw the controller key did not sign is a problem."""
+    path = tmp_path / "journal.db"
+    key = ControllerKey.generate()
+    with Journal(path) as journal:
+        for event in opening():
+            assert journal.append(event).applied
+        Site.create(journal)  # the journal's identity, made by its founding manager
+        assert journal.state.binding is not None
+        identity = journal.state.binding.journal
+        request = DrawRequest(
+            "c1", identity, "stax.grand", "grand", 1, 1_000, 1_200, key.key_id, AT
+        )
+        drawn = LocalKeeper(key).draw(request)
+        assert journal.append(MysteryDrawn("draw-1", AT, drawn)).applied
+    assert verify(path).ok
+    # The journal has no checkpoint yet (verify says so with a key given): only the draws here.
+    drawn_by_us = verify(path, keys=[key.public_key]).problems
+    assert not [problem for problem in drawn_by_us if "mystery draw" in problem]
+    stranger = ControllerKey.generate()
+    problems = "\n".join(verify(path, keys=[stranger.public_key]).problems)
+    assert "row 9: mystery draw: the draw's signature verifies under none" in problems
