@@ -50,6 +50,17 @@ class MeterUpdate(Update, frozen=True, tag="meter"):
     reserve_cents: int
     overflow_cents: int
     seed_cents: int
+    status: str | msgspec.UnsetType = msgspec.UNSET
+    """``suspended`` or ``retired`` (controller/ledger/pool_life.py); ``UNSET`` (never encoded)
+    while the pool is in play, so a pool in play's update, its signed document and its digest
+    are byte for byte what they were before a pool had a life (docs/signs.md, "A pool's life")."""
+    status_reason: str | msgspec.UnsetType = msgspec.UNSET
+    """Why, as journaled (a transfer's names the pool it went to); ``UNSET`` while in play."""
+    transferred_in_cents: int | msgspec.UnsetType = msgspec.UNSET
+    """What other pools' transfers brought onto this one, whole cents; ``UNSET`` if none."""
+    transferred_from: str | msgspec.UnsetType = msgspec.UNSET
+    """The pools whose transfer brought it, while each stands suspended as transferred to this
+    one (their reason names it); ``UNSET`` if none does."""
 
 
 class HitAnnouncement(Update, frozen=True, tag="hit"):

@@ -101,4 +101,4 @@ def _updates(sequencer: Sequencer, receipt: Receipt, event: AnyEvent) -> list[An
                 effect.reason,
             )
     journal = sequencer.journal
-    return updates_of(receipt, event.at, journal.state, journal.epoch)
+    return updates_of(receipt, event.at, journal.state, journal.epoch, event)

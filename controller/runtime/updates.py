@@ -9,9 +9,11 @@ and followers"); and, when the sequencer starts, the states the journal stands a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from math import floor
+from typing import TYPE_CHECKING, Any
 
 from controller.effects import Balances, PayoutMade, TableStatus, WagerRefused, WideAreaStatus
+from controller.ledger.pool_life import SUSPENDED
 from controller.outputs import (
     MeterUpdate,
     PoolUpdate,
@@ -19,6 +21,7 @@ from controller.outputs import (
     hit_announcement,
     wager_refusal,
 )
+from controller.pool_events import PoolSuspended
 
 if TYPE_CHECKING:
     from controller.ledger.pool import Pool
@@ -28,13 +31,21 @@ if TYPE_CHECKING:
     from controller.ports import Receipt
 
 
-def updates_of(receipt: Receipt, at: str, state: LedgerState, epoch: int) -> list[AnyUpdate]:
-    """The updates of one committed event; a pool's later meter supersedes its earlier ones."""
+def updates_of(
+    receipt: Receipt, at: str, state: LedgerState, epoch: int, event: object = None
+) -> list[AnyUpdate]:
+    """The updates of one committed event; a pool's later meter supersedes its earlier ones.
+
+    A pool suspended moves no money, so its event has no balances: its meter update (now with
+    its status) is made from the event itself, for the signs and displays to show it.
+    """
     seq = receipt.seq
     updates: list[AnyUpdate] = []
+    if isinstance(event, PoolSuspended) and receipt.applied and event.pool_id in state.pools:
+        updates.append(meter_update(state.pools[event.pool_id], at, seq, epoch, state))
     for effect in receipt.effects:
         if isinstance(effect, Balances):
-            updates.append(meter_update(state.pools[effect.pool_id], at, seq, epoch))
+            updates.append(meter_update(state.pools[effect.pool_id], at, seq, epoch, state))
         elif isinstance(effect, PayoutMade):
             announcement = hit_announcement(effect, at, seq, epoch)
             if announcement is not None:
@@ -68,7 +79,7 @@ def standing_updates(state: LedgerState, at: str, seq: int, epoch: int) -> list[
     saw a later row of the same epoch keeps it, and one that did not applies these.
     """
     updates: list[AnyUpdate] = [
-        meter_update(pool, at, seq, epoch) for _, pool in sorted(state.pools.items())
+        meter_update(pool, at, seq, epoch, state) for _, pool in sorted(state.pools.items())
     ]
     if state.chain is not None:
         chain = state.chain  # its reason is empty while open (the ledger keeps it so)
@@ -77,8 +88,15 @@ def standing_updates(state: LedgerState, at: str, seq: int, epoch: int) -> list[
     return updates
 
 
-def meter_update(pool: Pool, at: str, seq: int, epoch: int) -> MeterUpdate:
-    """A pool's meters as they stand after row ``seq``."""
+def meter_update(
+    pool: Pool, at: str, seq: int, epoch: int, state: LedgerState | None = None
+) -> MeterUpdate:
+    """A pool's meters as they stand after row ``seq``, with its life if it is not in play.
+
+    The fields of a pool's life are set only when there is something to say, so that a pool
+    in play's update is the one it always was (docs/signs.md, "A pool's life").
+    """
+    life = pool_life(pool, state)
     return MeterUpdate(
         at,
         seq,
@@ -88,7 +106,31 @@ def meter_update(pool: Pool, at: str, seq: int, epoch: int) -> MeterUpdate:
         pool.overflow_cents,
         pool.terms.seed_cents,
         epoch=epoch,
+        **life,
     )
+
+
+def pool_life(pool: Pool, state: LedgerState | None) -> dict[str, Any]:
+    """What a sign or display shows of a pool's life: only the fields that are set.
+
+    Its status and reason if it is out of play; what transfers brought onto it, in whole
+    cents, and from which pools, while those stand suspended as transferred to it.
+    """
+    life: dict[str, Any] = {}
+    if pool.status:
+        life["status"] = pool.status
+        life["status_reason"] = pool.status_reason
+    if floor(pool.transferred_in):
+        life["transferred_in_cents"] = floor(pool.transferred_in)
+        prefix = f"transferred to {pool.pool_id}:"
+        sources = [
+            other.pool_id
+            for other in (state.pools.values() if state is not None else ())
+            if other.status == SUSPENDED and other.status_reason.startswith(prefix)
+        ]
+        if sources:
+            life["transferred_from"] = ", ".join(sorted(sources))
+    return life
 
 
 def wide_area_updates(

@@ -13,9 +13,12 @@ import asyncio
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from controller.clock import utc_now
 from controller.meter_signature import KEY_ID, METER_DOMAIN, SIGNED_VERSION, signed_bytes
 from controller.outputs import MeterUpdate
+from controller.runtime.updates import pool_life
 from controller.web.floor import FloorWatch
 from controller.web.pays import cards, line_label, pay_label, wager_label
 
@@ -50,7 +53,19 @@ def meter_bytes(key_id: str, update: MeterUpdate) -> bytes:
         "epoch": update.epoch,
         KEY_ID: key_id,
     }
+    # A pool's life is signed with its meter, but only when set: a pool in play signs the
+    # very bytes it always did (tests/web/test_display_signed_meters.py).
+    fields |= {name: getattr(update, name) for name in update_fields(update)}
     return signed_bytes(METER_DOMAIN, fields)
+
+
+LIFE = ("status", "status_reason", "transferred_in_cents", "transferred_from")
+"""The fields of a pool's life a meter carries when set (controller/outputs.py MeterUpdate)."""
+
+
+def update_fields(update: MeterUpdate) -> set[str]:
+    """The fields of a pool's life that ``update`` sets."""
+    return {name for name in LIFE if getattr(update, name) is not msgspec.UNSET}
 
 
 def page_signature(data: bytes, signature: str) -> dict[str, str]:
@@ -144,6 +159,7 @@ class PageState:
                     "hits": pool.hits_count,
                     "epoch": epoch,
                     "seq": seq,
+                    **pool_life(pool, state),
                 }
                 for pool_id, pool in sorted(state.pools.items())
             ],
@@ -247,6 +263,7 @@ def _meter_of(document: dict[str, Any], pool: dict[str, Any]) -> MeterUpdate:
         pool["overflow_cents"],
         pool["seed_cents"],
         epoch=pool["epoch"],
+        **{name: pool[name] for name in LIFE if name in pool},
     )
 
 
