@@ -12,6 +12,9 @@ A sign is bound to one pool, and optionally to the tables it hangs over. It show
   closed; or, with ``closed_mode = "alternate"``, the fault and the meter in turn, each for
   ``alternate_s`` (the fault names the closed tables: ``T3 CLOSED``). A hit being held is
   still shown first: it was journaled before the fault.
+* **SUSPENDED** instead of the meter while its pool is suspended (taken out of play: it keeps
+  its meters and refuses wagers), followed by the reason journaled when the whole text fits
+  the sign (``width``); **CLOSED** for a retired pool (docs/signs.md, "A pool's life").
 
 **Rate.** The sign is never written more often than every ``min_interval_s`` (what the
 sign can take). Any change is shown at most ``min_interval_s`` after it arrives, so a moving
@@ -37,6 +40,8 @@ import string
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal
 
+import msgspec
+
 from controller.errors import ConfigurationError
 from controller.money import format_cents
 from controller.outputs import (
@@ -58,6 +63,10 @@ ShowKind = Literal["meter", "jackpot", "closed"]
 
 MAX_HIT_DELAY_S: Final = 1.0
 """A hit must show within this long of arriving, so ``min_interval_s`` may not exceed it."""
+
+SUSPENDED: Final = "suspended"
+"""A meter's status while its pool is out of play (controller/ledger/pool_life.py)."""
+SUSPENDED_TEXT: Final = "SUSPENDED"
 
 JACKPOT_FIELDS: Final = frozenset({"table", "seat", "amount", "pool", "line"})
 """The fields ``jackpot_format`` may name."""
@@ -87,6 +96,9 @@ class SignRules:
     closed_text: str = "CLOSED"
     jackpot_format: str = "JACKPOT {table} SEAT {seat} {amount}"
     """``str.format`` fields: table, seat, amount (``$12,345.67``), pool, line."""
+    width: int | None = None
+    """The longest text the sign shows whole (an Alpha sign's ``string_size``); a suspended
+    pool's reason is shown only if ``SUSPENDED <reason>`` fits. None: any length."""
 
     def __post_init__(self) -> None:
         if not 0 < self.min_interval_s <= MAX_HIT_DELAY_S:
@@ -127,6 +139,13 @@ class SignRules:
     def jackpot_text(self, hit: HitAnnouncement) -> str:
         """A hit as the sign shows it: ``JACKPOT T3 SEAT 2 $12,345.67`` by default."""
         return self._format_jackpot(hit.table_id, hit.seat, hit.amount_cents, hit.line or "")
+
+    def life_text(self, status: str, reason: str) -> str:
+        """A pool out of play: ``SUSPENDED <reason>`` if it fits, else ``SUSPENDED``; ``CLOSED``."""
+        if status != SUSPENDED:
+            return self.closed_text
+        whole = f"{SUSPENDED_TEXT} {reason}".strip()
+        return whole if self.width is None or len(whole) <= self.width else SUSPENDED_TEXT
 
     def _format_jackpot(self, table: str, seat: int, cents: int, line: str) -> str:
         return self.jackpot_format.format(
@@ -176,6 +195,8 @@ class SignBehaviour:
         """Why the controller is offline, or None while it is online."""
         self.pool_closed: str | None = None
         """Why the sign's pool is closed as a whole (a wide-area link down), or None."""
+        self.out_of_play: str | None = None
+        """What the sign shows for its pool suspended or retired (its meter's status), or None."""
         self.shown: str | None = None
         """The text last shown (None before the first)."""
         self.last_shown_at: float | None = None
@@ -218,6 +239,11 @@ class SignBehaviour:
                 ):
                     return False
                 self.meter_cents = update.meter_cents
+                self.out_of_play = (
+                    None
+                    if isinstance(update.status, msgspec.UnsetType) or not update.status
+                    else rules.life_text(update.status, str(update.status_reason or ""))
+                )
             case HitAnnouncement():
                 if update.pool_id != rules.pool_id:
                     return False
@@ -314,6 +340,8 @@ class SignBehaviour:
         rules = self.rules
         if self._focus is not None:
             return self._focus.text, "jackpot"
+        if self.out_of_play is not None:  # journaled: no live meter to show, whatever else
+            return self.out_of_play, "closed"
         if self._fault_since is not None:
             fault = self._fault_text()
             if rules.closed_mode == "closed" or self.meter_cents is None:

@@ -129,6 +129,7 @@ class AlphaSignSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True)
             alternate_s=self.alternate_s,
             closed_text=self.closed_text,
             jackpot_format=self.jackpot_format,
+            width=self.string_size,
         )
 
     def layout(self) -> SignLayout:
