@@ -193,6 +193,13 @@ class ControllerMetrics(Collector):
             "seed": GaugeMetricFamily(
                 "jackpotd_pool_seed_dollars", "The meter seed.", labels=["pool"]
             ),
+            # A pool's life (controller/ledger/pool_life.py): an alert on 0 finds a pool a
+            # supervisor took out of play and nobody put back.
+            "in_play": GaugeMetricFamily(
+                "jackpotd_pool_in_play",
+                "1 while the pool takes wagers, 0 while suspended or retired.",
+                labels=["pool", "status"],
+            ),
         }
         paid = CounterMetricFamily(
             "jackpotd_pool_paid_dollars", "Paid from the meter.", labels=["pool"]
@@ -205,6 +212,9 @@ class ControllerMetrics(Collector):
             families["reserve"].add_metric([pool_id], _dollars(pool.reserve_cents))
             families["overflow"].add_metric([pool_id], _dollars(pool.overflow_cents))
             families["seed"].add_metric([pool_id], _dollars(pool.terms.seed_cents))
+            families["in_play"].add_metric(
+                [pool_id, pool.status or "in play"], 0 if pool.status else 1
+            )
             paid.add_metric([pool_id], _dollars(pool.paid_cents))
             house.add_metric([pool_id], _dollars(pool.house_funding_cents))
         yield from families.values()
