@@ -160,8 +160,11 @@ def _ready(notify: socket.socket, process: subprocess.Popen[str], path: Path) ->
 
 
 @contextlib.contextmanager
-def running_daemon() -> Iterator[Running]:
-    """The daemon with its operator socket until the block ends (then SIGTERM, exit 0)."""
+def running_daemon(more: str = "") -> Iterator[Running]:
+    """The daemon with its operator socket until the block ends (then SIGTERM, exit 0).
+
+    ``more`` is appended to its configuration file (a sign's section, say).
+    """
     folder = Path(tempfile.mkdtemp(prefix="jackpotd-ops-", dir="/tmp"))
     keys = Path(tempfile.mkdtemp(prefix="operators-", dir="/tmp"))  # 0700, the operators'
     folder.chmod(0o755)
@@ -173,7 +176,7 @@ def running_daemon() -> Iterator[Running]:
                 f'{KEY_LINE}\noperator_socket = "operator.sock"\nverification_amount = "$1,000"\n'
                 'dual_control_amount = "$5,000"\n'
             )
-            config.write_text(config.read_text().replace(KEY_LINE, lines), "utf-8")
+            config.write_text(config.read_text().replace(KEY_LINE, lines) + more, "utf-8")
             site = _site(config, keys)
             _pending_jackpot(load_journal(config), site)
             _hand_over(folder, line)
