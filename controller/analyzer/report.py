@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Final, Protocol
 from controller.analyzer.ace_high import AceHighCounts, ace_high_counts
 from controller.analyzer.census import SplitCensus, masks_of, split_census
 from controller.analyzer.deck import FULL_DECK, Deck
+from controller.analyzer.levels import LevelledFigures
 from controller.analyzer.progressive import PayClass, ProgressiveFigures
 from controller.rules.lines import Line
 from controller.rules.paytable import FixedPay, Odds, Push
@@ -79,6 +80,9 @@ class Analysis:
     lines: tuple[LineFigures, ...]
     progressive: ProgressiveFigures | None
     ace_high: AceHighCounts | None
+    levelled: LevelledFigures | None = None
+    """A multi-level paytable's figures by level (its ``progressive`` is then None: one meter
+    would not say which level's it is)."""
 
     @property
     def losing_count(self) -> int:
@@ -88,9 +92,15 @@ class Analysis:
     @property
     def return_(self) -> Fraction:
         """Return per unit wagered (at the meter seed for a progressive paytable)."""
+        if self.levelled is not None:
+            return self.levelled.return_at_seeds
         if self.progressive is not None:
             return self.progressive.return_at_seed
         return sum((line.fixed_return for line in self.lines), Fraction(0))
+
+    def line_return_at_seed(self, line: LineFigures) -> Fraction:
+        """A row's return per unit wagered with its level's meter at its seed."""
+        return line.fixed_return + line.meter_share * self.paytable.seed_of(line.row.level)
 
     @property
     def house_edge(self) -> Fraction:
@@ -219,9 +229,11 @@ class Analyzer:
         if not paytable.dealer_and_player:
             natural = self.natural_counts(paytable)
             lines = [replace(line, natural=natural.get(line.row.line, 0)) for line in lines]
-        progressive = None
-        if terms is not None:
+        progressive = levelled = None
+        if terms is not None and paytable.levels:
+            levelled = LevelledFigures(paytable, terms, total, self.pay_classes(paytable))
+        elif terms is not None:
             classes = self.pay_classes(paytable)
             progressive = ProgressiveFigures(paytable, terms, total, classes)
         ace_high = self.ace_high() if paytable.dealer_and_player else None
-        return Analysis(paytable, total, tuple(lines), progressive, ace_high)
+        return Analysis(paytable, total, tuple(lines), progressive, ace_high, levelled)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from controller.analyzer.report import QUALIFYING_WAGER_CENTS, Analysis, Analyzer
 from controller.cli.common import command
+from controller.cli.levels_view import levels_json, pays_text, print_levels
 from controller.cli.progress import Steps, bar
 from controller.cli.tables import Column, print_table
 from controller.errors import JackpotError
@@ -196,6 +197,11 @@ def as_json(analysis: Analysis) -> dict[str, Any]:
         document["envy_per_other_hand_exact_cents"] = _ratio(envy)
         at_minimum = envy / QUALIFYING_WAGER_CENTS
         document["envy_percent_of_5_dollars_per_other_hand"] = float(at_minimum * 100)
+    if (levelled := analysis.levelled) is not None:
+        for line, data in zip(analysis.lines, document["lines"], strict=True):
+            data["return_contribution"] = float(analysis.line_return_at_seed(line))
+            data["level"] = line.row.level or None
+        document["levels"] = levels_json(levelled)
     if (figures := analysis.progressive) is not None:
         terms = figures.terms
         low, high = figures.long_run_return
@@ -241,14 +247,13 @@ def print_analysis(analysis: Analysis) -> None:
         Column("Probability", figures=True), Column("1 in", figures=True),
         Column("Pays", figures=True), Column("Return", figures=True),
     ]  # fmt: skip
-    seed = analysis.progressive.terms.meter_seed_cents if analysis.progressive else 0
     rows: list[tuple[object, ...]] = [
         (
             line.row.outcome, f"{line.count:,}",
             *((f"{line.natural or 0:,}", f"{line.with_joker or 0:,}") if split else ()),
             f"{float(line.probability):.4e}",
             f"{float(line.one_in):,.2f}" if line.one_in else "never",
-            line.row.pays, f"{float(line.fixed_return + line.meter_share * seed):.6f}",
+            pays_text(line.row), f"{float(analysis.line_return_at_seed(line)):.6f}",
         )
         for line in analysis.lines
     ]  # fmt: skip
@@ -259,6 +264,7 @@ def print_analysis(analysis: Analysis) -> None:
     print_table(columns, rows)
     print()
     where = " at the meter seed" if analysis.progressive else ""
+    where = " at the levels' seeds" if analysis.levelled else where
     print(f"Return{where}: {float(analysis.return_):.6f} ({_ratio(analysis.return_)})")
     print(f"House edge{where}: {float(analysis.house_edge * 100):.4f} %")
     if analysis.ace_high:
@@ -273,6 +279,8 @@ def print_analysis(analysis: Analysis) -> None:
         )
     if analysis.progressive is not None:
         print_progressive(analysis.progressive)
+    if analysis.levelled is not None:
+        print_levels(analysis.levelled)
 
 
 def print_progressive(figures: ProgressiveFigures) -> None:

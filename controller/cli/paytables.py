@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from controller.cli.common import command
+from controller.cli.levels_view import level_terms_json, pays_text, print_level_terms
 from controller.cli.tables import Column, print_table
 from controller.money import format_cents, format_percent
 from controller.rules.paytable_files import find_paytable, sample_paytables, seed_paytables
@@ -75,15 +76,19 @@ def run_show(args: argparse.Namespace) -> int:
     if (terms := table.progressive) is not None:
         returned = "returned" if terms.original_wager_returned else "not returned"
         print(f"Wager amount: {format_cents(terms.wager_cents)}")
-        print(f"Meter seed: {format_cents(terms.meter_seed_cents)}")
-        print(f"Rate of progression: {format_percent(terms.rate_of_progression)}")
-        print(f"Reserve rate: {format_percent(terms.reserve_rate)}")
-        print(f"Original wager {returned} to player")
+        if terms.levels:
+            print(f"Original wager {returned} to player")
+            print_level_terms(terms)
+        else:
+            print(f"Meter seed: {format_cents(terms.meter_seed_cents)}")
+            print(f"Rate of progression: {format_percent(terms.rate_of_progression)}")
+            print(f"Reserve rate: {format_percent(terms.reserve_rate)}")
+            print(f"Original wager {returned} to player")
     print()
     print_table(
         [Column("outcome"), Column("pays"), Column("envy", figures=True), Column("line")],
         (
-            (row.outcome, row.pays,
+            (row.outcome, pays_text(row),
              format_cents(row.envy_cents, always_cents=False) if row.envy_cents else "", row.line)
             for row in table.lines
         ),
@@ -106,6 +111,7 @@ def as_json(table: Paytable) -> dict[str, Any]:
                 "outcome": row.outcome,
                 "pays": str(row.pays),
                 "envy_cents": row.envy_cents,
+                **({"level": row.level} if row.level else {}),
             }
             for row in table.lines
         ],
@@ -118,4 +124,6 @@ def as_json(table: Paytable) -> dict[str, Any]:
             "reserve_rate": format_percent(terms.reserve_rate),
             "original_wager_returned": terms.original_wager_returned,
         }
+        if terms.levels:
+            document["progressive"]["levels"] = level_terms_json(terms)
     return document
