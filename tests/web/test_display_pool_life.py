@@ -3,10 +3,11 @@
 A pool suspended, resumed, transferred and retired by ``jackpotd pool ...`` signed with the
 operators' own key files (docs/operations.md, "A pool's life"), then read where the floor reads
 it: the display's ``/api/state`` (its pools, and the emulated Alpha sign it mirrors, written
-with real Alpha frames) and ``/metrics`` (docs/signs.md and docs/display.md, "A pool's life";
-docs/metrics.md). A suspended pool keeps its meters and refuses wagers with the reason on its
-signs (68 IAC 2-6-33); a transfer shows on the signs and displays of both pools, and a retired
-pool is closed (44 Pa.B. 599, Mich. Admin. Code R 432.1838(4)).
+with real Alpha frames), ``/metrics`` and the page itself in headless Chromium (docs/signs.md,
+"A pool's life"; docs/operations.md, "A pool's life on the display"; docs/metrics.md). A
+suspended pool keeps its meters and refuses wagers with the reason on its signs (68 IAC
+2-6-33); a transfer shows on the signs and displays of both pools, and a retired pool is
+closed (44 Pa.B. 599, Mich. Admin. Code R 432.1838(4)).
 """
 
 from __future__ import annotations
@@ -16,11 +17,14 @@ import time
 import urllib.request
 from typing import TYPE_CHECKING, Any
 
+from support.display_rig import headless, open_display
 from support.floor import POOL
 from support.operator_rig import DANA, FILES, SAM, Running, running_daemon
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from playwright.async_api import Page
 
 ANNEX = "annex"
 SIGN = "pit-sign"
@@ -154,3 +158,44 @@ def test_44_pa_b_599_a_transfer_shows_on_both_pools_and_a_retired_pool_is_closed
         assert in_play_metric(running, ANNEX) == [
             f'jackpotd_pool_in_play{{pool="{ANNEX}",status="in play"}} 1.0'
         ]
+
+
+async def card_says(page: Page, pool_id: str, life: str) -> None:
+    """Wait (bounded) until ``pool_id``'s card reads ``life`` under its meter."""
+    await page.wait_for_function(
+        '([pool, life]) => document.querySelector(`[data-pool="${pool}"] .life`)'
+        "?.textContent === life",
+        arg=[pool_id, life],
+        timeout=WAIT_S * 1000,
+    )
+
+
+async def test_44_pa_b_599_the_display_page_shows_suspended_transferred_and_closed_pools() -> None:
+    with running_daemon(MORE) as running:
+        running.site.key_file("mgr", running.keys).rename(running.keys / "mgr.key")
+        managers = ("--key", FILES[DANA], "--key", "mgr.key")
+        async with headless() as browser:
+            page = await open_display(browser, f"http://127.0.0.1:{running.web_port}/")
+            card = page.locator(f'[data-pool="{POOL}"]')
+            assert await card.get_attribute("data-status") == "in play"
+            assert await card.locator(".life").inner_text() == ""
+
+            signed(running, "pool", "suspend", POOL, "--reason", "sign dark", "--key", FILES[SAM])
+            await card_says(page, POOL, "SUSPENDED — sign dark")
+            assert "suspended" in (await card.get_attribute("class") or "")
+            assert (await card.locator(".meter").inner_text()).startswith("$")  # kept, greyed
+
+            reason = "table T1 removed"
+            signed(running, "pool", "transfer", POOL, "--to", ANNEX, "--reason", reason, *managers)
+            await card_says(page, POOL, f"SUSPENDED — transferred to {ANNEX}: {reason}")
+            annex = pool_in(json.loads(fetched(running, "api/state")), ANNEX)
+            dollars = f"${annex['transferred_in_cents'] / 100:,.2f}"
+            await card_says(page, ANNEX, f"includes {dollars} transferred from {POOL}")
+
+            signed(
+                running, "pool", "retire", POOL, "--disposition", "transferred",
+                "--reason", "floor closed", *managers,
+            )  # fmt: skip
+            await card_says(page, POOL, "CLOSED")
+            assert await card.locator(".meter").inner_text() == "CLOSED"
+            assert await card.get_attribute("data-status") == "retired"
