@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
+from controller.analyzer.progressive import Crossover
 from controller.rules.paytable import MAIN_LEVEL, meter_percent, pay_value
 
 if TYPE_CHECKING:
@@ -104,24 +105,50 @@ class LevelledFigures:
             return pay_value(row.pays, 0), percent
         return pay_value(row.pays, self.paytable.seed_of(row.level)), Fraction(0)
 
+    def _class_switches(self, rows: tuple[PaytableLine, ...], level: str) -> set[Fraction]:
+        """Meters of ``level`` above its seed where two of the rows pay the same."""
+        seed = self.seeds[level]
+        points: set[Fraction] = set()
+        lines = [self._row_line(row, level) for row in rows]
+        for index, (first_fixed, first_slope) in enumerate(lines):
+            for second_fixed, second_slope in lines[index + 1 :]:
+                slope = first_slope - second_slope
+                if slope:
+                    meter = (second_fixed - first_fixed) / slope
+                    if meter > seed:
+                        points.add(meter)
+        return points
+
     def switch_points(self, level: str) -> tuple[Fraction, ...]:
         """Meters of one level above its seed where two rows of a class pay the same.
 
         The other levels are at their seeds. Only there can the rows paid change as that
         level's meter rises, so R is linear in it between two of these points.
         """
-        seed = self.seeds[level]
         points: set[Fraction] = set()
         for pay_class in self.classes:
-            lines = [self._row_line(row, level) for row in pay_class.rows]
-            for index, (first_fixed, first_slope) in enumerate(lines):
-                for second_fixed, second_slope in lines[index + 1 :]:
-                    slope = first_slope - second_slope
-                    if slope:
-                        meter = (second_fixed - first_fixed) / slope
-                        if meter > seed:
-                            points.add(meter)
+            points |= self._class_switches(pay_class.rows, level)
         return tuple(sorted(points))
+
+    def crossovers(self, level: str) -> tuple[Crossover, ...]:
+        """Meters of ``level`` from which hands are paid on another row, the others at seeds.
+
+        Merged per pair of rows, from the seed up, as
+        :attr:`ProgressiveFigures.crossovers` gives them for one meter; the rows may pay from
+        different levels (a hand moving from the major's row to the mini's).
+        """
+        found: dict[tuple[Fraction, PaytableLine, PaytableLine], int] = {}
+        for pay_class in self.classes:
+            for meter in self._class_switches(pay_class.rows, level):
+                below = self.paytable.best_of(pay_class.rows, self._meters({level: meter - 1}))
+                above = self.paytable.best_of(pay_class.rows, self._meters({level: meter + 1}))
+                if below is not None and above is not None and below != above:
+                    key = (meter, below, above)
+                    found[key] = found.get(key, 0) + pay_class.count
+        return tuple(
+            Crossover(meter, count, below, above)
+            for (meter, below, above), count in sorted(found.items(), key=lambda item: item[0][0])
+        )
 
     def break_even_meter_cents(self, level: str) -> Fraction | None:
         """The lowest meter of ``level`` at which R reaches 100 %, the others at their seeds.

@@ -95,6 +95,18 @@ def levels_json(figures: LevelledFigures) -> dict[str, Any]:
             "return_per_meter_cent_exact": _ratio(piece.shares[name]),
             "break_even_meter_cents": meter,
             "break_even_meter_exact_cents": exact,
+            "crossovers": [
+                {
+                    "meter_cents": float(crossover.meter_cents),
+                    "meter_exact_cents": _ratio(crossover.meter_cents),
+                    "count": crossover.count,
+                    "line_below": str(crossover.below.line),
+                    "level_below": crossover.below.level or None,
+                    "line_above": str(crossover.above.line),
+                    "level_above": crossover.above.level or None,
+                }
+                for crossover in figures.crossovers(name)
+            ],
         }
         levels.append(entry)
     for cost in mystery_costs(figures.terms):
@@ -138,6 +150,14 @@ def print_levels(figures: LevelledFigures) -> None:
     print(
         f"Return by each level's meter M ($), at the seeds: R = {float(piece.base):.6f} + {terms}"
     )
+    for name in figures.level_names:
+        for crossover in figures.crossovers(name):
+            print(
+                f"From a {name} meter of {format_cents(int(crossover.meter_cents))} the "
+                f"{crossover.count:,} hands paid {crossover.below.outcome!r} "
+                f"({pays_text(crossover.below)}) are paid {crossover.above.outcome!r} "
+                f"({pays_text(crossover.above)}), which pays more"
+            )
     for name, meter in figures.break_even_meters.items():
         if meter is None:
             print(f"Break-even meter of {name}: none (no hand is paid from it)")

@@ -128,6 +128,7 @@ def test_a_one_level_paytable_gives_exactly_the_progressive_figures(
     seed = paytable.seed_cents
     crossings = [crossover.meter_cents for crossover in one.crossovers]
     assert set(crossings) <= set(many.switch_points(MAIN_LEVEL))
+    assert many.crossovers(MAIN_LEVEL) == one.crossovers
     meters: list[int | Fraction] = [seed, seed + 1, 3 * seed, *crossings]
     for meter in [*meters, *(crossing - 1 for crossing in crossings)]:
         assert many.return_at({MAIN_LEVEL: meter}) == one.return_at(meter)
@@ -157,6 +158,10 @@ def test_hands_move_to_the_mini_where_its_meter_passes_the_majors(
     )
     assert both > 0
     assert 100_000 in house.switch_points("mini")  # the major's seed
+    (crossover,) = house.crossovers("mini")
+    assert (crossover.meter_cents, crossover.count) == (Fraction(100_000), both)
+    assert (crossover.below.level, crossover.above.level) == ("major", "mini")
+    assert house.crossovers("major") == ()  # the major only gains on the mini above its seed
     below, above = house.piece({"mini": 99_999}), house.piece({"mini": 100_001})
     moved = Fraction(both, house.total * 500)
     assert above.shares["mini"] - below.shares["mini"] == moved

@@ -127,6 +127,9 @@ def test_analyze_gives_the_levelled_figures_exactly(
     by_level = {level["level"]: level for level in figures["levels"]}
     assert by_level["grand"]["break_even_meter_cents"] is None
     assert by_level["grand"]["return_per_meter_cent_exact"] == "0/1"
+    (crossover,) = by_level["mini"]["crossovers"]
+    assert crossover["meter_exact_cents"] == "100000/1"
+    assert (crossover["level_below"], crossover["level_above"]) == ("major", "mini")
     # R is linear in the mini's meter from its seed: its break-even is where it reaches 100 %.
     mini = Fraction(by_level["mini"]["return_per_meter_cent_exact"])
     mini_break = Fraction(by_level["mini"]["break_even_meter_exact_cents"])
@@ -154,5 +157,11 @@ def test_analyze_gives_the_levelled_figures_exactly(
     assert "Break-even meter of grand: none (no hand is paid from it)" in out
     assert "Break-even meter of mini (R = 100 %, the others at their seeds): $" in out
     assert "Mystery level grand: pays $14,999.99 on average every" in out
+    # A seven-card straight flush to the ace is a royal too: the mini's once it shows more.
+    assert (
+        f"From a mini meter of $1,000.00 the {crossover['count']:,} hands paid "
+        "'Seven-card straight flush' "
+        "(100% of meter [major]) are paid 'Royal flush' (100% of meter [mini]), which pays more"
+    ) in out
     assert "Break-even meter of major (R = 100 %, the others at their seeds): $" in out
     assert "above its limit: never shown" in out  # $50,000: far below what R needs
