@@ -270,6 +270,10 @@ class MeterFollower:
             meter.overflow_cents,
             meter.seed_cents,
             epoch=meter.epoch,
+            status=meter.status,
+            status_reason=meter.status_reason,
+            transferred_in_cents=meter.transferred_in_cents,
+            transferred_from=meter.transferred_from,
         )
         self.meters[pool] = update
         return update

@@ -53,6 +53,12 @@ class MeterPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     seq: int
     epoch: int = 0
     """The sequencer epoch of the journal that committed it (0 in a payload without one)."""
+    # A pool's life (controller/outputs.py MeterUpdate): absent while the pool is in play, so
+    # a pool in play's payload and its signature are unchanged (docs/mqtt.md).
+    status: str | msgspec.UnsetType = msgspec.UNSET
+    status_reason: str | msgspec.UnsetType = msgspec.UNSET
+    transferred_in_cents: int | msgspec.UnsetType = msgspec.UNSET
+    transferred_from: str | msgspec.UnsetType = msgspec.UNSET
 
 
 class SignedMeterPayload(MeterPayload, frozen=True, forbid_unknown_fields=True):
@@ -197,6 +203,10 @@ def _meter(update: MeterUpdate) -> MeterPayload:
         at=update.at,
         seq=update.seq,
         epoch=update.epoch,
+        status=update.status,
+        status_reason=update.status_reason,
+        transferred_in_cents=update.transferred_in_cents,
+        transferred_from=update.transferred_from,
     )
 
 
