@@ -83,12 +83,6 @@ def _levelled(checks: Checker, key: str, raw: RawPool, found: PaytableRef) -> Po
     levels: list[tuple[str, PoolTerms]] = []
     written = found.paytable.levels
     for index, level in enumerate(written):
-        if level.mystery:
-            raise checks.fail(
-                f"{key}.paytable",
-                f"{found.name}: level {level.level} is a mystery level, whose sealed trigger "
-                "the ledger does not run yet (docs/paytables.md, Levels)",
-            )
         terms = PoolTerms(
             level.meter_seed_cents,
             level.rate_of_progression,

@@ -127,8 +127,8 @@ def _with_contributions(locks: Callable[[], Iterable[Row]], rounds: Rounds) -> R
         (table_id, round_id, wager.seat)
         for (table_id, round_id), wagers in rounds.items()
         for wager in wagers
-        if wager.spot is Spot.PROGRESSIVE and wager.contribution is None
-    }
+        if wager.spot is Spot.PROGRESSIVE and wager.contribution is None and not wager.levels
+    }  # a multi-level pool's wager keeps each level's contribution (ledger/levels.py)
     if not missing:
         return rounds
     found: dict[tuple[str, str, int], Contribution] = {}

@@ -88,6 +88,7 @@ if TYPE_CHECKING:
     from controller.runtime.checkpointing import CheckpointSchedule
     from controller.runtime.device_sequences import Gap
     from controller.runtime.heads import HeadSchedule
+    from controller.runtime.mystery_watch import MysteryWatch
     from controller.runtime.rejection_limit import RejectionLimit
 
 log = logging.getLogger(__name__)
@@ -151,6 +152,11 @@ class Sequencer:
         """When to journal a signed checkpoint (:mod:`.checkpointing`); None: never."""
         self.heads: HeadSchedule | None = None
         """When to sign the journal's head, the high-water mark (:mod:`.heads`); None: never."""
+        self.mystery: MysteryWatch | None = None
+        """The journal's mystery levels' draws and questions (:mod:`.mystery_watch`); None:
+        no mystery level is configured, and batches are never cut for one."""
+        self._held: list[Waiting] = []
+        """Events taken after one that feeds a mystery level: the next batch's first."""
         self.upkeep = Upkeep(self)
         """Checkpoints, heads and the lease's renewal, when due (:mod:`.upkeep`)."""
         self.halt = halt
@@ -244,11 +250,15 @@ class Sequencer:
         """Journal events in arrival order until cancelled or closed."""
         journal = self.journal
         self.broadcast.publish(started(journal.state, self.clock(), journal.head[0], journal.epoch))
+        if self.mystery is not None:  # a level's draw before its first wager (.mystery_watch)
+            async with self.writing:
+                await self.upkeep.mystery_owed()
         while True:
             first = await self._next()
             batch = [first] if first is not None else []
             if batch:
                 await self._gather(batch)
+                self._cut_at_mystery(batch)
             async with self.writing:
                 if self.failed_reason is None:
                     if batch:
@@ -258,6 +268,22 @@ class Sequencer:
                 else:
                     self._refuse(batch)
 
+    def _cut_at_mystery(self, batch: list[Waiting]) -> None:
+        """End the batch at its first event that feeds a mystery level (:mod:`.mystery_watch`).
+
+        The keeper is asked once that event is committed, before the next one is applied; the
+        rest of the batch waits, in order, for the next.
+        """
+        watch = self.mystery
+        if watch is None:
+            return
+        state = self.journal.state
+        for index, waiting in enumerate(batch[:-1]):
+            if watch.feeds(state, waiting.event):
+                self._held[:0] = batch[index + 1 :]
+                del batch[index + 1 :]
+                return
+
     async def _gather(self, batch: list[Waiting]) -> None:
         """Take what else is queued, once the oldest event has waited ``group_wait_s`` for it.
 
@@ -266,6 +292,10 @@ class Sequencer:
         (``batch_max``). Failing closed, nothing waits.
         """
         queue = self._queue
+        if self._held:  # cut off the batch before: they go first, and wait for nothing more
+            while self._held and len(batch) < self.batch_max:
+                batch.append(self._held.pop(0))
+            return
         left = batch[0].queued + self.group_wait_s - perf_counter()
         if left > 0 and self.failed_reason is None and len(batch) + queue.qsize() < self.batch_max:
             self._filled = asyncio.get_running_loop().create_future()
@@ -282,6 +312,8 @@ class Sequencer:
 
     async def _next(self) -> Waiting | None:
         """The next event; None when a checkpoint, a head or the lease's renewal falls due first."""
+        if self._held:
+            return self._held.pop(0)
         wait = self.upkeep.seconds_left()
         if wait is None or self.failed_reason is not None:
             return await self._queue.get()

@@ -15,6 +15,7 @@ import logging
 from time import monotonic
 from typing import TYPE_CHECKING
 
+from controller.errors import JackpotError
 from controller.journal import JournalError
 from controller.journal.errors import FencedError
 from controller.journal.high_water import HighWaterError
@@ -59,10 +60,29 @@ class Upkeep:
 
     async def step(self, *, closing: bool = False) -> None:
         """Do what is due: when closing, a last checkpoint and head, and no renewal."""
+        await self.mystery_owed()
         await self._checkpoint_if_due(closing=closing)
         await self._head_if_due(closing=closing)
         if not closing:
             await self._renew_if_due()
+
+    async def mystery_owed(self) -> None:
+        """Journal every mystery draw and reveal owed (:mod:`.mystery_watch`), one by one.
+
+        A keeper out of reach or showing someone else asked it fails the controller closed:
+        the level's trigger must not be played on without its keeper (docs/faults.md).
+        """
+        sequencer = self.sequencer
+        watch = sequencer.mystery
+        while watch is not None and sequencer.failed_reason is None:
+            try:
+                event = await watch.owed(sequencer.journal.state)
+            except (OSError, JackpotError) as error:
+                sequencer.fail_closed(f"the mystery levels' keeper: {error}")
+                return
+            if event is None:
+                return
+            await sequencer.commit_own(event)
 
     async def _checkpoint_if_due(self, *, closing: bool) -> None:
         """Journal a signed checkpoint of the head if one is due (always when closing)."""

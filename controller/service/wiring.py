@@ -33,15 +33,19 @@ from controller.config.changes import config_events
 from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
 from controller.journal.high_water import HighWaterFileError
-from controller.journal.location import database
+from controller.journal.location import database, sqlite_file
 from controller.journal.postgres.fence import Fence
 from controller.journal.sequencing import open_sequenced
+from controller.mystery.keeper import LocalKeeper
+from controller.mystery.store import SealedFile
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.central_head import central_head
 from controller.runtime.checkpointing import resume_checkpoints, schedule_for
 from controller.runtime.heads import HeadSchedule, central_marks, published_marks
 from controller.runtime.liveness import Liveness
 from controller.runtime.metrics import ControllerMetrics
+from controller.runtime.mystery_watch import MysteryWatch, mystery_pools
+from controller.runtime.remote_signer import RemoteSigner
 from controller.runtime.sequencer import Sequencer
 from controller.runtime.systemd import Notifier
 from controller.runtime.view import Runtime
@@ -60,6 +64,8 @@ if TYPE_CHECKING:
     from controller.config.load import Config
     from controller.events import AnyEvent
     from controller.journal.port import JournalPort
+    from controller.ledger.apply import LedgerState
+    from controller.mystery.keeper import Keeper
     from controller.outputs import SignedHead
     from controller.ports import Sink, Source
     from controller.security.manifest import Manifest
@@ -310,6 +316,7 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     sequencer.on_commit.append(liveness.committed)
     sequencer.checkpoints = checkpoints
     sequencer.heads = heads
+    sequencer.mystery = mystery_watch(config, journal.state, checkpoints.key)
     broadcast.publish(checkpoints.updates())
     runtime = Runtime(config.controller.controller_id, journal, broadcast, sequencer, liveness)
     runtime.metrics = ControllerMetrics(journal, sequencer, liveness)
@@ -456,3 +463,22 @@ def install_signal_handlers(stop: asyncio.Event) -> None:
     for number in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(number, stop.set)
+
+
+def mystery_watch(config: Config, state: LedgerState, key: Signer) -> MysteryWatch | None:
+    """Who draws and checks the mystery levels' triggers, if the journal holds any.
+
+    The signer process keeps them when the controller key lives there; a key in the process
+    keeps them in ``<journal>.mystery.json`` (0600) beside a journal file, else in memory
+    (controller/runtime/mystery_watch.py, docs/security.md "Mystery levels: the sealed trigger").
+    """
+    if not mystery_pools(state):
+        return None
+    keeper: Keeper
+    if isinstance(key, RemoteSigner):
+        keeper = key
+    else:
+        path = sqlite_file(config.controller.journal)
+        store = SealedFile(path.with_name(f"{path.name}.mystery.json")) if path else None
+        keeper = LocalKeeper(key, store)
+    return MysteryWatch(keeper, config.controller.controller_id, key.key_id, utc_now)

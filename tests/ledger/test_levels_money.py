@@ -19,13 +19,19 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from controller.config.changes import config_events
-from controller.config.load import ConfigError, load_config
-from controller.events import AnyEvent, PoolOpened, RoundSettled, RoundVoided, WagerLocked
+from controller.config.load import load_config
+from controller.events import (
+    AnyEvent,
+    PoolOpened,
+    RoundSettled,
+    RoundVoided,
+    WagerLocked,
+    encode_event,
+)
 from controller.journal import Journal
 from controller.journal.verify import verify
 from controller.ledger.apply import LedgerState, apply
@@ -198,19 +204,23 @@ def test_a_void_takes_back_from_each_level_what_the_wager_put_in_after_a_restart
     assert verify(path).ok
 
 
-def test_a_mystery_level_is_refused_until_its_sealed_trigger_is_run(tmp_path: Path) -> None:
+def test_a_mystery_level_is_opened_with_its_ceiling_and_where_its_excess_goes(
+    tmp_path: Path,
+) -> None:
     (tmp_path / "paytables").mkdir()
     grand = (
         '[[progressive.levels]]\nlevel = "grand"\nmeter_seed = "$10,000"\n'
-        'rate_of_progression = "1%"\nmust_hit_by = "$20,000"\n\n'
+        'rate_of_progression = "1%"\nmust_hit_by = "$20,000"\npast_trigger = "next-level"\n\n'
     )
     mystery = PAYTABLE.replace("[[progressive.levels]]\n", grand + "[[progressive.levels]]\n", 1)
     (tmp_path / "paytables" / "house-levels.toml").write_text(mystery, encoding="utf-8")
     (tmp_path / "jackpotd.toml").write_text(CONFIG, encoding="utf-8")
-    with pytest.raises(ConfigError) as refused:
-        load_config(tmp_path / "jackpotd.toml")
-    assert refused.value.key == "pools[0].paytable"
-    assert "level grand is a mystery level" in refused.value.reason
+    config = load_config(tmp_path / "jackpotd.toml")
+    events = config_events(config, LedgerState(), AT)
+    opened = {event.pool_id: event for event in events if isinstance(event, PoolOpened)}
+    assert opened["stax.grand"].must_hit_by_cents == 2_000_000
+    assert opened["stax.grand"].spill_to == "stax.major"
+    assert b"must_hit_by" not in encode_event(opened["stax.major"])  # the others' text stays
 
 
 HANDS = st.sampled_from([STRAIGHT_FLUSH_7, FIVE_ACES, NOTHING, ROYAL])

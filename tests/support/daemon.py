@@ -12,7 +12,7 @@ import aiomqtt
 
 from controller.config.load import load_config
 from controller.journal import Journal
-from controller.service.wiring import serve
+from controller.service.wiring import AuthorityPolicy, serve
 from drivers.agent.state import Changes
 from drivers.mqtt.settings import BrokerSettings
 from support.floor import (
@@ -145,15 +145,19 @@ def local_journal(runtime: Runtime) -> Journal:
 
 
 @contextlib.asynccontextmanager
-async def daemon(config: Config) -> AsyncIterator[Daemon]:
-    """Run ``serve(config, stop)`` in a task until the block ends; the journal closed after."""
+async def daemon(config: Config, authority: AuthorityPolicy | None = None) -> AsyncIterator[Daemon]:
+    """Run ``serve(config, stop)`` in a task until the block ends; the journal closed after.
+
+    ``authority``: how start-up treats the journal's authority (the demo brings a manager).
+    """
     stop = asyncio.Event()
     started: asyncio.Future[tuple[Runtime, str]] = asyncio.get_running_loop().create_future()
 
     def on_start(runtime: Runtime, url: str) -> None:
         started.set_result((runtime, url))
 
-    task = asyncio.create_task(serve(config, stop, started=on_start))
+    policy = authority if authority is not None else AuthorityPolicy()
+    task = asyncio.create_task(serve(config, stop, started=on_start, authority=policy))
     either: set[asyncio.Future[Any]] = {task, started}
     await within(asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED), "start-up")
     if task.done():
