@@ -20,6 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.approvals import Site
+from support.mystery_paytable import MYSTERY_PAYTABLE
 
 from controller.events import AnyEvent, PoolOpened, RoundSettled, TableConfigured, WagerLocked
 from controller.journal import Journal
@@ -39,58 +40,6 @@ if TYPE_CHECKING:
 
 AT = "2026-12-01T18:00:00Z"
 JOURNAL = "journal-lab-1"
-PAYTABLE = """\
-name = "house-mystery"
-title = "House mystery ($5 wager)"
-wager = "progressive"
-source = "house rules"
-joker = "semi-wild"
-
-[progressive]
-wager = "$5"
-original_wager_returned = false
-
-[[progressive.levels]]
-level = "grand"
-meter_seed = "$10"
-rate_of_progression = "10%"
-reserve_rate = "1%"
-must_hit_by = "$12"
-past_trigger = "next-level"
-
-[[progressive.levels]]
-level = "major"
-meter_seed = "$1,000"
-rate_of_progression = "3%"
-
-[[progressive.levels]]
-level = "minor"
-meter_seed = "$250"
-rate_of_progression = "2%"
-
-[[progressive.levels]]
-level = "mini"
-meter_seed = "$150"
-rate_of_progression = "1%"
-
-[[lines]]
-line = "seven-card-straight-flush"
-outcome = "7 card straight flush"
-pays = "100% of meter"
-level = "major"
-
-[[lines]]
-line = "five-aces"
-outcome = "Five aces"
-pays = "100% of meter"
-level = "minor"
-
-[[lines]]
-line = "royal-flush"
-outcome = "Royal flush"
-pays = "100% of meter"
-level = "mini"
-"""
 LEVELS = ("stax.grand", "stax.major", "stax.minor", "stax.mini")
 DEALER = ["2c", "3d", "5h", "8s", "9c", "Jd", "Kc"]
 HANDS = (
@@ -115,7 +64,7 @@ def opening() -> list[AnyEvent]:
         )
     ]
     table = TableConfigured(
-        "table-t1", AT, "t1", {"house-mystery": PAYTABLE}, progressive="house-mystery",
+        "table-t1", AT, "t1", {"house-mystery": MYSTERY_PAYTABLE}, progressive="house-mystery",
         pool_id="stax", envy_includes_dealer=False,
     )  # fmt: skip
     return [grand, *others, table]

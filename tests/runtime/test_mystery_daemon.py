@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from support.daemon import daemon
 from support.floor import free_port
+from support.mystery_paytable import MYSTERY_PAYTABLE
 
 from controller.config.load import Config, parse_config
 from controller.journal.verify import verify
@@ -23,57 +24,6 @@ from controller.service.wiring import AuthorityPolicy
 if TYPE_CHECKING:
     from pathlib import Path
 
-PAYTABLE = """\
-name = "house-mystery"
-title = "House mystery ($5 wager)"
-wager = "progressive"
-source = "house rules"
-joker = "semi-wild"
-
-[progressive]
-wager = "$5"
-original_wager_returned = false
-
-[[progressive.levels]]
-level = "grand"
-meter_seed = "$10"
-rate_of_progression = "10%"
-must_hit_by = "$12"
-past_trigger = "next-level"
-
-[[progressive.levels]]
-level = "major"
-meter_seed = "$1,000"
-rate_of_progression = "3%"
-
-[[progressive.levels]]
-level = "minor"
-meter_seed = "$250"
-rate_of_progression = "2%"
-
-[[progressive.levels]]
-level = "mini"
-meter_seed = "$150"
-rate_of_progression = "1%"
-
-[[lines]]
-line = "seven-card-straight-flush"
-outcome = "7 card straight flush"
-pays = "100% of meter"
-level = "major"
-
-[[lines]]
-line = "five-aces"
-outcome = "Five aces"
-pays = "100% of meter"
-level = "minor"
-
-[[lines]]
-line = "royal-flush"
-outcome = "Royal flush"
-pays = "100% of meter"
-level = "mini"
-"""
 
 CONFIG = """
 [controller]
@@ -110,7 +60,7 @@ pool = "stax"
 
 def mystery_floor(tmp_path: Path) -> Config:
     (tmp_path / "paytables").mkdir(exist_ok=True)
-    (tmp_path / "paytables" / "house-mystery.toml").write_text(PAYTABLE, encoding="utf-8")
+    (tmp_path / "paytables" / "house-mystery.toml").write_text(MYSTERY_PAYTABLE, encoding="utf-8")
     text = CONFIG.format(journal=tmp_path / "lab.db", port=free_port())
     return parse_config(text, str(tmp_path / "jackpotd.toml"), tmp_path)
 
