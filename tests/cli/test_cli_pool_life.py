@@ -124,7 +124,7 @@ def test_r432_1838_4_a_supervisor_cannot_resume_a_suspended_pool(floor: Floor) -
 
 
 def test_r432_1838_4_a_pools_life_of_operations_md_runs_as_written(floor: Floor) -> None:
-    section = PAGE.read_text(encoding="utf-8").split("### A pool's life", 1)[1]
+    section = PAGE.read_text(encoding="utf-8").split("\n### A pool's life\n", 1)[1]
     block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[0]
     script = "set -e\n" + block
     environment = os.environ | {
@@ -173,7 +173,7 @@ def test_r432_1838_4_a_transfer_of_operations_md_runs_as_written_and_the_report_
         source = journal.state.pools[POOL]
         moved = source.meter + source.reserve + source.overflow
         before = journal.state.pools[ANNEX]
-    section = PAGE.read_text(encoding="utf-8").split("### A pool's life", 1)[1]
+    section = PAGE.read_text(encoding="utf-8").split("\n### A pool's life\n", 1)[1]
     block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[1]
     environment = os.environ | {
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
@@ -215,7 +215,7 @@ def test_r432_1838_4_one_manager_alone_cannot_transfer_a_pool(two_pools: Floor) 
 
 def test_r432_1838_4_a_retirement_of_operations_md_runs_as_written(two_pools: Floor) -> None:
     floor = two_pools
-    section = PAGE.read_text(encoding="utf-8").split("### A pool's life", 1)[1]
+    section = PAGE.read_text(encoding="utf-8").split("\n### A pool's life\n", 1)[1]
     blocks = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)
     environment = os.environ | {
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
