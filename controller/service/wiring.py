@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     from controller.mystery.keeper import Keeper
     from controller.outputs import SignedHead
     from controller.ports import Sink, Source
+    from controller.runtime.checkpointing import CheckpointSchedule
     from controller.security.manifest import Manifest
     from controller.security.signer import Signer
 
@@ -275,6 +276,34 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
         journal = open_sequenced(settings.journal, Fence(settings.node, settings.lease_s))
     else:
         journal = promoted.journal
+    try:
+        return _assembled(
+            config, journal, checkpoints, authority, promoted=promoted,
+            require_manifest=require_manifest, heads_signed=key is not None if high_water is None
+            else high_water, published=published, central=central,
+        )  # fmt: skip
+    except BaseException:
+        # A start that fails closes what it opened: a connection left to the garbage collector
+        # keeps a SQLite journal's write-ahead log beside it, which a file put back in its
+        # place (a restore) would then take as its own.
+        journal.close()
+        raise
+
+
+def _assembled(  # noqa: PLR0913 - build_runtime's, once its journal is open
+    config: Config,
+    journal: JournalPort[Any],
+    checkpoints: CheckpointSchedule,
+    authority: AuthorityPolicy,
+    *,
+    promoted: Promoted | None,
+    require_manifest: bool,
+    heads_signed: bool,
+    published: Sequence[bytes],
+    central: SignedHead | None,
+) -> Runtime:
+    """The runtime on ``journal``: checked, its heads and checkpoints resumed, configured."""
+    settings = config.controller
     _journal_takeover(journal)
     seen = None if promoted is None else promoted.seen
     _self_check(config, journal, require_manifest=require_manifest, seen=seen)
@@ -282,7 +311,7 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     heads = _heads(
         config,
         checkpoints.key,
-        configured_key=key is not None if high_water is None else high_water,
+        configured_key=heads_signed,
         journal=journal,
         published=published,
         central=central,
@@ -294,7 +323,6 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     events = _configuration(config, journal, authority)
     refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
     if refused:
-        journal.close()
         reasons = "; ".join(f"{receipt.event_id}: {receipt.reason}" for receipt in refused)
         raise StartupError(f"{config.source}: the journal refused the configuration: {reasons}")
     broadcast = Broadcast()

@@ -9,12 +9,15 @@ reads the journal, still holds its own mark above the restored head and refuses 
 the controller does not start. Root's documented procedure (stop the signer, move its marks file
 aside, start it) lets the restored journal start and be signed on. From then on the signer's new
 marks refuse to go back again: the journal rolled back to the back-up once more (the high-water
-file removed, as a shell as the service user could) is refused by the signer.
+file removed, as a shell as the service user could) is refused by the signer. A start refused
+closes the journal it opened, so no write-ahead log is left beside it for a file put back in
+its place to take as its own.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import shutil
 from typing import TYPE_CHECKING
 
@@ -70,10 +73,16 @@ def test_the_signer_refuses_an_accepted_restore_until_root_retires_its_marks_the
     # The signer signed that head (as it signs every head the service asks for): its mark.
     sign_head(as_controller_key(remote), "c1", lost.journal, (lost.seq, lost.hash), lost.at)
     assert accept(capsys, path, "mgr", "mgr2")[0] == 0
-    with pytest.raises(
-        (SignerRefusedError, StoredStateError), match=r"the signer refused.*went back"
-    ):
-        start(path, remote)  # type: ignore[arg-type]
+    gc.disable()  # only the refused start's own close may end its connection
+    try:
+        with pytest.raises(
+            (SignerRefusedError, StoredStateError), match=r"the signer refused.*went back"
+        ):
+            start(path, remote)  # type: ignore[arg-type]
+        # Closed: no write-ahead log is left for the file put back below to take as its own.
+        assert not path.with_name(f"{path.name}-wal").exists()
+    finally:
+        gc.enable()
     # Root's procedure: stop the signer, move its marks aside, start it again.
     assert signer.stop() is not None
     retired = signer.state.rename(tmp_path / "incident-2211-signer-marks.json")
