@@ -33,25 +33,22 @@ from controller.config.changes import config_events
 from controller.errors import ConfigurationError
 from controller.events import FaultRecorded
 from controller.journal.high_water import HighWaterFileError
-from controller.journal.location import database, sqlite_file
+from controller.journal.location import database
 from controller.journal.postgres.fence import Fence
 from controller.journal.sequencing import open_sequenced
-from controller.mystery.keeper import LocalKeeper
-from controller.mystery.store import SealedFile
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.central_head import central_head
 from controller.runtime.checkpointing import resume_checkpoints, schedule_for
-from controller.runtime.heads import HeadSchedule, central_marks, published_marks
 from controller.runtime.liveness import Liveness
 from controller.runtime.metrics import ControllerMetrics
-from controller.runtime.mystery_watch import MysteryWatch, mystery_pools
-from controller.runtime.remote_signer import RemoteSigner
 from controller.runtime.sequencer import Sequencer
 from controller.runtime.systemd import Notifier
 from controller.runtime.view import Runtime
 from controller.security.manifest import current
 from controller.security.signer import as_controller_key
 from controller.service.drivers import build_drivers
+from controller.service.head_marks import published_heads, resumed_heads
+from controller.service.mystery_keeper import mystery_watch
 from controller.service.operator_socket import OperatorSocket
 from controller.service.standby import Promoted, Standby
 from controller.web.console import ConsoleSite
@@ -64,8 +61,6 @@ if TYPE_CHECKING:
     from controller.config.load import Config
     from controller.events import AnyEvent
     from controller.journal.port import JournalPort
-    from controller.ledger.apply import LedgerState
-    from controller.mystery.keeper import Keeper
     from controller.outputs import SignedHead
     from controller.ports import Sink, Source
     from controller.runtime.checkpointing import CheckpointSchedule
@@ -197,55 +192,6 @@ def _journal_takeover(journal: JournalPort[Any]) -> None:
         raise StartupError(f"{journal.path}: the journal refused the takeover: {receipt.reason}")
 
 
-def _key_configured(config: Config) -> bool:
-    """Whether the configuration names the controller's key, or the signer that holds it."""
-    settings = config.controller
-    return settings.key_file is not None or settings.signer_socket is not None
-
-
-def _heads(  # noqa: PLR0913 - the key, the journal, and the marks read back
-    config: Config,
-    key: Signer,
-    *,
-    configured_key: bool,
-    journal: JournalPort[Any],
-    published: Sequence[bytes] = (),
-    central: SignedHead | None = None,
-) -> HeadSchedule | None:
-    """The signed heads of a controller with a key of its own, their mark read back and checked.
-
-    The mark is the highest of the high-water file's and those the drivers read back from where
-    they published them (``published``, the broker's retained copy) and central's (``central``,
-    a property's on a wide-area link), each signature checked. A key made for one run (the
-    demo) keeps no high-water mark: the next run's key could not check it. A mark signed under
-    another key id (the key was rotated) is passed over, said so; central's under this key that
-    does not verify is refused, as a forged file is.
-    """
-    if not configured_key and not _key_configured(config):
-        return None
-    heads = HeadSchedule.of(config, key)
-    try:
-        heads.resume()
-        heads.raise_to(central_marks(central, key))
-    except HighWaterFileError as error:
-        journal.close()
-        raise StartupError(str(error)) from error
-    heads.raise_to(published_marks(published, key))
-    return heads
-
-
-async def published_heads(config: Config) -> list[bytes]:
-    """The signed heads each configured driver published, read back (bounded waits)."""
-    found: list[bytes] = []
-    for entry in config.drivers:
-        if entry.spec.published_head is not None:
-            payload = await entry.spec.published_head(
-                entry.settings, config.controller.controller_id
-            )
-            found += [payload] if payload is not None else []
-    return found
-
-
 def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each set a few
     config: Config,
     *,
@@ -308,14 +254,16 @@ def _assembled(  # noqa: PLR0913 - build_runtime's, once its journal is open
     seen = None if promoted is None else promoted.seen
     _self_check(config, journal, require_manifest=require_manifest, seen=seen)
     check = None if promoted is None else promoted.check
-    heads = _heads(
-        config,
-        checkpoints.key,
-        configured_key=heads_signed,
-        journal=journal,
-        published=published,
-        central=central,
-    )
+    try:
+        heads = resumed_heads(
+            config,
+            checkpoints.key,
+            configured_key=heads_signed,
+            published=published,
+            central=central,
+        )
+    except HighWaterFileError as error:
+        raise StartupError(str(error)) from error
     mark = heads.last if heads is not None else None
     resume_checkpoints(journal, checkpoints, utc_now(), check, mark)
     if heads is not None:
@@ -491,22 +439,3 @@ def install_signal_handlers(stop: asyncio.Event) -> None:
     for number in (signal.SIGTERM, signal.SIGINT):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(number, stop.set)
-
-
-def mystery_watch(config: Config, state: LedgerState, key: Signer) -> MysteryWatch | None:
-    """Who draws and checks the mystery levels' triggers, if the journal holds any.
-
-    The signer process keeps them when the controller key lives there; a key in the process
-    keeps them in ``<journal>.mystery.json`` (0600) beside a journal file, else in memory
-    (controller/runtime/mystery_watch.py, docs/security.md "Mystery levels: the sealed trigger").
-    """
-    if not mystery_pools(state):
-        return None
-    keeper: Keeper
-    if isinstance(key, RemoteSigner):
-        keeper = key
-    else:
-        path = sqlite_file(config.controller.journal)
-        store = SealedFile(path.with_name(f"{path.name}.mystery.json")) if path else None
-        keeper = LocalKeeper(key, store)
-    return MysteryWatch(keeper, config.controller.controller_id, key.key_id, utc_now)
