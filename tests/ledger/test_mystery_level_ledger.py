@@ -22,7 +22,15 @@ from hypothesis import strategies as st
 from support.approvals import Site
 from support.mystery_paytable import MYSTERY_PAYTABLE
 
-from controller.events import AnyEvent, PoolOpened, RoundSettled, TableConfigured, WagerLocked
+from controller.events import (
+    AnyEvent,
+    BetSensed,
+    BetsLocked,
+    PoolOpened,
+    RoundSettled,
+    TableConfigured,
+    WagerLocked,
+)
 from controller.journal import Journal
 from controller.journal.verify import verify
 from controller.ledger.apply import LedgerState, apply
@@ -109,6 +117,10 @@ class MysteryFloor:
     def wager(self, round_id: str, seat: int) -> None:
         """One wager locked, then the keeper asked about the level's meter after it."""
         self.apply(WagerLocked(f"{round_id}-{seat}", AT, "t1", round_id, seat, "progressive", 500))
+        self.ask()
+
+    def ask(self) -> Reveal | None:
+        """The keeper asked about the level's meter after the last event; its reveal journaled."""
         pool = self.state.pools["stax.grand"]
         assert pool.draw is not None
         meter = exact_meter(pool.meter)
@@ -119,6 +131,7 @@ class MysteryFloor:
             self.apply(MysteryRevealed(f"reveal-{pool.draw.draw}", AT, verdict.reveal))
             self.reveals.append(verdict.reveal)
             self.draw()
+        return verdict.reveal
 
 
 def balanced(state: LedgerState) -> bool:
@@ -155,6 +168,42 @@ def test_r432_1841_the_first_wager_to_reach_the_trigger_wins_exactly_the_trigger
     assert major.spilled_in == grand.spilled_out > 0  # past the triggers: onto the major
     mystery_pays = [p for p in floor_.state.pending.values() if p.line == "mystery-grand"]
     assert all(p.win_cents in triggers for p in mystery_pays)
+
+
+def test_r432_1841_in_a_round_locked_at_once_the_seat_whose_chip_reached_the_trigger_wins() -> None:
+    """One ``BetsLocked`` feeds the level seat by seat; the first seat to reach it wins.
+
+    The keeper, asked once after the event, names the trigger; the winner is the seat whose
+    contribution carried the meter to it, wherever it sits in the round, not the first seat.
+    """
+    floor_ = MysteryFloor()
+    floor_.draw()
+    winners: list[int] = []
+    for number in range(1, 400):  # each seat crosses about a third of the time: bounded
+        round_id = f"r{number}"
+        for seat in (1, 2, 3):
+            sensed = number * 10 + seat
+            floor_.apply(
+                BetSensed(f"t1/s/{sensed}", AT, "t1", "s", sensed, seat, "progressive", True, 500)
+            )
+        floor_.apply(BetsLocked(f"t1/c/{number}", AT, "t1", "c", number, round_id))
+        fed = floor_.state.pools["stax.grand"].fed
+        assert [feed.seat for feed in fed] == [1, 2, 3]  # one event, three contributions
+        assert [feed.before for feed in fed[1:]] == [feed.after for feed in fed[:-1]]
+        reveal = floor_.ask()
+        if reveal is not None:
+            crossing = next(feed for feed in fed if feed.after >= reveal.trigger)
+            hit = floor_.state.pools["stax.grand"].last_hits[0]
+            assert (hit.table_id, hit.seat) == (crossing.table_id, crossing.seat)
+            assert crossing.round_id == round_id
+            assert hit.amount_cents == reveal.trigger
+            winners.append(crossing.seat)
+        hands = {str(seat): HANDS[seat % 3] for seat in (1, 2, 3)}
+        floor_.apply(RoundSettled(f"{round_id}-settle", AT, "t1", round_id, DEALER, hands))
+        assert balanced(floor_.state)
+        if {2, 3} <= set(winners):
+            break
+    assert {2, 3} <= set(winners), winners
 
 
 @settings(max_examples=15, deadline=None)
