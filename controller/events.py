@@ -15,8 +15,9 @@ before signatures existed, so their text, and their hash chain, are unchanged.
 Some kinds are defined in modules of their own and join the union here: a table agent's
 (:mod:`controller.agent_events`), a wide-area link's (:mod:`controller.wide_events`) and an
 operator's passkeys (:mod:`controller.passkey_events`, whose events this module also names, so
-that they are imported from either), and a supervisor's acknowledgement of faults
-(:mod:`controller.fault_events`, likewise).
+that they are imported from either), a supervisor's acknowledgement of faults
+(:mod:`controller.fault_events`, likewise), and an operator's standing and the journal's own
+authority (:mod:`controller.authority_events`, likewise).
 """
 
 from __future__ import annotations
@@ -26,6 +27,15 @@ from decimal import Decimal
 import msgspec
 
 from controller.agent_events import AgentSigned, TableAgentEnrolled, TableAgentRevoked
+from controller.authority_events import (
+    AuthenticationFailed,
+    HistoryRestored,
+    JournalIdentified,
+    ManifestApproved,
+    OperatorEnrolled,
+    OperatorRevoked,
+    OperatorUnlocked,
+)
 from controller.event_base import SCHEMA_VERSION, Event, Signature, Signatures
 from controller.fault_events import FaultsAcknowledged
 from controller.mystery_events import MysteryDrawn, MysteryRevealed
@@ -48,10 +58,17 @@ from controller.wide_events import (
 
 __all__ = [
     "SCHEMA_VERSION",
+    "AuthenticationFailed",
     "Event",
     "FaultsAcknowledged",
+    "HistoryRestored",
+    "JournalIdentified",
+    "ManifestApproved",
     "MysteryDrawn",
     "MysteryRevealed",
+    "OperatorEnrolled",
+    "OperatorRevoked",
+    "OperatorUnlocked",
     "PasskeyCloneSuspected",
     "PasskeyEnrolled",
     "PasskeyRegistration",
@@ -272,69 +289,6 @@ class TableStatusChanged(Event, frozen=True, tag="table-status"):
     reason: str
 
 
-class OperatorEnrolled(Event, frozen=True, tag="operator-enrolled"):
-    """An operator may now act: their Ed25519 public key (never the private key) and role.
-
-    Operators enrolled before keys existed carry the salted hash of a PIN instead
-    (``salt``, ``pin_hash``, ``kdf``), which the ledger no longer accepts as proof once a site
-    has enrolled a keyed operator (:mod:`controller.ledger.authority`).
-    """
-
-    name: str
-    role: str
-    salt: str
-    pin_hash: str
-    kdf: str
-    by: str
-    public_key: str | msgspec.UnsetType = msgspec.UNSET
-    signatures: Signatures = msgspec.UNSET
-
-
-class OperatorRevoked(Event, frozen=True, tag="operator-revoked"):
-    """An operator may no longer act."""
-
-    name: str
-    by: str
-    reason: str
-    signatures: Signatures = msgspec.UNSET
-
-
-class OperatorUnlocked(Event, frozen=True, tag="operator-unlocked"):
-    """A manager lifted an operator's lockout after failed authentications."""
-
-    name: str
-    by: str
-    reason: str
-    signatures: Signatures = msgspec.UNSET
-
-
-class AuthenticationFailed(Event, frozen=True, tag="authentication-failed"):
-    """An operator's key could not be opened (a wrong passphrase): counted toward a lockout.
-
-    ``public_key`` is the public key the key file of the attempt carries in the clear
-    (:mod:`controller.security.keys`). On a journal with an identity the ledger counts the
-    failure only when it is the operator's enrolled key, so a key file made under a manager's
-    name, or a row without it, locks nobody out (docs/security.md). A row journaled before it
-    existed lacks it (``UNSET``, never encoded) and is counted as it was.
-    """
-
-    operator: str
-    action: str
-    detail: str = ""
-    public_key: str | msgspec.UnsetType = msgspec.UNSET
-
-
-class ManifestApproved(Event, frozen=True, tag="manifest-approved"):
-    """A manager approved the installed software and configuration, by digest."""
-
-    version: str
-    software: str
-    configuration: str
-    files: list[tuple[str, str]]
-    by: str
-    signatures: Signatures = msgspec.UNSET
-
-
 class ConfigurationApproved(Event, frozen=True, tag="configuration-approved"):
     """A manager approved a configuration file (its digest) and the changes it makes.
 
@@ -355,36 +309,6 @@ class ConfigurationApproved(Event, frozen=True, tag="configuration-approved"):
     jurisdiction: str | msgspec.UnsetType = msgspec.UNSET
     """The jurisdiction profile the configuration names (controller/ledger/jurisdictions.py);
     ``UNSET`` (never encoded) when it names none, as every approval before profiles existed."""
-
-
-class JournalIdentified(Event, frozen=True, tag="journal-identified"):
-    """A manager gives a journal written before identities existed its identity, once.
-
-    From then on every signature on it must be bound to ``journal`` (its target and its time;
-    controller/ledger/binding.py), and the rules that hold on journals with an identity hold
-    on it; the rows before it replay as they were written.
-    """
-
-    journal: str
-    by: str
-    reason: str
-    signatures: Signatures = msgspec.UNSET
-
-
-class HistoryRestored(Event, frozen=True, tag="history-restored"):
-    """Managers accept that the journal went back to a back-up, losing the rows after it.
-
-    The controller refuses to start on a journal behind its signed high-water mark (docs/
-    security.md, "History never goes back"); a restore of a back-up is such a journal, on
-    purpose. Two managers sign that they accept losing what the mark ``(lost_seq, lost_hash)``
-    covered, and why (the incident); the mark is then held to be accepted, and nothing else is.
-    """
-
-    lost_seq: int
-    lost_hash: str
-    by: str
-    reason: str
-    signatures: Signatures = msgspec.UNSET
 
 
 class FaultRecorded(Event, frozen=True, tag="fault"):
