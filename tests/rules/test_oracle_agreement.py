@@ -1,7 +1,8 @@
 """The rules engine agrees with the independent brute-force oracle of tests/support/oracle.py.
 
 Compared here: the seven-card lines of :func:`controller.rules.qualify.qualifier`, the Face Up
-ace-high outcomes, and the five-, seven- and two-card rankings of :mod:`controller.rules.ranking`.
+ace-high outcomes, and the analyzer's natural lines (the five-, seven- and two-card rankings of
+:mod:`controller.rules.ranking` are tests/rules/test_oracle_rankings.py).
 Each is checked on random hands (hypothesis), on hands biased toward the rare lines (seven-card
 straight flushes, royal matches, five aces, ace high with the joker ...), on every hand of a few
 reduced decks, and on hand-written spot checks. Tests are named after the clause they prove.
@@ -9,87 +10,26 @@ reduced decks, and on hand-written spot checks. Tests are named after the clause
 
 from __future__ import annotations
 
-import functools
-from itertools import combinations, pairwise
-from typing import TYPE_CHECKING, Protocol, Self, TypeVar
+from itertools import combinations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from support import oracle
 from support.hands import ALL_CODES, JOKER, SUITS, any_seven, code, rich_hands
+from support.oracle_engine import (
+    MODES,
+    assert_lines_agree,
+    deck,
+    describe,
+    engine_lines,
+    engine_outcomes,
+    sevens,
+)
 
 from controller.analyzer.census import natural_lines
-from controller.rules.cards import Card, JokerMode, SevenCardHand, parse_cards
+from controller.rules.cards import JokerMode, SevenCardHand
 from controller.rules.lines import lines_in
-from controller.rules.qualify import ace_high_outcomes, qualifier
-from controller.rules.ranking import AceFive, best_five, evaluate_five, evaluate_two
-
-if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
-    from typing import Self
-
-    from controller.rules.qualify import Qualifier
-    from controller.rules.ranking import HandValue
-
-MODES = oracle.MODES
-
-# ---------------------------------------------------------------------------------------------
-# The engine, driven with card codes
-
-
-@functools.cache
-def _classifier(mode: str) -> Qualifier:
-    return qualifier(JokerMode(mode))
-
-
-def engine_mask(codes: Iterable[str], mode: str) -> int:
-    return _classifier(mode)(SevenCardHand.parse(list(codes)).indices)
-
-
-def engine_lines(codes: Iterable[str], mode: str) -> frozenset[str]:
-    return frozenset(line.value for line in lines_in(engine_mask(codes, mode)))
-
-
-def engine_outcomes(dealer: Sequence[str], player: Sequence[str], mode: str) -> frozenset[str]:
-    mask = ace_high_outcomes(engine_mask(dealer, mode), engine_mask(player, mode))
-    return frozenset(line.value for line in lines_in(mask))
-
-
-def engine_five(codes: Iterable[str], mode: str, ace_five: str) -> HandValue:
-    cards = parse_cards(list(codes))
-    return evaluate_five(cards, JokerMode(mode), AceFive(ace_five)).value
-
-
-def slug(value: HandValue) -> str:
-    return value.category.name.lower().replace("_", "-")
-
-
-class _Ordered(Protocol):
-    """A value ordered against its own kind: a hand value, a rank tuple."""
-
-    def __lt__(self, other: Self, /) -> bool: ...
-    def __gt__(self, other: Self, /) -> bool: ...
-
-
-_O = TypeVar("_O", bound=_Ordered)
-
-
-def sign(a: _O, b: _O) -> int:
-    return (a > b) - (a < b)
-
-
-def describe(codes: Iterable[str], mode: str, expected: frozenset[str], got: frozenset[str]) -> str:
-    missing = sorted(expected - got)
-    extra = sorted(got - expected)
-    return f"{' '.join(codes)} [{mode}]: engine lacks {missing}, engine adds {extra}"
-
-
-def assert_lines_agree(codes: Sequence[str], mode: str) -> None:
-    expected = oracle.qualifying_lines(codes, mode)
-    got = engine_lines(codes, mode)
-    assert got == expected, describe(codes, mode, expected, got)
-
 
 # ---------------------------------------------------------------------------------------------
 # Strategies
@@ -120,34 +60,6 @@ def dealer_and_player(draw: st.DrawFn) -> tuple[list[str], list[str]]:
     dealer = draw(ace_high_leaning())
     return dealer, draw(ace_high_leaning(frozenset(dealer)))
 
-
-def joker_first(hand: list[str]) -> st.SearchStrategy[list[str]]:
-    """Five of the seven cards, keeping the joker when the hand holds it, usually."""
-    return st.permutations(hand).map(lambda cards: sorted(cards, key=lambda c: c != JOKER)[:5])
-
-
-any_five = st.lists(st.sampled_from(ALL_CODES), min_size=5, max_size=5, unique=True)
-joker_five = st.lists(
-    st.sampled_from(oracle.NATURAL_CODES), min_size=4, max_size=4, unique=True
-).map(lambda four: [*four, JOKER])
-
-
-@st.composite
-def shaped_fives(draw: st.DrawFn) -> list[str]:
-    """Four cards of a narrow rank band, often of one suit, and the joker or a fifth card."""
-    suit = draw(st.sampled_from(SUITS))
-    low = draw(st.integers(1, 9))  # the band low .. low + 5; rank 1 is the ace played low
-    ranks = draw(st.lists(st.integers(low, low + 5), min_size=4, max_size=4, unique=True))
-    suited = draw(st.booleans())
-    cards = [code(rank, suit if suited else draw(st.sampled_from(SUITS))) for rank in ranks]
-    fifth = JOKER if draw(st.booleans()) else None
-    return [*cards, fifth or draw(st.sampled_from([c for c in ALL_CODES if c not in cards]))]
-
-
-fives = st.one_of(any_five, joker_five, shaped_fives(), rich_hands().flatmap(joker_first))
-sevens = st.one_of(any_seven, rich_hands())
-modes = st.sampled_from(MODES)
-ace_fives = st.sampled_from(oracle.ACE_FIVE_OPTIONS)
 
 # ---------------------------------------------------------------------------------------------
 # Seven-card lines: random and biased hands
@@ -213,10 +125,6 @@ def test_688a12_b_ace_high_strategy_reaches_every_outcome() -> None:
 
 # ---------------------------------------------------------------------------------------------
 # Every hand of a reduced deck
-
-
-def deck(ranks: str, suits: str, *extra: str) -> tuple[str, ...]:
-    return (*(r + s for r in ranks for s in suits), *extra, JOKER)
 
 
 REDUCED_DECKS = {
@@ -378,122 +286,6 @@ def test_645a6_spot_checks_of_rare_lines(
         assert present <= got, f"{name}: {hand} [{mode}] lacks {present - got}"
         assert not absent & got, f"{name}: {hand} [{mode}] has {absent & got}"
     assert_lines_agree(codes, mode)
-
-
-# ---------------------------------------------------------------------------------------------
-# Rankings: five-card hands
-
-
-@settings(max_examples=600, deadline=None)
-@given(a=fives, b=fives, mode=modes, ace_five=ace_fives)
-def test_645a6_b_c_five_card_comparisons_match_oracle(
-    a: list[str], b: list[str], mode: str, ace_five: str
-) -> None:
-    value_a, value_b = engine_five(a, mode, ace_five), engine_five(b, mode, ace_five)
-    assert slug(value_a) == oracle.five_card_value(a, mode, ace_five)[0], (a, mode)
-    assert slug(value_b) == oracle.five_card_value(b, mode, ace_five)[0], (b, mode)
-    expected = oracle.compare_five(a, b, mode, ace_five)
-    assert sign(value_a, value_b) == expected, (a, b, mode, ace_five)
-    assert (value_a == value_b) == (expected == 0)
-
-
-FIVE_CARD_DECKS = {
-    "broadway-9-to-A-3-suits": (deck("9TJQKA", "shd"), ("second-highest",)),
-    "wheel-A-to-6-3-suits": (deck("A23456", "shd"), oracle.ACE_FIVE_OPTIONS),
-    "sets-A-K-Q-2-4-suits": (deck("AKQ2", "shdc"), ("second-highest",)),
-}
-
-
-@pytest.mark.exhaustive
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("name", FIVE_CARD_DECKS)
-def test_645a6_b_c_every_five_card_hand_of_reduced_deck_ranks_as_oracle(
-    name: str, mode: str
-) -> None:
-    """Same category for every hand, and the same order over all of them (ties included).
-
-    The hands are sorted by the oracle's value; the engine must agree on every neighbouring
-    pair, which by transitivity means it orders the whole deck's hands the same way.
-    """
-    cards, options = FIVE_CARD_DECKS[name]
-    for ace_five in options:
-        rows = []
-        wrong = []
-        for hand in combinations(cards, 5):
-            category, value = oracle.five_card_value(hand, mode, ace_five)
-            engine = engine_five(hand, mode, ace_five)
-            if slug(engine) != category:
-                wrong.append(f"{' '.join(hand)}: oracle {category}, engine {slug(engine)}")
-            rows.append((value, engine, hand))
-        assert not wrong, f"[{mode}, {ace_five}] {len(wrong)} categories differ:\n" + "\n".join(
-            wrong[:15]
-        )
-        rows.sort(key=lambda row: row[0])
-        for (value_a, engine_a, hand_a), (value_b, engine_b, hand_b) in pairwise(rows):
-            expected = sign(value_a, value_b)
-            assert sign(engine_a, engine_b) == expected, (
-                f"[{mode}, {ace_five}] {' '.join(hand_a)} vs {' '.join(hand_b)}: "
-                f"oracle {expected}, engine {sign(engine_a, engine_b)}"
-            )
-
-
-# ---------------------------------------------------------------------------------------------
-# Rankings: the best five of seven, and two-card hands
-
-
-@settings(max_examples=300, deadline=None)
-@given(a=sevens, b=sevens, mode=modes, ace_five=ace_fives)
-def test_645a6_b_c_best_five_of_seven_matches_oracle(
-    a: list[str], b: list[str], mode: str, ace_five: str
-) -> None:
-    results = []
-    for hand in (a, b):
-        best = best_five(SevenCardHand.parse(hand), JokerMode(mode), AceFive(ace_five))
-        assert slug(best.value) == oracle.best_five_category(hand, mode, ace_five), (hand, mode)
-        five = [card.code for card in best.cards]
-        assert len(set(five)) == 5, (hand, five)
-        assert set(five) <= set(hand), (hand, five)
-        assert engine_five(five, mode, ace_five) == best.value, (hand, five)
-        assert oracle.five_card_value(five, mode, ace_five)[1] == oracle.best_five_value(
-            hand, mode, ace_five
-        ), (hand, five)
-        if JOKER not in five:
-            assert best.joker_as is None, (hand, five, best.joker_as)
-        elif best.joker_as is not None:
-            # The card the joker stands for; a duplicate of a card in the five only pairs.
-            play = best.joker_as
-            rank = int(play.rank)
-            suit = oracle.NO_SUIT if play.suit is None else SUITS.index(play.suit.symbol)
-            naturals = [oracle.parse_code(c) or (0, 0) for c in five if c != JOKER]
-            stand_in = (rank, oracle.NO_SUIT) if (rank, suit) in naturals else (rank, suit)
-            concrete = oracle.concrete_value([*naturals, stand_in], ace_five)
-            assert concrete == oracle.five_card_value(five, mode, ace_five)[1], (
-                five,
-                best.joker_as,
-            )
-        results.append(best.value)
-    assert sign(*results) == oracle.compare_seven(a, b, mode, ace_five), (a, b, mode, ace_five)
-
-
-twos = st.lists(st.sampled_from(ALL_CODES), min_size=2, max_size=2, unique=True)
-
-
-@settings(max_examples=300, deadline=None)
-@given(a=twos, b=twos)
-def test_645a6_b10_two_card_hands_match_oracle(a: list[str], b: list[str]) -> None:
-    value_a = evaluate_two([Card.parse(c) for c in a])
-    value_b = evaluate_two([Card.parse(c) for c in b])
-    assert sign(value_a, value_b) == oracle.compare_two(a, b), (a, b)
-    expected_slug = oracle.CATEGORIES[oracle.two_card_value(a)[0]]
-    assert slug(value_a) == expected_slug, a
-
-
-def test_645a6_b10_every_two_card_hand_ranks_as_oracle() -> None:
-    hands = sorted(combinations(ALL_CODES, 2), key=oracle.two_card_value)
-    values = [evaluate_two([Card.parse(c) for c in hand]) for hand in hands]
-    for i in range(len(hands) - 1):
-        expected = oracle.compare_two(hands[i], hands[i + 1])
-        assert sign(values[i], values[i + 1]) == expected, (hands[i], hands[i + 1])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 """Five-card and two-card ranking, each test named after the clause it proves.
 
 58 Pa. Code § 645a.6(a)-(c) and N.J.A.C. 13:69F-11(a)-(e). The oracle comparison in
-test_oracle_agreement.py covers random hands; these pin the textbook cases.
+test_oracle_rankings.py covers random hands; these pin the textbook cases.
 """
 
 from __future__ import annotations
