@@ -66,21 +66,30 @@ def follower_of(*ports: int) -> MeterFollower:
     )
 
 
-async def feed(queue: asyncio.Queue[AnyUpdate]) -> AsyncIterator[AnyUpdate]:
-    while True:
-        yield await queue.get()
+async def feed(queue: asyncio.Queue[AnyUpdate | None]) -> AsyncIterator[AnyUpdate]:
+    """The updates put in the queue, until ``None`` (the controller shutting down)."""
+    while (update := await queue.get()) is not None:
+        yield update
 
 
 @contextlib.asynccontextmanager
 async def controller_node(
     port: int, name: str, journal: Journal, signer: Signer = SIGNER
-) -> AsyncIterator[asyncio.Queue[AnyUpdate]]:
-    """A controller's meters sink on a broker; what is put in the queue is published, signed."""
-    queue: asyncio.Queue[AnyUpdate] = asyncio.Queue()
+) -> AsyncIterator[asyncio.Queue[AnyUpdate | None]]:
+    """A controller's meters sink on a broker; what is put in the queue is published, signed.
+
+    Leaving the block stops the node as ``jackpotd`` stops on SIGTERM: the sink gives the
+    broker what is pending before it returns, so the next node on the same journal does not
+    start by publishing again a hit this one announced (a test that wants that left over
+    raises out of the block, which cancels the sink as a crash would).
+    """
+    queue: asyncio.Queue[AnyUpdate | None] = asyncio.Queue()
     sink = MqttSink(node(port, name), journal.outbox, name=name, timeout_s=2.0)
     sink.sign_meters(signer)
-    async with running(sink.run(feed(queue))):
+    async with running(sink.run(feed(queue))) as task:
         yield queue
+        queue.put_nowait(None)
+        await within(asyncio.wait({task}), f"{name} to flush its outbox and stop")
 
 
 @contextlib.asynccontextmanager

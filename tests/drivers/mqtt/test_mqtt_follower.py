@@ -185,7 +185,7 @@ def test_the_controllers_own_connections_use_the_first_broker_of_the_list(
         node(free_port(), "node-1"), hosts=[f"127.0.0.1:{mosquitto.port}", "127.0.0.1:1"]
     )
     assert describe(settings).startswith(f"127.0.0.1:{mosquitto.port}, 127.0.0.1:1, no TLS")
-    queue: asyncio.Queue[AnyUpdate] = asyncio.Queue()
+    queue: asyncio.Queue[AnyUpdate | None] = asyncio.Queue()
     sink = MqttSink(settings, journal.outbox, name="node-1", timeout_s=2.0)
 
     async def scenario() -> None:

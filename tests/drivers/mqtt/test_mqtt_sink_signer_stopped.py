@@ -79,7 +79,7 @@ def test_meters_and_a_hit_put_in_while_the_signer_is_stopped_are_published_signe
     sink.sign_meters(Signer.of(client))
 
     async def scenario() -> None:
-        queue: asyncio.Queue[AnyUpdate] = asyncio.Queue()
+        queue: asyncio.Queue[AnyUpdate | None] = asyncio.Queue()
         async with mqtt_sign(follower) as face, running(sink.run(feed(queue))):
             queue.put_nowait(meter(10_00, 6, epoch=1))
             await settled(face, "$10.00")
