@@ -33,168 +33,31 @@ average after each pass kept beside it); the figures are the medians of the pass
 ratios busy/idle. The console's load runs in a process of its own, so that the load generator,
 which times the tables' locks and meters, is not slowed by it. Nothing is
 asserted about speed: the machine is shared (docs/benchmarks.md).
+
+The daemon and the tablet are bench/console_rig.py; the busy step's load and its process,
+bench/console_load.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import base64
-import contextlib
-import hashlib
-import multiprocessing
 import os
 import shutil
 import statistics
-import sys
 import tempfile
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final
 
 import aiohttp
-from common import KEY_FILE, Mosquitto, machine, ms, percentile, write_results
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from service import MANAGER, PASSPHRASE, Daemon, approve_site
-from sides import Controller
-
-from controller.cli import main as jackpotd
-from controller.cli.submit import SocketDesk
-from controller.events import decode_event
-from controller.ledger.binding import signed_by
-from controller.security.keys import open_key
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.authenticator import Authenticator  # the tests' software passkey
+from common import Mosquitto, machine, ms, percentile, write_results
+from console_load import Load, Steady
+from console_rig import SOCKET, SUPERVISOR, ConsoleController, Tablet
+from service import MANAGER
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
-    from multiprocessing.queues import Queue
-    from multiprocessing.synchronize import Event as EventType
-
-SUPERVISOR: Final = "bench-sup"
-SOCKET: Final = "operator.sock"
-POOL: Final = "p1"
-REASON: Final = "benchmark: a cent to the reserve and back"
-
-
-class ConsoleController(Controller):
-    """bench/sides.py's controller, with its operator socket and so its console."""
-
-    def readied(self, config: Path) -> Daemon:
-        """The console's socket configured, the site approved, the supervisor added."""
-        text = config.read_text().replace(
-            f'key_file = "{KEY_FILE}"\n', f'key_file = "{KEY_FILE}"\noperator_socket = "{SOCKET}"\n'
-        )
-        config.write_text(text)
-        approve_site(config)
-        folder = config.parent
-        passphrase = str(folder / f"{MANAGER}.passphrase")
-        key = str(folder / f"{SUPERVISOR}.key")
-        signed = ["--key", str(folder / f"{MANAGER}.key"), "--passphrase-file", passphrase]
-        for command in (
-            ["operator", "key", SUPERVISOR, "--out", key, "--passphrase-file", passphrase],
-            ["operator", "add", SUPERVISOR, "--role", "supervisor", "--public-key", key, *signed,
-             "--db", str(self.journal)],
-        ):  # fmt: skip
-            log = config.with_suffix(".operator.log")
-            with log.open("a", encoding="utf-8") as output, contextlib.redirect_stdout(output):
-                status = jackpotd(command)
-            if status != 0:
-                raise RuntimeError(f"jackpotd {' '.join(command[:2])} failed")
-        daemon = Daemon(config)
-        daemon.approved = True
-        return daemon
-
-    @property
-    def base(self) -> str:
-        """The display server's address."""
-        return f"http://127.0.0.1:{self.web_port}"
-
-    @property
-    def origin(self) -> str:
-        """The console's origin on a localhost bind (controller/config/web_section.py)."""
-        return f"http://localhost:{self.web_port}"
-
-
-@dataclass
-class Tablet:
-    """The console's client: the page's requests, the passkeys of both signers."""
-
-    base: str
-    origin: str
-    passkeys: dict[str, Authenticator] = field(default_factory=dict)
-    sign: int = 1
-
-    async def post(
-        self, session: aiohttp.ClientSession, path: str, body: dict[str, Any]
-    ) -> dict[str, Any]:
-        """One of the page's requests: its JSON answer (a refusal raises)."""
-        headers = {"Origin": self.origin}
-        async with session.post(self.base + path, json=body, headers=headers) as response:
-            response.raise_for_status()
-            answer: dict[str, Any] = await response.json()
-        if answer.get("status") == "refused":
-            raise RuntimeError(f"{path}: refused: {answer.get('reason')}")
-        return answer
-
-    async def enroll(self, session: aiohttp.ClientSession, operator: str, socket: Path) -> None:
-        """``operator``'s passkey registered at the page; the manager's key file signs it."""
-        passkey = Authenticator()
-        body = {"operator": operator, "label": f"{operator}'s tablet", "by": MANAGER}
-        draft = await self.post(session, "/console/api/enroll", body)
-        challenge = hashlib.sha256(base64.b64decode(draft["bytes"])).digest()
-        made = passkey.register(challenge, rp_id="localhost", origin=self.origin)
-        await self.post(
-            session, "/console/api/register",
-            {"draft": draft["draft"], "credential_id": made.credential_id,
-             "attestation_object": made.attestation_object,
-             "client_data_json": made.client_data_json},
-        )  # fmt: skip
-        async with session.get(f"{self.base}/console/api/drafts/{draft['draft']}") as response:
-            event = await response.read()
-        await asyncio.to_thread(_manager_signs, socket, event)
-        self.passkeys[operator] = passkey
-
-    async def action(self, session: aiohttp.ClientSession) -> None:
-        """One signed meter correction: a draft, two assertions (three requests)."""
-        body = {"action": "adjust", "pool_id": POOL, "account": "reserve",
-                "amount_cents": self.sign, "by": MANAGER, "reason": REASON}  # fmt: skip
-        draft = await self.post(session, "/console/api/draft", body)
-        challenge = hashlib.sha256(base64.b64decode(draft["bytes"])).digest()
-        answer: dict[str, Any] = {}
-        for operator in (MANAGER, SUPERVISOR):
-            assertion, signature = self.passkeys[operator].assertion(
-                challenge, rp_id="localhost", origin=self.origin
-            )
-            answer = await self.post(
-                session, "/console/api/sign",
-                {"draft": draft["draft"], "credential_id": assertion.credential_id,
-                 "authenticator_data": assertion.authenticator_data,
-                 "client_data_json": assertion.client_data_json, "signature": signature},
-            )  # fmt: skip
-        if answer.get("status") != "applied":
-            raise RuntimeError(f"the correction was not applied: {answer}")
-        self.sign = -self.sign
-
-    async def poll(self, session: aiohttp.ClientSession, path: str = "/console/api/state") -> None:
-        """One of the page's polls (or the page itself)."""
-        async with session.get(self.base + path) as response:
-            response.raise_for_status()
-            await response.read()
-
-
-def _manager_signs(socket: Path, body: bytes) -> None:
-    """The manager's key file signs the drafted enrollment and hands it in (the CLI's path)."""
-    folder = socket.parent
-    _, key = open_key(folder / f"{MANAGER}.key", PASSPHRASE)
-    desk = SocketDesk(socket)
-    event = signed_by(desk.state, decode_event(body), [(MANAGER, key)])
-    receipt = desk.submit(event, "passkey enroll")
-    if receipt.outcome != "applied":
-        raise RuntimeError(f"the enrollment was refused: {receipt.reason}")
+    from collections.abc import Sequence
 
 
 async def capacity(tablet: Tablet, seconds: float) -> dict[str, Any]:
@@ -221,167 +84,6 @@ async def capacity(tablet: Tablet, seconds: float) -> dict[str, Any]:
         "p99_action_ms": ms(percentile(latencies, 0.99)),
         "state_polls_per_s": round(polls / polled, 2),
     }
-
-
-@dataclass(frozen=True)
-class Steady:
-    """The busy step's console load (see the module docstring)."""
-
-    action_rate: float
-    screens: int
-    poll_s: float
-
-
-def _keys(tablet: Tablet) -> dict[str, tuple[bytes, bytes, int]]:
-    """The passkeys as another process takes them: key (DER), credential id, sign count."""
-    encoding, form = serialization.Encoding.DER, serialization.PrivateFormat.PKCS8
-    none = serialization.NoEncryption()
-    return {
-        name: (passkey.key.private_bytes(encoding, form, none), passkey.credential_id,
-               passkey.sign_count)
-        for name, passkey in tablet.passkeys.items()
-    }  # fmt: skip
-
-
-def _passkeys(keys: dict[str, tuple[bytes, bytes, int]]) -> dict[str, Authenticator]:
-    made: dict[str, Authenticator] = {}
-    for name, (der, credential_id, count) in keys.items():
-        key = serialization.load_der_private_key(der, None)
-        if not isinstance(key, ec.EllipticCurvePrivateKey):
-            raise TypeError("a passkey's key is ECDSA P-256")
-        made[name] = Authenticator(key, credential_id, count)
-    return made
-
-
-class Load:
-    """The console's steady load, in a process of its own.
-
-    The load generator, this process, times the tables' locks and meters: a load beside them
-    in the same process would slow the timing, not the daemon.
-    """
-
-    def __init__(self, tablet: Tablet, steady: Steady) -> None:
-        self.tablet = tablet
-        context = multiprocessing.get_context("spawn")
-        self.stop = context.Event()
-        self.ready = context.Event()
-        self.answer: Queue[dict[str, Any]] = context.Queue()
-        self.process = context.Process(
-            target=_load_process,
-            args=(Handed(tablet.base, tablet.origin, _keys(tablet), tablet.sign, steady),
-                  self.stop, self.ready, self.answer),
-            daemon=True,
-        )  # fmt: skip
-        self.found: dict[str, Any] = {}
-
-    async def __aenter__(self) -> Self:
-        self.process.start()
-        await asyncio.to_thread(self.ready.wait, 60)
-        return self
-
-    async def __aexit__(self, *_: object) -> None:
-        self.stop.set()
-        self.found = await asyncio.to_thread(self.answer.get, block=True, timeout=60)
-        await asyncio.to_thread(self.process.join, 30)
-        if self.found.get("error"):
-            raise RuntimeError(f"the console's load stopped: {self.found['error']}")
-        # The counters go on from where the load left them: the ledger refuses one that
-        # goes back (a suspected clone).
-        self.tablet.passkeys = _passkeys(self.found["passkeys"])
-        self.tablet.sign = self.found["sign"]
-
-    def figures(self) -> dict[str, Any]:
-        """What the console served over the step."""
-        seconds = max(self.found["seconds"], 1e-9)
-        counts: dict[str, int] = self.found["counts"]
-        requests = 3 * counts["actions"] + counts["polls"] + counts["pages"]
-        return {
-            "console_actions_per_s": round(counts["actions"] / seconds, 2),
-            "console_requests_per_s": round(requests / seconds, 2),
-            "console_p99_action_ms": ms(percentile(self.found["latencies"], 0.99)),
-        } | {f"console_{name}": count for name, count in counts.items()}
-
-
-@dataclass(frozen=True)
-class Handed:
-    """What the load's process is handed: where the console is, the passkeys, the load."""
-
-    base: str
-    origin: str
-    keys: dict[str, tuple[bytes, bytes, int]]
-    sign: int
-    steady: Steady
-
-
-KINDS: Final = ("actions", "polls", "pages")
-
-
-@dataclass
-class Counted:
-    """What the load's process counts."""
-
-    counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(KINDS, 0))
-    latencies: list[float] = field(default_factory=list)
-
-
-def _load_process(
-    handed: Handed, stop: EventType, ready: EventType, answer: Queue[dict[str, Any]]
-) -> None:
-    tablet = Tablet(handed.base, handed.origin, _passkeys(handed.keys), handed.sign)
-    counted = Counted()
-    error = ""
-    started = time.perf_counter()
-    try:
-        asyncio.run(_steady(tablet, handed.steady, (stop, ready), counted))
-    except Exception as failed:  # noqa: BLE001 - said to the benchmark's process
-        error = repr(failed)
-    ready.set()
-    seconds = time.perf_counter() - started
-    answer.put(
-        {"counts": counted.counts, "latencies": counted.latencies, "seconds": seconds,
-         "passkeys": _keys(tablet), "sign": tablet.sign, "error": error}
-    )  # fmt: skip
-
-
-async def _steady(
-    tablet: Tablet, steady: Steady, events: tuple[EventType, EventType], counted: Counted
-) -> None:
-    """Signed actions, state polls and page fetches, each on its own schedule, until stopped."""
-    stop, ready = events
-    async with aiohttp.ClientSession() as session:
-
-        async def every(period: float, kind: str, once: Callable[[], Awaitable[None]]) -> None:
-            next_at = time.perf_counter()
-            while True:
-                begun = time.perf_counter()
-                await once()
-                if kind == "actions":
-                    counted.latencies.append(time.perf_counter() - begun)
-                counted.counts[kind] += 1
-                next_at += period
-                await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
-
-        tasks = [asyncio.create_task(every(1 / steady.action_rate, "actions",
-                                           lambda: tablet.action(session)))
-                 for _ in range(1 if steady.action_rate > 0 else 0)]  # fmt: skip
-        tasks += [
-            asyncio.create_task(every(steady.poll_s, "polls", lambda: tablet.poll(session)))
-            for _ in range(steady.screens)
-        ]
-        tasks.append(
-            asyncio.create_task(every(1.0, "pages", lambda: tablet.poll(session, "/console/")))
-        )
-        ready.set()
-        try:
-            while not stop.is_set() and not any(task.done() for task in tasks):
-                await asyncio.sleep(0.05)
-        finally:
-            for task in tasks:
-                task.cancel()
-            results = await asyncio.gather(*tasks, return_exceptions=True)
-        for result in results:
-            if isinstance(result, Exception):
-                raise result
 
 
 TABLE_FIGURES: Final = ("events", "delivered", "events_per_s", "kept_up", "p50_latency_ms",
