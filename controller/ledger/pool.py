@@ -1,4 +1,7 @@
-"""A progressive pool: its meters, its terms, and every way money moves in or out of it.
+"""A progressive pool: its meters, and every way money moves in or out of it.
+
+Its terms (what it is configured with) and the error a pool refuses with are
+:mod:`controller.ledger.pool_terms`; they are imported from here as well.
 
 All balances are exact :class:`fractions.Fraction` amounts of cents. A meter *shows* whole
 cents (rounded down); the sub-cent part is carried, never rounded away (docs/money.md). Pays are
@@ -21,7 +24,6 @@ from fractions import Fraction
 from math import floor
 from typing import TYPE_CHECKING, Final
 
-from controller.errors import RefusedError
 from controller.ledger.pool_records import (
     Contribution,
     ContributionRefund,
@@ -29,7 +31,7 @@ from controller.ledger.pool_records import (
     HitRecord,
     MeterPayment,
 )
-from controller.money import RATES_OVER_WAGER, format_percent, rates_over_wager
+from controller.ledger.pool_terms import PoolError, PoolTerms, PoolTermsError
 
 if TYPE_CHECKING:
     from controller.mystery.core import Drawn
@@ -49,65 +51,6 @@ __all__ = [
 ]
 
 LAST_HITS: Final = 25
-
-
-class PoolError(RefusedError, ValueError):
-    """An operation the pool must refuse (it changes nothing)."""
-
-
-class PoolTermsError(PoolError):
-    """Terms no pool may have: ``term`` names the field of :class:`PoolTerms` refused.
-
-    The message is the reason the journal records (and hashes into the row) when it refuses an
-    event carrying such terms, and a replay must give it again word for word (docs/journal.md),
-    so it never changes; ``detail`` says the same with the figures, for a configuration's error.
-    """
-
-    def __init__(self, term: str, message: str, detail: str = "") -> None:
-        super().__init__(message)
-        self.term = term
-        self.detail = detail or message
-
-
-@dataclass(frozen=True, slots=True)
-class PoolTerms:
-    """What a pool is configured with. Changes wait until the jackpot is won (docs/money.md).
-
-    The rates are exact fractions of the wager, as parsed from the file's decimal percentages
-    (:func:`controller.money.parse_percent`); this is the one place their sum is held to 100 %
-    of the wager, whether the terms come from a configuration or from the journal.
-    """
-
-    seed_cents: int
-    rate_of_progression: Fraction
-    reserve_rate: Fraction = Fraction(0)
-    limit_cents: int | None = None
-    paytable: str = ""
-    must_hit_by_cents: int | None = None
-    """A mystery level's ceiling: it hits at a sealed trigger in [seed, this) (mystery_level.py)."""
-    spill_to: str = ""
-    """Where a mystery hit's amount past the trigger goes: the next level (its id), or the
-    level's own overflow (empty)."""
-
-    def __post_init__(self) -> None:
-        if self.seed_cents < 0:
-            raise PoolTermsError("seed_cents", "the seed cannot be negative")
-        for term in ("rate_of_progression", "reserve_rate"):
-            if getattr(self, term) < 0:
-                raise PoolTermsError(term, "rates cannot be negative")
-        if rates_over_wager(self.rate_of_progression, self.reserve_rate):
-            raise PoolTermsError(
-                "reserve_rate",
-                RATES_OVER_WAGER,
-                f"rate of progression {format_percent(self.rate_of_progression)} plus reserve "
-                f"rate {format_percent(self.reserve_rate)} exceeds 100% of the wager",
-            )
-        if self.limit_cents is not None and self.limit_cents < self.seed_cents:
-            raise PoolTermsError("limit_cents", "the limit cannot be below the seed")
-        if self.must_hit_by_cents is not None and self.must_hit_by_cents <= self.seed_cents:
-            raise PoolTermsError(
-                "must_hit_by_cents", "a mystery level must hit by more than its seed"
-            )
 
 
 @dataclass(frozen=True, slots=True)
