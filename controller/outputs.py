@@ -61,6 +61,10 @@ class MeterUpdate(Update, frozen=True, tag="meter"):
     transferred_from: str | msgspec.UnsetType = msgspec.UNSET
     """The pools whose transfer brought it, while each stands suspended as transferred to this
     one (their reason names it); ``UNSET`` if none does."""
+    must_hit_by_cents: int | msgspec.UnsetType = msgspec.UNSET
+    """A mystery level's ceiling, the "must hit by" its signs and display show (public, unlike
+    its sealed trigger: docs/rules.md § 10); ``UNSET`` on every other pool, whose update and
+    signed bytes are therefore the ones they always were."""
 
 
 class HitAnnouncement(Update, frozen=True, tag="hit"):

@@ -114,9 +114,12 @@ def pool_life(pool: Pool, state: LedgerState | None) -> dict[str, Any]:
     """What a sign or display shows of a pool's life: only the fields that are set.
 
     Its status and reason if it is out of play; what transfers brought onto it, in whole
-    cents, and from which pools, while those stand suspended as transferred to it.
+    cents, and from which pools, while those stand suspended as transferred to it; a mystery
+    level's ceiling (its "must hit by", never its trigger).
     """
     life: dict[str, Any] = {}
+    if pool.terms.must_hit_by_cents is not None:
+        life["must_hit_by_cents"] = pool.terms.must_hit_by_cents
     if pool.status:
         life["status"] = pool.status
         life["status_reason"] = pool.status_reason

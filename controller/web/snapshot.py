@@ -59,8 +59,11 @@ def meter_bytes(key_id: str, update: MeterUpdate) -> bytes:
     return signed_bytes(METER_DOMAIN, fields)
 
 
-LIFE = ("status", "status_reason", "transferred_in_cents", "transferred_from")
-"""The fields of a pool's life a meter carries when set (controller/outputs.py MeterUpdate)."""
+LIFE = (
+    "status", "status_reason", "transferred_in_cents", "transferred_from", "must_hit_by_cents"
+)  # fmt: skip
+"""The fields of a pool's life (and a mystery level's ceiling) a meter carries when set
+(controller/outputs.py MeterUpdate)."""
 
 
 def update_fields(update: MeterUpdate) -> set[str]:

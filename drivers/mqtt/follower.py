@@ -274,6 +274,7 @@ class MeterFollower:
             status_reason=meter.status_reason,
             transferred_in_cents=meter.transferred_in_cents,
             transferred_from=meter.transferred_from,
+            must_hit_by_cents=meter.must_hit_by_cents,
         )
         self.meters[pool] = update
         return update

@@ -59,6 +59,8 @@ class MeterPayload(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     status_reason: str | msgspec.UnsetType = msgspec.UNSET
     transferred_in_cents: int | msgspec.UnsetType = msgspec.UNSET
     transferred_from: str | msgspec.UnsetType = msgspec.UNSET
+    must_hit_by_cents: int | msgspec.UnsetType = msgspec.UNSET
+    """A mystery level's ceiling; absent on every other pool (docs/mqtt.md)."""
 
 
 class SignedMeterPayload(MeterPayload, frozen=True, forbid_unknown_fields=True):
@@ -207,6 +209,7 @@ def _meter(update: MeterUpdate) -> MeterPayload:
         status_reason=update.status_reason,
         transferred_in_cents=update.transferred_in_cents,
         transferred_from=update.transferred_from,
+        must_hit_by_cents=update.must_hit_by_cents,
     )
 
 

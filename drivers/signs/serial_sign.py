@@ -46,7 +46,8 @@ import msgspec
 from controller.backoff import Backoff, keep_connected
 from drivers.serial.link import port_session
 from drivers.signs.alpha import Mode, Position, SignLayout
-from drivers.signs.behaviour import ClosedMode, SignBehaviour, SignRules
+from drivers.signs.behaviour import SignBehaviour
+from drivers.signs.rules import ClosedMode, SignRules
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:

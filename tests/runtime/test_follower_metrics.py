@@ -12,8 +12,9 @@ from controller.outputs import MeterUpdate
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
-from drivers.signs.behaviour import SignBehaviour, SignRules
+from drivers.signs.behaviour import SignBehaviour
 from drivers.signs.metrics import FollowerFamilies
+from drivers.signs.rules import SignRules
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -22,7 +22,8 @@ from controller.outputs import (
     TableUpdate,
     WagerRefusal,
 )
-from drivers.signs.behaviour import Show, SignBehaviour, SignRules, SignRulesError, Step
+from drivers.signs.behaviour import Show, SignBehaviour, Step
+from drivers.signs.rules import SignRules, SignRulesError
 
 POOL = "fortune"
 AT = "2025-01-01T00:00:00.000000Z"

@@ -9,7 +9,8 @@ state machine on a fake clock, as tests/drivers/signs/test_sign_behaviour.py dri
 from __future__ import annotations
 
 from controller.outputs import MeterUpdate
-from drivers.signs.behaviour import SignBehaviour, SignRules
+from drivers.signs.behaviour import SignBehaviour
+from drivers.signs.rules import SignRules
 from drivers.signs.serial_sign import AlphaSignSettings
 
 POOL = "fortune"
