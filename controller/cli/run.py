@@ -102,6 +102,13 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     demo.add_argument("--seed", type=int, default=1, help="the simulation's random seed")
     demo.add_argument(
+        "--levels",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="one more table, on a four-level pool whose grand is a mystery level (must hit "
+        "by $12,000), and a sign over it (--no-levels: the one-level pool only)",
+    )
+    demo.add_argument(
         "--log-level", default="WARNING", type=str.upper, choices=LOG_LEVELS, help="what to log"
     )
     demo.set_defaults(run=run_demo, logs=True)
@@ -268,6 +275,7 @@ def run_demo(args: argparse.Namespace) -> int:
         interval_s=args.interval,
         hit_every=args.hit_every,
         rounds=args.rounds,
+        levels=args.levels,
     )
     reach_journal(config.controller.journal)  # before the manager's key file is made
     demo = AuthorityPolicy(approver=demo_approver(config.controller.journal))

@@ -92,13 +92,18 @@ def references(
     pools: Mapping[str, PoolConfig],
     tables: tuple[TableConfig, ...],
 ) -> None:
-    """The pools and tables entries name exist; no two entries open one device line."""
+    """The pools and tables entries name exist; no two entries open one device line.
+
+    A pool may be named by one of its levels, ``POOL.LEVEL`` (a sign over a mystery level,
+    docs/signs.md): each level has its own meter.
+    """
     table_ids = {table.table_id for table in tables}
+    meters = set(pools) | {level for pool in pools.values() for level, _terms in pool.levels}
     lines: dict[str, str] = {}
     for entry in drivers:
         spec = entry.spec
         for where, kind, name in spec.references(entry.settings) if spec.references else ():
-            if kind == "pool" and name not in pools:
+            if kind == "pool" and name not in meters:
                 reason = f"no pool {name!r}; configured: {names(pools)}"
                 raise checks.fail(f"{entry.key}.{where}", reason)
             if kind == "table" and name not in table_ids:

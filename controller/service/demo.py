@@ -3,6 +3,12 @@
 Signs, when asked for, are emulated Alpha LED signs on ptys (``url = "emulator://<name>"``,
 docs/signs.md) driven by the real sign driver.
 
+With ``levels``, one more table plays the demo's four-level progressive
+(``demo_paytables/demo-levels-1.toml``, filed in ``controller.paytable_dirs`` as an operator
+files a house paytable): a grand that is a mystery level (must hit by $12,000), a major, a
+minor and a mini, each a card on the display, and a sign over the table showing the grand's
+meter and its "must hit by".
+
 ``jackpotd demo`` (and ``make demo``) runs the whole controller on it: the same code as a
 production service, with the tables simulated in-process instead of reached over MQTT or
 serial lines.
@@ -13,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from controller.config.approval import Approver
 from controller.config.load import Config, parse_config
@@ -32,6 +38,7 @@ operator_socket = "{socket}"
 verification_amount = "$1,000"
 heartbeat_timeout_s = 10
 
+{paytable_dirs}
 [[pools]]
 id = "fortune-progressive"
 paytable = "progressive-1"
@@ -70,6 +77,39 @@ jackpot_hold_s = 4.0
 """
 
 
+LEVELS_POOL = "demo-levels"
+"""The levels demo's pool: its levels are ``demo-levels.grand`` to ``demo-levels.mini``."""
+
+LEVELS = """
+[[pools]]
+id = "{pool}"
+paytable = "demo-levels-1"
+
+[[tables]]
+id = "T{number}"
+transport = "simulator"
+bonus = "fortune-1"
+progressive = "demo-levels-1"
+pool = "{pool}"
+"""
+
+LEVEL_SIGN = """
+[[alpha_sign]]
+name = "{name}"
+url = "emulator://{name}"
+pool_id = "{pool}.grand"
+tables = ["T{number}"]
+baudrate = 9600
+bytesize = 8
+parity = "N"
+min_interval_s = 0.25
+jackpot_hold_s = 4.0
+"""
+
+DEMO_PAYTABLES: Final = Path(__file__).parent / "demo_paytables"
+"""The demo's house paytables (shipped inside the package, beside this module)."""
+
+
 def _toml_text(text: str) -> str:
     """``text`` inside a TOML basic string's quotes."""
     return text.replace("\\", "\\\\").replace('"', '\\"')
@@ -86,12 +126,16 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     interval_s: float = 0.5,
     hit_every: int = 0,
     rounds: int | None = None,
+    levels: bool = False,
 ) -> Config:
     """The demo configuration with ``tables`` simulated tables (every third offers Ace High).
 
-    ``signs`` names emulated signs over every table; ``rounds`` ends the simulation.
+    ``signs`` names emulated signs over every table; ``rounds`` ends the simulation; ``levels``
+    adds a table on the four-level pool, and a sign over it when ``signs`` names any.
     """
+    dirs = f'paytable_dirs = ["{_toml_text(str(DEMO_PAYTABLES))}"]\n' if levels else ""
     text = TEMPLATE.format(
+        paytable_dirs=dirs,
         journal=_toml_text(location.text(journal)),
         socket=_toml_text(str(demo_operator_socket(journal))),
         host=host,
@@ -107,6 +151,10 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
     ids = ", ".join(f'"T{number}"' for number in range(1, tables + 1))
     for name in signs:
         text += SIGN.format(name=name, tables=ids)
+    if levels:
+        text += LEVELS.format(pool=LEVELS_POOL, number=tables + 1)
+        for name in signs[:1]:
+            text += LEVEL_SIGN.format(name=f"{name}-grand", pool=LEVELS_POOL, number=tables + 1)
     return parse_config(text, "<demo configuration>", Path.cwd())
 
 

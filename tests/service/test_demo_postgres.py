@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def demo(folder: Path, url: str, *argv: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "controller", "demo", "--tables", "2", "--db", url,
+        [sys.executable, "-m", "controller", "demo", "--tables", "2", "--no-levels", "--db", url,
          "--port", str(free_port()), "--interval", "0.001", *argv],
         cwd=folder, capture_output=True, text=True, timeout=120, check=False,
         env={**os.environ, "PYTHONPATH": str(ROOT)},

@@ -70,6 +70,6 @@ def test_the_demo_needs_no_approved_manifest(tmp_path: Path) -> None:
         capture_output=True, text=True, timeout=WAIT_S, check=False, cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "rounds: 2 (T1 2)" in done.stdout.splitlines()
+    assert "rounds: 4 (T1 2, T2 2)" in done.stdout.splitlines()
     with Journal(tmp_path / "demo.db") as journal:
         assert journal.state.manifest is None

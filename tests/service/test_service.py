@@ -68,7 +68,7 @@ def test_operations_demo_runs_rounds_summarises_and_leaves_a_verified_journal(
         cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "rounds: 60 (T1 20, T2 20, T3 20)" in done.stdout
+    assert "rounds: 80 (T1 20, T2 20, T3 20, T4 20)" in done.stdout  # T4: the four levels
     assert "pool fortune-progressive: meter $" in done.stdout
     assert "progressive hits: " in done.stdout
     report = verify(tmp_path / "var" / "run.db")
@@ -95,17 +95,19 @@ def test_operations_display_metrics_and_health_while_running_then_sigterm_drains
         deadline = time.monotonic() + 30
         while True:  # wait until rounds have been played
             state = json.loads(get(url + "api/state")[1])
-            if state["pools"][0]["meter_cents"] > 1_000_000 or time.monotonic() > deadline:
+            pool = next(p for p in state["pools"] if p["pool"] == "fortune-progressive")
+            if pool["meter_cents"] > 1_000_000 or time.monotonic() > deadline:
                 break
             time.sleep(0.2)
         assert state["controller"]["online"] is True
-        assert [table["table"] for table in state["tables"]] == ["T1", "T2", "T3"]
-        assert state["pools"][0]["meter_cents"] > 1_000_000
+        assert [table["table"] for table in state["tables"]] == ["T1", "T2", "T3", "T4"]
+        assert pool["meter_cents"] > 1_000_000
         status, metrics = get(url + "metrics")
         assert status == 200
         text = metrics.decode()
         for name in (
             'jackpotd_pool_meter_dollars{pool="fortune-progressive"}',
+            'jackpotd_pool_meter_dollars{pool="demo-levels.grand"}',  # each level, a meter
             "jackpotd_journal_commit_seconds_bucket",
             "jackpotd_event_to_commit_seconds_count",
             'jackpotd_table_online{table="T1"} 1.0',
