@@ -40,7 +40,8 @@ def test_make_demo_on_a_fresh_clone_builds_a_runtime_only_environment_and_plays(
         env=clean_environment(),
     )  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "rounds: 3 (T1 3)" in done.stdout
+    assert "rounds: 6 (T1 3, T2 3)" in done.stdout  # T2: the four-level pool's table
+    assert "pool demo-levels.grand: meter $" in done.stdout  # its house paytable shipped
     assert (tree / "var" / "demo.db").is_file()
     assert not (tree / ".venv").exists()  # the development environment is not built
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
