@@ -31,16 +31,16 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Final
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Callable, Iterator, Sequence
 
 CACHE: Final = "__pycache__"
 MISSING: Final = "missing"
 
 
-def file_sha256(path: Path, algorithm: str = "sha256") -> str:
+def file_sha256(path: Path | str, algorithm: str = "sha256") -> str:
     """The hex digest of a file, or ``missing`` when it cannot be read."""
     try:
-        with path.open("rb") as stream:
+        with open(path, "rb") as stream:  # noqa: PTH123 - a str or a Path, as given
             return hashlib.file_digest(stream, algorithm).hexdigest()
     except (OSError, ValueError):
         return MISSING
@@ -113,13 +113,33 @@ def _as_recorded(hexdigest: str) -> str:
     return base64.urlsafe_b64encode(bytes.fromhex(hexdigest)).rstrip(b"=").decode()
 
 
+def _locator(dist: metadata.Distribution) -> Callable[[PurePosixPath], str]:
+    """Where each of a distribution's files is, as ``str(dist.locate_file(file))`` says.
+
+    A distribution in a folder (``PathDistribution``, what every installer writes) locates a
+    file in its metadata folder's parent: the two strings are joined once each, not built as
+    three paths a file (pathlib's parsing was a third of the self-check's time).
+    """
+    if type(dist) is not metadata.PathDistribution:
+        return lambda file: str(dist.locate_file(file))
+    base = str(dist.locate_file(""))
+    join = os.path.join
+
+    def locate(file: PurePosixPath) -> str:
+        text = str(file)
+        return join(base, text) if text != "." else base
+
+    return locate
+
+
 def _distribution(dist: metadata.Distribution, owned: set[str], real: RealPaths) -> Distribution:
     lines: list[str] = []
     unlike: list[tuple[str, str]] = []
+    locate = _locator(dist)
     for file in dist.files or ():
-        if cached(file):
+        if CACHE in file.parts:
             continue
-        location = Path(str(dist.locate_file(file)))
+        location = locate(file)
         owned.add(real.of(location))
         digest = file_sha256(location)
         lines.append(f"{digest}  {file}")
@@ -138,11 +158,11 @@ def _distribution(dist: metadata.Distribution, owned: set[str], real: RealPaths)
     )
 
 
-def _walk(folder: Path) -> Iterator[Path]:
+def _walk(folder: Path) -> Iterator[str]:
     for root, folders, files in os.walk(folder):
         folders[:] = sorted(name for name in folders if name != CACHE)
         for name in sorted(files):
-            yield Path(root) / name
+            yield os.path.join(root, name)  # noqa: PTH118 - thousands of files, as strings
 
 
 def installed(path: Sequence[str], folders: Sequence[str] = ()) -> Installed:
@@ -167,7 +187,7 @@ def installed(path: Sequence[str], folders: Sequence[str] = ()) -> Installed:
         if dist.read_text("RECORD") is not None and distribution.home not in homes:
             homes.append(distribution.home)
     unowned = [
-        (str(file), file_sha256(file))
+        (file, file_sha256(file))
         for home in homes
         for file in _walk(home)
         if real.of(file) not in owned
