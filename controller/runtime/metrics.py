@@ -29,6 +29,7 @@ from controller.effects import (
     WagerRefused,
     parse_fraction,
 )
+from controller.ledger.levels import SEPARATOR as LEVEL_SEPARATOR
 from controller.metric_families import counter_family
 from controller.runtime.build_info import build_info
 from controller.runtime.driver_metrics import merged
@@ -207,7 +208,27 @@ class ControllerMetrics(Collector):
         house = CounterMetricFamily(
             "jackpotd_pool_house_funding_dollars", "Seeds funded by the house.", labels=["pool"]
         )
+        # A level of a multi-level pool is a pool of its own, POOL.LEVEL (controller/ledger/
+        # levels.py): its meter is in the families above under that id, and this says whose
+        # level it is, so that a dashboard groups the grand, major, minor and mini of one pool.
+        level = GaugeMetricFamily(
+            "jackpotd_pool_level",
+            "1 for each level of a multi-level pool: the pool it belongs to, its name, its kind.",
+            labels=["pool", "parent_pool", "level", "kind"],
+        )
+        must_hit_by = GaugeMetricFamily(
+            "jackpotd_pool_must_hit_by_dollars",
+            "A mystery level's ceiling: it hits before its meter reaches this (never its trigger).",
+            labels=["pool"],
+        )
         for pool_id, pool in sorted(self.journal.state.pools.items()):
+            parent, dot, name = pool_id.partition(LEVEL_SEPARATOR)
+            ceiling = pool.terms.must_hit_by_cents
+            if dot:
+                kind = "hand" if ceiling is None else "mystery"
+                level.add_metric([pool_id, parent, name, kind], 1)
+            if ceiling is not None:
+                must_hit_by.add_metric([pool_id], _dollars(ceiling))
             families["meter"].add_metric([pool_id], _dollars(pool.meter_cents))
             families["reserve"].add_metric([pool_id], _dollars(pool.reserve_cents))
             families["overflow"].add_metric([pool_id], _dollars(pool.overflow_cents))
@@ -220,6 +241,8 @@ class ControllerMetrics(Collector):
         yield from families.values()
         yield paid
         yield house
+        yield level
+        yield must_hit_by
 
     def _activity(self) -> Iterator[Metric]:
         known = known_labels(self.journal.state)

@@ -149,6 +149,16 @@ def exported() -> dict[str, Family]:
         journal.append_many(
             [
                 PoolOpened("pool", AT, "P1", "progressive-1", 1_000_000, Decimal("0.28")),
+                # A mystery level of a multi-level pool, for the levels' families.
+                PoolOpened(
+                    "level",
+                    AT,
+                    "P2.grand",
+                    "house-mystery",
+                    1_000,
+                    Decimal("0.1"),
+                    must_hit_by_cents=1_200,
+                ),
                 TableConfigured(
                     "table",
                     AT,

@@ -5,8 +5,9 @@ mystery level (docs/paytables.md, "Levels"; docs/rules.md § 10): it hits at a t
 [$10,000, $12,000) and sealed until the hit. The ceiling is public: the display's card of the
 grand says ``must hit by $12,000.00`` under its meter, signed with it, and the emulated Alpha
 sign over the table shows ``$10,012.25 MUST HIT BY $12,000.00`` (docs/signs.md); the major,
-minor and mini show their meters as any pool does, and the trigger shows nowhere. The real
-daemon, its display server, headless Chromium.
+minor and mini show their meters as any pool does, and the trigger shows nowhere. ``/metrics``
+names each level's pool and kind, and the grand's ceiling (docs/metrics.md). The real daemon,
+its display server, headless Chromium.
 """
 
 from __future__ import annotations
@@ -33,9 +34,14 @@ LEVELS = [f"{LEVELS_POOL}.{name}" for name in ("grand", "major", "minor", "mini"
 GRAND = LEVELS[0]
 
 
+def fetched(port: int, path: str) -> str:
+    with urllib.request.urlopen(f"http://127.0.0.1:{port}/{path}", timeout=10) as answer:
+        body: bytes = answer.read()
+    return body.decode()
+
+
 def state(port: int) -> dict[str, Any]:
-    with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/state", timeout=10) as answer:
-        document: dict[str, Any] = json.loads(answer.read())
+    document: dict[str, Any] = json.loads(fetched(port, "api/state"))
     return document
 
 
@@ -80,6 +86,13 @@ async def test_the_levels_demo_shows_each_level_and_the_grands_must_hit_by(tmp_p
             assert json.loads(pools[GRAND]["signed"]["body"])["must_hit_by_cents"] == 1_200_000
         (sign,) = (sign for sign in document["signs"] if sign["name"] == "pit-sign-grand")
         assert sign["text"].endswith(" MUST HIT BY $12,000.00")
+        metrics = fetched(port, "metrics").splitlines()
+        for name in ("grand", "major", "minor", "mini"):
+            kind = "mystery" if name == "grand" else "hand"
+            labels = f'kind="{kind}",level="{name}",parent_pool="{LEVELS_POOL}"'
+            assert f'jackpotd_pool_level{{{labels},pool="{LEVELS_POOL}.{name}"}} 1.0' in metrics
+        assert f'jackpotd_pool_must_hit_by_dollars{{pool="{GRAND}"}} 12000.0' in metrics
+        assert not any('parent_pool="fortune' in line for line in metrics)
     finally:
         daemon.send_signal(signal.SIGTERM)
         daemon.communicate(timeout=30)
