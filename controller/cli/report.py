@@ -21,7 +21,8 @@ periods: consecutive reports (one gaming day after another) cover every row exac
 The report names the rows it covers, the clock steps journaled among them, and how many rows
 are dated earlier than the row before, so that a step is never silent; and who wrote the
 period's rows and how much of each table's device input its table agent signed
-(controller/cli/report_provenance.py).
+(controller/cli/report_provenance.py); and each mystery level's draws, commitments and reveals,
+each reveal checked (controller/cli/report_mystery.py), exiting 1 for one that does not check.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import msgspec
 from controller.cli import report_meters, report_pdf, report_returns, site_report
 from controller.cli.common import CommandError, add_db, command, open_reader
 from controller.cli.meters import pool_state
+from controller.cli.report_mystery import mystery_levels, print_mystery, unchecked
 from controller.cli.report_provenance import print_provenance, provenance
 from controller.cli.tables import Column, print_table
 from controller.cli.times import gaming_day, local_time, moment
@@ -368,16 +370,19 @@ def run(args: argparse.Namespace) -> int:
     ordered = sorted(rows, key=lambda row: int(row["seq"]))
     begin, stop = span(ordered, start, end)
     found = provenance(ordered[begin:stop], origins)
+    mystery = mystery_levels(ordered, begin, stop)  # none: a journal without a mystery level
     documents = [
         _document(pool_id, period) | {"state": states.get(pool_id, "in play")}
         for pool_id, period in sorted(periods.items())
     ]
     ok = all(document["balanced"] for document in documents)
+    checked = not unchecked(mystery)
     if args.json:
         report = {"from": args.start, "to": args.end, "rows": covered.document()}
-        report |= {"provenance": found.document()}
-        print(json.dumps(report | {"pools": documents, "balanced": ok}, indent=2))
-        return 0 if ok else 1
+        report |= {"provenance": found.document(), "pools": documents}
+        report |= {"mystery_levels": mystery} if mystery else {}
+        print(json.dumps(report | {"balanced": ok}, indent=2))
+        return 0 if ok and checked else 1
     print(f"Reconciliation from {_when(start, 'the start')} to {_when(end, 'now')}")
     _print_coverage(covered)
     print("Each account's row adds up: opening + the flows after it = closing (docs/money.md).")
@@ -401,7 +406,10 @@ def run(args: argparse.Namespace) -> int:
     for pool_id, state in sorted(states.items()):
         if state != "in play":  # out of play now (docs/operations.md, "A pool's life")
             print(f"pool {pool_id} is {state}")
+    print_mystery(mystery)
     print_provenance(found)
     if not ok:
         print("at least one pool does not balance", file=sys.stderr)
-    return 0 if ok else 1
+    if not checked:
+        print("at least one mystery reveal does not check", file=sys.stderr)
+    return 0 if ok and checked else 1
