@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Final
 from controller.config.approval import Approver
 from controller.config.load import Config, parse_config
 from controller.journal import location
+from controller.ledger.levels import level_pool_id
 from controller.security.keys import generate, open_key, seal, write_key_file
 
 if TYPE_CHECKING:
@@ -67,7 +68,7 @@ SIGN = """
 [[alpha_sign]]
 name = "{name}"
 url = "emulator://{name}"
-pool_id = "fortune-progressive"
+pool_id = "{pool}"
 tables = [{tables}]
 baudrate = 9600
 bytesize = 8
@@ -93,18 +94,8 @@ progressive = "demo-levels-1"
 pool = "{pool}"
 """
 
-LEVEL_SIGN = """
-[[alpha_sign]]
-name = "{name}"
-url = "emulator://{name}"
-pool_id = "{pool}.grand"
-tables = ["T{number}"]
-baudrate = 9600
-bytesize = 8
-parity = "N"
-min_interval_s = 0.25
-jackpot_hold_s = 4.0
-"""
+SIGNED_LEVEL = "grand"
+"""The level the levels table's sign shows: the mystery one, with its "must hit by"."""
 
 DEMO_PAYTABLES: Final = Path(__file__).parent / "demo_paytables"
 """The demo's house paytables (shipped inside the package, beside this module)."""
@@ -150,11 +141,12 @@ def demo_config(  # noqa: PLR0913 - the demo's knobs, all keyword arguments
         text += TABLE.format(number=number, ace_high=ace_high)
     ids = ", ".join(f'"T{number}"' for number in range(1, tables + 1))
     for name in signs:
-        text += SIGN.format(name=name, tables=ids)
+        text += SIGN.format(name=name, pool="fortune-progressive", tables=ids)
     if levels:
         text += LEVELS.format(pool=LEVELS_POOL, number=tables + 1)
         for name in signs[:1]:
-            text += LEVEL_SIGN.format(name=f"{name}-grand", pool=LEVELS_POOL, number=tables + 1)
+            pool = level_pool_id(LEVELS_POOL, SIGNED_LEVEL)
+            text += SIGN.format(name=f"{name}-grand", pool=pool, tables=f'"T{tables + 1}"')
     return parse_config(text, "<demo configuration>", Path.cwd())
 
 

@@ -55,7 +55,7 @@ def test_a_sign_may_hang_over_one_level_of_a_pool_and_no_level_the_pool_lacks(
     config = demo_config(tables=1, signs=("pit",), journal=Path("var/x.db"), levels=True)
     signs = {entry.settings.name: entry.settings.pool_id for entry in config.entries("alpha_sign")}
     assert signs == {"pit": "fortune-progressive", "pit-grand": f"{LEVELS_POOL}.grand"}
-    monkeypatch.setattr(demo, "LEVEL_SIGN", demo.LEVEL_SIGN.replace(".grand", ".jumbo"))
+    monkeypatch.setattr(demo, "SIGNED_LEVEL", "jumbo")
     with pytest.raises(ConfigError) as refused:
         demo_config(tables=1, signs=("pit",), journal=Path("var/x.db"), levels=True)
     assert refused.value.key == "alpha_sign[1].pool_id"
