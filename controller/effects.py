@@ -156,6 +156,22 @@ class PoolDisposed(Effect, frozen=True, tag="pool-disposed"):
     orphaned: str
 
 
+class PastTrigger(Effect, frozen=True, tag="past-trigger"):
+    """What a mystery hit moved of the meter past its trigger (controller/ledger/mystery_level.py).
+
+    The level pays its trigger's whole cents; what the meter held past it leaves the meter the
+    next trigger is measured on. One effect per pool it moves: what each of ``pool_id``'s
+    accounts gained (``+``) or lost (``-``), as exact fraction text. ``level`` is the mystery
+    level whose hit moved it: ``pool_id`` itself when the amount stayed as the level's own
+    overflow, the level before when this is the next level taking it (``spill_to``).
+    """
+
+    pool_id: str
+    level: str
+    meter: str
+    overflow: str
+
+
 class Verified(Effect, frozen=True, tag="verified"):
     """A pending payout verified by a supervisor."""
 
@@ -364,6 +380,7 @@ AnyEffect = (
     | Adjusted
     | PoolTransfer
     | PoolDisposed
+    | PastTrigger
     | Verified
     | TableSet
     | BetChanged

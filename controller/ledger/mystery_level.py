@@ -33,7 +33,7 @@ from fractions import Fraction
 from math import floor
 from typing import TYPE_CHECKING
 
-from controller.effects import fraction_text
+from controller.effects import PastTrigger, fraction_text
 from controller.ledger.payout_effects import meter_paid, payout_effect
 from controller.ledger.pool import LAST_HITS, Feed, HitRecord, MeterPayment
 from controller.ledger.settlement import Payout, PayoutKind, PayoutStatus, flagged
@@ -120,13 +120,18 @@ def on_mystery_revealed(state: LedgerState, event: MysteryRevealed) -> Outcome:
             pool_id=pool.pool_id,
         ),
     )  # fmt: skip
+    past = payment.meter_before - trigger
     effects: list[AnyEffect] = [meter_paid(pool.pool_id, payment)]
     effects.append(payout_effect(winner.table_id, winner.round_id, payout))
+    # The report balances each account by its flows (controller/reports/reconciliation.py):
+    # what left the meter past the trigger is one, named where it went.
+    effects.append(past_trigger(pool.pool_id, pool.pool_id, -past, past - spill))
     state = with_pool(state, pool)
     if spill:
-        following = pool_of(state, pool.terms.spill_to)
-        following = _spilled_onto(following, spill)
+        following, onto_meter = _spilled_onto(pool_of(state, pool.terms.spill_to), spill)
         state = with_pool(state, following)
+        taken = past_trigger(following.pool_id, pool.pool_id, onto_meter, spill - onto_meter)
+        effects.append(taken)
         effects.append(balances(following))
     effects.append(balances(pool))
     if payout.status is PayoutStatus.PENDING:
@@ -181,17 +186,26 @@ def _hit(pool: Pool, trigger: int, hit: HitRecord) -> tuple[Pool, MeterPayment, 
     return done, payment, spill
 
 
-def _spilled_onto(pool: Pool, amount: Fraction) -> Pool:
-    """The next level takes the amount past the trigger: onto its meter, up to its limit."""
+def _spilled_onto(pool: Pool, amount: Fraction) -> tuple[Pool, Fraction]:
+    """The next level takes the amount past the trigger: onto its meter, up to its limit.
+
+    The pool, and how much of the amount went onto its meter (the rest to its overflow).
+    """
     room = amount
     if pool.terms.limit_cents is not None:
         room = max(Fraction(0), min(amount, pool.terms.limit_cents - pool.meter))
-    return replace(
+    taken = replace(
         pool,
         meter=pool.meter + room,
         overflow=pool.overflow + amount - room,
         spilled_in=pool.spilled_in + amount,
     )
+    return taken, room
+
+
+def past_trigger(pool_id: str, level: str, meter: Fraction, overflow: Fraction) -> PastTrigger:
+    """What one pool's meter and overflow gained (+) or lost (-) past a mystery trigger."""
+    return PastTrigger(pool_id, level, fraction_text(meter), fraction_text(overflow))
 
 
 def _mystery_pool(state: LedgerState, pool_id: str) -> Pool:

@@ -7,7 +7,9 @@ commitment; every reveal with its trigger, its nonce, the row of the wager that 
 ``checks``; the open draw with its commitment only, its trigger and nonce (which the keeper
 holds) nowhere in the report. The JSON is held to what was journaled, field for field. A
 period is a run of rows: a draw revealed before it is not listed, one revealed after its close
-is open in it. A journal without a mystery level reports as it always did.
+is open in it. Every level balances, to the fraction of a cent, with what each hit moved past
+its trigger (onto the major, or onto the grand's own overflow) as a flow of its own. A journal
+without a mystery level reports as it always did.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from support.mystery_journal import GRAND, TABLE, MysteryJournal, mystery_journa
 from support.terminal import on_a_terminal
 
 from controller.cli.times import local_time
+from controller.effects import fraction_text as text
 from controller.money import format_cents
 
 if TYPE_CHECKING:
@@ -77,9 +80,9 @@ def expected_levels(floor_: MysteryJournal, upto: int | None = None) -> list[dic
 
 
 def report(capsys: pytest.CaptureFixture[str], path: Path, *argv: str) -> tuple[str, str]:
-    _, out, err = run(capsys, "report", "--db", str(path), *argv)
-    # The reconciliation's own verdict is not this test's: only the reveals' checks are.
+    status, out, err = run(capsys, "report", "--db", str(path), *argv)
     assert "mystery reveal does not check" not in err
+    assert status == 0, err  # every pool balances, every reveal checks
     return out, err
 
 
@@ -158,7 +161,7 @@ def test_the_commitments_and_nonces_are_shown_whole_on_an_80_column_terminal(
         "report", "--db", str(grand.path), stdout_too=True, columns=80, env={"TZ": "UTC"}
     )
     assert "mystery reveal does not check" not in shown, shown
-    assert status in {0, 1}, shown
+    assert status == 0, shown
     for _, drawn in grand.draws:
         assert drawn.commitment in shown
     for _, reveal in grand.reveals:
@@ -175,3 +178,38 @@ def test_a_journal_without_a_mystery_level_reports_as_it_did(
     status, out, err = run(capsys, "report", "--db", str(played))
     assert status == 0, err
     assert "Mystery" not in out
+
+
+@pytest.mark.parametrize(("spill_to", "onto"), [("stax.major", "stax.major"), ("", GRAND)])
+@pytest.mark.usefixtures("zone")
+def test_every_level_balances_with_what_the_hits_moved_past_their_triggers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], spill_to: str, onto: str
+) -> None:
+    """docs/money.md, "Mystery levels": the amount past a trigger is a flow of the report's own."""
+    floor_ = mystery_journal(tmp_path / "journal.db", spill_to)
+    floor_.draw()
+    floor_.until_hits(3)
+    state = floor_.journal.state.pools
+    past = state[GRAND].spilled_out if spill_to else state[GRAND].overflow
+    assert past > 0
+    floor_.journal.close()
+    out, _ = report(capsys, floor_.path, "--json")
+    document = json.loads(out)
+    assert document["balanced"] is True
+    moved = {pool["pool"]: pool["past_triggers"] for pool in document["pools"]}
+    grand_overflow = "0" if spill_to else text(past)
+    assert moved[GRAND] == {"meter": text(-past), "reserve": "0", "overflow": grand_overflow}
+    if spill_to:
+        assert moved[onto] == {"meter": text(past), "reserve": "0", "overflow": "0"}
+    assert all(
+        value == "0" for pool, flows in moved.items() if pool not in {GRAND, onto}
+        for value in flows.values()
+    )  # fmt: skip
+    out, _ = report(capsys, floor_.path)
+    rows = piped(out)
+    header = next(line for line in rows if line[:2] == ["pool", "account"])
+    assert "past trigger" in header
+    column = header.index("past trigger")
+    grand_meter = next(line for line in rows if line[:2] == [GRAND, "meter"])
+    assert grand_meter[column] == format_cents(int(-past))  # whole cents, as each flow
+    assert grand_meter[-1] == "yes"

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from support.approvals import Site
 from support.mystery_paytable import MYSTERY_PAYTABLE
 
+from controller.effects import AnyEffect, MeterPaid, PastTrigger
 from controller.events import (
     AnyEvent,
     BetSensed,
@@ -46,6 +47,7 @@ from controller.security.controller_key import ControllerKey
 if TYPE_CHECKING:
     from pathlib import Path
 
+
 AT = "2026-12-01T18:00:00Z"
 JOURNAL = "journal-lab-1"
 LEVELS = ("stax.grand", "stax.major", "stax.minor", "stax.mini")
@@ -57,11 +59,14 @@ HANDS = (
 )
 
 
-def opening() -> list[AnyEvent]:
-    """The pool's four levels and one table on it, as the configuration would journal them."""
+def opening(spill_to: str = "stax.major") -> list[AnyEvent]:
+    """The pool's four levels and one table on it, as the configuration would journal them.
+
+    ``spill_to``: where the grand's amount past its trigger goes ("": its own overflow).
+    """
     grand = PoolOpened(
         "open-grand", AT, "stax.grand", "house-mystery", 1_000, Decimal("0.10"),
-        Decimal("0.01"), must_hit_by_cents=1_200, spill_to="stax.major",
+        Decimal("0.01"), must_hit_by_cents=1_200, spill_to=spill_to,
     )  # fmt: skip
     others = [
         PoolOpened(f"open-{name}", AT, f"stax.{name}", "house-mystery", seed, Decimal(rate))
@@ -87,19 +92,23 @@ def exact_meter(value: Fraction) -> Meter:
 class MysteryFloor:
     """The ledger, and the keeper asked after every event that feeds the mystery level."""
 
-    def __init__(self) -> None:
+    def __init__(self, spill_to: str = "stax.major") -> None:
         self.key = ControllerKey.generate()
         self.keeper = LocalKeeper(self.key)
         self.state = replace(LedgerState(), binding=JournalBinding(JOURNAL))
         self.asked: Meter | None = None
         self.reveals: list[Reveal] = []
+        self.effects: tuple[AnyEffect, ...] = ()
+        """The effects of the last event applied."""
+        self.revealed: tuple[AnyEffect, ...] = ()
+        """The effects of the last reveal."""
         self.rows = 0
-        for event in opening():
+        for event in opening(spill_to):
             self.apply(event)
 
     def apply(self, event: AnyEvent) -> None:
         """One event, as the journal would apply it."""
-        self.state, _ = apply(self.state, event)
+        self.state, self.effects = apply(self.state, event)
         self.rows += 1
 
     def draw(self) -> MysteryDrawn:
@@ -130,6 +139,7 @@ class MysteryFloor:
         if verdict.reveal is not None:
             self.apply(MysteryRevealed(f"reveal-{pool.draw.draw}", AT, verdict.reveal))
             self.reveals.append(verdict.reveal)
+            self.revealed = self.effects
             self.draw()
         return verdict.reveal
 
@@ -168,6 +178,48 @@ def test_r432_1841_the_first_wager_to_reach_the_trigger_wins_exactly_the_trigger
     assert major.spilled_in == grand.spilled_out > 0  # past the triggers: onto the major
     mystery_pays = [p for p in floor_.state.pending.values() if p.line == "mystery-grand"]
     assert all(p.win_cents in triggers for p in mystery_pays)
+
+
+def hit_effects(floor_: MysteryFloor) -> tuple[MeterPaid, list[PastTrigger]]:
+    """Wagers until the grand hits: its reveal's pay and what it moved past the trigger."""
+    floor_.draw()
+    for number in range(1, 20):  # the grand hits within four wagers
+        floor_.apply(WagerLocked(f"r{number}-1", AT, "t1", f"r{number}", 1, "progressive", 500))
+        if floor_.ask() is not None:
+            break
+    else:  # pragma: no cover
+        raise AssertionError("the grand did not hit")
+    (paid,) = (effect for effect in floor_.revealed if isinstance(effect, MeterPaid))
+    return paid, [effect for effect in floor_.revealed if isinstance(effect, PastTrigger)]
+
+
+@pytest.mark.parametrize(("spill_to", "onto"), [("stax.major", "stax.major"), ("", "stax.grand")])
+def test_the_amount_past_the_trigger_is_an_effect_naming_where_it_went(
+    spill_to: str, onto: str
+) -> None:
+    """docs/money.md, "Mystery levels": the meter past the trigger leaves it as a named flow.
+
+    The level pays its trigger's whole cents; what its meter held past it (its fraction of a
+    cent included) leaves the meter, onto the next level's meter or the level's own overflow,
+    and the reveal's effects say so, so that a report balances each account by its flows.
+    """
+    floor_ = MysteryFloor(spill_to)
+    paid, passed = hit_effects(floor_)
+    past = Fraction(paid.meter_before) - paid.paid_cents
+    assert past >= 0
+    moved = {(effect.pool_id, effect.level): effect for effect in passed}
+    grand = moved.pop(("stax.grand", "stax.grand"))
+    if onto == "stax.major":
+        (major,) = moved.values()
+        assert (major.pool_id, major.level) == ("stax.major", "stax.grand")
+        assert (Fraction(grand.meter), Fraction(grand.overflow)) == (-past, Fraction(0))
+        assert (Fraction(major.meter), Fraction(major.overflow)) == (past, Fraction(0))
+        assert floor_.state.pools["stax.major"].spilled_in == past
+    else:
+        assert not moved
+        assert (Fraction(grand.meter), Fraction(grand.overflow)) == (-past, past)
+        assert floor_.state.pools["stax.grand"].overflow == past
+    assert balanced(floor_.state)
 
 
 def test_r432_1841_in_a_round_locked_at_once_the_seat_whose_chip_reached_the_trigger_wins() -> None:

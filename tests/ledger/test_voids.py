@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.cli.report import reconcile
+from controller.reports.reconciliation import reconcile
 from controller.effects import (
     Balances,
     Contributed,

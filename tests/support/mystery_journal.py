@@ -135,11 +135,14 @@ def exact_meter(value: Fraction) -> Meter:
     return Meter(whole, part.numerator, part.denominator)
 
 
-def opening(at: str) -> list[AnyEvent]:
-    """The pool's four levels and its table, as the configuration would journal them."""
+def opening(at: str, spill_to: str = "stax.major") -> list[AnyEvent]:
+    """The pool's four levels and its table, as the configuration would journal them.
+
+    ``spill_to``: where the grand's amount past its trigger goes ("": its own overflow).
+    """
     grand = PoolOpened(
         "open-grand", at, GRAND, "house-mystery", 1_000, Decimal("0.10"), Decimal("0.01"),
-        must_hit_by_cents=1_200, spill_to="stax.major",
+        must_hit_by_cents=1_200, spill_to=spill_to,
     )  # fmt: skip
     others = [
         PoolOpened(f"open-{name}", at, f"stax.{name}", "house-mystery", seed, Decimal(rate))
@@ -156,14 +159,14 @@ def opening(at: str) -> list[AnyEvent]:
     return [grand, *others, table]
 
 
-def mystery_journal(path: Path) -> MysteryJournal:
+def mystery_journal(path: Path, spill_to: str = "stax.major") -> MysteryJournal:
     """The journal at ``path`` open, its pool and table configured, its identity made.
 
     Close it (``floor.journal.close()``) before a command reads the file.
     """
     journal = Journal(path)
     at = now()
-    for event in opening(at):
+    for event in opening(at, spill_to):
         assert journal.append(event).applied
     site = Site.create(journal)  # the journal's identity, which every draw names
     return MysteryJournal(path, journal, site, last=now())
