@@ -99,6 +99,7 @@ bench: $(STAMP) system-deps
 	$(BIN)/python bench/journal_growth.py
 	$(BIN)/python bench/writes.py
 	$(BIN)/python bench/heads.py
+	$(BIN)/python bench/levels.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/throughput.py
 	$(BIN)/python bench/profile.py

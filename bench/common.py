@@ -261,26 +261,32 @@ def config_text(  # noqa: PLR0913 - a configuration's knobs, all keyword argumen
     broker_port: int | None = None,
     heartbeat_timeout_s: float = 3600,
     simulator: str = "",
+    paytable: str = "progressive-1",
+    paytable_dirs: Sequence[Path] = (),
 ) -> str:
-    """``jackpotd.toml`` for tables of SEATS seats over ``pools`` pools (progressive-1).
+    """``jackpotd.toml`` for tables of SEATS seats over ``pools`` pools of ``paytable``.
 
     Each table offers the Fortune bonus and the progressive; table ``i`` feeds pool
     ``p<i mod pools + 1>``. ``journal`` is a file's path or a ``postgresql://`` URL.
-    ``simulator`` is the body of a ``[simulator]`` table, if any. The
+    ``simulator`` is the body of a ``[simulator]`` table, if any; ``paytable_dirs`` the
+    folders of a house ``paytable`` (``controller.paytable_dirs``). The
     controller key is :data:`KEY_FILE` beside the file (bench/service.py makes it).
     """
+    folders = ", ".join(f'"{folder}"' for folder in paytable_dirs)
     text = (
         f'[controller]\nsite = "{site}"\nid = "{site}"\njournal = "{journal}"\n'
-        f'key_file = "{KEY_FILE}"\nheartbeat_timeout_s = {heartbeat_timeout_s}\n\n'
+        f'key_file = "{KEY_FILE}"\nheartbeat_timeout_s = {heartbeat_timeout_s}\n'
+        + (f"paytable_dirs = [{folders}]\n" if folders else "")
+        + "\n"
     )
     if broker_port is not None:
         text += f'[broker]\nhost = "{HOST}"\nport = {broker_port}\nkeepalive_s = 15\n\n'
     for number in range(1, pools + 1):
-        text += f'[[pools]]\nid = "p{number}"\npaytable = "progressive-1"\n\n'
+        text += f'[[pools]]\nid = "p{number}"\npaytable = "{paytable}"\n\n'
     for index, table_id in enumerate(tables):
         text += (
             f'[[tables]]\nid = "{table_id}"\ntransport = "{transport}"\nseats = {SEATS}\n'
-            f'bonus = "fortune-1"\nprogressive = "progressive-1"\npool = "p{index % pools + 1}"\n\n'
+            f'bonus = "fortune-1"\nprogressive = "{paytable}"\npool = "p{index % pools + 1}"\n\n'
         )
     if simulator:
         text += f"[simulator]\n{simulator}\n\n"

@@ -145,6 +145,24 @@ def _heads(results: dict[str, Any]) -> None:
     assert results["one_head_through_signer_ms"] > 0
 
 
+def _levels(results: dict[str, Any]) -> None:
+    steps = {(step["submitted"], step["way"]): step for step in results["steps"]}
+    assert len(steps) == 6  # three ways, each one event at a time and every table at once
+    pools = results["method"]["pools"]
+    for (_submitted, way), step in steps.items():
+        assert step["events_per_s"] > 0
+        assert step["cpu_ms_per_event"] > 0
+        assert step["bytes_per_round"] > 0
+        if way == "one level":
+            assert step["events_per_s_ratio_vs_one_level"] == 1.0
+        # The controller's own rows are the draws and the reveals, nothing else.
+        assert step["controller_rows"] == step["mystery_draws"] + step["mystery_hits"]
+        if "mystery" in way:
+            assert step["mystery_draws"] >= pools  # each grand drawn before its first wager
+        else:
+            assert step["mystery_draws"] == 0
+
+
 def _writes(results: dict[str, Any]) -> None:
     lines = {line["line"]: line for line in results["lines"]}
     assert set(lines) == {"bare", "bare + unique id", "journal, 1 event(s)/commit"}
@@ -249,6 +267,12 @@ SHORT_FORMS: Final = {
         ("of the baseline", "one head alone"),
         "heads",
         _heads,
+    ),
+    "levels.py": ShortForm(
+        ("--events", "300", "--tables", "4", "--runs", "1"),
+        ("of one level", "bytes per round"),
+        "levels",
+        _levels,
     ),
     "journal_growth.py": ShortForm(
         ("--tables", "4", "--rounds", "3"),
