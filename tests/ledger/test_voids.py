@@ -19,7 +19,6 @@ from pathlib import Path
 
 import pytest
 
-from controller.reports.reconciliation import reconcile
 from controller.effects import (
     Balances,
     Contributed,
@@ -45,6 +44,7 @@ from controller.journal import Journal
 from controller.journal.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.table_state import Phase
+from controller.reports.reconciliation import reconcile
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
