@@ -9,6 +9,8 @@ mystery level shows what it always did. The state machine on a fake clock.
 
 from __future__ import annotations
 
+from support.sign_shows import shown
+
 from controller.outputs import HitAnnouncement, MeterUpdate
 from drivers.signs.behaviour import SignBehaviour
 from drivers.signs.rules import SignRules
@@ -21,15 +23,6 @@ def meter(seq: int, cents: int, ceiling: int | None = 150_000) -> MeterUpdate:
     if ceiling is None:
         return MeterUpdate(AT, seq, POOL, cents, 0, 0, 100_000)
     return MeterUpdate(AT, seq, POOL, cents, 0, 0, 100_000, must_hit_by_cents=ceiling)
-
-
-def shown(rules: SignRules, *updates: MeterUpdate) -> list[str]:
-    """Every text the sign shows for ``updates``, each a second after the last."""
-    sign = SignBehaviour(rules)
-    texts: list[str] = []
-    for index, update in enumerate(updates):
-        texts += [show.text for show in sign.update(update, float(index)).shows]
-    return texts
 
 
 def test_a_mystery_levels_sign_shows_its_meter_and_must_hit_by() -> None:

@@ -8,8 +8,9 @@ state machine on a fake clock, as tests/drivers/signs/test_sign_behaviour.py dri
 
 from __future__ import annotations
 
+from support.sign_shows import shown
+
 from controller.outputs import MeterUpdate
-from drivers.signs.behaviour import SignBehaviour
 from drivers.signs.rules import SignRules
 from drivers.signs.serial_sign import AlphaSignSettings
 
@@ -19,15 +20,6 @@ AT = "2025-01-01T00:00:00.000000Z"
 
 def meter(seq: int, cents: int, **life: str) -> MeterUpdate:
     return MeterUpdate(AT, seq, POOL, cents, 0, 0, 100_000, **life)  # type: ignore[arg-type]
-
-
-def shown(rules: SignRules, *updates: MeterUpdate) -> list[str]:
-    """Every text the sign shows for ``updates``, each a second after the last."""
-    sign = SignBehaviour(rules)
-    texts: list[str] = []
-    for index, update in enumerate(updates):
-        texts += [show.text for show in sign.update(update, float(index)).shows]
-    return texts
 
 
 def test_68_iac_2_6_33_a_suspended_pool_shows_suspended_and_its_reason_not_its_meter() -> None:
