@@ -10,7 +10,9 @@
   holds, and only then appends the head to it: keep FILE off the box.
 * ``key generate --out FILE`` makes the controller's signing key (mode 0600, never over an
   existing file) and prints its public half, to keep off the box; ``key show FILE`` prints the
-  public half of a key file again.
+  public half of a key file again. ``key generate --sealing --out FILE`` makes the mystery
+  levels' sealing key instead, the secret a cluster's signers share (controller/security/
+  sealing_key.py), and prints its id.
 
 docs/journal.md ("Checkpoints and anchors") and docs/operations.md say how they are used.
 """
@@ -32,6 +34,7 @@ from controller.files import RECORD, append_file, write_file
 from controller.journal.anchors import Anchors, read_anchors
 from controller.journal.backends import open_reader, verify_journal
 from controller.money import format_cents
+from controller.mystery.envelope import SealingKey
 from controller.security.controller_key import (
     ControllerKey,
     ControllerKeyError,
@@ -40,6 +43,7 @@ from controller.security.controller_key import (
     write_key,
 )
 from controller.security.keys import KeyFileError, read_key_file
+from controller.security.sealing_key import write_sealing_key
 
 if TYPE_CHECKING:
     import argparse
@@ -114,6 +118,11 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     generate.add_argument("--out", required=True, type=Path, help="the key file to write (0600)")
     generate.add_argument("--public-out", type=Path, help="also write the public key here")
+    generate.add_argument(
+        "--sealing",
+        action="store_true",
+        help="the mystery levels' sealing key the cluster's signers share, not a controller key",
+    )
     generate.set_defaults(run=run_key_generate)
     show = command(
         key_commands,
@@ -285,6 +294,14 @@ def _print_public(key: ControllerKey) -> None:
 
 def run_key_generate(args: argparse.Namespace) -> int:
     """Write a new controller key; print its public half to keep off the box."""
+    if args.sealing:
+        if args.public_out is not None:
+            raise CommandError("--public-out: a sealing key has no public half (it is a secret)")
+        sealing = SealingKey.generate()
+        write_sealing_key(args.out, sealing)
+        print(f"sealing key {sealing.key_id} written to {args.out} (mode 0600); copy it to "
+              "every node's signer, and nowhere else (docs/ha.md)")  # fmt: skip
+        return 0
     if args.public_out is not None and args.public_out.exists():
         raise CommandError(f"{args.public_out}: exists; not overwritten")
     key = ControllerKey.generate()

@@ -2,7 +2,10 @@
 
 It keeps the mystery levels' sealed triggers too (controller/mystery/keeper.py), in
 ``--sealed`` (by default ``mystery.json`` beside ``--state``, mode 0600): the service asks it
-whether each contribution reaches a trigger, and never holds one before its hit.
+whether each contribution reaches a trigger, and never holds one before its hit. With
+``--sealing-key`` (the cluster's keepers' shared secret, the same file on every node) it seals
+each draw for the node that takes over, and takes another node's draw from its envelope
+(controller/mystery/envelope.py; docs/ha.md, "Mystery levels across a failover").
 
 Run as its own user (systemd/jackpotd-signer.service), with the key handed over by systemd's
 ``LoadCredential=`` and a state file only it writes; the service connects to ``--socket``
@@ -22,6 +25,7 @@ from controller.cli.common import command
 from controller.cli.stopping import LOG_LEVELS, start_logging
 from controller.runtime.systemd import Notifier
 from controller.security.controller_key import load_key, resolve
+from controller.security.sealing_key import load_sealing_key
 from controller.service.signer_server import Desk, SignerState, serve_signer
 
 if TYPE_CHECKING:
@@ -55,6 +59,12 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "mystery.json beside --state)",
     )
     signer.add_argument(
+        "--sealing-key",
+        default=None,
+        help="the mystery levels' sealing key the cluster's signers share "
+        "(jackpotd key generate --sealing; ${CREDENTIALS_DIRECTORY}/... expanded)",
+    )
+    signer.add_argument(
         "--controller",
         required=True,
         action="append",
@@ -70,7 +80,8 @@ def run_signer(args: argparse.Namespace) -> int:
     """Sign until SIGTERM or SIGINT."""
     start_logging(args.log_level)
     key = load_key(resolve(args.key))  # a key open to others, or unreadable: one line
-    desk = Desk(key, SignerState(args.state), args.controller, args.sealed)
+    sealing = load_sealing_key(resolve(args.sealing_key)) if args.sealing_key else None
+    desk = Desk(key, SignerState(args.state), args.controller, args.sealed, sealing)
     asyncio.run(_serve(desk, args.socket))
     return 0
 

@@ -93,6 +93,7 @@ def read_controller(checks: Checker, raw: RawController) -> ControllerConfig:
         lockout_after=checks.count("controller.lockout_after", raw.lockout_after),
         pool_profile=_pool_profile(checks, raw.pool_profile),
         key_file=_key_file(checks, raw.key_file),
+        sealing_key_file=_sealing_key_file(checks, raw.sealing_key_file, raw.key_file),
         signer_socket=_signer_socket(checks, raw.signer_socket, raw.key_file),
         operator_socket=_socket_path(checks, "controller.operator_socket", raw.operator_socket),
         operator_group=_group(checks, "controller.operator_group", raw.operator_group),
@@ -145,6 +146,22 @@ def _key_file(checks: Checker, text: str | None) -> str | None:
         return text
     if not text.strip():
         raise checks.fail("controller.key_file", "names no file")
+    return str(checks.path(text))
+
+
+def _sealing_key_file(checks: Checker, text: str | None, key_file: str | None) -> str | None:
+    """The sealing key's path, beside a ``key_file`` only (a signer holds its own)."""
+    if text is None:
+        return None
+    key = "controller.sealing_key_file"
+    if key_file is None:
+        raise checks.fail(
+            key, "only with key_file: with signer_socket the signer holds it (--sealing-key)"
+        )
+    if text.startswith(CREDENTIALS):
+        return text
+    if not text.strip():
+        raise checks.fail(key, "names no file")
     return str(checks.path(text))
 
 

@@ -61,6 +61,7 @@ class RawController(Raw, frozen=True):
     lockout_after: int = 5
     pool_profile: str | None = None
     key_file: str | None = None
+    sealing_key_file: str | None = None
     signer_socket: str | None = None
     operator_socket: str | None = None
     operator_group: str | None = None
@@ -260,6 +261,10 @@ class ControllerConfig:
     key_file: str | None = None
     """The controller's signing key (controller/security/controller_key.py): a path, or one under
     ``${CREDENTIALS_DIRECTORY}`` (expanded when the service starts)."""
+    sealing_key_file: str | None = None
+    """With ``key_file``: the mystery levels' sealing key the cluster's keepers share
+    (controller/security/sealing_key.py), so that a node taking over goes on with the open
+    draws' triggers; None: draws are journaled without an envelope."""
     signer_socket: str | None = None
     """Instead of ``key_file``: the Unix socket of the signer process that holds the key
     (controller/runtime/remote_signer.py; docs/operations.md, "The signer")."""

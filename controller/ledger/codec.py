@@ -30,6 +30,7 @@ from controller.ledger.table_state import Phase, TableState
 from controller.ledger.wide_area import LinkedSite
 from controller.ledger.wide_area_property import SiteChain
 from controller.mystery.core import Drawn
+from controller.mystery.envelope import Envelope
 from controller.rules.spots import Spot
 from controller.security.manifest import ApprovedManifest
 
@@ -104,13 +105,16 @@ def _mystery_json(pool: Pool) -> dict[str, Any]:
          fraction_text(feed.before), fraction_text(feed.after)]
         for feed in pool.fed
     ]  # fmt: skip
-    return {
+    document = {
         "draw": msgspec.to_builtins(pool.draw) if pool.draw is not None else None,
         "draws": pool.draws,
         "fed": fed,
         "spilled_in": fraction_text(pool.spilled_in),
         "spilled_out": fraction_text(pool.spilled_out),
     }
+    if pool.sealed is not None:  # only with an envelope: a draw without one digests as before
+        document["sealed"] = msgspec.to_builtins(pool.sealed)
+    return document
 
 
 def _feed(row: list[Any]) -> Feed:
@@ -148,6 +152,7 @@ def pool_from_json(text: str) -> Pool:
         opened_at=document.get("opened_at", ""),
         draw=msgspec.convert(draw, Drawn) if (draw := document.get("draw")) else None,
         draws=document.get("draws", 0),
+        sealed=msgspec.convert(sealed, Envelope) if (sealed := document.get("sealed")) else None,
         fed=tuple(_feed(row) for row in document.get("fed", ())),
         spilled_in=Fraction(document.get("spilled_in", 0)),
         spilled_out=Fraction(document.get("spilled_out", 0)),

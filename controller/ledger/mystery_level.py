@@ -33,6 +33,8 @@ from fractions import Fraction
 from math import floor
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from controller.effects import PastTrigger, fraction_text
 from controller.ledger.payout_effects import meter_paid, payout_effect
 from controller.ledger.pool import LAST_HITS, Feed, HitRecord, MeterPayment
@@ -81,7 +83,10 @@ def on_mystery_drawn(state: LedgerState, event: MysteryDrawn) -> Outcome:
         )
     if not drawn.commitment or not drawn.signature:
         raise LedgerError(f"pool {pool.pool_id}: a draw carries its commitment and signature")
-    return with_pool(state, replace(pool, draw=drawn, draws=drawn.draw)), []
+    sealed = None if isinstance(event.sealed, msgspec.UnsetType) else event.sealed
+    if sealed is not None and not (sealed.key_id and sealed.nonce and sealed.sealed):
+        raise LedgerError(f"pool {pool.pool_id}: the draw's envelope names its key and holds both")
+    return with_pool(state, replace(pool, draw=drawn, draws=drawn.draw, sealed=sealed)), []
 
 
 def on_mystery_revealed(state: LedgerState, event: MysteryRevealed) -> Outcome:
@@ -158,6 +163,7 @@ def _hit(pool: Pool, trigger: int, hit: HitRecord) -> tuple[Pool, MeterPayment, 
         paid_cents=pool.paid_cents + trigger,
         hits_count=pool.hits_count + 1,
         draw=None,
+        sealed=None,
         fed=(),
     )
     terms_applied = paid.pending_terms is not None

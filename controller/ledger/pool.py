@@ -35,6 +35,7 @@ from controller.ledger.pool_terms import PoolError, PoolTerms, PoolTermsError
 
 if TYPE_CHECKING:
     from controller.mystery.core import Drawn
+    from controller.mystery.envelope import Envelope
 
 __all__ = [
     "ACCOUNTS",
@@ -93,6 +94,9 @@ class Pool:
     hit and the next draw."""
     draws: int = 0
     """How many draws a mystery level has had."""
+    sealed: Envelope | None = None
+    """The open draw's trigger sealed for the cluster's keepers, for the node that takes over
+    (controller/mystery/envelope.py); None without one."""
     fed: tuple[Feed, ...] = ()
     """A mystery level's feeds of the last event that fed it."""
     spilled_in: Fraction = Fraction(0)

@@ -31,6 +31,7 @@ journal on its own.
 
 from __future__ import annotations
 
+import hmac
 from typing import TYPE_CHECKING, Final, Literal, Protocol
 
 import msgspec
@@ -45,10 +46,12 @@ from controller.mystery.core import (
     Sealed,
     seal,
 )
+from controller.mystery.envelope import Envelope, open_envelope, seal_envelope
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from controller.mystery.envelope import SealingKey
     from controller.mystery.store import SealedFile
 
 
@@ -83,6 +86,14 @@ class Verdict(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def reached(self) -> bool:
         """Whether the level hits at this contribution."""
         return self.reveal is not None
+
+
+class Adoption(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """A request to hold another keeper's draw: the draw, its envelope, the meter asked last."""
+
+    drawn: Drawn
+    envelope: Envelope
+    since: Meter | None = None
 
 
 class KeeperAheadError(MysteryRefusedError):
@@ -120,6 +131,20 @@ class Keeper(Protocol):
 
         ``since`` is None for the first contribution after the draw. Raises
         :class:`MysteryAlarmError` when the keeper's view is ahead of the daemon's.
+        """
+        ...
+
+    def envelope(self, drawn: Drawn) -> Envelope | None:
+        """The level's current draw sealed for the cluster's keepers (None: no sealing key).
+
+        controller/mystery/envelope.py; the journal records it with the draw.
+        """
+        ...
+
+    def adopt(self, drawn: Drawn, envelope: Envelope, since: Meter | None) -> None:
+        """Hold another keeper's draw, opened from its envelope, its view of the meter ``since``.
+
+        The draw held already is left as it is; see :func:`judge_adopt`.
         """
         ...
 
@@ -178,7 +203,9 @@ def judge_check(current: Sealed | None, query: Query) -> tuple[Verdict, Sealed, 
     if current is None or current.drawn.draw != query.draw:
         held = "none" if current is None else f"draw {current.drawn.draw}"
         raise MysteryRefusedError(
-            f"no draw {query.draw} of {query.pool}/{query.level} is kept (the keeper holds {held})"
+            f"no draw {query.draw} of {query.pool}/{query.level} is kept (the keeper holds "
+            f"{held}; a draw of another node's key is taken from its envelope with a sealing "
+            "key, docs/ha.md)"
         )
     asked = query.meter.exact()
     previous = current.last
@@ -194,6 +221,31 @@ def judge_check(current: Sealed | None, query: Query) -> tuple[Verdict, Sealed, 
         return Verdict(query.draw, previous, spent.reveal()), spent, True
     kept = msgspec.structs.replace(current, last=query.meter)
     return Verdict(query.draw, previous), kept, False
+
+
+def judge_adopt(current: Sealed | None, drawn: Drawn) -> Literal["adopt", "held"]:
+    """Whether the keeper takes another keeper's ``drawn`` (else refused).
+
+    ``current``: the level's latest draw here. The same draw held already (this keeper drew it,
+    or took it before a restart) is kept as it is, so that its view of the meter stays what it
+    answered (a view ahead of the daemon's is the next check's alarm, :func:`probed`); the same
+    number with another commitment is someone else's draw (:class:`DrawTakenError`). A lower
+    draw held here, spent or not, was played on by another node since: the journal's later
+    draw replaces it. A higher one means the journal went back.
+    """
+    if current is None or current.drawn.draw < drawn.draw:
+        return "adopt"
+    held = current.drawn
+    if held.draw > drawn.draw:
+        raise MysteryRefusedError(
+            f"draw {drawn.draw} is below draw {held.draw} the keeper holds: the journal went back"
+        )
+    if not hmac.compare_digest(held.commitment, drawn.commitment):
+        raise DrawTakenError(
+            f"draw {held.draw} is held with another commitment than the journal's: someone "
+            "else drew it"
+        )
+    return "held"
 
 
 def probed(verdict: Verdict, asked: Meter, since: Meter | None) -> str | None:
@@ -232,8 +284,10 @@ class Vault:
     may restart behind, which :func:`probed` allows).
     """
 
-    def __init__(self, store: SealedFile | None = None) -> None:
+    def __init__(self, store: SealedFile | None = None, sealing: SealingKey | None = None) -> None:
         self.store = store
+        self.sealing = sealing
+        """The cluster's keepers' sealing key (controller/mystery/envelope.py); None: none."""
         self.sealed: dict[str, Sealed] = {} if store is None else store.read()
 
     def draw(self, request: DrawRequest, sign: Callable[[bytes], str]) -> Drawn:
@@ -263,6 +317,48 @@ class Vault:
                 self.store.note(self.sealed, key)
         return verdict
 
+    def envelope(self, drawn: Drawn) -> Envelope | None:
+        """The draw held for ``drawn``'s level sealed for the cluster (None: no sealing key).
+
+        Refused unless the keeper holds that very draw, unspent: nobody gets an envelope of a
+        draw it did not make, or one of a trigger already revealed.
+        """
+        if self.sealing is None:
+            return None
+        current = self.sealed.get(slot(drawn.controller, drawn.journal, drawn.pool, drawn.level))
+        if (
+            current is None
+            or current.drawn.draw != drawn.draw
+            or not hmac.compare_digest(current.drawn.commitment, drawn.commitment)
+        ):
+            raise MysteryRefusedError(
+                f"the keeper holds no draw {drawn.draw} of {drawn.pool} with that commitment"
+            )
+        if current.hit is not None:
+            raise MysteryRefusedError(f"draw {drawn.draw} of {drawn.pool} is spent")
+        return seal_envelope(self.sealing, current)
+
+    def adopt(self, drawn: Drawn, envelope: Envelope, since: Meter | None) -> None:
+        """Take another keeper's draw from its envelope (see :func:`judge_adopt`)."""
+        if self.sealing is None:
+            raise MysteryRefusedError(
+                f"draw {drawn.draw} of {drawn.pool} was made by key {drawn.key_id}, and this "
+                "keeper holds no sealing key to open its envelope (docs/ha.md)"
+            )
+        if since is not None and since.problem() is not None:
+            raise MysteryInputError(f"the meter to adopt at: {since.problem()}")
+        key = slot(drawn.controller, drawn.journal, drawn.pool, drawn.level)
+        current = self.sealed.get(key)
+        if judge_adopt(current, drawn) == "held":
+            return
+        if current is None and len(self.sealed) >= MAX_LEVELS:
+            raise MysteryRefusedError(
+                f"the keeper holds draws for {len(self.sealed):,} levels already (at most "
+                f"{MAX_LEVELS:,})"
+            )
+        opened = open_envelope(self.sealing, drawn, envelope)
+        self._keep({**self.sealed, key: msgspec.structs.replace(opened, last=since)}, durable=True)
+
     def _keep(self, sealed: Mapping[str, Sealed], *, durable: bool) -> None:
         if self.store is not None:
             self.store.write(sealed, durable=durable)
@@ -283,9 +379,11 @@ class LocalKeeper:
     the triggers, which is why production keeps them in the signer process instead.
     """
 
-    def __init__(self, key: _Signs, store: SealedFile | None = None) -> None:
+    def __init__(
+        self, key: _Signs, store: SealedFile | None = None, sealing: SealingKey | None = None
+    ) -> None:
         self.key = key
-        self.vault = Vault(store)
+        self.vault = Vault(store, sealing)
 
     def draw(self, request: DrawRequest) -> Drawn:
         """See :meth:`Keeper.draw`; the request must name this key."""
@@ -306,3 +404,14 @@ class LocalKeeper:
         if reason is not None:
             raise MysteryAlarmError(reason)
         return verdict
+
+    def envelope(self, drawn: Drawn) -> Envelope | None:
+        """See :meth:`Keeper.envelope`."""
+        return self.vault.envelope(drawn)
+
+    def adopt(self, drawn: Drawn, envelope: Envelope, since: Meter | None) -> None:
+        """See :meth:`Keeper.adopt`."""
+        try:
+            self.vault.adopt(drawn, envelope, since)
+        except KeeperAheadError as error:
+            raise MysteryAlarmError(f"the keeper is ahead of the daemon: {error}") from error

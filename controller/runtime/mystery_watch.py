@@ -23,6 +23,8 @@ from __future__ import annotations
 from math import floor
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from controller.events import BetsLocked, WagerLocked
 from controller.mystery.core import DrawRequest, Meter
 from controller.mystery.keeper import Query
@@ -37,6 +39,7 @@ if TYPE_CHECKING:
     from controller.ledger.apply import LedgerState
     from controller.ledger.pool import Pool
     from controller.mystery.core import Drawn
+    from controller.mystery.envelope import Envelope
     from controller.mystery.keeper import Keeper, Verdict
 
 
@@ -69,6 +72,8 @@ class MysteryWatch:
         self._asked: dict[str, tuple[int, Fraction]] = {}
         self._drawing: dict[str, int] = {}
         """The draw last journaled for each level: one the ledger refused is not asked again."""
+        self._taken: dict[str, int] = {}
+        """The other keys' draws this process's keeper adopted, by level."""
 
     def feeds(self, state: LedgerState, event: AnyEvent) -> bool:
         """Whether ``event`` may contribute to a mystery level: it ends its batch."""
@@ -93,6 +98,7 @@ class MysteryWatch:
             asked = (pool.draw.draw, pool.meter)
             if not pool.fed or self._asked.get(pool.pool_id) == asked:
                 continue
+            await self._adopted(pool)
             query = Query(
                 self.controller, journal, pool.pool_id, level, pool.draw.draw, meter_of(pool.meter)
             )
@@ -111,7 +117,40 @@ class MysteryWatch:
             pool.terms.seed_cents, ceiling, self.key_id, self.clock(),
         )  # fmt: skip
         drawn = await self._draw(request)
-        return MysteryDrawn(f"mystery/{pool.pool_id}/{drawn.draw}/drawn", self.clock(), drawn)
+        sealed = await self._envelope(drawn)
+        return MysteryDrawn(
+            f"mystery/{pool.pool_id}/{drawn.draw}/drawn", self.clock(), drawn,
+            msgspec.UNSET if sealed is None else sealed,
+        )  # fmt: skip
+
+    async def _adopted(self, pool: Pool) -> None:
+        """Another node's draw taken by this keeper from its envelope, once per process.
+
+        A draw this controller's key made is its keeper's own. Another key's (a node that led
+        before a failover, docs/ha.md "Mystery levels across a failover") is adopted at the
+        meter before the last event's feeds: the last its keeper can have been asked about. A
+        keeper that holds it already keeps it as it is; a draw journaled without an envelope is
+        left to the keeper's own file, and a keeper without it refuses the check (fail closed).
+        """
+        drawn = pool.draw
+        assert drawn is not None  # noqa: S101 - owed asks only about an open draw
+        if drawn.key_id == self.key_id or self._taken.get(pool.pool_id) == drawn.draw:
+            return
+        if pool.sealed is None:  # no envelope: the keeper holds it (its file), or says it does not
+            return
+        since = meter_of(pool.fed[0].before) if pool.fed else meter_of(pool.meter)
+        keeper = self.keeper
+        if isinstance(keeper, RemoteSigner):
+            await keeper.adopt_async(drawn, pool.sealed, since)
+        else:
+            keeper.adopt(drawn, pool.sealed, since)
+        self._taken[pool.pool_id] = drawn.draw
+
+    async def _envelope(self, drawn: Drawn) -> Envelope | None:
+        keeper = self.keeper
+        if isinstance(keeper, RemoteSigner):
+            return await keeper.envelope_async(drawn)
+        return keeper.envelope(drawn)
 
     async def _draw(self, request: DrawRequest) -> Drawn:
         keeper = self.keeper

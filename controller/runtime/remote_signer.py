@@ -58,7 +58,8 @@ from controller.mystery.core import (
     MysteryRefusedError,
     drawn_signature_holds,
 )
-from controller.mystery.keeper import MysteryAlarmError, Query, Verdict, probed
+from controller.mystery.envelope import Envelope
+from controller.mystery.keeper import Adoption, MysteryAlarmError, Query, Verdict, probed
 from controller.security.controller_key import key_id
 from controller.security.signer import (
     LENGTH,
@@ -166,6 +167,29 @@ class RemoteSigner:
         """:meth:`check` awaited on the event loop."""
         answer = await self._ask_async(_mystery("mystery-check", query))
         return _verdict(query, since, self._refused(blocking=False, answer=answer))
+
+    def envelope(self, drawn: Drawn) -> Envelope | None:
+        """The signer's draw ``drawn`` sealed for the cluster's keepers (blocking).
+
+        None: the signer holds no sealing key (controller/mystery/envelope.py).
+        """
+        request = _mystery("mystery-envelope", drawn)
+        return _envelope(self._refused(blocking=True, answer=self._ask(request)))
+
+    async def envelope_async(self, drawn: Drawn) -> Envelope | None:
+        """:meth:`envelope` awaited on the event loop."""
+        answer = await self._ask_async(_mystery("mystery-envelope", drawn))
+        return _envelope(self._refused(blocking=False, answer=answer))
+
+    def adopt(self, drawn: Drawn, envelope: Envelope, since: Meter | None) -> None:
+        """The signer takes another node's draw from its envelope (blocking)."""
+        request = _mystery("mystery-adopt", Adoption(drawn, envelope, since))
+        self._refused(blocking=True, answer=self._ask(request))
+
+    async def adopt_async(self, drawn: Drawn, envelope: Envelope, since: Meter | None) -> None:
+        """:meth:`adopt` awaited on the event loop."""
+        answer = await self._ask_async(_mystery("mystery-adopt", Adoption(drawn, envelope, since)))
+        self._refused(blocking=False, answer=answer)
 
     def _refused(self, *, blocking: bool, answer: Answer) -> Answer:
         """A mystery answer, or its refusal raised (an alarm if the signer is ahead)."""
@@ -322,7 +346,7 @@ def _request(data: bytes) -> tuple[Kind, Request]:
     )
 
 
-def _mystery(kind: Kind, statement: DrawRequest | Query) -> Request:
+def _mystery(kind: Kind, statement: DrawRequest | Query | Drawn | Adoption) -> Request:
     """The request of a mystery draw or query."""
     fields = msgspec.json.decode(msgspec.json.encode(statement), type=dict[str, msgspec.Raw])
     return Request(1, kind, fields)
@@ -331,6 +355,13 @@ def _mystery(kind: Kind, statement: DrawRequest | Query) -> Request:
 def _decoded(answer: Answer, kind: type[T]) -> T:
     try:
         return msgspec.json.decode(answer.result, type=kind)
+    except msgspec.MsgspecError as error:
+        raise MysteryRefusedError(f"a mystery answer that is not the signer's: {error}") from error
+
+
+def _envelope(answer: Answer) -> Envelope | None:
+    try:
+        return msgspec.json.decode(answer.result, type=Envelope | None)
     except msgspec.MsgspecError as error:
         raise MysteryRefusedError(f"a mystery answer that is not the signer's: {error}") from error
 

@@ -22,7 +22,9 @@ and the daemon signs through it (controller/runtime/remote_signer.py). Both side
   that writes the journal never holds a trigger before its hit. The answer's ``result`` is
   the draw statement or the verdict; ``ahead`` says a request was refused because the signer
   holds a state the daemon did not make (a higher meter asked already, or the draw made with
-  another range), which the daemon takes for an alarm.
+  another range), which the daemon takes for an alarm. ``mystery-envelope`` seals the draw it
+  holds for the cluster's keepers and ``mystery-adopt`` takes another node's draw from its
+  envelope (controller/mystery/envelope.py, docs/ha.md "Mystery levels across a failover").
 * The wire: each request and each answer is a 4-byte big-endian length and that many bytes of
   JSON (:func:`frame`, :func:`frame_length`), at most :data:`MAX_FRAME`.
 """
@@ -46,7 +48,16 @@ TIMEOUT_S: Final = 2.0
 """How long the daemon waits for the signer's answer before it counts as unavailable."""
 
 Kind: TypeAlias = Literal[
-    "key", "head", "checkpoint", "meter", "pool-status", "hit", "mystery-draw", "mystery-check"
+    "key",
+    "head",
+    "checkpoint",
+    "meter",
+    "pool-status",
+    "hit",
+    "mystery-draw",
+    "mystery-check",
+    "mystery-envelope",
+    "mystery-adopt",
 ]
 """What a request asks: the public key, or a signature over one statement of a known kind."""
 

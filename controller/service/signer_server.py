@@ -24,7 +24,11 @@ what the daemon signs, so that no other bytes are ever signed (it is not a signi
   are written to the sealed draws' file (``mystery.json`` beside the marks, 0600,
   controller/mystery/store.py) before the statement is answered. A check is answered "not
   yet" or with the reveal, under the keeper's rules (a meter below the last asked is refused,
-  one that reaches the trigger spends the draw). No refusal and no log line names a trigger.
+  one that reaches the trigger spends the draw). No refusal and no log line names a trigger;
+* ``mystery-envelope`` and ``mystery-adopt``: with ``--sealing-key`` (the cluster's keepers'
+  shared secret, controller/security/sealing_key.py), the signer seals the draw it holds for the
+  journal (controller/mystery/envelope.py), and takes another node's draw from its envelope
+  after a failover, its trigger checked against the draw's commitment before it is kept.
 
 Every statement must name a controller the signer serves (``--controller``) and the signer's
 own key id. Anything else (another kind, an unknown field, a frame too long or malformed) is
@@ -46,8 +50,8 @@ from controller.files import SECRET
 from controller.journal import checkpoints, high_water
 from controller.meter_signature import HIT_DOMAIN, KEY_ID, METER_DOMAIN, POOL_STATUS_DOMAIN
 from controller.meter_signature import signed_bytes as meter_bytes
-from controller.mystery.core import DrawRequest, MysteryInputError, MysteryRefusedError
-from controller.mystery.keeper import KeeperAheadError, Query, Vault
+from controller.mystery.core import Drawn, DrawRequest, MysteryInputError, MysteryRefusedError
+from controller.mystery.keeper import Adoption, KeeperAheadError, Query, Vault
 from controller.mystery.store import SealedFile
 from controller.outputs import SignedHead
 from controller.security.signer import (
@@ -65,6 +69,7 @@ if TYPE_CHECKING:
     from collections.abc import Collection
     from pathlib import Path
 
+    from controller.mystery.envelope import SealingKey
     from controller.security.controller_key import ControllerKey
 
 log = logging.getLogger(__name__)
@@ -148,12 +153,14 @@ class Desk:
         state: SignerState,
         controllers: Collection[str],
         sealed: Path | None = None,
+        sealing: SealingKey | None = None,
     ) -> None:
         self.key = key
         self.state = state
         self.controllers = frozenset(controllers)
-        self.vault = Vault(SealedFile(sealed or sealed_path(state.path)))
-        """The mystery levels' sealed draws (``sealed``, else beside the marks)."""
+        self.vault = Vault(SealedFile(sealed or sealed_path(state.path)), sealing)
+        """The mystery levels' sealed draws (``sealed``, else beside the marks), and the
+        cluster's sealing key (``sealing``) that hands them from node to node."""
 
     def answer(self, request: Request) -> Answer:
         """The answer to ``request``: a signature, the public key, or a refusal."""
@@ -179,6 +186,16 @@ class Desk:
             self._ours(query.controller, self.key.key_id)
             verdict = self.vault.check(query)
             return Answer(ok=True, result=msgspec.Raw(msgspec.json.encode(verdict)))
+        if request.kind == "mystery-envelope":
+            drawn = msgspec.json.decode(raw, type=Drawn)
+            self._ours(drawn.controller, drawn.key_id)
+            envelope = self.vault.envelope(drawn)
+            return Answer(ok=True, result=msgspec.Raw(msgspec.json.encode(envelope)))
+        if request.kind == "mystery-adopt":
+            adoption = msgspec.json.decode(raw, type=Adoption)
+            self._ours(adoption.drawn.controller, self.key.key_id)
+            self.vault.adopt(adoption.drawn, adoption.envelope, adoption.since)
+            return Answer(ok=True)
         domain = _PUBLISHED[request.kind]
         published = msgspec.json.decode(raw, type=dict[str, Any])
         controller = str(published.get("controller", ""))
