@@ -72,6 +72,16 @@ def played_to_the_hit(keeper: LocalKeeper, draw: int, start: int) -> int:
     raise AssertionError("the trigger was never reached")  # pragma: no cover
 
 
+def first_node(sealing: SealingKey) -> tuple[ControllerKey, LocalKeeper, Drawn, Envelope]:
+    """The node that draws: its key, its keeper, the draw and its envelope."""
+    key = ControllerKey.generate()
+    keeper = LocalKeeper(key, sealing=sealing)
+    drawn = keeper.draw(request(key))
+    envelope = keeper.envelope(drawn)
+    assert envelope is not None
+    return key, keeper, drawn, envelope
+
+
 @pytest.fixture
 def sealing() -> SealingKey:
     return SealingKey.generate()
@@ -80,11 +90,7 @@ def sealing() -> SealingKey:
 def test_the_next_nodes_keeper_goes_on_with_the_trigger_the_first_drew(
     sealing: SealingKey,
 ) -> None:
-    first_key = ControllerKey.generate()
-    first = LocalKeeper(first_key, sealing=sealing)
-    drawn = first.draw(request(first_key))
-    envelope = first.envelope(drawn)
-    assert envelope is not None
+    first_key, first, drawn, envelope = first_node(sealing)
     trigger = trigger_of(first)
     # Nothing of the trigger or the nonce is readable in what the journal records.
     recorded = msgspec.json.encode(envelope).decode()
@@ -163,11 +169,7 @@ def test_a_keeper_seals_only_the_draw_it_holds_unspent(sealing: SealingKey) -> N
 def test_a_keeper_without_the_sealing_key_refuses_another_nodes_draw(
     sealing: SealingKey,
 ) -> None:
-    first_key = ControllerKey.generate()
-    first = LocalKeeper(first_key, sealing=sealing)
-    drawn = first.draw(request(first_key))
-    envelope = first.envelope(drawn)
-    assert envelope is not None
+    _first_key, _first, drawn, envelope = first_node(sealing)
     bare = LocalKeeper(ControllerKey.generate())
     with pytest.raises(MysteryRefusedError, match="holds no sealing key"):
         bare.adopt(drawn, envelope, Meter(FLOOR))
@@ -181,11 +183,7 @@ def test_a_draw_held_already_keeps_the_view_its_keeper_answered(
 ) -> None:
     """An adoption never resets the meter a keeper was asked about: a probe stays an alarm."""
     monkeypatch.setattr(core, "draw_trigger", lambda floor, _ceiling: floor + 200)
-    first_key = ControllerKey.generate()
-    first = LocalKeeper(first_key, sealing=sealing)
-    drawn = first.draw(request(first_key))
-    envelope = first.envelope(drawn)
-    assert envelope is not None
+    _first_key, _first, drawn, envelope = first_node(sealing)
     second = LocalKeeper(ControllerKey.generate(), sealing=sealing)
     second.adopt(drawn, envelope, Meter(FLOOR))
     # Someone asks the standby's keeper about a meter the daemon never had: "not yet".
@@ -220,11 +218,7 @@ def test_a_lower_draw_than_the_one_held_is_the_journal_gone_back(sealing: Sealin
 def test_an_adopted_draw_is_kept_in_the_keepers_file_at_mode_0600(
     tmp_path: Path, sealing: SealingKey
 ) -> None:
-    first_key = ControllerKey.generate()
-    first = LocalKeeper(first_key, sealing=sealing)
-    drawn = first.draw(request(first_key))
-    envelope = first.envelope(drawn)
-    assert envelope is not None
+    _first_key, first, drawn, envelope = first_node(sealing)
     path = tmp_path / "mystery.json"
     second = LocalKeeper(ControllerKey.generate(), SealedFile(path), sealing)
     second.adopt(drawn, envelope, Meter(FLOOR))
