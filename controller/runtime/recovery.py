@@ -33,7 +33,11 @@ async def recover(sequencer: Sequencer, backoff: Backoff | None = None) -> None:
     backoff = backoff or Backoff(initial=0.25, cap=5.0)
     journal = sequencer.journal
     while True:
-        if sequencer.failed_reason is None or sequencer.stepped_down is not None:
+        if (
+            sequencer.failed_reason is None
+            or sequencer.stepped_down is not None
+            or sequencer.until_restart  # a person must look first (the mystery levels' keeper)
+        ):
             await asyncio.sleep(backoff.cap)  # nothing to do; checked again later
             continue
         await asyncio.sleep(backoff.next_delay())
@@ -46,6 +50,8 @@ async def recover(sequencer: Sequencer, backoff: Backoff | None = None) -> None:
                 transaction = sequencer.prepare([probe])
                 await sequencer.durable(transaction)
                 journal.adopt(transaction)
+                if not await _keeper_answers(sequencer):
+                    continue
         except FencedError as error:
             sequencer.step_down(FENCED, str(error))
             continue
@@ -58,3 +64,21 @@ async def recover(sequencer: Sequencer, backoff: Backoff | None = None) -> None:
         sequencer.failed_reason = None
         sequencer.failed_at = None
         sequencer.broadcast.publish(recovered(journal.state, sequencer.clock(), journal.epoch))
+
+
+async def _keeper_answers(sequencer: Sequencer) -> bool:
+    """Whether the mystery levels' keeper answered every question owed, before tables reopen.
+
+    The last event that fed a mystery level was journaled and never asked about if the keeper
+    was out of reach: it is asked now, the lock held, so that no wager is taken before the
+    keeper says whether that one reached the trigger (controller/runtime/mystery_watch.py). A
+    failure closes the controller again (:meth:`~.upkeep.Upkeep.mystery_owed`).
+    """
+    if sequencer.mystery is None:
+        return True
+    reason, at = sequencer.failed_reason, sequencer.failed_at
+    sequencer.failed_reason = None  # mystery_owed asks only while open; the lock keeps it shut
+    if not await sequencer.upkeep.mystery_owed():
+        return False
+    sequencer.failed_reason, sequencer.failed_at = reason, at
+    return True

@@ -125,6 +125,9 @@ class Sequencer:
         self.failed_reason: str | None = None
         self.failed_at: str | None = None
         """When it failed closed (UTC, ISO 8601): a screen asked before the news reaches it."""
+        self.until_restart = False
+        """Failed closed on something a person must look at (the mystery levels' keeper): the
+        journal's recovery probe does not reopen the tables; a restart does (docs/faults.md)."""
         self._queue: asyncio.Queue[Waiting] = asyncio.Queue()
         self._filled: asyncio.Future[None] | None = None
         """Set while a batch waits for company (:meth:`_gather`); done once it would be full."""
@@ -440,9 +443,13 @@ class Sequencer:
         self.failed_reason = reason
         self.halt(status, reason)
 
-    def fail_closed(self, reason: str) -> None:
-        """Fail closed: refuse every event and show every table offline (the module docstring)."""
+    def fail_closed(self, reason: str, *, until_restart: bool = False) -> None:
+        """Fail closed: refuse every event and show every table offline (the module docstring).
+
+        ``until_restart``: not for the journal's probe to end (see :attr:`until_restart`).
+        """
         self.stats.journal_failures += 1
+        self.until_restart = self.until_restart or until_restart
         self.failed_reason = reason
         self.failed_at = self.clock()
         log.critical("journal unavailable, failing closed: %s", reason)

@@ -66,11 +66,12 @@ class Upkeep:
         if not closing:
             await self._renew_if_due()
 
-    async def mystery_owed(self) -> None:
+    async def mystery_owed(self) -> bool:
         """Journal every mystery draw and reveal owed (:mod:`.mystery_watch`), one by one.
 
         A keeper out of reach or showing someone else asked it fails the controller closed:
-        the level's trigger must not be played on without its keeper (docs/faults.md).
+        the level's trigger must not be played on without its keeper (docs/faults.md). Whether
+        the controller is still open after it.
         """
         sequencer = self.sequencer
         watch = sequencer.mystery
@@ -78,11 +79,18 @@ class Upkeep:
             try:
                 event = await watch.owed(sequencer.journal.state)
             except (OSError, JackpotError) as error:
-                sequencer.fail_closed(f"the mystery levels' keeper: {error}")
-                return
+                # A keeper that refused or raised the alarm is a person's to look at: not for
+                # the journal's probe to reopen. One out of reach is asked again by the probe
+                # before any table's event is taken (controller/runtime/recovery.py).
+                sequencer.fail_closed(
+                    f"the mystery levels' keeper: {error}",
+                    until_restart=not isinstance(error, OSError),
+                )
+                return False
             if event is None:
-                return
+                return True
             await sequencer.commit_own(event)
+        return watch is None
 
     async def _checkpoint_if_due(self, *, closing: bool) -> None:
         """Journal a signed checkpoint of the head if one is due (always when closing)."""
