@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from support.daemon import daemon
 from support.floor import free_port
-from support.mystery_paytable import MYSTERY_PAYTABLE
+from support.mystery_paytable import FLOOR, file_paytable, simulated_table
 
 from controller.config.load import Config, parse_config
 from controller.journal.verify import verify
@@ -25,42 +25,26 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 
-CONFIG = """
+CONFIG = (
+    """
 [controller]
 site = "lab"
 id = "lab"
 journal = "{journal}"
 verification_amount = "$1,000"
 
-[[pools]]
-id = "stax"
-paytable = "paytables/house-mystery.toml"
-
-[web]
-host = "127.0.0.1"
-port = {port}
-
 [simulator]
 seed = 7
 round_interval_s = 0.02
-
-[[tables]]
-id = "T1"
-transport = "simulator"
-progressive = "paytables/house-mystery.toml"
-pool = "stax"
-
-[[tables]]
-id = "T2"
-transport = "simulator"
-progressive = "paytables/house-mystery.toml"
-pool = "stax"
 """
+    + FLOOR
+    + simulated_table("T1")
+    + simulated_table("T2")
+)
 
 
 def mystery_floor(tmp_path: Path) -> Config:
-    (tmp_path / "paytables").mkdir(exist_ok=True)
-    (tmp_path / "paytables" / "house-mystery.toml").write_text(MYSTERY_PAYTABLE, encoding="utf-8")
+    file_paytable(tmp_path)
     text = CONFIG.format(journal=tmp_path / "lab.db", port=free_port())
     return parse_config(text, str(tmp_path / "jackpotd.toml"), tmp_path)
 

@@ -20,7 +20,7 @@ import pytest
 from support.daemon import daemon
 from support.display_rig import played
 from support.floor import free_port, within
-from support.mystery_paytable import MYSTERY_PAYTABLE
+from support.mystery_paytable import FLOOR, file_paytable, simulated_table
 
 from controller.config.load import Config, parse_config
 from controller.journal.verify import verify
@@ -41,7 +41,8 @@ GRAND = "stax.grand"
 ROUNDS = 6
 """Node A's rounds: six wagers of $5 a round put $3 a round on the grand, whose range is $2,
 so it hits in them and leaves a later draw open."""
-CONFIG = """
+CONFIG = (
+    """
 [controller]
 site = "lab"
 id = "lab"
@@ -51,25 +52,14 @@ key_file = "{node}.key"
 {sealing}
 verification_amount = "$1,000"
 
-[[pools]]
-id = "stax"
-paytable = "paytables/house-mystery.toml"
-
-[web]
-host = "127.0.0.1"
-port = {port}
-
 [simulator]
 seed = {seed}
 round_interval_s = 0.02
 {rounds}
-
-[[tables]]
-id = "T1"
-transport = "simulator"
-progressive = "paytables/house-mystery.toml"
-pool = "stax"
 """
+    + FLOOR
+    + simulated_table("T1")
+)
 
 
 def node(tmp_path: Path, name: str, *, sealing: bool = True, rounds: int | None = None) -> Config:
@@ -78,8 +68,7 @@ def node(tmp_path: Path, name: str, *, sealing: bool = True, rounds: int | None 
     ``rounds``: the simulated table stops after so many, each played to its end (a round left
     in play would hold the table on the next node until a supervisor voids it).
     """
-    (tmp_path / "paytables").mkdir(exist_ok=True)
-    (tmp_path / "paytables" / "house-mystery.toml").write_text(MYSTERY_PAYTABLE, encoding="utf-8")
+    file_paytable(tmp_path)
     if not (tmp_path / f"{name}.key").exists():
         write_key(tmp_path / f"{name}.key", ControllerKey.generate())
     if not (tmp_path / "sealing.key").exists():

@@ -7,7 +7,10 @@ major, minor and mini are paid by hands (docs/paytables.md, "Levels").
 
 from __future__ import annotations
 
-from typing import Final
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 MYSTERY_PAYTABLE: Final = """\
 name = "house-mystery"
@@ -61,3 +64,30 @@ outcome = "Royal flush"
 pays = "100% of meter"
 level = "mini"
 """
+
+FLOOR: Final = """
+[[pools]]
+id = "stax"
+paytable = "paytables/house-mystery.toml"
+
+[web]
+host = "127.0.0.1"
+port = {port}
+"""
+"""The pool of :data:`MYSTERY_PAYTABLE` (filed as ``paytables/house-mystery.toml`` beside the
+configuration, :func:`file_paytable`) and the display: the part of a daemon's configuration the
+mystery floors share; ``{port}`` is the display's."""
+
+
+def simulated_table(table_id: str) -> str:
+    """A ``[[tables]]`` entry of a simulated table on the pool of :data:`FLOOR`."""
+    return (
+        f'\n[[tables]]\nid = "{table_id}"\ntransport = "simulator"\n'
+        'progressive = "paytables/house-mystery.toml"\npool = "stax"\n'
+    )
+
+
+def file_paytable(folder: Path) -> None:
+    """:data:`MYSTERY_PAYTABLE` filed as ``paytables/house-mystery.toml`` in ``folder``."""
+    (folder / "paytables").mkdir(exist_ok=True)
+    (folder / "paytables" / "house-mystery.toml").write_text(MYSTERY_PAYTABLE, encoding="utf-8")
