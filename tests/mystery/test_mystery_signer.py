@@ -24,9 +24,12 @@ import pytest
 from support.controller_keys import write_controller_key
 from support.signer_process import CHILD, ROOT, WAIT_S, running, start_signer
 
-from controller.mystery.core import DrawRequest, Meter, MysteryRefusedError, reveal_holds
+from controller.mystery.core import DrawRequest, Meter, MysteryRefusedError, reveal_holds, seal
+from controller.mystery.envelope import SealingKey, seal_envelope
 from controller.mystery.keeper import Keeper, MysteryAlarmError, Query
 from controller.runtime.remote_signer import RemoteSigner
+from controller.security.controller_key import ControllerKey
+from controller.security.sealing_key import write_sealing_key
 from controller.security.signer import LENGTH, Answer, Request, frame, frame_length
 
 if TYPE_CHECKING:
@@ -225,3 +228,59 @@ def test_the_signer_keeps_its_sealed_draws_where_sealed_names(tmp_path: Path) ->
     finally:
         process.terminate()
         process.communicate(timeout=WAIT_S)
+
+
+@pytest.fixture
+def two_nodes(tmp_path: Path) -> Iterator[tuple[SignerProcess, SignerProcess]]:
+    """Node a's and node b's signers: each its own controller key, one sealing key between them."""
+    sealing = tmp_path / "sealing.key"
+    write_sealing_key(sealing, SealingKey.generate())
+    signers = []
+    for name in ("a", "b"):
+        write_controller_key(tmp_path / name)
+        signers.append(start_signer(tmp_path / name / "controller.key", tmp_path / name,
+                                    sealing=sealing))  # fmt: skip
+    try:
+        yield signers[0], signers[1]
+    finally:
+        for signer in signers:
+            if signer.process.poll() is None:
+                signer.process.kill()
+                signer.process.communicate()
+
+
+def test_the_next_nodes_signer_takes_the_draw_from_its_envelope_and_reveals_its_trigger(
+    two_nodes: tuple[SignerProcess, SignerProcess],
+) -> None:
+    """docs/ha.md, "Mystery levels across a failover", through real signer processes."""
+    first, second = remote(two_nodes[0]), remote(two_nodes[1])
+    assert first.key_id != second.key_id
+    drawn = first.draw(draw_request(first))
+    envelope = first.envelope(drawn)
+    assert envelope is not None
+    assert not first.check(query(50_000), None).reached
+    held = two_nodes[0].state.with_name("mystery.json").read_bytes()
+    second.adopt(drawn, envelope, Meter(50_000))  # node a is gone; b goes on at its meter
+    assert stat.S_IMODE(two_nodes[1].state.with_name("mystery.json").stat().st_mode) == 0o600
+    verdict = second.check(query(CEILING), Meter(50_000))
+    assert verdict.reveal is not None
+    assert reveal_holds(drawn, verdict.reveal, [first.public_key]) is None
+    assert verdict.reveal.nonce.encode() in held  # the very trigger node a's signer drew
+    # Nothing is opened for a statement the envelope was not sealed with.
+    forged = msgspec.structs.replace(drawn, draw=2)
+    with pytest.raises(MysteryRefusedError, match="does not open with this draw"):
+        remote(two_nodes[1]).adopt(forged, envelope, Meter(50_000))
+
+
+def test_a_signer_without_the_sealing_key_seals_nothing_and_opens_nothing(
+    signer: SignerProcess,
+) -> None:
+    client = remote(signer)
+    drawn = client.draw(draw_request(client))
+    assert client.envelope(drawn) is None  # no envelope: the journal records the draw alone
+    sealing = SealingKey.generate()
+    key = ControllerKey.generate()
+    other = seal(draw_request(client, draw=1, controller="c1"), key.sign)
+    envelope = seal_envelope(sealing, other)
+    with pytest.raises(MysteryRefusedError, match="holds no sealing key"):
+        remote(signer).adopt(other.drawn, envelope, Meter(50_000))

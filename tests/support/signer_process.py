@@ -37,13 +37,20 @@ class SignerProcess:
         return err
 
 
-def start_signer(key: Path, folder: Path, controller: str = "c1") -> SignerProcess:
-    """Start ``jackpotd signer`` and wait, bounded, for the line saying it listens."""
+def start_signer(
+    key: Path, folder: Path, controller: str = "c1", sealing: Path | None = None
+) -> SignerProcess:
+    """Start ``jackpotd signer`` and wait, bounded, for the line saying it listens.
+
+    ``sealing``: the mystery levels' sealing key file (``--sealing-key``).
+    """
     socket_path, state = folder / "signer.sock", folder / "signer-marks.json"
+    sealed = [] if sealing is None else ["--sealing-key", str(sealing)]
     process = subprocess.Popen(
         [
             sys.executable, "-m", "controller", "signer", "--key", str(key),
             "--socket", str(socket_path), "--state", str(state), "--controller", controller,
+            *sealed,
         ],
         env=CHILD, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
@@ -62,9 +69,11 @@ def start_signer(key: Path, folder: Path, controller: str = "c1") -> SignerProce
     raise AssertionError(f"the signer never listened: {process.communicate()[1]}")
 
 
-def running(key: Path, folder: Path, controller: str = "c1") -> Generator[SignerProcess]:
+def running(
+    key: Path, folder: Path, controller: str = "c1", sealing: Path | None = None
+) -> Generator[SignerProcess]:
     """A signer for the length of a test (a fixture's body)."""
-    signer = start_signer(key, folder, controller)
+    signer = start_signer(key, folder, controller, sealing)
     try:
         yield signer
     finally:
