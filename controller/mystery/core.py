@@ -335,9 +335,11 @@ def hit_holds(
 ) -> str | None:
     """Why the hit is not the one the draw makes (None: it is).
 
-    ``meters``: the level's meter after each contribution since the draw, in the journal's
-    order. Besides :func:`reveal_holds`: they never go down, and the reveal's hit is the first
-    of them to reach the trigger (the wager of that contribution is the winner).
+    ``meters``: the level's meter after each event that fed it since the draw, in the
+    journal's order: the meters the keeper was asked at (a lock of several seats is one event,
+    asked about once, at the meter after its last seat). Besides :func:`reveal_holds`: they
+    never go down, and the reveal's hit is the first of them to reach the trigger (the first
+    contribution of that event to reach it is the winner).
     """
     reason = reveal_holds(drawn, reveal, public_keys)
     if reason is not None:

@@ -141,7 +141,7 @@ def _fed(row: dict[str, Any], open_draws: dict[str, DrawRecord]) -> None:
 def _revealed(row: dict[str, Any], record: DrawRecord, reveal: Reveal) -> RevealRecord:
     """The reveal, checked against its draw and the meters since it (docs/rules.md § 10)."""
     meters = [feed.meter for feed in record.feeds]
-    problem = hit_holds(record.drawn, reveal, meters)
+    problem = hit_holds(record.drawn, reveal, asked_meters(record.feeds))
     first = first_reaching(meters, reveal.trigger) if type(reveal.trigger) is int else None
     paid = [
         effect.paid_cents
@@ -152,6 +152,21 @@ def _revealed(row: dict[str, Any], record: DrawRecord, reveal: Reveal) -> Reveal
         int(row["seq"]), str(row["at"]), reveal, sum(paid) if paid else None,
         None if first is None else record.feeds[first], problem,
     )  # fmt: skip
+
+
+def asked_meters(feeds: Sequence[Feed]) -> list[Meter]:
+    """The meter after each row that fed the level: what the keeper was asked at.
+
+    A lock of several seats is one event, one row: it feeds the level seat by seat and the
+    keeper is asked once, at the meter after its last seat (controller/runtime/mystery_watch.py),
+    so the reveal names that meter, and the winner is the lock's first seat to reach the
+    trigger (the report names it from the contributions themselves).
+    """
+    asked: list[Meter] = []
+    for index, feed in enumerate(feeds):
+        if index + 1 == len(feeds) or feeds[index + 1].seq != feed.seq:
+            asked.append(feed.meter)
+    return asked
 
 
 def draw_document(record: DrawRecord) -> dict[str, Any]:

@@ -134,3 +134,35 @@ def test_the_report_of_an_edited_journal_says_the_reveal_does_not_check(
     assert status == 1
     (level,) = json.loads(out)["mystery_levels"]
     assert level["draws"][0]["revealed"]["checks"] is False
+
+
+def test_a_lock_of_several_seats_is_one_question_and_its_first_seat_to_reach_the_trigger_wins(
+    tmp_path: Path,
+) -> None:
+    """docs/rules.md § 10: the keeper is asked once per lock, at the meter after its last seat.
+
+    A lock of three $5 wagers feeds the grand 50 cents a seat, so a trigger is often reached by
+    the first or second seat of the lock: the reveal names the meter after the lock (what the
+    keeper was asked at), and the report checks it and names the seat that reached it first.
+    """
+    floor_ = mystery_journal(tmp_path / "journal.db")
+    floor_.draw()
+    reveal = None
+    for _ in range(40):  # a lock reaches the trigger mid-lock about two times in three
+        reveal = floor_.round_of(3)
+        if reveal is not None and reveal.hit.cents - reveal.trigger >= 50:
+            break  # reached by a seat before the lock's last
+    else:  # pragma: no cover
+        raise AssertionError("no lock reached the trigger before its last seat")
+    assert reveal is not None
+    floor_.journal.close()
+    rows = journal_rows(floor_.path)
+    levels = levels_document(mystery_draws(rows, 0, len(rows)))
+    revealed = [draw["revealed"] for draw in levels[0]["draws"] if draw["revealed"]]
+    last = revealed[-1]
+    assert last["checks"] is True, last["problem"]
+    assert last["hit_meter"] == str(reveal.hit.cents)
+    # The winner is the first seat whose contribution reached the trigger, not the lock's last.
+    seat_meter = reveal.hit.cents - 50 * (3 - last["hit"]["seat"])
+    assert seat_meter >= reveal.trigger > seat_meter - 50
+    assert last["hit"]["seat"] < 3

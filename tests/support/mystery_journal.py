@@ -18,11 +18,19 @@ from math import floor
 from typing import TYPE_CHECKING
 
 from controller.clock import utc_iso
-from controller.events import PoolOpened, TableConfigured, WagerLocked
+from controller.events import (
+    BetSensed,
+    BetsLocked,
+    PoolOpened,
+    RoundSettled,
+    TableConfigured,
+    WagerLocked,
+)
 from controller.journal import Journal
 from controller.mystery.core import DrawRequest, Meter
 from controller.mystery.keeper import LocalKeeper, Query
 from controller.mystery_events import MysteryDrawn, MysteryRevealed
+from controller.ports import DAEMON
 from controller.security.controller_key import ControllerKey
 from support.approvals import Site, now
 from support.mystery_paytable import MYSTERY_PAYTABLE
@@ -35,6 +43,13 @@ if TYPE_CHECKING:
     from controller.mystery.core import Drawn, Reveal
 
 GRAND = "stax.grand"
+DEALER = ["2c", "3d", "5h", "8s", "9c", "Jd", "Kc"]
+NOTHING = (
+    ["2d", "5c", "8d", "Tc", "Qc", "3h", "6s"],
+    ["4c", "7d", "9h", "Js", "Ks", "2h", "6d"],
+    ["4s", "7c", "9d", "Th", "Qd", "3c", "5s"],
+)
+"""Three seats' hands that pay nothing, none sharing a card with :data:`DEALER`'s."""
 TABLE = "t1"
 WAGER_CENTS = 500
 
@@ -73,9 +88,13 @@ class MysteryJournal:
         self.last = utc_iso(moment)
         return self.last
 
-    def append(self, event: AnyEvent) -> Journaled:
-        """Journal ``event``; it must be applied."""
-        receipt = self.journal.append(event)
+    def append(self, event: AnyEvent, provenance: str | None = None) -> Journaled:
+        """Journal ``event``; it must be applied.
+
+        ``provenance``: who wrote it (a device's input comes from the daemon's intake on a
+        signed journal: :data:`~controller.ports.DAEMON`).
+        """
+        receipt = self.journal.append(event, provenance=provenance)
         assert receipt.applied, (event, receipt.reason)
         return Journaled(receipt.seq, event.at)
 
@@ -101,6 +120,29 @@ class MysteryJournal:
         )
         self.wagers.append((self.append(self.site.sign(locked, "sup1")), round_id))
         return self.ask()
+
+    def round_of(self, seats: int) -> Reveal | None:
+        """One round of ``seats`` $5 wagers sensed and locked at once, then the keeper asked.
+
+        The lock is one event: the level is fed seat by seat and the keeper asked once, at the
+        meter after the last seat (controller/runtime/mystery_watch.py).
+        """
+        number = len(self.wagers) + 1
+        round_id = f"r{number}"
+        for seat in range(1, seats + 1):
+            sensed = number * 10 + seat
+            sensed_bet = BetSensed(
+                f"{TABLE}/s/{sensed}", self.at(), TABLE, "s", sensed, seat, "progressive", True,
+                WAGER_CENTS,
+            )  # fmt: skip
+            self.append(sensed_bet, DAEMON)
+        locked = BetsLocked(f"{TABLE}/c/{number}", self.at(), TABLE, "c", number, round_id)
+        self.wagers.append((self.append(locked, DAEMON), round_id))
+        reveal = self.ask()
+        hands = {str(seat): NOTHING[seat - 1] for seat in range(1, seats + 1)}
+        settled = RoundSettled(f"{round_id}-settled", self.at(), TABLE, round_id, DEALER, hands)
+        self.append(self.site.sign(settled, "sup1"))  # a supervisor keys the cards in
+        return reveal
 
     def ask(self) -> Reveal | None:
         """The keeper asked about the grand's meter; a reveal journaled, the next draw made."""
