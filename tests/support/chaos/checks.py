@@ -5,7 +5,11 @@ From the floor's record (``floor.jsonl``, :mod:`support.chaos.floor`) and the jo
 * every event an agent stored (acknowledged to its device, then acknowledged to the agent by
   the controller: the floor drains every outbox to its end) is journaled, and once:
   ``acked_events_lost``, ``events_applied_twice``;
-* at most one progressive award per hit (table, round, seat): ``jackpots_awarded_twice``;
+* at most one progressive award per hit (table, round, seat, line: a seat may win the mystery
+  grand and a hand's major in one round): ``jackpots_awarded_twice``;
+* every mystery reveal checks (``jackpotd report --json``: its trigger and nonce open the
+  draw's commitment, in range, at the first contribution to reach it; docs/rules.md § 10) and
+  every pool reconciles: ``mystery_hits``, ``reveals_unchecked``;
 * ``jackpotd verify --db URL --json``: the chain verifies across every epoch, and the meters it
   recomputes by replaying the journal equal the leader's (``/api/state`` through HAProxy's web
   door) and, by the floor's answer, the last meter every follower applied;
@@ -98,7 +102,7 @@ def awarded_twice(url: str) -> int:
     with psycopg.connect(url) as connection:
         rows = connection.execute(
             "SELECT count(*) FROM payouts WHERE kind = 'progressive' "
-            "GROUP BY table_id, round_id, seat, spot HAVING count(*) > 1"
+            "GROUP BY table_id, round_id, seat, spot, line HAVING count(*) > 1"
         ).fetchall()
     return sum(int(count) - 1 for (count,) in rows)
 
@@ -128,6 +132,35 @@ def verify(url: str, root: Path) -> dict[str, Any]:
     except ValueError:
         return {"ok": False, "problems": [done.stdout[-2000:], done.stderr[-2000:]]}
     return document
+
+
+@dataclass(frozen=True)
+class Reveals:
+    """The mystery levels' reveals ``jackpotd report`` read, and what did not check."""
+
+    hits: int
+    unchecked: list[str]
+    balanced: bool
+
+
+def reveals(url: str, root: Path) -> Reveals:
+    """Every mystery reveal of the journal checked by ``jackpotd report --db URL --json``."""
+    done = subprocess.run(
+        [sys.executable, "-m", "controller", "report", "--db", url, "--json"],
+        capture_output=True, text=True, cwd=root, check=False, timeout=300,
+    )  # fmt: skip
+    try:
+        document: dict[str, Any] = json.loads(done.stdout)
+    except ValueError:
+        return Reveals(0, [done.stdout[-2000:], done.stderr[-2000:]], balanced=False)
+    revealed = [
+        draw["revealed"]
+        for level in document.get("mystery_levels", [])
+        for draw in level["draws"]
+        if draw["revealed"] is not None
+    ]
+    unchecked = [str(each.get("problem")) for each in revealed if not each["checks"]]
+    return Reveals(len(revealed), unchecked, bool(document.get("balanced")))
 
 
 def leader_meters(web_door: int, attempts: int = 5) -> dict[str, int]:
@@ -164,6 +197,8 @@ class Findings:
     meters_agree: bool
     epoch: int
     awards: int
+    mystery_hits: int
+    reveals_unchecked: int
     problems: list[str]
 
     @property
@@ -180,6 +215,7 @@ def findings(
     verified: dict[str, Any],
     leader: dict[str, int],
     followers: dict[str, Any],
+    revealed: Reveals,
 ) -> Findings:
     rows = journaled(url)
     stored = set(floor.stored)
@@ -199,9 +235,12 @@ def findings(
             ("display regressions", floor.regressions),
             ("progressive wagers while closed", len(floor.wagers_while_closed)),
             ("floor errors", len(floor.errors)),
+            ("mystery reveals that do not check", revealed.unchecked),
         )
         if value
     ]
+    if not revealed.balanced:
+        problems.append("report: a pool does not reconcile")
     if not verified.get("ok"):
         problems.append(f"verify: {verified.get('problems')}")
     if not meters_agree:
@@ -220,5 +259,7 @@ def findings(
         meters_agree=meters_agree,
         epoch=epoch(url),
         awards=awards(url),
+        mystery_hits=revealed.hits,
+        reveals_unchecked=len(revealed.unchecked),
         problems=problems,
     )

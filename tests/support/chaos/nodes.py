@@ -35,6 +35,8 @@ from controller.clock import utc_now as now
 from controller.events import ManifestApproved
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
+from controller.mystery.envelope import SealingKey
+from controller.security.sealing_key import write_sealing_key
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.floor import approved_site
 from support.ha_processes import Service
@@ -53,6 +55,66 @@ CHILD: Final = os.environ | {"PYTHONPATH": str(ROOT)}
 """What the nodes run with: the environment the approved manifest was seen in."""
 SITE: Final = "chaos"
 POOL: Final = "floor"
+PAYTABLE_NAME: Final = "chaos-mystery-1"
+PAYTABLE: Final = f"""\
+name = "{PAYTABLE_NAME}"
+title = "The chaos floor's progressive: a mystery grand over Paytable 1's major ($1 wager)"
+wager = "progressive"
+source = "tests/support/chaos/nodes.py (house rules, for the failover chaos test)"
+joker = "semi-wild"
+
+[progressive]
+wager = "$1"
+original_wager_returned = false
+
+[[progressive.levels]]
+level = "grand"
+meter_seed = "$10"
+rate_of_progression = "10%"
+must_hit_by = "$10.50"
+past_trigger = "next-level"
+
+[[progressive.levels]]
+level = "major"
+meter_seed = "$10,000"
+rate_of_progression = "18%"
+
+[[lines]]
+line = "seven-card-straight-flush"
+outcome = "7 card straight flush"
+pays = "100% of meter"
+level = "major"
+
+[[lines]]
+line = "five-aces"
+outcome = "Five aces"
+pays = "10% of meter"
+level = "major"
+
+[[lines]]
+line = "royal-flush"
+outcome = "Royal flush"
+pays = "$500"
+
+[[lines]]
+line = "straight-flush"
+outcome = "Straight flush"
+pays = "$100"
+
+[[lines]]
+line = "four-of-a-kind"
+outcome = "Four-of-a-kind"
+pays = "$75"
+
+[[lines]]
+line = "full-house"
+outcome = "Full house"
+pays = "$4"
+"""
+"""The floor's pool: the grand, a mystery level from $10 to $10.50 at 10 cents a wager, hits
+within every five progressive wagers, so that every fault lands in the middle of one of its
+draws and every run sees hits; the major is Paytable 1's meter (58 Pa. Code § 688a.12(d)) at
+18 %."""
 RESTART_S: Final = 2.0
 """systemd/jackpotd.service: ``RestartSec=2``."""
 LEASE_S: Final = 3.0
@@ -78,28 +140,47 @@ class Timing:
 def node_config(
     folder: Path, node: str, journal: str, cluster: HaCluster, *, tables: list[str], timing: Timing
 ) -> Path:
-    """A node's ``jackpotd.toml``: one pool every table plays, the node's broker and web port."""
+    """A node's ``jackpotd.toml``: one pool every table plays, the node's broker and web port.
+
+    The pool is :data:`PAYTABLE`'s two levels, its grand a mystery level, filed in the
+    cluster's folder with the sealing key every node shares (docs/ha.md, "Mystery levels across
+    a failover"), so that every run takes its failovers in the middle of a mystery level.
+    """
     ports = cluster.nodes[node].ports if node in cluster.nodes else None
     broker = ports.mqtt if ports else 1
     web = ports.web if ports else 1
+    paytables, sealing = shared_files(cluster.directory)
     text = (
         f'[controller]\nsite = "{SITE}"\nid = "pit"\nnode = "{node}"\njournal = "{journal}"\n'
         f"lease_s = {timing.lease_s}\ncommit_hang_s = {timing.commit_hang_s}\n"
-        f"heartbeat_timeout_s = {timing.heartbeat_timeout_s}\n{KEY_LINE}\n"
+        f"heartbeat_timeout_s = {timing.heartbeat_timeout_s}\n{KEY_LINE}"
+        f'sealing_key_file = "{sealing}"\npaytable_dirs = ["{paytables}"]\n\n'
         f'[broker]\nhost = "{HOST}"\nport = {broker}\nkeepalive_s = 5\n'
         "backoff_initial_s = 0.05\nbackoff_cap_s = 1.0\n\n"
-        f'[[pools]]\nid = "{POOL}"\npaytable = "progressive-1"\n\n'
+        f'[[pools]]\nid = "{POOL}"\npaytable = "{PAYTABLE_NAME}"\n\n'
     )
     for table in tables:
         text += (
             f'[[tables]]\nid = "{table}"\ntransport = "mqtt"\nbonus = "fortune-1"\n'
-            f'progressive = "progressive-1"\npool = "{POOL}"\n\n'
+            f'progressive = "{PAYTABLE_NAME}"\npool = "{POOL}"\n\n'
         )
     text += f'[web]\nhost = "{HOST}"\nport = {web}\n'
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / "jackpotd.toml"
     path.write_text(text)
     return path
+
+
+def shared_files(directory: Path) -> tuple[Path, Path]:
+    """The cluster's paytable folder and sealing key file, made once (every node the same)."""
+    paytables, sealing = directory / "paytables", directory / "sealing.key"
+    paytables.mkdir(parents=True, exist_ok=True)
+    filed = paytables / f"{PAYTABLE_NAME}.toml"
+    if not filed.exists():
+        filed.write_text(PAYTABLE, encoding="utf-8")
+    if not sealing.exists():
+        write_sealing_key(sealing, SealingKey.generate())
+    return paytables, sealing
 
 
 def leader_answer(port: int) -> tuple[int, dict[str, object]] | None:

@@ -147,6 +147,7 @@ class ChaosSession:
         floor = checks.read_floor(Path(self.cluster.directory) / "floor" / "floor.jsonl")
         found = checks.findings(
             fault, floor=floor, url=self.nodes.url, verified=verified, leader=leader,
+            revealed=checks.reveals(self.nodes.url, ROOT),
             followers=followers,
         )  # fmt: skip
         self.results.append(found)
