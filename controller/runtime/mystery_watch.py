@@ -124,17 +124,18 @@ class MysteryWatch:
         )  # fmt: skip
 
     async def _adopted(self, pool: Pool) -> None:
-        """Another node's draw taken by this keeper from its envelope, once per process.
+        """The open draw taken by this keeper from its envelope, once per draw and process.
 
-        A draw this controller's key made is its keeper's own. Another key's (a node that led
-        before a failover, docs/ha.md "Mystery levels across a failover") is adopted at the
-        meter before the last event's feeds: the last its keeper can have been asked about. A
-        keeper that holds it already keeps it as it is; a draw journaled without an envelope is
-        left to the keeper's own file, and a keeper without it refuses the check (fail closed).
+        A draw another node's key made (a failover, docs/ha.md "Mystery levels across a
+        failover"), or this node's own that its keeper no longer holds (a keeper in memory, on
+        a PostgreSQL journal, restarted), is adopted at the meter before the last event's feeds:
+        the last its keeper can have been asked about. A keeper that holds it already keeps it
+        as it is (its own view included); a draw journaled without an envelope is left to the
+        keeper's own file, and a keeper without it refuses the check (fail closed).
         """
         drawn = pool.draw
         assert drawn is not None  # noqa: S101 - owed asks only about an open draw
-        if drawn.key_id == self.key_id or self._taken.get(pool.pool_id) == drawn.draw:
+        if self._taken.get(pool.pool_id) == drawn.draw:
             return
         if pool.sealed is None:  # no envelope: the keeper holds it (its file), or says it does not
             return
