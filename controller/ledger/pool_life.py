@@ -43,7 +43,8 @@ from controller.effects import PoolDisposed, PoolTransfer, fraction_text
 from controller.ledger.authority import DUAL, require
 from controller.ledger.binding import moment_of
 from controller.ledger.jurisdictions import CAUSES, PROFILES, profile
-from controller.ledger.state import LedgerError, balances, pool_of, with_pool
+from controller.ledger.pool_levels import level_name, named_pools, table_pool
+from controller.ledger.state import LedgerError, balances, with_pool
 from controller.pool_events import (
     DISPOSITIONS,
     FINAL_AWARD,
@@ -87,38 +88,52 @@ def _wagers_in_play(state: LedgerState, pool_id: str) -> list[str]:
         rules = state.tables.get(table_id)
         if rules is None or rules.pool_id != pool_id:
             continue
-        if any(wager.contribution is not None for wager in wagers):
+        if any(wager.contribution is not None or wager.levels for wager in wagers):
             held.append(f"{table_id}/{round_id}")
     return sorted(held)
 
 
-def on_pool_suspended(state: LedgerState, event: PoolSuspended) -> Outcome:
-    """Take a pool out of play: its meters stay, its wagers are refused until it resumes."""
-    pool = pool_of(state, event.pool_id)
-    _documented(event)
-    if (refusal := out_of_play(pool)) is not None:
-        raise LedgerError(refusal)
-    if held := _wagers_in_play(state, pool.pool_id):
+def _no_wagers_in_play(state: LedgerState, pool_id: str) -> None:
+    """Refuse while a round in play holds a progressive wager on the pool (or any level of it)."""
+    if held := _wagers_in_play(state, table_pool(pool_id)):
         raise LedgerError(
-            f"pool {pool.pool_id}: progressive wagers are locked in {', '.join(held)}; "
+            f"pool {pool_id}: progressive wagers are locked in {', '.join(held)}; "
             "settle or void the round first"
         )
+
+
+def on_pool_suspended(state: LedgerState, event: PoolSuspended) -> Outcome:
+    """Take a pool (every level of it) out of play: meters stay, wagers are refused."""
+    pools = named_pools(state, event.pool_id)
+    _documented(event)
+    for pool in pools:
+        if (refusal := out_of_play(pool)) is not None:
+            raise LedgerError(refusal)
+    _no_wagers_in_play(state, event.pool_id)
     state = require(state, event, "suspend-pool")
-    suspended = replace(pool, status=SUSPENDED, status_reason=event.reason.strip())
-    return with_pool(state, suspended), []
+    for pool in pools:
+        state = with_pool(
+            state, replace(pool, status=SUSPENDED, status_reason=event.reason.strip())
+        )
+    return state, []
 
 
 def on_pool_resumed(state: LedgerState, event: PoolResumed) -> Outcome:
-    """Put a suspended pool back in play (a manager's decision)."""
-    pool = pool_of(state, event.pool_id)
+    """Put a suspended pool (every level of it) back in play (a manager's decision)."""
+    pools = named_pools(state, event.pool_id)
     _documented(event)
-    if pool.status != SUSPENDED:
-        raise LedgerError(
-            out_of_play(pool) or f"pool {pool.pool_id} is in play: there is nothing to resume"
-        )
+    for pool in pools:
+        if pool.status != SUSPENDED:
+            raise LedgerError(
+                out_of_play(pool) or f"pool {pool.pool_id} is in play: there is nothing to resume"
+            )
     state = require(state, event, "resume-pool")
-    resumed, _ = replace(pool, status=IN_PLAY, status_reason="").reseeded()
-    return with_pool(state, resumed), [balances(resumed)]
+    effects: list[AnyEffect] = []
+    for pool in pools:
+        resumed, _ = replace(pool, status=IN_PLAY, status_reason="").reseeded()
+        state = with_pool(state, resumed)
+        effects.append(balances(resumed))
+    return state, effects
 
 
 def _wager_cents(state: LedgerState, pool_id: str) -> int | None:
@@ -126,7 +141,7 @@ def _wager_cents(state: LedgerState, pool_id: str) -> int | None:
     wagers = [
         rules.progressive.progressive.wager_cents
         for rules in state.tables.values()
-        if rules.pool_id == pool_id
+        if rules.pool_id == table_pool(pool_id)
         and rules.progressive is not None
         and rules.progressive.progressive is not None
     ]
@@ -195,6 +210,38 @@ def _under_profile(state: LedgerState, event: PoolTransferred | PoolRetired, poo
         )
 
 
+def _level_pairs(state: LedgerState, event: PoolTransferred) -> list[tuple[Pool, Pool]]:
+    """The pools a transfer moves, level to level: the same levels on both sides.
+
+    A mystery level's meter does not move: its trigger was drawn for its own meter (docs/rules.md
+    § 10), and a meter carried onto another level could pass that level's trigger with no wager
+    to win it. A pool with one is retired with its disposition instead.
+    """
+    sources = named_pools(state, event.pool_id)
+    named = named_pools(state, event.to_pool)
+    if {pool.pool_id for pool in sources} & {pool.pool_id for pool in named}:
+        raise LedgerError(f"pool {event.pool_id}: a transfer goes to another pool")
+    if event.pool_id in state.pools and event.to_pool in state.pools:  # one pool to one pool
+        pairs = [(sources[0], named[0])]
+    else:
+        targets = {level_name(pool): pool for pool in named}
+        names = [level_name(pool) for pool in sources]
+        if sorted(names) != sorted(targets):
+            raise LedgerError(
+                f"pool {event.pool_id} has the levels {', '.join(names) or 'none'} and pool "
+                f"{event.to_pool} {', '.join(targets) or 'none'}: a transfer goes level to level"
+            )
+        pairs = [(source, targets[level_name(source)]) for source in sources]
+    for source, target in pairs:
+        for pool in (source, target):
+            if pool.terms.must_hit_by_cents is not None:
+                raise LedgerError(
+                    f"pool {pool.pool_id} is a mystery level: its meter is not moved (its "
+                    "trigger was drawn for it); retire the pool with a disposition instead"
+                )
+    return pairs
+
+
 def on_pool_transferred(state: LedgerState, event: PoolTransferred) -> Outcome:
     """Move a pool's meter, reserve and overflow onto another, exactly, under dual control.
 
@@ -202,26 +249,30 @@ def on_pool_transferred(state: LedgerState, event: PoolTransferred) -> Outcome:
     its meter as far as its limit allows (the rest onto its overflow, released at its next
     reset as any overflow), the reserve onto its reserve and the overflow onto its overflow.
     Each pool's identity holds with what the transfer took out or brought in, and so does
-    their sum, which the transfer leaves as it was.
+    their sum, which the transfer leaves as it was. A multi-level pool named by its own id moves
+    level to level, onto a pool with the same levels.
     """
-    source = pool_of(state, event.pool_id)
-    target = pool_of(state, event.to_pool)
     _documented(event)
-    if source.pool_id == target.pool_id:
-        raise LedgerError(f"pool {source.pool_id}: a transfer goes to another pool")
-    if source.status == RETIRED:
-        raise LedgerError(out_of_play(source) or "")
-    _receivable(state, source, target)
-    _under_profile(state, event, source)
-    for pool_id in (source.pool_id, target.pool_id):
-        if held := _wagers_in_play(state, pool_id):
-            raise LedgerError(
-                f"pool {pool_id}: progressive wagers are locked in {', '.join(held)}; "
-                "settle or void the round first"
-            )
+    pairs = _level_pairs(state, event)
+    for source, target in pairs:
+        if source.status == RETIRED:
+            raise LedgerError(out_of_play(source) or "")
+        _receivable(state, source, target)
+        _under_profile(state, event, source)
+    for pool_id in (event.pool_id, event.to_pool):
+        _no_wagers_in_play(state, pool_id)
     state = require(state, event, "transfer-pool", signers=DUAL)
+    effects: list[AnyEffect] = []
+    for source, target in pairs:
+        state, moved = _transferred(state, source, target, event.reason.strip())
+        effects += moved
+    return state, effects
+
+
+def _transferred(state: LedgerState, source: Pool, target: Pool, why: str) -> Outcome:
+    """One pool's (or level's) money moved onto another: the source left suspended, empty."""
     emptied, meter, reserve, overflow = source.transfer_out()
-    reason = f"transferred to {target.pool_id}: {event.reason.strip()}"
+    reason = f"transferred to {target.pool_id}: {why}"
     emptied = replace(emptied, status=SUSPENDED, status_reason=reason)
     received, to_overflow = target.receive(meter, reserve, overflow)
     state = with_pool(with_pool(state, emptied), received)
@@ -243,34 +294,43 @@ def refuse_retired(pool: Pool) -> None:
 
 
 def on_pool_retired(state: LedgerState, event: PoolRetired) -> Outcome:
-    """Close a pool for good with the disposition of every cent, under dual control.
+    """Close a pool (every level of it) for good with the disposition of every cent.
 
-    ``transferred``: a transfer took everything (the pool holds nothing); ``final-award``: it
-    is paid in one documented final award, in whole cents, the sub-cent part recorded as
-    orphaned; ``orphaned``: all of it is recorded as orphaned, kept for a later pool.
+    Under dual control. ``transferred``: a transfer took everything (the pool holds nothing);
+    ``final-award``: it is paid in one documented final award, in whole cents (a level's each),
+    the sub-cent part recorded as orphaned; ``orphaned``: all of it is recorded as orphaned,
+    kept for a later pool.
     """
-    pool = pool_of(state, event.pool_id)
+    pools = named_pools(state, event.pool_id)
     _documented(event)
-    refuse_retired(pool)
+    for pool in pools:
+        refuse_retired(pool)
     if event.disposition not in DISPOSITIONS:
         raise LedgerError(
-            f"pool {pool.pool_id}: the disposition {event.disposition!r} is not one of "
+            f"pool {event.pool_id}: the disposition {event.disposition!r} is not one of "
             f"{', '.join(DISPOSITIONS)}"
         )
-    if held := _wagers_in_play(state, pool.pool_id):
-        raise LedgerError(
-            f"pool {pool.pool_id}: progressive wagers are locked in {', '.join(held)}; "
-            "settle or void the round first"
-        )
-    holding = pool.meter + pool.reserve + pool.overflow
-    if event.disposition == TRANSFERRED and holding:
-        raise LedgerError(
-            f"pool {pool.pool_id} holds {fraction_text(holding)} cents: transfer them first"
-        )
+    _no_wagers_in_play(state, event.pool_id)
+    for pool in pools:
+        holding = pool.meter + pool.reserve + pool.overflow
+        if event.disposition == TRANSFERRED and holding:
+            raise LedgerError(
+                f"pool {pool.pool_id} holds {fraction_text(holding)} cents: transfer them first"
+            )
     if event.disposition == FINAL_AWARD and not event.award.strip():
-        raise LedgerError(f"pool {pool.pool_id}: a final award is documented (who, how paid)")
-    _under_profile(state, event, pool)
+        raise LedgerError(f"pool {event.pool_id}: a final award is documented (who, how paid)")
+    for pool in pools:
+        _under_profile(state, event, pool)
     state = require(state, event, "retire-pool", signers=DUAL)
+    effects: list[AnyEffect] = []
+    for pool in pools:
+        state, disposed = _retired(state, pool, event)
+        effects += disposed
+    return state, effects
+
+
+def _retired(state: LedgerState, pool: Pool, event: PoolRetired) -> Outcome:
+    """One pool (or level) closed with its disposition."""
     award = event.disposition == FINAL_AWARD
     disposed, (meter, reserve, overflow), paid = pool.dispose(award=award)
     why = event.award.strip() if award else event.reason.strip()
