@@ -6,16 +6,14 @@ import json
 import sys
 import time
 from fractions import Fraction
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from controller.analyzer.report import QUALIFYING_WAGER_CENTS, Analysis, Analyzer
+from controller.cli.analyze_plot import draw_return_plot
 from controller.cli.common import command
 from controller.cli.levels_view import levels_json, pays_text, print_levels
 from controller.cli.progress import Steps, bar
 from controller.cli.tables import Column, print_table
-from controller.errors import JackpotError
-from controller.files import RECORD, create_file
 from controller.money import format_cents, format_percent
 from controller.rules.paytable_files import find_paytable, seed_paytables
 
@@ -23,11 +21,6 @@ if TYPE_CHECKING:
     import argparse
 
     from controller.analyzer.progressive import ProgressiveFigures
-    from controller.rules.paytable import Paytable
-
-
-class PlotUnavailableError(JackpotError, RuntimeError):
-    """``--plot`` without matplotlib installed."""
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -48,7 +41,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     target.add_argument("--all", action="store_true", help="every seed paytable, with a summary")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.add_argument(
-        "--plot", metavar="FILE.png", help="draw return against meter (progressive)"
+        "--plot",
+        metavar="FILE.png",
+        help="draw return against meter (a progressive; a line per level of a multi-level one)",
     )
     shown = parser.add_mutually_exclusive_group()
     shown.add_argument(
@@ -336,43 +331,3 @@ def _notes(analysis: Analysis) -> str:
     notes += f"-{float(high):.4f}" if high != low else ""
     notes += f"; break-even meter {_amount(break_even)}" if break_even is not None else ""
     return notes
-
-
-def draw_return_plot(analyses: list[Analysis], path: str) -> None:
-    """Return against meter for each progressive paytable, to a PNG file."""
-    progressives = [analysis for analysis in analyses if analysis.progressive is not None]
-    if not progressives:
-        raise PlotUnavailableError("--plot draws progressive paytables; none was analysed")
-    try:
-        import matplotlib as mpl  # noqa: PLC0415 - optional extra, loaded only for --plot
-
-        mpl.use("Agg")
-        from matplotlib import pyplot as plt  # noqa: PLC0415
-    except ImportError as error:
-        raise PlotUnavailableError("--plot needs matplotlib: pip install '.[plot]'") from error
-    figure, axes = plt.subplots(figsize=(9, 5.5))
-    for analysis in progressives:
-        figures = analysis.progressive
-        assert figures is not None  # noqa: S101 - filtered above
-        seed = figures.terms.meter_seed_cents
-        break_even = figures.break_even_meter_cents or Fraction(seed)
-        top = max(2 * seed, int(break_even * Fraction(5, 4)))
-        meters = [seed + (top - seed) * step // 100 for step in range(101)]
-        axes.plot(
-            [meter / 100 for meter in meters],
-            [float(figures.return_at(meter)) * 100 for meter in meters],
-            label=_label(analysis.paytable),
-        )
-    axes.axhline(100, color="grey", linewidth=0.8, linestyle="--")
-    axes.set_xlabel("meter ($)")
-    axes.set_ylabel("return (% of wager)")
-    axes.set_title("Return against meter value")
-    axes.legend()
-    figure.tight_layout()
-    with create_file(Path(path), RECORD) as file:  # 0640 whatever the umask
-        figure.savefig(file, format="png", dpi=120)
-    plt.close(figure)
-
-
-def _label(table: Paytable) -> str:
-    return table.name

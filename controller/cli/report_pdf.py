@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from controller.cli.analyze import PlotUnavailableError
+from controller.cli.analyze_plot import PlotUnavailableError
 from controller.cli.common import command
 from controller.cli.report_meters import (
     HIT_COLUMNS,
