@@ -11,7 +11,13 @@ are left out. So the wagers played are the period's payout effects, each joined 
   need no file.
 * **the meter it was played at**, for a progressive wager: the pool's meter as the last
   ``balances`` effect before the settling row left it, which is the meter the round's hands
-  were paid at (docs/rules.md § 4.2), to the fraction of a cent.
+  were paid at (docs/rules.md § 4.2), to the fraction of a cent; on a multi-level pool, each
+  level's meter (``POOL.LEVEL``'s balances), for the paytable's return at every level's meter.
+
+A mystery level's pay (the reveal's ``payout``, docs/rules.md § 10) is won by no hand and staked
+by no wager of its own (the winning wager was settled with its round): it is left out of the
+wagers, so that a table's actual return is its hands' against its paytables' theoretical; the
+report's mystery part lists each draw and hit (controller/reports/mystery_draws.py).
 
 A row the ledger refused moved nothing and is passed over.
 """
@@ -36,6 +42,8 @@ if TYPE_CHECKING:
 
 CONFIGURING_KINDS = frozenset({"table-configured", "configuration-approved"})
 """The kinds of the rows that can carry a table's configuration."""
+MYSTERY_PAYOUT = "/mystery"
+"""How a mystery level's payout id ends (controller/ledger/mystery_level.py)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +69,9 @@ class PlayedWager:
     """The win and the wager returned with it (0 for a loss; the stake for a push)."""
     from_meter_cents: int = 0
     """Of the win, what the pool's meter paid (a hit)."""
+    level_meters: tuple[tuple[str, Fraction], ...] = ()
+    """On a multi-level pool, each level's meter the round was paid at, by level name (then
+    ``meter`` is None: no one meter is the pool's)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -162,13 +173,23 @@ class _Found:
             return
         if payout.kind == PayoutKind.VOID:
             return
+        if payout.payout_id.endswith(MYSTERY_PAYOUT) and (payout.line or "").startswith("mystery-"):
+            return  # a mystery level's hit: no hand's pay, no wager's own (the docstring)
         name, text, pool_id = floor.paytable(payout.table_id, payout.spot)
         progressive = payout.spot == Spot.PROGRESSIVE
         meter = meters.get(pool_id) if progressive and pool_id is not None else None
+        levels: tuple[tuple[str, Fraction], ...] = ()
+        if progressive and pool_id is not None and meter is None:
+            prefix = f"{pool_id}."
+            levels = tuple(sorted(
+                (key.removeprefix(prefix), value)
+                for key, value in meters.items()
+                if key.startswith(prefix)
+            ))  # fmt: skip
         self.wagers.append(
             PlayedWager(
                 seq, payout.table_id, payout.round_id, payout.seat, payout.spot,
                 payout.wager_cents, name, text, pool_id if progressive else None, meter,
-                payout.win_cents + payout.returned_cents, payout.from_meter_cents,
+                payout.win_cents + payout.returned_cents, payout.from_meter_cents, levels,
             )
         )  # fmt: skip

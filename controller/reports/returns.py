@@ -46,7 +46,7 @@ from controller.rules.paytable import Odds, Push, pay_value
 from controller.rules.paytable_files import PaytableError, parse_paytable
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Mapping
 
     from controller.analyzer.report import Analysis
     from controller.reports.played import PlayedWager
@@ -72,7 +72,9 @@ class Theory:
     def __init__(self, analyzer: Analyzer | None = None) -> None:
         self._analyzer = analyzer or Analyzer()
         self._analyses: dict[str, Analysis | None] = {}
-        self._moments: dict[tuple[str, Fraction | None], Moments | None] = {}
+        self._moments: dict[
+            tuple[str, Fraction | None, tuple[tuple[str, Fraction], ...]], Moments | None
+        ] = {}
 
     def analysis(self, text: str, name: str) -> Analysis | None:
         """The paytable's exact analysis, or None if its text is not a paytable."""
@@ -86,17 +88,50 @@ class Theory:
         return self._analyses[text]
 
     def moments(self, wager: PlayedWager) -> Moments | None:
-        """The wager's mean and variance per unit staked, at its meter for a progressive."""
+        """The wager's mean and variance per unit staked, at its meter for a progressive.
+
+        On a multi-level pool, at every level's meter (docs/analyzer.md, "Levels").
+        """
         if not wager.paytable_text:
             return None
-        key = (wager.paytable_text, wager.meter)
+        key = (wager.paytable_text, wager.meter, wager.level_meters)
         if key not in self._moments:
             analysis = self.analysis(wager.paytable_text, wager.paytable)
-            self._moments[key] = None if analysis is None else _moments(analysis, wager.meter)
+            self._moments[key] = (
+                None if analysis is None else _moments(analysis, wager.meter, wager.level_meters)
+            )
         return self._moments[key]
 
 
-def _moments(analysis: Analysis, meter: Fraction | None) -> Moments | None:
+def _levelled_moments(analysis: Analysis, meters: Mapping[str, Fraction]) -> Moments | None:
+    """A multi-level paytable's moments, each hand paid on its best row at its level's meter.
+
+    A mystery level is won by no hand: it is in no row, and its hits are not a wager's return
+    (controller/reports/played.py).
+    """
+    figures = analysis.levelled
+    if figures is None or not meters:
+        return None
+    terms = figures.terms
+    returned = terms.wager_cents if terms.original_wager_returned else 0
+    mean = second = Fraction(0)
+    for pay_class in figures.classes:
+        row = analysis.paytable.best_of(pay_class.rows, meters)
+        if row is None:
+            continue
+        meter = analysis.paytable.meter_of(row, meters)
+        value = (pay_value(row.pays, meter) + returned) / terms.wager_cents
+        mean += pay_class.count * value
+        second += pay_class.count * value * value
+    mean, second = mean / figures.total, second / figures.total
+    return Moments(mean, second - mean * mean)
+
+
+def _moments(
+    analysis: Analysis, meter: Fraction | None, levels: tuple[tuple[str, Fraction], ...] = ()
+) -> Moments | None:
+    if analysis.levelled is not None:
+        return _levelled_moments(analysis, dict(levels))
     progressive = analysis.progressive
     if progressive is not None:
         if meter is None:
