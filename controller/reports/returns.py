@@ -48,8 +48,10 @@ from controller.rules.paytable_files import PaytableError, parse_paytable
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
+    from controller.analyzer.progressive import PayClass
     from controller.analyzer.report import Analysis
     from controller.reports.played import PlayedWager
+    from controller.rules.paytable import ProgressiveTerms
 
 Z: Final = 3
 """Standard errors in the margin of chance."""
@@ -103,51 +105,46 @@ class Theory:
         return self._moments[key]
 
 
-def _levelled_moments(analysis: Analysis, meters: Mapping[str, Fraction]) -> Moments | None:
-    """A multi-level paytable's moments, each hand paid on its best row at its level's meter.
+def _paid_moments(
+    analysis: Analysis,
+    classes: tuple[PayClass, ...],
+    terms: ProgressiveTerms,
+    meters: Fraction | Mapping[str, Fraction],
+) -> Moments:
+    """A progressive paytable's moments, each hand paid on its best row at its level's meter.
 
-    A mystery level is won by no hand: it is in no row, and its hits are not a wager's return
+    ``meters``: the one meter of a one-level paytable, or each level's of a multi-level one. A
+    mystery level is won by no hand: it is in no row, and its hits are not a wager's return
     (controller/reports/played.py).
     """
-    figures = analysis.levelled
-    if figures is None or not meters:
-        return None
-    terms = figures.terms
+    paytable = analysis.paytable
     returned = terms.wager_cents if terms.original_wager_returned else 0
     mean = second = Fraction(0)
-    for pay_class in figures.classes:
-        row = analysis.paytable.best_of(pay_class.rows, meters)
+    for pay_class in classes:
+        row = paytable.best_of(pay_class.rows, meters)
         if row is None:
             continue
-        meter = analysis.paytable.meter_of(row, meters)
-        value = (pay_value(row.pays, meter) + returned) / terms.wager_cents
+        value = (pay_value(row.pays, paytable.meter_of(row, meters)) + returned) / terms.wager_cents
         mean += pay_class.count * value
         second += pay_class.count * value * value
-    mean, second = mean / figures.total, second / figures.total
+    mean, second = mean / analysis.total, second / analysis.total
     return Moments(mean, second - mean * mean)
 
 
 def _moments(
     analysis: Analysis, meter: Fraction | None, levels: tuple[tuple[str, Fraction], ...] = ()
 ) -> Moments | None:
-    if analysis.levelled is not None:
-        return _levelled_moments(analysis, dict(levels))
+    if (figures := analysis.levelled) is not None:
+        return (
+            _paid_moments(analysis, figures.classes, figures.terms, dict(levels))
+            if levels
+            else None
+        )
     progressive = analysis.progressive
     if progressive is not None:
         if meter is None:
             return None
-        terms = progressive.terms
-        returned = terms.wager_cents if terms.original_wager_returned else 0
-        mean = second = Fraction(0)
-        for pay_class in progressive.classes:
-            row = analysis.paytable.best_of(pay_class.rows, meter)
-            if row is None:
-                continue
-            value = (pay_value(row.pays, meter) + returned) / terms.wager_cents
-            mean += pay_class.count * value
-            second += pay_class.count * value * value
-        mean, second = mean / analysis.total, second / analysis.total
-        return Moments(mean, second - mean * mean)
+        return _paid_moments(analysis, progressive.classes, progressive.terms, meter)
     mean = second = Fraction(0)
     for line in analysis.lines:
         pays = line.row.pays
