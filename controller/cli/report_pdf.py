@@ -3,12 +3,13 @@
 docs/operations.md, "The reports as a PDF". One file a regulator can be sent: a title page
 (the period, the rows, the journal head the report was made from), the pools' meters and the
 last hits (controller/cli/report_meters.py), the returns against the theoretical
-(controller/cli/report_returns.py), each pool's meter over the period with its hits marked,
-and each group's actual return against its theoretical with its margin of chance. Every
-figure printed is the one the JSON of those reports gives, and the PDF's subject and keywords
-name the journal head, so that the file can be held to the journal (``jackpotd verify
---report`` with the ``--json`` of the same period). matplotlib draws it (the ``plot`` extra,
-as for ``analyze --plot``).
+(controller/cli/report_returns.py), each mystery level's draws and reveals, each checked
+(controller/cli/report_mystery.py; none for a journal without one), each pool's meter over the
+period with its hits marked, and each group's actual return against its theoretical with its
+margin of chance. Every figure printed is the one the JSON of those reports gives, and the
+PDF's subject and keywords name the journal head, so that the file can be held to the journal
+(``jackpotd verify --report`` with the ``--json`` of the same period). matplotlib draws it (the
+``plot`` extra, as for ``analyze --plot``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,13 @@ from controller.cli.report_meters import (
     pool_rows,
 )
 from controller.cli.report_meters import table_rows as table_figure_rows
+from controller.cli.report_mystery import (
+    DRAW_COLUMNS,
+    REVEAL_COLUMNS,
+    draw_rows,
+    mystery_levels,
+    reveal_rows,
+)
 from controller.cli.report_period import Period, add_period, journal_rows, period_of
 from controller.cli.report_returns import COLUMNS, returns_document, table_rows
 from controller.files import RECORD, create_file
@@ -151,7 +159,14 @@ def pdf_pages(rows: list[dict[str, Any]], period: Period) -> tuple[list[str], di
         f"Envy paid at {table}: {format_cents(cents)} (not part of any wager's return)"
         for table, cents in returns["envy_paid_cents"].items()
     ]
-    return lines, {"meters": meters, "returns": returns}
+    begin, stop = span(rows, period.start, period.end)
+    mystery = mystery_levels(rows, begin, stop)  # none: a journal without a mystery level
+    if mystery:
+        lines += ["", "Mystery levels (docs/rules.md § 10): draws, then reveals, each checked"]
+        lines += text_table(DRAW_COLUMNS, draw_rows(mystery))
+        reveals = reveal_rows(mystery)
+        lines += ["", *text_table(REVEAL_COLUMNS, reveals)] if reveals else ["reveals: none"]
+    return lines, {"meters": meters, "returns": returns, "mystery_levels": mystery}
 
 
 def write_pdf(rows: list[dict[str, Any]], period: Period, out: Path) -> int:

@@ -15,6 +15,7 @@ without a mystery level reports as it always did.
 from __future__ import annotations
 
 import json
+import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -213,3 +214,24 @@ def test_every_level_balances_with_what_the_hits_moved_past_their_triggers(
     grand_meter = next(line for line in rows if line[:2] == [GRAND, "meter"])
     assert grand_meter[column] == format_cents(int(-past))  # whole cents, as each flow
     assert grand_meter[-1] == "yes"
+
+
+def test_the_pdf_lists_each_draw_and_reveal_and_no_sealed_trigger(
+    grand: MysteryJournal, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """docs/operations.md, "The reports as a PDF": the mystery part is in the PDF too."""
+    pdf = tmp_path / "mystery.pdf"
+    status, out, err = run(capsys, "report", "pdf", "--db", str(grand.path), "--out", str(pdf))
+    assert status == 0, err
+    assert "pages" in out
+    text = subprocess.run(
+        ["pdftotext", "-layout", str(pdf), "-"], check=True, capture_output=True, text=True
+    ).stdout
+    assert "Mystery levels (docs/rules.md § 10)" in text
+    for _, drawn in grand.draws:
+        assert drawn.commitment in text
+    for _, reveal in grand.reveals:
+        assert reveal.nonce in text
+        assert format_cents(reveal.trigger) in text
+    assert text.count("checks") >= len(grand.reveals)
+    assert sealed(grand).nonce not in text
