@@ -59,9 +59,9 @@ if TYPE_CHECKING:
     from controller.events import DeviceInput
 
 SITE: Final = "levels"
-HAND_LEVELS: Final = """\
-name = "bench-levels-1"
-title = "Benchmark four-level progressive ($1 wager)"
+LEVELS_TEMPLATE: Final = """\
+name = "{name}"
+title = "Benchmark four-level progressive{what} ($1 wager)"
 wager = "progressive"
 source = "bench/levels.py (house rules, for measurement only)"
 joker = "semi-wild"
@@ -72,8 +72,7 @@ original_wager_returned = false
 
 [[progressive.levels]]
 level = "grand"
-meter_seed = "$10,000"
-rate_of_progression = "10%"
+{grand}
 
 [[progressive.levels]]
 level = "major"
@@ -89,98 +88,47 @@ rate_of_progression = "6%"
 level = "mini"
 meter_seed = "$100"
 rate_of_progression = "4%"
-
-[[lines]]
-line = "seven-card-straight-flush"
-outcome = "7 card straight flush"
-pays = "100% of meter"
-level = "grand"
-
-[[lines]]
-line = "five-aces"
-outcome = "Five aces"
-pays = "100% of meter"
-level = "major"
-
-[[lines]]
-line = "royal-flush"
-outcome = "Royal flush"
-pays = "100% of meter"
-level = "minor"
-
-[[lines]]
-line = "straight-flush"
-outcome = "Straight flush"
-pays = "100% of meter"
-level = "mini"
-
+{lines}
 [[lines]]
 line = "four-of-a-kind"
 outcome = "Four-of-a-kind"
 pays = "$75"
 """
-MYSTERY_LEVELS: Final = """\
-name = "bench-mystery-1"
-title = "Benchmark four-level progressive, a mystery grand ($1 wager)"
-wager = "progressive"
-source = "bench/levels.py (house rules, for measurement only)"
-joker = "semi-wild"
-
-[progressive]
-wager = "$1"
-original_wager_returned = false
-
-[[progressive.levels]]
-level = "grand"
-meter_seed = "$10"
-rate_of_progression = "10%"
-reserve_rate = "0.5%"
-must_hit_by = "$20"
-past_trigger = "next-level"
-
-[[progressive.levels]]
-level = "major"
-meter_seed = "$1,000"
-rate_of_progression = "8%"
-
-[[progressive.levels]]
-level = "minor"
-meter_seed = "$250"
-rate_of_progression = "6%"
-
-[[progressive.levels]]
-level = "mini"
-meter_seed = "$100"
-rate_of_progression = "4%"
-
+"""The two house paytables' shared text: the same levels, their grand and meter lines apart."""
+METER_LINE: Final = """
 [[lines]]
-line = "seven-card-straight-flush"
-outcome = "7 card straight flush"
-pays = "100% of meter"
-level = "major"
-
-[[lines]]
-line = "five-aces"
-outcome = "Five aces"
-pays = "100% of meter"
-level = "minor"
-
-[[lines]]
-line = "royal-flush"
-outcome = "Royal flush"
-pays = "100% of meter"
-level = "mini"
-
-[[lines]]
-line = "straight-flush"
-outcome = "Straight flush"
-pays = "$100"
-
-[[lines]]
-line = "four-of-a-kind"
-outcome = "Four-of-a-kind"
-pays = "$75"
+line = "{line}"
+outcome = "{outcome}"
+pays = "{pays}"{level}
 """
+HANDS: Final = (
+    ("seven-card-straight-flush", "7 card straight flush"),
+    ("five-aces", "Five aces"),
+    ("royal-flush", "Royal flush"),
+    ("straight-flush", "Straight flush"),
+)
+
+
+def paytable_text(name: str, *, mystery: bool) -> str:
+    """A four-level house paytable: every level paid by hands, or the grand a mystery level.
+
+    With a mystery grand the hands pay from the levels below it, and the straight flush a
+    fixed $100.
+    """
+    levels = ("major", "minor", "mini") if mystery else ("grand", "major", "minor", "mini")
+    lines = ""
+    for (line, outcome), level in zip(HANDS, (*levels, None), strict=False):
+        pays = "100% of meter" if level else "$100"
+        named = f'\nlevel = "{level}"' if level else ""
+        lines += METER_LINE.format(line=line, outcome=outcome, pays=pays, level=named)
+    grand = (
+        'meter_seed = "$10"\nrate_of_progression = "10%"\nreserve_rate = "0.5%"\n'
+        'must_hit_by = "$20"\npast_trigger = "next-level"'
+        if mystery
+        else 'meter_seed = "$10,000"\nrate_of_progression = "10%"'
+    )
+    what = ", a mystery grand" if mystery else ""
+    return LEVELS_TEMPLATE.format(name=name, what=what, grand=grand, lines=lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,8 +143,12 @@ class Pools:
 
 WAYS: Final = (
     Pools("one level", "progressive-1", None),
-    Pools("four levels", "bench-levels-1", HAND_LEVELS),
-    Pools("four levels, a mystery grand", "bench-mystery-1", MYSTERY_LEVELS),
+    Pools("four levels", "bench-levels-1", paytable_text("bench-levels-1", mystery=False)),
+    Pools(
+        "four levels, a mystery grand",
+        "bench-mystery-1",
+        paytable_text("bench-mystery-1", mystery=True),
+    ),
 )
 MODES: Final = ("one event at a time", "every table at once")
 
