@@ -14,6 +14,7 @@ in-process one behind a switch that makes it unreachable, as a signer's socket w
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING
 
 import pytest
@@ -94,6 +95,7 @@ async def test_a_keeper_out_of_reach_is_asked_the_question_it_owes_before_any_ta
     sequencer = Sequencer(floor_.journal, broadcast)
     sequencer.mystery = MysteryWatch(keeper, "c1", key.key_id, utc_now)
     runner = asyncio.create_task(sequencer.run())
+    recovering: asyncio.Task[None] | None = None
     subscription = broadcast.subscribe(replay=False)
     try:
         await within(sequencer.submit(wager(floor_, 1)), "the first wager")  # drawn, then asked
@@ -116,8 +118,13 @@ async def test_a_keeper_out_of_reach_is_asked_the_question_it_owes_before_any_ta
         assert keeper.asked[-1] == int(meter)  # the question owed, asked before reopening
         assert sequencer.failed_reason is None
         assert (await within(sequencer.submit(wager(floor_, 4)), "a wager after")).applied
-        recovering.cancel()
     finally:
-        runner.cancel()
+        # Each task ends before the journal closes: a commit still in the commit thread
+        # keeps its task until it ends, and the connection must not close under it.
+        for task in (recovering, runner):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await within(task, "the sequencer's tasks ending")
         broadcast.unsubscribe(subscription)
         floor_.journal.close()
