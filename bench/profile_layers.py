@@ -157,7 +157,10 @@ PHASES: Final = (
         "the approval's check before the .pth lines run",
         ("controller/cli/launch.py:matches_approval",),
     ),
-    Layer("the journal's state checked by replay", ("controller/journal/state_check.py",)),
+    Layer(
+        "the journal's state checked by replay",
+        ("controller/journal/state_check.py", "controller/journal/state_trust.py"),
+    ),
     Layer("checkpoints resumed, one sealed", ("controller/runtime/checkpointing.py",)),
     Layer(
         "the journal opened, its state restored",

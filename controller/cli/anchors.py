@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     import argparse
 
     from controller.journal.location import JournalLocation
-    from controller.journal.verify import VerifyReport
+    from controller.journal.row_checks import VerifyReport
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

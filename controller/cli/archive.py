@@ -27,8 +27,8 @@ from controller.security.controller_key import read_public_key
 if TYPE_CHECKING:
     import argparse
 
-    from controller.journal.archive import ArchiveRecord
-    from controller.journal.verify import VerifyReport
+    from controller.journal.archive_records import ArchiveRecord
+    from controller.journal.row_checks import VerifyReport
 
 
 def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

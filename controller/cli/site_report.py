@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     import argparse
     from collections.abc import Iterable
 
-    from controller.ledger.wide_area import LinkedSite
+    from controller.ledger.wide_area.sites import LinkedSite
 
 SITE_KINDS = frozenset({"site-reported", "site-totals"})
 """The kinds of the rows a linked property's messages and totals are journaled as."""

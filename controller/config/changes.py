@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import msgspec
 
 from controller.config.load import ConfigError
-from controller.config.wide_area import WideAreaCentral, WideAreaProperty
+from controller.config.wide_area_settings import WideAreaCentral, WideAreaProperty
 from controller.events import (
     AnyEvent,
     PoolOpened,

@@ -19,7 +19,7 @@ from controller.events import TableConfigured  # noqa: TC001 - a dataclass field
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from controller.config.wide_area import WideAreaSettings
+    from controller.config.wide_area_settings import WideAreaSettings
     from controller.journal.location import JournalLocation
     from controller.ledger.pool import PoolTerms
     from controller.ledger.settlement import HitOrder, TableRules

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.events import CheckpointRecorded
-    from controller.journal.archive import ArchiveRecord
+    from controller.journal.archive_records import ArchiveRecord
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,7 +16,7 @@ fields and the signature, so that a copy kept off the box can be checked by itse
 With each checkpoint the journal stores a **snapshot** of the state it covers (the table
 ``snapshots``, schema 9, in the same transaction as the checkpoint's row; the last
 :data:`KEEP` are kept). Start-up restores the state from the last checkpoint that verifies and
-replays only the rows after it (:mod:`controller.journal.state_check`); ``jackpotd verify``
+replays only the rows after it (:mod:`controller.journal.state_trust`); ``jackpotd verify``
 checks every checkpoint against a replay from empty.
 """
 

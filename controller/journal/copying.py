@@ -44,8 +44,8 @@ if TYPE_CHECKING:
     from controller.journal.anchors import Anchor
     from controller.journal.location import JournalLocation
     from controller.journal.port import JournalPort
+    from controller.journal.row_checks import VerifyReport
     from controller.journal.rows import Row
-    from controller.journal.verify import VerifyReport
 
 BATCH: Final = 1000
 """Rows appended to the database per transaction."""

@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from controller.journal.domain import Domain
     from controller.journal.location import JournalLocation
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
-    from controller.journal.state_check import StateCheck
-    from controller.journal.verify import VerifyReport
+    from controller.journal.row_checks import VerifyReport
+    from controller.journal.state_trust import StateCheck
     from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
     from controller.ports import Outbox, Provenances, Receipt

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
 
     from controller.events import AnyEvent
+    from controller.journal.row_checks import VerifyReport
     from controller.journal.rows import Row
-    from controller.journal.verify import VerifyReport
     from controller.ledger.apply import LedgerState
     from controller.ports import Provenances, Receipt
 

@@ -7,7 +7,7 @@ states, the open rounds with their locked wagers, the payouts awaiting verificat
 operators, the approved manifest, the configuration revision and the authority settings. Its
 **digest** is the SHA-256 of that text; a checkpoint signs it
 (:mod:`controller.journal.checkpoints`), and start-up restores the state from the last
-checkpoint's snapshot and replays the rows after it (:mod:`controller.journal.state_check`).
+checkpoint's snapshot and replays the rows after it (:mod:`controller.journal.state_trust`).
 
 The parts reuse the encodings of the materialized rows (:mod:`controller.ledger.codec`);
 operators, payouts, the manifest and the authority settings are plain dataclasses, written
@@ -42,14 +42,13 @@ from controller.ledger.operators import Authority, Operator
 from controller.ledger.settlement import Payout
 from controller.ledger.state import LedgerState
 from controller.ledger.table_rules import table_rules
-from controller.ledger.wide_area import LinkedSite
-from controller.ledger.wide_area_property import SiteChain
+from controller.ledger.wide_area.sites import LinkedSite, SiteChain
 from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from controller.ledger.binding import JournalBinding
+    from controller.ledger.journal_binding import JournalBinding
 
 VERSION: Final = 1
 PARTS: Final = (

@@ -72,8 +72,8 @@ if TYPE_CHECKING:
     from controller.journal.checkpoints import Sealed
     from controller.journal.domain import Domain
     from controller.journal.port import JournalPort
-    from controller.journal.state_check import StateCheck
-    from controller.journal.verify import VerifyReport
+    from controller.journal.row_checks import VerifyReport
+    from controller.journal.state_trust import StateCheck
     from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
     from controller.ports import Provenances, Receipt

@@ -101,13 +101,13 @@ from controller.ledger.table_agents import check_agent_word, enroll_agent, revok
 from controller.ledger.table_rules import TableRulesError, refuse_envy_on_the_dealer, table_rules
 from controller.ledger.table_state import TableState
 from controller.ledger.voids import on_round_voided
-from controller.ledger.wide_area import (
+from controller.ledger.wide_area.central import (
     on_site_linked,
     on_site_reported,
     on_site_resumed,
     on_site_totals,
 )
-from controller.ledger.wide_area_property import (
+from controller.ledger.wide_area.property import (
     on_wide_area_awarded,
     on_wide_area_joined,
     on_wide_area_status,

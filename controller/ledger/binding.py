@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final, TypeVar
 
@@ -61,6 +61,7 @@ from controller.events import (
     WagerLocked,
 )
 from controller.ledger.fault_register import fault_target
+from controller.ledger.journal_binding import JournalBinding
 from controller.ledger.passkeys import passkeys_of
 from controller.ledger.state import LedgerError
 from controller.pool_events import PoolResumed, PoolRetired, PoolSuspended, PoolTransferred
@@ -83,16 +84,6 @@ VALIDITY: Final = timedelta(minutes=15)
 """How long a signature made here is valid for (:func:`binding_for`)."""
 SKEW: Final = timedelta(minutes=1)
 """How far before the event's time a signature made here starts to be valid (clocks differ)."""
-
-
-@dataclass(frozen=True, slots=True)
-class JournalBinding:
-    """The journal's identity and the id of every signed event it ever applied."""
-
-    journal: str
-    applied: frozenset[str] = frozenset()
-    accepted: frozenset[tuple[int, str]] = frozenset()
-    """High-water marks (row, hash) managers accepted to lose in a restore (HistoryRestored)."""
 
 
 def fingerprint(state: LedgerState) -> str:

@@ -22,13 +22,12 @@ from typing import TYPE_CHECKING, Any, Final
 import msgspec
 
 from controller.effects import fraction_text
-from controller.ledger.binding import JournalBinding
+from controller.ledger.journal_binding import JournalBinding
 from controller.ledger.operators import Authority
 from controller.ledger.pool import Contribution, Feed, HitRecord, Pool, PoolTerms
 from controller.ledger.settlement import Payout, PayoutKind, PayoutStatus, SeatWager
 from controller.ledger.table_state import Phase, TableState
-from controller.ledger.wide_area import LinkedSite
-from controller.ledger.wide_area_property import SiteChain
+from controller.ledger.wide_area.sites import LinkedSite, SiteChain
 from controller.mystery.core import Drawn
 from controller.mystery.envelope import Envelope
 from controller.rules.spots import Spot

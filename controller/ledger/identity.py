@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from controller.ledger.authority import require
-from controller.ledger.binding import JournalBinding
+from controller.ledger.journal_binding import JournalBinding
 from controller.ledger.state import LedgerError
 
 if TYPE_CHECKING:

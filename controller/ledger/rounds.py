@@ -53,7 +53,7 @@ from controller.ledger.state import (
 )
 from controller.ledger.table_state import Phase, RoundProblem, TableState
 from controller.ledger.wager_limits import out_of_limits
-from controller.ledger.wide_area_property import (
+from controller.ledger.wide_area.property import (
     contribute,
     hold_meter_pays,
     shadow_pool,

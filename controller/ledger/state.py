@@ -18,13 +18,12 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from controller.events import TableConfigured
-    from controller.ledger.binding import JournalBinding
+    from controller.ledger.journal_binding import JournalBinding
     from controller.ledger.operators import Operator
     from controller.ledger.pool import Pool
     from controller.ledger.settlement import Payout, SeatWager, TableRules
     from controller.ledger.table_state import TableState
-    from controller.ledger.wide_area import LinkedSite
-    from controller.ledger.wide_area_property import SiteChain
+    from controller.ledger.wide_area.sites import LinkedSite, SiteChain
     from controller.security.manifest import ApprovedManifest
 
 

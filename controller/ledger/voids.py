@@ -41,7 +41,7 @@ from controller.ledger.state import (
     with_table_state,
 )
 from controller.ledger.table_state import Phase
-from controller.ledger.wide_area_property import wide_paytable
+from controller.ledger.wide_area.property import wide_paytable
 from controller.rules.spots import Spot
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.effects import RoundHeld
 from controller.events import CheckpointRecorded
@@ -21,14 +21,52 @@ from controller.runtime.updates import updates_of
 
 if TYPE_CHECKING:
     import asyncio
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from controller.events import AnyEvent
+    from controller.journal.port import JournalPort
     from controller.outputs import AnyUpdate
     from controller.ports import Receipt
-    from controller.runtime.sequencer import Sequencer
+    from controller.runtime.broadcast import Broadcast
+    from controller.runtime.checkpointing import CheckpointSchedule
+    from controller.runtime.device_sequences import Gap
+    from controller.runtime.sequencer_stats import SequencerStats
 
 log = logging.getLogger(__name__)
+
+
+class Answering(Protocol):
+    """What answering a batch reads of the sequencer (:class:`.sequencer.Sequencer`)."""
+
+    @property
+    def stats(self) -> SequencerStats:
+        """The sequencer's counters."""
+        ...
+
+    @property
+    def broadcast(self) -> Broadcast:
+        """Where the batch's updates are published."""
+        ...
+
+    @property
+    def checkpoints(self) -> CheckpointSchedule | None:
+        """The checkpoint schedule, told of each committed row."""
+        ...
+
+    @property
+    def gaps(self) -> dict[str, Gap]:
+        """The devices' open sequence gaps."""
+        ...
+
+    @property
+    def journal(self) -> JournalPort[Any]:
+        """The journal the batch was committed to."""
+        ...
+
+    @property
+    def on_commit(self) -> list[Callable[[Sequence[Receipt]], None]]:
+        """The hooks run on each committed batch."""
+        ...
 
 
 def consume(future: asyncio.Future[Receipt]) -> None:
@@ -53,7 +91,7 @@ class Waiting:
 
 
 def answer(
-    sequencer: Sequencer, batch: Sequence[Waiting], receipts: list[Receipt], started: float
+    sequencer: Answering, batch: Sequence[Waiting], receipts: list[Receipt], started: float
 ) -> None:
     """Count, answer each source, run the hooks and publish what the batch changed."""
     stats = sequencer.stats
@@ -74,7 +112,7 @@ def answer(
     sequencer.broadcast.publish(updates)
 
 
-def _count_faults(sequencer: Sequencer, receipt: Receipt, event: AnyEvent) -> None:
+def _count_faults(sequencer: Answering, receipt: Receipt, event: AnyEvent) -> None:
     """Count what the alerts watch: conflicting reuses of an id and lost events."""
     stats = sequencer.stats
     if receipt.conflict:
@@ -87,7 +125,7 @@ def _count_faults(sequencer: Sequencer, receipt: Receipt, event: AnyEvent) -> No
         stats.lost_events[gap.table_id] += gap.count
 
 
-def _updates(sequencer: Sequencer, receipt: Receipt, event: AnyEvent) -> list[AnyUpdate]:
+def _updates(sequencer: Answering, receipt: Receipt, event: AnyEvent) -> list[AnyUpdate]:
     """What the sinks must hear about, from the effects of a committed event."""
     if isinstance(event, CheckpointRecorded) and sequencer.checkpoints is not None:
         return [sequencer.checkpoints.recorded(receipt.seq, event)]

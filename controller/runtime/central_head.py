@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from controller import plugins
-from controller.config.wide_area import WideAreaProperty
+from controller.config.wide_area_settings import WideAreaProperty
 from controller.runtime.checkpointing import schedule_for
 from controller.security.controller_key import ControllerKey, signature_verifies
 from controller.widearea.messages import SiteHello, canonical, decode_mark, signed_bytes

@@ -2,7 +2,7 @@
 
 **At start-up** (:func:`resume_checkpoints`, from :func:`controller.service.wiring.build_runtime`)
 the materialized state is checked against the journal from the last checkpoint that verifies
-(:mod:`controller.journal.state_check`). On any difference the daemon refuses to start,
+(:mod:`controller.journal.state_trust`). On any difference the daemon refuses to start,
 naming each value that differs, and journals the refusal as a fault. Otherwise, if rows came
 after the last checkpoint (or the journal has none yet), a checkpoint is written at once, so
 that the next start replays from here.
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from controller.config.load import Config
     from controller.events import CheckpointRecorded
     from controller.journal.port import JournalPort
-    from controller.journal.state_check import StateCheck
+    from controller.journal.state_trust import StateCheck
     from controller.outputs import SignedHead
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ than those rows or seconds (docs/security.md, "History never goes back").
 
 At start-up (:func:`load_high_water`) the file's head is read and its signature checked with the
 controller's key; the start-up check then refuses a journal that no longer holds that row with
-that hash (:mod:`controller.journal.state_check`), before anything is signed over it.
+that hash (:mod:`controller.journal.state_trust`), before anything is signed over it.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.backoff import Backoff
 from controller.events import FaultRecorded
@@ -23,12 +23,77 @@ from controller.runtime.availability import recovered
 from controller.runtime.step_down import FENCED
 
 if TYPE_CHECKING:
-    from controller.runtime.sequencer import Sequencer
+    from collections.abc import Callable, Sequence
+
+    from controller.events import AnyEvent
+    from controller.journal.port import JournalPort, PreparedAppend
+    from controller.runtime.broadcast import Broadcast
+    from controller.runtime.mystery_watch import MysteryWatch
+    from controller.runtime.upkeep import Upkeep
 
 log = logging.getLogger(__name__)
 
 
-async def recover(sequencer: Sequencer, backoff: Backoff | None = None) -> None:
+class Recovering(Protocol):
+    """What the probe reads and sets of the sequencer (:class:`.sequencer.Sequencer`)."""
+
+    failed_reason: str | None
+    failed_at: str | None
+
+    @property
+    def journal(self) -> JournalPort[Any]:
+        """The journal probed."""
+        ...
+
+    @property
+    def stepped_down(self) -> str | None:
+        """Why the process is ending, if it is."""
+        ...
+
+    @property
+    def until_restart(self) -> bool:
+        """Whether only a restart may reopen the tables."""
+        ...
+
+    @property
+    def writing(self) -> asyncio.Lock:
+        """The write lock."""
+        ...
+
+    @property
+    def mystery(self) -> MysteryWatch | None:
+        """The mystery levels' watch, if any level is mystery."""
+        ...
+
+    @property
+    def upkeep(self) -> Upkeep:
+        """The timed duties (the lease renewed, the keeper asked)."""
+        ...
+
+    @property
+    def broadcast(self) -> Broadcast:
+        """Where the reopening is published."""
+        ...
+
+    @property
+    def clock(self) -> Callable[[], str]:
+        """The time now (ISO 8601)."""
+        ...
+
+    def prepare(self, events: Sequence[AnyEvent]) -> PreparedAppend:
+        """The probe, prepared for the journal and not committed."""
+        ...
+
+    async def durable(self, transaction: PreparedAppend) -> None:
+        """The probe committed in the commit thread."""
+        ...
+
+    def step_down(self, status: int, reason: str) -> None:
+        """End the process (the journal was taken over)."""
+        ...
+
+
+async def recover(sequencer: Recovering, backoff: Backoff | None = None) -> None:
     """While ``sequencer`` fails closed, probe the journal with backoff; reopen when it works."""
     backoff = backoff or Backoff(initial=0.25, cap=5.0)
     journal = sequencer.journal
@@ -66,7 +131,7 @@ async def recover(sequencer: Sequencer, backoff: Backoff | None = None) -> None:
         sequencer.broadcast.publish(recovered(journal.state, sequencer.clock(), journal.epoch))
 
 
-async def _keeper_answers(sequencer: Sequencer) -> bool:
+async def _keeper_answers(sequencer: Recovering) -> bool:
     """Whether the mystery levels' keeper answered every question owed, before tables reopen.
 
     The last event that fed a mystery level was journaled and never asked about if the keeper

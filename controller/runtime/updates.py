@@ -26,7 +26,7 @@ from controller.pool_events import PoolSuspended
 if TYPE_CHECKING:
     from controller.ledger.pool import Pool
     from controller.ledger.state import LedgerState
-    from controller.ledger.wide_area_property import SiteChain
+    from controller.ledger.wide_area.sites import SiteChain
     from controller.outputs import AnyUpdate
     from controller.ports import Receipt
 

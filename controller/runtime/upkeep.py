@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from time import monotonic
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.errors import JackpotError
 from controller.journal import JournalError
@@ -24,19 +24,93 @@ from controller.runtime.remote_signer import off_the_loop
 from controller.runtime.step_down import FENCED, WENT_BACK
 
 if TYPE_CHECKING:
-    from controller.runtime.sequencer import Sequencer
+    from collections.abc import Callable
+
+    from controller.events import AnyEvent
+    from controller.journal.checkpoints import Sealed
+    from controller.journal.port import JournalPort
+    from controller.runtime.broadcast import Broadcast
+    from controller.runtime.checkpointing import CheckpointSchedule
+    from controller.runtime.commit_thread import CommitThread
+    from controller.runtime.heads import HeadSchedule
+    from controller.runtime.mystery_watch import MysteryWatch
 
 log = logging.getLogger(__name__)
+
+
+class Kept(Protocol):
+    """What the timed duties read of the sequencer (:class:`.sequencer.Sequencer`)."""
+
+    @property
+    def journal(self) -> JournalPort[Any]:
+        """The journal checkpointed, signed and leased."""
+        ...
+
+    @property
+    def checkpoints(self) -> CheckpointSchedule | None:
+        """The checkpoint schedule, if checkpoints are signed."""
+        ...
+
+    @property
+    def heads(self) -> HeadSchedule | None:
+        """The signed heads' schedule, if heads are signed."""
+        ...
+
+    @property
+    def mystery(self) -> MysteryWatch | None:
+        """The mystery levels' watch, if any level is mystery."""
+        ...
+
+    @property
+    def committer(self) -> CommitThread:
+        """The commit thread (the lease renewed in it)."""
+        ...
+
+    @property
+    def broadcast(self) -> Broadcast:
+        """Where a failure to close is published."""
+        ...
+
+    @property
+    def clock(self) -> Callable[[], str]:
+        """The time now (ISO 8601)."""
+        ...
+
+    @property
+    def failed_reason(self) -> str | None:
+        """Why the tables are closed, if they are."""
+        ...
+
+    @property
+    def stepped_down(self) -> str | None:
+        """Why the process is ending, if it is."""
+        ...
+
+    async def catch_up(self) -> bool:
+        """Take in rows other processes appended; whether the journal is still writable."""
+        ...
+
+    async def commit_own(self, event: AnyEvent, *, snapshot: Sealed | None = None) -> None:
+        """Journal an event of the controller's own in a batch of its own."""
+        ...
+
+    def fail_closed(self, reason: str, *, until_restart: bool = False) -> None:
+        """Refuse every event and show every table offline."""
+        ...
+
+    def step_down(self, status: int, reason: str) -> None:
+        """End the process."""
+        ...
 
 
 class Upkeep:
     """The sequencer's timed duties (see the module docstring); the schedules are its own.
 
-    It reads :attr:`Sequencer.checkpoints` and :attr:`Sequencer.heads` each time, so that
-    either may be set or replaced before :meth:`Sequencer.run`.
+    It reads :attr:`Kept.checkpoints` and :attr:`Kept.heads` each time, so that
+    either may be set or replaced before :meth:`controller.runtime.sequencer.Sequencer.run`.
     """
 
-    def __init__(self, sequencer: Sequencer) -> None:
+    def __init__(self, sequencer: Kept) -> None:
         self.sequencer = sequencer
         self._head_signing: HeadSigning | None = None
         self._renewed = monotonic()

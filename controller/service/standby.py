@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from controller.config.load import Config
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres import PostgresJournal
-    from controller.journal.state_check import StateCheck
+    from controller.journal.state_trust import StateCheck
     from controller.runtime.systemd import Notifier
     from controller.security.controller_key import ControllerKey
     from controller.security.manifest import Manifest

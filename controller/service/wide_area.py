@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from controller import plugins
-from controller.config.wide_area import WideAreaCentral
+from controller.config.wide_area_settings import WideAreaCentral
 from controller.errors import ConfigurationError
 from controller.journal.high_water import site_heads_path
 from controller.plugins import DriverParts

@@ -13,7 +13,7 @@ import pytest
 from support.config_files import error_of, load
 from support.wide_area_config import CENTRAL, OTHER_SITE_KEY, SITE_KEY, edit, write_files
 
-from controller.config.wide_area import PropertySite, Role, WideAreaCentral
+from controller.config.wide_area_settings import PropertySite, Role, WideAreaCentral
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -43,7 +43,7 @@ from support.wide_area_lab import (
 )
 
 from controller.config.load import load_config
-from controller.config.wide_area import WideAreaCentral, WideAreaProperty
+from controller.config.wide_area_settings import WideAreaCentral, WideAreaProperty
 from drivers.mqtt.settings import BrokerSettings
 from drivers.mqtt.topics import Topics
 

@@ -53,8 +53,8 @@ from controller.security.controller_key import write_key
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from controller.journal.archive import ArchiveRecord
-    from controller.journal.verify import VerifyReport
+    from controller.journal.archive_records import ArchiveRecord
+    from controller.journal.row_checks import VerifyReport
     from controller.security.controller_key import ControllerKey
 
 NOW: Final = "2026-12-01T00:00:00.000Z"

@@ -35,8 +35,8 @@ from controller.events import (
 from controller.journal import Journal
 from controller.journal.verify import verify
 from controller.ledger.apply import LedgerState, apply
-from controller.ledger.binding import JournalBinding
 from controller.ledger.codec import pool_from_json, pool_json
+from controller.ledger.journal_binding import JournalBinding
 from controller.ledger.pool import Pool, PoolTerms
 from controller.ledger.state import LedgerError
 from controller.mystery.core import DrawRequest, Meter, Reveal

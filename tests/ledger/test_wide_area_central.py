@@ -1,6 +1,6 @@
 """Central's ledger on a wide-area link: each property message applied once, hits awarded here.
 
-controller/ledger/wide_area.py; docs/wide-area.md. N.J.A.C. 13:69E-1.39C: the central system
+controller/ledger/wide_area/central.py; docs/wide-area.md. N.J.A.C. 13:69E-1.39C: the central system
 keeps every meter and win, secured against alteration: a property's messages are chained and
 signed, and a forged or spliced one moves no meter and halts the link. The property's key is a
 real Ed25519 key; the pool and its paytable are the journal rig's (progressive-1).

@@ -1,6 +1,6 @@
 """A property's ledger on a wide-area link: its chain, its closed wagers, its held hits.
 
-controller/ledger/wide_area_property.py; docs/wide-area.md. Michigan R 432.1841: play on the
+controller/ledger/wide_area/property.py; docs/wide-area.md. Michigan R 432.1841: play on the
 link is suspended while central is not heard, and central alone awards a wide-area hit; a hit
 at the property is held, not awarded locally, and paid as central awards it. The last test
 runs both ledgers, the property's and central's, end to end over the messages the property
@@ -33,7 +33,7 @@ from controller.effects import (
 )
 from controller.events import RoundVoided
 from controller.ledger.apply import LedgerError, LedgerState, apply
-from controller.ledger.wide_area_property import NEVER_HEARD
+from controller.ledger.wide_area.sites import NEVER_HEARD
 from controller.outputs import MeterUpdate, PoolUpdate
 from controller.ports import APPLIED, Receipt
 from controller.runtime.updates import standing_updates, updates_of

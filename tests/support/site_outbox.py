@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.journal.port import JournalPort
-    from controller.journal.verify import VerifyReport
+    from controller.journal.row_checks import VerifyReport
     from controller.ports import Receipt
     from controller.widearea.messages import SiteMessage
 

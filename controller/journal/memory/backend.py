@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.journal.anchors import Anchor
-    from controller.journal.archive import ArchiveRecord
+    from controller.journal.archive_records import ArchiveRecord
     from controller.journal.location import MemoryLocation
     from controller.journal.postgres.fence import Fence
-    from controller.journal.verify import VerifyReport
+    from controller.journal.row_checks import VerifyReport
 
 
 class MemoryBackend:

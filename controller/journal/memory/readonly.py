@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
     from controller.journal.anchors import Anchor
     from controller.journal.location import MemoryLocation
-    from controller.journal.verify import VerifyReport
+    from controller.journal.row_checks import VerifyReport
 
 
 def no_journal(location: MemoryLocation, hint: str = "") -> JournalError:

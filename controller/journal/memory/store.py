@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from controller.journal.domain import Domain
     from controller.journal.location import MemoryLocation
     from controller.journal.port import JournalPort
-    from controller.journal.verify import VerifyReport
+    from controller.journal.row_checks import VerifyReport
     from controller.ports import Provenances
 
 

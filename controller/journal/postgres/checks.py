@@ -31,7 +31,7 @@ from controller.journal.postgres.site_messages import stored_messages
 from controller.journal.provenance import with_provenance
 from controller.journal.row_checks import VerifyReport, check_link, replay_row
 from controller.journal.snapshot import differences, state_from_text
-from controller.journal.state_check import (
+from controller.journal.state_trust import (
     StateCheck,
     behind_high_water,
     own_checkpoint,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.journal.anchors import Anchor
-    from controller.journal.archive import ArchiveRecord
+    from controller.journal.archive_records import ArchiveRecord
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
     from controller.journal.rows import Row
@@ -118,7 +118,7 @@ def check_state(
     key: ControllerKey,
     high_water: SignedHead | None = None,
 ) -> StateCheck:
-    """The materialized state ``stored`` against the rows (controller/journal/state_check.py)."""
+    """The materialized state ``stored`` against the rows (controller/journal/state_trust.py)."""
     check = StateCheck()
     start, previous, state = 0, GENESIS, LedgerState()
     records = archive_records(connection)

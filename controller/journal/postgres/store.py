@@ -60,8 +60,8 @@ if TYPE_CHECKING:
     from controller.journal.postgres.connection import Connection
     from controller.journal.postgres.fence import Fence
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
-    from controller.journal.state_check import StateCheck
-    from controller.journal.verify import VerifyReport
+    from controller.journal.row_checks import VerifyReport
+    from controller.journal.state_trust import StateCheck
     from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
     from controller.ports import Provenances, Receipt

@@ -45,6 +45,7 @@ from controller.ledger.authority import CONFIGURATION, require
 from controller.ledger.payout_effects import meter_paid
 from controller.ledger.pool import HitRecord, PoolError
 from controller.ledger.state import LedgerError, LedgerState, balances, pool_of, with_pool
+from controller.ledger.wide_area.sites import AwardOwed, LinkedSite
 from controller.rules.cards import CardError, HandError, SevenCardHand
 from controller.rules.paytable import MeterPay
 from controller.rules.paytable_files import parse_paytable
@@ -83,29 +84,6 @@ NOT_FED = "pool-not-fed"
 """A message for a pool the property's link does not name."""
 NOT_A_HIT = "not-a-hit"
 """A hit claim whose cards make no meter line of the pool's paytable."""
-
-
-class LinkedSite(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A property central follows: its key, the pools it feeds, and its chain so far."""
-
-    public_key: str
-    pools: tuple[str, ...]
-    paytables: dict[str, str]
-    """Pool id to its progressive paytable's text."""
-    link: SiteLink
-    awards: dict[str, AwardOwed] = msgspec.field(default_factory=dict)
-    """Awards of its claims (by ``claim_seq``, as text) it may not have journaled yet: sent
-    again until its totals no longer list the claim as held (docs/wide-area.md)."""
-
-
-class AwardOwed(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """An award central made of a property's hit claim, as the property is sent it."""
-
-    claim_seq: int
-    hit_id: str
-    pool_id: str
-    line: str
-    amount_cents: int
 
 
 def _with_site(state: LedgerState, site: str, linked: LinkedSite) -> LedgerState:

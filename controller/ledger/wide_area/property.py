@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -32,11 +32,11 @@ from controller.ledger.payout_effects import payout_effect
 from controller.ledger.pool import Pool, PoolTerms
 from controller.ledger.settlement import HitOrder, Payout, PayoutKind, PayoutStatus, flagged
 from controller.ledger.state import LedgerError, LedgerState
+from controller.ledger.wide_area.sites import HeldClaim, SiteChain
 from controller.rules.paytable import FixedPay, MeterPay
 from controller.rules.spots import Spot
 from controller.security.controller_key import signature_verifies
 from controller.widearea.messages import (
-    GENESIS,
     Contribution,
     HitClaim,
     SiteBody,
@@ -50,38 +50,6 @@ if TYPE_CHECKING:
     from controller.wide_events import WideAreaAwarded, WideAreaJoined, WideAreaStatusChanged
 
     Outcome = tuple[LedgerState, list[AnyEffect]]
-
-NEVER_HEARD: Final = "never heard from central"
-
-
-class HeldClaim(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """A seat's wide-area hit, settled at the property and waiting for central's award."""
-
-    payout_id: str
-    pool_id: str
-    table_id: str
-    round_id: str
-    seat: int
-    wager_cents: int
-    returned_cents: int
-
-
-class SiteChain(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The property's link to central: who it is, its chain so far, its held hits."""
-
-    site: str
-    central_key: str
-    pools: dict[str, str]
-    """Each wide-area pool's id and its progressive paytable's name."""
-    seq: int = 0
-    head: str = GENESIS
-    contributions: int = 0
-    wager_cents: int = 0
-    hits: int = 0
-    open: bool = False
-    reason: str = NEVER_HEARD
-    held: dict[str, HeldClaim] = msgspec.field(default_factory=dict)
-    """By the claim's ``site_seq`` (as text: a JSON key)."""
 
 
 def on_wide_area_joined(state: LedgerState, event: WideAreaJoined) -> Outcome:
