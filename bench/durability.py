@@ -50,8 +50,8 @@ from controller.clock import utc_now
 from controller.config.changes import config_events
 from controller.config.load import parse_config
 from controller.events import encode_event
-from controller.journal import Journal
-from controller.journal.store import PAGE_SIZE
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.store import PAGE_SIZE
 from controller.ledger.apply import LedgerError, apply
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.sequencer import Sequencer

@@ -10,10 +10,10 @@ checkpointed into it (``PRAGMA wal_checkpoint(TRUNCATE)``): the difference, per 
 is what a round costs on disk. SQLite's ``dbstat`` table then says which table or index holds
 those bytes, and the journal's columns are summed to say what its rows are made of.
 
-**The archived segment**: then the rows are archived as ``jackpotd archive --rows N`` archives
-them (:func:`controller.journal.file_archive.archive`): first the configuration's, then the rounds'
-into segments of their own, whose files' bytes per round are what the rounds keep once
-archived (docs/journal.md, "Archives").
+**The archived segment**: then the rows are archived as ``jackpotd archive --rows N``
+archives them (:func:`controller.journal.sqlite.file_archive.archive`): first the
+configuration's, then the rounds' into segments of their own, whose files' bytes per round
+are what the rounds keep once archived (docs/journal.md, "Archives").
 
 **The baseline**, in the same run: the same rows and materialized state written as schema 9
 stored them (every row's canonical text, ``outcome`` and ``prev_hash``, the hash in hex, the
@@ -42,7 +42,7 @@ from common import REPO, SEATS, CaptureLink, Target, machine, print_targets, wri
 from durability import fresh_journal, run_sequencer
 
 from controller.clock import utc_now
-from controller.journal.file_archive import archive
+from controller.journal.sqlite.file_archive import archive
 from drivers.simulator import SimulatedTable, TablePlan
 
 sys.path.insert(0, str(REPO / "tests"))  # the migration tests' copy in schema 9's layout

@@ -87,7 +87,7 @@ LAYERS: Final = (
     Layer(
         "identity and sequence checks",
         (
-            "controller/journal/store.py:Journal._known",
+            "controller/journal/sqlite/store.py:Journal._known",
             "controller/journal/identity.py",
             "controller/journal/devices.py",
             "controller/runtime/device_sequences.py",
@@ -97,7 +97,7 @@ LAYERS: Final = (
         "commit (the commit thread, SQLite's COMMIT)",
         (
             "controller/runtime/commit_thread.py",
-            "controller/journal/transaction.py",
+            "controller/journal/sqlite/transaction.py",
             "concurrent/futures/",
             "threading.py",
         ),
@@ -119,7 +119,7 @@ LAYERS: Final = (
         (
             "controller/runtime/broadcast.py",
             "controller/runtime/updates.py",
-            "controller/journal/outbox.py",
+            "controller/journal/sqlite/outbox.py",
             "drivers/mqtt/sink.py",
             "drivers/signs/",
         ),
@@ -159,12 +159,12 @@ PHASES: Final = (
     ),
     Layer(
         "the journal's state checked by replay",
-        ("controller/journal/state_check.py", "controller/journal/state_trust.py"),
+        ("controller/journal/sqlite/state_check.py", "controller/journal/state_trust.py"),
     ),
     Layer("checkpoints resumed, one sealed", ("controller/runtime/checkpointing.py",)),
     Layer(
         "the journal opened, its state restored",
-        ("controller/journal/store.py:Journal.__init__", "controller/journal/restore.py"),
+        ("controller/journal/sqlite/store.py:Journal.__init__", "controller/journal/restore.py"),
     ),
     Layer("configuration loaded", ("controller/config/",)),
     Layer("drivers and simulated tables started", ("drivers/",)),

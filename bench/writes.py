@@ -28,7 +28,7 @@ The lines, in the same run:
   of each table and index.
 
 Every page size of ``--page-sizes`` gets its lines (a new file takes the journal's
-:data:`~controller.journal.store.PAGE_SIZE`; an existing one keeps its own). The events are
+:data:`~controller.journal.sqlite.store.PAGE_SIZE`; an existing one keeps its own). The events are
 what simulated tables send (bench/durability.py), interleaved across ``--tables`` tables.
 
 Writes bench/results/writes.json.
@@ -50,7 +50,7 @@ from common import Target, machine, print_targets, write_results
 from durability import device_events, fresh_journal
 
 from controller.events import encode_event
-from controller.journal.store import PAGE_SIZE
+from controller.journal.sqlite.store import PAGE_SIZE
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -280,7 +280,7 @@ class OutboxMessage:
 class Outbox(Protocol):
     """A sink's messages kept durable beside the journal until the far end has them.
 
-    The journal backend keeps it (:class:`controller.journal.outbox.JournalOutbox` in the
+    The journal backend keeps it (:class:`controller.journal.sqlite.outbox.JournalOutbox` in the
     SQLite file), so that a sink never opens the journal itself; the hits the journal made are
     read through it too (docs/mqtt.md, "The outbox"). Every method raises
     :class:`OutboxError` when the store cannot be read or written.

@@ -4,5 +4,5 @@ The agent (``jackpotd agent``, docs/ha.md "Table agents") runs on the table's ha
 serial devices, keeps their events in a durable outbox and sends each with (table, boot, seq)
 until the controller acknowledges it cumulatively. What it decides lives here, without I/O, so
 that it can be read and tested alone; the serial and MQTT sides are in ``drivers/agent/``, and
-the outbox's SQLite store in ``controller/journal/agent_outbox.py``.
+the outbox's SQLite store in ``controller/journal/sqlite/agent_outbox.py``.
 """

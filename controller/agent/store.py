@@ -1,9 +1,9 @@
 """What the agent needs of its outbox store: the port the SQLite file implements.
 
-The drivers reach the store only through :class:`AgentOutbox` (the import contracts keep SQL in
-the journal package; ``controller/journal/agent_outbox.py`` is the store). Every method raises
-:class:`controller.ports.OutboxError` when the file cannot be read or written: the agent then
-leaves the device unacknowledged, and the device resends.
+The drivers reach the store only through :class:`AgentOutbox` (the import contracts keep SQL
+in the journal package; ``controller/journal/sqlite/agent_outbox.py`` is the store). Every
+method raises :class:`controller.ports.OutboxError` when the file cannot be read or written:
+the agent then leaves the device unacknowledged, and the device resends.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 The agent owns the table's serial devices, keeps their messages in a durable outbox and
 forwards them to the controller until acknowledged; it closes the table when the controller
 goes quiet. The command reads the configuration (:mod:`controller.config.agent`), opens the
-outbox (:mod:`controller.journal.agent_outbox`: its SQL lives with the journal's) and runs the
-agent's driver program, found by name in the registry as every driver is
+outbox (:mod:`controller.journal.sqlite.agent_outbox`: its SQL lives with the journal's) and
+runs the agent's driver program, found by name in the registry as every driver is
 (``controller.plugins.program``: the core imports no driver). SIGTERM and SIGINT stop it; what
 is stored stays in the outbox for the next start.
 """
@@ -19,7 +19,7 @@ from controller import plugins
 from controller.cli.common import command
 from controller.cli.stopping import LOG_LEVELS, start_logging, until_stopped
 from controller.config.agent import load_agent_config
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 
 if TYPE_CHECKING:
     import argparse

@@ -1,12 +1,17 @@
-"""The durable, tamper-evident journal: one SQLite file, one transaction per event.
+"""The durable, tamper-evident journal: what every backend shares, and the backends beside it.
 
-See docs/journal.md for the format. :mod:`.store` appends and restores, :mod:`.codec` turns
-ledger state into rows and back, :mod:`.chain` computes the hash chain, :mod:`.verify` checks
-the chain and replays the journal from empty.
+See docs/journal.md for the format. :mod:`.port` is what the rest of the controller needs of
+a journal; :mod:`.backends` opens the one a location names; :mod:`.appending` records what
+the domain decided; :mod:`.chain` computes the hash chain; :mod:`.verification` and
+:mod:`.row_checks` check the chain and replay it. The backends are sibling packages:
+:mod:`.sqlite` (a file), :mod:`.postgres` (a database), :mod:`.memory` (a journal in the
+process's memory, for tests).
 """
 
-from controller.journal import sqlite_lean  # noqa: F401 - first: sqlite_utils without numpy
 from controller.journal.errors import JournalError, SchemaError
-from controller.journal.store import Journal
 
-__all__ = ["Journal", "JournalError", "SchemaError"]
+# sqlite_utils without numpy and pandas, before any journal module imports it: some modules
+# here still read an SQLite file beside their backend-neutral part.
+from controller.journal.sqlite import lean  # noqa: F401 - after the errors its modules raise
+
+__all__ = ["JournalError", "SchemaError"]

@@ -3,7 +3,7 @@
 ``jackpotd archive --db J --before DATE | --rows N --out DIR`` (docs/journal.md, "Archives";
 docs/operations.md, "Archiving"):
 
-1. the journal must verify first (:func:`controller.journal.verify.verify`, with the
+1. the journal must verify first (:func:`controller.journal.sqlite.verify.verify`, with the
    controller's keys when given): nothing broken is archived;
 2. the rows to move end at the last one dated before ``DATE`` with every row before it (a row
    dated later stops the run, whatever follows), or ``N`` rows after the last archive. They are
@@ -23,7 +23,7 @@ docs/operations.md, "Archiving"):
    verifies it later.
 
 The live chain continues: the first row after the cut chains to the hash the record keeps.
-:func:`controller.journal.verify.verify` checks segments and live rows as one chain given the
+:func:`controller.journal.sqlite.verify.verify` checks segments and live rows as one chain given the
 folder of segments, and otherwise verifies from the recorded state and hash after the cut.
 """
 
@@ -59,7 +59,7 @@ in one transaction, which a service writing the same file waits for (a second or
 class ArchiveSource(Protocol):
     """What archiving reads of a journal, in one snapshot, and how it records a segment.
 
-    The SQLite file's (controller/journal/file_archive.py) and the PostgreSQL database's
+    The SQLite file's (controller/journal/sqlite/file_archive.py) and the PostgreSQL database's
     (:mod:`controller.journal.postgres.archive`): the same rows, cuts and segments either way.
     """
 

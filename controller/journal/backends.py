@@ -89,7 +89,7 @@ class JournalBackend(Protocol):
 
 
 BACKENDS: Final[dict[str, tuple[str, str]]] = {
-    "sqlite": ("controller.journal.sqlite_backend", "SqliteBackend"),
+    "sqlite": ("controller.journal.sqlite.backend", "SqliteBackend"),
     "postgresql": ("controller.journal.postgres.backend", "PostgresBackend"),
     "memory": ("controller.journal.memory.backend", "MemoryBackend"),
 }
@@ -151,7 +151,7 @@ def archive_journal(  # noqa: PLR0913 - the archive command's options, all keywo
 ) -> list[ArchiveRecord]:
     """``jackpotd archive``: the same segments from a file or a database.
 
-    :func:`controller.journal.file_archive.archive` on a file,
+    :func:`controller.journal.sqlite.file_archive.archive` on a file,
     :func:`controller.journal.postgres.archive.archive` on a database.
     """
     backend = backend_for(location)

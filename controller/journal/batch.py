@@ -2,7 +2,7 @@
 
 The journal applies a batch's events one after the other and writes, once the last is
 applied, each changed row of the materialized state once, as the batch left it, stamped with
-the journal row of the last event that changed it (:mod:`controller.journal.store`). This
+the journal row of the last event that changed it (:mod:`controller.journal.sqlite.store`). This
 finds those rows and stamps. ``tests/journal/test_journal_batches.py`` proves the file is then what
 appending the events one at a time would have written.
 """

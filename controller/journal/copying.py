@@ -26,7 +26,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from controller.events import CheckpointRecorded
-from controller.journal import verify
 from controller.journal.backends import backend_for
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import Sealed
@@ -34,6 +33,7 @@ from controller.journal.errors import JournalError
 from controller.journal.location import database, sqlite_file
 from controller.journal.provenance import PROVENANCE, with_provenance
 from controller.journal.readonly import ReadOnlyJournal, check_journal
+from controller.journal.sqlite import verify
 from controller.ports import COPY
 
 if TYPE_CHECKING:

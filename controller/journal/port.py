@@ -1,6 +1,6 @@
 """What the rest of the controller needs of a journal: the port every backend implements.
 
-:class:`controller.journal.store.Journal` (one SQLite file) is today's backend; another (a
+:class:`controller.journal.sqlite.store.Journal` (one SQLite file) is today's backend; another (a
 replicated database, for high availability) implements the same protocol and passes the same
 contract tests (tests/journal/contract/). docs/journal.md describes each member.
 

@@ -1,13 +1,13 @@
 """The journal opened to read and never to write: the supervisors' and auditors' commands.
 
-:class:`controller.journal.store.Journal` is a writer: it sets the file's page size and WAL
+:class:`controller.journal.sqlite.store.Journal` is a writer: it sets the file's page size and WAL
 mode and migrates the schema, so opening any SQLite file with it changes that file (an
 unrelated database would gain the journal's tables). A command that only reads (``jackpotd
 meters``, ``hits``, ``report``, ``verify``, ``operator list``, ``manifest check``) opens
 the file here instead, through SQLite's ``mode=ro``: nothing is migrated, no pragma writes,
 and a file that is not a journal is refused in one line before anything is read from it.
 
-The file is opened by :func:`controller.journal.read_only_file.open_read_only`: through the
+The file is opened by :func:`controller.journal.sqlite.read_only_file.open_read_only`: through the
 ``-wal`` and ``-shm`` the writer keeps while rows are in its WAL, and otherwise immutable,
 making nothing beside the file, so a copy in a folder nobody may write (a lab's, a backup on
 read-only media) reads and verifies too. Nothing here writes the journal, a frame of its WAL,
@@ -27,11 +27,11 @@ import sqlite_utils
 
 from controller.journal.checkpoints import stored_snapshots
 from controller.journal.errors import JournalError, SchemaError
-from controller.journal.read_only_file import open_read_only
 from controller.journal.reads import PayoutRecord, ReadSide, payout_record
 from controller.journal.restore import load_state
 from controller.journal.rows import provenances, read_rows
-from controller.journal.schema import MIGRATIONS
+from controller.journal.sqlite.read_only_file import open_read_only
+from controller.journal.sqlite.schema import MIGRATIONS
 from controller.rules.spots import spec_of, spots
 
 if TYPE_CHECKING:

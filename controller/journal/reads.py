@@ -1,7 +1,7 @@
 """The journal's reads for reports, displays and metrics, as typed rows.
 
 Every query the rest of the controller runs on the journal lives here, behind named functions
-that :class:`controller.journal.store.Journal` (and any other backend of
+that :class:`controller.journal.sqlite.store.Journal` (and any other backend of
 :class:`controller.journal.port.JournalPort`) offers as methods. They read the materialized
 ``payouts`` table through sqlite-utils, on whatever connection they are given: the journal's
 read-only one for the display and metrics, which never touches the writer's connection a commit
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 import msgspec
 
 from controller.effects import PayoutMade
-from controller.journal.payouts import payouts_after
+from controller.journal.sqlite.payouts import payouts_after
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -202,6 +202,6 @@ class ReadSide:
     def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
         """Each payout made after row ``seq``, as made: its row, its time, the payout.
 
-        What a sink that announces hits reads to catch up after a crash (:mod:`.payouts`).
+        What a sink that announces hits reads to catch up after a crash (:mod:`.sqlite.payouts`).
         """
         return payouts_after(self.reader.conn, seq)

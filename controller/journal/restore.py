@@ -1,6 +1,6 @@
 """Reading the ledger state back from the journal's materialized rows (at start-up).
 
-The rows are those :mod:`controller.journal.store` writes with every commit: pools, tables,
+The rows are those :mod:`controller.journal.sqlite.store` writes with every commit: pools, tables,
 live table states, open rounds, pending payouts, operators, and the configuration revision
 and approved manifest in ``meta``.
 """

@@ -4,8 +4,8 @@
 event to the state rebuilt so far and compares the outcome, reason and effects it gives with the
 stored ones; :func:`check_link` checks the row's place in the hash chain; :func:`compare_state`
 holds the materialized state to the replayed one. Each backend's reading of its rows
-(controller/journal/verify.py, controller/journal/postgres/checks.py) and the start-up check
-(controller/journal/state_check.py) run them, so that no backend checks a row differently.
+(controller/journal/sqlite/verify.py, controller/journal/postgres/checks.py) and the start-up check
+(controller/journal/sqlite/state_check.py) run them, so that no backend checks a row differently.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ docs/wide-area.md, "The chain of a property's messages". Each :class:`SiteMessag
 effect of a committed batch is a row of ``site_messages``: its ``site_seq`` (the primary
 key), the message as canonical JSON (:func:`controller.widearea.messages.canonical`) and the
 journal row that queued it. Both backends insert it in the transaction of that row
-(:mod:`controller.journal.store`, :mod:`controller.journal.postgres.materialize`), so a
+(:mod:`controller.journal.sqlite.store`, :mod:`controller.journal.postgres.materialize`), so a
 message is in the outbox exactly when its row is in the journal. The link's uplink sends the
 messages after the last ``site_seq`` central acknowledged (``JournalPort.site_messages``).
 

@@ -18,7 +18,7 @@ on them, :func:`check_state` rebuilds the state the journal gives and compares:
 3. it compares the result with the materialized state, part by part, and names every value
    that differs (:func:`controller.journal.snapshot.differences`).
 
-Each backend walks its own rows (:mod:`controller.journal.state_check` for SQLite,
+Each backend walks its own rows (:mod:`controller.journal.sqlite.state_check` for SQLite,
 :mod:`controller.journal.postgres.checks`); what it may trust of a checkpoint, of a
 checkpoint it replays through and of the high-water mark is decided here, once, on rows
 handed in by ``seq`` (:data:`RowAt`).

@@ -1,10 +1,10 @@
 """One verification of a journal, whichever backend reads it: live rows, tables and segments.
 
-:func:`controller.journal.verify.verify` (the SQLite file) and
+:func:`controller.journal.sqlite.verify.verify` (the SQLite file) and
 :func:`controller.journal.postgres.checks.verify` (a PostgreSQL database) run the same
 :class:`Verification` on what they read in one snapshot (:class:`LiveJournal`): the chain and
-the replay of every row (:func:`~controller.journal.verify.check_link`,
-:func:`~controller.journal.verify.replay_row`), from empty or from the last archive's cut, or
+the replay of every row (:func:`~controller.journal.sqlite.verify.check_link`,
+:func:`~controller.journal.sqlite.verify.replay_row`), from empty or from the last archive's cut, or
 through the archive segments first when their folder is given
 (:mod:`controller.journal.archive_check`); the materialized state, the payouts and the outbox
 of site messages (:mod:`controller.journal.site_messages`); the checkpoints, the snapshots

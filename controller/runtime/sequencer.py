@@ -12,7 +12,7 @@ write lock, the step applies each, and the journal records the event, its effect
 new state.
 
 **The commit runs beside the event loop.** The loop applies a batch to the ledger and writes
-its rows (:meth:`controller.journal.Journal.prepare`); then the ``COMMIT`` (the WAL write and
+its rows (:meth:`controller.journal.sqlite.Journal.prepare`); then the ``COMMIT`` (the WAL write and
 its ``fsync``, most of a batch's time) runs in one dedicated worker thread, and the loop moves
 the ledger on once it has returned. Meanwhile the loop goes on reading, decoding and queueing
 what the tables send, so the next batch holds everything that arrived during the commit: that

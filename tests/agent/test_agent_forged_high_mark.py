@@ -20,8 +20,8 @@ from support.agent_rig import TABLE, agent_at_table, bets
 from support.intake import JournalIntake
 from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
 
-from controller.journal import Journal
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.agent.wire import forwarded, heartbeat
 from drivers.mqtt.agent_wire import decode_ack
 from drivers.mqtt.source import MqttSource

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from support.cli_runs import run
 
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 
 if TYPE_CHECKING:
     import pytest

@@ -22,9 +22,9 @@ from controller.events import (
     RoundVoided,
     TableStatusChanged,
 )
-from controller.journal import Journal
 from controller.journal.provenance import NOT_FROM_INTAKE
 from controller.journal.rows import provenances
+from controller.journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

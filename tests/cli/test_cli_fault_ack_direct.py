@@ -20,7 +20,7 @@ from support.approvals import PASSPHRASE, Site
 
 from controller.clock import utc_now
 from controller.events import FaultRecorded
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.ledger.faults import register_of
 
 if TYPE_CHECKING:

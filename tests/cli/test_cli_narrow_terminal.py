@@ -36,7 +36,7 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -23,7 +23,7 @@ from support.cli_runs import run
 from support.journal_rig import pool_opened, table_configured
 
 from controller.events import ConfigurationApproved
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.ledger.passkeys import passkeys_of
 
 if TYPE_CHECKING:

@@ -22,10 +22,11 @@ from support.journal_rig import rounds
 from support.twin_journals import database_fingerprint, played, site_history, write_config
 
 from controller.cli import main
-from controller.journal import Journal, JournalError, copying
+from controller.journal import JournalError, copying
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
 from controller.journal.rows import read_rows
+from controller.journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -9,7 +9,7 @@ real user of the system who is neither the owner nor root (``nobody``, through `
 when the tests run as root; as the tests' own user otherwise): they succeed, and the folder
 holds the journal alone, its bytes unchanged. Run as root too, to whom the modes are no bar,
 they still make no ``-wal`` or ``-shm``: a journal with no rows in a WAL is read immutable
-(controller/journal/read_only_file.py).
+(controller/journal/sqlite/read_only_file.py).
 
 A copy whose ``-wal`` holds rows is read through its ``-shm`` when it came with one, and
 refused in words saying why when it did not; a folder given as the journal is named as one;
@@ -38,11 +38,11 @@ from support.cli_runs import run
 from support.journal_rig import opened_journal, play_rounds, wager
 from support.software_rig import write_config
 
-from controller.journal import Journal
-from controller.journal import verify as verifying
 from controller.journal.errors import JournalError
-from controller.journal.read_only_file import open_read_only
 from controller.journal.readonly import ReadOnlyJournal
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite import verify as verifying
+from controller.journal.sqlite.read_only_file import open_read_only
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

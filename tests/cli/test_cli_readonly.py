@@ -25,9 +25,9 @@ from support.journal_rig import opened_journal, play_rounds, wager
 from support.software_rig import write_config
 
 from controller.cli import common
-from controller.journal import Journal
 from controller.journal.readonly import LATEST
-from controller.journal.schema import migrate
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.schema import migrate
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -121,7 +121,7 @@ def test_a_closed_journal_is_unchanged_by_every_read_only_command(
         assert status in {0, 1}, (argv, err)  # manifest check: nothing approved in this journal
         assert "Traceback" not in err
         assert fingerprint(played) == before, argv
-        # Read immutable: no -wal nor -shm is made beside it (controller/journal/read_only_file.py).
+        # Read immutable: no -wal nor -shm beside it (controller/journal/sqlite/read_only_file.py).
         assert not wal.exists(), argv
         assert not played.with_name(played.name + "-shm").exists(), argv
 

@@ -25,7 +25,7 @@ from controller.events import (
     TableConfigured,
     TableStatusChanged,
 )
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.ledger.apply import LedgerState, apply
 from controller.money import exact_decimal
 

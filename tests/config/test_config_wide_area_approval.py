@@ -32,7 +32,7 @@ from controller.config.approval import configuration_approval
 from controller.config.changes import config_events
 from controller.config.load import ConfigError
 from controller.events import ConfigurationApproved, PoolOpened, TableConfigured
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.ledger.apply import LedgerState, apply
 from controller.security.controller_key import ControllerKey
 from controller.service.wiring import AuthorityPolicy, StartupError, build_runtime

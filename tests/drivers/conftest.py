@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -17,7 +17,7 @@ from support.agent_rig import agent_at_table
 from support.daemon import SITE, broker_settings, daemon, probe, tables_announced, write_config
 from support.floor import POOL, within
 
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from controller.ports import APPLIED
 from drivers.mqtt.agent_wire import decode_ack
 from drivers.mqtt.topics import Topics

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from controller.agent.store import StoredEvent
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from controller.ports import OutboxError
 
 if TYPE_CHECKING:

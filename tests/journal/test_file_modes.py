@@ -2,7 +2,7 @@
 
 docs/operations.md, "Files and their modes". Each writer runs for real under umask 000 (which
 would leave a file world-writable) and 077 (which would hide it from the auditors' group): a
-new journal with its -wal and -shm through :class:`~controller.journal.Journal`, archive
+new journal with its -wal and -shm through :class:`~controller.journal.sqlite.Journal`, archive
 segments (``jackpotd archive`` as a child process, which inherits the umask), anchors files,
 a table agent's outbox and state file, and the analyzer's chart. Keys (0600) are in
 tests/security/test_key_file_modes.py.
@@ -22,10 +22,10 @@ from support.file_modes import UMASKS, mode_of, process_umask
 from support.journal_rig import opened_journal, play, play_rounds
 
 from controller.files import RECORD, append_file, create_file, prepare_database
-from controller.journal import Journal
-from controller.journal.agent_outbox import AgentOutboxStore
-from controller.journal.file_archive import archive
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.file_archive import archive
+from controller.journal.sqlite.verify import verify
 from drivers.agent.state import FaultLog, TableStateView
 
 if TYPE_CHECKING:

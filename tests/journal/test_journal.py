@@ -45,9 +45,10 @@ from controller.events import (
     WagerLocked,
     decode_event,
 )
-from controller.journal import Journal, JournalError
-from controller.journal.payouts import payouts_after
-from controller.journal.verify import verify
+from controller.journal import JournalError
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.payouts import payouts_after
+from controller.journal.sqlite.verify import verify
 from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:

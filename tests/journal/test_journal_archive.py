@@ -33,13 +33,14 @@ from support.journal_rig import (
 
 from controller.cli.archive import archived_document, archived_lines
 from controller.events import HitVerified, WagerLocked
-from controller.journal import Journal, JournalError
+from controller.journal import JournalError
 from controller.journal import archive as archive_module
 from controller.journal.anchors import Anchor
 from controller.journal.archive import archive_records, parse_moment
-from controller.journal.file_archive import archive
-from controller.journal.state_check import check_state
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.file_archive import archive
+from controller.journal.sqlite.state_check import check_state
+from controller.journal.sqlite.verify import verify
 
 if TYPE_CHECKING:
     from pathlib import Path

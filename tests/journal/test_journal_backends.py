@@ -23,7 +23,7 @@ from controller.journal import location
 from controller.journal.backends import BACKENDS, backend_for, open_journal
 from controller.journal.location import DatabaseUrl, journal_location
 from controller.journal.postgres.backend import PostgresBackend
-from controller.journal.sqlite_backend import SqliteBackend
+from controller.journal.sqlite.backend import SqliteBackend
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

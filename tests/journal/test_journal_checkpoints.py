@@ -28,11 +28,11 @@ import pytest
 from support.journal_rig import AT, NOTHING, OTHER, POOL, rows_of, settle, wager
 
 from controller.events import CheckpointRecorded, MeterAdjusted, encode_event
-from controller.journal import Journal
 from controller.journal.anchors import AnchorError, read_anchors
 from controller.journal.checkpoint_audit import VERIFIED
 from controller.journal.checkpoints import KEEP, seal, signed_bytes
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.verify import verify
 from controller.security.controller_key import ControllerKey, key_id
 
 if TYPE_CHECKING:

@@ -17,9 +17,10 @@ from support.journal_rig import TABLE, opened_journal
 from support.legacy_journal import legacy_copy
 
 from controller.events import BetSensed
-from controller.journal import Journal, devices
+from controller.journal import devices
 from controller.journal.devices import MARK, read_highs
-from controller.journal.file_archive import archive
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.file_archive import archive
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,4 +1,4 @@
-"""The journal imports sqlite_utils without numpy or pandas (controller/journal/sqlite_lean.py).
+"""The journal imports sqlite_utils without numpy or pandas (controller/journal/sqlite/lean.py).
 
 docs/benchmarks.md, "Where start-up's time goes": sqlite_utils imports both when installed,
 only to map their scalar types, and the journal never hands it either. Each check runs in a

@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 import pytest
 from support.journal_rig import pool_opened, table_configured, wager
 
-from controller.journal import Journal
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
 from controller.journal.postgres.fence import Fence
+from controller.journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

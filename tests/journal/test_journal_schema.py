@@ -26,10 +26,11 @@ from support.journal_rig import (
 )
 from support.legacy_journal import legacy_copy
 
-from controller.journal import Journal, JournalError, store
+from controller.journal import JournalError
 from controller.journal.errors import SchemaError
-from controller.journal.schema import MIGRATIONS
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal, store
+from controller.journal.sqlite.schema import MIGRATIONS
+from controller.journal.sqlite.verify import verify
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -31,13 +31,14 @@ from support.site_outbox import (
     verify_at,
 )
 
-from controller.journal import Journal, JournalError
+from controller.journal import JournalError
 from controller.journal.copying import copy_journal
 from controller.journal.errors import SchemaError
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal, checks
-from controller.journal.schema import MIGRATIONS
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.schema import MIGRATIONS
+from controller.journal.sqlite.verify import verify
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from support.journal_rig import POOL, TABLE, opened_journal, replay, rows_of, wager
 
 from controller.events import decode_event
-from controller.journal import Journal
 from controller.journal.snapshot import (
     DERIVED,
     PARTS,
@@ -28,6 +27,7 @@ from controller.journal.snapshot import (
     state_digest,
     state_from_text,
 )
+from controller.journal.sqlite import Journal
 from controller.ledger.operators import Authority, Operator, Role
 from controller.ledger.state import LedgerState
 from controller.security.manifest import ApprovedManifest

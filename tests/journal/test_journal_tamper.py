@@ -23,10 +23,11 @@ from support.journal_rig import (
     wager,
 )
 
-from controller.journal import Journal, JournalError
+from controller.journal import JournalError
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.rows import row_at
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.verify import verify
 
 if TYPE_CHECKING:
     from collections.abc import Callable

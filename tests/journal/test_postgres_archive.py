@@ -37,9 +37,8 @@ from support.journal_rig import (
 from support.twin_journals import Twins
 
 from controller.events import HitVerified
-from controller.journal import Journal, JournalError
+from controller.journal import JournalError
 from controller.journal.checkpoints import seal
-from controller.journal.file_archive import archive
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal, checks
 from controller.journal.postgres import archive as database_archive
@@ -47,7 +46,9 @@ from controller.journal.postgres.archive_records import archive_records
 from controller.journal.postgres.rows import read_rows
 from controller.journal.rows import read_rows as file_rows
 from controller.journal.segments import SegmentReader
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.file_archive import archive
+from controller.journal.sqlite.verify import verify
 from controller.security.controller_key import write_key
 
 if TYPE_CHECKING:

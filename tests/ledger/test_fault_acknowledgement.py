@@ -18,11 +18,11 @@ from support.journal_rig import pool_opened
 from controller.clock import utc_now as now
 from controller.event_base import Binding
 from controller.events import ConfigurationApproved, FaultRecorded, FaultsAcknowledged
-from controller.journal import Journal
 from controller.journal.location import MemoryLocation
 from controller.journal.memory import database as memory
 from controller.journal.memory.store import MemoryJournal
 from controller.journal.snapshot import snapshot_text, state_digest, state_from_text
+from controller.journal.sqlite import Journal
 from controller.ledger.binding import binding_for
 from controller.ledger.faults import register_of
 from controller.security import keys

@@ -32,8 +32,8 @@ from controller.events import (
     WagerLocked,
     encode_event,
 )
-from controller.journal import Journal
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerState, apply
 from controller.ledger.levels import level_ids
 from controller.rules.paytable_files import parse_paytable

@@ -32,8 +32,8 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.journal import Journal
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerState, apply
 from controller.ledger.codec import pool_from_json, pool_json
 from controller.ledger.journal_binding import JournalBinding

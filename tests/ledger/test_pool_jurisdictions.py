@@ -21,7 +21,7 @@ from support.journal_rig import POOL, pool_opened, table_configured
 
 from controller.clock import utc_iso
 from controller.events import ConfigurationApproved
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.ledger.codec import authority_json, pool_json
 from controller.pool_events import ORPHANED, PoolRetired, PoolTransferred
 

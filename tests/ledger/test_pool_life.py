@@ -19,8 +19,8 @@ from support.approvals import Site, now
 from support.journal_rig import NOTHING, POOL, pool_opened, settle, table_configured, wager
 
 from controller.events import ConfigurationApproved, TableConfigured
-from controller.journal import Journal
 from controller.journal.snapshot import state_digest
+from controller.journal.sqlite import Journal
 from controller.ledger.codec import pool_from_json, pool_json
 from controller.pool_events import PoolResumed, PoolSuspended, PoolTransferred
 

@@ -18,7 +18,7 @@ from support.approvals import Site, now
 from support.journal_rig import NOTHING, POOL, pool_opened, settle, table_configured, wager
 
 from controller.events import ConfigurationApproved, MeterAdjusted
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.ledger.codec import pool_from_json, pool_json
 from controller.pool_events import (
     FINAL_AWARD,

@@ -31,7 +31,7 @@ from controller.events import (
     decode_event,
     device_event_id,
 )
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.ledger.table_agents import MAX_AGE, agents_of
 from controller.security import keys
 from controller.security.agent_key import AgentKey

@@ -40,8 +40,8 @@ from controller.events import (
     WagerLocked,
     decode_event,
 )
-from controller.journal import Journal
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.table_state import Phase
 from controller.reports.reconciliation import reconcile

@@ -27,7 +27,8 @@ from support.journal_rig import (
 )
 
 from controller.events import ConfigurationApproved, HitVerified, MeterAdjusted
-from controller.journal import Journal, backends
+from controller.journal import backends
+from controller.journal.sqlite import Journal
 from controller.reports.period import span
 from controller.reports.pool_meters import meters
 

@@ -22,8 +22,8 @@ from support.serial_rig import WAIT_S, PtyDevicePort, port_settings, running
 from controller.cli import main
 from controller.effects import RoundHeld
 from controller.events import BetSensed, BetsLocked, CardDealt
-from controller.journal import Journal
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.verify import verify
 from controller.ledger.table_state import Phase, RoundProblem, TableState
 from controller.rules.cards import DECK, Card
 from drivers.mqtt.payloads import PayloadError, decode_table_event

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from controller.journal import Journal
+    from controller.journal.sqlite import Journal
 
 
 @pytest.fixture

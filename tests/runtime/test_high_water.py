@@ -24,7 +24,6 @@ import pytest
 from support.journal_rig import rows_of, wager
 
 from controller.config.load import parse_config
-from controller.journal import Journal
 from controller.journal.chain import row_hash
 from controller.journal.high_water import (
     HighWaterError,
@@ -34,6 +33,7 @@ from controller.journal.high_water import (
     write_high_water,
 )
 from controller.journal.rows import read_rows
+from controller.journal.sqlite import Journal
 from controller.outputs import HeadUpdate
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import StoredStateError

@@ -29,7 +29,7 @@ from controller.runtime.sequencer import Sequencer
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
-    from controller.journal import Journal
+    from controller.journal.sqlite import Journal
 
 AT = "2026-11-29T15:00:00Z"
 BOUND_S = 10.0

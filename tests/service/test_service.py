@@ -18,7 +18,7 @@ import time
 import urllib.request
 from typing import TYPE_CHECKING
 
-from controller.journal.verify import verify
+from controller.journal.sqlite.verify import verify
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -28,7 +28,7 @@ import aiohttp
 from controller.cli.submit import SocketDesk
 from controller.config.load import load_config
 from controller.events import RoundSettled, WagerLocked, decode_event
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.ledger.binding import signed_by
 from support.approvals import Site
 from support.controller_keys import KEY_LINE

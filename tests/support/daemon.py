@@ -11,7 +11,7 @@ import aiohttp
 import aiomqtt
 
 from controller.config.load import load_config
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.service.wiring import AuthorityPolicy, serve
 from drivers.agent.state import Changes
 from drivers.mqtt.settings import BrokerSettings

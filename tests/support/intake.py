@@ -1,7 +1,7 @@
 """A test :class:`controller.ports.Intake` over a real journal, for driver tests.
 
 Sources are tested against the journal they will really write to: ``submit`` appends to a
-:class:`controller.journal.Journal` on disk (so a resend comes back ``duplicate=True``),
+:class:`controller.journal.sqlite.Journal` on disk (so a resend comes back ``duplicate=True``),
 ``reject`` journals a ``FaultRecorded`` as the daemon's intake does, and every call is also
 recorded in plain lists for assertions. Setting ``unavailable`` makes ``submit`` fail closed
 with :class:`ControllerUnavailableError`, as the sequencer does when its journal cannot be
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from controller.events import AnyEvent
-    from controller.journal import Journal
+    from controller.journal.sqlite import Journal
     from controller.ports import Receipt
 
 

@@ -22,10 +22,10 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.journal import Journal
 from controller.journal.checkpoints import seal
 from controller.journal.rows import read_rows
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.codec import pool_json, wagers_json
 

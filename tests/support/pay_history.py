@@ -14,7 +14,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from controller.events import PoolOpened, RoundSettled, TableConfigured, WagerLocked
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

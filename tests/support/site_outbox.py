@@ -18,12 +18,12 @@ import psycopg
 import pytest
 
 from controller.effects import SiteMessageQueued
-from controller.journal import Journal
-from controller.journal.file_archive import archive
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal, checks
 from controller.journal.postgres import archive as database_archive
-from controller.journal.verify import verify
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.file_archive import archive
+from controller.journal.sqlite.verify import verify
 from controller.security.controller_key import ControllerKey
 from controller.wide_events import WideAreaJoined, WideAreaStatusChanged
 from controller.widearea.messages import Contribution, canonical, decode_message, next_message

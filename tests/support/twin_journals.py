@@ -22,10 +22,10 @@ from psycopg import sql
 
 from controller.config.load import load_config
 from controller.events import HitVerified, MeterAdjusted, RoundSettled, WagerLocked
-from controller.journal import Journal
 from controller.journal.checkpoints import seal
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
+from controller.journal.sqlite import Journal
 from support.approvals import Appends, Site
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.mosquitto import free_port

@@ -24,7 +24,7 @@ from support.display_rig import demo_floor, state_when
 from support.floor import within
 
 from controller.clock import utc_now
-from controller.journal import Journal
+from controller.journal.sqlite import Journal
 from controller.web.snapshot import PageState
 from drivers.simulator_links import MqttTableLink
 

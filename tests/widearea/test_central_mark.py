@@ -28,12 +28,12 @@ from support.site_link_rig import SITE, Link
 
 from controller.config.load import parse_config
 from controller.events import FaultRecorded
-from controller.journal import Journal
 from controller.journal.high_water import (
     HighWaterFileError,
     read_site_heads,
     sign_head,
 )
+from controller.journal.sqlite import Journal
 from controller.runtime.central_head import MarkQuestion, ask_central
 from controller.runtime.checkpointing import (
     CheckpointSchedule,

@@ -18,8 +18,8 @@ import sqlite_utils
 from controller.journal.errors import JournalError, SchemaError
 from controller.journal.memory import database
 from controller.journal.readonly import LATEST, ReadOnlyJournal, schema_version
+from controller.journal.sqlite.verify import PROGRESS_ROWS, _FileRows
 from controller.journal.verification import Verification
-from controller.journal.verify import PROGRESS_ROWS, _FileRows
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -73,7 +73,7 @@ def verify(
     progress: Callable[[int, int], None] | None = None,
     archives: Path | None = None,
 ) -> VerifyReport:
-    """Check the memory journal as :func:`controller.journal.verify.verify` checks a file."""
+    """Check the memory journal as :func:`controller.journal.sqlite.verify.verify` checks a file."""
     check_journal(location)
     if archives is not None and not archives.is_dir():
         raise JournalError(f"{archives}: no such folder of archive segments")

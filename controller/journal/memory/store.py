@@ -1,6 +1,6 @@
 """The in-memory journal: the SQLite journal's code, on a database in memory.
 
-:class:`MemoryJournal` is :class:`controller.journal.store.Journal` (the same append path,
+:class:`MemoryJournal` is :class:`controller.journal.sqlite.store.Journal` (the same append path,
 hash chain, materialized tables, catch-up of another writer, reads, outbox of site messages
 and start-up check) with its connections opened on the memory database
 (:mod:`.database`) rather than on a file: what differs from the file's is only how a
@@ -19,10 +19,10 @@ import sqlite_utils
 from controller.journal.errors import JournalError
 from controller.journal.memory import database
 from controller.journal.memory.readonly import verify
-from controller.journal.outbox import MARK_SCHEMA, SCHEMA, JournalOutbox
-from controller.journal.schema import migrate
-from controller.journal.store import Journal
-from controller.journal.transaction import Transaction, roll_back
+from controller.journal.sqlite.outbox import MARK_SCHEMA, SCHEMA, JournalOutbox
+from controller.journal.sqlite.schema import migrate
+from controller.journal.sqlite.store import Journal
+from controller.journal.sqlite.transaction import Transaction, roll_back
 from controller.ledger.apply import LedgerState
 from controller.ledger.domain import LEDGER
 from controller.ports import OutboxError

@@ -1,7 +1,7 @@
 """The PostgreSQL journal: the same rows, hash chain and materialized state in a database.
 
 :class:`PostgresJournal` implements :class:`controller.journal.port.JournalPort` as
-:class:`controller.journal.store.Journal` does for an SQLite file, and passes the same contract
+:class:`controller.journal.sqlite.Journal` does for an SQLite file, and passes the same contract
 tests (tests/journal/contract/). A batch is applied and its rows made by
 :mod:`controller.journal.appending`, shared by both backends, so that the same events give
 the same rows and hashes in either; only the SQL differs. docs/ha.md says why psycopg 3,

@@ -1,8 +1,8 @@
 """The PostgreSQL journal's checks: catching up, the start-up check, and ``jackpotd verify``.
 
 Each is the SQLite file's, on this backend's rows (docs/journal.md: "Verification", "The
-start-up check"): the same chain links (:func:`controller.journal.verify.check_link`), the same
-replay of each row (:func:`~controller.journal.verify.replay_row`), the same checkpoint audit
+start-up check"): the same chain links (:func:`controller.journal.row_checks.check_link`), the same
+replay of each row (:func:`~controller.journal.row_checks.replay_row`), the same checkpoint audit
 (:mod:`controller.journal.checkpoint_audit`) and anchors; the materialized state is compared
 with the replay value by value (:func:`controller.journal.snapshot.differences`). A
 verification reads one snapshot of the database: one ``REPEATABLE READ`` read-only
@@ -164,7 +164,7 @@ def verify(
     progress: Callable[[int, int], None] | None = None,
     archives: Path | None = None,
 ) -> VerifyReport:
-    """Check a PostgreSQL journal as :func:`controller.journal.verify.verify` checks a file.
+    """Check a PostgreSQL journal as :func:`controller.journal.sqlite.verify.verify` checks a file.
 
     One snapshot read; ``archives``: the folder of its archive segments, verified with the live
     rows as one chain (without it, from the last archive's recorded state and hash).

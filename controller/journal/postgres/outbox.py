@@ -1,4 +1,4 @@
-"""A sink's outbox in the PostgreSQL journal's database (controller/journal/outbox.py's twin).
+"""A sink's outbox in the PostgreSQL journal's database (the twin of journal/sqlite/outbox.py).
 
 The same two tables as in the SQLite file, outside the schema and the hash chain, created if
 missing: ``mqtt_outbox`` (the messages a sink keeps until its broker has them) and

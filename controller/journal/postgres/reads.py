@@ -119,7 +119,7 @@ def payouts_after(connection: Connection, seq: int) -> list[tuple[int, str, Payo
     """Each payout made by a journal row after ``seq``: (its row, its time, the payout as made).
 
     A verification since has set the row's status to ``paid``; the payout as made was
-    ``pending`` then, and is given so (:func:`controller.journal.payouts.payouts_after`).
+    ``pending`` then, and is given so (:func:`controller.journal.sqlite.payouts.payouts_after`).
     """
     fields = PayoutMade.__struct_fields__
     query = (

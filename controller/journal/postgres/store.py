@@ -1,6 +1,6 @@
 """The PostgreSQL backend of :class:`controller.journal.port.JournalPort`.
 
-It appends as :class:`controller.journal.store.Journal` does (the work is
+It appends as :class:`controller.journal.sqlite.store.Journal` does (the work is
 :mod:`controller.journal.appending`'s): :meth:`PostgresJournal.prepare` takes the journal's
 write lock (``LOCK TABLE journal IN EXCLUSIVE MODE``: readers go on reading, another writer
 waits), catches up if another process wrote since, applies the batch and writes its rows and

@@ -21,7 +21,7 @@ from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, within
 
 from controller.agent.acks import Ack
 from controller.events import BetSensed
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.mqtt.agent_wire import encode_ack
 from drivers.mqtt.source import MqttSource
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from support.mosquitto import Broker
 
-    from controller.journal import Journal
+    from controller.journal.sqlite import Journal
     from drivers.agent.service import Agent
 
 ACKS = TOPICS.table_command(TABLE, "ack")

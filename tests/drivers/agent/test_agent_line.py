@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from support.agent_rig import line_settings
 
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.agent.line import AgentLine
 from drivers.agent.state import FaultLog
 

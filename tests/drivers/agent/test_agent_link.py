@@ -20,7 +20,7 @@ from support.intake import JournalIntake
 from support.mosquitto import free_port
 from support.mqtt_tables import TIMEOUT_S, TOPICS, WAIT_S, running, settings_for, watch, within
 
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.mqtt.agent_wire import decode_ack
 from drivers.mqtt.source import MqttSource
 
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from support.mqtt_watch import Watch
 
     from controller.agent.settings import AgentConfig
-    from controller.journal import Journal
+    from controller.journal.sqlite import Journal
     from drivers.agent.service import Agent
 
 ACKS = TOPICS.table_command(TABLE, "ack")

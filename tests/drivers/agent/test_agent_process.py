@@ -21,7 +21,7 @@ from support.agent_rig import (
 from support.intake import JournalIntake
 from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
 
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.mqtt.agent_wire import decode_ack
 from drivers.mqtt.source import MqttSource
 from drivers.simulator_links.serial import PtyPair
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
     from support.mosquitto import Broker
 
-    from controller.journal import Journal
+    from controller.journal.sqlite import Journal
 
 ACKS = TOPICS.table_command(TABLE, "ack")
 

@@ -8,7 +8,7 @@ import pytest
 from support.intake import JournalIntake
 
 if TYPE_CHECKING:
-    from controller.journal import Journal
+    from controller.journal.sqlite import Journal
 
 
 @pytest.fixture

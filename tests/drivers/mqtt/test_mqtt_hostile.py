@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from support.mosquitto import Broker
 
-    from controller.journal import Journal
+    from controller.journal.sqlite import Journal
 
 
 DEEP = b"[" * 2000 + b"]" * 2000

@@ -26,8 +26,8 @@ from support.mqtt_tables import (
     within,
 )
 
-from controller.journal import Journal
-from controller.journal.outbox import JournalOutbox
+from controller.journal.sqlite import Journal
+from controller.journal.sqlite.outbox import JournalOutbox
 from controller.outputs import (
     ControllerUpdate,
     HitAnnouncement,

@@ -43,7 +43,7 @@ import msgspec
 from controller.agent.gate import TableGate
 from controller.agent.resend import ResendDelay
 from controller.events import BetSensed, BetsLocked
-from controller.journal.agent_outbox import AgentOutboxStore
+from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from controller.outputs import MeterUpdate
 from controller.rules.spots import Spot
 from drivers.agent.line import AgentLine

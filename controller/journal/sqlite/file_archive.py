@@ -29,8 +29,8 @@ from controller.journal.devices import flush_through
 from controller.journal.errors import JournalError
 from controller.journal.provenance import with_provenance
 from controller.journal.rows import last_row, provenances, read_rows, rows_of_kinds, times
-from controller.journal.store import Journal
-from controller.journal.verify import verify
+from controller.journal.sqlite.store import Journal
+from controller.journal.sqlite.verify import verify
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Sequence

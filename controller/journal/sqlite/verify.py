@@ -32,7 +32,6 @@ from controller.journal.archive_records import archive_records
 from controller.journal.checkpoints import KIND, stored_snapshots
 from controller.journal.errors import JournalError
 from controller.journal.provenance import with_provenance
-from controller.journal.read_only_file import open_read_only
 from controller.journal.restore import load_state
 from controller.journal.row_checks import (
     PROGRESS_ROWS,
@@ -44,6 +43,7 @@ from controller.journal.row_checks import (
 )
 from controller.journal.rows import Row, provenances, read_rows, rows_of_kinds
 from controller.journal.site_messages import stored_messages
+from controller.journal.sqlite.read_only_file import open_read_only
 from controller.journal.verification import Verification
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ def verify(
     was at its first read until it ends, so the rows, the materialized state and the payouts
     are those of one moment even while the service commits (docs/journal.md, "Verification").
     A file with no rows in a WAL is read immutable instead, and refused if it changed while it
-    was read (:mod:`controller.journal.read_only_file`).
+    was read (:mod:`controller.journal.sqlite.read_only_file`).
     """
     location = Path(path)
     opened = open_read_only(location)  # nothing made beside the file (read_only_file)

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from controller.journal.errors import SchemaError
-from controller.journal.row_migration import NEW_TABLE, compact_rows
 from controller.journal.site_messages import TABLE as SITE_MESSAGES
 from controller.journal.site_messages import backfill
+from controller.journal.sqlite.row_migration import NEW_TABLE, compact_rows
 
 if TYPE_CHECKING:
     import sqlite_utils
@@ -163,7 +163,7 @@ MIGRATIONS: Final[tuple[tuple[Step, ...], ...]] = (
             state TEXT NOT NULL
         )""",
     ),
-    # The journal's rows in the compact form (controller/journal/row_migration.py): each row
+    # The journal's rows in the compact form (controller/journal/sqlite/row_migration.py): each row
     # about a third of its bytes, every hash unchanged (docs/journal.md, "What a row stores").
     (
         NEW_TABLE,

@@ -1,7 +1,7 @@
 """A sink's outbox in the journal's SQLite file: messages kept until the broker has them.
 
 The MQTT sink (drivers/mqtt/sink.py) reaches it only through :class:`controller.ports.Outbox`,
-which the journal opens for it (:meth:`controller.journal.store.Journal.outbox`).
+which the journal opens for it (:meth:`controller.journal.sqlite.store.Journal.outbox`).
 
 A hit announcement or a table command that cannot reach the broker now (it is down, or the
 controller restarts before the broker acknowledged it) must still be published later. The sink
@@ -28,7 +28,7 @@ transaction as the hit's row::
     mqtt_outbox_mark(sink TEXT PRIMARY KEY, seq INTEGER)
 
 At start-up the sink announces every hit the journal made after that row
-(:func:`controller.journal.payouts.payouts_after`) before anything else. A sink's first start
+(:func:`controller.journal.sqlite.payouts.payouts_after`) before anything else. A sink's first start
 marks the journal's last row, so a new sink does not announce the hits of the past.
 
 This module uses its own :mod:`sqlite3` connection, in WAL mode with
@@ -42,7 +42,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING, Final
 
-from controller.journal.payouts import last_seq, payouts_after
+from controller.journal.sqlite.payouts import last_seq, payouts_after
 from controller.ports import OutboxError, OutboxMessage
 
 if TYPE_CHECKING:

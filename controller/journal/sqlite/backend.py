@@ -1,4 +1,4 @@
-"""The SQLite backend: a journal in one file (:class:`controller.journal.store.Journal`).
+"""The SQLite backend: a journal in one file (:class:`controller.journal.sqlite.store.Journal`).
 
 Registered under the ``sqlite`` scheme in :data:`controller.journal.backends.BACKENDS`: every
 location that is a file's path. A file has one writer and no fence, so the sequencer opens it
@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.journal import file_archive, verify
 from controller.journal.errors import JournalError
 from controller.journal.readonly import NotAJournalError, ReadOnlyJournal, check_journal
-from controller.journal.store import Journal
+from controller.journal.sqlite import file_archive, verify
+from controller.journal.sqlite.store import Journal
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -77,7 +77,7 @@ class SqliteBackend:
         keys: Sequence[str],
         now: str,
     ) -> list[ArchiveRecord]:
-        """:func:`controller.journal.file_archive.archive`."""
+        """:func:`controller.journal.sqlite.file_archive.archive`."""
         return file_archive.archive(self.path, out, before=before, rows=rows, keys=keys, now=now)
 
     def reach(self) -> None:

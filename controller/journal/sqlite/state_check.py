@@ -60,7 +60,7 @@ def check_state(
     """Check the journal's materialized state against its rows (see the module docstring).
 
     ``high_water``: the controller's last signed head, kept outside the journal
-    (:mod:`.high_water`); the journal must still hold it, or it went back.
+    (:mod:`..high_water`); the journal must still hold it, or it went back.
     """
     connection = journal.db.conn
     check = StateCheck()
@@ -131,7 +131,7 @@ def catch_up(
 
     A running controller trusts its own state, not the tables another writer left: it replays
     that writer's rows from its own state and the tables must then agree
-    (:meth:`controller.journal.Journal.prepare` fails closed if they do not).
+    (:meth:`controller.journal.sqlite.Journal.prepare` fails closed if they do not).
     """
     check = StateCheck()
     replayed = _replay(connection, tail, state, None, check)

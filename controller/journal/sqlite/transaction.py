@@ -1,10 +1,10 @@
 """A prepared append of the SQLite journal, committed apart (in the sequencer's commit thread).
 
-:meth:`controller.journal.store.Journal.prepare` writes a batch's rows under ``BEGIN IMMEDIATE``
-and hands back a :class:`Transaction`; its :meth:`~Transaction.commit` runs the ``COMMIT``
-alone, so that it may run in another thread (docs/architecture.md, "The commit thread").
-Failures become :class:`JournalError` with SQLite's reason, and the file system's when it is
-read-only.
+:meth:`controller.journal.sqlite.Journal.prepare` writes a batch's rows under
+``BEGIN IMMEDIATE`` and hands back a :class:`Transaction`; its :meth:`~Transaction.commit`
+runs the ``COMMIT`` alone, so that it may run in another thread (docs/architecture.md, "The
+commit thread"). Failures become :class:`JournalError` with SQLite's reason, and the file
+system's when it is read-only.
 """
 
 from __future__ import annotations

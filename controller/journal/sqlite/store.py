@@ -51,16 +51,16 @@ from controller.journal.devices import (
     write_highs,
 )
 from controller.journal.errors import JournalError
-from controller.journal.outbox import JournalOutbox
 from controller.journal.provenance import each_provenance
 from controller.journal.reads import ReadSide
 from controller.journal.restore import load_state
 from controller.journal.rows import INSERT, last_row, read_rows, rows_with_ids
-from controller.journal.schema import migrate
 from controller.journal.screening import screened
-from controller.journal.state_check import catch_up, check_state
-from controller.journal.transaction import Transaction, roll_back, why, write_error
-from controller.journal.verify import verify
+from controller.journal.sqlite.outbox import JournalOutbox
+from controller.journal.sqlite.schema import migrate
+from controller.journal.sqlite.state_check import catch_up, check_state
+from controller.journal.sqlite.transaction import Transaction, roll_back, why, write_error
+from controller.journal.sqlite.verify import verify
 from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
@@ -163,7 +163,7 @@ class Journal(ReadSide):
             ) from error
 
     def _read_devices(self) -> DeviceMarks:
-        """The device highs' mark and the rows after it (:mod:`.devices`)."""
+        """The device highs' mark and the rows after it (:mod:`..devices`)."""
         try:
             return DeviceMarks.read(self.db.conn)
         except sqlite3.Error as error:
@@ -375,19 +375,19 @@ class Journal(ReadSide):
             connection.executemany(site_messages.INSERT, changed.site_messages)
 
     def site_messages(self, after: int, limit: int) -> list[SiteMessage]:
-        """The outbox to central after ``site_seq`` ``after``, checked (:mod:`.site_messages`)."""
+        """The outbox to central after ``site_seq`` ``after``, checked (:mod:`..site_messages`)."""
         chain = self.state.chain
         head = (0, GENESIS) if chain is None else (chain.seq, chain.head)
         return site_messages.read(self.reader.conn, str(self.path), head, after, limit)
 
     def device_highs(self) -> dict[tuple[str, str], int]:
-        """The highest event ``seq`` journaled from each device (:mod:`.devices`)."""
+        """The highest event ``seq`` journaled from each device (:mod:`..devices`)."""
         if self._last_row() != self._tail:  # another process wrote rows this one has not read
             return read_highs(self.db.conn)
         return merged(stored_highs(self.db.conn), self._devices.pending)
 
     def rows(self) -> Iterator[dict[str, Any]]:
-        """Every journal row in order, as its canonical columns (:mod:`.rows`)."""
+        """Every journal row in order, as its canonical columns (:mod:`..rows`)."""
         for row in read_rows(self.db.conn):
             yield row.values
 
