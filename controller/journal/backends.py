@@ -178,7 +178,7 @@ def verify_journal(
 ) -> VerifyReport:
     """``jackpotd verify``'s checks of the journal at ``location``, read only, never migrated.
 
-    A file must be a journal (:func:`controller.journal.readonly.check_journal`); a database
+    A file must be a journal (:func:`controller.journal.sqlite.readonly.check_journal`); a database
     is read in one snapshot. ``archives``: the folder of either's archive segments.
     """
     return backend_for(location).verify(

@@ -1,6 +1,6 @@
 """Moving a journal from its SQLite file into an empty PostgreSQL database (``journal copy``).
 
-The file is read only (:class:`controller.journal.readonly.ReadOnlyJournal`) and verified
+The file is read only (:class:`controller.journal.sqlite.readonly.ReadOnlyJournal`) and verified
 first: a journal that does not verify, or whose first rows are archived to segments (a
 database holds every row from the first), is not copied. The database must hold no journal
 row yet (an empty database is given the journal's tables; one of other tables is refused).
@@ -32,8 +32,8 @@ from controller.journal.checkpoints import Sealed
 from controller.journal.errors import JournalError
 from controller.journal.location import database, sqlite_file
 from controller.journal.provenance import PROVENANCE, with_provenance
-from controller.journal.readonly import ReadOnlyJournal, check_journal
 from controller.journal.sqlite import verify
+from controller.journal.sqlite.readonly import ReadOnlyJournal, check_journal
 from controller.ports import COPY
 
 if TYPE_CHECKING:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
 from controller.journal.identity import device_origin
-from controller.journal.rows import read_rows
+from controller.journal.sqlite.rows import read_rows
 
 if TYPE_CHECKING:
     import sqlite3

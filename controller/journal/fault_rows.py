@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from controller.events import FaultRecorded, decode_event
-from controller.journal.readonly import ReadOnlyJournal
-from controller.journal.rows import read_rows
+from controller.journal.sqlite.readonly import ReadOnlyJournal
+from controller.journal.sqlite.rows import read_rows
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator

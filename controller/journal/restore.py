@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Final
 from controller.effects import Contributed
 from controller.events import TableConfigured, decode_event
 from controller.journal.errors import JournalError
-from controller.journal.rows import rows_of_kinds
+from controller.journal.sqlite.rows import rows_of_kinds
 from controller.ledger.apply import LedgerState
 from controller.ledger.codec import (
     authority_from_json,

@@ -43,7 +43,7 @@ import msgspec
 from controller.effects import SiteMessageQueued, decode_effects
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.errors import JournalError, SchemaError
-from controller.journal.rows import row_at
+from controller.journal.sqlite.rows import row_at
 from controller.widearea.messages import canonical, decode_message, digest_holds
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from controller.events import (
     TableStatusChanged,
 )
 from controller.journal.provenance import NOT_FROM_INTAKE
-from controller.journal.rows import provenances
 from controller.journal.sqlite import Journal
+from controller.journal.sqlite.rows import provenances
 
 if TYPE_CHECKING:
     from pathlib import Path

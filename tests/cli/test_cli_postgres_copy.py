@@ -25,8 +25,8 @@ from controller.cli import main
 from controller.journal import JournalError, copying
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
-from controller.journal.rows import read_rows
 from controller.journal.sqlite import Journal
+from controller.journal.sqlite.rows import read_rows
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -39,10 +39,10 @@ from support.journal_rig import opened_journal, play_rounds, wager
 from support.software_rig import write_config
 
 from controller.journal.errors import JournalError
-from controller.journal.readonly import ReadOnlyJournal
 from controller.journal.sqlite import Journal
 from controller.journal.sqlite import verify as verifying
 from controller.journal.sqlite.read_only_file import open_read_only
+from controller.journal.sqlite.readonly import ReadOnlyJournal
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence

@@ -25,8 +25,8 @@ from support.journal_rig import opened_journal, play_rounds, wager
 from support.software_rig import write_config
 
 from controller.cli import common
-from controller.journal.readonly import LATEST
 from controller.journal.sqlite import Journal
+from controller.journal.sqlite.readonly import LATEST
 from controller.journal.sqlite.schema import migrate
 
 if TYPE_CHECKING:

@@ -35,7 +35,7 @@ from controller.journal.location import (
     text,
 )
 from controller.journal.memory import database as memory
-from controller.journal.readonly import NotAJournalError
+from controller.journal.sqlite.readonly import NotAJournalError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -29,8 +29,9 @@ from support.journal_rig import FIVE_ACES, pool_opened, settle, table_configured
 from controller.clock import utc_now as now
 from controller.events import ConfigurationApproved, HitVerified, encode_event
 from controller.journal.chain import row_hash
-from controller.journal.rows import read_rows, stored_row
+from controller.journal.rows import stored_row
 from controller.journal.sqlite import Journal
+from controller.journal.sqlite.rows import read_rows
 from controller.journal.sqlite.verify import verify
 from controller.ledger.passkeys import CLONE, passkeys_of
 from controller.passkey_events import PasskeyCloneSuspected

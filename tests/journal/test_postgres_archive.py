@@ -44,10 +44,10 @@ from controller.journal.postgres import PostgresJournal, checks
 from controller.journal.postgres import archive as database_archive
 from controller.journal.postgres.archive_records import archive_records
 from controller.journal.postgres.rows import read_rows
-from controller.journal.rows import read_rows as file_rows
 from controller.journal.segments import SegmentReader
 from controller.journal.sqlite import Journal
 from controller.journal.sqlite.file_archive import archive
+from controller.journal.sqlite.rows import read_rows as file_rows
 from controller.journal.sqlite.verify import verify
 from controller.security.controller_key import write_key
 

@@ -23,8 +23,8 @@ from controller.events import (
     WagerLocked,
 )
 from controller.journal.checkpoints import seal
-from controller.journal.rows import read_rows
 from controller.journal.sqlite import Journal
+from controller.journal.sqlite.rows import read_rows
 from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.codec import pool_json, wagers_json

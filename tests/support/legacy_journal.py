@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 import sqlite_utils
 
-from controller.journal.rows import read_rows
+from controller.journal.sqlite.rows import read_rows
 from controller.journal.sqlite.schema import migrate
 
 if TYPE_CHECKING:

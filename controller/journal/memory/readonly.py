@@ -1,11 +1,11 @@
 """The in-memory journal read only, and ``jackpotd verify``'s checks of it.
 
-:class:`MemoryReader` is :class:`controller.journal.readonly.ReadOnlyJournal` on a ``mode=ro``
-connection to the memory database: the same state, rows, provenances and ``pays`` filters.
-:func:`verify` runs :class:`controller.journal.verification.Verification` on a copy of the
-database taken in one step (SQLite's online backup): the rows, materialized state and payouts
-of one moment, and no read lock held on the journal while the replay runs (a rollback-journal
-database, which a memory one is, would make the writer wait for it).
+:class:`MemoryReader` is :class:`controller.journal.sqlite.readonly.ReadOnlyJournal` on a
+``mode=ro`` connection to the memory database: the same state, rows, provenances and ``pays``
+filters. :func:`verify` runs :class:`controller.journal.verification.Verification` on a copy of
+the database taken in one step (SQLite's online backup): the rows, materialized state and
+payouts of one moment, and no read lock held on the journal while the replay runs (a
+rollback-journal database, which a memory one is, would make the writer wait for it).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sqlite_utils
 
 from controller.journal.errors import JournalError, SchemaError
 from controller.journal.memory import database
-from controller.journal.readonly import LATEST, ReadOnlyJournal, schema_version
+from controller.journal.sqlite.readonly import LATEST, ReadOnlyJournal, schema_version
 from controller.journal.sqlite.verify import PROGRESS_ROWS, _FileRows
 from controller.journal.verification import Verification
 

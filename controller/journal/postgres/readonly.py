@@ -22,7 +22,8 @@ from controller.journal.errors import JournalError, SchemaError
 from controller.journal.postgres import reads, schema
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.rows import provenances, read_rows
-from controller.journal.readonly import NotAJournalError, pay_query
+from controller.journal.readonly import pay_query
+from controller.journal.sqlite.readonly import NotAJournalError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -10,8 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from controller.journal.errors import JournalError
-from controller.journal.readonly import NotAJournalError, ReadOnlyJournal, check_journal
 from controller.journal.sqlite import file_archive, verify
+from controller.journal.sqlite.readonly import NotAJournalError, ReadOnlyJournal, check_journal
 from controller.journal.sqlite.store import Journal
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ class SqliteBackend:
             raise JournalError(f"{self.path}: no such journal{hint}")
 
     def reader(self) -> ReadOnlyJournal:
-        """The file, read only (:class:`controller.journal.readonly.ReadOnlyJournal`)."""
+        """The file, read only (:class:`controller.journal.sqlite.readonly.ReadOnlyJournal`)."""
         return ReadOnlyJournal(self.path)
 
     def archive(

@@ -28,7 +28,7 @@ from controller.journal.checkpoints import KIND
 from controller.journal.devices import flush_through
 from controller.journal.errors import JournalError
 from controller.journal.provenance import with_provenance
-from controller.journal.rows import last_row, provenances, read_rows, rows_of_kinds, times
+from controller.journal.sqlite.rows import last_row, provenances, read_rows, rows_of_kinds, times
 from controller.journal.sqlite.store import Journal
 from controller.journal.sqlite.verify import verify
 

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any, Final
 from controller.journal.chain import GENESIS
 from controller.journal.compact import FormError
 from controller.journal.errors import SchemaError
-from controller.journal.rows import Row, read_rows, stored_row
-from controller.journal.rows import _compact as read_stored
+from controller.journal.rows import Row, stored_row
+from controller.journal.rows import stored_to_row as read_stored
+from controller.journal.sqlite.rows import read_rows
 
 if TYPE_CHECKING:
     import sqlite_utils

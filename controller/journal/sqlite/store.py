@@ -54,9 +54,10 @@ from controller.journal.errors import JournalError
 from controller.journal.provenance import each_provenance
 from controller.journal.reads import ReadSide
 from controller.journal.restore import load_state
-from controller.journal.rows import INSERT, last_row, read_rows, rows_with_ids
+from controller.journal.rows import INSERT
 from controller.journal.screening import screened
 from controller.journal.sqlite.outbox import JournalOutbox
+from controller.journal.sqlite.rows import last_row, read_rows, rows_with_ids
 from controller.journal.sqlite.schema import migrate
 from controller.journal.sqlite.state_check import catch_up, check_state
 from controller.journal.sqlite.transaction import Transaction, roll_back, why, write_error

@@ -41,9 +41,9 @@ from controller.journal.row_checks import (
     compare_state,
     replay_row,
 )
-from controller.journal.rows import Row, provenances, read_rows, rows_of_kinds
 from controller.journal.site_messages import stored_messages
 from controller.journal.sqlite.read_only_file import open_read_only
+from controller.journal.sqlite.rows import provenances, read_rows, rows_of_kinds
 from controller.journal.verification import Verification
 
 if TYPE_CHECKING:
@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from controller.journal.anchors import Anchor
     from controller.journal.archive_records import ArchiveRecord
     from controller.journal.checkpoints import StoredSnapshot
+    from controller.journal.rows import Row
     from controller.journal.site_messages import Outboxed
     from controller.ledger.apply import LedgerState
 

@@ -1,7 +1,7 @@
 """The three journals as they grow, read-only: what each property queued and central applied.
 
 Each controller writes its own SQLite journal; the harness opens it read-only and reads only
-the rows added since it last looked (:func:`controller.journal.rows.read_rows`), folding them
+the rows added since it last looked (:func:`controller.journal.sqlite.rows.read_rows`), folding them
 into what the checks need (:mod:`support.wan.checks`):
 
 * **a property** (:class:`PropertyJournal`): every message of its chain (the
@@ -39,7 +39,7 @@ from controller.effects import (
     WideAreaStatus,
 )
 from controller.events import FaultRecorded
-from controller.journal.rows import read_rows
+from controller.journal.sqlite.rows import read_rows
 from controller.ports import APPLIED
 from controller.wide_events import SiteReported, WideAreaAwarded
 from controller.widearea.messages import HitClaim
