@@ -36,7 +36,7 @@ from controller.cli import main as jackpotd
 from controller.config.load import load_config
 from controller.effects import Contributed
 from controller.events import BetsLocked
-from controller.journal.devices import read_highs
+from controller.journal.sqlite.devices import read_highs
 from controller.journal.sqlite.readonly import ReadOnlyJournal
 from controller.journal.sqlite.rows import rows_of_kinds, rows_with_ids
 from controller.ports import APPLIED

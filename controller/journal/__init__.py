@@ -10,8 +10,4 @@ process's memory, for tests).
 
 from controller.journal.errors import JournalError, SchemaError
 
-# sqlite_utils without numpy and pandas, before any journal module imports it: some modules
-# here still read an SQLite file beside their backend-neutral part.
-from controller.journal.sqlite import lean  # noqa: F401 - after the errors its modules raise
-
 __all__ = ["JournalError", "SchemaError"]

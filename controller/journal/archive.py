@@ -34,7 +34,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from controller.journal.archive_records import COLUMNS, ArchiveRecord, archive_records
+from controller.journal.archive_records import COLUMNS, ArchiveRecord
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import checkpoint_of
 from controller.journal.errors import JournalError
@@ -42,7 +42,7 @@ from controller.journal.segments import write_segment
 from controller.journal.snapshot import digest, snapshot_text, state_from_text
 from controller.ledger.apply import LedgerError, LedgerState, apply
 
-__all__ = ["COLUMNS", "ArchiveRecord", "archive_from", "archive_records"]
+__all__ = ["COLUMNS", "ArchiveRecord", "archive_from"]
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Iterator, Sequence

@@ -7,7 +7,6 @@ archiving may import them.
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import dataclass
 from typing import Final
 
@@ -27,14 +26,3 @@ class ArchiveRecord(Sealed):
     state: str
     """The snapshot of the ledger state after row ``last_seq`` (:mod:`.snapshot`)."""
     archived_at: str
-
-
-def archive_records(connection: sqlite3.Connection) -> list[ArchiveRecord]:
-    """The segments the journal records, in order; none in a file of a schema before them."""
-    try:
-        found = connection.execute(
-            f"SELECT {', '.join(COLUMNS)} FROM archives ORDER BY last_seq"  # noqa: S608
-        ).fetchall()
-    except sqlite3.OperationalError:
-        return []
-    return [ArchiveRecord(*tuple(row)) for row in found]

@@ -33,11 +33,9 @@ from controller.journal.snapshot import digest, snapshot_text
 from controller.security.controller_key import key_id, signature_verifies
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Sequence
 
     from controller.ledger.state import LedgerState
-    from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
 
 DOMAIN: Final = b"jackpotd checkpoint v1\n"
@@ -93,26 +91,6 @@ def seal(
     return Sealed(event, text)
 
 
-def store_snapshot(
-    connection: sqlite3.Connection, receipts: Sequence[Receipt], sealed: Sealed
-) -> None:
-    """Store the snapshot of a checkpoint journaled by this transaction; keep the last few.
-
-    Nothing is stored if the checkpoint was not written (a duplicate of one journaled before).
-    """
-    for receipt in receipts:
-        if receipt.event_id == sealed.event.event_id and not receipt.duplicate and receipt.applied:
-            connection.execute(
-                "INSERT INTO snapshots (seq, head_seq, state) VALUES (?, ?, ?)",
-                [receipt.seq, sealed.event.head_seq, sealed.snapshot],
-            )
-            connection.execute(
-                "DELETE FROM snapshots WHERE seq NOT IN "
-                "(SELECT seq FROM snapshots ORDER BY seq DESC LIMIT ?)",
-                [KEEP],
-            )
-
-
 @dataclass(frozen=True, slots=True)
 class Checkpointed:
     """A checkpoint journaled at row ``row``."""
@@ -128,12 +106,6 @@ class StoredSnapshot:
     seq: int
     head_seq: int
     state: str
-
-
-def stored_snapshots(connection: sqlite3.Connection) -> list[StoredSnapshot]:
-    """The snapshots the journal keeps, newest first."""
-    rows = connection.execute("SELECT seq, head_seq, state FROM snapshots ORDER BY seq DESC")
-    return [StoredSnapshot(int(seq), int(head), str(state)) for seq, head, state in rows]
 
 
 def checkpoint_of(event_text: str) -> CheckpointRecorded | None:

@@ -11,6 +11,10 @@ class SchemaError(JournalError):
     """The database's schema version is one this controller does not know."""
 
 
+class NotAJournalError(JournalError):
+    """The location holds no jackpotd journal (another SQLite file or database, or none at all)."""
+
+
 class FencedError(JournalError):
     """Another controller node holds the sequencer's fence: this one must not write (docs/ha.md).
 

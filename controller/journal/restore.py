@@ -1,8 +1,9 @@
 """Reading the ledger state back from the journal's materialized rows (at start-up).
 
-The rows are those :mod:`controller.journal.sqlite.store` writes with every commit: pools, tables,
-live table states, open rounds, pending payouts, operators, and the configuration revision
-and approved manifest in ``meta``.
+The rows are those every backend writes with every commit (:mod:`controller.journal.appending`):
+pools, tables, live table states, open rounds, pending payouts, operators, and the
+configuration revision and approved manifest in ``meta``, read by the same queries
+(:data:`STATE_QUERIES`); the SQLite file's reading is :mod:`controller.journal.sqlite.restore`.
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from typing import TYPE_CHECKING, Any, Final
 from controller.effects import Contributed
 from controller.events import TableConfigured, decode_event
 from controller.journal.errors import JournalError
-from controller.journal.sqlite.rows import rows_of_kinds
 from controller.ledger.apply import LedgerState
 from controller.ledger.codec import (
     authority_from_json,
@@ -37,8 +37,6 @@ from controller.rules.spots import Spot
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping
 
-    import sqlite_utils
-
     from controller.journal.rows import Row
 
 LOCK_KINDS: Final = ("bets-locked", "wager-locked")
@@ -55,12 +53,6 @@ STATE_QUERIES: Final = {
     "operators": "SELECT * FROM operators",
 }
 """What each part of the materialized state is read with: the same SQL on every backend."""
-
-
-def load_state(database: sqlite_utils.Database) -> LedgerState:
-    """The ledger state as materialized in the SQLite file."""
-    rows = {name: database.query(query) for name, query in STATE_QUERIES.items()}
-    return state_from_rows(rows, lambda: rows_of_kinds(database.conn, *LOCK_KINDS))
 
 
 def state_from_rows(

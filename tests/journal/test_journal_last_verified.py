@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from support.journal_rig import opened_journal, play_rounds
 
-from controller.journal.reads import LAST_VERIFIED
+from controller.journal.sqlite.reads import LAST_VERIFIED
 
 if TYPE_CHECKING:
     from pathlib import Path

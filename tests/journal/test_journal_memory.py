@@ -26,6 +26,7 @@ from controller.journal.backends import (
     verify_journal,
     writable,
 )
+from controller.journal.errors import NotAJournalError
 from controller.journal.location import (
     MemoryLocation,
     folder,
@@ -35,7 +36,6 @@ from controller.journal.location import (
     text,
 )
 from controller.journal.memory import database as memory
-from controller.journal.sqlite.readonly import NotAJournalError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -22,3 +22,6 @@ answers ``SQLITE_LOCKED`` at once, which no busy timeout waits out. Its database
 a connection to it is open; :mod:`.database` keeps one per name, so that a journal closed and
 opened again in the process finds its rows (docs/journal.md, "Backends").
 """
+
+# sqlite_utils without numpy and pandas, before this backend imports it (as the SQLite one does).
+from controller.journal.sqlite import lean  # noqa: F401

@@ -18,12 +18,11 @@ from typing import TYPE_CHECKING, Any, Self
 import msgspec
 import psycopg
 
-from controller.journal.errors import JournalError, SchemaError
+from controller.journal.errors import JournalError, NotAJournalError, SchemaError
 from controller.journal.postgres import reads, schema
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.rows import provenances, read_rows
 from controller.journal.readonly import pay_query
-from controller.journal.sqlite.readonly import NotAJournalError
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

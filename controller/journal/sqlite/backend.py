@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from controller.journal.errors import JournalError
+from controller.journal.errors import JournalError, NotAJournalError
 from controller.journal.sqlite import file_archive, verify
-from controller.journal.sqlite.readonly import NotAJournalError, ReadOnlyJournal, check_journal
+from controller.journal.sqlite.readonly import ReadOnlyJournal, check_journal
 from controller.journal.sqlite.store import Journal
 
 if TYPE_CHECKING:

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from controller.journal.archive import (
     COLUMNS,
     archive_from,
-    archive_records,
     not_recorded,
     not_verified,
     record_values,
@@ -25,9 +24,10 @@ from controller.journal.archive import (
 )
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import KIND
-from controller.journal.devices import flush_through
 from controller.journal.errors import JournalError
 from controller.journal.provenance import with_provenance
+from controller.journal.sqlite.archive_records import archive_records
+from controller.journal.sqlite.devices import flush_through
 from controller.journal.sqlite.rows import last_row, provenances, read_rows, rows_of_kinds, times
 from controller.journal.sqlite.store import Journal
 from controller.journal.sqlite.verify import verify

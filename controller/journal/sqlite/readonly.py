@@ -25,12 +25,13 @@ from typing import TYPE_CHECKING, Any, Final, Self
 import msgspec
 import sqlite_utils
 
-from controller.journal.checkpoints import stored_snapshots
-from controller.journal.errors import JournalError, SchemaError
+from controller.journal.errors import JournalError, NotAJournalError, SchemaError
 from controller.journal.readonly import PayFilter, pay_query
-from controller.journal.reads import PayoutRecord, ReadSide, payout_record
-from controller.journal.restore import load_state
+from controller.journal.reads import PayoutRecord, payout_record
+from controller.journal.sqlite.checkpoints import stored_snapshots
 from controller.journal.sqlite.read_only_file import open_read_only
+from controller.journal.sqlite.reads import ReadSide
+from controller.journal.sqlite.restore import load_state
 from controller.journal.sqlite.rows import provenances, read_rows
 from controller.journal.sqlite.schema import MIGRATIONS
 
@@ -52,10 +53,6 @@ def pays(database: sqlite_utils.Database, chosen: PayFilter) -> list[PayoutRecor
     """The pays ``chosen``, the newest round first and by seat within a round."""
     query, params = pay_query(chosen)
     return [payout_record(row) for row in database.query(query, params)]
-
-
-class NotAJournalError(JournalError):
-    """The file is not a jackpotd journal (another SQLite database, or no database at all)."""
 
 
 def schema_version(connection: sqlite3.Connection, path: Path) -> int:

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
 from controller.journal.errors import SchemaError
-from controller.journal.site_messages import TABLE as SITE_MESSAGES
-from controller.journal.site_messages import backfill
 from controller.journal.sqlite.row_migration import NEW_TABLE, compact_rows
+from controller.journal.sqlite.site_messages import TABLE as SITE_MESSAGES
+from controller.journal.sqlite.site_messages import backfill
 
 if TYPE_CHECKING:
     import sqlite_utils

@@ -12,11 +12,12 @@ import functools
 import sqlite3
 from typing import TYPE_CHECKING, Any, Protocol
 
-from controller.journal.archive_records import archive_records
 from controller.journal.chain import GENESIS
-from controller.journal.checkpoints import KIND, Checkpointed, stored_snapshots
+from controller.journal.checkpoints import KIND, Checkpointed
 from controller.journal.row_checks import VerifyReport, check_link, replay_row
 from controller.journal.snapshot import differences, state_from_text
+from controller.journal.sqlite.archive_records import archive_records
+from controller.journal.sqlite.checkpoints import stored_snapshots
 from controller.journal.sqlite.rows import read_rows, row_at
 from controller.journal.state_trust import (
     StateCheck,

@@ -32,7 +32,6 @@ import msgspec
 import sqlite_utils
 
 from controller.files import prepare_database
-from controller.journal import site_messages
 from controller.journal.appending import (
     Changed,
     Known,
@@ -42,21 +41,17 @@ from controller.journal.appending import (
     payout_columns,
 )
 from controller.journal.chain import GENESIS
-from controller.journal.checkpoints import store_snapshot
-from controller.journal.devices import (
-    DeviceMarks,
-    merged,
-    read_highs,
-    stored_highs,
-    write_highs,
-)
+from controller.journal.devices import DeviceMarks, merged
 from controller.journal.errors import JournalError
 from controller.journal.provenance import each_provenance
-from controller.journal.reads import ReadSide
-from controller.journal.restore import load_state
 from controller.journal.rows import INSERT
 from controller.journal.screening import screened
+from controller.journal.sqlite import site_messages
+from controller.journal.sqlite.checkpoints import store_snapshot
+from controller.journal.sqlite.devices import read_highs, read_marks, stored_highs, write_highs
 from controller.journal.sqlite.outbox import JournalOutbox
+from controller.journal.sqlite.reads import ReadSide
+from controller.journal.sqlite.restore import load_state
 from controller.journal.sqlite.rows import last_row, read_rows, rows_with_ids
 from controller.journal.sqlite.schema import migrate
 from controller.journal.sqlite.state_check import catch_up, check_state
@@ -130,7 +125,7 @@ class Journal(ReadSide):
     """The ledger's durable home. One writer per process; see the module docstring.
 
     It is the SQLite backend of :class:`controller.journal.port.JournalPort`; its reads for
-    reports, displays and metrics come from :class:`controller.journal.reads.ReadSide`.
+    reports, displays and metrics come from :class:`controller.journal.sqlite.reads.ReadSide`.
     """
 
     def __init__(self, path: Path | str) -> None:
@@ -166,7 +161,7 @@ class Journal(ReadSide):
     def _read_devices(self) -> DeviceMarks:
         """The device highs' mark and the rows after it (:mod:`..devices`)."""
         try:
-            return DeviceMarks.read(self.db.conn)
+            return read_marks(self.db.conn)
         except sqlite3.Error as error:
             raise JournalError(f"{self.path}: cannot read the device highs: {error}") from error
 
@@ -322,7 +317,7 @@ class Journal(ReadSide):
             if self._last_row() != self._tail:  # another process wrote: catch up first
                 self.state = self._catch_up()
                 self._tail = self._last_row()
-                self._devices = DeviceMarks.read(connection)
+                self._devices = read_marks(connection)
             now = self.live_clock() if self.live_clock is not None else None
             origins = each_provenance(events, provenance)
             done = append_events(

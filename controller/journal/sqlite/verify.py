@@ -28,11 +28,9 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import sqlite_utils
 
-from controller.journal.archive_records import archive_records
-from controller.journal.checkpoints import KIND, stored_snapshots
+from controller.journal.checkpoints import KIND
 from controller.journal.errors import JournalError
 from controller.journal.provenance import with_provenance
-from controller.journal.restore import load_state
 from controller.journal.row_checks import (
     PROGRESS_ROWS,
     Payouts,
@@ -41,9 +39,12 @@ from controller.journal.row_checks import (
     compare_state,
     replay_row,
 )
-from controller.journal.site_messages import stored_messages
+from controller.journal.sqlite.archive_records import archive_records
+from controller.journal.sqlite.checkpoints import stored_snapshots
 from controller.journal.sqlite.read_only_file import open_read_only
+from controller.journal.sqlite.restore import load_state
 from controller.journal.sqlite.rows import provenances, read_rows, rows_of_kinds
+from controller.journal.sqlite.site_messages import stored_messages
 from controller.journal.verification import Verification
 
 if TYPE_CHECKING:
