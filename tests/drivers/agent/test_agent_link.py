@@ -256,8 +256,10 @@ def test_noise_and_bad_frames_on_the_line_are_refused_and_stop_nothing(
             agent_at_table(mosquitto.port, tmp_path, outbox) as (agent, device),
         ):
             agents.append(agent)
-            await device.write_raw(b"\x00\xff$BET,bs-1,1*0000\r\n$$$garbage")
             answers.append(await device.send("BET,bs-1,1,0,bonus,1,500"))  # no seat 0
+            # Only once the agent answers is its port open: noise written before that may be
+            # dropped with the port's input buffer, and then counts nowhere.
+            await device.write_raw(b"\x00\xff$BET,bs-1,1*0000\r\n$$$garbage")
             answers.append(await device.send("CARD,shoe,1,r1,0,10h"))  # no such card code
             answers.append(await device.send("LOCK,dealer,1,r1"))
             await acknowledged(agent, 1)
