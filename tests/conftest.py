@@ -1,7 +1,8 @@
 """Shared test set-up: hypothesis profiles, and the real mosquitto broker fixture.
 
 ``mosquitto`` (from tests/support/mosquitto.py) starts a real broker on a free loopback port;
-``played`` and ``connection`` (from tests/support/journal_rig.py) give a journal file with a few
+``journal`` and ``table_journal`` (from tests/support/journal_rig.py) are an empty journal file
+and one holding a pool and a table, ``played`` and ``connection`` a journal file with a few
 rounds; ``key`` (from tests/support/controller_keys.py) is a fresh controller signing key;
 ``postgres_url`` (from tests/support/postgres.py) is an empty database of its own on a real
 PostgreSQL server the session starts on a loopback port; ``property_at`` and ``three_queued``

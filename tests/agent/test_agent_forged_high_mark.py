@@ -15,35 +15,28 @@ import contextlib
 from typing import TYPE_CHECKING, Final
 
 import aiomqtt
-import pytest
 from support.agent_rig import TABLE, agent_at_table, bets
 from support.intake import JournalIntake
 from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
 
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.agent.wire import forwarded, heartbeat
 from drivers.mqtt.agent_wire import decode_ack
 from drivers.mqtt.source import MqttSource
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Iterator
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
     from support.mosquitto import Broker
 
     from controller.agent.acks import Ack
+    from controller.journal.sqlite import Journal
     from drivers.agent.service import Agent
 
 ACKS: Final = TOPICS.table_command(TABLE, "ack")
 CLAIM: Final = 1_000_000
 """The forged high mark: far ahead of anything the agent stored."""
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Iterator[Journal]:
-    with Journal(tmp_path / "journal.db") as opened:
-        yield opened
 
 
 @contextlib.asynccontextmanager

@@ -56,19 +56,19 @@ def paytable(name: str) -> str:
     return (resources.files("controller") / "paytables" / f"{name}.toml").read_text()
 
 
-def key(journal: Path, name: str) -> str:
+def key(journal_file: Path, name: str) -> str:
     """The key file of an operator of the fixture's site."""
-    return str(journal.parent / f"{name}.key")
+    return str(journal_file.parent / f"{name}.key")
 
 
-def signed_by(journal: Path, event: E, name: str) -> E:
+def signed_by(journal_file: Path, event: E, name: str) -> E:
     """``event`` signed with ``name``'s key file, as the command line signs it."""
-    operator, private = keys.open_key(journal.parent / f"{name}.key", PASSPHRASE)
+    operator, private = keys.open_key(journal_file.parent / f"{name}.key", PASSPHRASE)
     return with_signature(event, sign(event, operator, private))  # type: ignore[return-value]
 
 
 @pytest.fixture
-def journal(
+def journal_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Path:
     database = tmp_path / "journal.db"
@@ -136,9 +136,9 @@ def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
 
 
 def test_meters_show_every_required_meter(
-    journal: Path, capsys: pytest.CaptureFixture[str]
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = run(capsys, "meters", "--db", str(journal), "--json")
+    status, out, _ = run(capsys, "meters", "--db", str(journal_file), "--json")
     (pool,) = json.loads(out)["pools"]
     assert status == 0
     # 2 x 28 cents, then five aces takes 10 % of $10,000.56 = $1,000.05 and the house reseeds.
@@ -150,7 +150,7 @@ def test_meters_show_every_required_meter(
     assert pool["meter_cents"] == 1_000_000
     assert pool["house_funding_cents"] == 1_000_000 + 99_949
     assert pool["last_hits"][0]["line"] == "five-aces"
-    status, out, _ = run(capsys, "meters", "--db", str(journal))
+    status, out, _ = run(capsys, "meters", "--db", str(journal_file))
     rows = dict(line.split("\t") for line in out.splitlines())
     assert rows["pool"] == "P1"
     assert rows["meter"] == "$10,000.00"
@@ -158,97 +158,103 @@ def test_meters_show_every_required_meter(
     assert rows["paid from the meter"] == "$1,000.05"
 
 
-def test_hits_pending_and_verify_hit(journal: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "hits", "--pending", "--db", str(journal), "--json")
+def test_hits_pending_and_verify_hit(
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = run(capsys, "hits", "--pending", "--db", str(journal_file), "--json")
     pending = json.loads(out)["pays"]
     assert status == 0
     assert [hit["payout_id"] for hit in pending] == ["s1/1/progressive"]
     assert pending[0]["tax_report"] is True
     status, out, _ = run(
-        capsys, "verify-hit", "s1/1/progressive", "--key", key(journal, "Dana Supervisor"),
-        "--db", str(journal),
+        capsys, "verify-hit", "s1/1/progressive", "--key", key(journal_file, "Dana Supervisor"),
+        "--db", str(journal_file),
     )  # fmt: skip
     assert status == 0
     assert "journaled as row" in out
-    status, out, _ = run(capsys, "hits", "--pending", "--db", str(journal))
+    status, out, _ = run(capsys, "hits", "--pending", "--db", str(journal_file))
     assert "no pending pays" in out
-    status, out, _ = run(capsys, "hits", "--db", str(journal))
+    status, out, _ = run(capsys, "hits", "--db", str(journal_file))
     assert "PAID by Dana Supervisor" in out
 
 
 def test_verify_hit_twice_is_refused_and_journaled(
-    journal: Path, capsys: pytest.CaptureFixture[str]
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    verify_hit = ("verify-hit", "s1/1/progressive", "--key", key(journal, "Dana"))
-    assert run(capsys, *verify_hit, "--db", str(journal))[0] == 0
-    status, _, err = run(capsys, *verify_hit, "--db", str(journal))
+    verify_hit = ("verify-hit", "s1/1/progressive", "--key", key(journal_file, "Dana"))
+    assert run(capsys, *verify_hit, "--db", str(journal_file))[0] == 0
+    status, _, err = run(capsys, *verify_hit, "--db", str(journal_file))
     assert status == 1
     assert "no pending payout" in err
-    with Journal(journal) as opened:
+    with Journal(journal_file) as opened:
         outcomes = [row["outcome"] for row in opened.rows() if row["kind"] == "hit-verified"]
     assert outcomes == ["applied", "rejected"]
 
 
 def test_adjust_needs_reason_and_respects_the_seed(
-    journal: Path, capsys: pytest.CaptureFixture[str]
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    passphrase = journal.parent / "passphrase"
+    passphrase = journal_file.parent / "passphrase"
     passphrase.write_text(PASSPHRASE + "\n")
     # Dual control: two supervisors sign every adjustment, each with their key and passphrase.
     signers = (
-        "--key", key(journal, "Lee"), "--passphrase-file", str(passphrase),
-        "--key", key(journal, "Dana"), "--passphrase-file", str(passphrase),
+        "--key", key(journal_file, "Lee"), "--passphrase-file", str(passphrase),
+        "--key", key(journal_file, "Dana"), "--passphrase-file", str(passphrase),
     )  # fmt: skip
     status, _, err = run(
         capsys, "adjust", "P1", "--amount", "-5", "--reason", "typo", *signers,
-        "--db", str(journal),
+        "--db", str(journal_file),
     )  # fmt: skip
     assert status == 1
     assert "below its seed" in err
     status, _, _ = run(
         capsys, "adjust", "P1", "--amount", "+$12.34", "--reason", "sensor double count",
-        *signers, "--db", str(journal),
+        *signers, "--db", str(journal_file),
     )  # fmt: skip
     assert status == 0
-    out = run(capsys, "meters", "--db", str(journal), "--json")[1]
+    out = run(capsys, "meters", "--db", str(journal_file), "--json")[1]
     assert json.loads(out)["pools"][0]["meter_cents"] == 1_001_234
     status, _, err = run(
         capsys, "adjust", "P1", "--amount", "lots", "--reason", "x", *signers,
-        "--db", str(journal),
+        "--db", str(journal_file),
     )  # fmt: skip
     assert status == 1
     assert "--amount" in err
 
 
-def test_report_reconciles_each_pool(journal: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    status, out, _ = run(capsys, "report", "--db", str(journal), "--json")
+def test_report_reconciles_each_pool(
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status, out, _ = run(capsys, "report", "--db", str(journal_file), "--json")
     (pool,) = json.loads(out)["pools"]
     assert status == 0
     assert pool["balanced"] is True
     assert pool["wins_cents"] == 100_005
     assert pool["contributions"]["meter"] == "56"
-    status, out, _ = run(capsys, "report", "--from", "2026-11-30", "--db", str(journal), "--json")
+    status, out, _ = run(
+        capsys, "report", "--from", "2026-11-30", "--db", str(journal_file), "--json"
+    )
     (pool,) = json.loads(out)["pools"]
     assert pool["opening"]["meter"] == "1000056"
     assert pool["contributions"]["meter"] == "0"
     assert pool["house_funding_cents"] == 99_949
     assert pool["balanced"] is True
-    status, _, err = run(capsys, "report", "--from", "yesterday", "--db", str(journal))
+    status, _, err = run(capsys, "report", "--from", "yesterday", "--db", str(journal_file))
     assert status == 1
     assert "not an ISO date" in err
 
 
 def test_verify_passes_then_detects_tampering(
-    journal: Path, capsys: pytest.CaptureFixture[str]
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = run(capsys, "verify", "--db", str(journal))
+    status, out, _ = run(capsys, "verify", "--db", str(journal_file))
     assert status == 0
     assert "journal OK: 9 rows" in out
-    with sqlite3.connect(journal) as connection:  # row 9: the round that paid $1,000.05
+    with sqlite3.connect(journal_file) as connection:  # row 9: the round that paid $1,000.05
         connection.execute(
             "UPDATE journal SET effects = replace(effects, '100005', '100006') WHERE seq = 9"
         )
-    status, _, err = run(capsys, "verify", "--db", str(journal))
+    status, _, err = run(capsys, "verify", "--db", str(journal_file))
     assert status == 1
     assert "row 9" in err
     assert "hash" in err
@@ -279,44 +285,44 @@ def test_apply_reports_refusals(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_a_wrong_passphrase_is_refused_and_journaled(
-    journal: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    journal_file: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tried = "not Dana's passphrase at all"
     monkeypatch.setenv("JACKPOTD_PASSPHRASE", tried)
     status, _, err = run(
-        capsys, "verify-hit", "s1/1/progressive", "--key", key(journal, "Dana"),
-        "--db", str(journal),
+        capsys, "verify-hit", "s1/1/progressive", "--key", key(journal_file, "Dana"),
+        "--db", str(journal_file),
     )  # fmt: skip
     assert status == 1
     assert "wrong passphrase for Dana" in err
-    with sqlite3.connect(journal) as connection:
+    with sqlite3.connect(journal_file) as connection:
         failed = connection.execute(
             "SELECT event FROM journal WHERE kind = 'authentication-failed'"
         ).fetchall()
     assert [json.loads(event)["operator"] for (event,) in failed] == ["Dana"]
-    assert tried.encode() not in journal.read_bytes()
-    assert "s1/1/progressive" in run(capsys, "hits", "--pending", "--db", str(journal))[1]
+    assert tried.encode() not in journal_file.read_bytes()
+    assert "s1/1/progressive" in run(capsys, "hits", "--pending", "--db", str(journal_file))[1]
 
 
 def test_only_enrolled_operators_with_the_right_role_may_act(
-    journal: Path, capsys: pytest.CaptureFixture[str]
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    eve = str(key_file(journal.parent, "Eve"))  # a well-made key nobody enrolled
+    eve = str(key_file(journal_file.parent, "Eve"))  # a well-made key nobody enrolled
     status, _, err = run(
-        capsys, "verify-hit", "s1/1/progressive", "--key", eve, "--db", str(journal)
+        capsys, "verify-hit", "s1/1/progressive", "--key", eve, "--db", str(journal_file)
     )
     assert status == 1
     assert "'Eve' is not an enrolled operator" in err
-    sam = str(key_file(journal.parent, "Sam"))
+    sam = str(key_file(journal_file.parent, "Sam"))
     status, _, err = run(
         capsys, "operator", "add", "Sam", "--role", "supervisor", "--public-key", sam,
-        "--key", key(journal, "Dana"), "--db", str(journal),
+        "--key", key(journal_file, "Dana"), "--db", str(journal_file),
     )  # fmt: skip
     assert status == 1
     assert "Dana (supervisor) may not enroll" in err
     status, _, err = run(
         capsys, "operator", "add", "Lee", "--role", "supervisor", "--public-key", sam,
-        "--key", key(journal, MANAGER), "--db", str(journal),
+        "--key", key(journal_file, MANAGER), "--db", str(journal_file),
     )  # fmt: skip
     assert status == 1
     assert "is the key of Sam, not Lee" in err
@@ -342,17 +348,17 @@ def test_the_first_operator_is_a_manager_who_signs_with_their_own_key(
 
 
 def test_the_journal_holds_public_keys_never_a_private_key_or_passphrase(
-    journal: Path, capsys: pytest.CaptureFixture[str]
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    text = journal.read_bytes()
+    text = journal_file.read_bytes()
     assert PASSPHRASE.encode() not in text
     for name in (MANAGER, *SUPERVISORS):
-        _, private = keys.open_key(journal.parent / f"{name}.key", PASSPHRASE)
+        _, private = keys.open_key(journal_file.parent / f"{name}.key", PASSPHRASE)
         assert keys.public_key_text(private).encode() in text
         secret = private.private_bytes_raw()
         for form in (secret, secret.hex().encode(), base64.b64encode(secret)):
             assert form not in text, name
-    status, out, _ = run(capsys, "operator", "list", "--db", str(journal))
+    status, out, _ = run(capsys, "operator", "list", "--db", str(journal_file))
     assert status == 0
     assert "Dana Supervisor\tsupervisor\t" in out
     assert "0 failed attempts" in out
@@ -360,49 +366,51 @@ def test_the_journal_holds_public_keys_never_a_private_key_or_passphrase(
     assert PASSPHRASE not in out
 
 
-def test_the_ledger_refuses_a_supervisor_action_by_a_non_operator(journal: Path) -> None:
+def test_the_ledger_refuses_a_supervisor_action_by_a_non_operator(journal_file: Path) -> None:
     verification = HitVerified("forged", AT, "s1/1/progressive", "Mallory")
     forged = with_signature(verification, sign(verification, "Mallory", keys.generate()))
-    with Journal(journal) as opened:
+    with Journal(journal_file) as opened:
         receipt = opened.append(forged)
     assert not receipt.applied
     assert "'Mallory' is not an enrolled operator" in receipt.reason
 
 
-def test_a_manager_revokes_an_operator(journal: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    manager = ("--key", key(journal, MANAGER), "--db", str(journal))
+def test_a_manager_revokes_an_operator(
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    manager = ("--key", key(journal_file, MANAGER), "--db", str(journal_file))
     status, _, _ = run(capsys, "operator", "revoke", "Lee", "--reason", "left", *manager)
     assert status == 0
-    listed = run(capsys, "operator", "list", "--db", str(journal))[1]
+    listed = run(capsys, "operator", "list", "--db", str(journal_file))[1]
     assert "Lee" not in [line.split("\t")[0] for line in listed.splitlines()]
     status, _, err = run(capsys, "operator", "revoke", MANAGER, "--reason", "x", *manager)
     assert status == 1
     assert "last manager" in err
     status, _, err = run(
-        capsys, "verify-hit", "s1/1/progressive", "--key", key(journal, "Lee"),
-        "--db", str(journal),
+        capsys, "verify-hit", "s1/1/progressive", "--key", key(journal_file, "Lee"),
+        "--db", str(journal_file),
     )  # fmt: skip
     assert status == 1
     assert "'Lee' is not an enrolled operator" in err
 
 
 def test_void_by_a_supervisor_returns_the_wagers_and_reverses_their_contributions(
-    journal: Path, capsys: pytest.CaptureFixture[str]
+    journal_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with Journal(journal) as opened:
+    with Journal(journal_file) as opened:
         before = opened.state.pools["P1"]
         entered = WagerLocked("w4", LATER, "T1", "R2", 1, "progressive", 100)
-        assert opened.append(signed_by(journal, entered, "Lee")).applied
+        assert opened.append(signed_by(journal_file, entered, "Lee")).applied
         assert opened.state.pools["P1"].meter == before.meter + 28
     status, out, err = run(
-        capsys, "void", "T1", "R2", "--reason", "misdeal", "--key", key(journal, "Dana"),
-        "--db", str(journal),
+        capsys, "void", "T1", "R2", "--reason", "misdeal", "--key", key(journal_file, "Dana"),
+        "--db", str(journal_file),
     )  # fmt: skip
     assert status == 0, err
-    with Journal(journal) as opened:
+    with Journal(journal_file) as opened:
         assert opened.state.pools["P1"] == before
         assert ("T1", "R2") not in opened.state.rounds
-    status, out, _ = run(capsys, "report", "--db", str(journal), "--json")
+    status, out, _ = run(capsys, "report", "--db", str(journal_file), "--json")
     assert status == 0
     (pool,) = json.loads(out)["pools"]
     assert pool["balanced"] is True

@@ -22,7 +22,6 @@ from support.serial_rig import WAIT_S, PtyDevicePort, port_settings, running
 from controller.cli import main
 from controller.effects import RoundHeld
 from controller.events import BetSensed, BetsLocked, CardDealt
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.verify import verify
 from controller.ledger.table_state import Phase, RoundProblem, TableState
 from controller.rules.cards import DECK, Card
@@ -32,6 +31,8 @@ from drivers.serial.protocol import ProtocolError, decode_payload
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    from controller.journal.sqlite import Journal
 
 AT = "2026-11-29T15:00:00Z"
 NOT_CANONICAL = [
@@ -140,11 +141,6 @@ def test_table_state_holds_canonical_codes_only() -> None:
     for card in DECK[:7]:
         state = state.with_card(1, card.code, seats=6)
     assert state.cards == {1: tuple(card.code for card in DECK[:7])}
-
-
-@pytest.fixture
-def journal(tmp_path: Path) -> Journal:
-    return Journal(tmp_path / "journal.db")
 
 
 @pytest.mark.parametrize("code", ["as", "10s", " As", "A\u017f"])

@@ -41,7 +41,7 @@ def _table(table_id: str) -> TableConfigured:
 
 
 @pytest.fixture
-def journal(tmp_path: Path) -> Journal:
+def two_tables(tmp_path: Path) -> Journal:
     journal = Journal(tmp_path / "journal.db")
     journal.append_many(
         [
@@ -69,11 +69,11 @@ async def _until(committed: asyncio.Event, predicate: Callable[[], bool]) -> Non
 
 
 async def test_a_table_closed_by_a_status_row_reopens_when_heard_and_a_silent_one_stays_closed(
-    journal: Journal,
+    two_tables: Journal,
 ) -> None:
     clock = [0.0]
     liveness = Liveness({"T1": 60.0, "T2": 60.0}, monotonic=lambda: clock[0], clock=lambda: AT)
-    sequencer = Sequencer(journal, Broadcast(), on_heartbeat=liveness.seen)
+    sequencer = Sequencer(two_tables, Broadcast(), on_heartbeat=liveness.seen)
     committed = _commits(sequencer)
     runner = asyncio.create_task(sequencer.run())
     try:
@@ -83,43 +83,43 @@ async def test_a_table_closed_by_a_status_row_reopens_when_heard_and_a_silent_on
                 f"{table_id}/status/x/1", AT, table_id, online=False, reason="forged"
             )
             assert (await sequencer.submit(forged, provenance=origin)).applied
-        assert not journal.state.table_states["T1"].online
-        assert not journal.state.table_states["T2"].online
+        assert not two_tables.state.table_states["T1"].online
+        assert not two_tables.state.table_states["T2"].online
         assert liveness.silent == set()  # the monitor did not close them: it hears them
         sequencer.heartbeat("T1", "console")  # T1 is heard again; T2 never is
-        await _until(committed, lambda: journal.state.table_states["T1"].online)
+        await _until(committed, lambda: two_tables.state.table_states["T1"].online)
         bet = BetSensed("T1/s/1", AT, "T1", "s", 1, 1, "progressive", True, 100)
         assert (await sequencer.submit(bet, provenance="serial port=/dev/pts/9 line=t1")).applied
         sequencer.heartbeat("T1", "console")  # open already: nothing more is journaled
         await sequencer.submit(BetSensed("T1/s/2", AT, "T1", "s", 2, 2, "progressive", True, 100))
     finally:
         runner.cancel()
-    assert not journal.state.table_states["T2"].online  # silent: it stays closed
-    statuses = [row for row in journal.rows() if row["kind"] == "table-status"]
+    assert not two_tables.state.table_states["T2"].online  # silent: it stays closed
+    statuses = [row for row in two_tables.rows() if row["kind"] == "table-status"]
     assert len(statuses) == 3  # T1 and T2 closed, T1 reopened once
     assert '"online":true' in str(statuses[-1]["event"])
-    origins = dict(provenances(journal.db.conn))
+    origins = dict(provenances(two_tables.db.conn))
     seqs = [int(str(row["seq"])) for row in statuses]
     assert [origins[seq] for seq in seqs] == [origin, origin, "daemon"]
-    bet_row = next(row for row in journal.rows() if row["event_id"] == "T1/s/1")
+    bet_row = next(row for row in two_tables.rows() if row["event_id"] == "T1/s/1")
     assert origins[int(str(bet_row["seq"]))] == "serial port=/dev/pts/9 line=t1"
 
 
 async def test_5321_18c_a_table_opened_by_a_status_row_is_closed_once_its_timeout_passes_unheard(
-    journal: Journal,
+    two_tables: Journal,
 ) -> None:
     # T1 was closed for silence before this start; nothing has been heard from it since.
     closed = TableStatusChanged("T1/liveness/before", AT, "T1", online=False, reason="silent")
-    assert journal.append_many([closed])[0].applied
+    assert two_tables.append_many([closed])[0].applied
     clock = [0.0]
 
     def is_open(table_id: str) -> bool:
-        return journal.state.table_states[table_id].online
+        return two_tables.state.table_states[table_id].online
 
     liveness = Liveness(
         {"T1": 60.0}, monotonic=lambda: clock[0], clock=lambda: AT, offline={"T1"}, is_open=is_open
     )
-    sequencer = Sequencer(journal, Broadcast(), on_heartbeat=liveness.seen)
+    sequencer = Sequencer(two_tables, Broadcast(), on_heartbeat=liveness.seen)
     sequencer.on_commit.append(liveness.committed)
     committed = _commits(sequencer)
     runner = asyncio.create_task(sequencer.run())
@@ -131,20 +131,20 @@ async def test_5321_18c_a_table_opened_by_a_status_row_is_closed_once_its_timeou
         origin = "mqtt client=c-in topic=table/T1/status"
         assert (await sequencer.submit(retained, provenance=origin)).applied
         # That commit wakes the monitor: T1 is open and unheard past its timeout, so it closes.
-        await _until(committed, lambda: not journal.state.table_states["T1"].online)
+        await _until(committed, lambda: not two_tables.state.table_states["T1"].online)
         assert liveness.timed_out == {"T1"}
         bet = BetSensed("T1/s/1", AT, "T1", "s", 1, 1, "progressive", True, 100)
         clock[0] = 62.0
         # Heard again: the bet reopens it, and the monitor's next deadline is a timeout on.
         assert (await sequencer.submit(bet, provenance="serial port=/dev/pts/9 line=t1")).applied
-        assert journal.state.table_states["T1"].online
+        assert two_tables.state.table_states["T1"].online
         assert liveness.timed_out == set()
     finally:
         watcher.cancel()
         runner.cancel()
-    statuses = [row for row in journal.rows() if row["kind"] == "table-status"]
+    statuses = [row for row in two_tables.rows() if row["kind"] == "table-status"]
     reasons = [str(row["event"]) for row in statuses]
     assert len(statuses) == 4  # closed before, the retained online, closed unheard, reopened
     assert '"reason":"silent for more than 60 s"' in reasons[2]
-    origins = dict(provenances(journal.db.conn))
+    origins = dict(provenances(two_tables.db.conn))
     assert origins[int(str(statuses[2]["seq"]))] == "daemon"

@@ -64,11 +64,11 @@ def values(family: Metric) -> dict[tuple[tuple[str, str], ...], float]:
     }
 
 
-def metrics_of(journal: Journal, liveness: Liveness | None = None) -> ControllerMetrics:
-    return ControllerMetrics(journal, Sequencer(journal, Broadcast()), liveness)
+def metrics_of(table_journal: Journal, liveness: Liveness | None = None) -> ControllerMetrics:
+    return ControllerMetrics(table_journal, Sequencer(table_journal, Broadcast()), liveness)
 
 
-def play(journal: Journal, metrics: ControllerMetrics) -> None:
+def play(table_journal: Journal, metrics: ControllerMetrics) -> None:
     """Seat 3's five aces (10% of the meter: a hit, pending) and seat 1's straight flush ($100)."""
     for event in (
         wager("r2-w3", "r2", 3),
@@ -77,16 +77,16 @@ def play(journal: Journal, metrics: ControllerMetrics) -> None:
         wager("r3-w1", "r3", 1),
         settle("r3-settle", "r3", {1: STRAIGHT_FLUSH}),
     ):
-        receipt = journal.append(event)
+        receipt = table_journal.append(event)
         assert receipt.applied, receipt.reason
         metrics.observe([receipt])
 
 
 def test_hits_count_only_jackpots_paid_from_a_meter_and_pays_count_every_pay(
-    journal: Journal,
+    table_journal: Journal,
 ) -> None:
-    metrics = metrics_of(journal)
-    play(journal, metrics)
+    metrics = metrics_of(table_journal)
+    play(table_journal, metrics)
     families = scrape(metrics)
     hits = values(families["jackpotd_hits"])
     at = (("pool", POOL), ("table", TABLE))
@@ -106,9 +106,9 @@ def test_hits_count_only_jackpots_paid_from_a_meter_and_pays_count_every_pay(
 
 
 def test_every_counter_with_labels_the_configuration_gives_is_at_zero_from_the_start(
-    journal: Journal,
+    table_journal: Journal,
 ) -> None:
-    families = scrape(metrics_of(journal))
+    families = scrape(metrics_of(table_journal))
     at = (("pool", POOL), ("table", TABLE))
     # progressive-1 pays two lines from the meter.
     assert values(families["jackpotd_hits"]) == {
@@ -132,27 +132,29 @@ def test_every_counter_with_labels_the_configuration_gives_is_at_zero_from_the_s
     assert values(families["jackpotd_rejected_inputs"]) == {(("reason", "ledger"),): 0.0}
 
 
-def test_the_oldest_pending_pay_is_shown_as_the_unix_time_it_was_made(journal: Journal) -> None:
-    metrics = metrics_of(journal)
+def test_the_oldest_pending_pay_is_shown_as_the_unix_time_it_was_made(
+    table_journal: Journal,
+) -> None:
+    metrics = metrics_of(table_journal)
     families = scrape(metrics)
     assert values(families["jackpotd_pending_pays"]) == {(): 0.0}
     assert values(families["jackpotd_pending_oldest_timestamp_seconds"]) == {(): 0.0}
-    play(journal, metrics)
+    play(table_journal, metrics)
     families = scrape(metrics)
     assert values(families["jackpotd_pending_pays"]) == {(): 1.0}
     made = datetime.fromisoformat(AT).timestamp()
     assert values(families["jackpotd_pending_oldest_timestamp_seconds"]) == {(): made}
     # Verified: nothing is pending any more.
-    assert journal.append(HitVerified("r2-verify", AT, HIT, "supervisor-7")).applied
+    assert table_journal.append(HitVerified("r2-verify", AT, HIT, "supervisor-7")).applied
     families = scrape(metrics)
     assert values(families["jackpotd_pending_oldest_timestamp_seconds"]) == {(): 0.0}
 
 
-def test_each_table_shows_the_unix_time_it_was_last_heard(journal: Journal) -> None:
+def test_each_table_shows_the_unix_time_it_was_last_heard(table_journal: Journal) -> None:
     clocks = Clocks()
     liveness = Liveness({TABLE: 60.0}, monotonic=clocks.monotonic, clock=lambda: AT)
     metrics = ControllerMetrics(
-        journal, Sequencer(journal, Broadcast()), liveness, wall=clocks.wall
+        table_journal, Sequencer(table_journal, Broadcast()), liveness, wall=clocks.wall
     )
     clocks.elapse(30)
     family = scrape(metrics)["jackpotd_table_last_event_timestamp_seconds"]
@@ -165,19 +167,19 @@ def test_each_table_shows_the_unix_time_it_was_last_heard(journal: Journal) -> N
 
 
 def test_build_info_names_the_version_the_interpreter_and_the_approved_software(
-    journal: Journal,
+    table_journal: Journal,
 ) -> None:
     python = f"{platform.python_implementation()} {platform.python_version()}"
-    family = scrape(metrics_of(journal))["jackpotd_build_info"]
+    family = scrape(metrics_of(table_journal))["jackpotd_build_info"]
     # No approved manifest yet: no software digest to name.
     labels = (("python", python), ("revision", revision()), ("software", ""))
     assert values(family) == {(*labels, ("version", __version__)): 1}
     assert family.type == "gauge"
     # Approved (start-up refuses to run anything else): its digest's first 12 hex digits.
-    site = Site.create(journal)
+    site = Site.create(table_journal)
     approval = ManifestApproved("manifest-1", AT, __version__, "ab" * 32, "cd" * 32, [], "mgr")
     site.append(site.sign(approval, "mgr"))
-    family = scrape(metrics_of(journal))["jackpotd_build_info"]
+    family = scrape(metrics_of(table_journal))["jackpotd_build_info"]
     software = (
         ("python", python), ("revision", revision()), ("software", "ab" * 6),
         ("version", __version__),
@@ -186,9 +188,9 @@ def test_build_info_names_the_version_the_interpreter_and_the_approved_software(
 
 
 def test_the_process_and_the_interpreter_are_on_the_controllers_registry(
-    journal: Journal,
+    table_journal: Journal,
 ) -> None:
-    families = scrape(metrics_of(journal))
+    families = scrape(metrics_of(table_journal))
     for name in ("process_cpu_seconds", "process_resident_memory_bytes",
                  "process_start_time_seconds", "process_open_fds", "process_max_fds"):  # fmt: skip
         assert families[name].samples, name

@@ -42,7 +42,7 @@ def paytable(name: str) -> str:
 
 
 @pytest.fixture
-def journal(tmp_path: Path) -> Journal:
+def one_table(tmp_path: Path) -> Journal:
     journal = Journal(tmp_path / "journal.db")
     journal.append_many(
         [
@@ -70,17 +70,17 @@ def bets(count: int) -> list[BetSensed | BetsLocked]:
 
 
 async def test_architecture_events_are_journaled_in_one_order_with_group_commit(
-    journal: Journal,
+    one_table: Journal,
 ) -> None:
     broadcast = Broadcast()
     updates = broadcast.subscribe(replay=False)
-    sequencer = Sequencer(journal, broadcast)
+    sequencer = Sequencer(one_table, broadcast)
     runner = asyncio.create_task(sequencer.run())
     receipts = await asyncio.gather(*(sequencer.submit(event) for event in bets(6)))
     runner.cancel()
     assert [receipt.seq for receipt in receipts] == list(range(3, 10))
     assert sequencer.stats.commits < len(receipts)  # batched
-    assert journal.state.pools["P1"].meter == 1_000_000 + 6 * 28
+    assert one_table.state.pools["P1"].meter == 1_000_000 + 6 * 28
     seen = [update async for update in _drain(updates)]
     meters = [update for update in seen if isinstance(update, MeterUpdate)]
     assert meters[-1].meter_cents == 1_000_168
@@ -88,13 +88,13 @@ async def test_architecture_events_are_journaled_in_one_order_with_group_commit(
 
 
 async def test_architecture_enqueued_events_are_journaled_in_the_order_queued(
-    journal: Journal,
+    one_table: Journal,
 ) -> None:
     """``enqueue`` queues at once (no task): the futures resolve in queue order, one commit.
 
     docs/architecture.md, "One event's way through" and "Failing closed".
     """
-    sequencer = Sequencer(journal, Broadcast())
+    sequencer = Sequencer(one_table, Broadcast())
     futures = [sequencer.enqueue(event) for event in bets(4)]
     assert not any(future.done() for future in futures)  # nothing is journaled before run()
     runner = asyncio.create_task(sequencer.run())
@@ -106,11 +106,11 @@ async def test_architecture_enqueued_events_are_journaled_in_the_order_queued(
 
 
 async def test_architecture_enqueue_while_failing_closed_gives_a_refused_receipt(
-    journal: Journal, tmp_path: Path
+    one_table: Journal, tmp_path: Path
 ) -> None:
-    sequencer = Sequencer(journal, Broadcast())
+    sequencer = Sequencer(one_table, Broadcast())
     runner = asyncio.create_task(sequencer.run())
-    journal.db.execute("PRAGMA busy_timeout=20")
+    one_table.db.execute("PRAGMA busy_timeout=20")
     blocker = sqlite3.connect(tmp_path / "journal.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     first = sequencer.enqueue(bets(1)[0])
@@ -122,7 +122,7 @@ async def test_architecture_enqueue_while_failing_closed_gives_a_refused_receipt
     blocker.execute("ROLLBACK")
     blocker.close()
     runner.cancel()
-    assert journal.state.pools["P1"].meter == 1_000_000
+    assert one_table.state.pools["P1"].meter == 1_000_000
 
 
 def _available(sequencer: Sequencer) -> bool:
@@ -140,7 +140,7 @@ async def _drain(subscription: AsyncIterable[AnyUpdate]) -> AsyncIterator[AnyUpd
 
 
 async def test_architecture_a_starting_sequencer_tells_the_sinks_where_the_journal_stands(
-    journal: Journal,
+    one_table: Journal,
 ) -> None:
     """A sign a restart left blank shows the meters at once, not at the next wager.
 
@@ -148,19 +148,19 @@ async def test_architecture_a_starting_sequencer_tells_the_sinks_where_the_journ
     """
     broadcast = Broadcast()
     updates = broadcast.subscribe(replay=False)
-    runner = asyncio.create_task(Sequencer(journal, broadcast).run())
+    runner = asyncio.create_task(Sequencer(one_table, broadcast).run())
     started, meter = [update async for update in _drain(updates)]
     runner.cancel()
     assert isinstance(started, ControllerUpdate)
     assert started.online
     assert isinstance(meter, MeterUpdate)
     assert (meter.pool_id, meter.meter_cents, meter.seed_cents) == ("P1", 1_000_000, 1_000_000)
-    assert (meter.epoch, meter.seq) == (journal.epoch, journal.head[0])
+    assert (meter.epoch, meter.seq) == (one_table.epoch, one_table.head[0])
 
 
-async def test_a_duplicate_event_is_acknowledged_and_not_republished(journal: Journal) -> None:
+async def test_a_duplicate_event_is_acknowledged_and_not_republished(one_table: Journal) -> None:
     broadcast = Broadcast()
-    sequencer = Sequencer(journal, broadcast)
+    sequencer = Sequencer(one_table, broadcast)
     runner = asyncio.create_task(sequencer.run())
     event = bets(1)[0]
     await sequencer.submit(event)
@@ -172,14 +172,14 @@ async def test_a_duplicate_event_is_acknowledged_and_not_republished(journal: Jo
 
 
 async def test_architecture_losing_the_journal_fails_closed_then_recovers(
-    journal: Journal, tmp_path: Path
+    one_table: Journal, tmp_path: Path
 ) -> None:
     broadcast = Broadcast()
     updates = broadcast.subscribe(replay=False)
-    sequencer = Sequencer(journal, broadcast)
+    sequencer = Sequencer(one_table, broadcast)
     runner = asyncio.create_task(sequencer.run())
     await sequencer.submit(bets(1)[0])
-    journal.db.execute("PRAGMA busy_timeout=20")
+    one_table.db.execute("PRAGMA busy_timeout=20")
     blocker = sqlite3.connect(tmp_path / "journal.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     with pytest.raises(ControllerUnavailableError):
@@ -207,16 +207,16 @@ async def test_architecture_losing_the_journal_fails_closed_then_recovers(
 
 
 async def test_architecture_a_silent_table_is_closed_and_reopens_when_heard(
-    journal: Journal,
+    one_table: Journal,
 ) -> None:
     broadcast = Broadcast()
 
     def t1_online() -> bool:  # read afresh: each commit changes the journal's state
-        return journal.state.table_states["T1"].online
+        return one_table.state.table_states["T1"].online
 
     clock = [0.0]
     liveness = Liveness({"T1": 5.0}, monotonic=lambda: clock[0], clock=lambda: AT)
-    sequencer = Sequencer(journal, broadcast, on_heartbeat=liveness.seen)
+    sequencer = Sequencer(one_table, broadcast, on_heartbeat=liveness.seen)
     runner = asyncio.create_task(sequencer.run())
     watcher = asyncio.create_task(liveness.run(sequencer))
     clock[0] = 6.0
@@ -240,7 +240,7 @@ async def test_architecture_a_silent_table_is_closed_and_reopens_when_heard(
     watcher.cancel()
     runner.cancel()
     assert liveness.silent == set()
-    kinds = [row["kind"] for row in journal.rows()]
+    kinds = [row["kind"] for row in one_table.rows()]
     assert kinds.count("table-status") == 4  # closed, reopened, closed, reopened
 
 
@@ -271,10 +271,10 @@ async def started(entered: threading.Event) -> None:
 
 
 async def test_architecture_a_commit_cancelled_midway_still_ends_and_its_state_is_kept(
-    journal: Journal, monkeypatch: pytest.MonkeyPatch
+    one_table: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entered, release = hold_first_commit(monkeypatch)
-    sequencer = Sequencer(journal, Broadcast())
+    sequencer = Sequencer(one_table, Broadcast())
     runner = asyncio.create_task(sequencer.run())
     submitted = asyncio.create_task(sequencer.submit(_bet(1, 2)))
     await started(entered)
@@ -284,16 +284,16 @@ async def test_architecture_a_commit_cancelled_midway_still_ends_and_its_state_i
     release.set()
     with pytest.raises(asyncio.CancelledError):
         await runner
-    assert [row["event_id"] for row in journal.rows()][-1] == "T1/s/1"  # durable
-    assert journal.state.table_states["T1"].bets == {(2, "progressive"): 500}  # and the ledger
+    assert [row["event_id"] for row in one_table.rows()][-1] == "T1/s/1"  # durable
+    assert one_table.state.table_states["T1"].bets == {(2, "progressive"): 500}  # and the ledger
     submitted.cancel()
 
 
 async def test_architecture_an_event_taken_just_before_shutdown_is_still_journaled(
-    journal: Journal, monkeypatch: pytest.MonkeyPatch
+    one_table: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     entered, release = hold_first_commit(monkeypatch)
-    sequencer = Sequencer(journal, Broadcast())
+    sequencer = Sequencer(one_table, Broadcast())
     runner = asyncio.create_task(sequencer.run())
     first = asyncio.create_task(sequencer.submit(_bet(1, 2)))
     await started(entered)

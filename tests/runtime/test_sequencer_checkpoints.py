@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 WAIT_S = 10.0
 
 
-def checkpoint_rows(journal: Journal) -> list[int]:
-    return [int(row["seq"]) for row in rows_of(journal.path) if row["kind"] == "checkpoint"]
+def checkpoint_rows(table_journal: Journal) -> list[int]:
+    return [int(row["seq"]) for row in rows_of(table_journal.path) if row["kind"] == "checkpoint"]
 
 
 async def next_checkpoint(updates: Subscription) -> CheckpointUpdate:
@@ -46,12 +46,12 @@ async def next_checkpoint(updates: Subscription) -> CheckpointUpdate:
 
 @contextlib.asynccontextmanager
 async def checkpointing(
-    journal: Journal, key: ControllerKey, *, every_rows: int = 10_000, every_s: float = 3600
+    table_journal: Journal, key: ControllerKey, *, every_rows: int = 10_000, every_s: float = 3600
 ) -> AsyncIterator[tuple[Sequencer, Subscription]]:
     """A running sequencer with a checkpoint schedule, and a subscription to its updates."""
     broadcast = Broadcast()
     updates = broadcast.subscribe()
-    sequencer = Sequencer(journal, broadcast)
+    sequencer = Sequencer(table_journal, broadcast)
     sequencer.checkpoints = CheckpointSchedule(key, "c1", every_rows=every_rows, every_s=every_s)
     runner = asyncio.create_task(sequencer.run())
     try:
@@ -61,19 +61,19 @@ async def checkpointing(
 
 
 async def test_the_sequencer_checkpoints_every_so_many_rows(
-    journal: Journal, key: ControllerKey
+    table_journal: Journal, key: ControllerKey
 ) -> None:
-    async with checkpointing(journal, key, every_rows=10) as (sequencer, updates):
+    async with checkpointing(table_journal, key, every_rows=10) as (sequencer, updates):
         for number in range(25):
             await sequencer.submit(wager(f"w{number}", f"r{number}", 1))
         first, second = await next_checkpoint(updates), await next_checkpoint(updates)
     # Rows 1-2 opened the pool and the table; the wagers follow, one commit each.
-    assert checkpoint_rows(journal) == [11, 22]
+    assert checkpoint_rows(table_journal) == [11, 22]
     assert (first.seq, first.checkpoint.head_seq) == (11, 10)
     assert (second.seq, second.checkpoint.head_seq) == (22, 21)
-    assert first.checkpoint.head_hash == rows_of(journal.path)[9]["hash"]
+    assert first.checkpoint.head_hash == rows_of(table_journal.path)[9]["hash"]
     assert first.checkpoint.key_id == key.key_id
-    report = verify(journal.path, keys=[key.public_key])
+    report = verify(table_journal.path, keys=[key.public_key])
     assert report.ok, report.problems
     assert [summary.row for summary in report.checkpoints] == [11, 22]
     assert sequencer.checkpoints is not None
@@ -82,28 +82,28 @@ async def test_the_sequencer_checkpoints_every_so_many_rows(
 
 
 async def test_the_sequencer_checkpoints_after_the_interval_when_no_event_comes(
-    journal: Journal, key: ControllerKey
+    table_journal: Journal, key: ControllerKey
 ) -> None:
-    async with checkpointing(journal, key, every_s=0.05) as (sequencer, updates):
+    async with checkpointing(table_journal, key, every_s=0.05) as (sequencer, updates):
         receipt = await sequencer.submit(wager("w1", "r1", 1))
         update = await next_checkpoint(updates)  # no other event comes: the interval brings it
         assert (update.seq, update.checkpoint.head_seq) == (receipt.seq + 1, receipt.seq)
         # Nothing new since: no checkpoint is due, however long the controller idles.
         schedule = sequencer.checkpoints
         assert schedule is not None
-        assert schedule.seconds_left(journal.head[0]) is None
-        assert not schedule.due(journal.head[0])
-    assert checkpoint_rows(journal) == [receipt.seq + 1]
+        assert schedule.seconds_left(table_journal.head[0]) is None
+        assert not schedule.due(table_journal.head[0])
+    assert checkpoint_rows(table_journal) == [receipt.seq + 1]
 
 
 async def test_a_clean_shutdown_checkpoints_the_last_rows(
-    journal: Journal, key: ControllerKey
+    table_journal: Journal, key: ControllerKey
 ) -> None:
-    async with checkpointing(journal, key) as (sequencer, updates):
+    async with checkpointing(table_journal, key) as (sequencer, updates):
         for number in range(3):
             await sequencer.submit(wager(f"w{number}", f"r{number}", 1))
         await sequencer.close()
-    assert checkpoint_rows(journal) == [6]
+    assert checkpoint_rows(table_journal) == [6]
     seen = []
     while True:
         update = await asyncio.wait_for(anext(updates), WAIT_S)
@@ -114,9 +114,11 @@ async def test_a_clean_shutdown_checkpoints_the_last_rows(
     assert kinds == ["CheckpointUpdate", "ControllerUpdate"]  # signed, then offline
 
 
-async def test_the_metrics_show_the_last_checkpoint(journal: Journal, key: ControllerKey) -> None:
-    sequencer = Sequencer(journal, Broadcast())
-    metrics = ControllerMetrics(journal, sequencer, None)
+async def test_the_metrics_show_the_last_checkpoint(
+    table_journal: Journal, key: ControllerKey
+) -> None:
+    sequencer = Sequencer(table_journal, Broadcast())
+    metrics = ControllerMetrics(table_journal, sequencer, None)
     assert "jackpotd_checkpoint_seq 0.0" in metrics.exposition("")[0].decode()
     sequencer.checkpoints = CheckpointSchedule(key, "c1", every_rows=10_000, every_s=3600)
     runner = asyncio.create_task(sequencer.run())

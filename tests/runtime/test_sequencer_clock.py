@@ -33,8 +33,10 @@ if TYPE_CHECKING:
     from controller.journal.sqlite import Journal
 
 
-def sequencer_on(journal: Journal, clocks: Clocks, broadcast: Broadcast | None = None) -> Sequencer:
-    sequencer = Sequencer(journal, broadcast or Broadcast(), clock=clocks.iso)
+def sequencer_on(
+    table_journal: Journal, clocks: Clocks, broadcast: Broadcast | None = None
+) -> Sequencer:
+    sequencer = Sequencer(table_journal, broadcast or Broadcast(), clock=clocks.iso)
     sequencer.clock_watch = ClockWatch(wall=clocks.wall, monotonic=clocks.monotonic)
     return sequencer
 
@@ -44,9 +46,9 @@ def bet(seq: int, clocks: Clocks) -> BetSensed:
     return BetSensed(f"{TABLE}/s/{seq}", clocks.iso(), TABLE, "s", seq, 1, "progressive", True)
 
 
-def clock_faults(journal: Journal) -> list[tuple[int, FaultRecorded]]:
+def clock_faults(table_journal: Journal) -> list[tuple[int, FaultRecorded]]:
     faults = []
-    for row in journal.rows():
+    for row in table_journal.rows():
         event = decode_event(row["event"])
         if isinstance(event, FaultRecorded) and event.source == "clock":
             faults.append((int(row["seq"]), event))
@@ -71,9 +73,9 @@ class Step(NamedTuple):
     ],
 )
 async def test_a_clock_step_is_journaled_once_as_a_fault_with_its_size(
-    journal: Journal, clocks: Clocks, step: Step
+    table_journal: Journal, clocks: Clocks, step: Step
 ) -> None:
-    sequencer = sequencer_on(journal, clocks)
+    sequencer = sequencer_on(table_journal, clocks)
     runner = asyncio.create_task(sequencer.run())
     first = await sequencer.submit(bet(1, clocks))
     clocks.elapse(1)
@@ -84,30 +86,30 @@ async def test_a_clock_step_is_journaled_once_as_a_fault_with_its_size(
         await sequencer.submit(bet(seq, clocks))
     runner.cancel()
 
-    ((seq, fault),) = clock_faults(journal)
+    ((seq, fault),) = clock_faults(table_journal)
     assert (fault.source, fault.reason) == ("clock", "clock-step")
     assert step.words in fault.detail
     assert fault.at == step.at
     # Journaled ahead of the first batch taken after the step, and applied (no meter moved).
     assert first.seq < seq == after_step.seq - 1
-    assert journal.state.pools[POOL].meter == 1_000_000
+    assert table_journal.state.pools[POOL].meter == 1_000_000
     expected = {Direction.BACKWARD: 0, Direction.FORWARD: 0} | {step.direction: 1}
     assert sequencer.clock_watch.steps == expected
-    metrics = ControllerMetrics(journal, sequencer, None)
+    metrics = ControllerMetrics(table_journal, sequencer, None)
     families = text_string_to_metric_families(metrics.exposition("")[0].decode())
     (steps,) = [family for family in families if family.name == "jackpotd_clock_steps"]
     counted = {sample.labels["direction"]: sample.value for sample in steps.samples}
     assert counted == {str(way): float(count) for way, count in expected.items()}
 
 
-async def test_no_step_no_fault(journal: Journal, clocks: Clocks) -> None:
-    sequencer = sequencer_on(journal, clocks)
+async def test_no_step_no_fault(table_journal: Journal, clocks: Clocks) -> None:
+    sequencer = sequencer_on(table_journal, clocks)
     runner = asyncio.create_task(sequencer.run())
     for seq in range(1, 6):
         clocks.elapse(3600)
         await sequencer.submit(bet(seq, clocks))
     runner.cancel()
-    assert clock_faults(journal) == []
+    assert clock_faults(table_journal) == []
 
 
 async def _recovered(updates: AsyncIterator[object]) -> None:
@@ -117,13 +119,13 @@ async def _recovered(updates: AsyncIterator[object]) -> None:
 
 
 async def test_a_step_while_failing_closed_is_journaled_once_the_journal_is_back(
-    journal: Journal, clocks: Clocks, tmp_path: Path
+    table_journal: Journal, clocks: Clocks, tmp_path: Path
 ) -> None:
     broadcast = Broadcast()
-    sequencer = sequencer_on(journal, clocks, broadcast)
+    sequencer = sequencer_on(table_journal, clocks, broadcast)
     runner = asyncio.create_task(sequencer.run())
     await sequencer.submit(bet(1, clocks))
-    journal.db.execute("PRAGMA busy_timeout=20")
+    table_journal.db.execute("PRAGMA busy_timeout=20")
     blocker = sqlite3.connect(tmp_path / "journal.db", isolation_level=None)
     blocker.execute("BEGIN EXCLUSIVE")
     with pytest.raises(ControllerUnavailableError):
@@ -139,8 +141,8 @@ async def test_a_step_while_failing_closed_is_journaled_once_the_journal_is_back
     receipt = await sequencer.submit(bet(2, clocks))
     recovery.cancel()
     runner.cancel()
-    ((seq, fault),) = clock_faults(journal)
+    ((seq, fault),) = clock_faults(table_journal)
     assert "back 120.000 s" in fault.detail
     assert seq == receipt.seq - 1
-    journal.close()
+    table_journal.close()
     assert verify(tmp_path / "journal.db").ok

@@ -38,7 +38,7 @@ AN_HOUR = 3600.0
 
 
 @pytest.fixture
-def journal() -> Iterator[Journal]:
+def memory_table() -> Iterator[Journal]:
     paytable = (resources.files("controller") / "paytables" / "progressive-1.toml").read_text()
     location = MemoryLocation(f"group-wait-{uuid.uuid4().hex}")
     journal = MemoryJournal(location)
@@ -79,9 +79,9 @@ async def gathering(sequencer: Sequencer) -> None:
 
 
 async def test_group_commit_events_coming_one_after_another_share_the_first_ones_commit(
-    journal: Journal,
+    memory_table: Journal,
 ) -> None:
-    sequencer = Sequencer(journal, Broadcast(), group_wait_s=AN_HOUR, batch_max=3)
+    sequencer = Sequencer(memory_table, Broadcast(), group_wait_s=AN_HOUR, batch_max=3)
     async with running(sequencer):
         first = sequencer.enqueue(bet(1))
         await gathering(sequencer)
@@ -96,9 +96,9 @@ async def test_group_commit_events_coming_one_after_another_share_the_first_ones
 
 
 async def test_group_commit_a_lone_event_is_committed_once_its_wait_has_passed(
-    journal: Journal,
+    memory_table: Journal,
 ) -> None:
-    sequencer = Sequencer(journal, Broadcast(), group_wait_s=0.01)
+    sequencer = Sequencer(memory_table, Broadcast(), group_wait_s=0.01)
     async with running(sequencer):
         async with asyncio.timeout(BOUND_S):
             receipt = await sequencer.submit(bet(1))
@@ -108,9 +108,9 @@ async def test_group_commit_a_lone_event_is_committed_once_its_wait_has_passed(
 
 
 async def test_group_commit_without_a_wait_commits_what_is_queued_at_once(
-    journal: Journal,
+    memory_table: Journal,
 ) -> None:
-    sequencer = Sequencer(journal, Broadcast(), group_wait_s=0.0)
+    sequencer = Sequencer(memory_table, Broadcast(), group_wait_s=0.0)
     async with running(sequencer):
         async with asyncio.timeout(BOUND_S):
             first = await sequencer.submit(bet(1))

@@ -37,13 +37,15 @@ if TYPE_CHECKING:
     from controller.journal.sqlite import Journal
 
 
-def central(journal: Journal) -> tuple[ControllerMetrics, SiteAnswers, dict[str, LinkedProperty]]:
+def central(
+    table_journal: Journal,
+) -> tuple[ControllerMetrics, SiteAnswers, dict[str, LinkedProperty]]:
     """Central's metrics and its source's answers, two properties linked."""
     properties = {site: LinkedProperty(site) for site in ("atlantic", "boardwalk")}
     for prop in properties.values():
-        assert journal.append(prop.linked()).applied
-    answers = SiteAnswers(Topics("hub"), JournalSiteLinks(journal, ControllerKey.generate()))
-    metrics = ControllerMetrics(journal, Sequencer(journal, Broadcast()), None)
+        assert table_journal.append(prop.linked()).applied
+    answers = SiteAnswers(Topics("hub"), JournalSiteLinks(table_journal, ControllerKey.generate()))
+    metrics = ControllerMetrics(table_journal, Sequencer(table_journal, Broadcast()), None)
     metrics.collectors.append(SiteTrafficFamilies(answers))
     return metrics, answers, properties
 
@@ -52,8 +54,8 @@ def per(site: str, **labels: str) -> tuple[tuple[str, str], ...]:
     return tuple(sorted({"property": site, **labels}.items()))
 
 
-def test_every_linked_property_has_its_series_from_the_start(journal: Journal) -> None:
-    metrics, answers, _ = central(journal)
+def test_every_linked_property_has_its_series_from_the_start(table_journal: Journal) -> None:
+    metrics, answers, _ = central(table_journal)
     found = scrape(metrics)
     sites = ("atlantic", "boardwalk")
     assert found["jackpotd_site_dropped"] == {
@@ -72,19 +74,19 @@ def test_every_linked_property_has_its_series_from_the_start(journal: Journal) -
 
 
 def test_central_counts_what_its_source_drops_and_reads_the_chain_from_the_journal(
-    journal: Journal,
+    table_journal: Journal,
 ) -> None:
-    metrics, answers, properties = central(journal)
+    metrics, answers, properties = central(table_journal)
     atlantic = properties["atlantic"]
     first, second = atlantic.contributions(1, 2)
     before = time.time()
     assert answers.admit(first.message) is SiteAdmission.SUBMIT
     assert answers.admit(first.message) is SiteAdmission.IN_FLIGHT  # not committed yet
-    assert journal.append(first).applied
+    assert table_journal.append(first).applied
     assert answers.admit(first.message) is SiteAdmission.APPLIED  # a resend
     assert answers.admit(second.message) is SiteAdmission.SUBMIT
-    assert journal.append(second).applied
-    assert journal.append(atlantic.reported()).applied  # reconciled through 2
+    assert table_journal.append(second).applied
+    assert table_journal.append(atlantic.reported()).applied  # reconciled through 2
     _lost, fourth = atlantic.contributions(3, 2)  # the third is lost on the way: a gap
     assert answers.admit(fourth.message) is SiteAdmission.GAP
     found = scrape(metrics)
@@ -98,12 +100,12 @@ def test_central_counts_what_its_source_drops_and_reads_the_chain_from_the_journ
     assert found["jackpotd_site_last_heard_timestamp_seconds"][per("boardwalk")] < before
 
 
-def test_a_halted_link_shows_and_a_stranger_names_no_series(journal: Journal) -> None:
-    metrics, answers, properties = central(journal)
+def test_a_halted_link_shows_and_a_stranger_names_no_series(table_journal: Journal) -> None:
+    metrics, answers, properties = central(table_journal)
     boardwalk = properties["boardwalk"]
     broken = boardwalk.say(Contribution(POOL, "t1", "r1", 1, WAGER), prev="f" * 64)
     assert answers.admit(broken.message) is SiteAdmission.SUBMIT
-    assert journal.append(broken).applied  # the ledger halts the link: the property's doing
+    assert table_journal.append(broken).applied  # the ledger halts the link: the property's doing
     assert answers.admit(broken.message) is SiteAdmission.HALTED  # its resend
     stranger = LinkedProperty("stranger").say(Contribution(POOL, "t1", "r1", 1, WAGER))
     assert answers.admit(stranger.message) is SiteAdmission.NOT_LINKED

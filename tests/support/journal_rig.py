@@ -1,8 +1,10 @@
 """The journal tests' rig: a pool and a table, a few rounds played, and ways to read the file.
 
+``journal`` (an empty journal file), ``table_journal`` (one holding a pool and a table),
 ``played`` (a closed journal file holding three rounds, which verifies) and ``connection`` (a
 raw connection to it, as an intruder would open it) are fixtures, registered for every test by
-tests/conftest.py. Every helper works on a real SQLite file.
+tests/conftest.py: one fixture per name in the whole suite. Every helper works on a real
+SQLite file.
 """
 
 from __future__ import annotations
@@ -128,6 +130,20 @@ def checkpoint(journal: JournalPort[Any], key: ControllerKey) -> int:
     """A checkpoint as the running controller journals it; its row."""
     sealed = seal(key, "c1", journal.state, journal.head, AT)
     return journal.append_many([sealed.event], snapshot=sealed)[0].seq
+
+
+@pytest.fixture
+def journal(tmp_path: Path) -> Iterator[Journal]:
+    """An empty journal file, closed after the test."""
+    with Journal(tmp_path / "journal.db") as opened:
+        yield opened
+
+
+@pytest.fixture
+def table_journal(tmp_path: Path) -> Iterator[Journal]:
+    """A journal file holding :func:`opened_journal`'s pool and table, closed after the test."""
+    with opened_journal(tmp_path / "journal.db") as opened:
+        yield opened
 
 
 @pytest.fixture

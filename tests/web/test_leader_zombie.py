@@ -99,8 +99,8 @@ def pause_between_transactions(process: subprocess.Popen[str], url: str) -> None
     """SIGSTOP the node while it has no transaction open on the journal (retried until so).
 
     A node paused inside a transaction holds the fence's row lock until the server ends its
-    session (tests/journal/test_postgres_fence.py); the zombie here is the other case, a node
-    that committed and then stopped, as a leader idle between renewals is nearly always.
+    session (tests/journal/postgres/test_postgres_fence.py); the zombie here is the other case,
+    a node that committed and then stopped, as a leader idle between renewals is nearly always.
     """
     with psycopg.connect(url, autocommit=True) as probe:
         for _attempt in range(200):

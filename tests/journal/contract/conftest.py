@@ -25,7 +25,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 
 @pytest.fixture
-def journal(backend: Backend) -> Iterator[JournalPort[Any]]:
+def backend_journal(backend: Backend) -> Iterator[JournalPort[Any]]:
     """A journal holding one pool and one table."""
     opened = backend.open()
     for event in (pool_opened(), table_configured()):

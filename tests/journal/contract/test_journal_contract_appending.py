@@ -24,80 +24,84 @@ if TYPE_CHECKING:
 
 
 def test_journal_contract_each_appended_event_takes_the_next_row_and_moves_the_state(
-    journal: JournalPort[Any],
+    backend_journal: JournalPort[Any],
 ) -> None:
-    receipts = journal.append_many([wager("r1-w1", "r1", 1), wager("r1-w2", "r1", 2)])
+    receipts = backend_journal.append_many([wager("r1-w1", "r1", 1), wager("r1-w2", "r1", 2)])
     assert [(r.seq, r.outcome, r.duplicate) for r in receipts] == [
         (3, APPLIED, False),
         (4, APPLIED, False),
     ]
-    assert journal.state.pools[POOL].wagers_count == 2
-    assert journal.head[0] == journal.committed_seq() == 4
+    assert backend_journal.state.pools[POOL].wagers_count == 2
+    assert backend_journal.head[0] == backend_journal.committed_seq() == 4
 
 
 def test_journal_contract_a_refused_event_is_journaled_and_moves_no_money(
-    journal: JournalPort[Any],
+    backend_journal: JournalPort[Any],
 ) -> None:
-    before = snapshot(journal.state)
-    receipt = journal.append(wager("w-unknown-seat", "r1", 99))
+    before = snapshot(backend_journal.state)
+    receipt = backend_journal.append(wager("w-unknown-seat", "r1", 99))
     assert (receipt.seq, receipt.outcome, receipt.applied) == (3, REJECTED, False)
     assert receipt.reason
-    assert snapshot(journal.state) == before
+    assert snapshot(backend_journal.state) == before
 
 
 def test_journal_contract_a_duplicate_is_acknowledged_with_its_first_outcome_and_not_applied(
-    journal: JournalPort[Any],
+    backend_journal: JournalPort[Any],
 ) -> None:
-    first = journal.append(wager("r1-w1", "r1", 1))
-    again = journal.append(wager("r1-w1", "r1", 1))
+    first = backend_journal.append(wager("r1-w1", "r1", 1))
+    again = backend_journal.append(wager("r1-w1", "r1", 1))
     assert (again.seq, again.outcome, again.duplicate) == (first.seq, first.outcome, True)
     assert again.effects == first.effects
-    assert journal.state.pools[POOL].wagers_count == 1
-    assert journal.head[0] == first.seq
+    assert backend_journal.state.pools[POOL].wagers_count == 1
+    assert backend_journal.head[0] == first.seq
 
 
 def test_journal_contract_an_id_reused_for_other_content_is_a_fault_that_moves_no_money(
-    journal: JournalPort[Any],
+    backend_journal: JournalPort[Any],
 ) -> None:
-    journal.append(wager("r1-w1", "r1", 1))
-    before = snapshot(journal.state)
-    reused = journal.append(wager("r1-w1", "r1", 2, amount=500))
+    backend_journal.append(wager("r1-w1", "r1", 1))
+    before = snapshot(backend_journal.state)
+    reused = backend_journal.append(wager("r1-w1", "r1", 2, amount=500))
     # What is journaled is the fault, under an id of its own; the reused id keeps its event.
     assert reused.conflict
     assert reused.event_id.startswith("r1-w1#conflict-")
     assert (reused.seq, reused.effects) == (4, ())
-    assert snapshot(journal.state) == before
-    assert journal.append(wager("r1-w1", "r1", 1)).duplicate
+    assert snapshot(backend_journal.state) == before
+    assert backend_journal.append(wager("r1-w1", "r1", 1)).duplicate
 
 
 # --- prepare, commit, adopt --------------------------------------------------------------------
 
 
 def test_journal_contract_prepared_events_reach_the_state_only_when_adopted_after_commit(
-    journal: JournalPort[Any],
+    backend_journal: JournalPort[Any],
 ) -> None:
-    state, head = journal.state, journal.head
-    prepared = journal.prepare([wager("r1-w1", "r1", 1)])
-    assert (journal.state, journal.head) == (state, head)
+    state, head = backend_journal.state, backend_journal.head
+    prepared = backend_journal.prepare([wager("r1-w1", "r1", 1)])
+    assert (backend_journal.state, backend_journal.head) == (state, head)
     with pytest.raises(JournalError, match="must be committed"):
-        journal.adopt(prepared)
+        backend_journal.adopt(prepared)
     prepared.commit()
     assert prepared.committed
-    (receipt,) = journal.adopt(prepared)
+    (receipt,) = backend_journal.adopt(prepared)
     assert prepared.receipts == [receipt]
     assert (receipt.seq, receipt.applied) == (3, True)
-    assert journal.head[0] == 3
-    assert journal.state.pools[POOL].wagers_count == 1
+    assert backend_journal.head[0] == 3
+    assert backend_journal.state.pools[POOL].wagers_count == 1
 
 
 def test_journal_contract_a_failed_write_leaves_journal_and_state_unchanged(
-    backend: Backend, journal: JournalPort[Any]
+    backend: Backend, backend_journal: JournalPort[Any]
 ) -> None:
-    journal.append(wager("r1-w1", "r1", 1))
-    state, head, rows = journal.state, journal.head, journal.committed_seq()
+    backend_journal.append(wager("r1-w1", "r1", 1))
+    state, head, rows = backend_journal.state, backend_journal.head, backend_journal.committed_seq()
     with backend.failing_writes(), pytest.raises(JournalError, match="disk full"):
-        journal.append_many([wager("r1-w2", "r1", 2), wager("r1-w3", "r1", 3)])
-    assert (journal.state, journal.head, journal.committed_seq()) == (state, head, rows)
-    receipts = journal.append_many([wager("r1-w2", "r1", 2), wager("r1-w3", "r1", 3)])
+        backend_journal.append_many([wager("r1-w2", "r1", 2), wager("r1-w3", "r1", 3)])
+    assert (backend_journal.state, backend_journal.head, backend_journal.committed_seq()) == (
+        state,
+        head,
+        rows,
+    )
+    receipts = backend_journal.append_many([wager("r1-w2", "r1", 2), wager("r1-w3", "r1", 3)])
     assert [(r.seq, r.duplicate) for r in receipts] == [(4, False), (5, False)]
-    assert journal.verify().ok
+    assert backend_journal.verify().ok

@@ -41,17 +41,19 @@ def test_journal_contract_site_messages_are_given_in_order_after_the_acknowledge
 
 
 def test_journal_contract_a_sinks_outbox_keeps_its_messages_and_hit_mark_across_reopening(
-    journal: JournalPort[Any],
+    backend_journal: JournalPort[Any],
 ) -> None:
-    outbox = journal.outbox("sink-a")
+    outbox = backend_journal.outbox("sink-a")
     try:
         assert outbox.pending() == []
-        first = journal.head[0]
+        first = backend_journal.head[0]
         assert outbox.hits_stored_through() == first  # a new sink marks the journal's end
-        play_hit_round(journal)
-        assert outbox.missed_payouts(first) == journal.payouts_since(first)
+        play_hit_round(backend_journal)
+        assert outbox.missed_payouts(first) == backend_journal.payouts_since(first)
         hit_seq = next(
-            seq for seq, _, payout in journal.payouts_since(first) if payout.payout_id == HIT
+            seq
+            for seq, _, payout in backend_journal.payouts_since(first)
+            if payout.payout_id == HIT
         )
         plain = outbox.add("site/sign/1", b"meter", qos=1, retain=True, created=AT)
         hit = outbox.add_hit("site/hits", b"five aces", qos=1, created=AT, seq=hit_seq)
@@ -62,12 +64,12 @@ def test_journal_contract_a_sinks_outbox_keeps_its_messages_and_hit_mark_across_
         outbox.remove(plain)
     finally:
         outbox.close()
-    other = journal.outbox("sink-b")
+    other = backend_journal.outbox("sink-b")
     try:
         assert other.pending() == []  # a sink never sees another's messages
     finally:
         other.close()
-    again = journal.outbox("sink-a")
+    again = backend_journal.outbox("sink-a")
     try:
         pending = [(m.row_id, m.topic, m.payload, m.qos, m.retain) for m in again.pending()]
         assert pending[0] == (hit, "site/hits", b"five aces", 1, False)

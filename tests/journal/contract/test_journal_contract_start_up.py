@@ -25,21 +25,21 @@ if TYPE_CHECKING:
 
 
 def test_journal_contract_the_start_up_check_passes_the_stored_state_the_rows_give(
-    journal: JournalPort[Any],
+    backend_journal: JournalPort[Any],
 ) -> None:
-    play_hit_round(journal)
+    play_hit_round(backend_journal)
     key = ControllerKey.generate()
-    held = sign_head(key, "controller-1", "", journal.head, AT)
-    check = journal.check_state(key, held)
+    held = sign_head(key, "controller-1", "", backend_journal.head, AT)
+    check = backend_journal.check_state(key, held)
     assert check.ok, check.problems
-    assert check.replayed == journal.head[0]
+    assert check.replayed == backend_journal.head[0]
 
 
 def test_journal_contract_the_start_up_check_names_a_pools_stored_state_edited_without_a_row(
-    backend: Backend, journal: JournalPort[Any]
+    backend: Backend, backend_journal: JournalPort[Any]
 ) -> None:
-    play_hit_round(journal)
-    journal.close()
+    play_hit_round(backend_journal)
+    backend_journal.close()
     edited = "UPDATE pools SET state = replace(state, '\"hits_count\":1', '\"hits_count\":0')"
     assert backend.intrude(edited) == 1
     reopened = backend.open()
@@ -52,38 +52,38 @@ def test_journal_contract_the_start_up_check_names_a_pools_stored_state_edited_w
 
 
 def test_journal_contract_the_start_up_check_refuses_a_journal_behind_its_signed_head(
-    journal: JournalPort[Any],
+    backend_journal: JournalPort[Any],
 ) -> None:
     key = ControllerKey.generate()
-    seq, _ = journal.head
+    seq, _ = backend_journal.head
     ahead = sign_head(key, "controller-1", "", (seq + 5, "ab" * 32), AT)
-    (went_back,) = journal.check_state(key, ahead).problems
+    (went_back,) = backend_journal.check_state(key, ahead).problems
     assert "the journal went back" in went_back
     rewritten = sign_head(key, "controller-1", "", (seq, "ab" * 32), AT)
-    (problem,) = journal.check_state(key, rewritten).problems
+    (problem,) = backend_journal.check_state(key, rewritten).problems
     assert "the journal was rewritten" in problem
 
 
 def test_journal_contract_the_reader_gives_what_the_writer_journaled_and_writes_nothing(
-    backend: Backend, journal: JournalPort[Any]
+    backend: Backend, backend_journal: JournalPort[Any]
 ) -> None:
-    play_hit_round(journal)
+    play_hit_round(backend_journal)
     with backend_for(backend.location).reader() as reader:
         assert reader.path == backend.location
-        assert snapshot(reader.state) == snapshot(journal.state)
+        assert snapshot(reader.state) == snapshot(backend_journal.state)
         rows = list(reader.rows())
-        assert [row["seq"] for row in rows] == list(range(1, journal.head[0] + 1))
-        assert (rows[-1]["seq"], rows[-1]["hash"]) == journal.head
+        assert [row["seq"] for row in rows] == list(range(1, backend_journal.head[0] + 1))
+        assert (rows[-1]["seq"], rows[-1]["hash"]) == backend_journal.head
         assert [seq for seq, _ in reader.provenances()] == [row["seq"] for row in rows]
         (pending,) = reader.pays(PayFilter(kinds=("progressive",), pending_only=True))
         assert (pending.payout.payout_id, pending.payout.status) == (HIT, "pending")
         every = reader.pays(PayFilter(kinds=("all",)))  # a pay: an amount won
-        won = [payout for _, _, payout in journal.payouts_since(0) if payout.win_cents > 0]
+        won = [payout for _, _, payout in backend_journal.payouts_since(0) if payout.win_cents > 0]
         assert sorted(record.payout.payout_id for record in every) == sorted(
             payout.payout_id for payout in won
         )
         assert [record.seq for record in every] == sorted(
             (record.seq for record in every), reverse=True
         )
-    assert journal.committed_seq() == journal.head[0]
-    assert journal.append(wager("r3-w1", "r3", 1)).seq == journal.head[0]
+    assert backend_journal.committed_seq() == backend_journal.head[0]
+    assert backend_journal.append(wager("r3-w1", "r3", 1)).seq == backend_journal.head[0]

@@ -30,23 +30,27 @@ if TYPE_CHECKING:
 
 
 def test_journal_contract_path_names_the_location_it_was_opened_at(
-    backend: Backend, journal: JournalPort[Any]
+    backend: Backend, backend_journal: JournalPort[Any]
 ) -> None:
-    assert journal.path == backend.location
+    assert backend_journal.path == backend.location
 
 
 def test_journal_contract_a_journal_opened_without_a_fence_leads_at_epoch_0_with_no_lease(
-    journal: JournalPort[Any],
+    backend_journal: JournalPort[Any],
 ) -> None:
-    assert (journal.epoch, journal.took_over, journal.lease_renewal_s) == (0, None, None)
-    assert journal.leading
-    head = journal.head
-    journal.renew()  # nothing to renew: no row, no state moves
-    assert (journal.head, journal.leading) == (head, True)
+    assert (backend_journal.epoch, backend_journal.took_over, backend_journal.lease_renewal_s) == (
+        0,
+        None,
+        None,
+    )
+    assert backend_journal.leading
+    head = backend_journal.head
+    backend_journal.renew()  # nothing to renew: no row, no state moves
+    assert (backend_journal.head, backend_journal.leading) == (head, True)
 
 
 def test_journal_contract_the_sequencers_journal_takes_the_fence_of_a_shared_store_only(
-    backend: Backend, journal: JournalPort[Any]
+    backend: Backend, backend_journal: JournalPort[Any]
 ) -> None:
     sequenced = backend_for(backend.location).open_sequenced(Fence("node-1", lease_s=5.0))
     try:
@@ -71,7 +75,7 @@ def test_journal_contract_the_sequencers_journal_takes_the_fence_of_a_shared_sto
                 None,
             )
             sequenced.renew()
-        assert sequenced.append(wager("r1-w1", "r1", 1)).seq == journal.head[0] + 1 + (
+        assert sequenced.append(wager("r1-w1", "r1", 1)).seq == backend_journal.head[0] + 1 + (
             1 if backend.shared else 0
         )
     finally:
@@ -79,11 +83,11 @@ def test_journal_contract_the_sequencers_journal_takes_the_fence_of_a_shared_sto
 
 
 def test_journal_contract_each_row_keeps_its_provenance_the_writers_unless_named(
-    backend: Backend, journal: JournalPort[Any]
+    backend: Backend, backend_journal: JournalPort[Any]
 ) -> None:
-    journal.writer = "cli contract"
-    unnamed = journal.append(wager("r1-w1", "r1", 1))
-    named = journal.append_many(
+    backend_journal.writer = "cli contract"
+    unnamed = backend_journal.append(wager("r1-w1", "r1", 1))
+    named = backend_journal.append_many(
         [wager("r1-w2", "r1", 2), wager("r1-w3", "r1", 3)], provenance=[DAEMON, "cli submit"]
     )
     with backend_for(backend.location).reader() as reader:

@@ -47,7 +47,7 @@ def url(postgres_url: str) -> DatabaseUrl:
 
 
 @pytest.fixture
-def journal(url: DatabaseUrl) -> Iterator[PostgresJournal]:
+def pg_journal(url: DatabaseUrl) -> Iterator[PostgresJournal]:
     """A PostgreSQL journal holding one pool and one table."""
     opened = PostgresJournal(url)
     for event in (pool_opened(), table_configured()):
@@ -77,65 +77,65 @@ def _edit_pool(url: DatabaseUrl, name: str, value: object) -> None:
 
 
 def test_the_same_events_make_the_same_rows_and_hashes_as_the_sqlite_file(
-    tmp_path: Path, journal: PostgresJournal, url: DatabaseUrl
+    tmp_path: Path, pg_journal: PostgresJournal, url: DatabaseUrl
 ) -> None:
     with opened_journal(tmp_path / "journal.db") as file:
-        for both in (file, journal):
+        for both in (file, pg_journal):
             play_rounds(both)
             play(both, 1, 40)
         # A checkpoint of either signs the same head and state: the same rows before it.
-        assert (file.head, snapshot(file.state)) == (journal.head, snapshot(journal.state))
+        assert (file.head, snapshot(file.state)) == (pg_journal.head, snapshot(pg_journal.state))
         assert list(file.rows()) == _rows(url)
 
 
 def test_verify_passes_a_played_journal_with_its_checkpoints_signed(
-    journal: PostgresJournal, key: ControllerKey
+    pg_journal: PostgresJournal, key: ControllerKey
 ) -> None:
-    play_rounds(journal)
-    first = checkpoint(journal, key)
-    play(journal, 1, 10)
-    checkpoint(journal, key)
-    report = journal.verify(keys=[key.public_key])
+    play_rounds(pg_journal)
+    first = checkpoint(pg_journal, key)
+    play(pg_journal, 1, 10)
+    checkpoint(pg_journal, key)
+    report = pg_journal.verify(keys=[key.public_key])
     assert report.ok, report.problems
     assert [summary.row for summary in report.checkpoints] == [first, report.head[0]]
     assert {summary.signature for summary in report.checkpoints} == {"verified"}
-    assert report.head == journal.head
-    assert report.pools == {POOL: journal.state.pools[POOL].meter_cents}
+    assert report.head == pg_journal.head
+    assert report.pools == {POOL: pg_journal.state.pools[POOL].meter_cents}
 
 
 def test_verify_finds_a_meter_edited_in_the_database(
-    journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, url: DatabaseUrl
 ) -> None:
-    play_rounds(journal)
+    play_rounds(pg_journal)
     _edit_pool(url, "hits_count", 0)
-    report = journal.verify()
+    report = pg_journal.verify()
     assert not report.ok
     assert any("pools/pool-a" in problem for problem in report.problems), report.problems
 
 
 def test_verify_finds_a_row_edited_or_removed_in_the_database(
-    journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, url: DatabaseUrl
 ) -> None:
-    play_rounds(journal)
+    play_rounds(pg_journal)
     _sql(url, "UPDATE journal SET event = replace(event, '100', '900') WHERE seq = 3")
-    problems = journal.verify().problems
+    problems = pg_journal.verify().problems
     assert any(problem.startswith("row 3: ") for problem in problems), problems
     _sql(url, "DELETE FROM journal WHERE seq = 5")  # no reference holds it (archives remove rows)
-    problems = journal.verify().problems
+    problems = pg_journal.verify().problems
     assert "row 6: expected row 5; rows are missing" in problems
 
 
 def test_the_start_up_check_refuses_a_meter_edited_in_the_database(
-    journal: PostgresJournal, url: DatabaseUrl, key: ControllerKey
+    pg_journal: PostgresJournal, url: DatabaseUrl, key: ControllerKey
 ) -> None:
-    play_rounds(journal)
-    checkpoint(journal, key)
-    play(journal, 1, 3)
-    assert journal.check_state(key).ok
-    check = journal.check_state(key)
+    play_rounds(pg_journal)
+    checkpoint(pg_journal, key)
+    play(pg_journal, 1, 3)
+    assert pg_journal.check_state(key).ok
+    check = pg_journal.check_state(key)
     # From the checkpoint: its own row and the nine after it.
     assert (check.checkpoint is not None, check.replayed) == (True, 10)
-    meter = journal.state.pools[POOL].meter
+    meter = pg_journal.state.pools[POOL].meter
     _edit_pool(url, "meter", "250000000")
     with PostgresJournal(url) as reopened:
         problems = reopened.check_state(key).problems
@@ -170,43 +170,43 @@ def test_a_database_that_holds_other_tables_is_not_made_a_journal(url: DatabaseU
 
 
 def test_another_writers_rows_are_replayed_and_its_tables_never_trusted(
-    journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, url: DatabaseUrl
 ) -> None:
     with PostgresJournal(url) as other:
         assert other.append(wager("r1-w1", "r1", 1)).seq == 3
-    assert journal.append(wager("r1-w2", "r1", 2)).seq == 4  # caught up first
-    assert journal.state.pools[POOL].wagers_count == 2
+    assert pg_journal.append(wager("r1-w2", "r1", 2)).seq == 4  # caught up first
+    assert pg_journal.state.pools[POOL].wagers_count == 2
     with PostgresJournal(url) as other:
         other.append(wager("r1-w3", "r1", 3))
     _edit_pool(url, "wagers_count", 9)
     with pytest.raises(JournalError, match=r"another process wrote the journal, and the stored"):
-        journal.append(wager("r1-w4", "r1", 4))
-    assert journal.head[0] == 4
+        pg_journal.append(wager("r1-w4", "r1", 4))
+    assert pg_journal.head[0] == 4
 
 
 def test_a_commit_cut_off_fails_closed_and_the_next_write_finds_what_it_left(
-    journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, url: DatabaseUrl
 ) -> None:
-    journal.append(wager("r1-w1", "r1", 1))
-    prepared = journal.prepare([wager("r1-w2", "r1", 2)])
-    (pid,) = journal.db.execute("SELECT pg_backend_pid()").fetchone() or (0,)
+    pg_journal.append(wager("r1-w1", "r1", 1))
+    prepared = pg_journal.prepare([wager("r1-w2", "r1", 2)])
+    (pid,) = pg_journal.db.execute("SELECT pg_backend_pid()").fetchone() or (0,)
     _sql(url, f"SELECT pg_terminate_backend({pid})")
     with pytest.raises(JournalError, match=r"cannot write the journal"):
         prepared.commit()
-    assert journal.head[0] == 3  # nothing adopted, nothing acknowledged
-    (receipt,) = journal.append_many([wager("r1-w2", "r1", 2)])  # the device resends
+    assert pg_journal.head[0] == 3  # nothing adopted, nothing acknowledged
+    (receipt,) = pg_journal.append_many([wager("r1-w2", "r1", 2)])  # the device resends
     assert (receipt.seq, receipt.duplicate) == (4, False)
-    assert journal.verify().ok
+    assert pg_journal.verify().ok
 
 
 def test_a_sinks_outbox_keeps_its_messages_and_the_hits_it_announced(
-    journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, url: DatabaseUrl
 ) -> None:
-    outbox = journal.outbox("broker-a")
-    other = journal.outbox("broker-b")
+    outbox = pg_journal.outbox("broker-a")
+    other = pg_journal.outbox("broker-b")
     try:
-        assert outbox.hits_stored_through() == journal.head[0]  # a new sink starts at the end
-        play_rounds(journal)
+        assert outbox.hits_stored_through() == pg_journal.head[0]  # a new sink starts at the end
+        play_rounds(pg_journal)
         missed = outbox.missed_payouts(2)
         hit_seq = next(seq for seq, _, payout in missed if payout.from_meter_cents > 0)
         first = outbox.add("t/meters", b"1", qos=1, retain=True, created=AT)

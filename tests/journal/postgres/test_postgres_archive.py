@@ -59,7 +59,7 @@ if TYPE_CHECKING:
     from controller.security.controller_key import ControllerKey
 
 NOW: Final = "2026-12-01T00:00:00.000Z"
-ROOT: Final = Path(__file__).resolve().parents[2]
+ROOT: Final = Path(__file__).resolve().parents[3]
 WAIT_S: Final = 60.0
 """The longest any step of a test waits for a process or the server."""
 

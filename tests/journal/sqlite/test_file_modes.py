@@ -31,7 +31,7 @@ from drivers.agent.state import FaultLog, TableStateView
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 NOW = "2026-12-01T00:00:00.000Z"
 WAIT_S = 60.0
 

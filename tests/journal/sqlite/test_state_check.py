@@ -57,7 +57,7 @@ from controller.runtime.sequencer import Sequencer
 from controller.security.controller_key import ControllerKey
 from controller.service.wiring import build_runtime
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def config_text(journal: Path) -> str:
