@@ -1,21 +1,25 @@
 """The sequencer's way back from failing closed: probe the journal with backoff until it writes.
 
 While the journal cannot be written the controller fails closed (docs/architecture.md,
-"Failing closed"). :func:`recover` runs beside the sequencer for the life of the service:
-while it fails closed, it journals a probe (a ``journal recovered`` fault) after each delay of
-the one capped backoff (:class:`controller.backoff.Backoff`, with jitter), committed as a
-batch is, in the commit thread under the hang bound; the first that commits reopens the
-tables. A journal another node has taken over ends the process instead (:mod:`.step_down`).
+"Failing closed"). :func:`recover` runs beside the sequencer for the life of the service: it
+waits for the sequencer to fail closed (:attr:`Recovering.probe_due`, an event, never a
+poll), then journals a probe (a ``journal recovered`` fault) after each delay of the one
+capped backoff (:class:`controller.backoff.Backoff`, with jitter, through
+:func:`controller.backoff.retrying`), committed as a batch is, in the commit thread under the
+hang bound; the first that commits reopens the tables. A journal another node has taken over
+ends the process instead (:mod:`.step_down`); a failure a person must look at first (the
+mystery levels' keeper refusing) is never probed away.
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import uuid
 from typing import TYPE_CHECKING, Any, Protocol
 
-from controller.backoff import Backoff
+from controller.backoff import Backoff, retrying
 from controller.events import FaultRecorded
 from controller.journal import JournalError
 from controller.journal.errors import FencedError
@@ -39,6 +43,11 @@ class Recovering(Protocol):
 
     failed_reason: str | None
     failed_at: str | None
+
+    @property
+    def probe_due(self) -> asyncio.Event:
+        """Set when the sequencer fails closed on what a probe may end; cleared once it has."""
+        ...
 
     @property
     def journal(self) -> JournalPort[Any]:
@@ -93,42 +102,60 @@ class Recovering(Protocol):
         ...
 
 
+class _KeeperOwedError(JournalError):
+    """The probe committed, but the mystery levels' keeper still owes an answer."""
+
+
 async def recover(sequencer: Recovering, backoff: Backoff | None = None) -> None:
     """While ``sequencer`` fails closed, probe the journal with backoff; reopen when it works."""
     backoff = backoff or Backoff(initial=0.25, cap=5.0)
-    journal = sequencer.journal
     while True:
-        if (
-            sequencer.failed_reason is None
-            or sequencer.stepped_down is not None
-            or sequencer.until_restart  # a person must look first (the mystery levels' keeper)
-        ):
-            await asyncio.sleep(backoff.cap)  # nothing to do; checked again later
-            continue
-        await asyncio.sleep(backoff.next_delay())
-        probe = FaultRecorded(
-            f"fault-{uuid.uuid4()}", sequencer.clock(), "journal", "recovered",
-            sequencer.failed_reason,
-        )  # fmt: skip
-        try:
-            async with sequencer.writing:
-                transaction = sequencer.prepare([probe])
-                await sequencer.durable(transaction)
-                journal.adopt(transaction)
-                if not await _keeper_answers(sequencer):
-                    continue
-        except FencedError as error:
-            sequencer.step_down(FENCED, str(error))
-            continue
-        except JournalError as error:
-            log.warning("journal still unavailable: %s", error)
-            continue
-        sequencer.upkeep.renewed()
-        backoff.reset()
-        log.warning("journal writable again: tables reopen")
-        sequencer.failed_reason = None
-        sequencer.failed_at = None
-        sequencer.broadcast.publish(recovered(journal.state, sequencer.clock(), journal.epoch))
+        await sequencer.probe_due.wait()
+        await asyncio.sleep(backoff.next_delay())  # the first probe waits a delay too
+        await retrying(
+            functools.partial(_probe, sequencer),
+            backoff,
+            retry_on=JournalError,
+            failed=lambda error: log.warning("journal still unavailable: %s", error),
+        )
+
+
+def _wanted(sequencer: Recovering) -> bool:
+    """Whether a probe may still reopen the tables (closed, not for good, not for a person)."""
+    return (
+        sequencer.failed_reason is not None
+        and sequencer.stepped_down is None
+        and not sequencer.until_restart  # a person must look first (the mystery levels' keeper)
+    )
+
+
+async def _probe(sequencer: Recovering) -> None:
+    """Journal one probe; reopen the tables if it commits. Raises JournalError to try again."""
+    if not _wanted(sequencer):
+        sequencer.probe_due.clear()
+        return
+    journal = sequencer.journal
+    probe = FaultRecorded(
+        f"fault-{uuid.uuid4()}", sequencer.clock(), "journal", "recovered",
+        sequencer.failed_reason or "",
+    )  # fmt: skip
+    try:
+        async with sequencer.writing:
+            transaction = sequencer.prepare([probe])
+            await sequencer.durable(transaction)
+            journal.adopt(transaction)
+            if not await _keeper_answers(sequencer):
+                raise _KeeperOwedError("the mystery levels' keeper still owes an answer")
+    except FencedError as error:
+        sequencer.step_down(FENCED, str(error))
+        sequencer.probe_due.clear()
+        return
+    sequencer.upkeep.renewed()
+    log.warning("journal writable again: tables reopen")
+    sequencer.failed_reason = None
+    sequencer.failed_at = None
+    sequencer.probe_due.clear()
+    sequencer.broadcast.publish(recovered(journal.state, sequencer.clock(), journal.epoch))
 
 
 async def _keeper_answers(sequencer: Recovering) -> bool:

@@ -128,6 +128,7 @@ class Sequencer:
         self.until_restart = False
         """Failed closed on something a person must look at (the mystery levels' keeper): the
         journal's recovery probe does not reopen the tables; a restart does (docs/faults.md)."""
+        self.probe_due = asyncio.Event()  # failed closed on what a probe may end (.recovery)
         self._queue: asyncio.Queue[Waiting] = asyncio.Queue()
         self._filled: asyncio.Future[None] | None = None
         """Set while a batch waits for company (:meth:`_gather`); done once it would be full."""
@@ -452,6 +453,8 @@ class Sequencer:
         self.until_restart = self.until_restart or until_restart
         self.failed_reason = reason
         self.failed_at = self.clock()
+        if self.stepped_down is None and not self.until_restart:
+            self.probe_due.set()
         log.critical("journal unavailable, failing closed: %s", reason)
         journal = self.journal
         self.broadcast.publish(failing_closed(journal.state, reason, self.failed_at, journal.epoch))
