@@ -212,6 +212,10 @@ def summary(results: Sequence[checks.Findings]) -> dict[str, Any]:
         "jackpots_awarded_twice": sum(f.jackpots_awarded_twice for f in results),
         "display_regressions": sum(f.display_regressions for f in results),
         "wagers_while_closed": sum(f.wagers_while_closed for f in results),
+        # The mystery grand's hits in the journal by the last run (the report counts them all),
+        # and the reveals of any run that did not check.
+        "mystery_hits": results[-1].mystery_hits if results else 0,
+        "reveals_unchecked": sum(f.reveals_unchecked for f in results),
         "failover_seconds_p50": {
             "daemon_loss": percentile(daemon, 0.5), "primary_loss": percentile(primary, 0.5),
             **{kind: percentile(values, 0.5) for kind, values in sorted(by_kind.items())},
