@@ -134,3 +134,51 @@ def payouts_after(connection: Connection, seq: int) -> list[tuple[int, str, Payo
             payout["status"] = "pending"
         made.append((int(row_seq), str(at), PayoutMade(**payout)))
     return made
+
+
+class PostgresReadSide:
+    """The named reads, as methods of a journal that has a reads' connection (``reader``)."""
+
+    @property
+    def reader(self) -> Connection:
+        """The connection the reads run on; the journal provides it."""
+        raise NotImplementedError
+
+    def device_highs(self) -> dict[tuple[str, str], int]:
+        """The highest event ``seq`` journaled from each device."""
+        rows = self.reader.execute("SELECT table_id, device, high FROM device_seqs").fetchall()
+        return {(str(table), str(device)): int(high) for table, device, high in rows}
+
+    def committed_seq(self) -> int:
+        """The last committed row, as another reader sees it (0 if none)."""
+        return committed_seq(self.reader)
+
+    def pending_payouts(self) -> list[PendingPayout]:
+        """The payouts awaiting verification, oldest first."""
+        return pending_payouts(self.reader)
+
+    def oldest_pending_at(self) -> str | None:
+        """When the oldest payout awaiting verification was made."""
+        return oldest_pending_at(self.reader)
+
+    def hits(self, *, newest_first: bool = False, limit: int | None = None) -> list[Hit]:
+        """The progressive hits paid from a meter."""
+        return hits(self.reader, newest_first=newest_first, limit=limit)
+
+    def count_payouts(self, *, excluding_kind: str) -> int:
+        """How many payouts the journal holds, those of one kind left out."""
+        return count_payouts(self.reader, excluding_kind=excluding_kind)
+
+    def verification_records(
+        self, *, pending_only: bool = False, pool_id: str | None = None
+    ) -> list[PayoutRecord]:
+        """Progressive hits and payouts that needed verification, newest first."""
+        return verification_records(self.reader, pending_only=pending_only, pool_id=pool_id)
+
+    def last_verified(self, limit: int) -> list[PayoutRecord]:
+        """The last ``limit`` pays verified, the newest verification first."""
+        return last_verified(self.reader, limit)
+
+    def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
+        """Each payout made after row ``seq``, as made: its row, its time, the payout."""
+        return payouts_after(self.reader, seq)

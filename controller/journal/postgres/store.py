@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import time
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Self
 
 import msgspec
@@ -41,8 +40,10 @@ from controller.journal.postgres.connection import connect, reason, write_error
 from controller.journal.postgres.fence import Held, take_over, takeover_event
 from controller.journal.postgres.materialize import DEVICES, materialize, store_snapshot
 from controller.journal.postgres.outbox import PostgresOutbox
+from controller.journal.postgres.reads import PostgresReadSide
 from controller.journal.postgres.rows import INSERT, last_row, rows_with_ids, stored
 from controller.journal.postgres.schema import migrate
+from controller.journal.postgres.transaction import PostgresTransaction, roll_back
 from controller.journal.provenance import each_provenance
 from controller.journal.screening import screened
 from controller.ledger.domain import LEDGER
@@ -50,7 +51,6 @@ from controller.ledger.domain import LEDGER
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from controller.effects import PayoutMade
     from controller.events import AnyEvent, SequencerTookOver
     from controller.journal.anchors import Anchor
     from controller.journal.checkpoints import Sealed
@@ -59,7 +59,6 @@ if TYPE_CHECKING:
     from controller.journal.port import JournalPort
     from controller.journal.postgres.connection import Connection
     from controller.journal.postgres.fence import Fence
-    from controller.journal.reads import Hit, PayoutRecord, PendingPayout
     from controller.journal.row_checks import VerifyReport
     from controller.journal.state_trust import StateCheck
     from controller.ledger.apply import LedgerState
@@ -69,39 +68,7 @@ if TYPE_CHECKING:
     from controller.widearea.messages import SiteMessage
 
 
-def _roll_back(connection: Connection) -> None:
-    """Undo an unfinished transaction, keeping the error that stopped it the one reported."""
-    with contextlib.suppress(psycopg.Error):
-        connection.rollback()
-
-
-@dataclass(slots=True)
-class PostgresTransaction:
-    """A prepared append (:meth:`PostgresJournal.prepare`): written, not yet committed."""
-
-    url: DatabaseUrl
-    connection: Connection
-    state: LedgerState
-    tail: tuple[int, str]
-    receipts: list[Receipt]
-    committed: bool = False
-    lease_from: float | None = None
-    """When, by the journal's monotonic clock, the fence was held in this transaction (before
-    its renewal was sent); None without a fence."""
-
-    def commit(self) -> None:
-        """``COMMIT``: durable when this returns; else rolled back and :class:`JournalError`."""
-        try:
-            self.connection.commit()
-        except BaseException as error:
-            _roll_back(self.connection)
-            if isinstance(error, psycopg.Error):
-                raise write_error(self.url, error) from error
-            raise
-        self.committed = True
-
-
-class PostgresJournal:
+class PostgresJournal(PostgresReadSide):
     """The ledger's durable home in a PostgreSQL database; see the module docstring."""
 
     def __init__(
@@ -207,7 +174,7 @@ class PostgresJournal:
         try:
             self._connected()
             taken = fence.holder(self.db)
-            _roll_back(self.db)  # the read's transaction
+            roll_back(self.db)  # the read's transaction
             if taken.left_s > 0 and taken.holder != self.fence.node:
                 return taken  # live: not even a try, which would lock the holder's row
             started = self._clock()
@@ -218,7 +185,7 @@ class PostgresJournal:
             self._took = takeover_event(outcome, self.fence.node, utc_now())
             self.follow()
         except psycopg.Error as error:
-            _roll_back(self.db)
+            roll_back(self.db)
             raise JournalError(f"{self.url}: cannot take the fence: {reason(error)}") from error
         return self._epoch
 
@@ -240,7 +207,7 @@ class PostgresJournal:
         except psycopg.Error as error:
             raise JournalError(f"{self.url}: cannot follow the journal: {reason(error)}") from error
         finally:
-            _roll_back(self.db)
+            roll_back(self.db)
 
     def _connected(self) -> None:
         """The writer's connection, opened again after a failure."""
@@ -269,7 +236,7 @@ class PostgresJournal:
             self._reader.close()
         if self.fence is not None and not (self.db.closed or self.db.broken):
             with contextlib.suppress(psycopg.Error):
-                _roll_back(self.db)
+                roll_back(self.db)
                 fence.release(self.db, self.fence, self._epoch)
         self.db.close()
 
@@ -355,7 +322,7 @@ class PostgresJournal:
             if self.fence is not None:
                 fence.arm(connection, self.fence)
         except BaseException:
-            _roll_back(connection)
+            roll_back(connection)
             raise
         return PostgresTransaction(
             self.url, connection, done.state, done.tail, done.receipts, lease_from=held
@@ -379,47 +346,6 @@ class PostgresJournal:
             receipt, text = known_receipt(row)
             known[receipt.event_id] = (receipt, text)
         return known
-
-    # -- reads -------------------------------------------------------------------------------
-
-    def device_highs(self) -> dict[tuple[str, str], int]:
-        """The highest event ``seq`` journaled from each device."""
-        rows = self.reader.execute("SELECT table_id, device, high FROM device_seqs").fetchall()
-        return {(str(table), str(device)): int(high) for table, device, high in rows}
-
-    def committed_seq(self) -> int:
-        """The last committed row, as another reader sees it (0 if none)."""
-        return reads.committed_seq(self.reader)
-
-    def pending_payouts(self) -> list[PendingPayout]:
-        """The payouts awaiting verification, oldest first."""
-        return reads.pending_payouts(self.reader)
-
-    def oldest_pending_at(self) -> str | None:
-        """When the oldest payout awaiting verification was made."""
-        return reads.oldest_pending_at(self.reader)
-
-    def hits(self, *, newest_first: bool = False, limit: int | None = None) -> list[Hit]:
-        """The progressive hits paid from a meter."""
-        return reads.hits(self.reader, newest_first=newest_first, limit=limit)
-
-    def count_payouts(self, *, excluding_kind: str) -> int:
-        """How many payouts the journal holds, those of one kind left out."""
-        return reads.count_payouts(self.reader, excluding_kind=excluding_kind)
-
-    def verification_records(
-        self, *, pending_only: bool = False, pool_id: str | None = None
-    ) -> list[PayoutRecord]:
-        """Progressive hits and payouts that needed verification, newest first."""
-        return reads.verification_records(self.reader, pending_only=pending_only, pool_id=pool_id)
-
-    def last_verified(self, limit: int) -> list[PayoutRecord]:
-        """The last ``limit`` pays verified, the newest verification first."""
-        return reads.last_verified(self.reader, limit)
-
-    def payouts_since(self, seq: int) -> list[tuple[int, str, PayoutMade]]:
-        """Each payout made after row ``seq``, as made: its row, its time, the payout."""
-        return reads.payouts_after(self.reader, seq)
 
     def site_messages(self, after: int, limit: int) -> list[SiteMessage]:
         """The outbox to central after ``site_seq`` ``after``, checked (:mod:`.site_messages`)."""
@@ -451,7 +377,7 @@ class PostgresJournal:
         except psycopg.Error as error:
             raise JournalError(f"{self.url}: cannot check the journal: {reason(error)}") from error
         finally:
-            _roll_back(self.db)  # its read transaction
+            roll_back(self.db)  # its read transaction
 
 
 if TYPE_CHECKING:  # mypy proves the PostgreSQL journal implements the port.
