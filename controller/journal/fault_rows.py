@@ -5,7 +5,7 @@ many, the newest and the point acknowledged through. The faults themselves are t
 ``fault`` rows; those after the row of the fault acknowledged through wait (every one, on a
 journal whose register is not open yet). :func:`waiting_faults` reads them from rows in their
 canonical form, as every journal reader gives them, for ``jackpotd faults`` and the console;
-:func:`rows_after` reads only the rows after one already read (on a file, by its primary key),
+:func:`rows_after` reads only the rows after one already read (by the backend's index on them),
 so that the console's list of them is kept up to date without reading the journal again.
 """
 
@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from controller.events import FaultRecorded, decode_event
-from controller.journal.sqlite.readonly import ReadOnlyJournal
-from controller.journal.sqlite.rows import read_rows
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
@@ -75,7 +73,5 @@ def waiting_faults(
 
 
 def rows_after(reader: JournalReader, after: int) -> Iterator[dict[str, Any]]:
-    """The rows after row ``after``, in their canonical form (a file's from its index on)."""
-    if isinstance(reader, ReadOnlyJournal):
-        return (row.values for row in read_rows(reader.reader.conn, after))
-    return (row for row in reader.rows() if int(row["seq"]) > after)
+    """The rows after row ``after``, in their canonical form (from the backend's index on)."""
+    return reader.rows(after)

@@ -113,8 +113,8 @@ class JournalReader(Protocol):
     def pays(self, chosen: PayFilter) -> list[PayoutRecord]:
         """The pays ``chosen``, the newest round first and by seat within a round."""
 
-    def rows(self) -> Iterator[dict[str, Any]]:
-        """Every journal row in order, in its canonical form."""
+    def rows(self, after: int = 0) -> Iterator[dict[str, Any]]:
+        """Every journal row after row ``after``, in order, in its canonical form."""
 
     def provenances(self) -> Iterator[tuple[int, str | None]]:
         """Each row's ``seq`` and provenance, in order (None: not recorded)."""

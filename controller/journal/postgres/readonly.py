@@ -126,9 +126,9 @@ class PostgresReader:
         except psycopg.Error as error:
             raise JournalError(f"{self.url}: cannot read the journal: {reason(error)}") from error
 
-    def rows(self) -> Iterator[dict[str, Any]]:
-        """Every journal row in order, in its canonical form."""
-        for row in read_rows(self._connection):
+    def rows(self, after: int = 0) -> Iterator[dict[str, Any]]:
+        """Every journal row after row ``after``, in order, in its canonical form."""
+        for row in read_rows(self._connection, after):
             yield row.values
 
     def provenances(self) -> Iterator[tuple[int, str | None]]:

@@ -126,14 +126,17 @@ class ReadOnlyJournal(ReadSide):
         """The pays ``chosen`` (:func:`pays`)."""
         return pays(self._database, chosen)
 
-    def rows(self) -> Iterator[dict[str, Any]]:
-        """Every journal row in order, in its canonical form (whatever the stored layout)."""
-        for row in self.read():
+    def rows(self, after: int = 0) -> Iterator[dict[str, Any]]:
+        """Every journal row after row ``after`` in order, canonical (whatever the layout).
+
+        From its index on: a screen that reads only what is new reads only that.
+        """
+        for row in self.read(after):
             yield row.values
 
-    def read(self) -> Iterator[Row]:
-        """Every journal row in order, read back with its event and effects."""
-        return read_rows(self._connection)
+    def read(self, after: int = 0) -> Iterator[Row]:
+        """Every journal row after row ``after`` in order, read back with its event and effects."""
+        return read_rows(self._connection, after)
 
     def provenances(self) -> Iterator[tuple[int, str | None]]:
         """Each row's ``seq`` and provenance, in order (None: not recorded)."""

@@ -118,3 +118,17 @@ def test_journal_contract_a_live_append_refuses_a_signature_whose_window_has_pas
         assert journal.append(site.sign(later, "mgr")).applied
     finally:
         journal.close()
+
+
+def test_journal_contract_a_reader_gives_the_rows_after_one_already_read(
+    backend: Backend, backend_journal: JournalPort[Any]
+) -> None:
+    """What the console's faults panel reads as it keeps up (controller/journal/fault_rows.py)."""
+    backend_journal.append_many([wager("r1-w2", "r1", 2), wager("r1-w3", "r1", 3)])
+    with backend_for(backend.location).reader() as reader:
+        every = list(reader.rows())
+        after = list(reader.rows(2))
+        beyond = list(reader.rows(int(every[-1]["seq"])))
+    assert [int(row["seq"]) for row in every] == list(range(1, len(every) + 1))
+    assert after == every[2:]  # the same canonical rows, from row 3 on
+    assert beyond == []
