@@ -31,7 +31,8 @@ from structural import mqtt_attacks, serial_attacks
 
 from controller.config.load import ConfigError, parse_config
 from controller.rules.cards import CardError, HandError, SevenCardHand
-from drivers.mqtt.payloads import PayloadError, decode_table_event
+from drivers.mqtt.json_objects import PayloadError
+from drivers.mqtt.payloads import decode_table_event
 from drivers.serial.framing import FrameError, FrameReader, crc16, encode_frame
 from drivers.serial.protocol import ProtocolError, decode_payload
 

@@ -31,7 +31,7 @@ from controller.journal import JournalError, SchemaError
 from controller.ledger.apply import LedgerError
 from controller.ports import ControllerUnavailableError
 from controller.rules.cards import CardError
-from drivers.mqtt.payloads import PayloadError
+from drivers.mqtt.json_objects import PayloadError
 from drivers.serial.protocol import ProtocolError
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,7 +24,7 @@ from controller.agent.faults import FaultThrottle
 from controller.clock import utc_now
 from controller.files import RECORD, write_file
 from controller.ports import OutboxError
-from drivers.mqtt.payloads import SCHEMA_VERSION
+from drivers.mqtt.json_objects import SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from collections.abc import Callable

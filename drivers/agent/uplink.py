@@ -36,7 +36,8 @@ from drivers.mqtt.connection import (
     make_client,
     say_status,
 )
-from drivers.mqtt.payloads import OFFLINE, ONLINE, PayloadError
+from drivers.mqtt.json_objects import PayloadError
+from drivers.mqtt.payloads import OFFLINE, ONLINE
 from drivers.mqtt.pipeline import message_payload
 from drivers.mqtt.topics import Topics
 from drivers.serial.protocol import ProtocolError

@@ -16,8 +16,9 @@ import msgspec
 
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, RoundVoided
 from drivers.mqtt.agent_wire import AGENT_DEVICE
-from drivers.mqtt.payloads import SCHEMA_VERSION, PayloadError, decode_table_message
+from drivers.mqtt.json_objects import SCHEMA_VERSION, PayloadError
 from drivers.mqtt.payloads import Heartbeat as HeardHeartbeat
+from drivers.mqtt.payloads import decode_table_message
 from drivers.serial.protocol import Heartbeat, ProtocolError, decode_message, parse_header
 
 if TYPE_CHECKING:

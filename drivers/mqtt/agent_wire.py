@@ -24,13 +24,8 @@ from typing import Annotated, Final
 import msgspec
 
 from controller.agent.acks import Ack
-from drivers.mqtt.payloads import (
-    SCHEMA_VERSION,
-    Boot,
-    convert,
-    decode_object,
-    undecodable_as_rejection,
-)
+from drivers.mqtt.json_objects import SCHEMA_VERSION, convert, decode_object
+from drivers.mqtt.payloads import Boot, undecodable_as_rejection
 
 AGENT_DEVICE: Final = "agent"
 """The ``device`` of an agent's own heartbeat."""
@@ -73,7 +68,7 @@ def encode_ack(ack: Ack, at: str) -> bytes:
 
 
 def decode_ack(data: bytes) -> Ack:
-    """An acknowledgement from its payload; raises :class:`drivers.mqtt.payloads.PayloadError`."""
+    """An acknowledgement from its payload, else :class:`~.json_objects.PayloadError`."""
     with undecodable_as_rejection(data):
         payload = convert(decode_object(data), AckPayload)
     return Ack(

@@ -80,8 +80,9 @@ from drivers.mqtt.connection import (
     tls_context,
 )
 from drivers.mqtt.hits import HitCheck, HitRefusedError
+from drivers.mqtt.json_objects import decode_object
 from drivers.mqtt.outgoing import SIGNED_VERSIONS, meter_of, pool_status_of
-from drivers.mqtt.payloads import OFFLINE, ONLINE, decode_object
+from drivers.mqtt.payloads import OFFLINE, ONLINE
 from drivers.mqtt.topics import NO_POOL, Topics
 
 if TYPE_CHECKING:

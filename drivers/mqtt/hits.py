@@ -41,8 +41,8 @@ import msgspec
 from controller.errors import InputError
 from controller.files import RECORD, append_file, write_file
 from controller.meter_signature import HIT_DOMAIN, HIT_MAX_AGE_S
+from drivers.mqtt.json_objects import decode_object
 from drivers.mqtt.outgoing import SIGNED_VERSIONS, HitPayload, hit_of
-from drivers.mqtt.payloads import decode_object
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -27,7 +27,8 @@ import msgspec
 
 from controller.meter_signature import HIT_DOMAIN, METER_DOMAIN, POOL_STATUS_DOMAIN, SIGNED_VERSION
 from controller.outputs import HitAnnouncement, MeterUpdate, PoolUpdate
-from drivers.mqtt.payloads import OFFLINE, ONLINE, SCHEMA_VERSION, convert, decode_object
+from drivers.mqtt.json_objects import SCHEMA_VERSION, convert, decode_object
+from drivers.mqtt.payloads import OFFLINE, ONLINE
 
 if TYPE_CHECKING:
     from controller.meter_signature import Signer

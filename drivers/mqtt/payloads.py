@@ -62,8 +62,6 @@ credentials, so every payload is read as if an attacker wrote it:
 from __future__ import annotations
 
 import contextlib
-import json
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Final, Generic, TypeVar
 
@@ -71,7 +69,6 @@ import msgspec
 
 from controller.agent_events import AgentSignature
 from controller.clock import utc_now
-from controller.errors import InputError
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -84,20 +81,24 @@ from controller.events import (
 from controller.rules.cards import Card, CardError
 from controller.rules.spots import Spot
 from controller.text import control_refusal
+from drivers.mqtt.json_objects import (
+    MAX_PAYLOAD,
+    PREVIEW,
+    SCHEMA_VERSION,
+    PayloadError,
+    check_unique_keys,
+    convert,
+    decode_object,
+    preview,
+)
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection, Iterator
+    from collections.abc import Callable, Iterator
 
-SCHEMA_VERSION: Final = 1
-MAX_PAYLOAD: Final = 4096
-"""Largest table payload in bytes; the biggest valid one is a few hundred."""
 MAX_SEQ: Final = 2**32 - 1
 
 ONLINE: Final = b"online"
 OFFLINE: Final = b"offline"
-
-_PREVIEW: Final = 120
-"""How much of a refused payload the detail quotes."""
 
 Device = Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9._-]{1,32}$")]
 Seq = Annotated[int, msgspec.Meta(ge=0, le=MAX_SEQ)]
@@ -109,15 +110,6 @@ Position = Annotated[int, msgspec.Meta(ge=0, le=99)]
 Cents = Annotated[int, msgspec.Meta(ge=0, le=10**12)]
 Reason = Annotated[str, msgspec.Meta(max_length=200)]
 """Free text, but one line of it: no control or format character (checked by ``_void``)."""
-
-
-class PayloadError(InputError, ValueError):
-    """A payload that is no valid message: a short ``reason`` token and a ``detail``."""
-
-    def __init__(self, reason: str, detail: str) -> None:
-        super().__init__(f"{reason}: {detail}")
-        self.reason = reason
-        self.detail = detail
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,79 +210,6 @@ class HeartbeatPayload(TablePayload, frozen=True):
     """``event/heartbeat``: the device is alive, and the last event it sent was ``last``."""
 
     last: Seq | None = None
-
-
-def _preview(data: bytes) -> str:
-    text = repr(data[:_PREVIEW])
-    return text + "..." if len(data) > _PREVIEW else text
-
-
-_FIELD_AT: Final = re.compile(r"at `\$\.([A-Za-z_]+)")
-_T = TypeVar("_T")
-
-
-def _validation_reason(message: str) -> str:
-    """A reason token from a msgspec validation message (``bad-seat``, ``missing-field``)."""
-    if message.startswith("Object missing required field"):
-        return "missing-field"
-    if message.startswith("Object contains unknown field"):
-        return "unknown-field"
-    match = _FIELD_AT.search(message)
-    if match:
-        return "bad-" + match.group(1).replace("_", "-")
-    return "bad-payload"
-
-
-def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    value = dict(pairs)
-    if len(value) != len(pairs):
-        keys = [key for key, _ in pairs]
-        twice = next(key for key in keys if keys.count(key) > 1)
-        raise PayloadError("duplicate-key", f"the key {twice!r} appears more than once")
-    return value
-
-
-_PAIRS: Final = json.JSONDecoder(object_pairs_hook=_unique_pairs)
-
-
-def check_unique_keys(data: bytes) -> None:
-    """Refuse JSON (already known to be valid) in which an object has a key twice.
-
-    msgspec, like most parsers, keeps the last value of a repeated key; a device could then
-    show one amount to a reader that keeps the first and another to the ledger. The standard
-    library's parser hands each object's pairs over in order, so a repeat can be seen.
-    """
-    _PAIRS.decode(data.decode())
-
-
-def decode_object(data: bytes, versions: Collection[int] = (SCHEMA_VERSION,)) -> dict[str, Any]:
-    """A JSON object of one of ``versions`` (1), else :class:`PayloadError` (``bad-json``...)."""
-    if len(data) > MAX_PAYLOAD:
-        raise PayloadError("too-large", f"{len(data)} bytes, at most {MAX_PAYLOAD}")
-    try:
-        value = msgspec.json.decode(data)
-    except msgspec.DecodeError as error:
-        raise PayloadError("bad-json", f"{error} in {_preview(data)}") from error
-    check_unique_keys(data)
-    if not isinstance(value, dict):
-        raise PayloadError("bad-payload", f"expected a JSON object, got {_preview(data)}")
-    if "v" not in value:
-        raise PayloadError("bad-version", 'no schema version field "v"')
-    version = value["v"]
-    # bool is an int in Python; true is no version number.
-    if type(version) is not int or version not in versions:
-        supported = ", ".join(map(str, versions))
-        detail = f"schema version {version!r} is not supported (this controller: {supported})"
-        raise PayloadError("bad-version", detail)
-    return value
-
-
-def convert(value: dict[str, Any], kind: type[_T]) -> _T:
-    """``value`` as a ``kind``, or :class:`PayloadError` naming the field."""
-    try:
-        return msgspec.convert(value, kind)
-    except msgspec.ValidationError as error:
-        raise PayloadError(_validation_reason(str(error)), str(error)) from error
 
 
 @dataclass(frozen=True, slots=True)
@@ -459,7 +378,7 @@ def undecodable_as_rejection(data: bytes) -> Iterator[None]:
     except PayloadError:
         raise
     except Exception as error:  # hostile input: every failure is a rejection
-        detail = f"{type(error).__name__}: {str(error)[:_PREVIEW]} in {_preview(data)}"
+        detail = f"{type(error).__name__}: {str(error)[:PREVIEW]} in {preview(data)}"
         raise PayloadError("undecodable", detail) from error
 
 
@@ -476,7 +395,7 @@ def decode_status(data: bytes) -> bool:
         return True
     if text == OFFLINE:
         return False
-    raise PayloadError("bad-status", f"expected online or offline, got {_preview(data)}")
+    raise PayloadError("bad-status", f"expected online or offline, got {preview(data)}")
 
 
 def table_status_event(

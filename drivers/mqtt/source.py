@@ -93,15 +93,9 @@ from drivers.mqtt.connection import (
     raise_if_cancelled,
     say_status,
 )
+from drivers.mqtt.json_objects import PayloadError
 from drivers.mqtt.parking import Parking
-from drivers.mqtt.payloads import (
-    OFFLINE,
-    ONLINE,
-    Heartbeat,
-    PayloadError,
-    decode_status,
-    decode_table_message,
-)
+from drivers.mqtt.payloads import OFFLINE, ONLINE, Heartbeat, decode_status, decode_table_message
 from drivers.mqtt.pipeline import (
     FailingClosedError,
     Handling,

@@ -22,17 +22,16 @@ from drivers.mqtt.connection import (
     raise_if_cancelled,
     say_status,
 )
+from drivers.mqtt.json_objects import SCHEMA_VERSION, PayloadError
 from drivers.mqtt.outgoing import TableStatePayload, decode_table_state
 from drivers.mqtt.payloads import (
     OFFLINE,
     ONLINE,
-    SCHEMA_VERSION,
     BetPayload,
     CardPayload,
     DonePayload,
     HeartbeatPayload,
     LockPayload,
-    PayloadError,
     TablePayload,
 )
 from drivers.mqtt.topics import Topics

@@ -25,7 +25,8 @@ from controller.events import BetSensed, BetsLocked, CardDealt
 from controller.journal.sqlite.verify import verify
 from controller.ledger.table_state import Phase, RoundProblem, TableState
 from controller.rules.cards import DECK, Card
-from drivers.mqtt.payloads import PayloadError, decode_table_event
+from drivers.mqtt.json_objects import PayloadError
+from drivers.mqtt.payloads import decode_table_event
 from drivers.serial.link import SerialSource
 from drivers.serial.protocol import ProtocolError, decode_payload
 

@@ -9,7 +9,8 @@ import pytest
 from controller.agent.acks import Ack
 from drivers.agent.wire import forwarded, heartbeat
 from drivers.mqtt.agent_wire import decode_ack, encode_ack
-from drivers.mqtt.payloads import AgentStamp, Heartbeat, PayloadError, decode_table_message
+from drivers.mqtt.json_objects import PayloadError
+from drivers.mqtt.payloads import AgentStamp, Heartbeat, decode_table_message
 from drivers.serial.protocol import ProtocolError, decode_payload
 
 AT = "2026-01-01T00:00:00.000Z"

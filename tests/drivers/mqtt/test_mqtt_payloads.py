@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, RoundVoided
 from controller.outputs import ControllerUpdate, HitAnnouncement, MeterUpdate, TableUpdate
 from controller.rules.spots import Spot
-from drivers.mqtt import payloads
+from drivers.mqtt import json_objects, payloads
+from drivers.mqtt.json_objects import MAX_PAYLOAD, PayloadError
 from drivers.mqtt.outgoing import (
     controller_status_payload,
     decode_hit,
@@ -24,10 +25,8 @@ from drivers.mqtt.outgoing import (
     table_state_payload,
 )
 from drivers.mqtt.payloads import (
-    MAX_PAYLOAD,
     BetPayload,
     Heartbeat,
-    PayloadError,
     decode_status,
     decode_table_event,
     table_status_event,
@@ -407,9 +406,9 @@ def careful(event_type: str, data: bytes) -> object:
     """The payload read step by step only (JSON, version, device and seq, the type's fields)."""
     kind = payloads._EVENT_TYPES[event_type]
     try:
-        value = payloads.decode_object(data)
-        payloads.convert(value, payloads._HeadFields)
-        payload = payloads.convert(value, kind.payload)
+        value = json_objects.decode_object(data)
+        json_objects.convert(value, payloads._HeadFields)
+        payload = json_objects.convert(value, kind.payload)
         return kind.event(payloads._Head("t1", payload.device, payload.seq, AT), payload)
     except PayloadError as error:
         return (error.reason, error.detail)

@@ -16,7 +16,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from drivers.mqtt.payloads import PayloadError, decode_status, decode_table_event
+from drivers.mqtt.json_objects import PayloadError
+from drivers.mqtt.payloads import decode_status, decode_table_event
 from drivers.mqtt.refusals import REFUSALS
 from drivers.mqtt.topics import EVENT_TYPES, TopicError, Topics
 

@@ -51,7 +51,7 @@ from drivers.agent.state import FaultLog
 from drivers.agent.uplink import AgentUplink
 from drivers.mqtt.agent_wire import decode_ack
 from drivers.mqtt.follower import MeterFollower
-from drivers.mqtt.payloads import PayloadError
+from drivers.mqtt.json_objects import PayloadError
 from drivers.mqtt.settings import BrokerSettings
 from drivers.serial.settings import SerialPortSettings
 from drivers.simulator import SimulatedTable, TablePlan
