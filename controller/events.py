@@ -12,7 +12,8 @@ itself (:mod:`controller.security.signatures`), which the ledger checks whatever
 (:mod:`controller.ledger.authority`). The field is ``UNSET`` (never encoded) on events journaled
 before signatures existed, so their text, and their hash chain, are unchanged.
 
-Some kinds are defined in modules of their own and join the union here: a table agent's
+Some kinds are defined in modules of their own and join the union here: a table's devices'
+(:mod:`controller.device_events`, whose events this module also names), a table agent's
 (:mod:`controller.agent_events`), a wide-area link's (:mod:`controller.wide_events`) and an
 operator's passkeys (:mod:`controller.passkey_events`, whose events this module also names, so
 that they are imported from either), a supervisor's acknowledgement of faults
@@ -35,6 +36,15 @@ from controller.authority_events import (
     OperatorEnrolled,
     OperatorRevoked,
     OperatorUnlocked,
+)
+from controller.device_events import (
+    BetSensed,
+    BetsLocked,
+    CardDealt,
+    DealComplete,
+    DeviceEvent,
+    DeviceInput,
+    device_event_id,
 )
 from controller.event_base import SCHEMA_VERSION, Event, Signature, Signatures
 from controller.fault_events import FaultsAcknowledged
@@ -59,6 +69,12 @@ from controller.wide_events import (
 __all__ = [
     "SCHEMA_VERSION",
     "AuthenticationFailed",
+    "BetSensed",
+    "BetsLocked",
+    "CardDealt",
+    "DealComplete",
+    "DeviceEvent",
+    "DeviceInput",
     "Event",
     "FaultsAcknowledged",
     "HistoryRestored",
@@ -79,6 +95,7 @@ __all__ = [
     "PoolTransferred",
     "Signature",
     "Signatures",
+    "device_event_id",
 ]
 
 
@@ -210,55 +227,6 @@ class MeterAdjusted(Event, frozen=True, tag="meter-adjusted"):
     by: str
     reason: str
     signatures: Signatures = msgspec.UNSET
-
-
-class DeviceEvent(Event, frozen=True):
-    """An input from a table device, identified by ``table/device/seq``.
-
-    Devices resend until acknowledged and the journal applies an id once, so a resend is
-    harmless (see :func:`device_event_id`). Devices must not reuse a sequence number.
-
-    Each kind ends with ``agent_signature``: the signature of the table's enrolled agent that
-    forwarded it (controller/agent_events.py), ``UNSET`` (never encoded, nor in the stored
-    array form) on events without one, so that every earlier row reads and hashes as written.
-    """
-
-    table_id: str
-    device: str
-    seq: int
-
-
-class BetSensed(DeviceEvent, frozen=True, tag="bet-sensed"):
-    """A bet sensor saw a chip arrive on (or leave) a side-bet spot."""
-
-    seat: int
-    spot: str
-    present: bool
-    amount_cents: int = 0
-    agent_signature: AgentSigned = msgspec.UNSET
-
-
-class BetsLocked(DeviceEvent, frozen=True, tag="bets-locked"):
-    """The dealer locked bets ("no more bets") and a round began: present bets become wagers."""
-
-    round_id: str
-    agent_signature: AgentSigned = msgspec.UNSET
-
-
-class CardDealt(DeviceEvent, frozen=True, tag="card-dealt"):
-    """The shoe dealt a card to a position: 0 is the dealer, 1 and up the seats."""
-
-    round_id: str
-    position: int
-    card: str
-    agent_signature: AgentSigned = msgspec.UNSET
-
-
-class DealComplete(DeviceEvent, frozen=True, tag="deal-complete"):
-    """Every hand of the round is dealt: the round can be settled."""
-
-    round_id: str
-    agent_signature: AgentSigned = msgspec.UNSET
 
 
 class RoundVoided(Event, frozen=True, tag="round-voided", omit_defaults=True):
@@ -401,15 +369,6 @@ AnyEvent = (
     | MysteryDrawn
     | MysteryRevealed
 )
-
-
-DeviceInput = BetSensed | BetsLocked | CardDealt | DealComplete
-"""The events a table's devices send."""
-
-
-def device_event_id(table_id: str, device: str, seq: int) -> str:
-    """The journal id of a device's input: resends of one frame or message share it."""
-    return f"{table_id}/{device}/{seq}"
 
 
 _ENCODER = msgspec.json.Encoder(order="sorted")
