@@ -29,12 +29,8 @@ from controller.service.demo import (
     demo_config,
     demo_manager_key,
 )
-from controller.service.wiring import (
-    AuthorityPolicy,
-    StartupError,
-    install_signal_handlers,
-    serve,
-)
+from controller.service.startup_checks import AuthorityPolicy, StartupError
+from controller.service.wiring import install_signal_handlers, serve
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -16,22 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
-from controller.config.approval import (
-    Approver,
-    approval_steps,
-    configuration_approval,
-    split,
-)
-from controller.config.changes import config_events
-from controller.errors import ConfigurationError
-from controller.events import FaultRecorded
 from controller.journal.high_water import HighWaterFileError
 from controller.journal.location import database
 from controller.journal.postgres.fence import Fence
@@ -44,13 +34,18 @@ from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
 from controller.runtime.systemd import Notifier
 from controller.runtime.view import Runtime
-from controller.security.manifest import current
 from controller.security.signer import as_controller_key
 from controller.service.drivers import build_drivers
 from controller.service.head_marks import published_heads, resumed_heads
 from controller.service.mystery_keeper import mystery_watch
 from controller.service.operator_socket import OperatorSocket
 from controller.service.standby import Promoted, Standby
+from controller.service.startup_checks import (
+    AuthorityPolicy,
+    StartupError,
+    configuration_events,
+    self_check,
+)
 from controller.web.console import ConsoleSite
 from controller.web.display import Display, serve_display
 from controller.web.limits import WebLimits
@@ -59,19 +54,13 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine, Sequence
 
     from controller.config.load import Config
-    from controller.events import AnyEvent
     from controller.journal.port import JournalPort
     from controller.outputs import SignedHead
     from controller.ports import Sink, Source
     from controller.runtime.checkpointing import CheckpointSchedule
-    from controller.security.manifest import Manifest
     from controller.security.signer import Signer
 
 log = logging.getLogger(__name__)
-
-
-class StartupError(ConfigurationError, RuntimeError):
-    """The service cannot start (the configuration does not fit the journal)."""
 
 
 @dataclass(slots=True)
@@ -105,79 +94,6 @@ async def supervise(
 ) -> None:
     """Run a part forever: restart it with backoff if it fails or ends, until cancelled."""
     await keep_connected(_Supervised(name, start), backoff or Backoff(initial=0.2, cap=10.0))
-
-
-def _self_check(
-    config: Config, journal: JournalPort[Any], *, require_manifest: bool, seen: Manifest | None
-) -> None:
-    """Refuse to run software or a configuration other than the approved (docs/operations.md).
-
-    ``seen``: the software as hashed earlier in this process (a standby's), else hashed now.
-    """
-    approved = journal.state.manifest
-    if approved is None and not require_manifest:
-        # Only the demo and in-process tests start so; nobody there can approve anything.
-        log.info("no approved manifest in the journal (jackpotd run would refuse to start)")
-        return
-    problems = (
-        [f"no approved manifest in {config.controller.journal}"]
-        if approved is None
-        else (seen or current(config.digest)).differences(approved)
-    )
-    if problems:
-        detail = "; ".join(problems)
-        journal.append(
-            FaultRecorded(f"fault-{uuid.uuid4()}", utc_now(), "self-check", "manifest", detail)
-        )
-        steps = approval_steps(config, journal.state, utc_now())
-        journal.close()
-        raise StartupError(f"start-up self-check failed: {detail} ({steps}; docs/operations.md)")
-
-
-@dataclass(frozen=True, slots=True)
-class AuthorityPolicy:
-    """How start-up treats the authority of the journal it opens (docs/security.md).
-
-    ``jackpotd run`` requires signed authority: a manager enrolled with a key, and every
-    change the configuration makes to pools and tables approved by a manager's signature.
-    The demo brings its own manager (``approver``). In-process tests that build journals of
-    their own may run a journal whose authority was never signed, as before signatures.
-    """
-
-    require_signed: bool = False
-    approver: Approver | None = None
-
-
-def _configuration(
-    config: Config, journal: JournalPort[Any], policy: AuthorityPolicy
-) -> list[AnyEvent]:
-    """What start-up journals for ``config``: approved changes, and what moves no money."""
-    at = utc_now()
-    approver = policy.approver
-    if approver is not None and not journal.state.authority.signed:
-        journal.append(approver.enrollment(at, journal.state))
-    signed = journal.state.authority.signed
-    if not signed and not policy.require_signed:
-        return config_events(config, journal.state, at)  # authority never signed: as before
-    if not signed:
-        journal.close()
-        raise StartupError(
-            f"{config.controller.journal}: no operator holds a signing key; enroll a manager "
-            "(jackpotd operator add) and approve the configuration (jackpotd config approve)"
-        )
-    _changes, others = split(config_events(config, journal.state, at))
-    approval = configuration_approval(config, journal.state, at, approver.name if approver else "")
-    if approval is None:
-        return others
-    if approver is None:
-        journal.close()
-        raise StartupError(
-            f"{config.source}: the configuration changes {len(approval.changes)} pools or "
-            "tables, or its authority settings, and no manager has approved it: "
-            f"jackpotd config approve --config {config.source} --key KEY_FILE "
-            f"--db {config.controller.journal}"
-        )
-    return [approver.sign(approval, journal.state), *others]
 
 
 def _journal_takeover(journal: JournalPort[Any]) -> None:
@@ -252,7 +168,7 @@ def _assembled(  # noqa: PLR0913 - build_runtime's, once its journal is open
     settings = config.controller
     _journal_takeover(journal)
     seen = None if promoted is None else promoted.seen
-    _self_check(config, journal, require_manifest=require_manifest, seen=seen)
+    self_check(config, journal, require_manifest=require_manifest, seen=seen)
     check = None if promoted is None else promoted.check
     try:
         heads = resumed_heads(
@@ -268,7 +184,7 @@ def _assembled(  # noqa: PLR0913 - build_runtime's, once its journal is open
     resume_checkpoints(journal, checkpoints, utc_now(), check, mark)
     if heads is not None:
         heads.accepted(journal.state)
-    events = _configuration(config, journal, authority)
+    events = configuration_events(config, journal, authority)
     refused = [receipt for receipt in journal.append_many(events) if not receipt.applied]
     if refused:
         reasons = "; ".join(f"{receipt.event_id}: {receipt.reason}" for receipt in refused)

@@ -35,7 +35,8 @@ from controller.events import ConfigurationApproved, PoolOpened, TableConfigured
 from controller.journal.sqlite import Journal
 from controller.ledger.apply import LedgerState, apply
 from controller.security.controller_key import ControllerKey
-from controller.service.wiring import AuthorityPolicy, StartupError, build_runtime
+from controller.service.startup_checks import AuthorityPolicy, StartupError
+from controller.service.wiring import build_runtime
 from controller.wide_events import SiteLinked, WideAreaJoined
 
 if TYPE_CHECKING:

@@ -41,7 +41,8 @@ from controller.runtime.heads import HeadSchedule
 from controller.runtime.sequencer import Sequencer
 from controller.runtime.step_down import WENT_BACK
 from controller.security.controller_key import ControllerKey
-from controller.service.wiring import StartupError, build_runtime
+from controller.service.startup_checks import StartupError
+from controller.service.wiring import build_runtime
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

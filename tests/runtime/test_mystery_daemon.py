@@ -19,7 +19,7 @@ from support.mystery_paytable import FLOOR, file_paytable, simulated_table
 from controller.config.load import Config, parse_config
 from controller.journal.sqlite.verify import verify
 from controller.service.demo import demo_approver
-from controller.service.wiring import AuthorityPolicy
+from controller.service.startup_checks import AuthorityPolicy
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -30,7 +30,7 @@ from controller.outputs import ControllerUpdate
 from controller.security.controller_key import ControllerKey, write_key
 from controller.security.sealing_key import write_sealing_key
 from controller.service.demo import demo_approver
-from controller.service.wiring import AuthorityPolicy
+from controller.service.startup_checks import AuthorityPolicy
 
 if TYPE_CHECKING:
     from pathlib import Path

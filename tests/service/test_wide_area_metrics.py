@@ -18,7 +18,8 @@ from support.wide_area_config import CENTRAL, PROPERTY, edit, write_files
 
 from controller.security.controller_key import ControllerKey
 from controller.service.drivers import build_drivers
-from controller.service.wiring import AuthorityPolicy, build_runtime
+from controller.service.startup_checks import AuthorityPolicy
+from controller.service.wiring import build_runtime
 from drivers.mqtt.metrics import SiteTrafficFamilies, UplinkFamilies
 from drivers.mqtt.site_answers import DROP_REASONS
 from drivers.mqtt.site_uplink import SiteUplink

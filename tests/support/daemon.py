@@ -12,7 +12,8 @@ import aiomqtt
 
 from controller.config.load import load_config
 from controller.journal.sqlite import Journal
-from controller.service.wiring import AuthorityPolicy, serve
+from controller.service.startup_checks import AuthorityPolicy
+from controller.service.wiring import serve
 from drivers.agent.state import Changes
 from drivers.mqtt.settings import BrokerSettings
 from support.floor import (

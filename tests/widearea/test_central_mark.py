@@ -44,7 +44,8 @@ from controller.runtime.head_signing import HeadSigning
 from controller.runtime.heads import HeadSchedule, central_marks, published_marks
 from controller.runtime.site_links import JournalSiteLinks
 from controller.security.controller_key import ControllerKey
-from controller.service.wiring import StartupError, build_runtime
+from controller.service.startup_checks import StartupError
+from controller.service.wiring import build_runtime
 from controller.widearea.messages import CentralMark, canonical, decode_up, signed_bytes
 from drivers.mqtt.central_mark import central_mark
 from drivers.mqtt.published_head import published_head
