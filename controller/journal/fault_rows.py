@@ -5,8 +5,8 @@ many, the newest and the point acknowledged through. The faults themselves are t
 ``fault`` rows; those after the row of the fault acknowledged through wait (every one, on a
 journal whose register is not open yet). :func:`waiting_faults` reads them from rows in their
 canonical form, as every journal reader gives them, for ``jackpotd faults`` and the console;
-:func:`rows_after` reads only the rows after one already read (by the backend's index on them),
-so that the console's list of them is kept up to date without reading the journal again.
+a reader's ``rows(after)`` gives only the rows after one already read (by the backend's index
+on them), so that the console's list is kept up to date without reading the journal again.
 """
 
 from __future__ import annotations
@@ -17,9 +17,8 @@ from typing import TYPE_CHECKING, Any
 from controller.events import FaultRecorded, decode_event
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable
 
-    from controller.journal.readonly import JournalReader
     from controller.ledger.fault_register import FaultRegister
 
 KIND = "fault"
@@ -70,8 +69,3 @@ def waiting_faults(
         if fault.event_id == register.through:
             return faults[index + 1 :]
     return faults
-
-
-def rows_after(reader: JournalReader, after: int) -> Iterator[dict[str, Any]]:
-    """The rows after row ``after``, in their canonical form (from the backend's index on)."""
-    return reader.rows(after)

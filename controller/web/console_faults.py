@@ -16,7 +16,7 @@ import asyncio
 from typing import TYPE_CHECKING, Any, Final
 
 from controller.journal.backends import open_reader
-from controller.journal.fault_rows import KIND, rows_after, waiting_faults
+from controller.journal.fault_rows import KIND, waiting_faults
 from controller.journal.fault_rows import fault_rows as faults_of
 from controller.ledger.faults import register_of
 from controller.web.console_drafts import DraftError
@@ -46,7 +46,7 @@ class FaultWatch:
 
     def _read(self) -> list[WaitingFault]:
         with open_reader(self.location) as reader:
-            rows = list(rows_after(reader, self.after))
+            rows = list(reader.rows(self.after))
         if rows:
             self.after = max(int(row["seq"]) for row in rows)
         return faults_of(row for row in rows if row.get("kind") == KIND)
