@@ -310,7 +310,7 @@ class CheckpointRecorded(Event, frozen=True, tag="checkpoint"):
 
     Journaled by the controller every so many rows, and at a clean shutdown: row ``head_seq``
     of the journal has the hash ``head_hash``, and the ledger's state after it has the digest
-    ``state_digest`` (:mod:`controller.journal.snapshot`) and these meters (cents). The
+    ``state_digest`` (:mod:`controller.ledger.snapshot`) and these meters (cents). The
     ``signature`` is the controller key's (``key_id``) Ed25519 signature over all of it
     (:mod:`controller.journal.checkpoints`). The ledger applies it as a no-op.
     """

@@ -40,8 +40,8 @@ from controller.clock import utc_now
 from controller.config.load import load_config
 from controller.errors import JackpotError
 from controller.events import encode_event
-from controller.journal.snapshot import state_from_text
 from controller.ledger.binding import binding_for, signed_by
+from controller.ledger.snapshot import state_from_text
 from controller.ports import Receipt, cli
 from controller.runtime.operator_desk import (
     LENGTH,

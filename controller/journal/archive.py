@@ -32,15 +32,14 @@ from __future__ import annotations
 import contextlib
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Generic, Protocol
 
 from controller.journal.archive_records import COLUMNS, ArchiveRecord
-from controller.journal.chain import GENESIS
+from controller.journal.chain import GENESIS, text_digest
 from controller.journal.checkpoints import checkpoint_of
+from controller.journal.domain import State
 from controller.journal.errors import JournalError
 from controller.journal.segments import write_segment
-from controller.journal.snapshot import digest, snapshot_text, state_from_text
-from controller.ledger.apply import LedgerError, LedgerState, apply
 
 __all__ = ["COLUMNS", "ArchiveRecord", "archive_from"]
 
@@ -49,6 +48,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.events import CheckpointRecorded
+    from controller.journal.domain import Domain
     from controller.journal.rows import Row
 
 SEGMENT_ROWS: Final = 200_000
@@ -169,10 +169,11 @@ def _cuts(
 
 
 @dataclass(slots=True)
-class _Replay:
-    """The rows of a segment, replayed as they are written to it."""
+class _Replay(Generic[State]):
+    """The rows of a segment, replayed as they are written to it (a refused row changes nothing)."""
 
-    state: LedgerState
+    domain: Domain[State]
+    state: State
     last: tuple[int, str] = (0, GENESIS)
 
     def rows(self, source: ArchiveSource, after: int, cut: int) -> Iterator[dict[str, Any]]:
@@ -188,8 +189,7 @@ class _Replay:
                 return
             if row.event is None or row.form:
                 raise JournalError(f"row {seq}: {row.form or 'not an event'}; nothing archived")
-            with contextlib.suppress(LedgerError):
-                self.state, _ = apply(self.state, row.event)
+            self.state, _, _ = self.domain.step(self.state, row.event)
             self.last = (seq, str(row.values["hash"]))
             yield row.values
 
@@ -201,17 +201,21 @@ def not_verified(where: str, problems: Sequence[str]) -> JournalError:
 
 
 def archive_from(
+    domain: Domain[State],
     source: ArchiveSource,
     directory: Path,
     criterion: tuple[datetime | None, int | None],
     now: str,
 ) -> list[ArchiveRecord]:
-    """Cut, write and record the segments of the rows ``criterion`` names (before, rows)."""
+    """Cut, write and record the segments of the rows ``criterion`` names (before, rows).
+
+    ``domain`` replays the rows, so that each segment's record holds the state after its last.
+    """
     records = source.records()
     previous = records[-1] if records else None
     after = previous.last_seq if previous else 0
     chained = previous.last_hash if previous else GENESIS
-    replay = _Replay(state_from_text(previous.state) if previous else LedgerState())
+    replay = _Replay(domain, domain.state_from_text(previous.state) if previous else domain.empty())
     candidate = _candidate(source, after, source.head(), *criterion)
     if candidate <= after:
         raise JournalError(f"{source.where}: no row to archive after row {after}; nothing archived")
@@ -227,7 +231,7 @@ def archive_from(
 def _segment(  # noqa: PLR0913 - one segment's parts
     source: ArchiveSource,
     directory: Path,
-    replay: _Replay,
+    replay: _Replay[Any],
     span: tuple[int, str, int],
     checkpoint: tuple[int, CheckpointRecorded] | None,
     *,
@@ -237,15 +241,15 @@ def _segment(  # noqa: PLR0913 - one segment's parts
     after, chained, cut = span
 
     def end() -> tuple[str, str | None]:
-        text = snapshot_text(replay.state)
+        text = replay.domain.snapshot_text(replay.state)
         if checkpoint is not None:
             event = checkpoint[1]
-            if (event.head_hash, event.state_digest) != (replay.last[1], digest(text)):
+            if (event.head_hash, event.state_digest) != (replay.last[1], text_digest(text)):
                 raise JournalError(
                     f"the checkpoint at row {checkpoint[0]} does not state row {cut}'s hash and "
                     "the state after it; nothing archived"
                 )
-        return digest(text), None if checkpoint is None else _text_of(source, checkpoint[0])
+        return text_digest(text), None if checkpoint is None else _text_of(source, checkpoint[0])
 
     sealed = write_segment(
         directory, replay.rows(source, after, cut), start=(after + 1, chained), end=end
@@ -253,7 +257,7 @@ def _segment(  # noqa: PLR0913 - one segment's parts
     return ArchiveRecord(
         **asdict(sealed),
         checkpoint_seq=None if checkpoint is None else checkpoint[0],
-        state=snapshot_text(replay.state),
+        state=replay.domain.snapshot_text(replay.state),
         archived_at=now,
     )
 

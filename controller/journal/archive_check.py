@@ -19,15 +19,13 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
-from controller.journal.chain import GENESIS
+from controller.journal.chain import GENESIS, text_digest
 from controller.journal.checkpoints import KIND, checkpoint_of, signature_holds
+from controller.journal.domain import State
 from controller.journal.rows import Row
 from controller.journal.segments import SegmentError, SegmentReader, file_sha256
-from controller.journal.snapshot import differences, digest, snapshot_text, state_from_text
-from controller.ledger.apply import LedgerState
-from controller.ledger.codec import payout_row
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +33,7 @@ if TYPE_CHECKING:
 
     from controller.events import CheckpointRecorded
     from controller.journal.archive_records import ArchiveRecord
+    from controller.journal.domain import Domain
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,26 +51,28 @@ class Resume:
 
 
 @dataclass(slots=True)
-class Start:
+class Start(Generic[State]):
     """Where the live rows' verification starts: after row ``seq``, its hash, the state there."""
 
+    state: State
     seq: int = 0
     hash: str = GENESIS
-    state: LedgerState = field(default_factory=LedgerState)
     records: list[ArchiveRecord] = field(default_factory=list)
 
 
-def start_after(records: list[ArchiveRecord], problem: Callable[[str], None]) -> Start:
+def start_after(
+    domain: Domain[State], records: list[ArchiveRecord], problem: Callable[[str], None]
+) -> Start[State]:
     """The last archive's end (``records``: the journal's), or the beginning if none."""
     if not records:
-        return Start()
+        return Start(domain.empty())
     last = records[-1]
     try:
-        state = state_from_text(last.state)
+        state = domain.state_from_text(last.state)
     except ValueError as error:
         problem(f"archive {last.segment}: the state it recorded cannot be read: {error}")
-        state = LedgerState()
-    return Start(last.last_seq, last.last_hash, state, records)
+        state = domain.empty()
+    return Start(state, last.last_seq, last.last_hash, records)
 
 
 def segment_rows(
@@ -153,7 +154,10 @@ def _check_seal(
 
 
 def check_cut(
-    cut: Cut, replayed: tuple[int, str, LedgerState], problem: Callable[[str], None]
+    domain: Domain[State],
+    cut: Cut,
+    replayed: tuple[int, str, State],
+    problem: Callable[[str], None],
 ) -> None:
     """At a segment's end: the replay's row, hash and state are what the record keeps."""
     record, (seq, last_hash, state) = cut.record, replayed
@@ -163,9 +167,8 @@ def check_cut(
             f"{where}: the replay ends at row {seq} with the hash {last_hash[:16]}..., the "
             f"journal recorded row {record.last_seq} with {record.last_hash[:16]}..."
         )
-    text = snapshot_text(state)
-    if digest(text) != digest(record.state):
-        shown = "; ".join(differences(state_from_text(record.state), state)[:3])
+    if domain.state_digest(state) != text_digest(record.state):
+        shown = "; ".join(domain.differences(domain.state_from_text(record.state), state)[:3])
         problem(f"{where}: the state it recorded is not the replay's at row {seq} ({shown})")
 
 
@@ -187,7 +190,7 @@ def _check_sealed(
         problem(f"{where}: its sealed checkpoint is not a checkpoint")
         return
     stated = (event.head_seq, event.head_hash, event.state_digest)
-    if stated != (record.last_seq, record.last_hash, digest(record.state)):
+    if stated != (record.last_seq, record.last_hash, text_digest(record.state)):
         problem(f"{where}: its sealed checkpoint does not state its last row and state")
     if keys and signature_holds(event, keys) is not True:
         problem(f"{where}: its sealed checkpoint is not signed by a controller key given")
@@ -213,14 +216,14 @@ def segment_checkpoints(
     return found
 
 
-def carried_payouts(state: LedgerState) -> dict[str, dict[str, Any]]:
+def carried_payouts(domain: Domain[State], state: State) -> dict[str, dict[str, Any]]:
     """The payouts pending at the cut, which stay in the live ``payouts`` table.
 
     Their row and time are those of archived rows: compared on what the payout itself holds.
     """
     return {
-        payout_id: payout_row(payout) | {"verified_by": None, "verified_seq": None}
-        for payout_id, payout in state.pending.items()
+        payout_id: row | {"verified_by": None, "verified_seq": None}
+        for payout_id, row in domain.pending_rows(state).items()
     }
 
 

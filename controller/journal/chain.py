@@ -25,3 +25,13 @@ def row_hash(previous: str, row: dict[str, object]) -> str:
     """
     body = msgspec.json.encode([row[name] for name in HASHED_FIELDS])
     return hashlib.sha256(previous.encode() + b"\n" + body).hexdigest()
+
+
+def text_digest(text: str) -> str:
+    """The SHA-256 (hex) of a stored text: a snapshot's, which a checkpoint signs.
+
+    The same digest the domain gives of the state itself
+    (:meth:`controller.journal.domain.Domain.state_digest`), so that a stored snapshot is held
+    to a checkpoint without reading it back into a state.
+    """
+    return hashlib.sha256(text.encode()).hexdigest()

@@ -14,16 +14,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.journal.chain import GENESIS
+from controller.journal.chain import GENESIS, text_digest
 from controller.journal.checkpoints import KIND, checkpoint_of, signature_holds
-from controller.journal.snapshot import digest, state_digest
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from controller.events import CheckpointRecorded
     from controller.journal.checkpoints import StoredSnapshot
-    from controller.ledger.state import LedgerState
+    from controller.journal.domain import Domain, State
 
 VERIFIED: Final = "verified"
 NOT_CHECKED: Final = "not checked"
@@ -63,10 +62,9 @@ class AtHead:
     meters: dict[str, int]
 
 
-def at_head(state: LedgerState) -> AtHead:
+def at_head(domain: Domain[State], state: State) -> AtHead:
     """What a checkpoint of ``state`` must state."""
-    meters = {pool_id: pool.meter_cents for pool_id, pool in sorted(state.pools.items())}
-    return AtHead(state_digest(state), meters)
+    return AtHead(domain.state_digest(state), domain.meters(state))
 
 
 def checkpoints_in(rows: Iterable[Mapping[str, Any]]) -> dict[int, CheckpointRecorded]:
@@ -138,7 +136,8 @@ def audit_snapshots(
     """Each stored snapshot must be the state its checkpoint signed."""
     for snapshot in snapshots:
         event = checkpoints.get(snapshot.seq)
+        held = (snapshot.head_seq, text_digest(snapshot.state))
         if event is None:
             problem(f"snapshot of row {snapshot.seq}: that row is not a checkpoint")
-        elif snapshot.head_seq != event.head_seq or digest(snapshot.state) != event.state_digest:
+        elif held != (event.head_seq, event.state_digest):
             problem(f"snapshot of row {snapshot.seq}: not the state its checkpoint signed")

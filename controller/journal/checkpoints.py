@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Final
 import msgspec
 
 from controller.events import CheckpointRecorded, decode_event
-from controller.journal.snapshot import digest, snapshot_text
+from controller.journal.chain import text_digest
 from controller.security.controller_key import key_id, signature_verifies
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from controller.ledger.state import LedgerState
+    from controller.journal.domain import Domain, State
     from controller.security.controller_key import ControllerKey
 
 DOMAIN: Final = b"jackpotd checkpoint v1\n"
@@ -77,14 +77,23 @@ class Sealed:
     snapshot: str
 
 
-def seal(
-    key: ControllerKey, controller: str, state: LedgerState, head: tuple[int, str], at: str
+def seal(  # noqa: PLR0913 - the signer, the state and where it stands, and its domain
+    key: ControllerKey,
+    controller: str,
+    state: State,
+    head: tuple[int, str],
+    at: str,
+    *,
+    domain: Domain[State],
 ) -> Sealed:
-    """The checkpoint of ``state``, the state after row ``head`` (seq, hash), signed."""
-    text = snapshot_text(state)
-    meters = {pool_id: pool.meter_cents for pool_id, pool in sorted(state.pools.items())}
+    """The checkpoint of ``state``, the state after row ``head`` (seq, hash), signed.
+
+    ``domain`` writes the state's snapshot and its meters (:class:`..domain.Domain`).
+    """
+    text = domain.snapshot_text(state)
+    meters = domain.meters(state)
     unsigned = CheckpointRecorded(
-        f"checkpoint-{uuid.uuid4()}", at, controller, head[0], head[1], digest(text), meters,
+        f"checkpoint-{uuid.uuid4()}", at, controller, head[0], head[1], text_digest(text), meters,
         key.key_id, "",
     )  # fmt: skip
     event = msgspec.structs.replace(unsigned, signature=key.sign(signed_bytes(unsigned)))

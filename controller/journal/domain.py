@@ -15,6 +15,12 @@ The refusals an event meets before it is applied (who may write a table's word, 
 window at a live append, a table agent's word) are the backend's :class:`Screen`
 (:mod:`controller.journal.screening`), handed in the same way.
 
+The state's other encodings are the domain's too: the materialized rows read back
+(:meth:`Domain.state_from_rows`), the canonical snapshot a checkpoint signs
+(:meth:`Domain.snapshot_text`) and its inverse, and the comparisons ``verify`` and the
+start-up check make of a stored state with a replayed one. A backend is given its domain when
+it is opened, and hands it to each check it runs.
+
 The domain is handed in, not imported, because the journal's write lock decides which events
 are applied at all: an id journaled before is answered with its first receipt and never
 applied again, and rows another process appended are taken in first.
@@ -25,11 +31,24 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Collection, Iterable, Mapping
 
     from controller.effects import AnyEffect
     from controller.events import AnyEvent, TableConfigured
+    from controller.journal.site_messages import ChainHead
     from controller.ports import Receipt
+
+
+class RecordedBinding(Protocol):
+    """The journal's identity in the state, as the start-up check reads it."""
+
+    @property
+    def journal(self) -> str:
+        """The journal's identity."""
+
+    @property
+    def accepted(self) -> Collection[tuple[int, str]]:
+        """High-water marks (row, hash) managers accepted to lose in a restore."""
 
 
 class RecordedState(Protocol):
@@ -76,11 +95,15 @@ class RecordedState(Protocol):
         """How authority is checked."""
 
     @property
-    def chain(self) -> object:
+    def chain(self) -> ChainHead | None:
         """A property's chain of messages to central, or None."""
 
     @property
-    def binding(self) -> object:
+    def pending(self) -> Mapping[str, object]:
+        """The payouts awaiting verification, by payout id."""
+
+    @property
+    def binding(self) -> RecordedBinding | None:
         """The journal's identity and the signed events it applied, or None."""
 
 
@@ -173,3 +196,41 @@ class Domain(Protocol[State]):
 
     def binding_json(self, binding: Any) -> str:  # noqa: ANN401
         """The journal's binding's ``meta`` row."""
+
+    def empty(self) -> State:
+        """The state of a journal without rows: what a replay from the first row starts at."""
+
+    def state_from_rows(
+        self,
+        rows: Mapping[str, Iterable[Mapping[str, Any]]],
+        locks: Callable[[], Iterable[tuple[AnyEffect, ...]]],
+    ) -> State:
+        """The state in the materialized rows (:data:`controller.journal.restore.STATE_QUERIES`).
+
+        ``locks`` gives the effects of each applied lock row, in order. Raises ValueError on a
+        row that holds something the encoders never wrote.
+        """
+
+    def snapshot_text(self, state: State) -> str:
+        """The state's snapshot: one canonical text, whose SHA-256 a checkpoint signs."""
+
+    def state_from_text(self, text: str) -> State:
+        """The inverse of :meth:`snapshot_text`; raises ValueError on a text it cannot read."""
+
+    def state_digest(self, state: State) -> str:
+        """The SHA-256 (hex) of the state's snapshot: :func:`..chain.text_digest` of its text."""
+
+    def differences(self, stored: State, replayed: State) -> list[str]:
+        """What differs between two states, value by value (the stored state's first)."""
+
+    def state_problems(self, replayed: State, stored: State) -> list[str]:
+        """Each part of the stored state that differs from the replay, and what does not add up."""
+
+    def unbalanced(self, state: State) -> list[str]:
+        """A problem for each part of the state whose money does not add up to the cent."""
+
+    def meters(self, state: State) -> dict[str, int]:
+        """Each pool's meter in whole cents, as ``verify`` reports them."""
+
+    def pending_rows(self, state: State) -> dict[str, dict[str, Any]]:
+        """Each payout awaiting verification, by id, as its ``payouts`` row holds it."""

@@ -69,6 +69,14 @@ class JournalPort(Protocol[_Prepared]):
         """The ledger's state after the last adopted row."""
 
     @property
+    def domain(self) -> Domain[LedgerState]:
+        """What the journal's rows are applied and replayed with, its state read back by.
+
+        Given when the journal is opened (:class:`controller.journal.domain.Domain`); its
+        checkpoints' snapshots are the domain's too.
+        """
+
+    @property
     def head(self) -> tuple[int, str]:
         """The last row this journal knows: its ``seq`` and ``hash``."""
 
@@ -151,13 +159,13 @@ class JournalPort(Protocol[_Prepared]):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
-        domain: Domain[LedgerState] = ...,
+        domain: Domain[LedgerState] | None = None,
     ) -> _Prepared:
         """Everything of :meth:`append_many` but the commit.
 
         ``domain``: what applies each event the journal will record; the sequencer hands the
-        ledger's (:data:`controller.ledger.domain.LEDGER`), which is also the default
-        (docs/architecture.md, "The layers").
+        ledger's (:data:`controller.ledger.domain.LEDGER`); None: the journal's own
+        (:attr:`domain`), docs/architecture.md, "The layers".
         """
 
     def adopt(self, transaction: _Prepared) -> list[Receipt]:

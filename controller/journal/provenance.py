@@ -44,7 +44,6 @@ if TYPE_CHECKING:
     from controller.events import AnyEvent
     from controller.journal.row_checks import VerifyReport
     from controller.journal.rows import Row
-    from controller.ledger.apply import LedgerState
     from controller.ports import Provenances, Receipt
 
 NOT_FROM_INTAKE: Final = "not-from-intake"
@@ -94,8 +93,10 @@ def writer_of(provenance: str | None) -> str:
     return provenance.partition(" ")[0]
 
 
-def writers(state: LedgerState, row: Row, report: VerifyReport) -> None:
+def writers(signed: bool, row: Row, report: VerifyReport) -> None:  # noqa: FBT001 - as found
     """Count the row's writer; a table's word on a signed journal from another is a problem.
+
+    ``signed``: whether the journal's authority was signed as the append found it.
 
     The append never journals one (:func:`refusal`): its provenance was edited in the file, or
     the row was written into it. The provenance is outside the hash chain, so this says what
@@ -105,7 +106,7 @@ def writers(state: LedgerState, row: Row, report: VerifyReport) -> None:
     writer = writer_of(provenance)
     report.writers[writer] = report.writers.get(writer, 0) + 1
     event = row.event
-    if event is None or provenance is None or not state.authority.signed:
+    if event is None or provenance is None or not signed:
         return
     if not (from_intake(provenance) or copied(provenance)) and table_word(event):
         kind = type(event).__struct_config__.tag

@@ -1,42 +1,26 @@
-"""Reading the ledger state back from the journal's materialized rows (at start-up).
+"""Reading the domain's state back from the journal's materialized rows (at start-up).
 
 The rows are those every backend writes with every commit (:mod:`controller.journal.appending`):
 pools, tables, live table states, open rounds, pending payouts, operators, and the
 configuration revision and approved manifest in ``meta``, read by the same queries
-(:data:`STATE_QUERIES`); the SQLite file's reading is :mod:`controller.journal.sqlite.restore`.
+(:data:`STATE_QUERIES`) on every backend; the SQLite file's reading is
+:mod:`controller.journal.sqlite.restore`. What the rows hold is the domain's to read
+(:meth:`controller.journal.domain.Domain.state_from_rows`): the journal hands it the rows, and
+the effects of its applied lock rows, which an open round stored before contributions were
+kept with its wagers takes them from.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.effects import Contributed
-from controller.events import TableConfigured, decode_event
-from controller.journal.errors import JournalError
-from controller.ledger.apply import LedgerState
-from controller.ledger.codec import (
-    authority_from_json,
-    binding_from_json,
-    chain_from_json,
-    manifest_from_json,
-    payout_from_row,
-    pool_from_json,
-    sites_from_json,
-    table_state_from_json,
-    wagers_from_json,
-)
-from controller.ledger.operators import Authority, Operator, Role
-from controller.ledger.pool import Contribution
-from controller.ledger.settlement import SeatWager
-from controller.ledger.table_rules import table_rules
 from controller.ports import APPLIED
-from controller.rules.spots import Spot
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
 
+    from controller.effects import AnyEffect
+    from controller.journal.domain import Domain, State
     from controller.journal.rows import Row
 
 LOCK_KINDS: Final = ("bets-locked", "wager-locked")
@@ -55,95 +39,19 @@ STATE_QUERIES: Final = {
 """What each part of the materialized state is read with: the same SQL on every backend."""
 
 
-def state_from_rows(
-    rows: Mapping[str, Iterable[Mapping[str, Any]]], locks: Callable[[], Iterable[Row]]
-) -> LedgerState:
-    """The ledger state in the rows of each of :data:`STATE_QUERIES` (named columns).
+def restored(
+    domain: Domain[State],
+    rows: Mapping[str, Iterable[Mapping[str, Any]]],
+    lock_rows: Callable[[], Iterable[Row]],
+) -> State:
+    """The domain's state in the rows of each of :data:`STATE_QUERIES` (named columns).
 
-    ``locks`` reads the journal's lock rows, needed only for a round stored before
-    contributions were kept with its wagers.
+    ``lock_rows`` reads the journal's rows of :data:`LOCK_KINDS`; only the applied ones'
+    effects reach the domain. A row it cannot read raises ValueError (or KeyError, TypeError,
+    a msgspec error: the backend fails closed on any, naming its location).
     """
-    pools = {row["pool_id"]: pool_from_json(row["state"]) for row in rows["pools"]}
-    events = {}
-    for row in rows["tables"]:
-        event = decode_event(row["config"])
-        if not isinstance(event, TableConfigured):
-            raise JournalError(
-                f"table {row['table_id']}: stored configuration is a {type(event).__name__}"
-            )
-        events[row["table_id"]] = event
-    rounds = {
-        (row["table_id"], row["round_id"]): wagers_from_json(row["wagers"])
-        for row in rows["rounds"]
-    }
-    rounds = _with_contributions(locks, rounds)
-    pending = {row["payout_id"]: payout_from_row(dict(row)) for row in rows["pending"]}
-    meta = {row["key"]: row["value"] for row in rows["meta"]}
-    live = {row["table_id"]: table_state_from_json(row["state"]) for row in rows["table_states"]}
-    operators = {
-        row["name"]: Operator(
-            row["name"], Role(row["role"]), row["salt"], row["pin_hash"], row["kdf"],
-            row["public_key"], int(row["failures"]), bool(row["locked"]),
-        )
-        for row in rows["operators"]
-    }  # fmt: skip
-    return LedgerState(
-        authority=authority_from_json(meta["authority"]) if "authority" in meta else Authority(),
-        manifest=manifest_from_json(meta["manifest"]) if "manifest" in meta else None,
-        operators=operators,
-        pools=pools,
-        tables={table_id: table_rules(event) for table_id, event in events.items()},
-        table_events=events,
-        table_states=live,
-        rounds=rounds,
-        pending=pending,
-        revision=int(meta["revision"]) if "revision" in meta else 0,
-        sites=sites_from_json(meta["sites"]) if "sites" in meta else {},
-        chain=chain_from_json(meta["chain"]) if "chain" in meta else None,
-        binding=binding_from_json(meta["binding"]) if "binding" in meta else None,
-    )
 
+    def locks() -> Iterator[tuple[AnyEffect, ...]]:
+        return (row.effects or () for row in lock_rows() if row.values["outcome"] == APPLIED)
 
-Rounds = dict[tuple[str, str], tuple[SeatWager, ...]]
-
-
-def _with_contributions(locks: Callable[[], Iterable[Row]], rounds: Rounds) -> Rounds:
-    """Open rounds whose progressive wagers all carry the contribution they made at lock.
-
-    A round stored before contributions were kept with their wagers (left open when the
-    controller was upgraded) lacks them; a void must reverse them exactly, and a replay from
-    empty records them, so they are read from the ``contributed`` effects journaled with the
-    lock, the last one for each table, round and seat (round ids may come back).
-    """
-    missing = {
-        (table_id, round_id, wager.seat)
-        for (table_id, round_id), wagers in rounds.items()
-        for wager in wagers
-        if wager.spot is Spot.PROGRESSIVE and wager.contribution is None and not wager.levels
-    }  # a multi-level pool's wager keeps each level's contribution (ledger/levels.py)
-    if not missing:
-        return rounds
-    found: dict[tuple[str, str, int], Contribution] = {}
-    for row in locks():
-        if row.values["outcome"] != APPLIED:
-            continue
-        for effect in row.effects or ():
-            if not isinstance(effect, Contributed):
-                continue
-            key = (effect.table_id, effect.round_id, effect.seat)
-            if key in missing:
-                found[key] = Contribution(
-                    effect.wager_cents, Fraction(effect.to_meter),
-                    Fraction(effect.to_reserve), Fraction(effect.to_overflow),
-                )  # fmt: skip
-    # A wager no lock contributed for is not one the journal made: it stays without, so that
-    # `jackpotd verify` reports the round and the ledger refuses to reverse what it never added.
-    return {
-        (table_id, round_id): tuple(
-            replace(wager, contribution=found.get((table_id, round_id, wager.seat)))
-            if wager.spot is Spot.PROGRESSIVE and wager.contribution is None
-            else wager
-            for wager in wagers
-        )
-        for (table_id, round_id), wagers in rounds.items()
-    }
+    return domain.state_from_rows(rows, locks)

@@ -2,8 +2,9 @@
 
 :class:`VerifyReport` gathers what a check finds; :func:`replay_row` applies a row's stored
 event to the state rebuilt so far and compares the outcome, reason and effects it gives with the
-stored ones; :func:`check_link` checks the row's place in the hash chain; :func:`compare_state`
-holds the materialized state to the replayed one. Each backend's reading of its rows
+stored ones; :func:`check_link` checks the row's place in the hash chain. The domain the rows
+are replayed with (:class:`controller.journal.domain.Domain`) is handed in: it applies each
+event, and holds the materialized state to the replayed one. Each backend's reading of its rows
 (controller/journal/sqlite/verify.py, controller/journal/postgres/checks.py) and the start-up check
 (controller/journal/sqlite/state_check.py) run them, so that no backend checks a row differently.
 """
@@ -20,13 +21,12 @@ from controller.events import decode_event, encode_event
 from controller.journal.appending import payout_columns
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.checkpoint_audit import VERIFIED
-from controller.ledger.apply import LedgerError, LedgerState, apply
-from controller.ledger.codec import pool_json, table_state_json, wagers_json
 from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:
     from controller.events import AnyEvent
     from controller.journal.checkpoint_audit import CheckpointSummary
+    from controller.journal.domain import Domain, State
 
 MAX_PROBLEMS: Final = 20
 
@@ -114,15 +114,17 @@ def _expect_payouts(
             }
 
 
-def replay_row(
-    state: LedgerState,
+def replay_row(  # noqa: PLR0913, PLR0917 - the domain, the state, the row, the findings
+    domain: Domain[State],
+    state: State,
     row: dict[str, object],
     report: VerifyReport,
     payouts: Payouts,
     event: AnyEvent | None = None,
-) -> LedgerState:
+) -> State:
     """The state after one journal row, whose outcome and effects the replay must give.
 
+    ``domain`` applies the row's event (:meth:`controller.journal.domain.Domain.step`);
     ``event``: the row's event, if it was decoded already.
     """
     seq = row["seq"]
@@ -134,11 +136,8 @@ def replay_row(
             return state
     if event.event_id != row["event_id"] or encode_event(event).decode() != row["event"]:
         report.problem(f"row {seq}: the event's id or text differs from the row")
-    try:
-        new_state, effects = apply(state, event)
-        outcome, reason = APPLIED, ""
-    except LedgerError as error:
-        new_state, effects, outcome, reason = state, (), REJECTED, str(error)
+    new_state, effects, refused = domain.step(state, event)
+    outcome, reason = (APPLIED, "") if refused is None else (REJECTED, refused)
     if (outcome, reason) != (row["outcome"], row["reason"]):
         report.problem(
             f"row {seq}: replay gives {outcome} {reason!r}, the journal says "
@@ -148,38 +147,6 @@ def replay_row(
         report.problem(f"row {seq}: replay gives other effects than the journal records")
     _expect_payouts(payouts, row, effects)
     return new_state
-
-
-def compare_state(replayed: LedgerState, stored: LedgerState, report: VerifyReport) -> None:
-    """Each difference between the replayed state and the materialized one, as a problem."""
-    for pool_id in sorted(replayed.pools.keys() | stored.pools.keys()):
-        ours, theirs = replayed.pools.get(pool_id), stored.pools.get(pool_id)
-        if ours is None or theirs is None or pool_json(ours) != pool_json(theirs):
-            report.problem(f"pool {pool_id}: the stored meters differ from the replay")
-        if ours is not None:
-            report.pools[pool_id] = ours.meter_cents
-            if ours.money_in() != ours.money_held_or_paid():
-                report.problem(f"pool {pool_id}: money in does not equal money held or paid")
-    if replayed.table_events != stored.table_events:
-        report.problem("tables: the stored configuration differs from the replay")
-    ours_live = {key: table_state_json(value) for key, value in replayed.table_states.items()}
-    theirs_live = {key: table_state_json(value) for key, value in stored.table_states.items()}
-    if ours_live != theirs_live:
-        report.problem("tables: the stored live table states differ from the replay")
-    ours_rounds = {key: wagers_json(w) for key, w in replayed.rounds.items()}
-    theirs_rounds = {key: wagers_json(w) for key, w in stored.rounds.items()}
-    if ours_rounds != theirs_rounds:
-        report.problem("rounds: the stored open rounds differ from the replay")
-    if replayed.pending.keys() != stored.pending.keys():
-        report.problem("payouts: the stored pending payouts differ from the replay")
-    if replayed.manifest != stored.manifest:
-        report.problem("manifest: the stored approved manifest differs from the replay")
-    if dict(replayed.operators) != dict(stored.operators):
-        report.problem("operators: the stored operators differ from the replay")
-    if replayed.revision != stored.revision:
-        report.problem(
-            f"configuration revision: replay gives {replayed.revision}, stored {stored.revision}"
-        )
 
 
 def check_link(row: dict[str, Any], expected: int, previous: str, report: VerifyReport) -> None:

@@ -16,7 +16,7 @@ file), one JSON object a line, in a gzip file named ``journal-<first>-<last>.jso
    was carried has none on its lines, and reads null;
 3. a trailer: ``last_seq``, ``last_hash``, ``rows``, ``lines_sha256`` (the SHA-256 of every
    line before it, newlines included), ``state_digest`` (the digest of the ledger's state after
-   row ``last_seq``, :mod:`controller.journal.snapshot`) and ``checkpoint``: the canonical text
+   row ``last_seq``, :mod:`controller.ledger.snapshot`) and ``checkpoint``: the canonical text
    of the controller's signed checkpoint of that row and state, or null if the journal had none.
 
 The live journal records each segment: its name, range, first and last hashes, rows, the

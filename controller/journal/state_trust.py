@@ -16,7 +16,7 @@ on them, :func:`check_state` rebuilds the state the journal gives and compares:
    of this controller's key it meets must verify and state the hash and the state the replay
    found (a history rebuilt with the controller's checkpoints in it fails here);
 3. it compares the result with the materialized state, part by part, and names every value
-   that differs (:func:`controller.journal.snapshot.differences`).
+   that differs (:func:`controller.ledger.snapshot.differences`).
 
 Each backend walks its own rows (:mod:`controller.journal.sqlite.state_check` for SQLite,
 :mod:`controller.journal.postgres.checks`); what it may trust of a checkpoint, of a
@@ -38,10 +38,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.journal.chain import GENESIS, row_hash
+from controller.journal.chain import GENESIS, row_hash, text_digest
 from controller.journal.checkpoints import KIND, Checkpointed, checkpoint_of, signed_bytes
 from controller.journal.high_water import problem as behind
-from controller.journal.snapshot import digest, state_digest, state_from_text
 from controller.security.controller_key import signature_verifies
 
 if TYPE_CHECKING:
@@ -49,7 +48,7 @@ if TYPE_CHECKING:
 
     from controller.events import CheckpointRecorded
     from controller.journal.checkpoints import StoredSnapshot
-    from controller.ledger.apply import LedgerState
+    from controller.journal.domain import Domain, RecordedState, State
     from controller.outputs import SignedHead
     from controller.security.controller_key import ControllerKey
 
@@ -129,14 +128,15 @@ def head_holds(
     )
 
 
-def trusted_snapshot(
+def trusted_snapshot(  # noqa: PLR0913 - the domain, the rows, the snapshot, the key, the findings
+    domain: Domain[State],
     row_of: RowAt,
     snapshot: StoredSnapshot,
     key: ControllerKey,
     check: StateCheck,
     *,
     archived: Collection[tuple[int, str]] = (),
-) -> tuple[CheckpointRecorded, LedgerState] | None:
+) -> tuple[CheckpointRecorded, State] | None:
     """The snapshot's checkpoint and state, if they can be trusted (see the module docstring)."""
     row = row_of(snapshot.seq)
     event = checkpoint_of(str(row["event"])) if row and row["kind"] == KIND else None
@@ -153,21 +153,22 @@ def trusted_snapshot(
     if not head_holds(row_of, event, archived):
         check.problems.append(REWRITTEN.format(where=where, head=event.head_seq))
         return None
-    if snapshot.head_seq != event.head_seq or digest(snapshot.state) != event.state_digest:
+    if snapshot.head_seq != event.head_seq or text_digest(snapshot.state) != event.state_digest:
         check.notes.append(f"{where}: its stored snapshot is not the state it signed, not used")
         return None
     try:
-        return event, state_from_text(snapshot.state)
+        return event, domain.state_from_text(snapshot.state)
     except ValueError as error:
         check.notes.append(f"{where}: {error}, not used")
         return None
 
 
-def own_checkpoint(  # noqa: PLR0913 - the row, where the replay stands, and how to look back
+def own_checkpoint(  # noqa: PLR0913, PLR0917 - the row, where the replay stands, how to look back
+    domain: Domain[State],
     row_of: RowAt,
     row: Mapping[str, Any],
     before: tuple[int, str],
-    state: LedgerState,
+    state: State,
     key: ControllerKey,
     *,
     archived: Collection[tuple[int, str]] = (),
@@ -187,7 +188,7 @@ def own_checkpoint(  # noqa: PLR0913 - the row, where the replay stands, and how
     if head == before[0]:
         if event.head_hash != before[1]:
             return REWRITTEN.format(where=where, head=head)
-        if event.state_digest != state_digest(state):
+        if event.state_digest != domain.state_digest(state):
             return f"{where}: the state it signed is not the journal's at row {head}"
     elif not 0 <= head < before[0] or not head_holds(row_of, event, archived):
         return REWRITTEN.format(where=where, head=head)
@@ -195,7 +196,7 @@ def own_checkpoint(  # noqa: PLR0913 - the row, where the replay stands, and how
 
 
 def behind_high_water(
-    row_of: RowAt, archived_through: int, high_water: SignedHead, stored: LedgerState
+    row_of: RowAt, archived_through: int, high_water: SignedHead, stored: RecordedState
 ) -> str | None:
     """Why the journal is behind the controller's signed high-water mark; None if it is not.
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from controller.journal.anchors import check_anchor
 from controller.journal.archive_check import (
@@ -37,10 +37,10 @@ from controller.journal.checkpoint_audit import (
     audit_snapshots,
     checkpoints_in,
 )
+from controller.journal.domain import RecordedState, State
 from controller.journal.provenance import writers
 from controller.journal.row_checks import PROGRESS_ROWS, VerifyReport, check_link, replay_row
 from controller.journal.site_messages import QueuedMessages
-from controller.journal.snapshot import state_from_text
 from controller.mystery.core import drawn_signature_holds
 from controller.mystery_events import MysteryDrawn
 
@@ -52,13 +52,16 @@ if TYPE_CHECKING:
     from controller.journal.anchors import Anchor
     from controller.journal.archive_records import ArchiveRecord
     from controller.journal.checkpoints import StoredSnapshot
+    from controller.journal.domain import Domain
     from controller.journal.row_checks import Payouts
     from controller.journal.rows import Row
     from controller.journal.site_messages import Outboxed
-    from controller.ledger.apply import LedgerState
 
 
-class LiveJournal(Protocol):
+_Replayed_contra = TypeVar("_Replayed_contra", bound=RecordedState, contravariant=True)
+
+
+class LiveJournal(Protocol[_Replayed_contra]):
     """What verification reads of a journal, all in one snapshot: its records, rows, tables.
 
     The SQLite file's (:class:`_FileRows`) and the PostgreSQL database's
@@ -81,7 +84,7 @@ class LiveJournal(Protocol):
         """The checkpoint rows, in order."""
         ...
 
-    def compare_state(self, replayed: LedgerState, report: VerifyReport) -> None:
+    def compare_state(self, replayed: _Replayed_contra, report: VerifyReport) -> None:
         """The materialized state against the replay, each pool's money added up."""
         ...
 
@@ -99,10 +102,14 @@ class LiveJournal(Protocol):
 
 
 @dataclass(slots=True)
-class Verification:
-    """One verification of a journal's live rows and tables, and of its segments if given."""
+class Verification(Generic[State]):
+    """One verification of a journal's live rows and tables, and of its segments if given.
 
-    live: LiveJournal
+    ``domain`` replays the rows (:class:`controller.journal.domain.Domain`).
+    """
+
+    live: LiveJournal[State]
+    domain: Domain[State]
     keys: Sequence[str]
     anchors: Sequence[Anchor]
     progress: Callable[[int, int], None]
@@ -125,7 +132,7 @@ class Verification:
         """Every check (the module docstring); ``archives``: the folder of the segments."""
         report, journal = self.report, self.live
         report.keys, report.anchors = len(self.keys), len(self.anchors)
-        start = start_after(journal.archive_records(), report.problem)
+        start = start_after(self.domain, journal.archive_records(), report.problem)
         report.archived, report.segments = start.seq, len(start.records)
         live = journal.count(after=start.seq)
         # The checkpoints first (a scan of one column), so that the rows they cover are known
@@ -140,11 +147,11 @@ class Verification:
                 segment_rows(archives, start.records, self.keys, report.problem),
                 journal.rows(start.seq),
             )
-            begin = Start()
+            begin = Start(self.domain.empty())
         else:
             checkpoints = self._covering_live_rows(checkpoints, start)
             total, rows, begin = live, journal.rows(start.seq), start
-            self.carried, self.carried_cut = carried_payouts(start.state), start.seq
+            self.carried, self.carried_cut = carried_payouts(self.domain, start.state), start.seq
             self.payouts = dict(self.carried)  # a verification since the cut updates them
             self._left_in_cut(start.seq)
             self.queued.skipped(1, start.seq)
@@ -154,7 +161,7 @@ class Verification:
         return report
 
     def _covering_live_rows(
-        self, checkpoints: dict[int, CheckpointRecorded], start: Start
+        self, checkpoints: dict[int, CheckpointRecorded], start: Start[State]
     ) -> dict[int, CheckpointRecorded]:
         """Without the segments, the checkpoints of rows archived before the cut are not checked."""
         kept = {}
@@ -171,17 +178,17 @@ class Verification:
     def _replay(
         self,
         rows: Iterable[Row | Cut | Resume],
-        begin: Start,
+        begin: Start[State],
         checkpoints: dict[int, CheckpointRecorded],
         total: int,
-    ) -> LedgerState:
+    ) -> State:
         """Check and replay every row; keep what the checkpoints and anchors ask for."""
         report = self.report
         wanted = {event.head_seq for event in checkpoints.values()}
         kept = wanted | {anchor.seq for anchor in self.anchors}
         expected, previous, state = begin.seq, begin.hash, begin.state
         if expected in wanted:
-            self.at_heads[expected] = at_head(state)
+            self.at_heads[expected] = at_head(self.domain, state)
         if expected:
             self.hashes[expected] = previous
         done = 0
@@ -189,17 +196,17 @@ class Verification:
             if isinstance(read, Resume):
                 record = read.record
                 expected, previous = record.last_seq, record.last_hash
-                state = state_from_text(record.state)
+                state = self.domain.state_from_text(record.state)
                 self._at_cut(state)
                 self._carry(state, record.last_seq)
                 self.queued.skipped(record.first_seq, record.last_seq)
                 if expected in kept:
                     self.hashes[expected] = previous
                 if expected in wanted:
-                    self.at_heads[expected] = at_head(state)
+                    self.at_heads[expected] = at_head(self.domain, state)
                 continue
             if isinstance(read, Cut):
-                check_cut(read, (expected, previous, state), report.problem)
+                check_cut(self.domain, read, (expected, previous, state), report.problem)
                 self._at_cut(state)
                 continue
             row = read.values
@@ -208,8 +215,9 @@ class Verification:
             expected += 1
             check_link(row, expected, previous, report)
             previous = str(row["hash"])
-            writers(state, read, report)  # as the append found the journal: before the row
-            state = replay_row(state, row, report, self.payouts, read.event)
+            signed = self.domain.signed(state)  # as the append found the journal: before the row
+            writers(signed, read, report)
+            state = replay_row(self.domain, state, row, report, self.payouts, read.event)
             self._check_draw(row, read)
             seq = int(row["seq"])
             self.queued.note(read)
@@ -217,7 +225,7 @@ class Verification:
             if seq in kept:
                 self.hashes[seq] = previous
             if seq in wanted:
-                self.at_heads[seq] = at_head(state)
+                self.at_heads[seq] = at_head(self.domain, state)
             done += 1
             if done % self.every == 0 and done < total:
                 self.progress(done, total)
@@ -243,19 +251,19 @@ class Verification:
                 "removes with its record: they were put back"
             )
 
-    def _at_cut(self, state: LedgerState) -> None:
+    def _at_cut(self, state: State) -> None:
         """At an archive's cut, only the payouts pending then stay in the live table."""
         self.payouts = {key: row for key, row in self.payouts.items() if key in state.pending}
         self.carried = {key: row for key, row in self.carried.items() if key in state.pending}
 
-    def _carry(self, state: LedgerState, cut: int) -> None:
+    def _carry(self, state: State, cut: int) -> None:
         """After a segment not read, the payouts pending at its cut, as its record has them."""
-        found = carried_payouts(state)
+        found = carried_payouts(self.domain, state)
         self.carried |= {key: row for key, row in found.items() if key not in self.payouts}
         self.payouts = found | self.payouts  # those the replay made, as it made them
         self.carried_cut = cut
 
-    def _compare(self, state: LedgerState) -> None:
+    def _compare(self, state: State) -> None:
         """The materialized state and the payouts against the replay."""
         report = self.report
         self.live.compare_state(state, report)
@@ -273,7 +281,7 @@ class Verification:
         stored_messages = self.live.site_messages()
         self.queued.compare(stored_messages, state.chain, report.problem, report.notes.append)
 
-    def _audit(self, checkpoints: dict[int, CheckpointRecorded], begin: Start) -> None:
+    def _audit(self, checkpoints: dict[int, CheckpointRecorded], begin: Start[State]) -> None:
         """The checkpoints, the snapshots and the anchors."""
         report = self.report
         report.checkpoints = audit(

@@ -7,14 +7,17 @@ command line records with it by default; the journal itself knows it only as the
 (the ledger imports nothing of the journal). Its step is :func:`controller.ledger.apply.apply`
 with a refusal made its reason; after a refusal, its alert on a cloned passkey is
 :func:`controller.ledger.passkeys.clone_evidence`; its encoders are those of
-:mod:`controller.ledger.codec`.
+:mod:`controller.ledger.codec`; the materialized rows are read back by
+:mod:`controller.ledger.state_rows`, the snapshot a checkpoint signs is
+:mod:`controller.ledger.snapshot`'s, and a replay's state is held to the stored one by
+:mod:`controller.ledger.state_audit`.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from controller.ledger import codec
+from controller.ledger import codec, snapshot, state_audit, state_rows
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.passkeys import clone_evidence
 
@@ -60,6 +63,23 @@ class LedgerDomain:
     sites_json = staticmethod(codec.sites_json)
     chain_json = staticmethod(codec.chain_json)
     binding_json = staticmethod(codec.binding_json)
+
+    empty = staticmethod(LedgerState)
+    """A journal without rows holds the empty ledger."""
+
+    state_from_rows = staticmethod(state_rows.state_from_rows)
+    snapshot_text = staticmethod(snapshot.snapshot_text)
+    state_from_text = staticmethod(snapshot.state_from_text)
+    state_digest = staticmethod(snapshot.state_digest)
+    differences = staticmethod(snapshot.differences)
+    state_problems = staticmethod(state_audit.state_problems)
+    unbalanced = staticmethod(state_audit.unbalanced)
+    meters = staticmethod(state_audit.meters)
+
+    @staticmethod
+    def pending_rows(state: LedgerState) -> dict[str, dict[str, Any]]:
+        """Each payout awaiting verification, as its ``payouts`` row holds it."""
+        return {payout_id: codec.payout_row(payout) for payout_id, payout in state.pending.items()}
 
 
 LEDGER: Final = LedgerDomain()

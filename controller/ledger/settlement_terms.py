@@ -16,7 +16,7 @@ from controller.errors import RefusedError
 from controller.rules.cards import check_distinct
 
 # Spot is needed at run time: a snapshot's pending payouts are read back by msgspec, which
-# resolves Payout's field types here (controller/journal/snapshot.py).
+# resolves Payout's field types here (controller/ledger/snapshot.py).
 from controller.rules.spots import Spot, spec_of, spots
 
 if TYPE_CHECKING:

@@ -151,7 +151,12 @@ class CheckpointSchedule:
         self._since = self.monotonic()
         try:
             sealed = seal(
-                as_controller_key(self.key), self.controller, journal.state, journal.head, at
+                as_controller_key(self.key),
+                self.controller,
+                journal.state,
+                journal.head,
+                at,
+                domain=journal.domain,
             )
         except Exception:
             self._sealing = ""  # not signed: tried again at the next interval, not every commit

@@ -8,7 +8,7 @@ JSON :class:`OperatorRequest` (a 4-byte big-endian length, then the body) on a c
 its own, answered with one framed :class:`OperatorAnswer`:
 
 * ``state``, "what do I sign": the ledger's state as the daemon runs it (the snapshot a
-  checkpoint signs, controller/journal/snapshot.py), its head, and the controller's clock. The
+  checkpoint signs, controller/ledger/snapshot.py), its head, and the controller's clock. The
   CLI drafts the event from that state and binds each signature with the ledger's own
   :func:`controller.ledger.binding.binding_for`: the journal's identity, the target as the
   ledger names it (the pending payout and its amount, the pool's revision, the halt of a
@@ -137,7 +137,7 @@ class OperatorAnswer(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     head_seq: int = 0
     head_hash: str = ""
     state: str = ""
-    """The ledger's state as the daemon runs it (controller/journal/snapshot.py)."""
+    """The ledger's state as the daemon runs it (controller/ledger/snapshot.py)."""
     receipt: ReceiptFields | None = None
 
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Final
 
 from controller.clock import utc_iso
 from controller.errors import ConfigurationError
-from controller.journal.snapshot import snapshot_text
+from controller.ledger.snapshot import snapshot_text
 from controller.ports import ControllerUnavailableError
 from controller.runtime.operator_desk import (
     BUSY,

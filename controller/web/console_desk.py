@@ -20,7 +20,7 @@ import msgspec
 
 from controller.errors import InputError
 from controller.events import encode_event
-from controller.journal.snapshot import state_from_text
+from controller.ledger.snapshot import state_from_text
 from controller.runtime.operator_desk import (
     LENGTH,
     MAX_ANSWER,

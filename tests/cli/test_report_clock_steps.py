@@ -144,7 +144,14 @@ def test_a_checkpoint_dated_after_the_rows_journaled_behind_it_is_no_clock_step(
     key = write_controller_key(tmp_path)
     with opened_journal(path) as journal:
         journal.append(wager(1, "2026-11-30T00:00:00.000Z"))
-        sealed = seal(key, "c1", journal.state, journal.head, "2026-11-30T00:00:00.005Z")
+        sealed = seal(
+            key,
+            "c1",
+            journal.state,
+            journal.head,
+            "2026-11-30T00:00:00.005Z",
+            domain=journal.domain,
+        )
         journal.append_many([sealed.event], snapshot=sealed)
         journal.append(wager(2, "2026-11-30T00:00:00.002Z"))
         journal.append(wager(3, "2026-11-30T00:00:00.001Z"))  # 1 ms: the resolution of at

@@ -53,7 +53,7 @@ def jackpotd(*argv: str | Path) -> subprocess.CompletedProcess[str]:
 
 def checkpoint(journal: Journal, key: ControllerKey) -> Receipt:
     """What the running controller does every so many rows: a signed checkpoint, journaled."""
-    sealed = seal(key, CONTROLLER, journal.state, journal.head, AT)
+    sealed = seal(key, CONTROLLER, journal.state, journal.head, AT, domain=journal.domain)
     (receipt,) = journal.append_many([sealed.event], snapshot=sealed)
     assert receipt.applied
     return receipt
@@ -124,7 +124,7 @@ def test_verify_json_prints_the_head_and_the_last_checkpoint(
 
 def forged_checkpoint(journal: Journal, signer: ControllerKey, *, claimed: str) -> str:
     """A checkpoint signed with ``signer`` under the key id ``claimed``, as a JSON line."""
-    sealed = seal(signer, CONTROLLER, journal.state, journal.head, AT)
+    sealed = seal(signer, CONTROLLER, journal.state, journal.head, AT, domain=journal.domain)
     event = msgspec.structs.replace(sealed.event, key_id=claimed)
     event = msgspec.structs.replace(event, signature=signer.sign(signed_bytes(event)))
     return encode_event(event).decode() + "\n"
@@ -160,7 +160,7 @@ def test_a_checkpoint_whose_state_is_not_the_replays_is_refused(
         # The controller's own key, signing a state the journal does not give.
         pool = journal.state.pools[POOL]
         lie = replace(journal.state, pools={POOL: replace(pool, meter=pool.meter + 5_000_000)})
-        sealed = seal(key, CONTROLLER, lie, journal.head, AT)
+        sealed = seal(key, CONTROLLER, lie, journal.head, AT, domain=journal.domain)
         journal.append_many([sealed.event], snapshot=sealed)
         row = journal.head[0]
     report = verify(played, keys=[key.public_key])

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import pytest
     import sqlite_utils
 
+    from controller.journal.domain import Domain
     from controller.ledger.state import LedgerState
 
 
@@ -46,10 +47,12 @@ def test_verify_passes_when_a_round_commits_between_reading_the_rows_and_the_sta
 
     with Journal(played) as service:
 
-        def load_state_after_a_commit(database: sqlite_utils.Database) -> LedgerState:
+        def load_state_after_a_commit(
+            database: sqlite_utils.Database, domain: Domain[LedgerState]
+        ) -> LedgerState:
             _play_round(service, len(commits) + 1)  # the service commits a round right now
             commits.append(service.head[0])
-            return real_load_state(database)
+            return real_load_state(database, domain)
 
         monkeypatch.setattr(verify_module, "load_state", load_state_after_a_commit)
         report = verify(played)

@@ -1,7 +1,7 @@
 """Both ends of a wide-area link in the journal: materialized, restored, checked, on both backends.
 
 controller/journal/restore.py (the ``meta`` rows ``sites`` at central and ``chain`` at a
-property), controller/journal/snapshot.py (each in a snapshot only when there is one, so that
+property), controller/ledger/snapshot.py (each in a snapshot only when there is one, so that
 every snapshot made before wide-area links keeps its text and the digest its checkpoint
 signed); docs/wide-area.md. A real SQLite file and a real PostgreSQL server
 (tests/support/postgres.py).
@@ -26,8 +26,8 @@ from support.journal_rig import (
 from controller.effects import AwardMade
 from controller.journal.backends import open_journal
 from controller.journal.location import DatabaseUrl
-from controller.journal.snapshot import snapshot_text, state_from_text
 from controller.ledger.apply import LedgerState, apply
+from controller.ledger.snapshot import snapshot_text, state_from_text
 from controller.security.controller_key import ControllerKey
 from controller.wide_events import (
     SiteLinked,

@@ -30,8 +30,8 @@ from controller.effects import (
     SiteReconciled,
     SiteRefused,
 )
-from controller.journal.snapshot import snapshot_text
 from controller.ledger.apply import LedgerError, LedgerState, apply
+from controller.ledger.snapshot import snapshot_text
 from controller.rules.cards import SevenCardHand
 from controller.rules.qualify import qualifier
 from controller.security.controller_key import ControllerKey

@@ -21,6 +21,7 @@ from support.signer_process import running, start_signer
 
 from controller.journal.checkpoints import seal, signature_holds
 from controller.journal.high_water import head_verifies, sign_head
+from controller.ledger.domain import LEDGER
 from controller.ledger.state import LedgerState
 from controller.runtime.remote_signer import HeadRefusedError, RemoteSigner
 from controller.security.signer import (
@@ -59,7 +60,7 @@ def test_heads_and_checkpoints_signed_through_the_signer_verify_under_the_key(
     key = as_controller_key(client)
     head = sign_head(key, "c1", "journal-a", (5, ROW_5), AT)
     assert head_verifies(head, [client.public_key])
-    sealed = seal(key, "c1", LedgerState(), (6, "6" * 64), AT)
+    sealed = seal(key, "c1", LedgerState(), (6, "6" * 64), AT, domain=LEDGER)
     assert signature_holds(sealed.event, [client.public_key])
     assert client.key_id == head.key_id == sealed.event.key_id
 
@@ -77,7 +78,7 @@ def test_a_head_below_the_mark_or_rewritten_or_of_another_journal_is_refused(
     with pytest.raises(HeadRefusedError, match="another journal"):
         sign_head(key, "c1", "journal-b", (9, "9" * 64), AT)
     with pytest.raises(HeadRefusedError, match="below row 5"):
-        seal(key, "c1", LedgerState(), (3, "3" * 64), AT)  # a checkpoint of the rolled-back head
+        seal(key, "c1", LedgerState(), (3, "3" * 64), AT, domain=LEDGER)  # the rolled-back head
     with pytest.raises(SignerRefusedError, match="not one this signer serves"):
         sign_head(key, "c2", "journal-a", (9, "9" * 64), AT)
     sign_head(key, "c1", "journal-a", (7, "7" * 64), AT)  # the journal moving on is signed

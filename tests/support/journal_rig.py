@@ -128,7 +128,7 @@ def play(journal: JournalPort[Any], first: int, count: int) -> None:
 
 def checkpoint(journal: JournalPort[Any], key: ControllerKey) -> int:
     """A checkpoint as the running controller journals it; its row."""
-    sealed = seal(key, "c1", journal.state, journal.head, AT)
+    sealed = seal(key, "c1", journal.state, journal.head, AT, domain=journal.domain)
     return journal.append_many([sealed.event], snapshot=sealed)[0].seq
 
 

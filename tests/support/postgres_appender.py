@@ -37,7 +37,7 @@ def main(url: str, key_file: str, batches: int) -> int:
         for batch in range(batches):
             journal.append_many(rounds(batch * 2, 2))
             if (batch + 1) % CHECKPOINT_EVERY == 0:
-                sealed = seal(key, "c1", journal.state, journal.head, AT)
+                sealed = seal(key, "c1", journal.state, journal.head, AT, domain=journal.domain)
                 journal.append_many([sealed.event], snapshot=sealed)
             sys.stdout.write(f"{journal.head[0]}\n")
             sys.stdout.flush()

@@ -26,6 +26,7 @@ from controller.journal.checkpoints import seal
 from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import PostgresJournal
 from controller.journal.sqlite import Journal
+from controller.ledger.domain import LEDGER
 from support.approvals import Appends, Site
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.mosquitto import free_port
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
     from controller.journal.checkpoints import Sealed
+    from controller.journal.domain import Domain
     from controller.ledger.apply import LedgerState
     from controller.ports import Receipt
     from controller.security.controller_key import ControllerKey
@@ -82,6 +84,11 @@ class Twins:
     def state(self) -> LedgerState:
         """The ledger's state (the same in both)."""
         return self.file.state
+
+    @property
+    def domain(self) -> Domain[LedgerState]:
+        """What both replay their rows with."""
+        return self.file.domain
 
     @property
     def head(self) -> tuple[int, str]:
@@ -144,7 +151,7 @@ def site_history(twins: H, config: Path, key: ControllerKey) -> Site[H]:
     assert twins.append(site.sign(adjust, "sup1", "sup2")).applied
     refused = twins.append(MeterAdjusted("a-2", LATER, "P1", "reserve", 5_000_000, "sup1", "x"))
     assert not refused.applied
-    sealed = seal(key, "c", twins.state, twins.head, LATER)
+    sealed = seal(key, "c", twins.state, twins.head, LATER, domain=LEDGER)
     twins.append_many([sealed.event], snapshot=sealed)
     twins.append_many([site.sign(event, "sup1") for event in played("R4", NOTHING, at=LATER)])
     return site

@@ -20,14 +20,17 @@ from controller.journal.memory import database
 from controller.journal.sqlite.readonly import LATEST, ReadOnlyJournal, schema_version
 from controller.journal.sqlite.verify import PROGRESS_ROWS, _FileRows
 from controller.journal.verification import Verification
+from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from controller.journal.anchors import Anchor
+    from controller.journal.domain import Domain
     from controller.journal.location import MemoryLocation
     from controller.journal.row_checks import VerifyReport
+    from controller.ledger.apply import LedgerState
 
 
 def no_journal(location: MemoryLocation, hint: str = "") -> JournalError:
@@ -49,8 +52,9 @@ def check_journal(location: MemoryLocation) -> int:
 class MemoryReader(ReadOnlyJournal):
     """The memory journal ``memory://NAME``, read only: nothing is created or written."""
 
-    def __init__(self, location: MemoryLocation) -> None:
+    def __init__(self, location: MemoryLocation, domain: Domain[LedgerState] = LEDGER) -> None:
         # ReadOnlyJournal's own __init__ opens a file; this is it on the memory database.
+        self.domain = domain
         version = check_journal(location)
         if version < LATEST:
             raise SchemaError(
@@ -65,15 +69,19 @@ class MemoryReader(ReadOnlyJournal):
         """Nothing to check: a memory journal is never read immutable."""
 
 
-def verify(
+def verify(  # noqa: PLR0913 - the journal, the command's options, its domain
     location: MemoryLocation,
     *,
     keys: Sequence[str] = (),
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,
     archives: Path | None = None,
+    domain: Domain[LedgerState] = LEDGER,
 ) -> VerifyReport:
-    """Check the memory journal as :func:`controller.journal.sqlite.verify.verify` checks a file."""
+    """Check the memory journal as :func:`controller.journal.sqlite.verify.verify` checks a file.
+
+    ``domain``: what the rows are replayed with.
+    """
     check_journal(location)
     if archives is not None and not archives.is_dir():
         raise JournalError(f"{archives}: no such folder of archive segments")
@@ -83,9 +91,8 @@ def verify(
         source.backup(copy)  # one moment of the journal (module docstring)
         copy.row_factory = sqlite3.Row
         every = PROGRESS_ROWS
-        return Verification(_FileRows(copy), keys, anchors, progress or _silent, every).run(
-            archives
-        )
+        live = _FileRows(copy, domain)
+        return Verification(live, domain, keys, anchors, progress or _silent, every).run(archives)
     except sqlite3.Error as error:
         raise JournalError(f"{location}: cannot read the journal: {error}") from error
     finally:

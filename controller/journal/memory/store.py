@@ -62,9 +62,10 @@ class MemoryTransaction(Transaction[LedgerState]):
 class MemoryJournal(Journal):
     """The journal ``memory://NAME`` of this process, opened for writing (made if new)."""
 
-    def __init__(self, location: MemoryLocation) -> None:
+    def __init__(self, location: MemoryLocation, domain: Domain[LedgerState] = LEDGER) -> None:
         # Journal's own __init__ opens a file; this is it with the memory database's connection.
         self.location = location
+        self.domain = domain
         self.path = location  # type: ignore[assignment] # the port's path: the location
         try:
             self.db = database.database(location)
@@ -93,12 +94,14 @@ class MemoryJournal(Journal):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
-        domain: Domain[LedgerState] = LEDGER,
+        domain: Domain[LedgerState] | None = None,
     ) -> Transaction[LedgerState]:
         """:meth:`Journal.prepare`, its failures naming ``memory://NAME``."""
         try:
             named = self.writer if provenance is None else provenance
-            prepared = self._prepare(events, snapshot, named, domain)
+            prepared = self._prepare(
+                events, snapshot, named, self.domain if domain is None else domain
+            )
         except sqlite3.Error as error:
             raise JournalError(f"{self.location}: cannot write the journal: {error}") from error
         transaction = MemoryTransaction(
@@ -115,7 +118,7 @@ class MemoryJournal(Journal):
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty (:func:`.readonly.verify`)."""
-        return verify(self.location, keys=keys, anchors=anchors)
+        return verify(self.location, keys=keys, anchors=anchors, domain=self.domain)
 
 
 class MemoryOutbox(JournalOutbox):

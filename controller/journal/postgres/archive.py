@@ -48,15 +48,18 @@ from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.rows import last_row, provenances, read_rows, rows_of_kinds
 from controller.journal.postgres.schema import migrate
 from controller.journal.provenance import with_provenance
+from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Sequence
     from datetime import datetime
     from pathlib import Path
 
+    from controller.journal.domain import Domain
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
     from controller.journal.rows import Row
+    from controller.ledger.apply import LedgerState
 
 LOCK_WAIT_MS: Final = 30_000
 """How long the record's transaction waits for the journal's lock (a group commit holding it)."""
@@ -74,19 +77,23 @@ def archive(  # noqa: PLR0913 - the command's options, all keywords
     rows: int | None = None,
     keys: Sequence[str] = (),
     now: str,
+    domain: Domain[LedgerState] = LEDGER,
 ) -> list[ArchiveRecord]:
-    """Archive the rows the criterion names (see the module docstring); the segments written."""
+    """Archive the rows the criterion names (see the module docstring); the segments written.
+
+    ``domain``: what the rows are verified and replayed with.
+    """
     writer = connect(url)
     try:
         migrate(writer, str(url))  # the schema up to date, as the service would bring it
-        report = verify(url, keys=keys)
+        report = verify(url, keys=keys, domain=domain)
         if not report.ok:
             raise not_verified(str(url), report.problems)
         reader = connect(url, writes=False)
         try:
             reader.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             source = _DatabaseSource(url, reader, writer)
-            return archive_from(source, directory, (before, rows), now)
+            return archive_from(domain, source, directory, (before, rows), now)
         finally:
             reader.close()
     except psycopg.Error as error:

@@ -4,7 +4,7 @@ Each is the SQLite file's, on this backend's rows (docs/journal.md: "Verificatio
 start-up check"): the same chain links (:func:`controller.journal.row_checks.check_link`), the same
 replay of each row (:func:`~controller.journal.row_checks.replay_row`), the same checkpoint audit
 (:mod:`controller.journal.checkpoint_audit`) and anchors; the materialized state is compared
-with the replay value by value (:func:`controller.journal.snapshot.differences`). A
+with the replay value by value (:func:`controller.ledger.snapshot.differences`). A
 verification reads one snapshot of the database: one ``REPEATABLE READ`` read-only
 transaction, so a journal the service commits to meanwhile verifies. Its archive segments
 (:mod:`controller.journal.postgres.archive`) are verified with the live rows as the file's are
@@ -30,7 +30,6 @@ from controller.journal.postgres.rows import provenances, read_rows, row_at, row
 from controller.journal.postgres.site_messages import stored_messages
 from controller.journal.provenance import with_provenance
 from controller.journal.row_checks import VerifyReport, check_link, replay_row
-from controller.journal.snapshot import differences, state_from_text
 from controller.journal.state_trust import (
     StateCheck,
     behind_high_water,
@@ -38,7 +37,7 @@ from controller.journal.state_trust import (
     trusted_snapshot,
 )
 from controller.journal.verification import Verification
-from controller.ledger.apply import LedgerState
+from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -46,10 +45,12 @@ if TYPE_CHECKING:
 
     from controller.journal.anchors import Anchor
     from controller.journal.archive_records import ArchiveRecord
+    from controller.journal.domain import Domain, State
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
     from controller.journal.rows import Row
     from controller.journal.site_messages import Outboxed
+    from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
     from controller.security.controller_key import ControllerKey
 
@@ -60,14 +61,15 @@ _PAYOUT_COLUMNS: Final = (
 )
 
 
-def _replay(
+def _replay(  # noqa: PLR0913 - the rows, their domain, where from, the findings, a look at each
     connection: Connection,
+    domain: Domain[State],
     after: tuple[int, str],
-    state: LedgerState,
+    state: State,
     report: VerifyReport,
     *,
-    each: Callable[[dict[str, Any], tuple[int, str], LedgerState], None] | None = None,
-) -> LedgerState:
+    each: Callable[[dict[str, Any], tuple[int, str], State], None] | None = None,
+) -> State:
     """The state after the rows that follow row ``after`` (seq, hash), checked as they go.
 
     ``each`` sees every row before it is replayed, with the row before it and the state there.
@@ -82,19 +84,23 @@ def _replay(
         expected += 1
         check_link(row, expected, previous, report)
         previous = str(row["hash"])
-        state = replay_row(state, row, report, {}, read.event)
+        state = replay_row(domain, state, row, report, {}, read.event)
         report.head, report.rows = (int(row["seq"]), previous), report.rows + 1
     return state
 
 
 def catch_up(
-    connection: Connection, state: LedgerState, tail: tuple[int, str], stored: LedgerState
-) -> tuple[LedgerState, StateCheck]:
+    connection: Connection,
+    domain: Domain[State],
+    state: State,
+    tail: tuple[int, str],
+    stored: State,
+) -> tuple[State, StateCheck]:
     """The state after the rows another process appended after ``tail``, and what is wrong."""
     check, report = StateCheck(), VerifyReport()
-    replayed = _replay(connection, tail, state, report)
+    replayed = _replay(connection, domain, tail, state, report)
     check.replayed = report.rows
-    check.problems += report.problems + differences(stored, replayed)
+    check.problems += report.problems + domain.differences(stored, replayed)
     return replayed, check
 
 
@@ -114,13 +120,14 @@ def stored_snapshots(connection: Connection) -> list[StoredSnapshot]:
 
 def check_state(
     connection: Connection,
-    stored: LedgerState,
+    domain: Domain[State],
+    stored: State,
     key: ControllerKey,
     high_water: SignedHead | None = None,
 ) -> StateCheck:
     """The materialized state ``stored`` against the rows (controller/journal/state_trust.py)."""
     check = StateCheck()
-    start, previous, state = 0, GENESIS, LedgerState()
+    start, previous, state = 0, GENESIS, domain.empty()
     records = archive_records(connection)
     archived = {(record.last_seq, record.last_hash) for record in records}
     row_of = functools.partial(_row, connection)
@@ -131,9 +138,9 @@ def check_state(
             return check
     if records:  # rows archived: the replay starts from what the last archive recorded
         start, previous = records[-1].last_seq, records[-1].last_hash
-        state = state_from_text(records[-1].state)
+        state = domain.state_from_text(records[-1].state)
     for snapshot in stored_snapshots(connection):
-        trusted = trusted_snapshot(row_of, snapshot, key, check, archived=archived)
+        trusted = trusted_snapshot(domain, row_of, snapshot, key, check, archived=archived)
         if check.problems:
             return check
         if trusted is not None:
@@ -142,41 +149,43 @@ def check_state(
             check.checkpoint = Checkpointed(snapshot.seq, event)
             break
 
-    def own(row: dict[str, Any], before: tuple[int, str], at: LedgerState) -> None:
-        found = own_checkpoint(row_of, row, before, at, key, archived=archived)
+    def own(row: dict[str, Any], before: tuple[int, str], at: State) -> None:
+        found = own_checkpoint(domain, row_of, row, before, at, key, archived=archived)
         check.problems += [found] if found else []
 
     report = VerifyReport()
-    state = _replay(connection, (start, previous), state, report, each=own)
+    state = _replay(connection, domain, (start, previous), state, report, each=own)
     check.replayed = report.rows
-    check.problems += report.problems + differences(stored, state)
+    check.problems += report.problems + domain.differences(stored, state)
     return check
 
 
 # -- jackpotd verify ---------------------------------------------------------------------------
 
 
-def verify(
+def verify(  # noqa: PLR0913 - the journal, the command's options, its domain
     url: DatabaseUrl,
     *,
     keys: Sequence[str] = (),
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,
     archives: Path | None = None,
+    domain: Domain[LedgerState] = LEDGER,
 ) -> VerifyReport:
     """Check a PostgreSQL journal as :func:`controller.journal.sqlite.verify.verify` checks a file.
 
     One snapshot read; ``archives``: the folder of its archive segments, verified with the live
-    rows as one chain (without it, from the last archive's recorded state and hash).
+    rows as one chain (without it, from the last archive's recorded state and hash); ``domain``:
+    what the rows are replayed with.
     """
     if archives is not None and not archives.is_dir():
         raise JournalError(f"{archives}: no such folder of archive segments")
     connection = connect(url, writes=False)
     try:
         connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        live = _DatabaseRows(connection)
+        live = _DatabaseRows(connection, domain)
         shown = progress or (lambda _done, _total: None)
-        return Verification(live, keys, anchors, shown).run(archives)
+        return Verification(live, domain, keys, anchors, shown).run(archives)
     except psycopg.Error as error:
         raise JournalError(f"{url}: cannot read the journal: {reason(error)}") from error
     finally:
@@ -188,6 +197,7 @@ class _DatabaseRows:
     """The database's journal as :class:`~controller.journal.verification.LiveJournal` reads it."""
 
     connection: Connection
+    domain: Domain[LedgerState]
 
     def archive_records(self) -> list[ArchiveRecord]:
         return archive_records(self.connection)
@@ -206,16 +216,15 @@ class _DatabaseRows:
         return rows_of_kinds(self.connection, KIND)
 
     def compare_state(self, replayed: LedgerState, report: VerifyReport) -> None:
-        for pool_id, pool in sorted(replayed.pools.items()):
-            report.pools[pool_id] = pool.meter_cents
-            if pool.money_in() != pool.money_held_or_paid():
-                report.problem(f"pool {pool_id}: money in does not equal money held or paid")
+        report.pools |= self.domain.meters(replayed)
+        for problem in self.domain.unbalanced(replayed):
+            report.problem(problem)
         try:
-            stored_state = load_state(self.connection)
+            stored_state = load_state(self.connection, self.domain)
         except (ValueError, KeyError, TypeError) as error:
             report.problem(f"the materialized state cannot be read: {error}")
         else:
-            for difference in differences(stored_state, replayed):
+            for difference in self.domain.differences(stored_state, replayed):
                 report.problem(f"the materialized state differs from the replay: {difference}")
 
     def payouts(self) -> dict[str, dict[str, Any]]:

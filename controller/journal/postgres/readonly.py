@@ -23,10 +23,12 @@ from controller.journal.postgres import reads, schema
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.rows import provenances, read_rows
 from controller.journal.readonly import pay_query
+from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from controller.journal.domain import Domain
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
     from controller.journal.readonly import PayFilter
@@ -84,8 +86,9 @@ def _current(version: int | None, url: DatabaseUrl) -> None:
 class PostgresReader:
     """A PostgreSQL journal opened read only, in one snapshot: its state, rows and pays."""
 
-    def __init__(self, url: DatabaseUrl) -> None:
+    def __init__(self, url: DatabaseUrl, domain: Domain[LedgerState] = LEDGER) -> None:
         self.url = url
+        self.domain = domain
         self._connection = connect(url, writes=False)
         try:
             self._connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
@@ -106,7 +109,7 @@ class PostgresReader:
     def state(self) -> LedgerState:
         """The ledger state as the database has it materialized."""
         try:
-            return reads.load_state(self._connection)
+            return reads.load_state(self._connection, self.domain)
         except (ValueError, KeyError, TypeError, msgspec.MsgspecError, psycopg.Error) as error:
             raise JournalError(
                 f"{self.url}: the materialized state cannot be read ({reason(error)}); run "

@@ -15,11 +15,11 @@ from psycopg.rows import dict_row
 from controller.effects import PayoutMade
 from controller.journal.postgres.rows import rows_of_kinds
 from controller.journal.reads import Hit, PayoutRecord, PendingPayout, payout_record
-from controller.journal.restore import LOCK_KINDS, STATE_QUERIES, state_from_rows
+from controller.journal.restore import LOCK_KINDS, STATE_QUERIES, restored
 
 if TYPE_CHECKING:
+    from controller.journal.domain import Domain, State
     from controller.journal.postgres.connection import Connection
-    from controller.ledger.apply import LedgerState
 
 _HIT: Final = "kind = 'progressive' AND from_meter_cents > 0"
 _NEEDED_VERIFICATION: Final = (
@@ -42,10 +42,10 @@ def _typed(
     return [msgspec.convert(row, kind, strict=False) for row in _dicts(connection, query, params)]
 
 
-def load_state(connection: Connection) -> LedgerState:
-    """The ledger state as materialized in the database."""
+def load_state(connection: Connection, domain: Domain[State]) -> State:
+    """The domain's state as materialized in the database."""
     rows = {name: _dicts(connection, query) for name, query in STATE_QUERIES.items()}
-    return state_from_rows(rows, lambda: rows_of_kinds(connection, *LOCK_KINDS))
+    return restored(domain, rows, lambda: rows_of_kinds(connection, *LOCK_KINDS))
 
 
 def committed_seq(connection: Connection) -> int:

@@ -78,9 +78,14 @@ class PostgresJournal(PostgresReadSide):
         fence: Fence | None = None,
         standby: bool = False,
         clock: Callable[[], float] = time.monotonic,
+        domain: Domain[LedgerState] = LEDGER,
     ) -> None:
-        """Open ``url``; with a ``fence``, take it over now unless ``standby`` (:meth:`take`)."""
+        """Open ``url``; with a ``fence``, take it over now unless ``standby`` (:meth:`take`).
+
+        ``domain``: what its rows are applied and replayed with, its state read back by.
+        """
         self.url = url
+        self.domain = domain
         self.fence = fence
         self._epoch = 0
         self._clock = clock
@@ -217,7 +222,7 @@ class PostgresJournal(PostgresReadSide):
     def _load(self) -> LedgerState:
         """The materialized state, or fail closed if it cannot be read."""
         try:
-            return reads.load_state(self.db)
+            return reads.load_state(self.db, self.domain)
         except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:
             raise JournalError(
                 f"{self.url}: the materialized state cannot be read ({error}); run jackpotd verify"
@@ -270,13 +275,13 @@ class PostgresJournal(PostgresReadSide):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
-        domain: Domain[LedgerState] = LEDGER,
+        domain: Domain[LedgerState] | None = None,
     ) -> PostgresTransaction:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next."""
         self._connected()  # after a failure: the next write on a new connection
         try:
             named = self.writer if provenance is None else provenance
-            return self._prepare(events, snapshot, named, domain)
+            return self._prepare(events, snapshot, named, self.domain if domain is None else domain)
         except psycopg.Error as error:
             raise write_error(self.url, error) from error
 
@@ -330,7 +335,7 @@ class PostgresJournal(PostgresReadSide):
 
     def _catch_up(self) -> LedgerState:
         """The state after another writer's rows: replayed from ours, the tables checked."""
-        state, check = checks.catch_up(self.db, self.state, self._tail, self._load())
+        state, check = checks.catch_up(self.db, self.domain, self.state, self._tail, self._load())
         if not check.ok:
             shown = "; ".join(check.problems[:5])
             raise JournalError(
@@ -361,7 +366,7 @@ class PostgresJournal(PostgresReadSide):
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty (:func:`.checks.verify`)."""
-        return checks.verify(self.url, keys=keys, anchors=anchors)
+        return checks.verify(self.url, keys=keys, anchors=anchors, domain=self.domain)
 
     def check_state(self, key: ControllerKey, high_water: SignedHead | None = None) -> StateCheck:
         """The start-up check (:func:`.checks.check_state`), as of one moment.
@@ -373,7 +378,7 @@ class PostgresJournal(PostgresReadSide):
             self._connected()
             self.db.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             self._tail, self.state = last_row(self.db), self._load()
-            return checks.check_state(self.db, self.state, key, high_water)
+            return checks.check_state(self.db, self.domain, self.state, key, high_water)
         except psycopg.Error as error:
             raise JournalError(f"{self.url}: cannot check the journal: {reason(error)}") from error
         finally:

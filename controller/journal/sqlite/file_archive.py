@@ -31,6 +31,7 @@ from controller.journal.sqlite.devices import flush_through
 from controller.journal.sqlite.rows import last_row, provenances, read_rows, rows_of_kinds, times
 from controller.journal.sqlite.store import Journal
 from controller.journal.sqlite.verify import verify
+from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Sequence
@@ -38,7 +39,9 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.journal.archive_records import ArchiveRecord
+    from controller.journal.domain import Domain
     from controller.journal.rows import Row
+    from controller.ledger.apply import LedgerState
 
 
 def _open(path: Path, *, read_only: bool) -> sqlite3.Connection:
@@ -59,16 +62,20 @@ def archive(  # noqa: PLR0913 - the command's options, all keywords
     rows: int | None = None,
     keys: Sequence[str] = (),
     now: str,
+    domain: Domain[LedgerState] = LEDGER,
 ) -> list[ArchiveRecord]:
-    """Archive the rows the criterion names (see the module docstring); the segments written."""
-    Journal(path).close()  # the schema up to date, as the service would bring it
-    report = verify(path, keys=keys)
+    """Archive the rows the criterion names (see the module docstring); the segments written.
+
+    ``domain``: what the rows are verified and replayed with.
+    """
+    Journal(path, domain).close()  # the schema up to date, as the service would bring it
+    report = verify(path, keys=keys, domain=domain)
     if not report.ok:
         raise not_verified(str(path), report.problems)
     reader = _open(path, read_only=True)
     try:
         reader.execute("BEGIN")  # one snapshot of the file for everything read
-        return archive_from(_FileSource(path, reader), directory, (before, rows), now)
+        return archive_from(domain, _FileSource(path, reader), directory, (before, rows), now)
     finally:
         reader.close()
 

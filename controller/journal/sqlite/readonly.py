@@ -34,11 +34,13 @@ from controller.journal.sqlite.reads import ReadSide
 from controller.journal.sqlite.restore import load_state
 from controller.journal.sqlite.rows import provenances, read_rows
 from controller.journal.sqlite.schema import MIGRATIONS
+from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from controller.journal.checkpoints import StoredSnapshot
+    from controller.journal.domain import Domain
     from controller.journal.rows import Row
     from controller.ledger.apply import LedgerState
 
@@ -90,8 +92,9 @@ def check_journal(path: Path | str) -> int:
 class ReadOnlyJournal(ReadSide):
     """A journal file opened read only: its state, its rows and the named reads."""
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, domain: Domain[LedgerState] = LEDGER) -> None:
         self.path = Path(path)
+        self.domain = domain
         self._opened = open_read_only(self.path)
         self._connection = self._opened.connection
         try:
@@ -116,7 +119,7 @@ class ReadOnlyJournal(ReadSide):
     def state(self) -> LedgerState:
         """The ledger state as the journal has it materialized."""
         try:
-            return load_state(self._database)
+            return load_state(self._database, self.domain)
         except (ValueError, KeyError, TypeError, msgspec.MsgspecError, sqlite3.Error) as error:
             raise JournalError(
                 f"{self.path}: the materialized state cannot be read ({error}); run jackpotd verify"

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import KIND, Checkpointed
+from controller.journal.domain import State
 from controller.journal.row_checks import VerifyReport, check_link, replay_row
-from controller.journal.snapshot import differences, state_from_text
 from controller.journal.sqlite.archive_records import archive_records
 from controller.journal.sqlite.checkpoints import stored_snapshots
 from controller.journal.sqlite.rows import read_rows, row_at
@@ -25,19 +25,19 @@ from controller.journal.state_trust import (
     own_checkpoint,
     trusted_snapshot,
 )
-from controller.ledger.apply import LedgerState
 
 if TYPE_CHECKING:
     from collections.abc import Collection
 
     import sqlite_utils
 
+    from controller.journal.domain import Domain
     from controller.outputs import SignedHead
     from controller.security.controller_key import ControllerKey
 
 
-class Checked(Protocol):
-    """What the check reads of an SQLite journal: its file, and the state it restored."""
+class Checked(Protocol[State]):
+    """What the check reads of an SQLite journal: its file, its domain, the state it restored."""
 
     @property
     def db(self) -> sqlite_utils.Database:
@@ -45,7 +45,12 @@ class Checked(Protocol):
         ...
 
     @property
-    def state(self) -> LedgerState:
+    def domain(self) -> Domain[State]:
+        """The domain its rows are replayed with."""
+        ...
+
+    @property
+    def state(self) -> State:
         """The state restored from the materialized tables."""
         ...
 
@@ -56,16 +61,16 @@ def _row(connection: sqlite3.Connection, seq: int) -> dict[str, Any] | None:
 
 
 def check_state(
-    journal: Checked, key: ControllerKey, high_water: SignedHead | None = None
+    journal: Checked[State], key: ControllerKey, high_water: SignedHead | None = None
 ) -> StateCheck:
     """Check the journal's materialized state against its rows (see the module docstring).
 
     ``high_water``: the controller's last signed head, kept outside the journal
     (:mod:`..high_water`); the journal must still hold it, or it went back.
     """
-    connection = journal.db.conn
+    connection, domain = journal.db.conn, journal.domain
     check = StateCheck()
-    start, previous, state = 0, GENESIS, LedgerState()
+    start, previous, state = 0, GENESIS, domain.empty()
     records = archive_records(connection)
     archived = {(record.last_seq, record.last_hash) for record in records}
     row_of = functools.partial(_row, connection)
@@ -76,14 +81,14 @@ def check_state(
             return check
     if records:  # rows archived: the replay starts from what the last archive recorded
         start, previous = records[-1].last_seq, records[-1].last_hash
-        state = state_from_text(records[-1].state)
+        state = domain.state_from_text(records[-1].state)
     try:
         snapshots = stored_snapshots(connection)
     except sqlite3.Error as error:
         check.problems.append(f"the snapshots cannot be read: {error}")
         return check
     for snapshot in snapshots:
-        trusted = trusted_snapshot(row_of, snapshot, key, check, archived=archived)
+        trusted = trusted_snapshot(domain, row_of, snapshot, key, check, archived=archived)
         if check.problems:
             return check
         if trusted is not None:
@@ -91,20 +96,22 @@ def check_state(
             start, previous = event.head_seq, event.head_hash
             check.checkpoint = Checkpointed(snapshot.seq, event)
             break
-    state = _replay(connection, (start, previous), state, key, check, archived=archived)
-    check.problems += differences(journal.state, state)
+    after = (start, previous)
+    state = _replay(connection, domain, after, state, key, check, archived=archived)
+    check.problems += domain.differences(journal.state, state)
     return check
 
 
-def _replay(  # noqa: PLR0913 - the rows, where from, the key, the findings, the archives
+def _replay(  # noqa: PLR0913, PLR0917 - the rows, their domain, where from, the key, the findings
     connection: sqlite3.Connection,
+    domain: Domain[State],
     after: tuple[int, str],
-    state: LedgerState,
+    state: State,
     key: ControllerKey | None,
     check: StateCheck,
     *,
     archived: Collection[tuple[int, str]] = (),
-) -> LedgerState:
+) -> State:
     """The state after the rows that follow row ``after`` (seq, hash), checked as they go."""
     start, previous = after
     report = VerifyReport()
@@ -115,19 +122,23 @@ def _replay(  # noqa: PLR0913 - the rows, where from, the key, the findings, the
         if key is not None and row["kind"] == KIND:
             before = (start + check.replayed, previous)
             row_of = functools.partial(_row, connection)
-            found = own_checkpoint(row_of, row, before, state, key, archived=archived)
+            found = own_checkpoint(domain, row_of, row, before, state, key, archived=archived)
             check.problems += [found] if found else []
         check.replayed += 1
         check_link(row, start + check.replayed, previous, report)
         previous = str(row["hash"])
-        state = replay_row(state, row, report, {}, read.event)
+        state = replay_row(domain, state, row, report, {}, read.event)
     check.problems += report.problems
     return state
 
 
 def catch_up(
-    connection: sqlite3.Connection, state: LedgerState, tail: tuple[int, str], stored: LedgerState
-) -> tuple[LedgerState, StateCheck]:
+    connection: sqlite3.Connection,
+    domain: Domain[State],
+    state: State,
+    tail: tuple[int, str],
+    stored: State,
+) -> tuple[State, StateCheck]:
     """The state after the rows another process appended after ``tail``, and what is wrong.
 
     A running controller trusts its own state, not the tables another writer left: it replays
@@ -135,6 +146,6 @@ def catch_up(
     (:meth:`controller.journal.sqlite.Journal.prepare` fails closed if they do not).
     """
     check = StateCheck()
-    replayed = _replay(connection, tail, state, None, check)
-    check.problems += differences(stored, replayed)
+    replayed = _replay(connection, domain, tail, state, None, check)
+    check.problems += domain.differences(stored, replayed)
     return replayed, check

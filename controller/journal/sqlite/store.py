@@ -128,8 +128,10 @@ class Journal(ReadSide):
     reports, displays and metrics come from :class:`controller.journal.sqlite.reads.ReadSide`.
     """
 
-    def __init__(self, path: Path | str) -> None:
+    def __init__(self, path: Path | str, domain: Domain[LedgerState] = LEDGER) -> None:
         self.path = Path(path)
+        self.domain = domain
+        """What its rows are applied and replayed with, and its state read back by."""
         try:
             self.db = connect(self.path)
             migrate(self.db)
@@ -152,7 +154,7 @@ class Journal(ReadSide):
     def _load(self) -> LedgerState:
         """The materialized state, or fail closed if it cannot be read."""
         try:
-            return load_state(self.db)
+            return load_state(self.db, self.domain)
         except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:
             raise JournalError(
                 f"{self.path}: the materialized state cannot be read ({error}); run jackpotd verify"
@@ -204,7 +206,7 @@ class Journal(ReadSide):
         if they differ from the replay of its rows, nothing is written and the caller fails
         closed.
         """
-        state, check = catch_up(self.db.conn, self.state, self._tail, self._load())
+        state, check = catch_up(self.db.conn, self.domain, self.state, self._tail, self._load())
         if not check.ok:
             shown = "; ".join(check.problems[:5])
             raise JournalError(
@@ -280,7 +282,7 @@ class Journal(ReadSide):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
-        domain: Domain[LedgerState] = LEDGER,
+        domain: Domain[LedgerState] | None = None,
     ) -> Transaction[LedgerState]:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next.
 
@@ -290,7 +292,7 @@ class Journal(ReadSide):
         """
         try:
             named = self.writer if provenance is None else provenance
-            return self._prepare(events, snapshot, named, domain)
+            return self._prepare(events, snapshot, named, self.domain if domain is None else domain)
         except sqlite3.Error as error:
             raise write_error(self.path, error) from error
 
@@ -393,7 +395,7 @@ class Journal(ReadSide):
 
     def verify(self, *, keys: Sequence[str] = (), anchors: Sequence[Anchor] = ()) -> VerifyReport:
         """Check the chain and replay the journal from empty (:func:`.verify.verify`)."""
-        return verify(self.path, keys=keys, anchors=anchors)
+        return verify(self.path, keys=keys, anchors=anchors, domain=self.domain)
 
 
 if TYPE_CHECKING:  # mypy proves the SQLite journal implements the port.

@@ -36,7 +36,6 @@ from controller.journal.row_checks import (
     Payouts,
     VerifyReport,
     check_link,
-    compare_state,
     replay_row,
 )
 from controller.journal.sqlite.archive_records import archive_records
@@ -46,6 +45,7 @@ from controller.journal.sqlite.restore import load_state
 from controller.journal.sqlite.rows import provenances, read_rows, rows_of_kinds
 from controller.journal.sqlite.site_messages import stored_messages
 from controller.journal.verification import Verification
+from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -53,6 +53,7 @@ if TYPE_CHECKING:
     from controller.journal.anchors import Anchor
     from controller.journal.archive_records import ArchiveRecord
     from controller.journal.checkpoints import StoredSnapshot
+    from controller.journal.domain import Domain
     from controller.journal.rows import Row
     from controller.journal.site_messages import Outboxed
     from controller.ledger.apply import LedgerState
@@ -60,13 +61,14 @@ if TYPE_CHECKING:
 __all__ = ["PROGRESS_ROWS", "Payouts", "VerifyReport", "check_link", "replay_row", "verify"]
 
 
-def verify(
+def verify(  # noqa: PLR0913 - the journal, the command's options, its domain
     path: Path | str,
     *,
     keys: Sequence[str] = (),
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,
     archives: Path | None = None,
+    domain: Domain[LedgerState] = LEDGER,
 ) -> VerifyReport:
     """Check a journal file; raises :class:`JournalError` if it cannot be read at all.
 
@@ -75,7 +77,8 @@ def verify(
     :data:`PROGRESS_ROWS` rows and once at the end, with the rows checked and the rows in all;
     ``archives``: the folder of the journal's archive segments, checked with the live rows as
     one chain replayed from empty (:mod:`controller.journal.archive_check`; without it, an
-    archived journal is verified from the state and hash its last archive recorded).
+    archived journal is verified from the state and hash its last archive recorded);
+    ``domain``: what the rows are replayed with.
 
     Every read of the file runs in one read transaction: in WAL mode it sees the file as it
     was at its first read until it ends, so the rows, the materialized state and the payouts
@@ -92,9 +95,10 @@ def verify(
     connection.row_factory = sqlite3.Row
     try:
         connection.execute("BEGIN")
-        live = _FileRows(connection)
+        live = _FileRows(connection, domain)
         every = PROGRESS_ROWS  # read now: a test sets it lower
-        report = Verification(live, keys, anchors, progress or _silent, every).run(archives)
+        checks = Verification(live, domain, keys, anchors, progress or _silent, every)
+        report = checks.run(archives)
     except sqlite3.Error as error:
         opened.check_unchanged()  # a file changed under an immutable read: that is why
         raise JournalError(f"{location}: cannot read the journal: {error}") from error
@@ -114,6 +118,7 @@ class _FileRows:
     """An SQLite journal file, read in the read transaction :func:`verify` opened."""
 
     connection: sqlite3.Connection
+    domain: Domain[LedgerState]
 
     def archive_records(self) -> list[ArchiveRecord]:
         return archive_records(self.connection)
@@ -133,11 +138,13 @@ class _FileRows:
 
     def compare_state(self, replayed: LedgerState, report: VerifyReport) -> None:
         try:
-            stored_state = load_state(sqlite_utils.Database(self.connection))
+            stored_state = load_state(sqlite_utils.Database(self.connection), self.domain)
         except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:
             report.problem(f"the materialized state cannot be read: {error}")
         else:
-            compare_state(replayed, stored_state, report)
+            report.pools |= self.domain.meters(replayed)
+            for problem in self.domain.state_problems(replayed, stored_state):
+                report.problem(problem)
 
     def payouts(self) -> dict[str, dict[str, Any]]:
         found = self.connection.execute("SELECT * FROM payouts")

@@ -2,7 +2,8 @@
 
 Run against every backend (tests/journal/contract/conftest.py): the start-up check passes the
 stored state the rows give and names one edited without a row or behind its signed head, and the
-read-only reader gives what the writer journaled.
+read-only reader gives what the writer journaled; a checkpoint of the journal's domain's snapshot is
+where the start-up check replays from.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from support.journal_contract import HIT, Backend, play_hit_round
 from support.journal_rig import AT, POOL, snapshot, wager
 
 from controller.journal.backends import backend_for
+from controller.journal.checkpoints import seal
 from controller.journal.high_water import sign_head
 from controller.journal.readonly import PayFilter
 from controller.security.controller_key import ControllerKey
@@ -87,3 +89,20 @@ def test_journal_contract_the_reader_gives_what_the_writer_journaled_and_writes_
         )
     assert backend_journal.committed_seq() == backend_journal.head[0]
     assert backend_journal.append(wager("r3-w1", "r3", 1)).seq == backend_journal.head[0]
+
+
+def test_journal_contract_start_up_replays_from_a_checkpoint_of_its_domains_snapshot(
+    backend_journal: JournalPort[Any],
+) -> None:
+    play_hit_round(backend_journal)
+    domain, key = backend_journal.domain, ControllerKey.generate()
+    state, head = backend_journal.state, backend_journal.head
+    sealed = seal(key, "controller-1", state, head, AT, domain=domain)
+    assert sealed.snapshot == domain.snapshot_text(state)
+    assert sealed.event.state_digest == domain.state_digest(state)
+    backend_journal.append_many([sealed.event], snapshot=sealed)
+    check = backend_journal.check_state(key)
+    assert check.ok, check.problems
+    assert check.checkpoint is not None
+    assert check.checkpoint.event.head_seq == head[0]
+    assert check.replayed == 1  # the checkpoint's own row: the rows it covers are not replayed

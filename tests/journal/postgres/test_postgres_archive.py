@@ -65,7 +65,7 @@ WAIT_S: Final = 60.0
 
 
 def _checkpoint(twins: Twins, key: ControllerKey) -> None:
-    sealed = seal(key, "c1", twins.state, twins.head, AT)
+    sealed = seal(key, "c1", twins.state, twins.head, AT, domain=twins.domain)
     twins.append_many([sealed.event], snapshot=sealed)
 
 
@@ -201,7 +201,7 @@ def test_the_start_up_check_and_the_writer_go_on_from_the_cut(
     with PostgresJournal(url) as journal:
         assert journal.check_state(key).ok
         journal.append_many(rounds(20, 2))
-        sealed = seal(key, "c1", journal.state, journal.head, AT)
+        sealed = seal(key, "c1", journal.state, journal.head, AT, domain=journal.domain)
         journal.append_many([sealed.event], snapshot=sealed)
         assert journal.check_state(key).ok
     assert checks.verify(url, keys=[key.public_key]).ok

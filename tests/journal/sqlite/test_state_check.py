@@ -42,10 +42,10 @@ from controller.events import MeterAdjusted, decode_event
 from controller.journal import JournalError
 from controller.journal.chain import row_hash
 from controller.journal.checkpoints import seal, signed_bytes
-from controller.journal.snapshot import digest, snapshot_text
 from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import read_rows
 from controller.journal.sqlite.state_check import check_state
+from controller.ledger.snapshot import digest, snapshot_text
 from controller.ports import ControllerUnavailableError
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import (
@@ -208,7 +208,9 @@ def test_a_doctored_state_under_a_checkpoint_of_another_key_is_found(
         pool = journal.state.pools[POOL]
         meter = pool.meter
         doctored = replace(journal.state, pools={POOL: replace(pool, meter=pool.meter * 100)})
-        sealed = seal(ControllerKey.generate(), "c1", doctored, journal.head, AT)
+        sealed = seal(
+            ControllerKey.generate(), "c1", doctored, journal.head, AT, domain=journal.domain
+        )
         journal.append_many([sealed.event], snapshot=sealed)
     set_meter(played, str(meter * 100))
     with Journal(played) as journal:
@@ -223,7 +225,7 @@ def test_a_checkpoint_forged_under_the_controllers_key_id_stops_the_start(
 ) -> None:
     intruder = ControllerKey.generate()
     with Journal(played) as journal:
-        sealed = seal(intruder, "c1", journal.state, journal.head, AT)
+        sealed = seal(intruder, "c1", journal.state, journal.head, AT, domain=journal.domain)
         event = msgspec.structs.replace(sealed.event, key_id=key.key_id)
         event = msgspec.structs.replace(event, signature=intruder.sign(signed_bytes(event)))
         row = journal.append_many([event], snapshot=replace(sealed, event=event))[0].seq

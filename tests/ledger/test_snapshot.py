@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING
 from support.journal_rig import POOL, TABLE, opened_journal, replay, rows_of, wager
 
 from controller.events import decode_event
-from controller.journal.snapshot import (
+from controller.journal.sqlite import Journal
+from controller.ledger.operators import Authority, Operator, Role
+from controller.ledger.snapshot import (
     DERIVED,
     PARTS,
     differences,
@@ -27,8 +29,6 @@ from controller.journal.snapshot import (
     state_digest,
     state_from_text,
 )
-from controller.journal.sqlite import Journal
-from controller.ledger.operators import Authority, Operator, Role
 from controller.ledger.state import LedgerState
 from controller.security.manifest import ApprovedManifest
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 def test_the_snapshot_covers_every_field_of_the_ledger_state() -> None:
     fields = {field.name for field in dataclasses.fields(LedgerState)}
     assert fields == set(PARTS) | DERIVED, (
-        "a field of LedgerState is not in the snapshot (controller/journal/snapshot.py): "
+        "a field of LedgerState is not in the snapshot (controller/ledger/snapshot.py): "
         f"{sorted(fields - set(PARTS) - DERIVED)}"
     )
 
