@@ -17,7 +17,6 @@ A **sink** receives :mod:`controller.outputs` updates after each commit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Protocol
 
@@ -65,37 +64,6 @@ class Receipt:
     def applied(self) -> bool:
         """Whether the ledger accepted the event (a refusal is journaled too)."""
         return self.outcome == APPLIED
-
-
-INTAKES: Final = ("mqtt", "serial", "agent", "simulator", "daemon")
-"""The first word of a provenance that names the daemon's own intake (docs/journal.md,
-"Provenance"): a broker's source, a serial line, a table agent, the simulator, or the daemon
-itself (its liveness monitor, its start-up configuration, its checkpoints and faults)."""
-APPLY: Final = "apply"
-DAEMON: Final = "daemon"
-"""The provenance of what the service journals itself, unless its intake names the source."""
-COPY: Final = "copy"
-"""The provenance ``journal copy`` gives a row whose source recorded none (before schema 14)."""
-"""The provenance of events fed in by ``jackpotd apply``."""
-
-Provenances = str | Sequence[str | None] | None
-"""Where appended events came from: one provenance for all, one per event, or None (unsaid)."""
-
-
-def cli(command: str) -> str:
-    """The provenance of an operator's action made at the command line: ``cli <command>``."""
-    return f"cli {command}"
-
-
-def from_intake(provenance: str | None) -> bool:
-    """Whether a provenance may carry device input and table status on a signed journal.
-
-    The daemon's own intake names itself (:data:`INTAKES`). The command line always says, so
-    that ``cli ...`` and ``apply`` are never taken for a table (NY 9 NYCRR 5321.18(c): a table's
-    status is the controller's to decide, from what it hears of the table); and a writer that
-    does not say (None) is not taken for the intake either.
-    """
-    return provenance is not None and provenance.partition(" ")[0] in INTAKES
 
 
 class ControllerUnavailableError(UnavailableError, RuntimeError):

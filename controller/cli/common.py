@@ -27,7 +27,7 @@ from controller.clock import utc_now
 from controller.config.load import load_config
 from controller.errors import JackpotError
 from controller.journal import backends, location
-from controller.ports import cli
+from controller.provenances import cli
 
 if TYPE_CHECKING:
     from collections.abc import Callable

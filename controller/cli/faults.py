@@ -87,7 +87,8 @@ def run_faults(args: argparse.Namespace) -> int:
     """Print the faults waiting (or every one), oldest first."""
     state, faults = _faults(args)
     register = register_of(state)
-    shown = faults if args.all else waiting_faults(faults, register)
+    through = register.through if register else None
+    shown = faults if args.all else waiting_faults(faults, through)
     if args.newest:
         if not shown:
             raise CommandError("no fault waiting: nothing to acknowledge")

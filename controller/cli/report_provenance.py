@@ -28,7 +28,8 @@ import msgspec
 from controller.agent_signature import AGENT_SIGNATURE
 from controller.cli.tables import Column, print_table
 from controller.events import FaultRecorded, TableStatusChanged, decode_event
-from controller.journal.provenance import table_word, writer_of
+from controller.journal.provenance import writer_of
+from controller.ledger.screen import table_word
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping

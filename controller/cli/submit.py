@@ -42,7 +42,8 @@ from controller.errors import JackpotError
 from controller.events import encode_event
 from controller.ledger.binding import binding_for, signed_by
 from controller.ledger.snapshot import state_from_text
-from controller.ports import Receipt, cli
+from controller.ports import Receipt
+from controller.provenances import cli
 from controller.runtime.operator_desk import (
     LENGTH,
     MAX_ANSWER,

@@ -27,10 +27,10 @@ from controller.cli.signing import add_signers, signers
 from controller.cli.submit import conclude, open_desk
 from controller.events import HitVerified, MeterAdjusted, RoundVoided, decode_event
 from controller.journal.backends import writable
-from controller.journal.provenance import table_word
 from controller.ledger.pool import ACCOUNTS
+from controller.ledger.screen import table_word
 from controller.money import MoneyError, parse_dollars
-from controller.ports import APPLY
+from controller.provenances import APPLY
 
 if TYPE_CHECKING:
     import argparse

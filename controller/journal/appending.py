@@ -95,9 +95,9 @@ def append_events(  # noqa: PLR0913 - what an append is, and the clock of a live
     (:class:`controller.journal.domain.Domain`); ``screen`` first refuses what its writer may
     not journal (a table's word from another writer than the daemon's intake on a signed
     journal, a signed event late at a live append, a table agent's missing word:
-    :mod:`controller.journal.screening`), journaling the fault that says why instead. ``now``:
-    the controller's clock at a live append; None: not checked (a replay, a copy, an
-    in-process writer that gives no clock).
+    :meth:`controller.journal.domain.Domain.screen`), journaling the fault that says why
+    instead. ``now``: the controller's clock at a live append; None: not checked (a replay, a
+    copy, an in-process writer that gives no clock).
     """
     known = lookup([event.event_id for event in events])
     done = Appended(state, tail, Batch(state))
@@ -120,7 +120,7 @@ def append_events(  # noqa: PLR0913 - what an append is, and the clock of a live
         else:
             receipt = seen[0]
         if refused is not None:
-            receipt = refused.receipt(receipt)
+            receipt = replace(receipt, outcome=REJECTED, reason=refused.reason, effects=())
         done.receipts.append(replace(receipt, conflict=True) if conflict else receipt)
     return done
 

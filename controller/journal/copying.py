@@ -34,7 +34,7 @@ from controller.journal.location import database, sqlite_file
 from controller.journal.provenance import PROVENANCE, with_provenance
 from controller.journal.sqlite import verify
 from controller.journal.sqlite.readonly import ReadOnlyJournal, check_journal
-from controller.ports import COPY
+from controller.provenances import COPY
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence

@@ -12,8 +12,8 @@ After a refused row of a live append, the domain may give one alert to journal n
 (:meth:`Domain.clone_evidence`: the proof of a cloned passkey), recorded as any event is.
 
 The refusals an event meets before it is applied (who may write a table's word, a signature's
-window at a live append, a table agent's word) are the backend's :class:`Screen`
-(:mod:`controller.journal.screening`), handed in the same way.
+window at a live append, a table agent's word) are the domain's too (:meth:`Domain.screen`, a
+:class:`Screen`: the ledger's are :mod:`controller.ledger.screen`).
 
 The state's other encodings are the domain's too: the materialized rows read back
 (:meth:`Domain.state_from_rows`), the canonical snapshot a checkpoint signs
@@ -36,7 +36,6 @@ if TYPE_CHECKING:
     from controller.effects import AnyEffect
     from controller.events import AnyEvent, TableConfigured
     from controller.journal.site_messages import ChainHead
-    from controller.ports import Receipt
 
 
 class RecordedBinding(Protocol):
@@ -108,14 +107,18 @@ class RecordedState(Protocol):
 
 
 class Refusal(Protocol):
-    """A writer's event refused before it is applied: the fault journaled in its place."""
+    """A writer's event refused before it is applied: the fault journaled in its place.
+
+    The writer is answered with the event refused for :attr:`reason`, at the fault's row.
+    """
 
     @property
     def fault(self) -> AnyEvent:
         """The fault journaled instead of the event."""
 
-    def receipt(self, journaled: Receipt) -> Receipt:
-        """The writer's answer, from the receipt of the fault's row."""
+    @property
+    def reason(self) -> str:
+        """Why the event was refused: the reason of the writer's answer."""
 
 
 State = TypeVar("State", bound=RecordedState)
@@ -136,7 +139,7 @@ class Screen(Protocol[_Screened_contra]):
 
     def __call__(
         self,
-        signed: bool,  # noqa: FBT001 - the shape of controller.journal.screening.screened
+        signed: bool,  # noqa: FBT001 - the shape of controller.ledger.screen.screened
         state: _Screened_contra,
         event: AnyEvent,
         origin: str | None,
@@ -196,6 +199,19 @@ class Domain(Protocol[State]):
 
     def binding_json(self, binding: Any) -> str:  # noqa: ANN401
         """The journal's binding's ``meta`` row."""
+
+    def screen(
+        self,
+        signed: bool,  # noqa: FBT001 - the shape of Screen
+        state: State,
+        event: AnyEvent,
+        origin: str | None,
+        now: str | None,
+    ) -> Refusal | None:
+        """The first refusal a writer's ``event`` meets before it is applied (a :class:`Screen`)."""
+
+    def table_word(self, event: AnyEvent) -> bool:
+        """Whether ``event`` is a table's own word, which a signed journal takes from its intake."""
 
     def empty(self) -> State:
         """The state of a journal without rows: what a replay from the first row starts at."""

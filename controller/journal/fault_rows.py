@@ -19,8 +19,6 @@ from controller.events import FaultRecorded, decode_event
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from controller.ledger.fault_register import FaultRegister
-
 KIND = "fault"
 
 
@@ -59,13 +57,14 @@ def fault_rows(rows: Iterable[dict[str, Any]]) -> list[WaitingFault]:
     return found
 
 
-def waiting_faults(
-    faults: list[WaitingFault], register: FaultRegister | None
-) -> list[WaitingFault]:
-    """The faults after the one acknowledged through: every fault while none was acknowledged."""
-    if register is None:
+def waiting_faults(faults: list[WaitingFault], through: str | None) -> list[WaitingFault]:
+    """The faults after the one acknowledged through: every fault while none was acknowledged.
+
+    ``through``: the id of the fault the register was acknowledged through (None: no register).
+    """
+    if through is None:
         return faults
     for index, fault in enumerate(faults):
-        if fault.event_id == register.through:
+        if fault.event_id == through:
             return faults[index + 1 :]
     return faults

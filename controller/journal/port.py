@@ -28,7 +28,8 @@ if TYPE_CHECKING:
     from controller.journal.state_trust import StateCheck
     from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
-    from controller.ports import Outbox, Provenances, Receipt
+    from controller.ports import Outbox, Receipt
+    from controller.provenances import Provenances
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from controller.clock import utc_now
 from controller.journal.backends import backend_for
-from controller.ports import DAEMON
+from controller.provenances import DAEMON
 
 if TYPE_CHECKING:
     from controller.journal.location import DatabaseUrl, JournalLocation

@@ -215,8 +215,7 @@ class Verification(Generic[State]):
             expected += 1
             check_link(row, expected, previous, report)
             previous = str(row["hash"])
-            signed = self.domain.signed(state)  # as the append found the journal: before the row
-            writers(signed, read, report)
+            writers(self.domain, state, read, report)  # as the append found it: before the row
             state = replay_row(self.domain, state, row, report, self.payouts, read.event)
             self._check_draw(row, read)
             seq = int(row["seq"])

@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final
 
 from controller.ledger import codec, snapshot, state_audit, state_rows
+from controller.ledger import screen as screening
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.passkeys import clone_evidence
 
@@ -63,6 +64,10 @@ class LedgerDomain:
     sites_json = staticmethod(codec.sites_json)
     chain_json = staticmethod(codec.chain_json)
     binding_json = staticmethod(codec.binding_json)
+
+    screen = staticmethod(screening.screened)
+    """What a writer's event meets before it is applied (:mod:`controller.ledger.screen`)."""
+    table_word = staticmethod(screening.table_word)
 
     empty = staticmethod(LedgerState)
     """A journal without rows holds the empty ledger."""

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from controller.effects import RoundHeld
 from controller.events import CheckpointRecorded
-from controller.ports import DAEMON
+from controller.provenances import DAEMON
 from controller.runtime.updates import updates_of
 
 if TYPE_CHECKING:

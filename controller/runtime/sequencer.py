@@ -62,7 +62,8 @@ from controller.journal import JournalError
 from controller.journal.errors import FencedError
 from controller.journal.identity import device_origin
 from controller.ledger.domain import LEDGER
-from controller.ports import DAEMON, ControllerUnavailableError, EventNotRecordedError
+from controller.ports import ControllerUnavailableError, EventNotRecordedError
+from controller.provenances import DAEMON
 from controller.runtime.answers import Waiting, answer, consume
 from controller.runtime.availability import failing_closed, started, stopping
 from controller.runtime.clock_watch import ClockWatch

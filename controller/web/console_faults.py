@@ -59,7 +59,7 @@ class FaultWatch:
             kept = self.faults + found
             if register is not None and any(f.event_id == register.through for f in kept):
                 self.older = 0
-            kept = waiting_faults(kept, register)
+            kept = waiting_faults(kept, register.through if register else None)
             if len(kept) > KEPT:
                 self.older += len(kept) - KEPT
                 kept = kept[-KEPT:]

@@ -30,7 +30,7 @@ from controller.journal.sqlite import Journal
 from controller.mystery.core import DrawRequest, Meter
 from controller.mystery.keeper import LocalKeeper, Query
 from controller.mystery_events import MysteryDrawn, MysteryRevealed
-from controller.ports import DAEMON
+from controller.provenances import DAEMON
 from controller.security.controller_key import ControllerKey
 from support.approvals import Site, now
 from support.mystery_paytable import MYSTERY_PAYTABLE
@@ -92,7 +92,7 @@ class MysteryJournal:
         """Journal ``event``; it must be applied.
 
         ``provenance``: who wrote it (a device's input comes from the daemon's intake on a
-        signed journal: :data:`~controller.ports.DAEMON`).
+        signed journal: :data:`~controller.provenances.DAEMON`).
         """
         receipt = self.journal.append(event, provenance=provenance)
         assert receipt.applied, (event, receipt.reason)

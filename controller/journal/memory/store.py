@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from controller.journal.location import MemoryLocation
     from controller.journal.port import JournalPort
     from controller.journal.row_checks import VerifyReport
-    from controller.ports import Provenances
+    from controller.provenances import Provenances
 
 
 @dataclass(slots=True)

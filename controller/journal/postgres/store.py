@@ -45,7 +45,6 @@ from controller.journal.postgres.rows import INSERT, last_row, rows_with_ids, st
 from controller.journal.postgres.schema import migrate
 from controller.journal.postgres.transaction import PostgresTransaction, roll_back
 from controller.journal.provenance import each_provenance
-from controller.journal.screening import screened
 from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
@@ -63,7 +62,8 @@ if TYPE_CHECKING:
     from controller.journal.state_trust import StateCheck
     from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
-    from controller.ports import Provenances, Receipt
+    from controller.ports import Receipt
+    from controller.provenances import Provenances
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
 
@@ -315,7 +315,7 @@ class PostgresJournal(PostgresReadSide):
             origins = each_provenance(events, provenance)
             done = append_events(
                 events, self.state, self._tail, self._known, origins,
-                domain=domain, screen=screened, now=now,
+                domain=domain, screen=domain.screen, now=now,
             )  # fmt: skip
             with connection.cursor() as cursor:
                 cursor.executemany(INSERT, [stored(row) for row in done.rows])

@@ -45,7 +45,6 @@ from controller.journal.devices import DeviceMarks, merged
 from controller.journal.errors import JournalError
 from controller.journal.provenance import each_provenance
 from controller.journal.rows import INSERT
-from controller.journal.screening import screened
 from controller.journal.sqlite import site_messages
 from controller.journal.sqlite.checkpoints import store_snapshot
 from controller.journal.sqlite.devices import read_highs, read_marks, stored_highs, write_highs
@@ -72,7 +71,8 @@ if TYPE_CHECKING:
     from controller.journal.state_trust import StateCheck
     from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
-    from controller.ports import Provenances, Receipt
+    from controller.ports import Receipt
+    from controller.provenances import Provenances
     from controller.security.controller_key import ControllerKey
     from controller.widearea.messages import SiteMessage
 
@@ -324,7 +324,7 @@ class Journal(ReadSide):
             origins = each_provenance(events, provenance)
             done = append_events(
                 events, self.state, self._tail, self._known, origins,
-                domain=domain, screen=screened, now=now,
+                domain=domain, screen=domain.screen, now=now,
             )  # fmt: skip
             connection.executemany(INSERT, done.rows)
             # Not every commit: see controller/journal/devices.py.

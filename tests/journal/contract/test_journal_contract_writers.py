@@ -16,8 +16,8 @@ from controller.clock import utc_now
 from controller.events import SequencerTookOver
 from controller.journal.backends import backend_for
 from controller.journal.postgres.fence import Fence
-from controller.journal.provenance import LATE_SIGNATURE
-from controller.ports import DAEMON
+from controller.ledger.screen import LATE_SIGNATURE
+from controller.provenances import DAEMON
 from controller.security import keys
 
 if TYPE_CHECKING:
