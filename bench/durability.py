@@ -50,9 +50,9 @@ from controller.clock import utc_now
 from controller.config.changes import config_events
 from controller.config.load import parse_config
 from controller.events import encode_event
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.store import PAGE_SIZE
 from controller.ledger.apply import LedgerError, apply
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.sequencer import Sequencer
 from drivers.simulator import SimulatedTable, TablePlan
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from controller.events import AnyEvent, DeviceInput
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
 
 SITE = "durability"
 BATCH: Final = 128
@@ -117,7 +117,7 @@ def fresh_journal(
     return journal
 
 
-def run_journal(journal: JournalPort[Any], events: Sequence[AnyEvent], batch: int) -> float:
+def run_journal(journal: LedgerJournal, events: Sequence[AnyEvent], batch: int) -> float:
     """Seconds to append the events in batches of ``batch``."""
     start = time.perf_counter()
     for first in range(0, len(events), batch):
@@ -176,7 +176,7 @@ async def every_table_at_once(sequencer: Sequencer, events: Sequence[DeviceInput
     await asyncio.gather(*(table(stream) for stream in by_table.values()))
 
 
-async def run_sequencer(journal: JournalPort[Any], events: Sequence[DeviceInput]) -> dict[str, Any]:
+async def run_sequencer(journal: LedgerJournal, events: Sequence[DeviceInput]) -> dict[str, Any]:
     """The events through the sequencer, every table at once; its rate and batches."""
     sequencer = Sequencer(journal, Broadcast())
     runner = asyncio.create_task(sequencer.run())

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
     from controller.events import DeviceInput
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 WAYS = {
     "baseline": None,

@@ -42,7 +42,7 @@ from common import REPO, SEATS, CaptureLink, Target, machine, print_targets, wri
 from durability import fresh_journal, run_sequencer
 
 from controller.clock import utc_now
-from controller.journal.sqlite.file_archive import archive
+from controller.ledger_journal.sqlite import archive
 from drivers.simulator import SimulatedTable, TablePlan
 
 sys.path.insert(0, str(REPO / "tests"))  # the migration tests' copy in schema 9's layout

@@ -47,7 +47,7 @@ from service import approve_site
 
 from controller.config.load import load_config
 from controller.events import BetsLocked
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.sequencer import Sequencer
 from controller.security.controller_key import load_key

@@ -40,7 +40,7 @@ from controller.clock import utc_now
 from controller.config.changes import config_events
 from controller.config.load import parse_config
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
+from controller.ledger_journal.postgres import PostgresJournal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 from support.postgres import PostgresServer, start_server, stop_server

@@ -37,8 +37,8 @@ from controller.config.load import load_config
 from controller.effects import Contributed
 from controller.events import BetsLocked
 from controller.journal.sqlite.devices import read_highs
-from controller.journal.sqlite.readonly import ReadOnlyJournal
 from controller.journal.sqlite.rows import rows_of_kinds, rows_with_ids
+from controller.ledger_journal.sqlite import ReadOnlyJournal
 from controller.ports import APPLIED
 
 if TYPE_CHECKING:

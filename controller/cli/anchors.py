@@ -32,7 +32,7 @@ from controller.cli.times import local_time
 from controller.clock import utc_now
 from controller.files import RECORD, append_file, write_file
 from controller.journal.anchors import Anchors, read_anchors
-from controller.journal.backends import open_reader, verify_journal
+from controller.ledger_journal import open_reader, verify_journal
 from controller.money import format_cents
 from controller.mystery.envelope import SealingKey
 from controller.security.controller_key import (

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from controller.cli.common import CommandError, add_db, command, journal_location
 from controller.clock import utc_now
 from controller.journal.archive import parse_moment
-from controller.journal.backends import archive_journal
+from controller.ledger_journal import archive_journal
 from controller.security.controller_key import read_public_key
 
 if TYPE_CHECKING:

@@ -6,7 +6,7 @@ FILE``; ``$JACKPOTD_DB``; the journal named by the installed configuration
 be a ``postgresql://`` URL instead of a file (:mod:`controller.journal.location`): every
 command works on either, and never asks which (:mod:`controller.journal.backends` opens it).
 
-Commands that only read open it read only (:func:`controller.journal.backends.open_reader`):
+Commands that only read open it read only (:func:`controller.ledger_journal.open_reader`):
 they never create, migrate or write it, and refuse a file or a database that is not a
 journal. Commands that append refuse one too, rather than turn some other SQLite file or
 database into a journal.
@@ -23,18 +23,18 @@ import textwrap
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from controller import ledger_journal
 from controller.clock import utc_now
 from controller.config.load import load_config
 from controller.errors import JackpotError
-from controller.journal import backends, location
+from controller.journal import location
 from controller.provenances import cli
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from controller.journal.location import JournalLocation
-    from controller.journal.port import JournalPort
-    from controller.journal.readonly import JournalReader
+    from controller.ledger_journal import LedgerJournal, LedgerReader
     from controller.ports import Receipt
 
 DEFAULT_DB: Final = "var/journal.db"
@@ -116,20 +116,20 @@ def journal_location(args: argparse.Namespace) -> JournalLocation:
     return Path(DEFAULT_DB)
 
 
-def open_reader(args: argparse.Namespace) -> JournalReader:
+def open_reader(args: argparse.Namespace) -> LedgerReader:
     """The journal, read only: nothing is created, migrated or written, whatever holds it."""
-    return backends.open_reader(journal_location(args))
+    return ledger_journal.open_reader(journal_location(args))
 
 
 def open_journal(
     args: argparse.Namespace, *, must_exist: bool = True
-) -> contextlib.closing[JournalPort[Any]]:
+) -> contextlib.closing[LedgerJournal]:
     """The journal to append to; it must exist unless events are being fed in.
 
     Every append names the command (``cli <command> <action>``) unless it names itself
     (``apply``): the journal's provenance of each row (docs/journal.md, "Provenance").
     """
-    journal = backends.append_to(journal_location(args), must_exist=must_exist)
+    journal = ledger_journal.append_to(journal_location(args), must_exist=must_exist)
     journal.writer = cli(command_name(args))
     journal.live_clock = utc_now  # a live append: every signature's window must hold now
     return contextlib.closing(journal)

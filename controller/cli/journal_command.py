@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from controller.cli.anchors import add_trust, trust, verify_document
 from controller.cli.common import command
 from controller.cli.progress import counting
-from controller.journal.copying import copy_journal
 from controller.journal.location import journal_location
+from controller.ledger_journal.copying import copy_journal
 from controller.money import format_cents
 
 if TYPE_CHECKING:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from controller.cli import build_parser, main
 from controller.config.load import load_config
-from controller.journal.backends import open_reader
+from controller.ledger_journal import open_reader
 from controller.security.import_path import run_import_lines
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 from controller.cli.common import checked, command
 from controller.cli.listen import Address, check_listen
 from controller.config.load import load_config
-from controller.journal.backends import reach_journal, writable
 from controller.journal.errors import JournalError
 from controller.journal.location import journal_location, sqlite_file
+from controller.ledger_journal import reach_journal, writable
 from controller.money import format_cents
 from controller.plugins import FiniteSource
 from controller.runtime.checkpointing import controller_key

@@ -31,7 +31,7 @@ import os
 import socket
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 import msgspec
 
@@ -62,8 +62,8 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from controller.events import AnyEvent
-    from controller.journal.port import JournalPort
     from controller.ledger.state import LedgerState
+    from controller.ledger_journal import LedgerJournal
 
 DEFAULT_SOCKET: Final = Path("/run/jackpotd/operator.sock")
 SOCKET_ENVIRONMENT: Final = "JACKPOTD_OPERATOR_SOCKET"
@@ -92,7 +92,7 @@ class Desk(Protocol):
 class JournalDesk:
     """The journal itself, appended to by whoever runs the command."""
 
-    def __init__(self, journal: JournalPort[Any]) -> None:
+    def __init__(self, journal: LedgerJournal) -> None:
         self.journal = journal
 
     @property

@@ -26,9 +26,9 @@ from controller.cli.common import (
 from controller.cli.signing import add_signers, signers
 from controller.cli.submit import conclude, open_desk
 from controller.events import HitVerified, MeterAdjusted, RoundVoided, decode_event
-from controller.journal.backends import writable
 from controller.ledger.pool import ACCOUNTS
 from controller.ledger.screen import table_word
+from controller.ledger_journal import writable
 from controller.money import MoneyError, parse_dollars
 from controller.provenances import APPLY
 

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
     from controller.journal.anchors import Anchor
+    from controller.journal.domain import Domain, State
     from controller.journal.location import JournalLocation
     from controller.journal.port import JournalPort
     from controller.journal.row_checks import VerifyReport
@@ -70,10 +71,12 @@ def _first_problem(report: VerifyReport) -> str:
     return shown + (f" (and {more} more)" if more > 0 else "")
 
 
-def _check_source(source: Path, keys: Sequence[str], anchors: Sequence[Anchor]) -> VerifyReport:
+def _check_source(
+    source: Path, domain: Domain[State], keys: Sequence[str], anchors: Sequence[Anchor]
+) -> VerifyReport:
     """The file's verification; refuses a journal that fails it or has archived rows."""
     check_journal(source)
-    report = verify.verify(source, keys=keys, anchors=anchors)
+    report = verify.verify(source, keys=keys, anchors=anchors, domain=domain)
     if not report.ok:
         raise JournalError(
             f"{source}: the journal does not verify, so it is not copied: {_first_problem(report)}"
@@ -89,7 +92,7 @@ def _check_source(source: Path, keys: Sequence[str], anchors: Sequence[Anchor]) 
 class _Copy:
     """The rows of the file appended to the database, batch by batch, each batch checked."""
 
-    def __init__(self, target: JournalPort[Any], snapshots: dict[int, str]) -> None:
+    def __init__(self, target: JournalPort[Any, Any], snapshots: dict[int, str]) -> None:
         self.target = target
         self.snapshots = snapshots
         self.events: list[AnyEvent] = []
@@ -104,7 +107,7 @@ class _Copy:
             raise JournalError(f"row {seq}: its stored event cannot be read back ({row.form})")
         self.events.append(row.event)
         # The source's provenance, carried (a row that recorded none: ``copy``); the ledger
-        # takes each row as the source took it (controller/journal/provenance.py ``copied``).
+        # takes each row as the source took it (controller/provenances.py ``copied``).
         self.provenances.append(row.values.get(PROVENANCE) or COPY)
         self.last = row
         if (text := self.snapshots.get(seq)) is not None:
@@ -132,23 +135,27 @@ class _Copy:
         self.events, self.provenances, self.sealed = [], [], None
 
 
-def copy_journal(
+def copy_journal(  # noqa: PLR0913 - the two journals, their domain, the command's options
     source: JournalLocation,
     target: JournalLocation,
+    domain: Domain[State],
     *,
     keys: Sequence[str] = (),
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,
 ) -> Copied:
-    """Copy the journal file ``source`` into the empty database ``target`` (module docstring)."""
+    """Copy the journal file ``source`` into the empty database ``target`` (module docstring).
+
+    ``domain``: what both are replayed with when they are verified, before and after.
+    """
     file, into = sqlite_file(source), database(target)
     if file is None or into is None:
         raise JournalError(
             f"{source} to {target}: a journal is copied from an SQLite file into a PostgreSQL "
             "database (give the file, then a postgresql:// URL)"
         )
-    before = _check_source(file, keys, anchors)
-    backend = backend_for(into)
+    before = _check_source(file, domain, keys, anchors)
+    backend = backend_for(into, domain)
     journal = backend.open()
     try:
         if journal.head != (0, GENESIS):
@@ -156,7 +163,7 @@ def copy_journal(
                 f"{target}: the database already holds a journal (row {journal.head[0]}): a "
                 "journal is copied into an empty database only"
             )
-        with ReadOnlyJournal(file) as reader:
+        with ReadOnlyJournal(file, domain) as reader:
             snapshots = {snapshot.seq: snapshot.state for snapshot in reader.snapshots()}
             copy = _Copy(journal, snapshots)
             rows = with_provenance(reader.read(), reader.provenances())
@@ -169,7 +176,7 @@ def copy_journal(
         journal.close()
     if progress is not None:
         progress(before.rows, before.rows)
-    after = verify.verify(file, keys=keys, anchors=anchors)
+    after = verify.verify(file, keys=keys, anchors=anchors, domain=domain)
     copied = backend.verify(keys=keys, anchors=anchors, progress=None, archives=None)
     if not after.ok:
         raise JournalError(f"{source}: the journal no longer verifies: {_first_problem(after)}")

@@ -1,12 +1,13 @@
-"""What the journal's append asks of the domain, which the layer above hands it.
+"""What the journal asks of the domain it records, which the layer above hands it.
 
 The application calls the domain; the journal only records (docs/architecture.md, "The
-layers"). The sequencer, or the command line through a backend's default, gives
-:meth:`controller.journal.port.JournalPort.prepare` a :class:`Domain`: the one step that
-applies an event (:mod:`controller.ledger.domain` gives the ledger's) and the encoders of the
-state the journal materializes. The append path (:mod:`controller.journal.appending`) records
-what the step returns (the new state, the effects, why it refused the event) and imports
-nothing of the ledger; the import-linter contract in ``pyproject.toml`` holds it to that.
+layers"). Every backend is opened with a :class:`Domain` (the application opens each with the
+ledger's, :mod:`controller.ledger_journal`), and the sequencer hands the same to each
+:meth:`controller.journal.port.JournalPort.prepare`: the one step that applies an event
+(:mod:`controller.ledger.domain` gives the ledger's) and the encoders of the state the journal
+materializes. The append path (:mod:`controller.journal.appending`) records what the step
+returns (the new state, the effects, why it refused the event); no module of the journal
+imports the ledger, and the import-linter contracts in ``pyproject.toml`` hold it to that.
 
 After a refused row of a live append, the domain may give one alert to journal next
 (:meth:`Domain.clone_evidence`: the proof of a cloned passkey), recorded as any event is.

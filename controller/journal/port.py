@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from controller.journal.domain import State
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
     from controller.journal.reads import Hit, PayoutRecord, PendingPayout
     from controller.journal.row_checks import VerifyReport
     from controller.journal.state_trust import StateCheck
-    from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
     from controller.ports import Outbox, Receipt
     from controller.provenances import Provenances
@@ -55,10 +56,12 @@ class PreparedAppend(Protocol):
 _Prepared = TypeVar("_Prepared", bound=PreparedAppend)
 
 
-class JournalPort(Protocol[_Prepared]):
+class JournalPort(Protocol[_Prepared, State]):
     """The ledger's durable home, as the sequencer, start-up, CLI, display and metrics use it.
 
-    Generic in the backend's prepared append: :meth:`adopt` takes back what :meth:`prepare` gave.
+    Generic in the backend's prepared append (:meth:`adopt` takes back what :meth:`prepare`
+    gave) and in the state of the domain it records (:class:`controller.journal.domain.Domain`):
+    the application names the ledger's (``controller.ledger_journal.LedgerJournal``).
     """
 
     @property
@@ -66,11 +69,11 @@ class JournalPort(Protocol[_Prepared]):
         """Where the journal is: its file, or its database's URL (shown without a password)."""
 
     @property
-    def state(self) -> LedgerState:
-        """The ledger's state after the last adopted row."""
+    def state(self) -> State:
+        """The domain's state after the last adopted row."""
 
     @property
-    def domain(self) -> Domain[LedgerState]:
+    def domain(self) -> Domain[State]:
         """What the journal's rows are applied and replayed with, its state read back by.
 
         Given when the journal is opened (:class:`controller.journal.domain.Domain`); its
@@ -160,7 +163,7 @@ class JournalPort(Protocol[_Prepared]):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
-        domain: Domain[LedgerState] | None = None,
+        domain: Domain[State] | None = None,
     ) -> _Prepared:
         """Everything of :meth:`append_many` but the commit.
 

@@ -12,7 +12,7 @@ words.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, Self
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
 from controller.rules.spots import spec_of, spots
 
@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from datetime import datetime
 
+    from controller.journal.domain import RecordedState
     from controller.journal.location import JournalLocation
     from controller.journal.reads import PayoutRecord
-    from controller.ledger.apply import LedgerState
 
 
 def pay_kinds() -> dict[str, str]:
@@ -94,7 +94,10 @@ def pay_query(
     return query, params
 
 
-class JournalReader(Protocol):
+_Read_co = TypeVar("_Read_co", bound="RecordedState", covariant=True)
+
+
+class JournalReader(Protocol[_Read_co]):
     """A journal opened read only, whichever backend holds it: what the reading commands use.
 
     :class:`ReadOnlyJournal` reads an SQLite file;
@@ -107,8 +110,8 @@ class JournalReader(Protocol):
         """Where the journal is: its file, or its database's URL (shown without a password)."""
 
     @property
-    def state(self) -> LedgerState:
-        """The ledger state as the journal has it materialized."""
+    def state(self) -> _Read_co:
+        """The domain's state as the journal has it materialized."""
 
     def pays(self, chosen: PayFilter) -> list[PayoutRecord]:
         """The pays ``chosen``, the newest round first and by seat within a round."""

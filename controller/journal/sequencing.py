@@ -17,13 +17,16 @@ from controller.journal.backends import backend_for
 from controller.provenances import DAEMON
 
 if TYPE_CHECKING:
+    from controller.journal.domain import Domain, State
     from controller.journal.location import DatabaseUrl, JournalLocation
     from controller.journal.port import JournalPort
     from controller.journal.postgres import PostgresJournal
     from controller.journal.postgres.fence import Fence
 
 
-def open_standby(location: DatabaseUrl, fence: Fence) -> PostgresJournal:
+def open_standby(
+    location: DatabaseUrl, fence: Fence, domain: Domain[State]
+) -> PostgresJournal[State]:
     """The database's journal for a standby of node ``fence.node``: open, the fence not taken.
 
     It writes nothing until :meth:`PostgresJournal.take` has taken the fence
@@ -31,18 +34,20 @@ def open_standby(location: DatabaseUrl, fence: Fence) -> PostgresJournal:
     """
     from controller.journal.postgres import PostgresJournal  # noqa: PLC0415 - psycopg: a database's
 
-    journal = PostgresJournal(location, fence=fence, standby=True)
+    journal = PostgresJournal(location, fence=fence, standby=True, domain=domain)
     journal.writer = DAEMON
     journal.live_clock = utc_now
     return journal
 
 
-def open_sequenced(location: JournalLocation, fence: Fence) -> JournalPort[Any]:
-    """The journal at ``location``, for the sequencer of node ``fence.node``.
+def open_sequenced(
+    location: JournalLocation, fence: Fence, domain: Domain[State]
+) -> JournalPort[Any, State]:
+    """The journal at ``location``, for the sequencer of node ``fence.node``, recording ``domain``.
 
     A database's fence is taken over first (``FencedError`` if another node holds it live).
     """
-    journal = backend_for(location).open_sequenced(fence)
+    journal = backend_for(location, domain).open_sequenced(fence)
     journal.writer = DAEMON  # its start-up, checkpoints and faults: the sequencer names the rest
     journal.live_clock = utc_now  # a live append: every signature's window must hold now
     return journal

@@ -1,8 +1,8 @@
 """The ledger as the domain the journal records: :data:`LEDGER`.
 
 The application calls the domain; the journal only records (docs/architecture.md, "The
-layers"). The sequencer hands :data:`LEDGER` to each append, and a journal opened by the
-command line records with it by default; the journal itself knows it only as the
+layers"). The sequencer hands :data:`LEDGER` to each append, and every journal is opened
+with it (:mod:`controller.ledger_journal`); the journal itself knows it only as the
 ``Domain`` protocol of :mod:`controller.journal.domain`, which this implements structurally
 (the ledger imports nothing of the journal). Its step is :func:`controller.ledger.apply.apply`
 with a refusal made its reason; after a refusal, its alert on a cloned passkey is
@@ -88,4 +88,4 @@ class LedgerDomain:
 
 
 LEDGER: Final = LedgerDomain()
-"""The ledger, as the sequencer hands it to the journal (and a backend's default)."""
+"""The ledger, as the application opens every journal with it and the sequencer hands it on."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from time import perf_counter
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from controller.effects import RoundHeld
 from controller.events import CheckpointRecorded
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from controller.events import AnyEvent
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
     from controller.outputs import AnyUpdate
     from controller.ports import Receipt
     from controller.runtime.broadcast import Broadcast
@@ -59,7 +59,7 @@ class Answering(Protocol):
         ...
 
     @property
-    def journal(self) -> JournalPort[Any]:
+    def journal(self) -> LedgerJournal:
         """The journal the batch was committed to."""
         ...
 

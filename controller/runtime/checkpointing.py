@@ -25,7 +25,7 @@ import time
 import uuid
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 from controller.config.load import ConfigError
 from controller.events import FaultRecorded
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 
     from controller.config.load import Config
     from controller.events import CheckpointRecorded
-    from controller.journal.port import JournalPort
     from controller.journal.state_trust import StateCheck
+    from controller.ledger_journal import LedgerJournal
     from controller.outputs import SignedHead
 
 log = logging.getLogger(__name__)
@@ -146,7 +146,7 @@ class CheckpointSchedule:
             return None
         return max(0.0, self.every_s - (self.monotonic() - self._since))
 
-    def seal(self, journal: JournalPort[Any], at: str) -> Sealed:
+    def seal(self, journal: LedgerJournal, at: str) -> Sealed:
         """The checkpoint of the journal's head and state now, signed, to journal next."""
         self._since = self.monotonic()
         try:
@@ -192,7 +192,7 @@ def checkpoint_update(checkpoint: Checkpointed) -> CheckpointUpdate:
 
 
 def resume_checkpoints(
-    journal: JournalPort[Any],
+    journal: LedgerJournal,
     schedule: CheckpointSchedule,
     at: str,
     check: StateCheck | None = None,

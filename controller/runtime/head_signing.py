@@ -26,9 +26,8 @@ from controller.runtime.remote_signer import RemoteSigner, off_the_loop
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import Any
 
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
     from controller.outputs import HeadUpdate
     from controller.runtime.heads import HeadSchedule
 
@@ -41,7 +40,7 @@ class HeadSigning:
     def __init__(  # noqa: PLR0913 - what a head is signed from, and what follows it
         self,
         heads: HeadSchedule,
-        journal: JournalPort[Any],
+        journal: LedgerJournal,
         clock: Callable[[], str],
         *,
         publish: Callable[[HeadUpdate], None],

@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 
 import msgspec
 
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from controller.config.load import Config
-    from controller.journal.port import JournalPort
     from controller.ledger.state import LedgerState
+    from controller.ledger_journal import LedgerJournal
     from controller.security.signer import Signer
 
 log = logging.getLogger(__name__)
@@ -246,7 +246,7 @@ class HeadSchedule:
         return max(0.0, self.every_s - (self.monotonic() - self._first_unsigned))
 
     def sign_if_due(
-        self, journal: JournalPort[Any], clock: Callable[[], str], *, closing: bool = False
+        self, journal: LedgerJournal, clock: Callable[[], str], *, closing: bool = False
     ) -> HeadUpdate | None:
         """The head signed and kept if one is due (always when closing and rows came since).
 
@@ -264,7 +264,7 @@ class HeadSchedule:
                 log.error("%s", line)  # noqa: TRY400
             return None
 
-    def sign(self, journal: JournalPort[Any], at: str) -> HeadUpdate:
+    def sign(self, journal: LedgerJournal, at: str) -> HeadUpdate:
         """Sign the journal's head, keep it in the file, and what the sinks publish of it.
 
         Never behind the last one: a journal whose head is below the mark it was signed at went

@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
     from prometheus_client.metrics_core import Metric
 
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
     from controller.plugins import HealthReporting, LinkView
     from controller.ports import Receipt
     from controller.runtime.liveness import Liveness
@@ -75,7 +75,7 @@ class ControllerMetrics(Collector):
 
     def __init__(
         self,
-        journal: JournalPort[Any],
+        journal: LedgerJournal,
         sequencer: Sequencer,
         liveness: Liveness | None,
         *,

@@ -17,7 +17,7 @@ import asyncio
 import functools
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from controller.backoff import Backoff, retrying
 from controller.events import FaultRecorded
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from controller.events import AnyEvent
-    from controller.journal.port import JournalPort, PreparedAppend
+    from controller.journal.port import PreparedAppend
+    from controller.ledger_journal import LedgerJournal
     from controller.runtime.broadcast import Broadcast
     from controller.runtime.mystery_watch import MysteryWatch
     from controller.runtime.upkeep import Upkeep
@@ -50,7 +51,7 @@ class Recovering(Protocol):
         ...
 
     @property
-    def journal(self) -> JournalPort[Any]:
+    def journal(self) -> LedgerJournal:
         """The journal probed."""
         ...
 

@@ -54,7 +54,7 @@ import asyncio
 import logging
 import uuid
 from time import perf_counter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from controller.clock import utc_now
 from controller.events import DeviceEvent
@@ -82,8 +82,9 @@ if TYPE_CHECKING:
     from controller.events import AnyEvent
     from controller.journal.checkpoints import Sealed
     from controller.journal.domain import Domain
-    from controller.journal.port import JournalPort, PreparedAppend
+    from controller.journal.port import PreparedAppend
     from controller.ledger.state import LedgerState
+    from controller.ledger_journal import LedgerJournal
     from controller.ports import Receipt
     from controller.runtime.broadcast import Broadcast
     from controller.runtime.checkpointing import CheckpointSchedule
@@ -100,7 +101,7 @@ class Sequencer:
 
     def __init__(  # noqa: PLR0913 - the sequencer's collaborators, each but the first two optional
         self,
-        journal: JournalPort[Any],
+        journal: LedgerJournal,
         broadcast: Broadcast,
         *,
         clock: Callable[[], str] = utc_now,

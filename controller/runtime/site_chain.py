@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -25,7 +25,7 @@ from controller.widearea.messages import GENESIS, SiteHead, SiteHello, SiteTotal
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
     from controller.outputs import MeterUpdate, SignedHead
     from controller.ports import Receipt
     from controller.runtime.broadcast import Broadcast
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 class JournalSiteChain:
     """:class:`controller.ports.SiteChainView` over a property's journal and keys."""
 
-    journal: JournalPort[Any]
+    journal: LedgerJournal
     key: ControllerKey
     central_key: str
     grace_s: float

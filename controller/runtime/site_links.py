@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -29,7 +29,7 @@ from controller.widearea.messages import Award, CentralMark, signed_bytes
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
     from controller.outputs import SignedHead
     from controller.security.controller_key import ControllerKey
     from controller.widearea.site_link import SiteLink
@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 class JournalSiteLinks:
     """:class:`controller.ports.SiteLinks` over a journal's state and a controller key."""
 
-    journal: JournalPort[Any]
+    journal: LedgerJournal
     key: ControllerKey
     heartbeat_s: float = 5.0
     marks: Path | None = None

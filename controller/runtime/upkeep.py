@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import logging
 from time import monotonic
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from controller.errors import JackpotError
 from controller.journal import JournalError
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
     from controller.events import AnyEvent
     from controller.journal.checkpoints import Sealed
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
     from controller.runtime.broadcast import Broadcast
     from controller.runtime.checkpointing import CheckpointSchedule
     from controller.runtime.commit_thread import CommitThread
@@ -42,7 +42,7 @@ class Kept(Protocol):
     """What the timed duties read of the sequencer (:class:`.sequencer.Sequencer`)."""
 
     @property
-    def journal(self) -> JournalPort[Any]:
+    def journal(self) -> LedgerJournal:
         """The journal checkpointed, signed and leased."""
         ...
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
     from controller.plugins import SignFace
     from controller.ports import Source
     from controller.runtime.broadcast import Broadcast
@@ -20,7 +20,7 @@ class Runtime:
     """One controller's journal, sequencer, fan-out, liveness monitor and metrics."""
 
     controller_id: str
-    journal: JournalPort[Any]
+    journal: LedgerJournal
     broadcast: Broadcast
     sequencer: Sequencer
     liveness: Liveness | None = None

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 from controller.backoff import Backoff, retrying
 from controller.journal.errors import JournalError
 from controller.journal.postgres.fence import MARGIN_S, Fence, Held
-from controller.journal.sequencing import open_standby
+from controller.ledger_journal import open_standby
 from controller.security.manifest import current
 from controller.web.display import serve_display
 from controller.web.limits import WebLimits
@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres import PostgresJournal
     from controller.journal.state_trust import StateCheck
+    from controller.ledger.state import LedgerState
     from controller.runtime.systemd import Notifier
     from controller.security.controller_key import ControllerKey
     from controller.security.manifest import Manifest
@@ -62,7 +63,7 @@ RETRY_CAP_S: Final = 5.0
 class Promoted:
     """What a standby hands the service once it holds the fence."""
 
-    journal: PostgresJournal
+    journal: PostgresJournal[LedgerState]
     check: StateCheck
     """The start-up check, run while standing by (and kept true since by following)."""
     seen: Manifest | None
@@ -123,13 +124,13 @@ class Standby:
             journal.close()
         return promoted
 
-    async def _open(self, location: DatabaseUrl) -> PostgresJournal | None:
+    async def _open(self, location: DatabaseUrl) -> PostgresJournal[LedgerState] | None:
         return await self._retrying(
             lambda: asyncio.to_thread(open_standby, location, self.fence),
             "cannot open the journal: ",
         )
 
-    async def _wait(self, journal: PostgresJournal) -> Promoted | None:
+    async def _wait(self, journal: PostgresJournal[LedgerState]) -> Promoted | None:
         seen = await asyncio.to_thread(current, self.config.digest) if self.hash_software else None
         check = await self._retrying(lambda: asyncio.to_thread(journal.check_state, self.key))
         if check is None:

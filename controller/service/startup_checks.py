@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from controller.clock import utc_now
 from controller.config.approval import (
@@ -29,7 +29,7 @@ from controller.security.manifest import current
 if TYPE_CHECKING:
     from controller.config.load import Config
     from controller.events import AnyEvent
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
     from controller.security.manifest import Manifest
 
 log = logging.getLogger(__name__)
@@ -40,7 +40,7 @@ class StartupError(ConfigurationError, RuntimeError):
 
 
 def self_check(
-    config: Config, journal: JournalPort[Any], *, require_manifest: bool, seen: Manifest | None
+    config: Config, journal: LedgerJournal, *, require_manifest: bool, seen: Manifest | None
 ) -> None:
     """Refuse to run software or a configuration other than the approved (docs/operations.md).
 
@@ -81,7 +81,7 @@ class AuthorityPolicy:
 
 
 def configuration_events(
-    config: Config, journal: JournalPort[Any], policy: AuthorityPolicy
+    config: Config, journal: LedgerJournal, policy: AuthorityPolicy
 ) -> list[AnyEvent]:
     """What start-up journals for ``config``: approved changes, and what moves no money."""
     at = utc_now()

@@ -18,14 +18,14 @@ import contextlib
 import logging
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.journal.high_water import HighWaterFileError
 from controller.journal.location import database
 from controller.journal.postgres.fence import Fence
-from controller.journal.sequencing import open_sequenced
+from controller.ledger_journal import LedgerJournal, open_sequenced
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.central_head import central_head
 from controller.runtime.checkpointing import resume_checkpoints, schedule_for
@@ -54,7 +54,6 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Coroutine, Sequence
 
     from controller.config.load import Config
-    from controller.journal.port import JournalPort
     from controller.outputs import SignedHead
     from controller.ports import Sink, Source
     from controller.runtime.checkpointing import CheckpointSchedule
@@ -96,7 +95,7 @@ async def supervise(
     await keep_connected(_Supervised(name, start), backoff or Backoff(initial=0.2, cap=10.0))
 
 
-def _journal_takeover(journal: JournalPort[Any]) -> None:
+def _journal_takeover(journal: LedgerJournal) -> None:
     """The takeover first: the rows from here to the next are this node's (docs/ha.md)."""
     took = journal.took_over
     if took is None:
@@ -133,7 +132,7 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
     """
     checkpoints = schedule_for(config, key)
     settings = config.controller
-    journal: JournalPort[Any]
+    journal: LedgerJournal
     if promoted is None:
         journal = open_sequenced(settings.journal, Fence(settings.node, settings.lease_s))
     else:
@@ -154,7 +153,7 @@ def build_runtime(  # noqa: PLR0913 - the run, the standby and the tests each se
 
 def _assembled(  # noqa: PLR0913 - build_runtime's, once its journal is open
     config: Config,
-    journal: JournalPort[Any],
+    journal: LedgerJournal,
     checkpoints: CheckpointSchedule,
     authority: AuthorityPolicy,
     *,

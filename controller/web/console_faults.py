@@ -15,10 +15,10 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any, Final
 
-from controller.journal.backends import open_reader
 from controller.journal.fault_rows import KIND, waiting_faults
 from controller.journal.fault_rows import fault_rows as faults_of
 from controller.ledger.faults import register_of
+from controller.ledger_journal import open_reader
 from controller.web.console_drafts import DraftError
 from controller.web.console_words import fault_came_since, no_fault_waiting
 

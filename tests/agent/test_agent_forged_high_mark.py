@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from support.mosquitto import Broker
 
     from controller.agent.acks import Ack
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
     from drivers.agent.service import Agent
 
 ACKS: Final = TOPICS.table_command(TABLE, "ack")

@@ -17,7 +17,7 @@ import pytest
 from support.accept_restore import accept, played_on, restored, start
 
 from controller.journal.high_water import high_water_path, read_high_water
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.checkpointing import StoredStateError
 
 if TYPE_CHECKING:

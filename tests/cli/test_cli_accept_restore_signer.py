@@ -27,7 +27,7 @@ from support.controller_keys import write_controller_key
 from support.signer_process import SignerProcess, start_signer
 
 from controller.journal.high_water import high_water_path, read_high_water, sign_head
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.checkpointing import StoredStateError
 from controller.runtime.remote_signer import RemoteSigner
 from controller.security.signer import SignerRefusedError, as_controller_key

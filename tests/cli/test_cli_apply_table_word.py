@@ -22,9 +22,9 @@ from controller.events import (
     RoundVoided,
     TableStatusChanged,
 )
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import provenances
 from controller.ledger.screen import NOT_FROM_INTAKE
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

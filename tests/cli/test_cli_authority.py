@@ -49,7 +49,7 @@ from controller.events import (
     WagerLocked,
     encode_event,
 )
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer

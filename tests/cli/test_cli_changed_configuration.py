@@ -25,7 +25,7 @@ from support.software_rig import (
 )
 
 from controller.config.load import load_config
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 PAGE = ROOT / "docs" / "operations.md"
 

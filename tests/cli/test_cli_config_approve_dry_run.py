@@ -18,7 +18,7 @@ from pathlib import Path
 from support.approvals import PASSPHRASE, Site
 from support.config_files import BASE, write
 
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "operations.md"

@@ -21,8 +21,8 @@ from support.approvals import key_file
 
 from controller.clock import utc_now
 from controller.events import MeterAdjusted, TableStatusChanged
-from controller.journal.sqlite import Journal
 from controller.ledger.screen import CONTROL_CHARACTER
+from controller.ledger_journal.sqlite import Journal
 from controller.security import keys
 from controller.text import control_character
 

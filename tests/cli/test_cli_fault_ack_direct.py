@@ -20,8 +20,8 @@ from support.approvals import PASSPHRASE, Site
 
 from controller.clock import utc_now
 from controller.events import FaultRecorded
-from controller.journal.sqlite import Journal
 from controller.ledger.faults import register_of
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

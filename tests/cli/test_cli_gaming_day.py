@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIG = """

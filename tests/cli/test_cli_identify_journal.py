@@ -18,7 +18,7 @@ from support.cli_runs import run
 from support.journal_rig import POOL, opened_journal, wager
 
 from controller.events import JournalIdentified, MeterAdjusted
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.security import keys
 from controller.security.signatures import sign, with_signature
 

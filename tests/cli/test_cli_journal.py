@@ -32,7 +32,7 @@ from controller.events import (
     WagerLocked,
     encode_event,
 )
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.security import keys
 from controller.security.signatures import sign, with_signature
 

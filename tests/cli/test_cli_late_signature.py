@@ -21,8 +21,8 @@ from support.apply_floor import Floor, floor
 
 from controller.clock import utc_iso
 from controller.events import MeterAdjusted
-from controller.journal.sqlite import Journal
 from controller.ledger.screen import LATE_SIGNATURE
+from controller.ledger_journal.sqlite import Journal
 
 __all__ = ["floor"]  # the fixture, used by name
 CENTS = 5_000

@@ -19,7 +19,7 @@ from support.approvals import PASSPHRASE, Site
 from support.software_rig import ROOT, WAIT_S, write_config
 
 from controller.config.load import load_config
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.security.manifest import approved_configurations
 
 if TYPE_CHECKING:

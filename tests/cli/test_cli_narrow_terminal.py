@@ -36,7 +36,7 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

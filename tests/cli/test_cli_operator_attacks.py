@@ -27,7 +27,7 @@ from support.journal_rig import table_configured
 
 from controller.cli import main
 from controller.events import AuthenticationFailed, ConfigurationApproved, encode_event
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.security import keys
 
 ROOT = Path(__file__).resolve().parents[2]

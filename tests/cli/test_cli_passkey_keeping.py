@@ -23,8 +23,8 @@ from support.cli_runs import run
 from support.journal_rig import pool_opened, table_configured
 
 from controller.events import ConfigurationApproved
-from controller.journal.sqlite import Journal
 from controller.ledger.passkeys import passkeys_of
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

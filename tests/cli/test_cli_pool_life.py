@@ -26,7 +26,7 @@ from support.journal_rig import NOTHING, pool_opened, settle, table_configured, 
 from controller.cli import main
 from controller.effects import fraction_text
 from controller.events import ConfigurationApproved
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = ROOT / "docs" / "operations.md"

@@ -42,7 +42,7 @@ from controller.cli import main
 from controller.clock import utc_now
 from controller.events import HitVerified, MeterAdjusted, OperatorEnrolled, encode_event
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres.readonly import PostgresReader
+from controller.ledger_journal.postgres import PostgresReader
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -24,9 +24,10 @@ from support.twin_journals import database_fingerprint, played, site_history, wr
 from controller.cli import main
 from controller.journal import JournalError, copying
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import read_rows
+from controller.ledger.domain import LEDGER
+from controller.ledger_journal.postgres import PostgresJournal
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -201,4 +202,4 @@ def test_each_batch_is_checked_against_the_files_row(
 
     monkeypatch.setattr(copying._Copy, "flush", drifting)
     with pytest.raises(JournalError, match="of the copy is not the file's"):
-        copying.copy_journal(journal_file, DatabaseUrl(postgres_url))
+        copying.copy_journal(journal_file, DatabaseUrl(postgres_url), LEDGER)

@@ -25,7 +25,7 @@ from support.software_rig import approve_manifest
 from support.twin_journals import database_fingerprint, write_config
 
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
+from controller.ledger_journal.postgres import PostgresJournal
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

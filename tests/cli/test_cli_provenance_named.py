@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 
 from support.apply_floor import Floor, floor, forged_round
 
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import provenances
 from controller.ledger.screen import NOT_FROM_INTAKE
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

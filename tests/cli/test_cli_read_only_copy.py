@@ -39,10 +39,10 @@ from support.journal_rig import opened_journal, play_rounds, wager
 from support.software_rig import write_config
 
 from controller.journal.errors import JournalError
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite import verify as verifying
 from controller.journal.sqlite.read_only_file import open_read_only
-from controller.journal.sqlite.readonly import ReadOnlyJournal
+from controller.ledger_journal.sqlite import Journal, ReadOnlyJournal
+from controller.ledger_journal.sqlite import verify as verify_file
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
@@ -268,7 +268,7 @@ def test_a_journal_written_while_read_immutable_is_refused_not_shown(copy: Path)
         assert reader.state.pools["pool-a"].hits_count == 2
         with Journal(copy) as writer:  # its close folds the WAL into the file
             assert writer.append(wager("meanwhile", "r9", 1)).applied
-    assert verifying.verify(copy).ok  # read again, whole
+    assert verify_file(copy).ok  # read again, whole
 
 
 def test_verify_of_a_journal_written_while_read_immutable_is_refused(
@@ -285,9 +285,9 @@ def test_verify_of_a_journal_written_while_read_immutable_is_refused(
                 written.append(writer.append(wager("meanwhile", "r9", 1)).seq)
 
     with pytest.raises(JournalError, match="changed while it was read"):
-        verifying.verify(copy, progress=write_meanwhile)
+        verify_file(copy, progress=write_meanwhile)
     assert written == [12]
-    assert verifying.verify(copy).ok
+    assert verify_file(copy).ok
 
 
 def test_a_journal_a_writer_holds_open_is_read_through_its_locks_never_immutable(

@@ -25,9 +25,9 @@ from support.journal_rig import opened_journal, play_rounds, wager
 from support.software_rig import write_config
 
 from controller.cli import common
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.readonly import LATEST
 from controller.journal.sqlite.schema import migrate
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -25,7 +25,7 @@ from support.terminal import on_a_terminal
 
 from controller.agent_events import TableAgentEnrolled
 from controller.events import BetSensed, ConfigurationApproved, device_event_id
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.security.agent_key import AgentKey
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from support.site_chains import WAGER, LinkedProperty
 from controller.cli import main
 from controller.clock import utc_iso
 from controller.effects import AwardMade, decode_effects
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.widearea.messages import HitClaim
 
 if TYPE_CHECKING:

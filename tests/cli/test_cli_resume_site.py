@@ -19,7 +19,7 @@ from support.journal_rig import opened_journal
 from support.site_chains import WAGER, LinkedProperty
 
 from controller.effects import SiteLinkResumed, decode_effects
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -16,8 +16,8 @@ from support.cli_runs import run
 from support.journal_rig import pool_opened, table_configured
 
 from controller.events import ConfigurationApproved
-from controller.journal.sqlite import Journal
 from controller.ledger.table_agents import agents_of
+from controller.ledger_journal.sqlite import Journal
 from controller.security.agent_key import load_agent_key
 
 if TYPE_CHECKING:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from support.cli_runs import run
 from support.journal_rig import checkpoint
 
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -22,7 +22,7 @@ from support.journal_rig import POOL, TABLE, opened_journal
 from controller.cli import main
 from controller.events import FaultRecorded, WagerLocked
 from controller.journal.checkpoints import seal
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 
 if TYPE_CHECKING:
     from pathlib import Path

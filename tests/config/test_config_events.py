@@ -25,8 +25,8 @@ from controller.events import (
     TableConfigured,
     TableStatusChanged,
 )
-from controller.journal.sqlite import Journal
 from controller.ledger.apply import LedgerState, apply
+from controller.ledger_journal.sqlite import Journal
 from controller.money import exact_decimal
 
 if TYPE_CHECKING:

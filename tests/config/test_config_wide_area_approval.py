@@ -32,8 +32,8 @@ from controller.config.approval import configuration_approval
 from controller.config.changes import config_events
 from controller.config.load import ConfigError
 from controller.events import ConfigurationApproved, PoolOpened, TableConfigured
-from controller.journal.sqlite import Journal
 from controller.ledger.apply import LedgerState, apply
+from controller.ledger_journal.sqlite import Journal
 from controller.security.controller_key import ControllerKey
 from controller.service.startup_checks import AuthorityPolicy, StartupError
 from controller.service.wiring import build_runtime

@@ -32,7 +32,7 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 AT = "2026-11-29T15:00:00.000Z"
 DEALER = ["2c", "4c", "6d", "8h", "Ts", "Qd", "9c"]

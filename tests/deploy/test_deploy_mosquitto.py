@@ -52,7 +52,7 @@ from support.shipped_broker import (
 )
 
 from controller.events import CheckpointRecorded
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.outputs import CheckpointUpdate, HitAnnouncement, MeterUpdate, TableUpdate
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource

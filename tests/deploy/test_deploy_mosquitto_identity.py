@@ -51,7 +51,7 @@ from support.shipped_broker import (
     subscribe,
 )
 
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.outputs import MeterUpdate
 from drivers.mqtt.sink import MqttSink
 from drivers.mqtt.source import MqttSource

@@ -25,7 +25,7 @@ from support.played_tables import (
     simulated,
 )
 
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from drivers.simulator_links import MqttTableLink
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from controller.events import (
     DeviceInput,
     device_event_id,
 )
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from controller.plugins import FiniteSource
 from controller.service.wiring import serve
 from drivers.mqtt.outgoing import decode_hit

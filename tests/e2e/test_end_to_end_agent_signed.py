@@ -23,8 +23,8 @@ from support.floor import POOL, within
 
 from controller.agent_events import TableAgentEnrolled
 from controller.agent_signature import AGENT_SIGNATURE
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
+from controller.ledger_journal.sqlite import Journal
 from controller.ports import APPLIED
 from controller.security.agent_key import AgentKey
 from drivers.mqtt.topics import Topics

@@ -31,7 +31,7 @@ from support.played_tables import (
     simulated,
 )
 
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from drivers.mqtt.outgoing import decode_hit, decode_meter
 from drivers.simulator_links import MqttTableLink
 

@@ -30,7 +30,7 @@ from controller.events import (
     DeviceInput,
     device_event_id,
 )
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from drivers.simulator_links import MqttTableLink
 
 if TYPE_CHECKING:

@@ -24,7 +24,7 @@ from support.played_tables import (
     simulated,
 )
 
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from drivers.serial.framing import encode_frame
 from drivers.simulator_links import MqttTableLink, PtyPair, SerialTableLink
 

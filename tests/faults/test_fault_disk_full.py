@@ -25,7 +25,7 @@ import pytest
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.floor import approved_site
 
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -55,7 +55,7 @@ from support.floor import (
     write_config,
 )
 
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from drivers.serial.framing import encode_frame
 from drivers.simulator_links import LinkClosedError, PtyPair, SerialTableLink, serial_payload
 

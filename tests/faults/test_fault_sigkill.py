@@ -59,7 +59,7 @@ from support.floor import (
     write_config,
 )
 
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from drivers.simulator_links import PtyPair, SerialTableLink
 
 if TYPE_CHECKING:

@@ -46,9 +46,8 @@ from controller.events import (
     decode_event,
 )
 from controller.journal import JournalError
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.payouts import payouts_after
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import Journal, verify
 from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:

@@ -37,11 +37,9 @@ from controller.journal import JournalError
 from controller.journal import archive as archive_module
 from controller.journal.anchors import Anchor
 from controller.journal.archive import parse_moment
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.archive_records import archive_records
-from controller.journal.sqlite.file_archive import archive
 from controller.journal.sqlite.state_check import check_state
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import Journal, archive, verify
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -20,10 +20,12 @@ from support.journal_rig import pool_opened, table_configured, wager
 from support.mosquitto import free_port
 
 from controller.journal import location
-from controller.journal.backends import BACKENDS, backend_for, open_journal
+from controller.journal.backends import BACKENDS, backend_for
 from controller.journal.location import DatabaseUrl, journal_location
 from controller.journal.postgres.backend import PostgresBackend
 from controller.journal.sqlite.backend import SqliteBackend
+from controller.ledger.domain import LEDGER
+from controller.ledger_journal import open_journal
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -36,7 +38,7 @@ from pathlib import Path
 from controller.cli import main
 from controller.service import wiring  # the service's start-up, whichever its journal
 from controller.journal.postgres.fence import Fence
-from controller.journal.sequencing import open_sequenced
+from controller.ledger_journal import open_sequenced
 
 path, demo, port = sys.argv[1:]
 statuses = [main(["verify", "--db", path]), main(["meters", "--db", path])]
@@ -64,15 +66,15 @@ def test_the_factory_chooses_each_backend_by_its_locations_scheme(tmp_path: Path
     url = journal_location("postgresql://db.casino.example/journal")
     assert (location.scheme(file), location.scheme(url)) == ("sqlite", "postgresql")
     assert set(BACKENDS) == {"sqlite", "postgresql", "memory"}
-    chosen = backend_for(file)
+    chosen = backend_for(file, LEDGER)
     assert isinstance(chosen, SqliteBackend)
     assert chosen.location == file
-    database = backend_for(url)
+    database = backend_for(url, LEDGER)
     assert isinstance(database, PostgresBackend)
     assert database.location == DatabaseUrl("postgresql://db.casino.example/journal")
     memory = journal_location("memory://floor")
     assert location.scheme(memory) == "memory"
-    assert type(backend_for(memory)).__name__ == "MemoryBackend"
+    assert type(backend_for(memory, LEDGER)).__name__ == "MemoryBackend"
 
 
 def test_a_locations_folder_name_and_text_whatever_its_backend(tmp_path: Path) -> None:

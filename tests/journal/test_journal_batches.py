@@ -32,7 +32,7 @@ from support.histories import play
 from support.simulated_rounds import played_rounds
 
 from controller.events import PoolOpened, TableConfigured
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from drivers.simulator import TablePlan
 
 if TYPE_CHECKING:

@@ -31,8 +31,7 @@ from controller.events import CheckpointRecorded, MeterAdjusted, encode_event
 from controller.journal.anchors import AnchorError, read_anchors
 from controller.journal.checkpoint_audit import VERIFIED
 from controller.journal.checkpoints import KEEP, seal, signed_bytes
-from controller.journal.sqlite import Journal
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import Journal, verify
 from controller.security.controller_key import ControllerKey, key_id
 
 if TYPE_CHECKING:

@@ -40,11 +40,10 @@ from support import journal_child
 
 from controller.effects import MeterPaid, decode_effects
 from controller.events import decode_event
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import read_rows
-from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.codec import pool_json, wagers_json
+from controller.ledger_journal.sqlite import Journal, verify
 from controller.ports import APPLIED
 
 if TYPE_CHECKING:

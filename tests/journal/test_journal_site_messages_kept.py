@@ -32,13 +32,13 @@ from support.site_outbox import (
 )
 
 from controller.journal import JournalError
-from controller.journal.copying import copy_journal
 from controller.journal.errors import SchemaError
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal, checks
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.schema import MIGRATIONS
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.copying import copy_journal
+from controller.ledger_journal.postgres import PostgresJournal
+from controller.ledger_journal.postgres import verify as verify_database
+from controller.ledger_journal.sqlite import Journal, verify
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -109,7 +109,7 @@ def test_a_database_of_schema_3_gets_the_outbox_from_its_rows_when_the_service_o
     with psycopg.connect(url.url) as connection:
         versions = connection.execute("SELECT version FROM journal_schema ORDER BY 1").fetchall()
     assert versions == [(3,), (4,), (5,), (6,)]  # 6: the pays verified's index, if not there
-    assert checks.verify(url).ok
+    assert verify_database(url).ok
 
 
 def test_a_copied_journal_holds_the_files_outbox_and_verifies(

@@ -14,10 +14,9 @@ from typing import TYPE_CHECKING
 
 from support.journal_rig import FIVE_ACES, NOTHING, OTHER, rows_of, settle, wager
 
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite import verify as verify_module
 from controller.journal.sqlite.restore import load_state
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import Journal, verify
 
 if TYPE_CHECKING:
     from pathlib import Path

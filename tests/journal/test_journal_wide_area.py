@@ -24,10 +24,10 @@ from support.journal_rig import (
 )
 
 from controller.effects import AwardMade
-from controller.journal.backends import open_journal
 from controller.journal.location import DatabaseUrl
 from controller.ledger.apply import LedgerState, apply
 from controller.ledger.snapshot import snapshot_text, state_from_text
+from controller.ledger_journal import open_journal
 from controller.security.controller_key import ControllerKey
 from controller.wide_events import (
     SiteLinked,

@@ -30,10 +30,9 @@ from controller.clock import utc_now as now
 from controller.events import ConfigurationApproved, HitVerified, encode_event
 from controller.journal.chain import row_hash
 from controller.journal.rows import stored_row
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import read_rows
-from controller.journal.sqlite.verify import verify
 from controller.ledger.passkeys import CLONE, passkeys_of
+from controller.ledger_journal.sqlite import Journal, verify
 from controller.passkey_events import PasskeyCloneSuspected
 from controller.security.webauthn_signatures import b64url, from_b64url
 

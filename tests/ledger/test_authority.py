@@ -43,7 +43,7 @@ from controller.events import (
     Signature,
     TableConfigured,
 )
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.security import keys
 from controller.security.signatures import sign, signatures_of, signed_bytes
 

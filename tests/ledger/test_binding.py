@@ -37,11 +37,9 @@ from controller.events import (
     PoolTermsChanged,
     TableConfigured,
 )
-from controller.journal.sqlite import Journal
-from controller.journal.sqlite.file_archive import archive
-from controller.journal.sqlite.verify import verify
 from controller.ledger.binding import MAX_WINDOW, target_of
 from controller.ledger.snapshot import state_digest
+from controller.ledger_journal.sqlite import Journal, archive, verify
 from controller.security import keys
 from controller.security.signatures import sign, signatures_of, with_signature
 from controller.wide_events import SiteResumed

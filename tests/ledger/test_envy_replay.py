@@ -20,11 +20,10 @@ import pytest
 from controller.config.changes import config_events
 from controller.config.load import ConfigError, load_config
 from controller.events import RoundSettled, TableConfigured, WagerLocked, decode_event, encode_event
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import rows_with_ids
-from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerState, apply
 from controller.ledger.table_rules import table_rules
+from controller.ledger_journal.sqlite import Journal, verify
 
 if TYPE_CHECKING:
     from pathlib import Path

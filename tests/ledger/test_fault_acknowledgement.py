@@ -20,11 +20,11 @@ from controller.event_base import Binding
 from controller.events import ConfigurationApproved, FaultRecorded, FaultsAcknowledged
 from controller.journal.location import MemoryLocation
 from controller.journal.memory import database as memory
-from controller.journal.memory.store import MemoryJournal
-from controller.journal.sqlite import Journal
 from controller.ledger.binding import binding_for
 from controller.ledger.faults import register_of
 from controller.ledger.snapshot import snapshot_text, state_digest, state_from_text
+from controller.ledger_journal.memory import MemoryJournal
+from controller.ledger_journal.sqlite import Journal
 from controller.security import keys
 from controller.security.signatures import sign, with_signature
 

@@ -32,10 +32,9 @@ from controller.events import (
     WagerLocked,
     encode_event,
 )
-from controller.journal.sqlite import Journal
-from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerState, apply
 from controller.ledger.levels import level_ids
+from controller.ledger_journal.sqlite import Journal, verify
 from controller.rules.paytable_files import parse_paytable
 
 if TYPE_CHECKING:

@@ -32,13 +32,12 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.journal.sqlite import Journal
-from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerState, apply
 from controller.ledger.codec import pool_from_json, pool_json
 from controller.ledger.journal_binding import JournalBinding
 from controller.ledger.pool import Pool, PoolTerms
 from controller.ledger.state import LedgerError
+from controller.ledger_journal.sqlite import Journal, verify
 from controller.mystery.core import DrawRequest, Meter, Reveal
 from controller.mystery.keeper import LocalKeeper, Query
 from controller.mystery_events import MysteryDrawn, MysteryRevealed

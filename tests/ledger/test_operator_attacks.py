@@ -33,9 +33,9 @@ from controller.events import (
 )
 from controller.journal.location import MemoryLocation
 from controller.journal.memory import database as memory
-from controller.journal.memory.store import MemoryJournal
 from controller.ledger.lockouts import LONGEST_LOCKOUT, lockouts_of
 from controller.ledger.snapshot import state_digest
+from controller.ledger_journal.memory import MemoryJournal
 from controller.security import keys
 from controller.security.signatures import sign
 

@@ -47,10 +47,10 @@ from controller.events import (
 )
 from controller.journal.location import MemoryLocation
 from controller.journal.memory import database as memory
-from controller.journal.memory.store import MemoryJournal
 from controller.ledger.apply import apply
 from controller.ledger.passkeys import CLONE, clone_evidence, passkeys_of
 from controller.ledger.state import LedgerError
+from controller.ledger_journal.memory import MemoryJournal
 from controller.security.signatures import with_signature
 from controller.security.webauthn_signatures import b64url, from_b64url
 

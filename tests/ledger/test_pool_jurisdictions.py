@@ -21,8 +21,8 @@ from support.journal_rig import POOL, pool_opened, table_configured
 
 from controller.clock import utc_iso
 from controller.events import ConfigurationApproved
-from controller.journal.sqlite import Journal
 from controller.ledger.codec import authority_json, pool_json
+from controller.ledger_journal.sqlite import Journal
 from controller.pool_events import ORPHANED, PoolRetired, PoolTransferred
 
 if TYPE_CHECKING:

@@ -19,9 +19,9 @@ from support.approvals import Site, now
 from support.journal_rig import NOTHING, POOL, pool_opened, settle, table_configured, wager
 
 from controller.events import ConfigurationApproved, TableConfigured
-from controller.journal.sqlite import Journal
 from controller.ledger.codec import pool_from_json, pool_json
 from controller.ledger.snapshot import state_digest
+from controller.ledger_journal.sqlite import Journal
 from controller.pool_events import PoolResumed, PoolSuspended, PoolTransferred
 
 if TYPE_CHECKING:

@@ -30,7 +30,7 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.pool_events import PoolResumed, PoolRetired, PoolSuspended, PoolTransferred
 from controller.reports.reconciliation import reconcile
 

@@ -18,8 +18,8 @@ from support.approvals import Site, now
 from support.journal_rig import NOTHING, POOL, pool_opened, settle, table_configured, wager
 
 from controller.events import ConfigurationApproved, MeterAdjusted
-from controller.journal.sqlite import Journal
 from controller.ledger.codec import pool_from_json, pool_json
+from controller.ledger_journal.sqlite import Journal
 from controller.pool_events import (
     FINAL_AWARD,
     ORPHANED,

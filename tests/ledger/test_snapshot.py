@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 from support.journal_rig import POOL, TABLE, opened_journal, replay, rows_of, wager
 
 from controller.events import decode_event
-from controller.journal.sqlite import Journal
 from controller.ledger.operators import Authority, Operator, Role
 from controller.ledger.snapshot import (
     DERIVED,
@@ -30,6 +29,7 @@ from controller.ledger.snapshot import (
     state_from_text,
 )
 from controller.ledger.state import LedgerState
+from controller.ledger_journal.sqlite import Journal
 from controller.security.manifest import ApprovedManifest
 
 if TYPE_CHECKING:

@@ -31,8 +31,8 @@ from controller.events import (
     decode_event,
     device_event_id,
 )
-from controller.journal.sqlite import Journal
 from controller.ledger.table_agents import MAX_AGE, agents_of
+from controller.ledger_journal.sqlite import Journal
 from controller.security import keys
 from controller.security.agent_key import AgentKey
 

@@ -40,10 +40,9 @@ from controller.events import (
     WagerLocked,
     decode_event,
 )
-from controller.journal.sqlite import Journal
-from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.table_state import Phase
+from controller.ledger_journal.sqlite import Journal, verify
 from controller.reports.reconciliation import reconcile
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics

@@ -20,7 +20,7 @@ from support.cli_runs import run
 from support.mystery_journal import GRAND, MysteryJournal, mystery_journal
 
 from controller.cli.report_mystery import reveal_rows, unchecked
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.reports.mystery_draws import levels_document, mystery_draws
 
 if TYPE_CHECKING:

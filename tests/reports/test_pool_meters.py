@@ -27,8 +27,8 @@ from support.journal_rig import (
 )
 
 from controller.events import ConfigurationApproved, HitVerified, MeterAdjusted
-from controller.journal import backends
-from controller.journal.sqlite import Journal
+from controller.ledger_journal import open_reader
+from controller.ledger_journal.sqlite import Journal
 from controller.reports.period import span
 from controller.reports.pool_meters import meters
 
@@ -70,7 +70,7 @@ def _play(site: Site[Journal]) -> list[str]:
 
 
 def _rows(path: Path) -> list[dict[str, object]]:
-    reader = backends.open_reader(path)
+    reader = open_reader(path)
     try:
         return sorted(reader.rows(), key=lambda row: int(str(row["seq"])))
     finally:

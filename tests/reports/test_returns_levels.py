@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from support.mystery_journal import GRAND, mystery_journal
 
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.reports.played import played
 from controller.reports.returns import Theory, returns
 

@@ -28,7 +28,7 @@ from support.journal_rig import (
 
 from controller.analyzer.report import Analyzer
 from controller.events import RoundVoided
-from controller.journal import backends
+from controller.ledger_journal import open_reader
 from controller.reports.period import span
 from controller.reports.played import PlayedWager, played
 from controller.reports.returns import OK, REVIEW, WITHIN_CHANCE, ReturnGroup, Theory, returns
@@ -49,7 +49,7 @@ def theory() -> Theory:
 
 
 def _rows(path: Path) -> list[dict[str, Any]]:
-    reader = backends.open_reader(path)
+    reader = open_reader(path)
     try:
         return sorted(reader.rows(), key=lambda row: int(row["seq"]))
     finally:

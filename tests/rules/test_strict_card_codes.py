@@ -22,8 +22,8 @@ from support.serial_rig import WAIT_S, PtyDevicePort, port_settings, running
 from controller.cli import main
 from controller.effects import RoundHeld
 from controller.events import BetSensed, BetsLocked, CardDealt
-from controller.journal.sqlite.verify import verify
 from controller.ledger.table_state import Phase, RoundProblem, TableState
+from controller.ledger_journal.sqlite import verify
 from controller.rules.cards import DECK, Card
 from drivers.mqtt.json_objects import PayloadError
 from drivers.mqtt.payloads import decode_table_event
@@ -33,7 +33,7 @@ from drivers.serial.protocol import ProtocolError, decode_payload
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 AT = "2026-11-29T15:00:00Z"
 NOT_CANONICAL = [

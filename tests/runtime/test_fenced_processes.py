@@ -21,7 +21,7 @@ import psycopg
 from support.floor import within
 
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import checks
+from controller.ledger_journal.postgres import verify as verify_database
 from controller.runtime.step_down import COMMIT_HUNG, FENCED
 
 if TYPE_CHECKING:
@@ -141,7 +141,7 @@ async def test_a_zombie_leader_stopped_past_its_lease_commits_nothing_and_exits_
     assert set(rows) == acked  # and nothing of the zombie's after it was taken over
     assert all(dup for event_id, dup in second.acks if event_id in SETUP)
     assert fence_row(postgres_url) == (2, "node-b")
-    assert checks.verify(DatabaseUrl(postgres_url)).ok
+    assert verify_database(DatabaseUrl(postgres_url)).ok
 
 
 async def test_a_commit_hung_on_replication_ends_the_process_74_and_a_restart_recovers_all(
@@ -171,4 +171,4 @@ async def test_a_commit_hung_on_replication_ends_the_process_74_and_a_restart_re
     assert rows[: len(SETUP)] == SETUP
     assert sorted(rows) == sorted(event_id for event_id, _ in again.acks)
     assert all(count == 1 for count in Counter(rows).values())
-    assert checks.verify(DatabaseUrl(url)).ok
+    assert verify_database(DatabaseUrl(url)).ok

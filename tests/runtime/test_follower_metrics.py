@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from support.daemon import daemon, metric
 from support.display_rig import demo_floor, played
 
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.outputs import MeterUpdate
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics

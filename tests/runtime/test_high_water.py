@@ -32,8 +32,8 @@ from controller.journal.high_water import (
     sign_head,
     write_high_water,
 )
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import read_rows
+from controller.ledger_journal.sqlite import Journal
 from controller.outputs import HeadUpdate
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import StoredStateError

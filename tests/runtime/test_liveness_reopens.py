@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from controller.events import BetSensed, PoolOpened, TableConfigured, TableStatusChanged
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import provenances
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.liveness import Liveness
 from controller.runtime.sequencer import Sequencer

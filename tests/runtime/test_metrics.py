@@ -42,7 +42,7 @@ from controller.runtime.sequencer import Sequencer
 if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 HIT = "r2-settle/3/progressive"
 STRAIGHT_FLUSH = ["9h", "Th", "Jh", "Qh", "Kh", "2c", "4d"]

@@ -17,7 +17,7 @@ from support.floor import free_port
 from support.mystery_paytable import FLOOR, file_paytable, simulated_table
 
 from controller.config.load import Config, parse_config
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from controller.service.demo import demo_approver
 from controller.service.startup_checks import AuthorityPolicy
 

@@ -23,7 +23,7 @@ from support.floor import free_port, within
 from support.mystery_paytable import FLOOR, file_paytable, simulated_table
 
 from controller.config.load import Config, parse_config
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from controller.mystery.core import Sealed
 from controller.mystery.envelope import SealingKey
 from controller.outputs import ControllerUpdate

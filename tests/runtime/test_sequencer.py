@@ -19,8 +19,8 @@ import pytest
 
 from controller.backoff import Backoff
 from controller.events import BetSensed, BetsLocked, PoolOpened, TableConfigured
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.transaction import Transaction
+from controller.ledger_journal.sqlite import Journal
 from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate
 from controller.ports import ControllerUnavailableError
 from controller.runtime.broadcast import Broadcast

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from support.journal_rig import rows_of, wager
 
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from controller.outputs import CheckpointUpdate, ControllerUpdate
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import CheckpointSchedule
@@ -25,7 +25,7 @@ from controller.runtime.sequencer import Sequencer
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
     from controller.runtime.broadcast import Subscription
     from controller.security.controller_key import ControllerKey
 

@@ -16,7 +16,7 @@ from support.journal_rig import POOL, TABLE
 
 from controller.backoff import Backoff
 from controller.events import BetSensed, FaultRecorded, decode_event
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from controller.outputs import ControllerUpdate
 from controller.ports import ControllerUnavailableError
 from controller.runtime.broadcast import Broadcast
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from support.fake_clocks import Clocks
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 
 def sequencer_on(

@@ -20,8 +20,8 @@ from support.stalled_postgres import LOCAL
 
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
 from controller.journal.postgres.fence import Fence
+from controller.ledger_journal.postgres import PostgresJournal
 from controller.outputs import ControllerUpdate, MeterUpdate, TableUpdate
 from controller.ports import ControllerUnavailableError
 from controller.runtime.broadcast import Broadcast

@@ -22,14 +22,13 @@ import pytest
 from controller.events import BetSensed, PoolOpened, TableConfigured
 from controller.journal.location import MemoryLocation
 from controller.journal.memory import database as memory
-from controller.journal.memory.store import MemoryJournal
+from controller.ledger_journal.memory import MemoryJournal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.sequencer import Sequencer
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
 
-    from controller.journal.sqlite import Journal
 
 AT = "2026-11-29T15:00:00Z"
 BOUND_S = 10.0
@@ -38,7 +37,7 @@ AN_HOUR = 3600.0
 
 
 @pytest.fixture
-def memory_table() -> Iterator[Journal]:
+def memory_table() -> Iterator[MemoryJournal]:
     paytable = (resources.files("controller") / "paytables" / "progressive-1.toml").read_text()
     location = MemoryLocation(f"group-wait-{uuid.uuid4().hex}")
     journal = MemoryJournal(location)
@@ -79,7 +78,7 @@ async def gathering(sequencer: Sequencer) -> None:
 
 
 async def test_group_commit_events_coming_one_after_another_share_the_first_ones_commit(
-    memory_table: Journal,
+    memory_table: MemoryJournal,
 ) -> None:
     sequencer = Sequencer(memory_table, Broadcast(), group_wait_s=AN_HOUR, batch_max=3)
     async with running(sequencer):
@@ -96,7 +95,7 @@ async def test_group_commit_events_coming_one_after_another_share_the_first_ones
 
 
 async def test_group_commit_a_lone_event_is_committed_once_its_wait_has_passed(
-    memory_table: Journal,
+    memory_table: MemoryJournal,
 ) -> None:
     sequencer = Sequencer(memory_table, Broadcast(), group_wait_s=0.01)
     async with running(sequencer):
@@ -108,7 +107,7 @@ async def test_group_commit_a_lone_event_is_committed_once_its_wait_has_passed(
 
 
 async def test_group_commit_without_a_wait_commits_what_is_queued_at_once(
-    memory_table: Journal,
+    memory_table: MemoryJournal,
 ) -> None:
     sequencer = Sequencer(memory_table, Broadcast(), group_wait_s=0.0)
     async with running(sequencer):

@@ -34,7 +34,7 @@ from drivers.mqtt.site_answers import DROP_REASONS, SiteAdmission, SiteAnswers
 from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 
 def central(

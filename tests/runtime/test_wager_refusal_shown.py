@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from controller.effects import WagerRefused
 from controller.events import BetSensed, BetsLocked, PoolOpened, SpotLimits, TableConfigured
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.outputs import WagerRefusal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics

@@ -27,7 +27,7 @@ from support.software_rig import ROOT, UNIT, WAIT_S, copy_software, environment,
 
 from controller.config.load import load_config
 from controller.events import ManifestApproved
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from collections.abc import Mapping

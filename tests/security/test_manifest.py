@@ -21,7 +21,7 @@ from support.software_rig import write_config
 from controller.cli import main
 from controller.config.load import load_config
 from controller.events import ManifestApproved
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.security.manifest import current, software_files
 
 if TYPE_CHECKING:

@@ -29,7 +29,7 @@ from support.software_rig import (
     write_config,
 )
 
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.security.installed import canonical
 from controller.security.manifest import ApprovedManifest, Manifest, current
 

@@ -27,7 +27,7 @@ from support.standby_rig import (
 )
 
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import checks
+from controller.ledger_journal.postgres import verify as verify_database
 from controller.service.wiring import serve
 
 if TYPE_CHECKING:
@@ -84,7 +84,7 @@ async def test_a_second_node_stands_by_warm_and_takes_over_in_process_when_the_f
     leader = standby.result()
     assert leader is not None
     leader.journal.close()
-    assert checks.verify(DatabaseUrl(postgres_url)).ok
+    assert verify_database(DatabaseUrl(postgres_url)).ok
     # docs/ha.md, "Takeovers in the journal": each epoch's first row says who took over, from
     # whom: pit-a first, then pit-b once pit-a's released lease had run out.
     (first_seq, first_id, took_a), (_seq, second_id, took_b) = takeovers(postgres_url)

@@ -17,7 +17,7 @@ from support.approvals import PASSPHRASE, Site
 from support.software_rig import ROOT, WAIT_S, free_port, serves_and_stops, write_config
 
 from controller.config.load import load_config
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

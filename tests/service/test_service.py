@@ -18,7 +18,7 @@ import time
 import urllib.request
 from typing import TYPE_CHECKING
 
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -21,7 +21,7 @@ from support.standby_rig import NotifySocket, fence, get, node_config
 from support.tcp_proxy import LinkProxy
 
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import checks
+from controller.ledger_journal.postgres import verify as verify_database
 from controller.service.wiring import serve
 
 if TYPE_CHECKING:
@@ -90,4 +90,4 @@ async def test_a_standby_reports_itself_and_rides_out_the_database_lost_until_it
     leader = standby.result()
     assert leader is not None
     leader.journal.close()
-    assert checks.verify(DatabaseUrl(postgres_url)).ok
+    assert verify_database(DatabaseUrl(postgres_url)).ok

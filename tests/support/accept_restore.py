@@ -18,7 +18,7 @@ import pytest
 from controller.config.load import parse_config
 from controller.events import FaultRecorded
 from controller.journal.high_water import high_water_path
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.heads import HeadSchedule
 from controller.runtime.sequencer import Sequencer

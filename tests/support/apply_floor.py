@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, encode_event
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from support import cli_runs
 from support.approvals import PASSPHRASE, Site
 from support.twin_journals import write_config

@@ -21,8 +21,8 @@ from typing_extensions import TypeVar
 from controller.clock import utc_now
 from controller.config.approval import configuration_approval
 from controller.events import OperatorEnrolled
-from controller.journal.sqlite import Journal
 from controller.ledger.binding import signed_by
+from controller.ledger_journal.sqlite import Journal
 from controller.security import keys
 
 if TYPE_CHECKING:

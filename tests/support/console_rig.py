@@ -28,8 +28,8 @@ import aiohttp
 from controller.cli.submit import SocketDesk
 from controller.config.load import load_config
 from controller.events import RoundSettled, WagerLocked, decode_event
-from controller.journal.sqlite import Journal
 from controller.ledger.binding import signed_by
+from controller.ledger_journal.sqlite import Journal
 from support.approvals import Site
 from support.controller_keys import KEY_LINE
 from support.floor import approved_site, free_port, write_config

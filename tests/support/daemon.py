@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.config.load import Config
+    from controller.ledger.state import LedgerState
     from controller.ports import Receipt
     from controller.runtime.view import Runtime
     from support.mosquitto import Broker
@@ -138,7 +139,7 @@ class Daemon:
             return response.status, await response.text()
 
 
-def local_journal(runtime: Runtime) -> Journal:
+def local_journal(runtime: Runtime) -> Journal[LedgerState]:
     """The runtime's journal as the SQLite file it is in these tests (its rows, its ``db``)."""
     journal = runtime.journal
     assert isinstance(journal, Journal), journal

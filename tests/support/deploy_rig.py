@@ -22,7 +22,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from controller.clock import utc_now
 from controller.events import BetSensed, BetsLocked, PoolOpened, TableConfigured
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.outputs import FollowerOrder
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.liveness import Liveness

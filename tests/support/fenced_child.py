@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from controller.journal.location import DatabaseUrl, journal_location
-from controller.journal.postgres import PostgresJournal
 from controller.journal.postgres.fence import Fence
+from controller.ledger_journal.postgres import PostgresJournal
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.sequencer import Sequencer
 from support.journal_child import setup_events, stream

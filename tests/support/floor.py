@@ -28,8 +28,8 @@ import pytest
 
 from controller.config.load import load_config
 from controller.events import BetSensed, BetsLocked
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import read_rows
+from controller.ledger_journal.sqlite import Journal
 from drivers.simulator import SimulatedTable, TablePlan
 from support.approvals import Site
 from support.controller_keys import KEY_LINE, write_controller_key

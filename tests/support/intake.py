@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from controller.events import AnyEvent
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
     from controller.ports import Receipt
 
 

@@ -28,7 +28,7 @@ from decimal import Decimal
 from typing import TYPE_CHECKING
 
 from controller.events import HitVerified, PoolOpened, RoundSettled, TableConfigured, WagerLocked
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -13,7 +13,7 @@ import sqlite3
 import uuid
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import psycopg
 
@@ -21,6 +21,7 @@ from controller.events import BetSensed
 from controller.journal.backends import backend_for
 from controller.journal.location import DatabaseUrl, MemoryLocation
 from controller.journal.memory import database as memory
+from controller.ledger.domain import LEDGER
 from support.journal_rig import AT, FIVE_ACES, NOTHING, OTHER, TABLE, settle, wager
 
 if TYPE_CHECKING:
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
     import pytest
 
     from controller.journal.location import JournalLocation
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
 
 
 HIT = "r2-settle/3/progressive"
@@ -51,9 +52,9 @@ class Backend:
     shared: bool
     """Whether several controller nodes may open it (its sequencer is fenced: docs/ha.md)."""
 
-    def open(self) -> JournalPort[Any]:
+    def open(self) -> LedgerJournal:
         """The journal at the test's location, opened for writing (made if new)."""
-        return backend_for(self.location).open()
+        return backend_for(self.location, LEDGER).open()
 
 
 def _sqlite(request: pytest.FixtureRequest) -> Backend:
@@ -135,7 +136,7 @@ BACKENDS: dict[str, Callable[[pytest.FixtureRequest], Backend]] = {
 }
 
 
-def play_hit_round(journal: JournalPort[Any]) -> None:
+def play_hit_round(journal: LedgerJournal) -> None:
     """Round r1 with no hit; round r2 with five aces on seat 3 (pending verification)."""
     journal.append_many([wager("r1-w1", "r1", 1), wager("r1-w2", "r1", 2)])
     journal.append(settle("r1-settle", "r1", {1: NOTHING, 2: OTHER}))

@@ -13,7 +13,7 @@ import importlib.resources
 import sqlite3
 from contextlib import closing, suppress
 from decimal import Decimal
-from typing import TYPE_CHECKING, Any, TypedDict, cast
+from typing import TYPE_CHECKING, TypedDict, cast
 
 import pytest
 
@@ -25,19 +25,18 @@ from controller.events import (
     WagerLocked,
 )
 from controller.journal.checkpoints import seal
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import read_rows
-from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.codec import pool_json, wagers_json
+from controller.ledger_journal.sqlite import Journal, verify
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
     from controller.events import AnyEvent
-    from controller.journal.port import JournalPort
     from controller.ledger.settlement import Payout
+    from controller.ledger_journal import LedgerJournal
     from controller.security.controller_key import ControllerKey
 
 AT = "2024-05-01T12:00:00Z"
@@ -93,7 +92,7 @@ def opened_journal(path: Path) -> Journal:
     return journal
 
 
-def play_rounds(journal: JournalPort[Any]) -> None:
+def play_rounds(journal: LedgerJournal) -> None:
     """Three rounds: plain contributions, a five-aces hit (pending, then verified), a reset."""
     journal.append(wager("r1-w1", "r1", 1))
     journal.append(wager("r1-w2", "r1", 2))
@@ -119,14 +118,14 @@ def rounds(first: int, count: int) -> list[AnyEvent]:
     return events
 
 
-def play(journal: JournalPort[Any], first: int, count: int) -> None:
+def play(journal: LedgerJournal, first: int, count: int) -> None:
     """Append :func:`rounds` in batches, as the sequencer would."""
     events = rounds(first, count)
     for start_at in range(0, len(events), 300):
         journal.append_many(events[start_at : start_at + 300])
 
 
-def checkpoint(journal: JournalPort[Any], key: ControllerKey) -> int:
+def checkpoint(journal: LedgerJournal, key: ControllerKey) -> int:
     """A checkpoint as the running controller journals it; its row."""
     sealed = seal(key, "c1", journal.state, journal.head, AT, domain=journal.domain)
     return journal.append_many([sealed.event], snapshot=sealed)[0].seq

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from controller.events import AnyEvent, RoundSettled, TableConfigured, WagerLocked
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from support.journal_rig import POOL, TABLE, pool_opened
 
 if TYPE_CHECKING:

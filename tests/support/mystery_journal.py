@@ -26,7 +26,7 @@ from controller.events import (
     TableConfigured,
     WagerLocked,
 )
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.mystery.core import DrawRequest, Meter
 from controller.mystery.keeper import LocalKeeper, Query
 from controller.mystery_events import MysteryDrawn, MysteryRevealed

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 from controller.events import RoundSettled, WagerLocked
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from drivers.simulator_links.serial import PtyPair
 from support.approvals import PASSPHRASE, Site
 from support.controller_keys import KEY_LINE

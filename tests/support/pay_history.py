@@ -14,7 +14,7 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 from controller.events import PoolOpened, RoundSettled, TableConfigured, WagerLocked
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -17,8 +17,8 @@ from typing import Final
 
 from controller.journal.checkpoints import seal
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
 from controller.journal.postgres.fence import Fence
+from controller.ledger_journal.postgres import PostgresJournal
 from controller.security.controller_key import load_key
 from support.journal_rig import AT, pool_opened, rounds, table_configured
 

@@ -30,7 +30,7 @@ from support.mqtt_tables import running, settings_for, within
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
     from controller.outputs import AnyUpdate
     from drivers.mqtt.settings import BrokerSettings
 

@@ -11,7 +11,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from controller.agent.resend import ResendDelay
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.site_chain import JournalSiteChain
 from controller.runtime.site_links import JournalSiteLinks
 from controller.security.controller_key import ControllerKey

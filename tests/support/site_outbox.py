@@ -19,11 +19,10 @@ import pytest
 
 from controller.effects import SiteMessageQueued
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal, checks
-from controller.journal.postgres import archive as database_archive
-from controller.journal.sqlite import Journal
-from controller.journal.sqlite.file_archive import archive
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.postgres import PostgresJournal
+from controller.ledger_journal.postgres import archive as archive_database
+from controller.ledger_journal.postgres import verify as verify_database
+from controller.ledger_journal.sqlite import Journal, archive, verify
 from controller.security.controller_key import ControllerKey
 from controller.wide_events import WideAreaJoined, WideAreaStatusChanged
 from controller.widearea.messages import Contribution, canonical, decode_message, next_message
@@ -33,8 +32,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from controller.journal.port import JournalPort
     from controller.journal.row_checks import VerifyReport
+    from controller.ledger_journal import LedgerJournal
     from controller.ports import Receipt
     from controller.widearea.messages import SiteMessage
 
@@ -60,7 +59,7 @@ def three_queued(property_at: Where) -> list[tuple[int, SiteMessage]]:
         return play(journal)
 
 
-def open_journal(where: Where) -> JournalPort[Any]:
+def open_journal(where: Where) -> LedgerJournal:
     """The journal at ``where``, opened as the service opens it (migrated)."""
     kind, location = where
     return Journal(location) if kind == "sqlite" else PostgresJournal(location)
@@ -71,7 +70,7 @@ def verify_at(where: Where, archives: Path | None = None) -> VerifyReport:
     kind, location = where
     if kind == "sqlite":
         return verify(location, archives=archives)
-    return checks.verify(location, archives=archives)
+    return verify_database(location, archives=archives)
 
 
 def edit(where: Where, statement: str, params: tuple[object, ...] = ()) -> int:
@@ -105,7 +104,7 @@ def queued_by(receipts: list[Receipt]) -> list[tuple[int, SiteMessage]]:
     ]
 
 
-def join(journal: JournalPort[Any]) -> None:
+def join(journal: LedgerJournal) -> None:
     """Rows 1 to 3: the property joined to central, a table of the wide-area pool, wagers open."""
     central = ControllerKey.generate()
     joined = WideAreaJoined("join-1", AT, SITE, central.public_key, {POOL: PAYTABLE}, "mgr")
@@ -113,7 +112,7 @@ def join(journal: JournalPort[Any]) -> None:
     assert journal.append(WideAreaStatusChanged("open-1", AT, open=True)).applied
 
 
-def play(journal: JournalPort[Any]) -> list[tuple[int, SiteMessage]]:
+def play(journal: LedgerJournal) -> list[tuple[int, SiteMessage]]:
     """Rows 4 to 6: two wagers (two contributions) and a straight flush (a hit claim)."""
     join(journal)
     receipts = journal.append_many(
@@ -166,4 +165,4 @@ def archive_at(where: Where, out: Path, rows: int) -> None:
     if kind == "sqlite":
         archive(location, out, rows=rows, now=NOW)
     else:
-        database_archive.archive(location, out, rows=rows, now=NOW)
+        archive_database(location, out, rows=rows, now=NOW)

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 
 from controller.config.load import load_config
 from controller.events import ManifestApproved
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.security.manifest import current
 from support.approvals import J, Site, now
 from support.controller_keys import KEY_LINE, write_controller_key

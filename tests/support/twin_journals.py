@@ -24,9 +24,9 @@ from controller.config.load import load_config
 from controller.events import HitVerified, MeterAdjusted, RoundSettled, WagerLocked
 from controller.journal.checkpoints import seal
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
-from controller.journal.sqlite import Journal
 from controller.ledger.domain import LEDGER
+from controller.ledger_journal.postgres import PostgresJournal
+from controller.ledger_journal.sqlite import Journal
 from support.approvals import Appends, Site
 from support.controller_keys import KEY_LINE, write_controller_key
 from support.mosquitto import free_port

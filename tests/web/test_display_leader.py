@@ -27,8 +27,8 @@ from controller.config.load import load_config
 from controller.events import FaultRecorded
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
 from controller.journal.postgres.fence import Fence
+from controller.ledger_journal.postgres import PostgresJournal
 from controller.ports import ControllerUnavailableError
 
 if TYPE_CHECKING:

@@ -31,7 +31,7 @@ from support.floor import POOL, ROOT, WAIT_S, approved_site, free_port, write_co
 from support.mosquitto import Broker
 
 from controller import __version__
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from drivers.mqtt.refusals import REFUSALS as MQTT_REFUSALS
 from drivers.serial.refusals import REFUSALS as SERIAL_REFUSALS
 from drivers.simulator_links import PtyPair

@@ -32,7 +32,7 @@ from support.software_rig import seen_manifest
 
 from controller.events import ManifestApproved
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
+from controller.ledger_journal.postgres import PostgresJournal
 from controller.runtime.step_down import FENCED
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from controller.journal.high_water import (
     read_site_heads,
     sign_head,
 )
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.central_head import MarkQuestion, ask_central
 from controller.runtime.checkpointing import (
     CheckpointSchedule,

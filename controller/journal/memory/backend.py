@@ -7,8 +7,9 @@ does, and no fence; the sequencer opens it as any writer does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic
 
+from controller.journal.domain import State
 from controller.journal.errors import JournalError
 from controller.journal.memory import database, readonly
 from controller.journal.memory.store import MemoryJournal
@@ -20,27 +21,29 @@ if TYPE_CHECKING:
 
     from controller.journal.anchors import Anchor
     from controller.journal.archive_records import ArchiveRecord
+    from controller.journal.domain import Domain
     from controller.journal.location import MemoryLocation
     from controller.journal.postgres.fence import Fence
     from controller.journal.row_checks import VerifyReport
 
 
-class MemoryBackend:
-    """The journal ``memory://NAME`` of this process."""
+class MemoryBackend(Generic[State]):
+    """The journal ``memory://NAME`` of this process, recording ``domain``."""
 
-    def __init__(self, location: MemoryLocation) -> None:
+    def __init__(self, location: MemoryLocation, domain: Domain[State]) -> None:
         self._location = location
+        self.domain = domain
 
     @property
     def location(self) -> MemoryLocation:
         """The journal's name."""
         return self._location
 
-    def open(self) -> MemoryJournal:
+    def open(self) -> MemoryJournal[State]:
         """The journal, opened for writing (made if this process holds none of the name)."""
-        return MemoryJournal(self._location)
+        return MemoryJournal(self._location, self.domain)
 
-    def open_sequenced(self, fence: Fence) -> MemoryJournal:  # noqa: ARG002 - no fence
+    def open_sequenced(self, fence: Fence) -> MemoryJournal[State]:  # noqa: ARG002 - no fence
         """The journal for the sequencer: one process, one writer, no fence to take."""
         return self.open()
 
@@ -54,9 +57,9 @@ class MemoryBackend:
         if not database.exists(self._location):
             raise readonly.no_journal(self._location, hint)
 
-    def reader(self) -> readonly.MemoryReader:
+    def reader(self) -> readonly.MemoryReader[State]:
         """The journal, read only (:class:`.readonly.MemoryReader`)."""
-        return readonly.MemoryReader(self._location)
+        return readonly.MemoryReader(self._location, self.domain)
 
     def archive(
         self,
@@ -86,5 +89,10 @@ class MemoryBackend:
     ) -> VerifyReport:
         """The name must hold a journal; then :func:`.readonly.verify`, on one moment's copy."""
         return readonly.verify(
-            self._location, keys=keys, anchors=anchors, progress=progress, archives=archives
+            self._location,
+            keys=keys,
+            anchors=anchors,
+            progress=progress,
+            archives=archives,
+            domain=self.domain,
         )

@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 
 import sqlite_utils
 
+from controller.journal.domain import State
 from controller.journal.errors import JournalError, SchemaError
 from controller.journal.memory import database
 from controller.journal.sqlite.readonly import LATEST, ReadOnlyJournal, schema_version
 from controller.journal.sqlite.verify import PROGRESS_ROWS, _FileRows
 from controller.journal.verification import Verification
-from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from controller.journal.domain import Domain
     from controller.journal.location import MemoryLocation
     from controller.journal.row_checks import VerifyReport
-    from controller.ledger.apply import LedgerState
 
 
 def no_journal(location: MemoryLocation, hint: str = "") -> JournalError:
@@ -49,10 +48,10 @@ def check_journal(location: MemoryLocation) -> int:
         connection.close()
 
 
-class MemoryReader(ReadOnlyJournal):
+class MemoryReader(ReadOnlyJournal[State]):
     """The memory journal ``memory://NAME``, read only: nothing is created or written."""
 
-    def __init__(self, location: MemoryLocation, domain: Domain[LedgerState] = LEDGER) -> None:
+    def __init__(self, location: MemoryLocation, domain: Domain[State]) -> None:
         # ReadOnlyJournal's own __init__ opens a file; this is it on the memory database.
         self.domain = domain
         version = check_journal(location)
@@ -76,7 +75,7 @@ def verify(  # noqa: PLR0913 - the journal, the command's options, its domain
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,
     archives: Path | None = None,
-    domain: Domain[LedgerState] = LEDGER,
+    domain: Domain[State],
 ) -> VerifyReport:
     """Check the memory journal as :func:`controller.journal.sqlite.verify.verify` checks a file.
 

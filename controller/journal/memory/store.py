@@ -12,10 +12,11 @@ from __future__ import annotations
 import functools
 import sqlite3
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sqlite_utils
 
+from controller.journal.domain import State
 from controller.journal.errors import JournalError
 from controller.journal.memory import database
 from controller.journal.memory.readonly import verify
@@ -23,8 +24,6 @@ from controller.journal.sqlite.outbox import MARK_SCHEMA, SCHEMA, JournalOutbox
 from controller.journal.sqlite.schema import migrate
 from controller.journal.sqlite.store import Journal
 from controller.journal.sqlite.transaction import Transaction, roll_back
-from controller.ledger.apply import LedgerState
-from controller.ledger.domain import LEDGER
 from controller.ports import OutboxError
 
 if TYPE_CHECKING:
@@ -42,7 +41,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(slots=True)
-class MemoryTransaction(Transaction[LedgerState]):
+class MemoryTransaction(Transaction[State]):
     """A prepared append of a memory journal: its commit's failure names ``memory://NAME``."""
 
     where: str = ""
@@ -59,10 +58,10 @@ class MemoryTransaction(Transaction[LedgerState]):
         self.committed = True
 
 
-class MemoryJournal(Journal):
+class MemoryJournal(Journal[State]):
     """The journal ``memory://NAME`` of this process, opened for writing (made if new)."""
 
-    def __init__(self, location: MemoryLocation, domain: Domain[LedgerState] = LEDGER) -> None:
+    def __init__(self, location: MemoryLocation, domain: Domain[State]) -> None:
         # Journal's own __init__ opens a file; this is it with the memory database's connection.
         self.location = location
         self.domain = domain
@@ -75,7 +74,7 @@ class MemoryJournal(Journal):
         self._tail = self._last_row()
         self.state = self._load()
         self._devices = self._read_devices()
-        self._devices_after: tuple[Transaction[LedgerState], DeviceMarks] | None = None
+        self._devices_after: tuple[Transaction[State], DeviceMarks] | None = None
         self.writer: str | None = None
         self.live_clock: Callable[[], str] | None = None
 
@@ -94,8 +93,8 @@ class MemoryJournal(Journal):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
-        domain: Domain[LedgerState] | None = None,
-    ) -> Transaction[LedgerState]:
+        domain: Domain[State] | None = None,
+    ) -> Transaction[State]:
         """:meth:`Journal.prepare`, its failures naming ``memory://NAME``."""
         try:
             named = self.writer if provenance is None else provenance
@@ -136,4 +135,4 @@ class MemoryOutbox(JournalOutbox):
 
 
 if TYPE_CHECKING:  # mypy proves the memory journal implements the port.
-    _BACKEND: type[JournalPort[Transaction[LedgerState]]] = MemoryJournal
+    _BACKEND: type[JournalPort[Transaction[Any], Any]] = MemoryJournal

@@ -48,18 +48,16 @@ from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.rows import last_row, provenances, read_rows, rows_of_kinds
 from controller.journal.postgres.schema import migrate
 from controller.journal.provenance import with_provenance
-from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Sequence
     from datetime import datetime
     from pathlib import Path
 
-    from controller.journal.domain import Domain
+    from controller.journal.domain import Domain, State
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
     from controller.journal.rows import Row
-    from controller.ledger.apply import LedgerState
 
 LOCK_WAIT_MS: Final = 30_000
 """How long the record's transaction waits for the journal's lock (a group commit holding it)."""
@@ -77,7 +75,7 @@ def archive(  # noqa: PLR0913 - the command's options, all keywords
     rows: int | None = None,
     keys: Sequence[str] = (),
     now: str,
-    domain: Domain[LedgerState] = LEDGER,
+    domain: Domain[State],
 ) -> list[ArchiveRecord]:
     """Archive the rows the criterion names (see the module docstring); the segments written.
 

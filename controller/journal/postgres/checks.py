@@ -16,12 +16,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Generic
 
 import psycopg
 
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import KIND, Checkpointed, StoredSnapshot
+from controller.journal.domain import State
 from controller.journal.errors import JournalError
 from controller.journal.postgres.archive_records import archive_records
 from controller.journal.postgres.connection import connect, reason
@@ -37,7 +38,6 @@ from controller.journal.state_trust import (
     trusted_snapshot,
 )
 from controller.journal.verification import Verification
-from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -45,12 +45,11 @@ if TYPE_CHECKING:
 
     from controller.journal.anchors import Anchor
     from controller.journal.archive_records import ArchiveRecord
-    from controller.journal.domain import Domain, State
+    from controller.journal.domain import Domain
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
     from controller.journal.rows import Row
     from controller.journal.site_messages import Outboxed
-    from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
     from controller.security.controller_key import ControllerKey
 
@@ -170,7 +169,7 @@ def verify(  # noqa: PLR0913 - the journal, the command's options, its domain
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,
     archives: Path | None = None,
-    domain: Domain[LedgerState] = LEDGER,
+    domain: Domain[State],
 ) -> VerifyReport:
     """Check a PostgreSQL journal as :func:`controller.journal.sqlite.verify.verify` checks a file.
 
@@ -193,11 +192,11 @@ def verify(  # noqa: PLR0913 - the journal, the command's options, its domain
 
 
 @dataclass(frozen=True, slots=True)
-class _DatabaseRows:
+class _DatabaseRows(Generic[State]):
     """The database's journal as :class:`~controller.journal.verification.LiveJournal` reads it."""
 
     connection: Connection
-    domain: Domain[LedgerState]
+    domain: Domain[State]
 
     def archive_records(self) -> list[ArchiveRecord]:
         return archive_records(self.connection)
@@ -215,7 +214,7 @@ class _DatabaseRows:
     def checkpoint_rows(self) -> Iterable[Row]:
         return rows_of_kinds(self.connection, KIND)
 
-    def compare_state(self, replayed: LedgerState, report: VerifyReport) -> None:
+    def compare_state(self, replayed: State, report: VerifyReport) -> None:
         report.pools |= self.domain.meters(replayed)
         for problem in self.domain.unbalanced(replayed):
             report.problem(problem)

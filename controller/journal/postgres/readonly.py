@@ -13,17 +13,17 @@ line before anything is read.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Generic, Self
 
 import msgspec
 import psycopg
 
+from controller.journal.domain import State
 from controller.journal.errors import JournalError, NotAJournalError, SchemaError
 from controller.journal.postgres import reads, schema
 from controller.journal.postgres.connection import connect, reason
 from controller.journal.postgres.rows import provenances, read_rows
 from controller.journal.readonly import pay_query
-from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
     from controller.journal.postgres.connection import Connection
     from controller.journal.readonly import PayFilter
     from controller.journal.reads import PayoutRecord
-    from controller.ledger.apply import LedgerState
 
 
 def journal_version(connection: Connection, url: DatabaseUrl) -> int | None:
@@ -83,10 +82,10 @@ def _current(version: int | None, url: DatabaseUrl) -> None:
         )
 
 
-class PostgresReader:
+class PostgresReader(Generic[State]):
     """A PostgreSQL journal opened read only, in one snapshot: its state, rows and pays."""
 
-    def __init__(self, url: DatabaseUrl, domain: Domain[LedgerState] = LEDGER) -> None:
+    def __init__(self, url: DatabaseUrl, domain: Domain[State]) -> None:
         self.url = url
         self.domain = domain
         self._connection = connect(url, writes=False)
@@ -106,7 +105,7 @@ class PostgresReader:
         return self.url
 
     @functools.cached_property
-    def state(self) -> LedgerState:
+    def state(self) -> State:
         """The ledger state as the database has it materialized."""
         try:
             return reads.load_state(self._connection, self.domain)

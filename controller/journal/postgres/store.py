@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from typing import TYPE_CHECKING, Self
+from typing import TYPE_CHECKING, Any, Generic, Self
 
 import msgspec
 import psycopg
@@ -34,6 +34,7 @@ import psycopg
 from controller.clock import utc_now
 from controller.journal.appending import Known, append_events, changed_rows, known_receipt
 from controller.journal.chain import GENESIS
+from controller.journal.domain import State
 from controller.journal.errors import JournalError
 from controller.journal.postgres import checks, fence, reads, site_messages
 from controller.journal.postgres.connection import connect, reason, write_error
@@ -45,7 +46,6 @@ from controller.journal.postgres.rows import INSERT, last_row, rows_with_ids, st
 from controller.journal.postgres.schema import migrate
 from controller.journal.postgres.transaction import PostgresTransaction, roll_back
 from controller.journal.provenance import each_provenance
-from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -60,7 +60,6 @@ if TYPE_CHECKING:
     from controller.journal.postgres.fence import Fence
     from controller.journal.row_checks import VerifyReport
     from controller.journal.state_trust import StateCheck
-    from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
     from controller.ports import Receipt
     from controller.provenances import Provenances
@@ -68,7 +67,7 @@ if TYPE_CHECKING:
     from controller.widearea.messages import SiteMessage
 
 
-class PostgresJournal(PostgresReadSide):
+class PostgresJournal(PostgresReadSide, Generic[State]):
     """The ledger's durable home in a PostgreSQL database; see the module docstring."""
 
     def __init__(
@@ -78,7 +77,7 @@ class PostgresJournal(PostgresReadSide):
         fence: Fence | None = None,
         standby: bool = False,
         clock: Callable[[], float] = time.monotonic,
-        domain: Domain[LedgerState] = LEDGER,
+        domain: Domain[State],
     ) -> None:
         """Open ``url``; with a ``fence``, take it over now unless ``standby`` (:meth:`take`).
 
@@ -219,7 +218,7 @@ class PostgresJournal(PostgresReadSide):
         if self.db.closed or self.db.broken:
             self.db = connect(self.url)
 
-    def _load(self) -> LedgerState:
+    def _load(self) -> State:
         """The materialized state, or fail closed if it cannot be read."""
         try:
             return reads.load_state(self.db, self.domain)
@@ -275,8 +274,8 @@ class PostgresJournal(PostgresReadSide):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
-        domain: Domain[LedgerState] | None = None,
-    ) -> PostgresTransaction:
+        domain: Domain[State] | None = None,
+    ) -> PostgresTransaction[State]:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next."""
         self._connected()  # after a failure: the next write on a new connection
         try:
@@ -285,7 +284,7 @@ class PostgresJournal(PostgresReadSide):
         except psycopg.Error as error:
             raise write_error(self.url, error) from error
 
-    def adopt(self, transaction: PostgresTransaction) -> list[Receipt]:
+    def adopt(self, transaction: PostgresTransaction[State]) -> list[Receipt]:
         """Move the in-memory state on to a committed transaction's; return its receipts."""
         if not transaction.committed:
             raise JournalError("a transaction must be committed before its state is adopted")
@@ -299,8 +298,8 @@ class PostgresJournal(PostgresReadSide):
         events: Sequence[AnyEvent],
         snapshot: Sealed | None,
         provenance: Provenances,
-        domain: Domain[LedgerState],
-    ) -> PostgresTransaction:
+        domain: Domain[State],
+    ) -> PostgresTransaction[State]:
         connection = self.db
         held: float | None = None
         try:
@@ -333,7 +332,7 @@ class PostgresJournal(PostgresReadSide):
             self.url, connection, done.state, done.tail, done.receipts, lease_from=held
         )
 
-    def _catch_up(self) -> LedgerState:
+    def _catch_up(self) -> State:
         """The state after another writer's rows: replayed from ours, the tables checked."""
         state, check = checks.catch_up(self.db, self.domain, self.state, self._tail, self._load())
         if not check.ok:
@@ -386,4 +385,4 @@ class PostgresJournal(PostgresReadSide):
 
 
 if TYPE_CHECKING:  # mypy proves the PostgreSQL journal implements the port.
-    _BACKEND: type[JournalPort[PostgresTransaction]] = PostgresJournal
+    _BACKEND: type[JournalPort[PostgresTransaction[Any], Any]] = PostgresJournal

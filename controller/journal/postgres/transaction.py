@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import contextlib
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic
 
 import psycopg
 
+from controller.journal.domain import State
 from controller.journal.postgres.connection import write_error
 
 if TYPE_CHECKING:
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
-    from controller.ledger.apply import LedgerState
     from controller.ports import Receipt
 
 
@@ -30,12 +30,12 @@ def roll_back(connection: Connection) -> None:
 
 
 @dataclass(slots=True)
-class PostgresTransaction:
+class PostgresTransaction(Generic[State]):
     """A prepared append (:meth:`PostgresJournal.prepare`): written, not yet committed."""
 
     url: DatabaseUrl
     connection: Connection
-    state: LedgerState
+    state: State
     tail: tuple[int, str]
     receipts: list[Receipt]
     committed: bool = False

@@ -7,8 +7,9 @@ as any writer does.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic
 
+from controller.journal.domain import State
 from controller.journal.errors import JournalError, NotAJournalError
 from controller.journal.sqlite import file_archive, verify
 from controller.journal.sqlite.readonly import ReadOnlyJournal, check_journal
@@ -21,27 +22,29 @@ if TYPE_CHECKING:
 
     from controller.journal.anchors import Anchor
     from controller.journal.archive_records import ArchiveRecord
+    from controller.journal.domain import Domain
     from controller.journal.postgres.fence import Fence
     from controller.journal.row_checks import VerifyReport
 
 
-class SqliteBackend:
-    """The journal in the SQLite file at ``path``."""
+class SqliteBackend(Generic[State]):
+    """The journal in the SQLite file at ``path``, recording ``domain``."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, domain: Domain[State]) -> None:
         self.path = path
+        self.domain = domain
 
     @property
     def location(self) -> Path:
         """The journal's file."""
         return self.path
 
-    def open(self) -> Journal:
+    def open(self) -> Journal[State]:
         """The journal, opened for writing; the file's folder is made."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        return Journal(self.path)
+        return Journal(self.path, self.domain)
 
-    def open_sequenced(self, fence: Fence) -> Journal:  # noqa: ARG002 - a file has no fence
+    def open_sequenced(self, fence: Fence) -> Journal[State]:  # noqa: ARG002 - a file has no fence
         """The journal for the sequencer: one writer, no fence to take."""
         return self.open()
 
@@ -64,9 +67,9 @@ class SqliteBackend:
         if not self.path.exists():
             raise JournalError(f"{self.path}: no such journal{hint}")
 
-    def reader(self) -> ReadOnlyJournal:
+    def reader(self) -> ReadOnlyJournal[State]:
         """The file, read only (:class:`controller.journal.sqlite.readonly.ReadOnlyJournal`)."""
-        return ReadOnlyJournal(self.path)
+        return ReadOnlyJournal(self.path, self.domain)
 
     def archive(
         self,
@@ -78,7 +81,9 @@ class SqliteBackend:
         now: str,
     ) -> list[ArchiveRecord]:
         """:func:`controller.journal.sqlite.file_archive.archive`."""
-        return file_archive.archive(self.path, out, before=before, rows=rows, keys=keys, now=now)
+        return file_archive.archive(
+            self.path, out, before=before, rows=rows, keys=keys, now=now, domain=self.domain
+        )
 
     def reach(self) -> None:
         """Nothing to reach: the file is checked when it is opened."""
@@ -94,5 +99,10 @@ class SqliteBackend:
         """The file must be a journal (:func:`check_journal`); then :func:`verify.verify`."""
         check_journal(self.path)
         return verify.verify(
-            self.path, keys=keys, anchors=anchors, progress=progress, archives=archives
+            self.path,
+            keys=keys,
+            anchors=anchors,
+            progress=progress,
+            archives=archives,
+            domain=self.domain,
         )

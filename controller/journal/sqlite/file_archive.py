@@ -31,7 +31,6 @@ from controller.journal.sqlite.devices import flush_through
 from controller.journal.sqlite.rows import last_row, provenances, read_rows, rows_of_kinds, times
 from controller.journal.sqlite.store import Journal
 from controller.journal.sqlite.verify import verify
-from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Generator, Iterable, Sequence
@@ -39,9 +38,8 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.journal.archive_records import ArchiveRecord
-    from controller.journal.domain import Domain
+    from controller.journal.domain import Domain, State
     from controller.journal.rows import Row
-    from controller.ledger.apply import LedgerState
 
 
 def _open(path: Path, *, read_only: bool) -> sqlite3.Connection:
@@ -62,7 +60,7 @@ def archive(  # noqa: PLR0913 - the command's options, all keywords
     rows: int | None = None,
     keys: Sequence[str] = (),
     now: str,
-    domain: Domain[LedgerState] = LEDGER,
+    domain: Domain[State],
 ) -> list[ArchiveRecord]:
     """Archive the rows the criterion names (see the module docstring); the segments written.
 

@@ -20,11 +20,12 @@ from __future__ import annotations
 import functools
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final, Self
+from typing import TYPE_CHECKING, Any, Final, Generic, Self
 
 import msgspec
 import sqlite_utils
 
+from controller.journal.domain import State
 from controller.journal.errors import JournalError, NotAJournalError, SchemaError
 from controller.journal.readonly import PayFilter, pay_query
 from controller.journal.reads import PayoutRecord, payout_record
@@ -34,7 +35,6 @@ from controller.journal.sqlite.reads import ReadSide
 from controller.journal.sqlite.restore import load_state
 from controller.journal.sqlite.rows import provenances, read_rows
 from controller.journal.sqlite.schema import MIGRATIONS
-from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from controller.journal.checkpoints import StoredSnapshot
     from controller.journal.domain import Domain
     from controller.journal.rows import Row
-    from controller.ledger.apply import LedgerState
 
 LATEST: Final = len(MIGRATIONS)
 
@@ -89,10 +88,10 @@ def check_journal(path: Path | str) -> int:
         opened.connection.close()
 
 
-class ReadOnlyJournal(ReadSide):
+class ReadOnlyJournal(ReadSide, Generic[State]):
     """A journal file opened read only: its state, its rows and the named reads."""
 
-    def __init__(self, path: Path | str, domain: Domain[LedgerState] = LEDGER) -> None:
+    def __init__(self, path: Path | str, domain: Domain[State]) -> None:
         self.path = Path(path)
         self.domain = domain
         self._opened = open_read_only(self.path)
@@ -116,8 +115,8 @@ class ReadOnlyJournal(ReadSide):
         return self._database
 
     @functools.cached_property
-    def state(self) -> LedgerState:
-        """The ledger state as the journal has it materialized."""
+    def state(self) -> State:
+        """The domain's state as the journal has it materialized."""
         try:
             return load_state(self._database, self.domain)
         except (ValueError, KeyError, TypeError, msgspec.MsgspecError, sqlite3.Error) as error:

@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import sqlite3
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Self
+from typing import TYPE_CHECKING, Final, Generic, Self
 
 import msgspec
 import sqlite_utils
@@ -42,6 +42,7 @@ from controller.journal.appending import (
 )
 from controller.journal.chain import GENESIS
 from controller.journal.devices import DeviceMarks, merged
+from controller.journal.domain import State
 from controller.journal.errors import JournalError
 from controller.journal.provenance import each_provenance
 from controller.journal.rows import INSERT
@@ -56,7 +57,6 @@ from controller.journal.sqlite.schema import migrate
 from controller.journal.sqlite.state_check import catch_up, check_state
 from controller.journal.sqlite.transaction import Transaction, roll_back, why, write_error
 from controller.journal.sqlite.verify import verify
-from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Sequence
@@ -69,7 +69,6 @@ if TYPE_CHECKING:
     from controller.journal.port import JournalPort
     from controller.journal.row_checks import VerifyReport
     from controller.journal.state_trust import StateCheck
-    from controller.ledger.apply import LedgerState
     from controller.outputs import SignedHead
     from controller.ports import Receipt
     from controller.provenances import Provenances
@@ -121,14 +120,16 @@ def _upsert_statement(table: str, keys: tuple[str, ...], values: tuple[str, ...]
     )
 
 
-class Journal(ReadSide):
+class Journal(ReadSide, Generic[State]):
     """The ledger's durable home. One writer per process; see the module docstring.
 
     It is the SQLite backend of :class:`controller.journal.port.JournalPort`; its reads for
     reports, displays and metrics come from :class:`controller.journal.sqlite.reads.ReadSide`.
+    Generic in the state of the domain it records, which it is opened with (the ledger's:
+    ``controller.ledger_journal.sqlite.Journal``).
     """
 
-    def __init__(self, path: Path | str, domain: Domain[LedgerState] = LEDGER) -> None:
+    def __init__(self, path: Path | str, domain: Domain[State]) -> None:
         self.path = Path(path)
         self.domain = domain
         """What its rows are applied and replayed with, and its state read back by."""
@@ -145,13 +146,13 @@ class Journal(ReadSide):
         self._tail = self._last_row()
         self.state = self._load()
         self._devices = self._read_devices()
-        self._devices_after: tuple[Transaction[LedgerState], DeviceMarks] | None = None
+        self._devices_after: tuple[Transaction[State], DeviceMarks] | None = None
         self.writer: str | None = None
         """The provenance of an append that names none (the command or service that opened it)."""
         self.live_clock: Callable[[], str] | None = None
         """The controller's clock at a live append (controller/journal/appending.py ``now``)."""
 
-    def _load(self) -> LedgerState:
+    def _load(self) -> State:
         """The materialized state, or fail closed if it cannot be read."""
         try:
             return load_state(self.db, self.domain)
@@ -199,7 +200,7 @@ class Journal(ReadSide):
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _catch_up(self) -> LedgerState:
+    def _catch_up(self) -> State:
         """The state after another writer's rows: replayed from ours, the tables checked.
 
         The tables that writer left are not taken on trust (docs/faults.md, "Edited state"):
@@ -282,8 +283,8 @@ class Journal(ReadSide):
         *,
         snapshot: Sealed | None = None,
         provenance: Provenances = None,
-        domain: Domain[LedgerState] | None = None,
-    ) -> Transaction[LedgerState]:
+        domain: Domain[State] | None = None,
+    ) -> Transaction[State]:
         """Everything of :meth:`append_many` but the ``COMMIT``, which the caller runs next.
 
         The write lock is held from here until :meth:`Transaction.commit` returns, and nothing
@@ -296,7 +297,7 @@ class Journal(ReadSide):
         except sqlite3.Error as error:
             raise write_error(self.path, error) from error
 
-    def adopt(self, transaction: Transaction[LedgerState]) -> list[Receipt]:
+    def adopt(self, transaction: Transaction[State]) -> list[Receipt]:
         """Move the in-memory state on to a committed transaction's; return its receipts."""
         if not transaction.committed:
             raise JournalError("a transaction must be committed before its state is adopted")
@@ -311,8 +312,8 @@ class Journal(ReadSide):
         events: Sequence[AnyEvent],
         snapshot: Sealed | None,
         provenance: Provenances,
-        domain: Domain[LedgerState],
-    ) -> Transaction[LedgerState]:
+        domain: Domain[State],
+    ) -> Transaction[State]:
         connection = self.db.conn
         connection.execute("BEGIN IMMEDIATE")
         try:
@@ -399,4 +400,4 @@ class Journal(ReadSide):
 
 
 if TYPE_CHECKING:  # mypy proves the SQLite journal implements the port.
-    _BACKEND: type[JournalPort[Transaction[LedgerState]]] = Journal
+    _BACKEND: type[JournalPort[Transaction[Any], Any]] = Journal

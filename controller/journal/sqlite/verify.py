@@ -23,12 +23,13 @@ from __future__ import annotations
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic
 
 import msgspec
 import sqlite_utils
 
 from controller.journal.checkpoints import KIND
+from controller.journal.domain import State
 from controller.journal.errors import JournalError
 from controller.journal.provenance import with_provenance
 from controller.journal.row_checks import (
@@ -45,7 +46,6 @@ from controller.journal.sqlite.restore import load_state
 from controller.journal.sqlite.rows import provenances, read_rows, rows_of_kinds
 from controller.journal.sqlite.site_messages import stored_messages
 from controller.journal.verification import Verification
-from controller.ledger.domain import LEDGER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -56,7 +56,6 @@ if TYPE_CHECKING:
     from controller.journal.domain import Domain
     from controller.journal.rows import Row
     from controller.journal.site_messages import Outboxed
-    from controller.ledger.apply import LedgerState
 
 __all__ = ["PROGRESS_ROWS", "Payouts", "VerifyReport", "check_link", "replay_row", "verify"]
 
@@ -68,7 +67,7 @@ def verify(  # noqa: PLR0913 - the journal, the command's options, its domain
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,
     archives: Path | None = None,
-    domain: Domain[LedgerState] = LEDGER,
+    domain: Domain[State],
 ) -> VerifyReport:
     """Check a journal file; raises :class:`JournalError` if it cannot be read at all.
 
@@ -114,11 +113,11 @@ def _silent(done: int, total: int) -> None:
 
 
 @dataclass(frozen=True, slots=True)
-class _FileRows:
+class _FileRows(Generic[State]):
     """An SQLite journal file, read in the read transaction :func:`verify` opened."""
 
     connection: sqlite3.Connection
-    domain: Domain[LedgerState]
+    domain: Domain[State]
 
     def archive_records(self) -> list[ArchiveRecord]:
         return archive_records(self.connection)
@@ -136,7 +135,7 @@ class _FileRows:
     def checkpoint_rows(self) -> Iterable[Row]:
         return rows_of_kinds(self.connection, KIND)
 
-    def compare_state(self, replayed: LedgerState, report: VerifyReport) -> None:
+    def compare_state(self, replayed: State, report: VerifyReport) -> None:
         try:
             stored_state = load_state(sqlite_utils.Database(self.connection), self.domain)
         except (ValueError, KeyError, TypeError, msgspec.MsgspecError) as error:

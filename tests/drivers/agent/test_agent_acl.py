@@ -31,8 +31,8 @@ from support.shipped_broker import (
 )
 
 from controller.agent.acks import Ack
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
+from controller.ledger_journal.sqlite import Journal
 from drivers.mqtt.agent_wire import encode_ack
 from drivers.mqtt.settings import BrokerSettings, TlsSettings
 from drivers.mqtt.source import MqttSource

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from support.mosquitto import Broker
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
     from drivers.agent.service import Agent
 
 ACKS = TOPICS.table_command(TABLE, "ack")

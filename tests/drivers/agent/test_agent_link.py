@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from support.mqtt_watch import Watch
 
     from controller.agent.settings import AgentConfig
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
     from drivers.agent.service import Agent
 
 ACKS = TOPICS.table_command(TABLE, "ack")

@@ -8,7 +8,7 @@ import pytest
 from support.intake import JournalIntake
 
 if TYPE_CHECKING:
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 
 @pytest.fixture

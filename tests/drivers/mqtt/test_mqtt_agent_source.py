@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from support.mosquitto import Broker
     from support.mqtt_watch import Watch
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
     Scenario = Callable[[aiomqtt.Client, Watch, JournalIntake], Awaitable[None]]
 

@@ -25,7 +25,7 @@ from support.controller_keys import KEY_LINE, write_controller_key
 from support.mqtt_watch import watching
 
 from controller.config.load import load_config
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import verify
 from controller.service.wiring import serve
 from drivers.mqtt.outgoing import decode_checkpoint
 from drivers.mqtt.topics import TopicError, Topics

@@ -44,7 +44,7 @@ from drivers.mqtt.spec import describe
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
     from controller.outputs import AnyUpdate
 
 

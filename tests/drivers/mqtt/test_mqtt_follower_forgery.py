@@ -41,7 +41,7 @@ from drivers.mqtt.outgoing import meter_payload, pool_status_payload
 if TYPE_CHECKING:
     from support.mosquitto import Broker
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 HUGE = 10**9
 FAKE_CENTS = 999_999_999_00

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 
     from support.mosquitto import Broker
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 PAYOUT = "t1/r-1/3/progressive"
 

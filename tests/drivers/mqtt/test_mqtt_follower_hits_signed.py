@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     import pytest
     from support.mosquitto import Broker
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 INTRUDER = ControllerKey.generate()
 INTRUDER_SIGNER = Signer(INTRUDER.key_id, INTRUDER.sign)

@@ -33,7 +33,7 @@ from drivers.mqtt.outgoing import decode_pool_status, pool_status_payload
 if TYPE_CHECKING:
     from support.mosquitto import Broker
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
     from controller.outputs import AnyUpdate
 
 CUT = "central not heard for 60 s"

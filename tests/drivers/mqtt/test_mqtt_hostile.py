@@ -39,7 +39,7 @@ if TYPE_CHECKING:
 
     from support.mosquitto import Broker
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 
 DEEP = b"[" * 2000 + b"]" * 2000

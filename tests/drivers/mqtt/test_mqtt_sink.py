@@ -26,8 +26,8 @@ from support.mqtt_tables import (
     within,
 )
 
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.outbox import JournalOutbox
+from controller.ledger_journal.sqlite import Journal
 from controller.outputs import (
     ControllerUpdate,
     HitAnnouncement,

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from support.mosquitto import Broker
     from support.signer_process import SignerProcess
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
     from controller.outputs import AnyUpdate
 
 

@@ -22,7 +22,7 @@ from support.intake import JournalIntake
 from support.journal_rig import AT, POOL, pool_opened, table_configured
 from support.mqtt_tables import TOPICS, running, settings_for, watch, within
 
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.sqlite import Journal
 from controller.runtime.site_links import JournalSiteLinks
 from controller.security.controller_key import ControllerKey, signature_verifies
 from controller.wide_events import SiteLinked

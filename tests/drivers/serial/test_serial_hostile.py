@@ -19,7 +19,7 @@ from drivers.serial.link import SerialSource
 if TYPE_CHECKING:
     import pytest
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 
 async def exchange(intake: JournalIntake, payloads: list[str]) -> tuple[SerialSource, list[str]]:

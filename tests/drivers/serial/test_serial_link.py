@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
     import pytest
 
-    from controller.journal.sqlite import Journal
+    from controller.ledger_journal.sqlite import Journal
 
 
 def round_payloads(round_id: str = "R1", first_seq: int = 1) -> list[str]:

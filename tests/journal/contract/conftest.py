@@ -6,7 +6,7 @@ against each of them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from support.journal_contract import BACKENDS, Backend
@@ -15,7 +15,7 @@ from support.journal_rig import pool_opened, table_configured
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
 
 
 @pytest.fixture(params=sorted(BACKENDS))
@@ -25,7 +25,7 @@ def backend(request: pytest.FixtureRequest) -> Backend:
 
 
 @pytest.fixture
-def backend_journal(backend: Backend) -> Iterator[JournalPort[Any]]:
+def backend_journal(backend: Backend) -> Iterator[LedgerJournal]:
     """A journal holding one pool and one table."""
     opened = backend.open()
     for event in (pool_opened(), table_configured()):

@@ -6,7 +6,7 @@ row, a refused, duplicate or conflicting one moves no money, and a failed write 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from support.journal_rig import POOL, snapshot, wager
@@ -17,14 +17,14 @@ from controller.ports import APPLIED, REJECTED
 if TYPE_CHECKING:
     from support.journal_contract import Backend
 
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
 
 
 # --- appending ---------------------------------------------------------------------------------
 
 
 def test_journal_contract_each_appended_event_takes_the_next_row_and_moves_the_state(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     receipts = backend_journal.append_many([wager("r1-w1", "r1", 1), wager("r1-w2", "r1", 2)])
     assert [(r.seq, r.outcome, r.duplicate) for r in receipts] == [
@@ -36,7 +36,7 @@ def test_journal_contract_each_appended_event_takes_the_next_row_and_moves_the_s
 
 
 def test_journal_contract_a_refused_event_is_journaled_and_moves_no_money(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     before = snapshot(backend_journal.state)
     receipt = backend_journal.append(wager("w-unknown-seat", "r1", 99))
@@ -46,7 +46,7 @@ def test_journal_contract_a_refused_event_is_journaled_and_moves_no_money(
 
 
 def test_journal_contract_a_duplicate_is_acknowledged_with_its_first_outcome_and_not_applied(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     first = backend_journal.append(wager("r1-w1", "r1", 1))
     again = backend_journal.append(wager("r1-w1", "r1", 1))
@@ -57,7 +57,7 @@ def test_journal_contract_a_duplicate_is_acknowledged_with_its_first_outcome_and
 
 
 def test_journal_contract_an_id_reused_for_other_content_is_a_fault_that_moves_no_money(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     backend_journal.append(wager("r1-w1", "r1", 1))
     before = snapshot(backend_journal.state)
@@ -74,7 +74,7 @@ def test_journal_contract_an_id_reused_for_other_content_is_a_fault_that_moves_n
 
 
 def test_journal_contract_prepared_events_reach_the_state_only_when_adopted_after_commit(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     state, head = backend_journal.state, backend_journal.head
     prepared = backend_journal.prepare([wager("r1-w1", "r1", 1)])
@@ -91,7 +91,7 @@ def test_journal_contract_prepared_events_reach_the_state_only_when_adopted_afte
 
 
 def test_journal_contract_a_failed_write_leaves_journal_and_state_unchanged(
-    backend: Backend, backend_journal: JournalPort[Any]
+    backend: Backend, backend_journal: LedgerJournal
 ) -> None:
     backend_journal.append(wager("r1-w1", "r1", 1))
     state, head, rows = backend_journal.state, backend_journal.head, backend_journal.committed_seq()

@@ -7,7 +7,7 @@ reopening.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 from support.journal_contract import HIT, Backend, play_hit_round
@@ -17,7 +17,7 @@ from support.site_outbox import play as queue_site_messages
 from controller.journal import JournalError
 
 if TYPE_CHECKING:
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
 
 
 # --- a property's outbox to central, and a sink's outbox ---------------------------------------
@@ -41,7 +41,7 @@ def test_journal_contract_site_messages_are_given_in_order_after_the_acknowledge
 
 
 def test_journal_contract_a_sinks_outbox_keeps_its_messages_and_hit_mark_across_reopening(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     outbox = backend_journal.outbox("sink-a")
     try:

@@ -7,7 +7,7 @@ back its state, head, highs and reads.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from support.journal_contract import HIT, Backend, bet_sensed, play_hit_round
 from support.journal_rig import AT, POOL, TABLE, snapshot, wager
@@ -15,14 +15,14 @@ from support.journal_rig import AT, POOL, TABLE, snapshot, wager
 from controller.events import HitVerified
 
 if TYPE_CHECKING:
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
 
 
 # --- reads -------------------------------------------------------------------------------------
 
 
 def test_journal_contract_reads_return_the_payouts_as_appended(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     play_hit_round(backend_journal)
     (pending,) = backend_journal.pending_payouts()
@@ -47,7 +47,7 @@ def test_journal_contract_reads_return_the_payouts_as_appended(
 
 
 def test_journal_contract_a_verified_hit_leaves_the_pending_reads(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     play_hit_round(backend_journal)
     verified = backend_journal.append(HitVerified("r2-verify", AT, HIT, "supervisor-7"))
@@ -70,7 +70,7 @@ def test_journal_contract_a_verified_hit_leaves_the_pending_reads(
 
 
 def test_journal_contract_payouts_since_a_row_are_given_as_made_for_a_sink_catching_up(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     play_hit_round(backend_journal)
     made = backend_journal.payouts_since(0)
@@ -87,7 +87,7 @@ def test_journal_contract_payouts_since_a_row_are_given_as_made_for_a_sink_catch
 
 
 def test_journal_contract_device_highs_keep_each_devices_highest_seq(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     assert backend_journal.device_highs() == {}
     backend_journal.append_many([bet_sensed(1), bet_sensed(3), bet_sensed(2)])
@@ -99,7 +99,7 @@ def test_journal_contract_device_highs_keep_each_devices_highest_seq(
 
 
 def test_journal_contract_verify_passes_a_clean_journal_at_its_head(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     play_hit_round(backend_journal)
     report = backend_journal.verify()
@@ -109,7 +109,7 @@ def test_journal_contract_verify_passes_a_clean_journal_at_its_head(
 
 
 def test_journal_contract_reopening_restores_state_head_highs_and_reads(
-    backend: Backend, backend_journal: JournalPort[Any]
+    backend: Backend, backend_journal: LedgerJournal
 ) -> None:
     play_hit_round(backend_journal)
     backend_journal.append(bet_sensed(5))

@@ -8,7 +8,7 @@ where the start-up check replays from.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from support.journal_contract import HIT, Backend, play_hit_round
 from support.journal_rig import AT, POOL, snapshot, wager
@@ -17,17 +17,18 @@ from controller.journal.backends import backend_for
 from controller.journal.checkpoints import seal
 from controller.journal.high_water import sign_head
 from controller.journal.readonly import PayFilter
+from controller.ledger.domain import LEDGER
 from controller.security.controller_key import ControllerKey
 
 if TYPE_CHECKING:
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
 
 
 # --- the start-up check and the read-only reader -----------------------------------------------
 
 
 def test_journal_contract_the_start_up_check_passes_the_stored_state_the_rows_give(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     play_hit_round(backend_journal)
     key = ControllerKey.generate()
@@ -38,7 +39,7 @@ def test_journal_contract_the_start_up_check_passes_the_stored_state_the_rows_gi
 
 
 def test_journal_contract_the_start_up_check_names_a_pools_stored_state_edited_without_a_row(
-    backend: Backend, backend_journal: JournalPort[Any]
+    backend: Backend, backend_journal: LedgerJournal
 ) -> None:
     play_hit_round(backend_journal)
     backend_journal.close()
@@ -54,7 +55,7 @@ def test_journal_contract_the_start_up_check_names_a_pools_stored_state_edited_w
 
 
 def test_journal_contract_the_start_up_check_refuses_a_journal_behind_its_signed_head(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     key = ControllerKey.generate()
     seq, _ = backend_journal.head
@@ -67,10 +68,10 @@ def test_journal_contract_the_start_up_check_refuses_a_journal_behind_its_signed
 
 
 def test_journal_contract_the_reader_gives_what_the_writer_journaled_and_writes_nothing(
-    backend: Backend, backend_journal: JournalPort[Any]
+    backend: Backend, backend_journal: LedgerJournal
 ) -> None:
     play_hit_round(backend_journal)
-    with backend_for(backend.location).reader() as reader:
+    with backend_for(backend.location, LEDGER).reader() as reader:
         assert reader.path == backend.location
         assert snapshot(reader.state) == snapshot(backend_journal.state)
         rows = list(reader.rows())
@@ -92,7 +93,7 @@ def test_journal_contract_the_reader_gives_what_the_writer_journaled_and_writes_
 
 
 def test_journal_contract_start_up_replays_from_a_checkpoint_of_its_domains_snapshot(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     play_hit_round(backend_journal)
     domain, key = backend_journal.domain, ControllerKey.generate()

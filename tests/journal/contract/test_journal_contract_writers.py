@@ -7,7 +7,7 @@ refusing a signature whose window has passed.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from support.approvals import Site, enrollment
 from support.journal_rig import snapshot, wager
@@ -16,6 +16,7 @@ from controller.clock import utc_now
 from controller.events import SequencerTookOver
 from controller.journal.backends import backend_for
 from controller.journal.postgres.fence import Fence
+from controller.ledger.domain import LEDGER
 from controller.ledger.screen import LATE_SIGNATURE
 from controller.provenances import DAEMON
 from controller.security import keys
@@ -23,20 +24,20 @@ from controller.security import keys
 if TYPE_CHECKING:
     from support.journal_contract import Backend
 
-    from controller.journal.port import JournalPort
+    from controller.ledger_journal import LedgerJournal
 
 
 # --- where, who writes, and the sequencer's fence ----------------------------------------------
 
 
 def test_journal_contract_path_names_the_location_it_was_opened_at(
-    backend: Backend, backend_journal: JournalPort[Any]
+    backend: Backend, backend_journal: LedgerJournal
 ) -> None:
     assert backend_journal.path == backend.location
 
 
 def test_journal_contract_a_journal_opened_without_a_fence_leads_at_epoch_0_with_no_lease(
-    backend_journal: JournalPort[Any],
+    backend_journal: LedgerJournal,
 ) -> None:
     assert (backend_journal.epoch, backend_journal.took_over, backend_journal.lease_renewal_s) == (
         0,
@@ -50,9 +51,9 @@ def test_journal_contract_a_journal_opened_without_a_fence_leads_at_epoch_0_with
 
 
 def test_journal_contract_the_sequencers_journal_takes_the_fence_of_a_shared_store_only(
-    backend: Backend, backend_journal: JournalPort[Any]
+    backend: Backend, backend_journal: LedgerJournal
 ) -> None:
-    sequenced = backend_for(backend.location).open_sequenced(Fence("node-1", lease_s=5.0))
+    sequenced = backend_for(backend.location, LEDGER).open_sequenced(Fence("node-1", lease_s=5.0))
     try:
         assert sequenced.leading
         if backend.shared:
@@ -83,14 +84,14 @@ def test_journal_contract_the_sequencers_journal_takes_the_fence_of_a_shared_sto
 
 
 def test_journal_contract_each_row_keeps_its_provenance_the_writers_unless_named(
-    backend: Backend, backend_journal: JournalPort[Any]
+    backend: Backend, backend_journal: LedgerJournal
 ) -> None:
     backend_journal.writer = "cli contract"
     unnamed = backend_journal.append(wager("r1-w1", "r1", 1))
     named = backend_journal.append_many(
         [wager("r1-w2", "r1", 2), wager("r1-w3", "r1", 3)], provenance=[DAEMON, "cli submit"]
     )
-    with backend_for(backend.location).reader() as reader:
+    with backend_for(backend.location, LEDGER).reader() as reader:
         kept = dict(reader.provenances())
     assert [kept[receipt.seq] for receipt in (unnamed, *named)] == [
         "cli contract",
@@ -121,11 +122,11 @@ def test_journal_contract_a_live_append_refuses_a_signature_whose_window_has_pas
 
 
 def test_journal_contract_a_reader_gives_the_rows_after_one_already_read(
-    backend: Backend, backend_journal: JournalPort[Any]
+    backend: Backend, backend_journal: LedgerJournal
 ) -> None:
     """What the console's faults panel reads as it keeps up (controller/journal/fault_rows.py)."""
     backend_journal.append_many([wager("r1-w2", "r1", 2), wager("r1-w3", "r1", 3)])
-    with backend_for(backend.location).reader() as reader:
+    with backend_for(backend.location, LEDGER).reader() as reader:
         every = list(reader.rows())
         after = list(reader.rows(2))
         beyond = list(reader.rows(int(every[-1]["seq"])))

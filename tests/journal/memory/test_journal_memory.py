@@ -17,15 +17,7 @@ import pytest
 from support.journal_rig import POOL, pool_opened, snapshot, table_configured, wager
 
 from controller.journal import JournalError
-from controller.journal.backends import (
-    append_to,
-    archive_journal,
-    backend_for,
-    open_journal,
-    open_reader,
-    verify_journal,
-    writable,
-)
+from controller.journal.backends import backend_for
 from controller.journal.errors import NotAJournalError
 from controller.journal.location import (
     MemoryLocation,
@@ -36,6 +28,15 @@ from controller.journal.location import (
     text,
 )
 from controller.journal.memory import database as memory
+from controller.ledger.domain import LEDGER
+from controller.ledger_journal import (
+    append_to,
+    archive_journal,
+    open_journal,
+    open_reader,
+    verify_journal,
+    writable,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -100,7 +101,7 @@ def test_memory_journal_closed_and_opened_again_keeps_its_rows_until_discarded(
     again.close()
     memory.discard(location)
     with pytest.raises(JournalError, match="no such journal in this process"):
-        backend_for(location).require()
+        backend_for(location, LEDGER).require()
     with pytest.raises(JournalError, match="no such journal in this process"):
         open_reader(location)
 

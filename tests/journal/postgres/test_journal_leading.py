@@ -14,9 +14,9 @@ from support.journal_rig import pool_opened, table_configured, wager
 
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
 from controller.journal.postgres.fence import Fence
-from controller.journal.sqlite import Journal
+from controller.ledger_journal.postgres import PostgresJournal
+from controller.ledger_journal.sqlite import Journal
 
 if TYPE_CHECKING:
     from pathlib import Path

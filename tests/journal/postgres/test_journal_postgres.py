@@ -28,10 +28,10 @@ from support.journal_rig import (
 
 from controller.journal import JournalError
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
 from controller.journal.postgres.connection import NETWORK_BOUNDS, connect
 from controller.journal.postgres.outbox import PostgresOutbox
 from controller.journal.postgres.rows import read_rows
+from controller.ledger_journal.postgres import PostgresJournal
 from controller.ports import OutboxError
 
 if TYPE_CHECKING:

@@ -40,15 +40,14 @@ from controller.events import HitVerified
 from controller.journal import JournalError
 from controller.journal.checkpoints import seal
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal, checks
-from controller.journal.postgres import archive as database_archive
 from controller.journal.postgres.archive_records import archive_records
 from controller.journal.postgres.rows import read_rows
 from controller.journal.segments import SegmentReader
-from controller.journal.sqlite import Journal
-from controller.journal.sqlite.file_archive import archive
 from controller.journal.sqlite.rows import read_rows as file_rows
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.postgres import PostgresJournal
+from controller.ledger_journal.postgres import archive as archive_database
+from controller.ledger_journal.postgres import verify as verify_database
+from controller.ledger_journal.sqlite import Journal, archive, verify
 from controller.security.controller_key import write_key
 
 if TYPE_CHECKING:
@@ -154,8 +153,8 @@ def test_the_file_and_the_database_of_one_history_archive_to_the_same_segments_b
     out_file, out_database = tmp_path / "file-archive", tmp_path / "database-archive"
     written_file = archive(path, out_file, rows=20, keys=keys, now=NOW)
     written_file += archive(path, out_file, rows=1000, keys=keys, now=NOW)
-    written = database_archive.archive(url, out_database, rows=20, keys=keys, now=NOW)
-    written += database_archive.archive(url, out_database, rows=1000, keys=keys, now=NOW)
+    written = archive_database(url, out_database, rows=20, keys=keys, now=NOW)
+    written += archive_database(url, out_database, rows=1000, keys=keys, now=NOW)
 
     # Cut where the checkpoints are, the pending hit carried over the first cut.
     assert [(r.first_seq, r.last_seq, r.checkpoint_seq) for r in written] == [
@@ -180,13 +179,13 @@ def test_the_file_and_the_database_of_one_history_archive_to_the_same_segments_b
 
     _same_reports(
         verify(path, archives=out_file, keys=keys),
-        checks.verify(url, archives=out_database, keys=keys),
+        verify_database(url, archives=out_database, keys=keys),
     )
-    report = checks.verify(url, archives=out_database, keys=keys)
+    report = verify_database(url, archives=out_database, keys=keys)
     assert (report.rows, report.archived, report.segments_checked) == (len(rows), 29, True)
     assert [summary.signature for summary in report.checkpoints] == ["verified", "verified"]
-    _same_reports(verify(path, keys=keys), checks.verify(url, keys=keys))
-    assert checks.verify(url, keys=keys).rows == len(rows) - 29
+    _same_reports(verify(path, keys=keys), verify_database(url, keys=keys))
+    assert verify_database(url, keys=keys).rows == len(rows) - 29
 
 
 def test_the_start_up_check_and_the_writer_go_on_from_the_cut(
@@ -194,7 +193,7 @@ def test_the_start_up_check_and_the_writer_go_on_from_the_cut(
 ) -> None:
     path, url = twins
     out = tmp_path / "archive"
-    database_archive.archive(url, out, rows=20, now=NOW)  # the hit pending at the cut
+    archive_database(url, out, rows=20, now=NOW)  # the hit pending at the cut
     with psycopg.connect(url.url) as connection:
         kept = connection.execute("SELECT payout_id, status FROM payouts").fetchall()
     assert ("h-settle/1/progressive", "paid") in kept  # verified since: kept, as in the file
@@ -204,8 +203,8 @@ def test_the_start_up_check_and_the_writer_go_on_from_the_cut(
         sealed = seal(key, "c1", journal.state, journal.head, AT, domain=journal.domain)
         journal.append_many([sealed.event], snapshot=sealed)
         assert journal.check_state(key).ok
-    assert checks.verify(url, keys=[key.public_key]).ok
-    report = checks.verify(url, archives=out, keys=[key.public_key])
+    assert verify_database(url, keys=[key.public_key]).ok
+    report = verify_database(url, archives=out, keys=[key.public_key])
     assert report.ok, report.problems
     archive(path, tmp_path / "file-archive", rows=20, now=NOW)
     with Journal(path) as journal:  # the file, archived alike, checks the same way
@@ -217,14 +216,14 @@ def test_an_edited_segment_is_caught_by_verify_on_the_database(
 ) -> None:
     _, url = twins
     out = tmp_path / "archive"
-    (first,) = database_archive.archive(url, out, rows=1000, keys=[key.public_key], now=NOW)
+    (first,) = archive_database(url, out, rows=1000, keys=[key.public_key], now=NOW)
 
     def raise_a_wager(lines: list[dict[str, object]]) -> None:
         row = next(line for line in lines if line.get("seq") == 5)
         row["event"] = str(row["event"]).replace('"amount_cents":100', '"amount_cents":500')
 
     _rewrite(out / first.segment, raise_a_wager)
-    report = checks.verify(url, archives=out, keys=[key.public_key])
+    report = verify_database(url, archives=out, keys=[key.public_key])
     assert not report.ok
     assert (
         f"segment {first.segment}: its SHA-256 is not the one recorded when it was archived: "
@@ -232,7 +231,7 @@ def test_an_edited_segment_is_caught_by_verify_on_the_database(
     ) in report.problems
     assert "row 5: the row's contents do not match its hash" in report.problems
     (out / first.segment).unlink()
-    missing = checks.verify(url, archives=out)
+    missing = verify_database(url, archives=out)
     assert missing.problems == [
         f"segment {first.segment} (rows 1 to 29) is missing from {out}: those rows are not verified"
     ]
@@ -243,18 +242,18 @@ def test_a_deleted_archive_record_is_caught_by_verify_and_refused_at_start(
 ) -> None:
     _, url = twins
     out = tmp_path / "archive"
-    first, second = database_archive.archive(
+    first, second = archive_database(
         url, out, rows=20, keys=[key.public_key], now=NOW
-    ) + database_archive.archive(url, out, rows=1000, keys=[key.public_key], now=NOW)
-    assert checks.verify(url, archives=out, keys=[key.public_key]).ok
+    ) + archive_database(url, out, rows=1000, keys=[key.public_key], now=NOW)
+    assert verify_database(url, archives=out, keys=[key.public_key]).ok
     # The first record gone: the segments read from the second one, which is not row 1.
     _sql(url, "DELETE FROM archives WHERE segment = %s", first.segment)
-    report = checks.verify(url, archives=out)
+    report = verify_database(url, archives=out)
     assert "row 17: expected row 1; rows are missing" in report.problems
     assert "row 17: the chain is broken (previous hash differs)" in report.problems
     # The last record gone too: the live rows chain to nothing the database records.
     _sql(url, "DELETE FROM archives WHERE segment = %s", second.segment)
-    for found in (checks.verify(url), checks.verify(url, archives=out)):
+    for found in (verify_database(url), verify_database(url, archives=out)):
         assert "row 30: expected row 1; rows are missing" in found.problems
         assert "row 30: the row's contents do not match its hash" in found.problems
     with PostgresJournal(url) as journal:
@@ -274,13 +273,13 @@ def test_an_archive_that_cannot_be_recorded_leaves_the_database_as_it_was_and_ru
     )
     _sql(url, "CREATE TRIGGER no_archive BEFORE DELETE ON journal EXECUTE FUNCTION no_archive()")
     with pytest.raises(JournalError, match=r"could not be recorded .*disk full.*left as it was"):
-        database_archive.archive(url, out, rows=20, keys=[key.public_key], now=NOW)
+        archive_database(url, out, rows=20, keys=[key.public_key], now=NOW)
     assert (_records(url), _database_rows(url)) == ([], rows)
     assert len(list(out.iterdir())) == 1  # the segment written, never recorded
     _sql(url, "DROP TRIGGER no_archive ON journal")
-    (record,) = database_archive.archive(url, out, rows=20, keys=[key.public_key], now=NOW)
+    (record,) = archive_database(url, out, rows=20, keys=[key.public_key], now=NOW)
     assert sorted(path.name for path in out.iterdir()) == [record.segment]
-    assert checks.verify(url, archives=out, keys=[key.public_key]).ok
+    assert verify_database(url, archives=out, keys=[key.public_key]).ok
 
 
 def test_a_journal_that_does_not_verify_is_not_archived(
@@ -290,7 +289,7 @@ def test_a_journal_that_does_not_verify_is_not_archived(
     _sql(url, "UPDATE journal SET event = replace(event, '100', '900') WHERE seq = 5")
     out = tmp_path / "archive"
     with pytest.raises(JournalError, match="the journal does not verify"):
-        database_archive.archive(url, out, rows=20, now=NOW)
+        archive_database(url, out, rows=20, now=NOW)
     assert not out.exists()
     assert _records(url) == []
 
@@ -358,7 +357,7 @@ def test_a_crash_between_the_segment_and_its_record_leaves_a_journal_that_verifi
     assert child.returncode == -signal.SIGKILL
     (segment,) = out.glob("journal-*.jsonl.gz")
     assert (_records(url), _database_rows(url)) == ([], rows)
-    assert checks.verify(url, keys=[key.public_key]).ok
+    assert verify_database(url, keys=[key.public_key]).ok
     with PostgresJournal(url) as journal:
         assert journal.check_state(key).ok
     reader = SegmentReader(segment)
@@ -370,7 +369,7 @@ def test_a_crash_between_the_segment_and_its_record_leaves_a_journal_that_verifi
     assert "archived rows 1 to 16 (16 rows)" in said
     assert list(out.glob("journal-*.jsonl.gz")) == [segment]
     assert [record.segment for record in _records(url)] == [segment.name]
-    report = checks.verify(url, archives=out, keys=[key.public_key])
+    report = verify_database(url, archives=out, keys=[key.public_key])
     assert report.ok, report.problems
 
 
@@ -405,9 +404,7 @@ def test_archiving_while_a_fenced_writer_appends_loses_nothing_and_verifies(
             if count % 50:
                 continue
             try:  # every fifty batches: cut at the checkpoints it has written so far
-                archived += database_archive.archive(
-                    url, out, rows=1000, keys=[key.public_key], now=NOW
-                )
+                archived += archive_database(url, out, rows=1000, keys=[key.public_key], now=NOW)
             except JournalError as error:  # no checkpoint, or no row, since the last cut
                 # A busy machine's writer may not have written past the last cut yet.
                 said = str(error)
@@ -421,7 +418,7 @@ def test_archiving_while_a_fenced_writer_appends_loses_nothing_and_verifies(
             child.communicate(timeout=WAIT_S)
     assert child.returncode == 0, errors
     assert while_writing >= 1, "no archive ran while the writer was writing"
-    report = checks.verify(url, archives=out, keys=[key.public_key])
+    report = verify_database(url, archives=out, keys=[key.public_key])
     assert report.ok, report.problems
     assert report.segments == len(archived)
     # Every batch once: 2 configuration rows, 6 rows a batch, a checkpoint every fifth batch.

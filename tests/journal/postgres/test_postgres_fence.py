@@ -19,10 +19,11 @@ from controller.journal import JournalError
 from controller.journal.appending import append_events
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal, fence
+from controller.journal.postgres import fence
 from controller.journal.postgres import store as postgres_store
 from controller.journal.postgres.fence import Fence
 from controller.journal.postgres.rows import read_rows
+from controller.ledger_journal.postgres import PostgresJournal
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -17,9 +17,10 @@ from support.journal_rig import pool_opened, table_configured, wager
 from controller.journal import JournalError
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal, checks
 from controller.journal.postgres.fence import Fence, Held
 from controller.journal.postgres.rows import read_rows
+from controller.ledger_journal.postgres import PostgresJournal
+from controller.ledger_journal.postgres import verify as verify_database
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -110,7 +111,7 @@ def test_a_standby_takes_over_a_released_lease_at_the_next_epoch_caught_up(
     assert standby.leading
     assert standby.state == state  # the rows committed since it opened, replayed at the take
     assert standby.append(wager("b/w1", "r9", 1)).applied
-    assert checks.verify(url).ok  # one chain across the two epochs
+    assert verify_database(url).ok  # one chain across the two epochs
 
 
 def test_the_old_leader_writes_nothing_once_a_standby_took_its_expired_lease(

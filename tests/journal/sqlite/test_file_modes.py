@@ -22,10 +22,8 @@ from support.file_modes import UMASKS, mode_of, process_umask
 from support.journal_rig import opened_journal, play, play_rounds
 
 from controller.files import RECORD, append_file, create_file, prepare_database
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
-from controller.journal.sqlite.file_archive import archive
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import Journal, archive, verify
 from drivers.agent.state import FaultLog, TableStateView
 
 if TYPE_CHECKING:

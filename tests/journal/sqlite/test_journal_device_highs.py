@@ -19,9 +19,8 @@ from support.legacy_journal import legacy_copy
 from controller.events import BetSensed
 from controller.journal import devices
 from controller.journal.devices import MARK
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.devices import read_highs
-from controller.journal.sqlite.file_archive import archive
+from controller.ledger_journal.sqlite import Journal, archive
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -23,10 +23,9 @@ from support.simulated_rounds import played_rounds
 from controller.config.changes import config_events
 from controller.config.load import parse_config
 from controller.journal.compact import EVENT_TYPES, _positional_fields, at_text, stored_at
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import read_rows, row_at
-from controller.journal.sqlite.verify import verify
 from controller.ledger.apply import LedgerState
+from controller.ledger_journal.sqlite import Journal, verify
 from drivers.simulator import TablePlan
 
 if TYPE_CHECKING:

@@ -28,9 +28,9 @@ from support.legacy_journal import legacy_copy
 
 from controller.journal import JournalError
 from controller.journal.errors import SchemaError
-from controller.journal.sqlite import Journal, store
+from controller.journal.sqlite import store
 from controller.journal.sqlite.schema import MIGRATIONS
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import Journal, verify
 
 if TYPE_CHECKING:
     from pathlib import Path

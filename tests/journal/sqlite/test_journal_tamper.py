@@ -25,9 +25,8 @@ from support.journal_rig import (
 
 from controller.journal import JournalError
 from controller.journal.chain import GENESIS, row_hash
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import row_at
-from controller.journal.sqlite.verify import verify
+from controller.ledger_journal.sqlite import Journal, verify
 
 if TYPE_CHECKING:
     from collections.abc import Callable

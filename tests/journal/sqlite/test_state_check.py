@@ -42,10 +42,10 @@ from controller.events import MeterAdjusted, decode_event
 from controller.journal import JournalError
 from controller.journal.chain import row_hash
 from controller.journal.checkpoints import seal, signed_bytes
-from controller.journal.sqlite import Journal
 from controller.journal.sqlite.rows import read_rows
 from controller.journal.sqlite.state_check import check_state
 from controller.ledger.snapshot import digest, snapshot_text
+from controller.ledger_journal.sqlite import Journal
 from controller.ports import ControllerUnavailableError
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.checkpointing import (

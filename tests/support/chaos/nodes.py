@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Final
 from controller.clock import utc_now as now
 from controller.events import ManifestApproved
 from controller.journal.location import DatabaseUrl
-from controller.journal.postgres import PostgresJournal
+from controller.ledger_journal.postgres import PostgresJournal
 from controller.mystery.envelope import SealingKey
 from controller.security.sealing_key import write_sealing_key
 from support.controller_keys import KEY_LINE, write_controller_key
