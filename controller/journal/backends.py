@@ -153,9 +153,9 @@ def open_reader(location: JournalLocation, domain: Domain[State]) -> JournalRead
 
 def archive_journal(  # noqa: PLR0913 - the archive command's options, all keywords
     location: JournalLocation,
-    domain: Domain[Any],
     out: Path,
     *,
+    domain: Domain[Any],
     before: datetime | None,
     rows: int | None,
     keys: Sequence[str],
@@ -182,8 +182,8 @@ def reach_journal(location: JournalLocation, domain: Domain[Any]) -> None:
 
 def verify_journal(  # noqa: PLR0913 - the journal, its domain, the command's options
     location: JournalLocation,
-    domain: Domain[Any],
     *,
+    domain: Domain[Any],
     keys: Sequence[str] = (),
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,

@@ -138,8 +138,8 @@ class _Copy:
 def copy_journal(  # noqa: PLR0913 - the two journals, their domain, the command's options
     source: JournalLocation,
     target: JournalLocation,
-    domain: Domain[State],
     *,
+    domain: Domain[State],
     keys: Sequence[str] = (),
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,

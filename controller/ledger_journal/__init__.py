@@ -14,25 +14,14 @@ never loads psycopg, nor a database's the SQLite backend).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, TypeAlias
+import functools
+from typing import Any, TypeAlias
 
 from controller.journal import backends, sequencing
 from controller.journal.port import JournalPort
 from controller.journal.readonly import JournalReader
 from controller.ledger.domain import LEDGER
 from controller.ledger.state import LedgerState
-
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from datetime import datetime
-    from pathlib import Path
-
-    from controller.journal.anchors import Anchor
-    from controller.journal.archive_records import ArchiveRecord
-    from controller.journal.location import DatabaseUrl, JournalLocation
-    from controller.journal.postgres import PostgresJournal
-    from controller.journal.postgres.fence import Fence
-    from controller.journal.row_checks import VerifyReport
 
 __all__ = [
     "LEDGER",
@@ -54,66 +43,23 @@ LedgerJournal: TypeAlias = JournalPort[Any, LedgerState]
 LedgerReader: TypeAlias = JournalReader[LedgerState]
 """A journal opened read only, its state the ledger's."""
 
-
-def open_journal(location: JournalLocation) -> LedgerJournal:
-    """The journal at ``location``, opened for writing (:func:`.backends.open_journal`)."""
-    return backends.open_journal(location, LEDGER)
-
-
-def writable(location: JournalLocation) -> None:
-    """Refuse now, in one line, a location no journal may be written at (see the factory's)."""
-    backends.writable(location, LEDGER)
-
-
-def append_to(location: JournalLocation, *, must_exist: bool = True) -> LedgerJournal:
-    """The journal a command appends to (:func:`.backends.append_to`)."""
-    return backends.append_to(location, LEDGER, must_exist=must_exist)
-
-
-def open_reader(location: JournalLocation) -> LedgerReader:
-    """The journal at ``location``, read only (:func:`.backends.open_reader`)."""
-    return backends.open_reader(location, LEDGER)
-
-
-def archive_journal(  # noqa: PLR0913 - the archive command's options, all keywords
-    location: JournalLocation,
-    out: Path,
-    *,
-    before: datetime | None,
-    rows: int | None,
-    keys: Sequence[str],
-    now: str,
-) -> list[ArchiveRecord]:
-    """``jackpotd archive`` (:func:`.backends.archive_journal`)."""
-    return backends.archive_journal(
-        location, LEDGER, out, before=before, rows=rows, keys=keys, now=now
-    )
-
-
-def reach_journal(location: JournalLocation) -> None:
-    """Fail now, in one line, if the journal's store cannot be reached (see the factory's)."""
-    backends.reach_journal(location, LEDGER)
-
-
-def verify_journal(
-    location: JournalLocation,
-    *,
-    keys: Sequence[str] = (),
-    anchors: Sequence[Anchor] = (),
-    progress: Callable[[int, int], None] | None = None,
-    archives: Path | None = None,
-) -> VerifyReport:
-    """``jackpotd verify``'s checks, read only (:func:`.backends.verify_journal`)."""
-    return backends.verify_journal(
-        location, LEDGER, keys=keys, anchors=anchors, progress=progress, archives=archives
-    )
-
-
-def open_sequenced(location: JournalLocation, fence: Fence) -> LedgerJournal:
-    """The journal for the sequencer of node ``fence.node`` (:func:`.sequencing.open_sequenced`)."""
-    return sequencing.open_sequenced(location, fence, LEDGER)
-
-
-def open_standby(location: DatabaseUrl, fence: Fence) -> PostgresJournal[LedgerState]:
-    """A standby's journal, its fence not taken (:func:`.sequencing.open_standby`)."""
-    return sequencing.open_standby(location, fence, LEDGER)
+# Each opening of controller.journal.backends and controller.journal.sequencing, its domain the
+# ledger's: their docstrings say what each does.
+open_journal = functools.partial(backends.open_journal, domain=LEDGER)
+"""The journal at a location, opened for writing."""
+writable = functools.partial(backends.writable, domain=LEDGER)
+"""Refuse now, in one line, a location no journal may be written at."""
+append_to = functools.partial(backends.append_to, domain=LEDGER)
+"""The journal a command appends to (it must exist unless ``must_exist=False``)."""
+open_reader = functools.partial(backends.open_reader, domain=LEDGER)
+"""The journal at a location, read only."""
+archive_journal = functools.partial(backends.archive_journal, domain=LEDGER)
+"""``jackpotd archive``: the same segments from a file or a database."""
+reach_journal = functools.partial(backends.reach_journal, domain=LEDGER)
+"""Fail now, in one line, if the journal's store cannot be reached."""
+verify_journal = functools.partial(backends.verify_journal, domain=LEDGER)
+"""``jackpotd verify``'s checks of the journal at a location, read only."""
+open_sequenced = functools.partial(sequencing.open_sequenced, domain=LEDGER)
+"""The journal for the sequencer of node ``fence.node`` (a database's fence taken first)."""
+open_standby = functools.partial(sequencing.open_standby, domain=LEDGER)
+"""A standby's journal of a database, its fence not taken."""

@@ -5,28 +5,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import functools
 
 from controller.journal import copying
 from controller.ledger.domain import LEDGER
 
-if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-
-    from controller.journal.anchors import Anchor
-    from controller.journal.copying import Copied
-    from controller.journal.location import JournalLocation
-
-
-def copy_journal(
-    source: JournalLocation,
-    target: JournalLocation,
-    *,
-    keys: Sequence[str] = (),
-    anchors: Sequence[Anchor] = (),
-    progress: Callable[[int, int], None] | None = None,
-) -> Copied:
-    """Copy the journal file ``source`` into the empty database ``target``, the ledger's."""
-    return copying.copy_journal(
-        source, target, LEDGER, keys=keys, anchors=anchors, progress=progress
-    )
+copy_journal = functools.partial(copying.copy_journal, domain=LEDGER)
+"""Copy the journal file ``source`` into the empty database ``target``, the ledger's."""

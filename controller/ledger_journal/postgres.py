@@ -8,6 +8,7 @@ module loads psycopg, which an SQLite journal's process never needs.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import TYPE_CHECKING
 
@@ -17,16 +18,11 @@ from controller.ledger.domain import LEDGER
 from controller.ledger.state import LedgerState
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from datetime import datetime
-    from pathlib import Path
+    from collections.abc import Callable
 
-    from controller.journal.anchors import Anchor
-    from controller.journal.archive_records import ArchiveRecord
     from controller.journal.domain import Domain
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.fence import Fence
-    from controller.journal.row_checks import VerifyReport
 
 __all__ = ["PostgresJournal", "PostgresReader", "archive", "verify"]
 
@@ -53,30 +49,7 @@ class PostgresReader(readonly.PostgresReader[LedgerState]):
         super().__init__(url, domain)
 
 
-def verify(
-    url: DatabaseUrl,
-    *,
-    keys: Sequence[str] = (),
-    anchors: Sequence[Anchor] = (),
-    progress: Callable[[int, int], None] | None = None,
-    archives: Path | None = None,
-) -> VerifyReport:
-    """``jackpotd verify`` of the database (:func:`controller.journal.postgres.checks.verify`)."""
-    return checks.verify(
-        url, keys=keys, anchors=anchors, progress=progress, archives=archives, domain=LEDGER
-    )
-
-
-def archive(  # noqa: PLR0913 - the command's options, all keywords
-    url: DatabaseUrl,
-    directory: Path,
-    *,
-    before: datetime | None = None,
-    rows: int | None = None,
-    keys: Sequence[str] = (),
-    now: str,
-) -> list[ArchiveRecord]:
-    """``jackpotd archive`` of the database (the backend's ``archive``)."""
-    return database_archive.archive(
-        url, directory, before=before, rows=rows, keys=keys, now=now, domain=LEDGER
-    )
+verify = functools.partial(checks.verify, domain=LEDGER)
+"""``jackpotd verify`` of the database, replayed with the ledger."""
+archive = functools.partial(database_archive.archive, domain=LEDGER)
+"""``jackpotd archive`` of the database, replayed with the ledger."""

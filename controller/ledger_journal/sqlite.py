@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import TYPE_CHECKING
 
 from controller.journal import sqlite
@@ -17,14 +18,9 @@ from controller.ledger.domain import LEDGER
 from controller.ledger.state import LedgerState
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
-    from datetime import datetime
     from pathlib import Path
 
-    from controller.journal.anchors import Anchor
-    from controller.journal.archive_records import ArchiveRecord
     from controller.journal.domain import Domain
-    from controller.journal.row_checks import VerifyReport
 
 __all__ = ["Journal", "ReadOnlyJournal", "archive", "verify"]
 
@@ -43,30 +39,7 @@ class ReadOnlyJournal(file_reader.ReadOnlyJournal[LedgerState]):
         super().__init__(path, domain)
 
 
-def verify(
-    path: Path | str,
-    *,
-    keys: Sequence[str] = (),
-    anchors: Sequence[Anchor] = (),
-    progress: Callable[[int, int], None] | None = None,
-    archives: Path | None = None,
-) -> VerifyReport:
-    """``jackpotd verify`` of the file (:func:`controller.journal.sqlite.verify.verify`)."""
-    return file_verify.verify(
-        path, keys=keys, anchors=anchors, progress=progress, archives=archives, domain=LEDGER
-    )
-
-
-def archive(  # noqa: PLR0913 - the command's options, all keywords
-    path: Path,
-    directory: Path,
-    *,
-    before: datetime | None = None,
-    rows: int | None = None,
-    keys: Sequence[str] = (),
-    now: str,
-) -> list[ArchiveRecord]:
-    """``jackpotd archive`` of the file (:func:`controller.journal.sqlite.file_archive.archive`)."""
-    return file_archive.archive(
-        path, directory, before=before, rows=rows, keys=keys, now=now, domain=LEDGER
-    )
+verify = functools.partial(file_verify.verify, domain=LEDGER)
+"""``jackpotd verify`` of the file, replayed with the ledger."""
+archive = functools.partial(file_archive.archive, domain=LEDGER)
+"""``jackpotd archive`` of the file, replayed with the ledger."""

@@ -202,4 +202,4 @@ def test_each_batch_is_checked_against_the_files_row(
 
     monkeypatch.setattr(copying._Copy, "flush", drifting)
     with pytest.raises(JournalError, match="of the copy is not the file's"):
-        copying.copy_journal(journal_file, DatabaseUrl(postgres_url), LEDGER)
+        copying.copy_journal(journal_file, DatabaseUrl(postgres_url), domain=LEDGER)
