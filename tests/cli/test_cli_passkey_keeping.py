@@ -60,9 +60,10 @@ def test_list_shows_the_enrolled_passkey_and_revoke_withdraws_it(
     )  # fmt: skip
     assert listed["clone_suspected"] is None
     manager = site.key_file("mgr", tmp_path)
+    # A credential id is base64url and may begin with "-": after "--" it is never an option.
     status, _, error = run(
-        capsys, "passkey", "revoke", credential[:10], "--reason", "tablet lost, ticket 118",
-        "--key", str(manager), "--db", str(path),
+        capsys, "passkey", "revoke", "--reason", "tablet lost, ticket 118",
+        "--key", str(manager), "--db", str(path), "--", credential[:10],
     )  # fmt: skip
     assert status == 0, error
     assert f"revoking sup1's passkey 'YubiKey 5C' ({credential})" in error
@@ -78,6 +79,7 @@ def test_a_prefix_that_names_no_passkey_is_refused_in_one_line(
 ) -> None:
     path, _, site = pit
     manager = site.key_file("mgr", tmp_path)
+    # A credential id is base64url and may begin with "-": after "--" it is never an option.
     status, _, error = run(
         capsys, "passkey", "revoke", "zzzzzzzz", "--reason", "x", "--key", str(manager),
         "--db", str(path),
@@ -92,8 +94,8 @@ def test_a_supervisor_cannot_revoke_a_passkey(
     path, credential, site = pit
     supervisor = site.key_file("sup2", tmp_path)
     status, _, _ = run(
-        capsys, "passkey", "revoke", credential, "--reason", "x", "--key", str(supervisor),
-        "--db", str(path),
+        capsys, "passkey", "revoke", "--reason", "x", "--key", str(supervisor),
+        "--db", str(path), "--", credential,
     )  # fmt: skip
     assert status == 1
     with Journal(path) as journal:
