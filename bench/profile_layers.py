@@ -159,7 +159,11 @@ PHASES: Final = (
     ),
     Layer(
         "the journal's state checked by replay",
-        ("controller/journal/sqlite/state_check.py", "controller/journal/state_trust.py"),
+        (
+            "controller/journal/state_check.py",
+            "controller/journal/sqlite/state_check.py",
+            "controller/journal/state_trust.py",
+        ),
     ),
     Layer("checkpoints resumed, one sealed", ("controller/runtime/checkpointing.py",)),
     Layer(

@@ -6,7 +6,7 @@ stored ones; :func:`check_link` checks the row's place in the hash chain. The do
 are replayed with (:class:`controller.journal.domain.Domain`) is handed in: it applies each
 event, and holds the materialized state to the replayed one. Each backend's reading of its rows
 (controller/journal/sqlite/verify.py, controller/journal/postgres/checks.py) and the start-up check
-(controller/journal/sqlite/state_check.py) run them, so that no backend checks a row differently.
+(controller/journal/state_check.py) run them, so that no backend checks a row differently.
 """
 
 from __future__ import annotations

@@ -18,10 +18,9 @@ on them, :func:`check_state` rebuilds the state the journal gives and compares:
 3. it compares the result with the materialized state, part by part, and names every value
    that differs (:func:`controller.ledger.snapshot.differences`).
 
-Each backend walks its own rows (:mod:`controller.journal.sqlite.state_check` for SQLite,
-:mod:`controller.journal.postgres.checks`); what it may trust of a checkpoint, of a
-checkpoint it replays through and of the high-water mark is decided here, once, on rows
-handed in by ``seq`` (:data:`RowAt`).
+:mod:`controller.journal.state_check` walks any backend's rows through it; what it may trust
+of a checkpoint, of a checkpoint it replays through and of the high-water mark is decided
+here, once, on rows handed in by ``seq`` (:data:`RowAt`).
 
 Before all that, given the controller's last signed head (its high-water mark, kept outside the
 journal: :mod:`.high_water`), it refuses a journal that no longer holds that row with that hash:

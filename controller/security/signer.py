@@ -181,7 +181,7 @@ def as_controller_key(signer: Signer) -> ControllerKey:
 
     They use only what :class:`Signer` has (``key_id``, ``public_key``, ``sign``): seal a
     checkpoint (controller/journal/checkpoints.py), sign a head (controller/journal/high_water.py),
-    check the stored state (controller/journal/sqlite/state_check.py). Until they name the protocol,
+    check the stored state (controller/journal/state_check.py). Until they name the protocol,
     this is the one place a signer is passed for a key.
     """
     return cast("ControllerKey", signer)

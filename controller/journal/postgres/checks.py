@@ -1,10 +1,11 @@
 """The PostgreSQL journal's checks: catching up, the start-up check, and ``jackpotd verify``.
 
 Each is the SQLite file's, on this backend's rows (docs/journal.md: "Verification", "The
-start-up check"): the same chain links (:func:`controller.journal.row_checks.check_link`), the same
-replay of each row (:func:`~controller.journal.row_checks.replay_row`), the same checkpoint audit
-(:mod:`controller.journal.checkpoint_audit`) and anchors; the materialized state is compared
-with the replay value by value (:func:`controller.ledger.snapshot.differences`). A
+start-up check"): the catch-up and the start-up check are the backend-neutral walk of
+:mod:`controller.journal.state_check` over :class:`DatabaseRows`, and ``verify`` the
+neutral :class:`controller.journal.verification.Verification` over this database's rows (the
+same chain links, replay of each row, checkpoint audit and anchors; the materialized state is
+compared with the replay value by value, through the domain). A
 verification reads one snapshot of the database: one ``REPEATABLE READ`` read-only
 transaction, so a journal the service commits to meanwhile verifies. Its archive segments
 (:mod:`controller.journal.postgres.archive`) are verified with the live rows as the file's are
@@ -14,14 +15,13 @@ the last archive's cut when no checkpoint's snapshot is usable.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Generic
 
 import psycopg
 
-from controller.journal.chain import GENESIS
-from controller.journal.checkpoints import KIND, Checkpointed, StoredSnapshot
+from controller.journal import state_check
+from controller.journal.checkpoints import KIND, StoredSnapshot
 from controller.journal.domain import State
 from controller.journal.errors import JournalError
 from controller.journal.postgres.archive_records import archive_records
@@ -30,13 +30,6 @@ from controller.journal.postgres.reads import load_state
 from controller.journal.postgres.rows import provenances, read_rows, row_at, rows_of_kinds
 from controller.journal.postgres.site_messages import stored_messages
 from controller.journal.provenance import with_provenance
-from controller.journal.row_checks import VerifyReport, check_link, replay_row
-from controller.journal.state_trust import (
-    StateCheck,
-    behind_high_water,
-    own_checkpoint,
-    trusted_snapshot,
-)
 from controller.journal.verification import Verification
 
 if TYPE_CHECKING:
@@ -48,8 +41,10 @@ if TYPE_CHECKING:
     from controller.journal.domain import Domain
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
+    from controller.journal.row_checks import VerifyReport
     from controller.journal.rows import Row
     from controller.journal.site_messages import Outboxed
+    from controller.journal.state_trust import StateCheck
     from controller.outputs import SignedHead
     from controller.security.controller_key import ControllerKey
 
@@ -60,32 +55,27 @@ _PAYOUT_COLUMNS: Final = (
 )
 
 
-def _replay(  # noqa: PLR0913 - the rows, their domain, where from, the findings, a look at each
-    connection: Connection,
-    domain: Domain[State],
-    after: tuple[int, str],
-    state: State,
-    report: VerifyReport,
-    *,
-    each: Callable[[dict[str, Any], tuple[int, str], State], None] | None = None,
-) -> State:
-    """The state after the rows that follow row ``after`` (seq, hash), checked as they go.
+@dataclass(frozen=True, slots=True)
+class DatabaseRows:
+    """The database's journal as the walk reads it: the walk's ``StoredRows``."""
 
-    ``each`` sees every row before it is replayed, with the row before it and the state there.
-    """
-    expected, previous = after
-    for read in read_rows(connection, expected):
-        row = read.values
-        if read.form:
-            report.problem(f"row {row['seq']}: {read.form}")
-        if each is not None:
-            each(row, (expected, previous), state)
-        expected += 1
-        check_link(row, expected, previous, report)
-        previous = str(row["hash"])
-        state = replay_row(domain, state, row, report, {}, read.event)
-        report.head, report.rows = (int(row["seq"]), previous), report.rows + 1
-    return state
+    connection: Connection
+
+    def archive_records(self) -> list[ArchiveRecord]:
+        """The archive segments the journal records."""
+        return archive_records(self.connection)
+
+    def snapshots(self) -> list[StoredSnapshot]:
+        """The snapshots it keeps, newest first."""
+        return stored_snapshots(self.connection)
+
+    def row_at(self, seq: int) -> Row | None:
+        """Row ``seq``, or None."""
+        return row_at(self.connection, seq)
+
+    def read_rows(self, after: int) -> Iterator[Row]:
+        """Every row after row ``after``, in order."""
+        return read_rows(self.connection, after)
 
 
 def catch_up(
@@ -96,19 +86,7 @@ def catch_up(
     stored: State,
 ) -> tuple[State, StateCheck]:
     """The state after the rows another process appended after ``tail``, and what is wrong."""
-    check, report = StateCheck(), VerifyReport()
-    replayed = _replay(connection, domain, tail, state, report)
-    check.replayed = report.rows
-    check.problems += report.problems + domain.differences(stored, replayed)
-    return replayed, check
-
-
-# -- the start-up check ------------------------------------------------------------------------
-
-
-def _row(connection: Connection, seq: int) -> dict[str, Any] | None:
-    found = row_at(connection, seq)
-    return None if found is None else found.values
+    return state_check.catch_up(DatabaseRows(connection), domain, state, tail, stored)
 
 
 def stored_snapshots(connection: Connection) -> list[StoredSnapshot]:
@@ -125,38 +103,7 @@ def check_state(
     high_water: SignedHead | None = None,
 ) -> StateCheck:
     """The materialized state ``stored`` against the rows (controller/journal/state_trust.py)."""
-    check = StateCheck()
-    start, previous, state = 0, GENESIS, domain.empty()
-    records = archive_records(connection)
-    archived = {(record.last_seq, record.last_hash) for record in records}
-    row_of = functools.partial(_row, connection)
-    if high_water is not None:
-        through = records[-1].last_seq if records else 0
-        if found := behind_high_water(row_of, through, high_water, stored):
-            check.problems.append(found)
-            return check
-    if records:  # rows archived: the replay starts from what the last archive recorded
-        start, previous = records[-1].last_seq, records[-1].last_hash
-        state = domain.state_from_text(records[-1].state)
-    for snapshot in stored_snapshots(connection):
-        trusted = trusted_snapshot(domain, row_of, snapshot, key, check, archived=archived)
-        if check.problems:
-            return check
-        if trusted is not None:
-            event, state = trusted
-            start, previous = event.head_seq, event.head_hash
-            check.checkpoint = Checkpointed(snapshot.seq, event)
-            break
-
-    def own(row: dict[str, Any], before: tuple[int, str], at: State) -> None:
-        found = own_checkpoint(domain, row_of, row, before, at, key, archived=archived)
-        check.problems += [found] if found else []
-
-    report = VerifyReport()
-    state = _replay(connection, domain, (start, previous), state, report, each=own)
-    check.replayed = report.rows
-    check.problems += report.problems + domain.differences(stored, state)
-    return check
+    return state_check.check_state(DatabaseRows(connection), domain, stored, key, high_water)
 
 
 # -- jackpotd verify ---------------------------------------------------------------------------
@@ -233,6 +180,7 @@ class _DatabaseRows(Generic[State]):
         return {row[0]: dict(zip(names, row, strict=True)) for row in found}
 
     def snapshots(self) -> list[StoredSnapshot]:
+        """The snapshots it keeps, newest first."""
         return stored_snapshots(self.connection)
 
     def site_messages(self) -> list[Outboxed] | None:
