@@ -2,8 +2,9 @@
 
 The pending payouts, the hits and the payout records that
 :class:`controller.journal.port.JournalPort` offers, as the reports, the display and the metrics
-read them, whichever backend reads them: the SQLite file's queries are
-:mod:`controller.journal.sqlite.reads`, PostgreSQL's :mod:`controller.journal.postgres.reads`.
+read them, whichever backend reads them: the queries are written once
+(:mod:`controller.journal.read_side`), and each backend runs them (the SQLite file's
+:mod:`controller.journal.sqlite.reads`, PostgreSQL's :mod:`controller.journal.postgres.reads`).
 """
 
 from __future__ import annotations

@@ -31,7 +31,7 @@ from controller.journal.readonly import PayFilter, pay_query
 from controller.journal.reads import PayoutRecord, payout_record
 from controller.journal.sqlite.checkpoints import stored_snapshots
 from controller.journal.sqlite.read_only_file import open_read_only
-from controller.journal.sqlite.reads import ReadSide
+from controller.journal.sqlite.reads import FileReadSide
 from controller.journal.sqlite.restore import load_state
 from controller.journal.sqlite.rows import provenances, read_rows
 from controller.journal.sqlite.schema import MIGRATIONS
@@ -88,7 +88,7 @@ def check_journal(path: Path | str) -> int:
         opened.connection.close()
 
 
-class ReadOnlyJournal(ReadSide, Generic[State]):
+class ReadOnlyJournal(FileReadSide, Generic[State]):
     """A journal file opened read only: its state, its rows and the named reads."""
 
     def __init__(self, path: Path | str, domain: Domain[State]) -> None:

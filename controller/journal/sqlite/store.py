@@ -50,7 +50,7 @@ from controller.journal.sqlite import site_messages
 from controller.journal.sqlite.checkpoints import store_snapshot
 from controller.journal.sqlite.devices import read_highs, read_marks, stored_highs, write_highs
 from controller.journal.sqlite.outbox import JournalOutbox
-from controller.journal.sqlite.reads import ReadSide
+from controller.journal.sqlite.reads import FileReadSide
 from controller.journal.sqlite.restore import load_state
 from controller.journal.sqlite.rows import last_row, read_rows, rows_with_ids
 from controller.journal.sqlite.schema import migrate
@@ -120,11 +120,11 @@ def _upsert_statement(table: str, keys: tuple[str, ...], values: tuple[str, ...]
     )
 
 
-class Journal(ReadSide, Generic[State]):
+class Journal(FileReadSide, Generic[State]):
     """The ledger's durable home. One writer per process; see the module docstring.
 
     It is the SQLite backend of :class:`controller.journal.port.JournalPort`; its reads for
-    reports, displays and metrics come from :class:`controller.journal.sqlite.reads.ReadSide`.
+    reports, displays and metrics come from :class:`controller.journal.read_side.ReadSide`.
     Generic in the state of the domain it records, which it is opened with (the ledger's:
     ``controller.ledger_journal.sqlite.Journal``).
     """
