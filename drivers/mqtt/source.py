@@ -32,6 +32,8 @@ and hands it to the :class:`~controller.ports.Intake`. The delivery guarantee is
 * **Resends are harmless.** A device event's id is ``<table>/<device>/<seq>``; the journal
   applies an id once, so a redelivery or a table's resend is acknowledged with the original
   outcome (``Receipt.duplicate``).
+* **Each message judged apart** (:mod:`drivers.mqtt.message_taker`): what it is (an event, a
+  status, a property's message, bad input) and what is queued, rejected or answered for it.
 * **Table status.** A *change* of a table's ``status`` topic becomes a ``TableStatusChanged``
   event (:mod:`drivers.mqtt.table_status`).
 * **Table agents.** An event with a ``boot`` and an ``agent_seq`` comes from a table agent:
@@ -73,10 +75,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import Counter
 from typing import TYPE_CHECKING, Final
 
-from controller.agent.acks import Admission
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.ports import ControllerUnavailableError, EventNotRecordedError
@@ -93,23 +93,20 @@ from drivers.mqtt.connection import (
     raise_if_cancelled,
     say_status,
 )
-from drivers.mqtt.json_objects import PayloadError
+from drivers.mqtt.message_taker import MessageTaker
 from drivers.mqtt.parking import Parking
-from drivers.mqtt.payloads import OFFLINE, ONLINE, Heartbeat, decode_status, decode_table_message
+from drivers.mqtt.payloads import OFFLINE, ONLINE
 from drivers.mqtt.pipeline import (
     FailingClosedError,
-    Handling,
     Pipeline,
-    enqueue,
-    message_payload,
 )
-from drivers.mqtt.site_answers import SiteAnswers, SiteRefusal
-from drivers.mqtt.table_status import StatusChanges
-from drivers.mqtt.topics import SiteUpTopic, TableStatusTopic, TopicError, Topics
+from drivers.mqtt.site_answers import SiteAnswers
+from drivers.mqtt.topics import Topics
 from drivers.poison import SourceHealth
 from drivers.tasks import until_first_ends
 
 if TYPE_CHECKING:
+    from collections import Counter
     from collections.abc import Collection
 
     import aiomqtt
@@ -145,8 +142,6 @@ class MqttSource:
         self.client_id = f"{settings.client_id}-in"
         controller_id = settings.controller_id or settings.client_id
         self.status_topic = self.topics.controller_status(controller_id)
-        self.known_tables = None if known_tables is None else frozenset(known_tables)
-        """Tables whose input is accepted; None leaves unknown tables to the ledger."""
         self._backoff = backoff or Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
         self._intake: Intake | None = None
         self._baseline = 0
@@ -154,15 +149,10 @@ class MqttSource:
         """Whether the connection to the broker is up now."""
         self.reconnects = 0
         """How many times the connection came up again after it was lost."""
-        self.rejected: Counter[str] = Counter()
-        """Rejected input by reason (``bad-json``, ``bad-version``, ``unknown-table``...)."""
         self.submitted = 0
         """Events handed to the intake and journaled (duplicates included)."""
         self.duplicates = 0
         """Of those, events the journal had already seen (resends, redeliveries)."""
-        self.heartbeats = 0
-        self.unacknowledged = 0
-        """Messages left unacknowledged because the controller was failing closed."""
         self.last_error: str | None = None
         """Why the connection last failed, for the status display."""
         self.health = SourceHealth()
@@ -170,12 +160,20 @@ class MqttSource:
         self._parking = Parking(name, self.health)
         """A message could not be recorded and was not parked yet."""
         self._failing = False
-        self._statuses = StatusChanges(name)
-        self._unknown_status_tables: set[str] = set()
         self.agents = AgentAnswers(self.topics)
         """Table agents' boots: what is journaled of each, and the acknowledgements owed."""
         self.sites = None if sites is None else SiteAnswers(self.topics, sites)
         """At central: its linked properties' messages and acknowledgements (docs/wide-area.md)."""
+        self.taker = MessageTaker(
+            name=name,
+            client_id=self.client_id,
+            topics=self.topics,
+            known_tables=None if known_tables is None else frozenset(known_tables),
+            agents=self.agents,
+            sites=self.sites,
+            recovered=self._recovered,
+        )
+        """What each message is, and what to do with it (:mod:`drivers.mqtt.message_taker`)."""
 
     async def run(self, intake: Intake) -> None:
         """Stay connected and feed the intake until cancelled."""
@@ -185,6 +183,26 @@ class MqttSource:
         await keep_connected(
             self, self._backoff, before_attempt=lambda: raise_if_cancelled(baseline)
         )
+
+    @property
+    def known_tables(self) -> frozenset[str] | None:
+        """Tables whose input is accepted; None leaves unknown tables to the ledger."""
+        return self.taker.known_tables
+
+    @property
+    def rejected(self) -> Counter[str]:
+        """Rejected input by reason (``bad-json``, ``bad-version``, ``unknown-table``...)."""
+        return self.taker.rejected
+
+    @property
+    def heartbeats(self) -> int:
+        """Heartbeats read."""
+        return self.taker.heartbeats
+
+    @property
+    def unacknowledged(self) -> int:
+        """Messages left unacknowledged because the controller was failing closed."""
+        return self.taker.unacknowledged
 
     @property
     def agent_gaps(self) -> int:
@@ -253,7 +271,7 @@ class MqttSource:
             self.sites.restart()
             answering.append(self.sites.serve)
         # What was not journaled is delivered again: tell its status changes apart again.
-        self._statuses.restart()
+        self.taker.restart()
         self.agents.restart()
         pipeline = Pipeline()
         try:
@@ -299,10 +317,10 @@ class MqttSource:
             handling = pipeline.handling
             for message in arrived:
                 try:
-                    item = self._take(client, message, intake, at)
+                    item = self.taker.take(client, message, intake, at)
                 except Exception as error:  # noqa: BLE001 - no input may stop the source
                     detail = f"{type(error).__name__}: {error}"
-                    item = self._reject_later(client, message, intake, "undecodable", detail)
+                    item = self.taker.reject_later(client, message, intake, "undecodable", detail)
                 handling.append(item)
                 outcome = item.outcome
                 if (
@@ -358,7 +376,7 @@ class MqttSource:
         """Why a message stays unacknowledged, counted once."""
         if isinstance(error, FailingClosedError):
             return error  # a rejection not recorded: counted already
-        self.unacknowledged += 1
+        self.taker.unacknowledged += 1
         topic = message.topic.value
         if isinstance(error, ControllerUnavailableError | EventNotRecordedError):
             return FailingClosedError(f"{topic} not acknowledged: {error}")
@@ -366,122 +384,6 @@ class MqttSource:
         # lose it, and say so loudly; the backoff keeps the retries slow.
         log.error("%s: the intake failed on %s", self.name, topic, exc_info=error)
         return FailingClosedError(f"{topic}: intake error {error!r}")
-
-    def _take(
-        self, client: AckingClient, message: aiomqtt.Message, intake: Intake, at: str
-    ) -> Handling:
-        """Start handling one message: queue its event, start its rejection, or neither."""
-        topic = message.topic.value
-        try:
-            target = self.topics.parse(topic)
-        except TopicError as error:
-            return self._reject_later(client, message, intake, error.reason, error.detail)
-        if target is None:
-            return self._reject_later(client, message, intake, "unknown-topic", "not a table")
-        if isinstance(target, SiteUpTopic):
-            return self._site(client, message, intake, target.site, at)
-        known = self.known_tables
-        if known is not None and target.table_id not in known:
-            if isinstance(target, TableStatusTopic):
-                # A retained status of a retired table comes back at every subscription:
-                # report it once per run, not once per reconnection.
-                if target.table_id in self._unknown_status_tables:
-                    return Handling(message, None)
-                self._unknown_status_tables.add(target.table_id)
-            detail = f"table {target.table_id!r} is not configured"
-            return self._reject_later(client, message, intake, "unknown-table", detail)
-        if isinstance(target, TableStatusTopic):
-            return self._status(client, message, intake, target.table_id, at)
-        table_id, payload = target.table_id, message_payload(message)
-        try:
-            decoded, stamp = decode_table_message(table_id, target.event_type, payload, at=at)
-        except PayloadError as error:
-            return self._reject_later(client, message, intake, error.reason, error.detail)
-        if isinstance(decoded, Heartbeat):
-            intake.heartbeat(decoded.table_id, decoded.device, decoded.last)
-            self.heartbeats += 1
-            if stamp is not None:
-                self.agents.beat(table_id, stamp)  # an agent's: answered with what is journaled
-            return Handling(message, None)
-        if stamp is None:
-            queued = enqueue(intake, decoded, self._provenance(topic))
-            return Handling(message, queued, self.agents.refusal_counted)
-        if self.agents.admit(table_id, stamp) is not Admission.SUBMIT:
-            return Handling(message, None)  # journaled already (answered again), or after a gap
-        origin = f"agent table={table_id} boot={stamp.boot} {self._provenance(topic)}"
-        return Handling(
-            message, enqueue(intake, decoded, origin), self.agents.journaled(table_id, stamp)
-        )
-
-    def _site(
-        self, client: AckingClient, message: aiomqtt.Message, intake: Intake, site: str, at: str
-    ) -> Handling:
-        """A linked property's message or totals (central only; drivers.mqtt.site_answers)."""
-        if self.sites is None:
-            return self._reject_later(client, message, intake, "unknown-topic", "not central")
-        taken = self.sites.take(site, message_payload(message), at)
-        if taken is None:
-            return Handling(message, None)  # applied already (answered again), in flight, a gap
-        if isinstance(taken, SiteRefusal):
-            return self._reject_later(client, message, intake, taken.reason, taken.detail)
-        origin = self._provenance(message.topic.value)
-        return Handling(message, enqueue(intake, taken, origin), self.sites.journaled(site))
-
-    def _status(
-        self,
-        client: AckingClient,
-        message: aiomqtt.Message,
-        intake: Intake,
-        table_id: str,
-        at: str,
-    ) -> Handling:
-        payload = message.payload
-        if not payload:
-            # An empty retained message is how an operator clears a retired table's status.
-            log.info("%s: %s cleared", self.name, message.topic.value)
-            return Handling(message, None)
-        try:
-            online = decode_status(payload)
-        except PayloadError as error:
-            return self._reject_later(client, message, intake, error.reason, error.detail)
-        change = self._statuses.change(table_id, online=online, at=at)
-        if change is None:
-            return Handling(message, None)  # the retained copy again, or a redelivery
-        event, journaled = change
-        return Handling(
-            message, enqueue(intake, event, self._provenance(message.topic.value)), journaled
-        )
-
-    def _provenance(self, topic: str) -> str:
-        """Where a message's event came from (docs/journal.md, "Provenance")."""
-        return f"mqtt client={self.client_id} topic={topic}"
-
-    def _reject_later(
-        self,
-        client: AckingClient,
-        message: aiomqtt.Message,
-        intake: Intake,
-        reason: str,
-        detail: str,
-    ) -> Handling:
-        """Bad input: its rejection is journaled in a task of its own (it is rare)."""
-        topic = message.topic.value
-        return Handling(
-            message, asyncio.create_task(self._reject(client, intake, topic, reason, detail))
-        )
-
-    async def _reject(
-        self, client: AckingClient, intake: Intake, topic: str, reason: str, detail: str
-    ) -> None:
-        log.info("%s: rejected %s (%s): %s", self.name, topic, reason, detail)
-        try:
-            await intake.reject(f"{self.name}:{topic}", reason, detail)
-        except ControllerUnavailableError as error:
-            # Not recorded: leave it unacknowledged, so that it is rejected (and counted) later.
-            self.unacknowledged += 1
-            raise FailingClosedError(f"rejection of {topic} not recorded: {error}") from error
-        self.rejected[reason] += 1
-        await self._recovered(client)  # the fault was journaled: the journal is back
 
     async def _recovered(self, client: AckingClient) -> None:
         if self._failing:
