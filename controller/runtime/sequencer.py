@@ -27,15 +27,12 @@ event is answered with :class:`ControllerUnavailableError` (so sources do not ac
 devices resend), every table is shown CLOSED, and the sequencer probes the journal with
 capped exponential backoff until a write succeeds again (:mod:`.recovery`).
 
-**A batch waits a moment for company** (:meth:`Sequencer._gather`). Most of a commit's cost is
-paid once a batch however many events it holds (the hand-off to the commit thread, the
-``COMMIT``, the rows' diff, the answers and the sinks' wake-ups), and on a quiet floor events
-come one at a time: committed each alone, every event would pay all of it. So the oldest
-event of a batch may wait up to ``group_wait_s`` (1 ms) from its arrival for others to join
-it; the bound runs from the event's arrival, not from the batch's start, so that under load
-(events queued while the last batch committed) a batch waits for nothing. Waiting changes
-which events share a transaction, never what is written: the journal is what appending them
-one at a time would have written (controller/journal/batch.py).
+**A batch waits a moment for company** (:mod:`.batch_queue`). Most of a commit's cost is
+paid once a batch however many events it holds, and on a quiet floor events come one at a
+time, so the oldest event of a batch may wait up to ``group_wait_s`` (1 ms) from its arrival
+for others to join it; under load a batch waits for nothing. Waiting changes which events
+share a transaction, never what is written (controller/journal/batch.py). A shutdown
+(:meth:`Sequencer.close`) journals what was taken and queued in the order it came.
 
 Between batches, and when no event comes before one falls due, it journals signed
 checkpoints, signs the journal's head and renews its lease (:mod:`.upkeep`).
@@ -66,6 +63,7 @@ from controller.ports import ControllerUnavailableError, EventNotRecordedError
 from controller.provenances import DAEMON
 from controller.runtime.answers import Waiting, answer, consume
 from controller.runtime.availability import failing_closed, started, stopping
+from controller.runtime.batch_queue import BatchQueue
 from controller.runtime.clock_watch import ClockWatch
 from controller.runtime.commit_thread import CommitThread
 from controller.runtime.device_sequences import DeviceSequences
@@ -120,9 +118,8 @@ class Sequencer:
 
         Replace it before :meth:`run` for other tolerances (or, in tests, other clocks).
         """
-        self.batch_max = batch_max
-        self.group_wait_s = group_wait_s
-        """How long a batch's oldest event may wait, from its arrival, for others (0: never)."""
+        self.batches = BatchQueue(batch_max, group_wait_s)
+        """The events waiting to be journaled, and the batches taken (:mod:`.batch_queue`)."""
         self.stats = SequencerStats()
         self.failed_reason: str | None = None
         self.failed_at: str | None = None
@@ -131,11 +128,6 @@ class Sequencer:
         """Failed closed on something a person must look at (the mystery levels' keeper): the
         journal's recovery probe does not reopen the tables; a restart does (docs/faults.md)."""
         self.probe_due = asyncio.Event()  # failed closed on what a probe may end (.recovery)
-        self._queue: asyncio.Queue[Waiting] = asyncio.Queue()
-        self._filled: asyncio.Future[None] | None = None
-        """Set while a batch waits for company (:meth:`_gather`); done once it would be full."""
-        self._filling = 0
-        """How many queued events fill the waiting batch."""
         self._on_heartbeat = on_heartbeat
         self.sequences = DeviceSequences(journal.device_highs())
         """Every device's sequence numbers, watched for lost events."""
@@ -161,8 +153,6 @@ class Sequencer:
         self.mystery: MysteryWatch | None = None
         """The journal's mystery levels' draws and questions (:mod:`.mystery_watch`); None:
         no mystery level is configured, and batches are never cut for one."""
-        self._held: list[Waiting] = []
-        """Events taken after one that feeds a mystery level: the next batch's first."""
         self.upkeep = Upkeep(self)
         """Checkpoints, heads and the lease's renewal, when due (:mod:`.upkeep`)."""
         self.halt = halt
@@ -177,8 +167,8 @@ class Sequencer:
 
     @property
     def gathering(self) -> bool:
-        """Whether a batch is waiting for company (:meth:`_gather`)."""
-        return self._filled is not None
+        """Whether a batch is waiting for company (:meth:`.BatchQueue.gather`)."""
+        return self.batches.gathering
 
     @property
     def available(self) -> bool:
@@ -201,22 +191,14 @@ class Sequencer:
         origin = device_origin(event)
         if origin is not None:
             self.sequences.seen(*origin)
-        self._queue.put_nowait(Waiting(event, future, perf_counter(), provenance or DAEMON))
-        self._fill()
+        self.batches.put(Waiting(event, future, perf_counter(), provenance or DAEMON))
         return future
-
-    def _fill(self) -> None:
-        """End the batch's wait for company once the queue would fill it (:meth:`_gather`)."""
-        filled = self._filled
-        if filled is not None and not filled.done() and self._queue.qsize() >= self._filling:
-            filled.set_result(None)
 
     def _queue_aside(self, event: AnyEvent) -> None:
         """Queue an event nobody waits for (a reopening, a gap, a count of left-out input)."""
         future: asyncio.Future[Receipt] = asyncio.get_running_loop().create_future()
         future.add_done_callback(consume)
-        self._queue.put_nowait(Waiting(event, future, perf_counter()))
-        self._fill()
+        self.batches.put(Waiting(event, future, perf_counter()))
 
     def _revive(self, table_id: str, device: str) -> None:
         """Queue the reopening of a table closed for silence ahead of what it just sent."""
@@ -259,13 +241,17 @@ class Sequencer:
         if self.mystery is not None:  # a level's draw before its first wager (.mystery_watch)
             async with self.writing:
                 await self.upkeep.mystery_owed()
+        batches = self.batches
         while True:
-            first = await self._next()
-            batch = [first] if first is not None else []
+            wait = None if self.failed_reason is not None else self.upkeep.seconds_left()
+            batch = await batches.next_batch(wait)
             if batch:
-                await self._gather(batch)
+                await batches.gather(batch, wait=self.failed_reason is None)
                 self._cut_at_mystery(batch)
             async with self.writing:
+                if self._closing:
+                    return  # the shutdown journaled what this batch held (close)
+                batches.committing()
                 if self.failed_reason is None:
                     if batch:
                         self._watch_clock(batch)
@@ -274,60 +260,21 @@ class Sequencer:
                 else:
                     self._refuse(batch)
 
-    def _cut_at_mystery(self, batch: list[Waiting]) -> None:
+    def _cut_at_mystery(self, batch: list[Waiting]) -> bool:
         """End the batch at its first event that feeds a mystery level (:mod:`.mystery_watch`).
 
         The keeper is asked once that event is committed, before the next one is applied; the
-        rest of the batch waits, in order, for the next.
+        rest of the batch waits, in order, for the next. Whether the batch was cut.
         """
         watch = self.mystery
         if watch is None:
-            return
+            return False
         state = self.journal.state
         for index, waiting in enumerate(batch[:-1]):
             if watch.feeds(state, waiting.event):
-                self._held[:0] = batch[index + 1 :]
-                del batch[index + 1 :]
-                return
-
-    async def _gather(self, batch: list[Waiting]) -> None:
-        """Take what else is queued, once the oldest event has waited ``group_wait_s`` for it.
-
-        One timer, not a wake-up per arrival: the events that come meanwhile are queued by
-        their sources and taken together when it fires, or as soon as they fill the batch
-        (``batch_max``). Failing closed, nothing waits.
-        """
-        queue = self._queue
-        if self._held:  # cut off the batch before: they go first, and wait for nothing more
-            while self._held and len(batch) < self.batch_max:
-                batch.append(self._held.pop(0))
-            return
-        left = batch[0].queued + self.group_wait_s - perf_counter()
-        if left > 0 and self.failed_reason is None and len(batch) + queue.qsize() < self.batch_max:
-            self._filled = asyncio.get_running_loop().create_future()
-            self._filling = self.batch_max - len(batch)
-            try:
-                async with asyncio.timeout(left):
-                    await self._filled  # or the batch is full first
-            except TimeoutError:
-                pass
-            finally:
-                self._filled = None
-        while len(batch) < self.batch_max and not queue.empty():
-            batch.append(queue.get_nowait())
-
-    async def _next(self) -> Waiting | None:
-        """The next event; None when a checkpoint, a head or the lease's renewal falls due first."""
-        if self._held:
-            return self._held.pop(0)
-        wait = self.upkeep.seconds_left()
-        if wait is None or self.failed_reason is not None:
-            return await self._queue.get()
-        try:
-            async with asyncio.timeout(wait):
-                return await self._queue.get()
-        except TimeoutError:
-            return None
+                self.batches.hold(batch, index)
+                return True
+        return False
 
     async def catch_up(self) -> bool:
         """Take in the rows other processes appended; whether the journal is still writable.
@@ -466,15 +413,24 @@ class Sequencer:
         await recover(self, backoff)
 
     async def close(self) -> None:
-        """Stop taking events, journal those already queued, and say the controller is offline."""
+        """Stop taking events, journal those taken and queued, and say the controller is offline.
+
+        In the order they came (:meth:`.BatchQueue.drain`), in batches cut at each event that
+        feeds a mystery level as :meth:`run` cuts them, the keeper asked after each.
+        """
         self._closing = True
         self.rejections.flush(everything=True)
+        self.batches.stop_gathering()
         async with self.writing:
-            while not self._queue.empty():
-                size = min(self.batch_max, self._queue.qsize())
-                batch = [self._queue.get_nowait() for _ in range(size)]
+            waiting = self.batches.drain()
+            while waiting:
+                size = self.batches.batch_max
+                batch, waiting = waiting[:size], waiting[size:]
+                if self._cut_at_mystery(batch):
+                    waiting[:0] = self.batches.drain()  # the rest of the batch, held: next
                 if self.failed_reason is None:
                     await self._commit(batch)
+                    await self.upkeep.mystery_owed()
                 else:
                     self._refuse(batch)
             await self.upkeep.step(closing=True)

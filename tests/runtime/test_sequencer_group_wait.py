@@ -116,3 +116,26 @@ async def test_group_commit_without_a_wait_commits_what_is_queued_at_once(
             second = await sequencer.submit(bet(2))
     assert (first.seq, second.seq) == (3, 4)
     assert sequencer.stats.commits == 2
+
+
+async def test_group_commit_a_stop_while_a_batch_waits_journals_its_events_in_arrival_order(
+    memory_table: MemoryJournal,
+) -> None:
+    """The shutdown journals what is queued; the batch waiting for company goes first.
+
+    The first event is the waiting batch's (the sequencer has taken it from the queue), the
+    second is still queued when the service stops (controller/service/wiring.py closes the
+    sequencer with its run still going): both are journaled once, in the order they came.
+    """
+    sequencer = Sequencer(memory_table, Broadcast(), group_wait_s=AN_HOUR, batch_max=3)
+    async with running(sequencer):
+        first = sequencer.enqueue(bet(1))
+        await gathering(sequencer)
+        second = sequencer.enqueue(bet(2))
+        async with asyncio.timeout(BOUND_S):
+            await sequencer.close()
+            receipts = await asyncio.gather(first, second)
+    assert [receipt.seq for receipt in receipts] == [3, 4]
+    assert not receipts[0].duplicate
+    assert not receipts[1].duplicate
+    assert [row["event_id"] for row in memory_table.rows()][2:] == ["T1/s/1", "T1/s/2"]
