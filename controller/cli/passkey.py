@@ -104,12 +104,21 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         "revoke",
         help="withdraw a passkey (a manager's signature): none of its assertions is taken again",
         examples=(
-            "  jackpotd passkey revoke 3q2-9f --reason 'tablet lost, ticket 118' --key dana.key"
+            "  jackpotd passkey revoke 3q2-9f --reason 'tablet lost, ticket 118' --key dana.key\n"
+            "  jackpotd passkey revoke --credential=-Xq7 --reason 'tablet lost' --key dana.key"
         ),
     )
     add_db(revoke)
     revoke.add_argument(
-        "credential", help="the credential id (jackpotd passkey list), or a prefix naming one"
+        "credential",
+        nargs="?",
+        help="the credential id (jackpotd passkey list), or a prefix naming one",
+    )
+    revoke.add_argument(
+        "--credential",
+        dest="credential_option",
+        metavar="ID",
+        help="the same, for an id that begins with '-' (base64url): --credential=-AbC...",
     )
     revoke.add_argument("--reason", required=True, help="why, for the journal")
     add_signers(revoke)
@@ -262,11 +271,22 @@ def credential_named(passkeys: Mapping[str, Passkey], named: str) -> str:
     raise CommandError(f"no passkey enrolled has the id {named!r} (jackpotd passkey list)")
 
 
+def _named(args: argparse.Namespace) -> str:
+    """The credential the command names, whichever way it was given."""
+    given = [name for name in (args.credential, args.credential_option) if name is not None]
+    if len(given) != 1:
+        raise CommandError(
+            "name one passkey: jackpotd passkey revoke ID, or --credential=ID for an id that "
+            "begins with '-'"
+        )
+    return given[0]
+
+
 def run_revoke(args: argparse.Namespace) -> int:
     """Journal a manager's revocation of one passkey; exit 1 if the ledger refused it."""
     with open_desk(args) as desk:
         passkeys = passkeys_of(desk.state)
-        credential = credential_named(passkeys, args.credential)
+        credential = credential_named(passkeys, _named(args))
         passkey = passkeys[credential]
         print(
             f"revoking {passkey.operator}'s passkey {passkey.label!r} ({credential})",

@@ -100,3 +100,40 @@ def test_a_supervisor_cannot_revoke_a_passkey(
     assert status == 1
     with Journal(path) as journal:
         assert not passkeys_of(journal.state)[credential].revoked
+
+
+def test_a_credential_id_that_begins_with_a_dash_is_named_with_credential_equals(
+    pit: tuple[Path, str, Site[Journal]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """base64url ids begin with "-" one time in 32: ``--credential=ID`` is never an option."""
+    path, credential, site = pit
+    manager = site.key_file("mgr", tmp_path)
+    status, _, error = run(
+        capsys, "passkey", "revoke", "--credential=-zzzzzzzzzz", "--reason", "x",
+        "--key", str(manager), "--db", str(path),
+    )  # fmt: skip
+    assert status != 0  # taken as the id it is (no such id), not as an unknown option
+    assert "no passkey enrolled has the id '-zzzzzzzzzz'" in error
+    status, _, error = run(
+        capsys, "passkey", "revoke", f"--credential={credential}", "--reason", "x",
+        "--key", str(manager), "--db", str(path),
+    )  # fmt: skip
+    assert status == 0, error
+    with Journal(path) as journal:
+        assert passkeys_of(journal.state)[credential].revoked
+
+
+def test_revoking_names_exactly_one_passkey(
+    pit: tuple[Path, str, Site[Journal]], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path, credential, site = pit
+    manager = site.key_file("mgr", tmp_path)
+    for named in ([], [credential, f"--credential={credential}"]):
+        status, _, error = run(
+            capsys, "passkey", "revoke", *named, "--reason", "x", "--key", str(manager),
+            "--db", str(path),
+        )  # fmt: skip
+        assert status != 0
+        assert "name one passkey: jackpotd passkey revoke ID, or --credential=ID" in error
+    with Journal(path) as journal:
+        assert not passkeys_of(journal.state)[credential].revoked
