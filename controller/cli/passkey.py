@@ -273,7 +273,7 @@ def credential_named(passkeys: Mapping[str, Passkey], named: str) -> str:
 
 def _named(args: argparse.Namespace) -> str:
     """The credential the command names, whichever way it was given."""
-    given = [name for name in (args.credential, args.credential_option) if name is not None]
+    given = [str(name) for name in (args.credential, args.credential_option) if name is not None]
     if len(given) != 1:
         raise CommandError(
             "name one passkey: jackpotd passkey revoke ID, or --credential=ID for an id that "
