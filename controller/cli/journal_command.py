@@ -1,10 +1,11 @@
-"""``jackpotd journal copy``: move a journal from its SQLite file into an empty PostgreSQL database.
+"""``jackpotd journal copy``: move a journal into an empty one of another backend, verified.
 
 ``jackpotd journal copy --from FILE --to postgresql://...`` verifies the file, appends its
 rows' events to the database in order through the database's own journal (each batch's head
 checked against the file's row and hash), then verifies both and prints the head they share
 (:mod:`controller.journal.copying`; docs/ha.md, "Moving a journal to PostgreSQL"). Stop the
-service first, and point its configuration at the database once the copy verifies.
+service first, and point its configuration at the database once the copy verifies. The other
+way round (``--from postgresql://... --to FILE``) moves a database back into a file.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     copy = command(
         actions,
         "copy",
-        help="copy an SQLite journal into an empty PostgreSQL database, verified",
+        help="copy a journal into an empty one (an SQLite file into PostgreSQL, or back), verified",
         examples=(
             "  systemctl stop jackpotd    # the service stopped first\n"
             "  jackpotd journal copy --from /var/lib/jackpotd/journal.db \\\n"
@@ -43,14 +44,18 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
         ),
     )
     copy.add_argument(
-        "--from", dest="source", required=True, metavar="FILE", help="the SQLite journal file"
+        "--from",
+        dest="source",
+        required=True,
+        metavar="JOURNAL",
+        help="the journal copied: its SQLite file, or a postgresql:// URL",
     )
     copy.add_argument(
         "--to",
         dest="target",
         required=True,
-        metavar="URL",
-        help="the PostgreSQL database (postgresql://...), empty or with an empty journal",
+        metavar="JOURNAL",
+        help="the copy: a PostgreSQL database (postgresql://...) or a file, empty or new",
     )
     add_trust(copy)
     copy.add_argument("--json", action="store_true", help="print JSON")

@@ -1,22 +1,25 @@
-"""Moving a journal from its SQLite file into an empty PostgreSQL database (``journal copy``).
+"""Moving a journal into an empty journal of another backend (``journal copy``).
 
-The file is read only (:class:`controller.journal.sqlite.readonly.ReadOnlyJournal`) and verified
-first: a journal that does not verify, or whose first rows are archived to segments (a
-database holds every row from the first), is not copied. The database must hold no journal
-row yet (an empty database is given the journal's tables; one of other tables is refused).
+The source is read only, through its backend (:func:`controller.journal.backends.backend_for`),
+and verified first: a journal that does not verify, or whose first rows are archived to
+segments (the copy holds every row from the first), is not copied. The target must hold no
+journal row yet (an empty database is given the journal's tables; one of other tables is
+refused). The command moves an SQLite file into a PostgreSQL database (docs/ha.md); the copy
+itself names no backend, so a database can be copied into a file (a lab's copy of central's
+journal) or any journal into one in memory (the tests).
 
-Each row's event is appended to the database **in the file's order**, through the database
-backend as the service appends (:mod:`controller.journal.appending`): the ledger applies it
+Each row's event is appended to the target **in the source's order**, through the target's
+backend as the service appends (:mod:`controller.journal.appending`): the domain applies it
 again, authority and all, and makes the row, its hash and the materialized state (a
 property's outbox to central included: its site messages are made again by the rows that
-queue them, so the copy holds every one the file holds, sent or not). So the copy is not
-taken on trust: after each batch the database's head must be the file's row, seq and hash,
+queue them, so the copy holds every one the source holds, sent or not). So the copy is not
+taken on trust: after each batch the target's head must be the source's row, seq and hash,
 or the copy stops (the chain covers every row before it). A signed checkpoint whose snapshot
-the file keeps is appended with it, so the database keeps the same snapshots.
+the source keeps is appended with it, so the target keeps the same snapshots.
 
 At the end both are verified again (``jackpotd verify``'s checks: chain, replay, state,
 payouts, the outbox of site messages, checkpoints and their signatures under the keys
-given, anchors), and their heads must be the same row and hash; a file that grew meanwhile
+given, anchors), and their heads must be the same row and hash; a source that grew meanwhile
 (the service was not stopped) is said, and the copy is not to be used.
 """
 
@@ -30,18 +33,15 @@ from controller.journal.backends import backend_for
 from controller.journal.chain import GENESIS
 from controller.journal.checkpoints import Sealed
 from controller.journal.errors import JournalError
-from controller.journal.location import database, sqlite_file
 from controller.journal.provenance import PROVENANCE, with_provenance
-from controller.journal.sqlite import verify
-from controller.journal.sqlite.readonly import ReadOnlyJournal, check_journal
 from controller.provenances import COPY
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
-    from pathlib import Path
 
     from controller.events import AnyEvent
     from controller.journal.anchors import Anchor
+    from controller.journal.backends import JournalBackend
     from controller.journal.domain import Domain, State
     from controller.journal.location import JournalLocation
     from controller.journal.port import JournalPort
@@ -71,20 +71,27 @@ def _first_problem(report: VerifyReport) -> str:
     return shown + (f" (and {more} more)" if more > 0 else "")
 
 
-def _check_source(
-    source: Path, domain: Domain[State], keys: Sequence[str], anchors: Sequence[Anchor]
+def _verified(
+    backend: JournalBackend[Any], keys: Sequence[str], anchors: Sequence[Anchor]
 ) -> VerifyReport:
-    """The file's verification; refuses a journal that fails it or has archived rows."""
-    check_journal(source)
-    report = verify.verify(source, keys=keys, anchors=anchors, domain=domain)
+    return backend.verify(keys=keys, anchors=anchors, progress=None, archives=None)
+
+
+def _check_source(
+    source: JournalBackend[Any], keys: Sequence[str], anchors: Sequence[Anchor]
+) -> VerifyReport:
+    """The source's verification; refuses a journal that fails it or has archived rows."""
+    source.require()
+    report = _verified(source, keys, anchors)
+    where = source.location
     if not report.ok:
         raise JournalError(
-            f"{source}: the journal does not verify, so it is not copied: {_first_problem(report)}"
+            f"{where}: the journal does not verify, so it is not copied: {_first_problem(report)}"
         )
     if report.archived:
         raise JournalError(
-            f"{source}: rows 1 to {report.archived} are archived to segments; a PostgreSQL "
-            "journal holds every row from the first, so this journal cannot be copied to one"
+            f"{where}: rows 1 to {report.archived} are archived to segments; the copy holds "
+            "every row from the first, so this journal cannot be copied"
         )
     return report
 
@@ -144,26 +151,22 @@ def copy_journal(  # noqa: PLR0913 - the two journals, their domain, the command
     anchors: Sequence[Anchor] = (),
     progress: Callable[[int, int], None] | None = None,
 ) -> Copied:
-    """Copy the journal file ``source`` into the empty database ``target`` (module docstring).
+    """Copy the journal ``source`` into the empty journal ``target`` (the module docstring).
 
     ``domain``: what both are replayed with when they are verified, before and after.
     """
-    file, into = sqlite_file(source), database(target)
-    if file is None or into is None:
-        raise JournalError(
-            f"{source} to {target}: a journal is copied from an SQLite file into a PostgreSQL "
-            "database (give the file, then a postgresql:// URL)"
-        )
-    before = _check_source(file, domain, keys, anchors)
-    backend = backend_for(into, domain)
+    if str(source) == str(target):
+        raise JournalError(f"{source}: a journal is copied into another, not onto itself")
+    origin, backend = backend_for(source, domain), backend_for(target, domain)
+    before = _check_source(origin, keys, anchors)
     journal = backend.open()
     try:
         if journal.head != (0, GENESIS):
             raise JournalError(
-                f"{target}: the database already holds a journal (row {journal.head[0]}): a "
-                "journal is copied into an empty database only"
+                f"{target}: it already holds a journal (row {journal.head[0]}): a journal is "
+                "copied into an empty one only"
             )
-        with ReadOnlyJournal(file, domain) as reader:
+        with origin.reader() as reader:
             snapshots = {snapshot.seq: snapshot.state for snapshot in reader.snapshots()}
             copy = _Copy(journal, snapshots)
             rows = with_provenance(reader.read(), reader.provenances())
@@ -176,8 +179,7 @@ def copy_journal(  # noqa: PLR0913 - the two journals, their domain, the command
         journal.close()
     if progress is not None:
         progress(before.rows, before.rows)
-    after = verify.verify(file, keys=keys, anchors=anchors, domain=domain)
-    copied = backend.verify(keys=keys, anchors=anchors, progress=None, archives=None)
+    after, copied = _verified(origin, keys, anchors), _verified(backend, keys, anchors)
     if not after.ok:
         raise JournalError(f"{source}: the journal no longer verifies: {_first_problem(after)}")
     if not copied.ok:
@@ -185,7 +187,7 @@ def copy_journal(  # noqa: PLR0913 - the two journals, their domain, the command
     if after.head != copied.head:
         raise JournalError(
             f"{source}: the journal is at row {after.head[0]}, the copy at row "
-            f"{copied.head[0]}: the file was written during the copy (stop the service "
-            "first); drop the database's tables and copy again"
+            f"{copied.head[0]}: the source was written during the copy (stop the service "
+            "first); drop the copy's tables and copy again"
         )
     return Copied(after, copied)

@@ -20,9 +20,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from datetime import datetime
 
+    from controller.journal.checkpoints import StoredSnapshot
     from controller.journal.domain import RecordedState
     from controller.journal.location import JournalLocation
     from controller.journal.reads import PayoutRecord
+    from controller.journal.rows import Row
 
 
 def pay_kinds() -> dict[str, str]:
@@ -121,6 +123,12 @@ class JournalReader(Protocol[_Read_co]):
 
     def provenances(self) -> Iterator[tuple[int, str | None]]:
         """Each row's ``seq`` and provenance, in order (None: not recorded)."""
+
+    def read(self, after: int = 0) -> Iterator[Row]:
+        """Every journal row after row ``after``, in order, with its event read back."""
+
+    def snapshots(self) -> list[StoredSnapshot]:
+        """The snapshots of signed checkpoints the journal keeps, newest first."""
 
     def close(self) -> None:
         """Release the connection."""

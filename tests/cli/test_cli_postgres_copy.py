@@ -1,12 +1,13 @@
-"""``jackpotd journal copy``: an SQLite journal moved into an empty PostgreSQL database, verified.
+"""``jackpotd journal copy``: an SQLite journal moved into an empty PostgreSQL database, and back.
 
 The file is a real one (a site's signed history with a checkpoint and its snapshot, then
 more rounds than one batch of the copy); the database is the test server's. The copy must
 hold the same rows with the same hashes, the same materialized state and snapshots, verify
 (checkpoint signatures under the controller's key), and ``jackpotd verify`` must print the
 same head for both. A database that already holds a journal row, or other tables, is refused
-and left as it was; so is a file that does not verify or is not a journal, and a copy the
-wrong way round. After the copy, the service's commands run on the database as on the file.
+and left as it was; so is a file that does not verify or is not a journal, a source that
+holds no journal, and a copy onto itself. After the copy, the service's commands run on the
+database as on the file, and the database copied back into a new file is the same journal.
 """
 
 from __future__ import annotations
@@ -115,6 +116,27 @@ def _copied_writers(report: str) -> dict[str, object]:
     return document
 
 
+def test_a_database_copied_back_into_a_file_is_the_same_journal(
+    journal_file: Path, postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A migration backed out: the database's journal moved into a new file, verified."""
+    key = str(journal_file.parent / "controller.pub")
+    assert _copy(capsys, "--from", str(journal_file), "--to", postgres_url)[0] == 0
+    back = tmp_path / "back" / "journal.db"
+    back.parent.mkdir()
+    status, out, err = _copy(
+        capsys, "--from", postgres_url, "--to", str(back), "--controller-key", key
+    )
+    assert status == 0, err
+    assert "checkpoints: 1 in both, signatures verified" in out
+    with Journal(back) as returned, Journal(journal_file) as original:
+        assert returned.head == original.head
+        assert returned.state.pools == original.state.pools
+        assert returned.verification_records() == original.verification_records()
+    on_file, on_copy = _verify(str(journal_file), capsys), _verify(str(back), capsys)
+    assert on_file["head"] == on_copy["head"]
+
+
 def test_copy_json_gives_both_verifications(
     journal_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -135,8 +157,8 @@ def test_a_database_that_holds_a_journal_row_is_refused_and_left_as_it_was(
     status, out, err = _copy(capsys, "--from", str(journal_file), "--to", postgres_url)
     assert (status, out) == (1, "")
     assert err == (
-        f"jackpotd: {postgres_url}: the database already holds a journal (row 2): a journal is "
-        "copied into an empty database only\n"
+        f"jackpotd: {postgres_url}: it already holds a journal (row 2): a journal is copied "
+        "into an empty one only\n"
     )
     assert database_fingerprint(postgres_url) == before
 
@@ -167,13 +189,18 @@ def test_a_file_that_does_not_verify_is_not_copied(
     assert database_fingerprint(postgres_url) == {}
 
 
-def test_a_copy_the_wrong_way_round_or_of_a_file_that_is_not_a_journal_is_refused(
+def test_a_copy_of_no_journal_of_a_file_that_is_not_one_or_onto_itself_is_refused(
     postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     status, _, err = _copy(capsys, "--from", postgres_url, "--to", str(tmp_path / "new.db"))
     assert status == 1
-    assert "a journal is copied from an SQLite file into a PostgreSQL database" in err
+    assert err.startswith(f"jackpotd: {postgres_url}: ")  # an empty database holds none
+    assert err.count("\n") == 1
     assert not (tmp_path / "new.db").exists()
+    status, _, err = _copy(capsys, "--from", postgres_url, "--to", postgres_url)
+    assert (status, err) == (
+        1, f"jackpotd: {postgres_url}: a journal is copied into another, not onto itself\n"
+    )  # fmt: skip
     notes = tmp_path / "notes.db"
     notes.write_text("not a database\n" * 100)
     status, _, err = _copy(capsys, "--from", str(notes), "--to", postgres_url)

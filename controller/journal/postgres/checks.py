@@ -26,7 +26,7 @@ from controller.journal.domain import State
 from controller.journal.errors import JournalError
 from controller.journal.postgres.archive_records import archive_records
 from controller.journal.postgres.connection import connect, reason
-from controller.journal.postgres.reads import load_state
+from controller.journal.postgres.reads import load_state, stored_snapshots
 from controller.journal.postgres.rows import provenances, read_rows, row_at, rows_of_kinds
 from controller.journal.postgres.site_messages import stored_messages
 from controller.journal.provenance import with_provenance
@@ -87,12 +87,6 @@ def catch_up(
 ) -> tuple[State, StateCheck]:
     """The state after the rows another process appended after ``tail``, and what is wrong."""
     return state_check.catch_up(DatabaseRows(connection), domain, state, tail, stored)
-
-
-def stored_snapshots(connection: Connection) -> list[StoredSnapshot]:
-    """The snapshots the journal keeps, newest first."""
-    rows = connection.execute("SELECT seq, head_seq, state FROM snapshots ORDER BY seq DESC")
-    return [StoredSnapshot(int(seq), int(head), str(state)) for seq, head, state in rows]
 
 
 def check_state(

@@ -28,11 +28,13 @@ from controller.journal.readonly import pay_query
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from controller.journal.checkpoints import StoredSnapshot
     from controller.journal.domain import Domain
     from controller.journal.location import DatabaseUrl
     from controller.journal.postgres.connection import Connection
     from controller.journal.readonly import PayFilter
     from controller.journal.reads import PayoutRecord
+    from controller.journal.rows import Row
 
 
 def journal_version(connection: Connection, url: DatabaseUrl) -> int | None:
@@ -136,6 +138,14 @@ class PostgresReader(Generic[State]):
     def provenances(self) -> Iterator[tuple[int, str | None]]:
         """Each row's ``seq`` and provenance, in order (None: not recorded)."""
         return provenances(self._connection)
+
+    def read(self, after: int = 0) -> Iterator[Row]:
+        """Every journal row after row ``after``, in order, with its event read back."""
+        return read_rows(self._connection, after)
+
+    def snapshots(self) -> list[StoredSnapshot]:
+        """The snapshots of signed checkpoints the database keeps, newest first."""
+        return reads.stored_snapshots(self._connection)
 
     def close(self) -> None:
         """End the read transaction and close the connection."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Final
 from psycopg.rows import dict_row
 
 from controller.effects import PayoutMade
+from controller.journal.checkpoints import StoredSnapshot
 from controller.journal.postgres.rows import rows_of_kinds
 from controller.journal.read_side import Dialect, ReadSide
 from controller.journal.reads import PayoutRecord, payout_record
@@ -39,6 +40,12 @@ def load_state(connection: Connection, domain: Domain[State]) -> State:
     """The domain's state as materialized in the database."""
     rows = {name: _dicts(connection, query) for name, query in STATE_QUERIES.items()}
     return restored(domain, rows, lambda: rows_of_kinds(connection, *LOCK_KINDS))
+
+
+def stored_snapshots(connection: Connection) -> list[StoredSnapshot]:
+    """The snapshots the journal keeps, newest first."""
+    rows = connection.execute("SELECT seq, head_seq, state FROM snapshots ORDER BY seq DESC")
+    return [StoredSnapshot(int(seq), int(head), str(state)) for seq, head, state in rows]
 
 
 def committed_seq(connection: Connection) -> int:

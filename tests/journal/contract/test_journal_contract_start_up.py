@@ -107,3 +107,25 @@ def test_journal_contract_start_up_replays_from_a_checkpoint_of_its_domains_snap
     assert check.checkpoint is not None
     assert check.checkpoint.event.head_seq == head[0]
     assert check.replayed == 1  # the checkpoint's own row: the rows it covers are not replayed
+
+
+def test_journal_contract_the_reader_gives_each_row_with_its_event_and_the_kept_snapshots(
+    backend: Backend, backend_journal: LedgerJournal
+) -> None:
+    """What ``journal copy`` reads of its source, whichever backend holds it."""
+    play_hit_round(backend_journal)
+    state, head = backend_journal.state, backend_journal.head
+    sealed = seal(ControllerKey.generate(), "controller-1", state, head, AT, domain=LEDGER)
+    backend_journal.append_many([sealed.event], snapshot=sealed)
+    with backend_for(backend.location, LEDGER).reader() as reader:
+        read = list(reader.read())
+        assert [row.values for row in read] == list(reader.rows())
+        assert all(row.event is not None and not row.form for row in read)
+        assert read[-1].event == sealed.event
+        assert [row.values["seq"] for row in reader.read(after=len(read) - 2)] == [
+            len(read) - 1, len(read),
+        ]  # fmt: skip
+        (kept,) = reader.snapshots()
+        assert (kept.seq, kept.head_seq, kept.state) == (
+            len(read), sealed.event.head_seq, sealed.snapshot,
+        )  # fmt: skip
