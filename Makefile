@@ -17,8 +17,8 @@ JACKPOTD_PREFIX ?= /opt/jackpotd
 JACKPOTD_ROOT ?= /
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # command:package pairs the tests need from the system (Debian/Ubuntu names). A command not on
-# PATH is named by its full path (PostgreSQL's initdb and pg_ctl: tests/support/postgres.py).
-# Patroni, etcd and HAProxy run the three-node cluster of deploy/ha/ (tests/support/ha_cluster.py).
+# PATH is named by its full path (PostgreSQL's initdb and pg_ctl: tests/support/journal/postgres.py).
+# Patroni, etcd and HAProxy run the three-node cluster of deploy/ha/ (tests/support/ha/ha_cluster.py).
 SYSTEM_PACKAGES := mosquitto:mosquitto mosquitto_pub:mosquitto-clients socat:socat systemd-analyze:systemd chromium:chromium \
 	promtool:prometheus openssl:openssl /usr/lib/postgresql/15/bin/initdb:postgresql-15 \
 	patroni:patroni etcd:etcd-server haproxy:haproxy pdftoppm:poppler-utils
@@ -78,14 +78,14 @@ unit-fast: $(STAMP) system-deps
 # writes bench/results/failover.json. Its short form runs in make test (tests/chaos/).
 chaos: $(STAMP) system-deps
 	mkdir -p bench/results
-	cd tests && PYTHONPATH=$(CURDIR):$(CURDIR)/tests $(CURDIR)/$(BIN)/python -m support.chaos.run
+	cd tests && PYTHONPATH=$(CURDIR):$(CURDIR)/tests $(CURDIR)/$(BIN)/python -m support.ha.chaos.run
 
 # The WAN test's full form (docs/wide-area.md, "The WAN test"): two properties and central on
 # loopback, their links cut 20 times; writes bench/results/wan.json. Its short form runs in make
 # test (tests/wan/).
 wan: $(STAMP) system-deps
 	mkdir -p bench/results
-	cd tests && PYTHONPATH=$(CURDIR):$(CURDIR)/tests $(CURDIR)/$(BIN)/python -m support.wan.run
+	cd tests && PYTHONPATH=$(CURDIR):$(CURDIR)/tests $(CURDIR)/$(BIN)/python -m support.widearea.wan.run
 
 # The benchmarks' full forms (docs/benchmarks.md), about an hour; writes bench/results/. The
 # daemon is started as an operator starts it (bench/service.py). Each script's short form runs in

@@ -10,7 +10,7 @@ operator, a supervisor, is added with the command line as the manager was; each 
 passkey at the console as a supervisor's tablet does (``/console/api/enroll``, the
 registration, the manager's key file signing the enrollment through the operator socket).
 
-The passkeys are software authenticators (tests/support/authenticator.py: ES256, the bytes a
+The passkeys are software authenticators (tests/support/web/authenticator.py: ES256, the bytes a
 browser hands the page, byte for byte), so every action is really signed and checked by the
 ledger. The action is a meter correction of one cent to a pool's reserve (``adjust``), up then
 down: it can be repeated without end, touches no meter the tables feed, and is always under

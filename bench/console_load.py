@@ -24,7 +24,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.authenticator import Authenticator  # the tests' software passkey
+from support.web.authenticator import Authenticator  # the tests' software passkey
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable

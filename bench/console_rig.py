@@ -6,7 +6,7 @@ console, and a second operator, a supervisor, added with the command line as the
 :class:`Tablet` is the page's client: it enrolls each operator's passkey at the console (the
 manager's key file signing the enrollment through the operator socket), signs the meter
 correction that can be repeated without end, and polls as the page polls. The passkeys are the
-tests' software authenticators (tests/support/authenticator.py), so every action is really
+tests' software authenticators (tests/support/web/authenticator.py), so every action is really
 signed and checked by the ledger.
 """
 
@@ -32,7 +32,7 @@ from controller.ledger.binding import signed_by
 from controller.security.keys import open_key
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.authenticator import Authenticator  # the tests' software passkey
+from support.web.authenticator import Authenticator  # the tests' software passkey
 
 if TYPE_CHECKING:
     import aiohttp

@@ -18,7 +18,8 @@ are what the rounds keep once archived (docs/journal.md, "Archives").
 **The baseline**, in the same run: the same rows and materialized state written as schema 9
 stored them (every row's canonical text, ``outcome`` and ``prev_hash``, the hash in hex, the
 payouts' four indexes), by the copy the migration tests use
-(``tests/support/legacy_journal.py``), once after the configuration and once after the rounds.
+(``tests/support/journal/legacy_journal.py``), once after the configuration and once after the
+rounds.
 
 The targets: at most :data:`LIVE` bytes a round in the live journal and :data:`ARCHIVED` in an
 archived segment.
@@ -46,7 +47,7 @@ from controller.ledger_journal.sqlite import archive
 from drivers.simulator import SimulatedTable, TablePlan
 
 sys.path.insert(0, str(REPO / "tests"))  # the migration tests' copy in schema 9's layout
-from support.legacy_journal import legacy_copy
+from support.journal.legacy_journal import legacy_copy
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -14,7 +14,7 @@ what moving the journal off the box's file costs on the write path; both run on 
 disk, interleaved, best of several runs.
 
 PostgreSQL is started for the run and removed after it, as the tests start theirs
-(tests/support/postgres.py: ``initdb`` and ``pg_ctl`` on a free loopback port, as the
+(tests/support/journal/postgres.py: ``initdb`` and ``pg_ctl`` on a free loopback port, as the
 ``postgres`` user when run as root), its data directory on the same disk as the file.
 The server is local: a network between the controller and the database adds its round
 trips (a few per batch) to every commit.
@@ -43,7 +43,7 @@ from controller.journal.location import DatabaseUrl
 from controller.ledger_journal.postgres import PostgresJournal
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.postgres import PostgresServer, start_server, stop_server
+from support.journal.postgres import PostgresServer, start_server, stop_server
 
 if TYPE_CHECKING:
     import argparse

@@ -4,7 +4,7 @@
 operator readies it, on its own broker, with the same tables and display) whose
 ``[controller] journal`` is a ``postgresql://`` URL: a new database of its own on a cluster
 started for the run (:func:`cluster`, as the journal's tests start theirs:
-tests/support/postgres.py, ``initdb`` and ``pg_ctl`` on a free loopback port, durable as the
+tests/support/journal/postgres.py, ``initdb`` and ``pg_ctl`` on a free loopback port, durable as the
 journal requires). The journal is read as the SQLite side reads its file: the tables' events
 by their devices' highest ``seq`` (``device_seqs``, which the database's journal updates in
 each commit), the locks by their event ids.
@@ -39,7 +39,7 @@ from controller.journal.postgres.reads import committed_seq
 from controller.journal.postgres.rows import rows_of_kinds, rows_with_ids
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
-from support.postgres import PostgresServer, start_server, stop_server
+from support.journal.postgres import PostgresServer, start_server, stop_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -53,7 +53,7 @@ the ``postgres`` user the server runs as when the benchmark runs as root."""
 
 @contextlib.contextmanager
 def cluster() -> Iterator[PostgresServer]:
-    """A PostgreSQL cluster for the run (tests/support/postgres.py), removed after it."""
+    """A PostgreSQL cluster for the run (tests/support/journal/postgres.py), removed after it."""
     tempfile.tempdir = str(CLUSTER_FOLDER)
     try:
         server = start_server()

@@ -69,7 +69,7 @@ from throughput_targets import LATENCY_LOAD, REPORTED_LOADS, judge, median_pass
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from support.postgres import PostgresServer
+    from support.journal.postgres import PostgresServer
 
 
 SIDES = ("relay", "controller", "postgresql")

@@ -27,7 +27,7 @@ import msgspec
 import pytest
 from prometheus_client.core import CounterMetricFamily
 from support.config_files import BASE, load
-from support.mosquitto import free_port
+from support.drivers.mosquitto import free_port
 
 from controller import plugins
 from controller.outputs import MeterUpdate

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from support.config_files import BASE, error_of, load
-from support.mosquitto import free_port
+from support.drivers.mosquitto import free_port
 
 from controller import plugins
 from controller.errors import ConfigurationError

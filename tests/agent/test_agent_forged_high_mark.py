@@ -15,9 +15,9 @@ import contextlib
 from typing import TYPE_CHECKING, Final
 
 import aiomqtt
-from support.agent_rig import TABLE, agent_at_table, bets
-from support.intake import JournalIntake
-from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
+from support.drivers.agent_rig import TABLE, agent_at_table, bets
+from support.drivers.intake import JournalIntake
+from support.drivers.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
 
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.agent.wire import forwarded, heartbeat
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.agent.acks import Ack
     from controller.ledger_journal.sqlite import Journal

@@ -2,8 +2,8 @@
 
 1. Counts that can be derived by hand and published counts are reproduced on the full deck.
 2. On reduced decks small enough to enumerate, every hand is classified one by one by the
-   independent oracle (tests/support/oracle.py) and the resulting census must equal the analyzer's
-   combinatorial census exactly, mask for mask, and so must the natural part of each mask
+   independent oracle (tests/support/rules/oracle.py) and the resulting census must equal the
+   analyzer's combinatorial census exactly, mask for mask, and so must the natural part of each mask
    (the lines a hand makes without the joker); the same for Ace High dealer/player pairs.
    bench/analyze.py --brute-force does the full-deck enumeration (minutes, not for tests).
 """
@@ -17,7 +17,7 @@ from itertools import combinations
 from math import comb
 
 import pytest
-from support import oracle
+from support.rules import oracle
 
 from controller.analyzer.ace_high import ace_high_counts
 from controller.analyzer.census import mask_census, split_census, suitings_without_flush

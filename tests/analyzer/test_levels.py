@@ -17,7 +17,7 @@ from functools import cache
 from itertools import combinations
 
 import pytest
-from support import oracle
+from support.rules import oracle
 
 from controller.analyzer.deck import Deck
 from controller.analyzer.levels import LevelledFigures

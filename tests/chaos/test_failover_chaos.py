@@ -2,7 +2,7 @@
 
 docs/ha.md, "The failover chaos test". The cluster of deploy/ha/lab on loopback, three
 supervised ``jackpotd run`` nodes on its PostgreSQL journal, a floor of tables behind the real
-agent code and signs following the meters (tests/support/chaos/). Each fault is injected,
+agent code and signs following the meters (tests/support/ha/chaos/). Each fault is injected,
 healed and drained, then every acknowledged event must be journaled exactly once, no hit
 awarded twice, the meters recomputed from the journal equal to the leader's and every sign's,
 the chain verified across epochs, no sign gone backwards and no progressive wager taken while
@@ -15,7 +15,7 @@ committed trigger (docs/ha.md, "Mystery levels across a failover") and every rev
 from __future__ import annotations
 
 import pytest
-from support.chaos.run import chaos_session
+from support.ha.chaos.run import chaos_session
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

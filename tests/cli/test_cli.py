@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from support.cli_runs import run
+from support.cli.cli_runs import run
 
 from controller import __version__
 from controller.cli import main

@@ -14,7 +14,7 @@ import shutil
 from typing import TYPE_CHECKING
 
 import pytest
-from support.accept_restore import accept, played_on, restored, start
+from support.cli.accept_restore import accept, played_on, restored, start
 
 from controller.journal.high_water import high_water_path, read_high_water
 from controller.ledger_journal.sqlite import Journal
@@ -23,7 +23,7 @@ from controller.runtime.checkpointing import StoredStateError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.approvals import Site
+    from support.ledger.approvals import Site
 
     from controller.security.controller_key import ControllerKey
 

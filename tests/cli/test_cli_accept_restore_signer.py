@@ -2,7 +2,7 @@
 
 docs/security.md, "The key and the writer are split" and "the signer's marks after a restore";
 docs/operations.md, "The signer". A real ``jackpotd signer`` process holds the controller key
-and signs every head of a signed journal (tests/support/signer_process.py). The journal is
+and signs every head of a signed journal (tests/support/runtime/signer_process.py). The journal is
 restored from a back-up taken before rows the signer signed, and two managers accept the rows it
 loses (``jackpotd accept-restore``): the ledger takes the lost mark, but the signer, which never
 reads the journal, still holds its own mark above the restored head and refuses to sign it, so
@@ -22,9 +22,9 @@ import shutil
 from typing import TYPE_CHECKING
 
 import pytest
-from support.accept_restore import accept, played_on, restored, start
-from support.controller_keys import write_controller_key
-from support.signer_process import SignerProcess, start_signer
+from support.cli.accept_restore import accept, played_on, restored, start
+from support.runtime.controller_keys import write_controller_key
+from support.runtime.signer_process import SignerProcess, start_signer
 
 from controller.journal.high_water import high_water_path, read_high_water, sign_head
 from controller.ledger_journal.sqlite import Journal

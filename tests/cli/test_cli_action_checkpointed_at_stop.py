@@ -21,17 +21,17 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from support.approvals import PASSPHRASE
-from support.controller_keys import KEY_FILE
-from support.daemon_process import ready
-from support.floor import POOL, approved_site, free_port, write_config
+from support.ledger.approvals import PASSPHRASE
+from support.runtime.controller_keys import KEY_FILE
+from support.runtime.daemon_process import ready
+from support.runtime.floor import POOL, approved_site, free_port, write_config
 
 from controller.journal.checkpoints import KIND
 from controller.security.controller_key import load_key
 from drivers.simulator_links.serial import PtyPair
 
 if TYPE_CHECKING:
-    from support.approvals import Site
+    from support.ledger.approvals import Site
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 WAIT_S: Final = 60.0

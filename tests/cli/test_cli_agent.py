@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from support.cli_runs import run
+from support.cli.cli_runs import run
 
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 

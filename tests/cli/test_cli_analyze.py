@@ -18,7 +18,7 @@ from math import comb
 from typing import Any
 
 import pytest
-from support.terminal import on_a_terminal
+from support.cli.terminal import on_a_terminal
 
 from controller.cli import main
 

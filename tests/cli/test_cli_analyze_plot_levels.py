@@ -12,7 +12,7 @@ from __future__ import annotations
 import stat
 from typing import TYPE_CHECKING
 
-from support.cli_runs import run
+from support.cli.cli_runs import run
 
 from controller.analyzer.report import Analyzer
 from controller.cli.analyze_plot import plotted

@@ -1,7 +1,7 @@
 """``jackpotd apply`` never speaks for a table: device input and table status from it are refused.
 
-The site is real (tests/support/approvals.py, tests/support/twin_journals.py): a journal whose
-authority is signed, its configuration approved by the manager with ``jackpotd config
+The site is real (tests/support/ledger/approvals.py, tests/support/journal/twin_journals.py): a
+journal whose authority is signed, its configuration approved by the manager with ``jackpotd config
 approve`` (a pool ``P1`` and a table ``T1``). The attacks: a whole round with a natural
 seven-card straight flush, as a bet sensor, the dealer's button and the shoe would send it,
 fed to ``jackpotd apply`` (it would pay the meter with no table, no broker and no device
@@ -15,7 +15,7 @@ from __future__ import annotations
 import shutil
 from typing import TYPE_CHECKING
 
-from support.apply_floor import AT, Floor, floor, forged_round
+from support.ledger.apply_floor import AT, Floor, floor, forged_round
 
 from controller.clock import utc_now
 from controller.events import (

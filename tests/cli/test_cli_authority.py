@@ -3,7 +3,7 @@
 The site is a real one: a configuration file (a pool and a table, verification at $1,000,
 dual control at $5,000, lockout after 3 wrong passphrases), a journal whose authority is
 signed (a manager ``mgr`` and supervisors ``sup1``, ``sup2`` enrolled with keys, their key files
-beside it: tests/support/approvals.py), the configuration approved by the manager with
+beside it: tests/support/ledger/approvals.py), the configuration approved by the manager with
 ``jackpotd config approve``, and a five-aces hit of $1,000.02 awaiting verification, entered by a
 supervisor through ``jackpotd apply``.
 
@@ -30,9 +30,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import PASSPHRASE, Site
-from support.floor import approved_site
-from support.twin_journals import write_config
+from support.journal.twin_journals import write_config
+from support.ledger.approvals import PASSPHRASE, Site
+from support.runtime.floor import approved_site
 
 from controller.cli import main
 from controller.clock import utc_now as now

@@ -15,14 +15,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.approvals import PASSPHRASE, Site
-from support.software_rig import (
+from support.deploy.software_rig import (
     ROOT,
     WAIT_S,
     approve_manifest,
     serves_and_stops,
     write_config,
 )
+from support.ledger.approvals import PASSPHRASE, Site
 
 from controller.config.load import load_config
 from controller.ledger_journal.sqlite import Journal

@@ -15,8 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support.approvals import PASSPHRASE, Site
 from support.config_files import BASE, write
+from support.ledger.approvals import PASSPHRASE, Site
 
 from controller.ledger_journal.sqlite import Journal
 

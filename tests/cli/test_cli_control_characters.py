@@ -16,8 +16,8 @@ from __future__ import annotations
 import uuid
 from typing import TYPE_CHECKING
 
-from support.apply_floor import Floor, floor
-from support.approvals import key_file
+from support.ledger.apply_floor import Floor, floor
+from support.ledger.approvals import key_file
 
 from controller.clock import utc_now
 from controller.events import MeterAdjusted, TableStatusChanged

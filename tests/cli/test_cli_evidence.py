@@ -17,7 +17,7 @@ from fractions import Fraction
 from pathlib import Path
 
 import pytest
-from support.month_of_play import documented, run_line
+from support.cli.month_of_play import documented, run_line
 
 from controller.analyzer.report import Analyzer
 from controller.config.load import load_config

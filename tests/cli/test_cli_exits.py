@@ -21,8 +21,8 @@ from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from support.cli_runs import run
-from support.software_rig import write_config
+from support.cli.cli_runs import run
+from support.deploy.software_rig import write_config
 
 from controller.cli import paytables
 from controller.config.load import load_config

@@ -1,6 +1,6 @@
 """A supervisor acknowledges the faults journaled, at their own account, through the socket.
 
-A real ``jackpotd run`` with its operator socket (tests/support/operator_rig.py). Faults are
+A real ``jackpotd run`` with its operator socket (tests/support/runtime/operator_rig.py). Faults are
 made as a floor makes them: requests the daemon refuses before the ledger, each journaled as a
 fault. Then, as docs/operations.md ("Acknowledging faults") says and as written:
 ``jackpotd faults`` lists them, ``jackpotd fault ack`` signs the acknowledgement with the
@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 import pytest
-from support.floor import journal_rows
-from support.operator_rig import FILES, LEE, ROOT, SAM, operator_environment, running_daemon
+from support.runtime.floor import journal_rows
+from support.runtime.operator_rig import FILES, LEE, ROOT, SAM, operator_environment, running_daemon
 
 from controller.cli.submit import SocketDesk
 from controller.events import FaultsAcknowledged, encode_event
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.operator_rig import Running
+    from support.runtime.operator_rig import Running
 
 PAGE = ROOT / "docs" / "operations.md"
 

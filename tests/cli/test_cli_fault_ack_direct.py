@@ -16,7 +16,7 @@ import sys
 import uuid
 from typing import TYPE_CHECKING
 
-from support.approvals import PASSPHRASE, Site
+from support.ledger.approvals import PASSPHRASE, Site
 
 from controller.clock import utc_now
 from controller.events import FaultRecorded

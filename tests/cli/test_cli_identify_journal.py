@@ -13,9 +13,9 @@ import uuid
 from typing import TYPE_CHECKING
 
 import pytest
-from support.approvals import PASSPHRASE, Site, enrollment, key_file, now
-from support.cli_runs import run
-from support.journal_rig import POOL, opened_journal, wager
+from support.cli.cli_runs import run
+from support.journal.journal_rig import POOL, opened_journal, wager
+from support.ledger.approvals import PASSPHRASE, Site, enrollment, key_file, now
 
 from controller.events import JournalIdentified, MeterAdjusted
 from controller.ledger_journal.sqlite import Journal

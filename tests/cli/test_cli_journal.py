@@ -4,9 +4,9 @@ docs/journal.md, "Supervisors' and auditors' commands".
 
 The fixture is a site whose authority is signed, restored with ``jackpotd apply`` from a small
 stream of signed events: a manager who enrolls themself and three supervisors (their keys in
-files beside the journal, sealed under a passphrase: tests/support/approvals.py), the manager's
-approval of a pool and a table, wagers and a round settled by a supervisor. The other commands
-read and change it, signing with ``--key``.
+files beside the journal, sealed under a passphrase: tests/support/ledger/approvals.py), the
+manager's approval of a pool and a table, wagers and a round settled by a supervisor. The other
+commands read and change it, signing with ``--key``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, TypeVar
 
 import pytest
-from support.approvals import PASSPHRASE, key_file
+from support.ledger.approvals import PASSPHRASE, key_file
 
 from controller.cli import main
 from controller.events import (

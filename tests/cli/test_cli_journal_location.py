@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.cli_runs import run
+from support.cli.cli_runs import run
 from support.config_files import BASE, edited, error_of, load
 
 from controller.journal.location import DatabaseUrl

@@ -15,7 +15,7 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from support.source_tree import ROOT
+from support.deploy.source_tree import ROOT
 
 from controller.security.sealing_key import load_sealing_key
 

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.approvals import key_file
+from support.ledger.approvals import key_file
 
 from controller.security.controller_key import ControllerKeyError, load_key
 from controller.security.keys import read_key_file

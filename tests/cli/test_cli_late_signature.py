@@ -17,7 +17,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from support.apply_floor import Floor, floor
+from support.ledger.apply_floor import Floor, floor
 
 from controller.clock import utc_iso
 from controller.events import MeterAdjusted

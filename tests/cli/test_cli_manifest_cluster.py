@@ -15,8 +15,8 @@ import subprocess
 import sys
 from typing import TYPE_CHECKING
 
-from support.approvals import PASSPHRASE, Site
-from support.software_rig import ROOT, WAIT_S, write_config
+from support.deploy.software_rig import ROOT, WAIT_S, write_config
+from support.ledger.approvals import PASSPHRASE, Site
 
 from controller.config.load import load_config
 from controller.ledger_journal.sqlite import Journal

@@ -23,11 +23,11 @@ from importlib import resources
 from typing import TYPE_CHECKING
 
 import pytest
-from support.approvals import PASSPHRASE, Site
-from support.cli_runs import run
-from support.journal_rig import FIVE_ACES as FIVE_ACES_RIG
-from support.journal_rig import opened_journal, settle, wager
-from support.terminal import on_a_terminal
+from support.cli.cli_runs import run
+from support.cli.terminal import on_a_terminal
+from support.journal.journal_rig import FIVE_ACES as FIVE_ACES_RIG
+from support.journal.journal_rig import opened_journal, settle, wager
+from support.ledger.approvals import PASSPHRASE, Site
 
 from controller.events import (
     ConfigurationApproved,

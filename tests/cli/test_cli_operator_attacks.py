@@ -2,7 +2,7 @@
 
 A real journal with an identity (every journal this version founds): managers Dana Reyes and
 Lee Chen and supervisor Sam Okafor, their key files ``dana.key``, ``lee.key``, ``sam.key``
-beside it (tests/support/approvals.py). The attacks of the review, each refused where money
+beside it (tests/support/ledger/approvals.py). The attacks of the review, each refused where money
 moves, in the ledger: wrong passphrases typed with a key file made under a manager's name, rows
 appended with ``jackpotd apply`` to lock every manager out, a manager's own key enrolled under
 a second name, one manager enrolling a second operator alone, a manager who revoked the other
@@ -22,8 +22,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from support.approvals import PASSPHRASE, Site, enrollment, key_file, now
-from support.journal_rig import table_configured
+from support.journal.journal_rig import table_configured
+from support.ledger.approvals import PASSPHRASE, Site, enrollment, key_file, now
 
 from controller.cli import main
 from controller.events import AuthenticationFailed, ConfigurationApproved, encode_event

@@ -17,7 +17,7 @@ import sys
 import time
 from typing import TYPE_CHECKING
 
-from support.terminal import ROOT
+from support.cli.terminal import ROOT
 
 if TYPE_CHECKING:
     from pathlib import Path

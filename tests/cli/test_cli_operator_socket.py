@@ -2,8 +2,8 @@
 
 A real ``jackpotd run`` (as ``nobody`` when the tests run as root: a real other user) with
 ``[controller] operator_socket``, a table on a pty line, and a jackpot pending that needs two
-supervisors' signatures (tests/support/operator_rig.py). The supervisors' key files are root's,
-0600: the service user cannot read them, and never needs to. Through the socket:
+supervisors' signatures (tests/support/runtime/operator_rig.py). The supervisors' key files are
+root's, 0600: the service user cannot read them, and never needs to. Through the socket:
 
 * the first supervisor signs ``verify-hit`` and saves it (``--save``), the second adds their
   signature (``jackpotd cosign``) and the daemon journals it: the jackpot is paid, the row's
@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 import pytest
-from support.approvals import PASSPHRASE
-from support.floor import journal_rows, keep_playing, simulated, within
-from support.operator_rig import (
+from support.ledger.approvals import PASSPHRASE
+from support.runtime.floor import journal_rows, keep_playing, simulated, within
+from support.runtime.operator_rig import (
     FILES,
     LEE,
     NOBODY,
@@ -72,7 +72,7 @@ from drivers.simulator_links import SerialTableLink
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from support.operator_rig import Running
+    from support.runtime.operator_rig import Running
 
 PAGE = ROOT / "docs" / "operations.md"
 

@@ -1,9 +1,9 @@
 """``jackpotd passkey enroll``: a manager at the command line signs the console's draft.
 
 docs/operations.md, "The supervisors' console". The daemon serves the console over its own
-HTTPS (a test CA's certificate for ``console.test``, tests/support/console_tls.py) and listens
+HTTPS (a test CA's certificate for ``console.test``, tests/support/web/console_tls.py) and listens
 on its operator socket. A manager starts sup1's enrollment at the console and sup1's
-authenticator registers it (a software authenticator, tests/support/authenticator.py, posting
+authenticator registers it (a software authenticator, tests/support/web/authenticator.py, posting
 what a browser posts); the manager then runs ``jackpotd passkey enroll --draft URL --key
 mgr.key`` as a user runs it, in a process of its own: it shows what it signs, signs it with
 the key file, and hands it in through the operator socket. The ledger takes it: sup1's passkey
@@ -24,12 +24,12 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 import aiohttp
-from support.approvals import PASSPHRASE, key_file
-from support.authenticator import Authenticator
-from support.console_tls import CONSOLE_HOST, certificate, tls_floor
-from support.daemon import daemon
-from support.floor import free_port
-from support.source_tree import ROOT
+from support.deploy.source_tree import ROOT
+from support.ledger.approvals import PASSPHRASE, key_file
+from support.runtime.daemon import daemon
+from support.runtime.floor import free_port
+from support.web.authenticator import Authenticator
+from support.web.console_tls import CONSOLE_HOST, certificate, tls_floor
 
 from controller.events import HitVerified, encode_event
 from controller.ledger.passkeys import passkeys_of

@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import PASSPHRASE, Site, now
-from support.authenticator import Authenticator, passkey_enrollment
-from support.cli_runs import run
-from support.journal_rig import pool_opened, table_configured
+from support.cli.cli_runs import run
+from support.journal.journal_rig import pool_opened, table_configured
+from support.ledger.approvals import PASSPHRASE, Site, now
+from support.web.authenticator import Authenticator, passkey_enrollment
 
 from controller.events import ConfigurationApproved
 from controller.ledger.passkeys import passkeys_of

@@ -6,8 +6,8 @@ list every progressive pay, the $4 full house with the five aces, as "hits". Now
 jackpots unless ``--kind`` says otherwise; ``--pending`` lists every pay awaiting verification
 (what the pending alert counts), ``--since`` and ``--limit`` bound the list, ``--pool`` filters.
 
-The journal (tests/support/pay_history.py): round R1 deals five aces to seat 1 (a jackpot, and
-a bonus pay, both pending), a full house to seat 2 (the progressive's fixed $4, a bonus pay) and
+The journal (tests/support/journal/pay_history.py): round R1 deals five aces to seat 1 (a jackpot,
+and a bonus pay, both pending), a full house to seat 2 (the progressive's fixed $4, a bonus pay) and
 Envy to the others; round R2, a day later, a full house to seat 2 only.
 """
 
@@ -17,8 +17,8 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from support.cli_runs import run
-from support.pay_history import pays_journal
+from support.cli.cli_runs import run
+from support.journal.pay_history import pays_journal
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from support.approvals import PASSPHRASE, Site, key_file, now
-from support.journal_rig import NOTHING, pool_opened, settle, table_configured, wager
+from support.journal.journal_rig import NOTHING, pool_opened, settle, table_configured, wager
+from support.ledger.approvals import PASSPHRASE, Site, key_file, now
 
 from controller.cli import main
 from controller.effects import fraction_text

@@ -1,7 +1,7 @@
 """Every command on a PostgreSQL journal does what it does on the SQLite file of the same history.
 
-The history is one site's (tests/support/twin_journals.py), journaled event for event into an
-SQLite file and into a database of the test's own PostgreSQL server: signed operators, an
+The history is one site's (tests/support/journal/twin_journals.py), journaled event for event into
+an SQLite file and into a database of the test's own PostgreSQL server: signed operators, an
 approved configuration, jackpots pending and verified, an adjustment, a refused unsigned
 event, a signed checkpoint. Each command then runs on both, in process, and must print the
 same (the journal's name and new events' ids aside) and exit the same.
@@ -25,8 +25,7 @@ from typing import TYPE_CHECKING
 import psycopg
 import pytest
 from psycopg.errors import ReadOnlySqlTransaction
-from support.approvals import PASSPHRASE
-from support.twin_journals import (
+from support.journal.twin_journals import (
     AT,
     NOTHING,
     PENDING,
@@ -37,6 +36,7 @@ from support.twin_journals import (
     site_history,
     write_config,
 )
+from support.ledger.approvals import PASSPHRASE
 
 from controller.cli import main
 from controller.clock import utc_now
@@ -47,8 +47,8 @@ from controller.ledger_journal.postgres import PostgresReader
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.approvals import Site
-    from support.postgres import PostgresServer
+    from support.journal.postgres import PostgresServer
+    from support.ledger.approvals import Site
 
     from controller.events import AnyEvent
     from controller.security.controller_key import ControllerKey

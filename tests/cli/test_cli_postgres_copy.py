@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
-from support.journal_rig import rounds
-from support.twin_journals import database_fingerprint, played, site_history, write_config
+from support.journal.journal_rig import rounds
+from support.journal.twin_journals import database_fingerprint, played, site_history, write_config
 
 from controller.cli import main
 from controller.journal import JournalError, copying

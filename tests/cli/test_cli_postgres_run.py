@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from support.approvals import PASSPHRASE, Site
-from support.software_rig import approve_manifest
-from support.twin_journals import database_fingerprint, write_config
+from support.deploy.software_rig import approve_manifest
+from support.journal.twin_journals import database_fingerprint, write_config
+from support.ledger.approvals import PASSPHRASE, Site
 
 from controller.journal.location import DatabaseUrl
 from controller.ledger_journal.postgres import PostgresJournal
@@ -35,7 +35,7 @@ WAIT_S = 60
 
 
 def _on_database(folder: Path, url: str) -> Path:
-    """tests/support/twin_journals.py's configuration, its journal the database at ``url``."""
+    """support.journal.twin_journals' configuration, its journal the database at ``url``."""
     config = write_config(folder)
     config.write_text(config.read_text().replace('journal = "journal.db"', f'journal = "{url}"'))
     return config

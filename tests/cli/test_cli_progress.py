@@ -14,7 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support.terminal import on_a_terminal
+from support.cli.terminal import on_a_terminal
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 60

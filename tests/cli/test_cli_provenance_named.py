@@ -22,7 +22,7 @@ import json
 import sqlite3
 from typing import TYPE_CHECKING
 
-from support.apply_floor import Floor, floor, forged_round
+from support.ledger.apply_floor import Floor, floor, forged_round
 
 from controller.journal.sqlite.rows import provenances
 from controller.ledger.screen import NOT_FROM_INTAKE

@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from support.cli_runs import run
-from support.journal_rig import opened_journal, play_rounds, wager
-from support.software_rig import write_config
+from support.cli.cli_runs import run
+from support.deploy.software_rig import write_config
+from support.journal.journal_rig import opened_journal, play_rounds, wager
 
 from controller.journal.errors import JournalError
 from controller.journal.sqlite import verify as verifying

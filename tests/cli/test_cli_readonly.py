@@ -20,9 +20,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 import sqlite_utils
-from support.cli_runs import run
-from support.journal_rig import opened_journal, play_rounds, wager
-from support.software_rig import write_config
+from support.cli.cli_runs import run
+from support.deploy.software_rig import write_config
+from support.journal.journal_rig import opened_journal, play_rounds, wager
 
 from controller.cli import common
 from controller.journal.sqlite.readonly import LATEST

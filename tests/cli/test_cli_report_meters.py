@@ -1,6 +1,6 @@
 """docs/operations.md, "The regulators' meters": a month's meters, reported as written.
 
-On the month of tests/support/month_of_play.py, the section's commands run as they are written;
+On the month of tests/support/cli/month_of_play.py, the section's commands run as they are written;
 the figures are held to the journal's own tables read here with SQL (its pools' exact state and
 its payouts), N.J.A.C. 13:69E-1.39A(b)'s meters and 9 NYCRR 5320.8's last hits, and the saved
 JSON is checked by ``jackpotd verify --report`` and refused once edited.
@@ -13,8 +13,8 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import POOL, TABLE
-from support.month_of_play import DAYS, ROUNDS_A_DAY, SEATS, documented, journal_month, run_line
+from support.cli.month_of_play import DAYS, ROUNDS_A_DAY, SEATS, documented, journal_month, run_line
+from support.journal.journal_rig import POOL, TABLE
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -1,7 +1,7 @@
 """``jackpotd report`` lists each mystery level's draws, commitments and reveals, each checked.
 
 docs/operations.md, "Mystery levels in the report"; docs/rules.md § 10. On a real journal whose
-grand (tests/support/mystery_paytable.py) hit twice, the keeper drawing and answering as the
+grand (tests/support/rules/mystery_paytable.py) hit twice, the keeper drawing and answering as the
 daemon asks it: every draw is listed with its row, its time, the level's range and its
 commitment; every reveal with its trigger, its nonce, the row of the wager that hit and
 ``checks``; the open draw with its commitment only, its trigger and nonce (which the keeper
@@ -19,9 +19,9 @@ import subprocess
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.cli_runs import run
-from support.mystery_journal import GRAND, TABLE, MysteryJournal, mystery_journal
-from support.terminal import on_a_terminal
+from support.cli.cli_runs import run
+from support.cli.terminal import on_a_terminal
+from support.journal.mystery_journal import GRAND, TABLE, MysteryJournal, mystery_journal
 
 from controller.cli.times import local_time
 from controller.effects import fraction_text as text

@@ -1,6 +1,6 @@
 """docs/operations.md, "The reports as a PDF": the PDF as written, rendered and read back.
 
-On the first three days of tests/support/month_of_play.py's month, the section's command runs as
+On the first three days of tests/support/cli/month_of_play.py's month, the section's command runs as
 written; poppler renders every page to PNG (``pdftoppm``) and reads its text (``pdftotext``),
 and each figure the JSON of ``report meters`` and ``report returns`` gives for the same period
 is in it, with the journal head it was made from (in the text and the PDF's subject).
@@ -13,7 +13,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
-from support.month_of_play import documented, journal_month, month, run_line
+from support.cli.month_of_play import documented, journal_month, month, run_line
 
 from controller.money import format_cents
 

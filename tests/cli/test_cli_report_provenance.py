@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site, now
-from support.cli_runs import run
-from support.journal_rig import TABLE, pool_opened, table_configured
-from support.terminal import on_a_terminal
+from support.cli.cli_runs import run
+from support.cli.terminal import on_a_terminal
+from support.journal.journal_rig import TABLE, pool_opened, table_configured
+from support.ledger.approvals import Site, now
 
 from controller.agent_events import TableAgentEnrolled
 from controller.events import BetSensed, ConfigurationApproved, device_event_id

@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.journal_rig import POOL, TABLE
-from support.month_of_play import (
+from support.cli.month_of_play import (
     DAYS,
     DECK,
     ROUNDS_A_DAY,
@@ -31,6 +30,7 @@ from support.month_of_play import (
     run_line,
     seed_paytable,
 )
+from support.journal.journal_rig import POOL, TABLE
 
 from controller.analyzer.report import Analyzer
 from controller.events import RoundSettled, WagerLocked

@@ -16,8 +16,8 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.journal_rig import POOL, STRAIGHT_FLUSH, opened_journal
-from support.site_chains import WAGER, LinkedProperty
+from support.journal.journal_rig import POOL, STRAIGHT_FLUSH, opened_journal
+from support.widearea.site_chains import WAGER, LinkedProperty
 
 from controller.cli import main
 from controller.clock import utc_iso

@@ -2,7 +2,7 @@
 
 controller/cli/site_commands.py; docs/wide-area.md, "A halted link". A real central journal
 (SQLite) whose authority is signed (a manager and two supervisors with real keys,
-tests/support/approvals.py); boardwalk's totals misreport its wagers, so central's
+tests/support/ledger/approvals.py); boardwalk's totals misreport its wagers, so central's
 reconciliation halts its link. A supervisor's resumption is refused and journaled as refused;
 the manager's resumes the link, and the property's next totals are reconciled as matched.
 """
@@ -13,10 +13,10 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from support.approvals import PASSPHRASE, Site
-from support.cli_runs import run
-from support.journal_rig import opened_journal
-from support.site_chains import WAGER, LinkedProperty
+from support.cli.cli_runs import run
+from support.journal.journal_rig import opened_journal
+from support.ledger.approvals import PASSPHRASE, Site
+from support.widearea.site_chains import WAGER, LinkedProperty
 
 from controller.effects import SiteLinkResumed, decode_effects
 from controller.ledger_journal.sqlite import Journal

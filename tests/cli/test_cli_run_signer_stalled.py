@@ -36,9 +36,9 @@ import pytest
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from faults.test_fault_sigkill import Devices
-from support.daemon_process import CHILD, ROOT, ready, signer_config
-from support.floor import keep_playing, simulated, within
-from support.signer_process import running
+from support.runtime.daemon_process import CHILD, ROOT, ready, signer_config
+from support.runtime.floor import keep_playing, simulated, within
+from support.runtime.signer_process import running
 
 from controller.journal.high_water import head_verifies, read_high_water
 from controller.meter_signature import METER_DOMAIN

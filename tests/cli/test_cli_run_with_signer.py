@@ -1,9 +1,9 @@
 """``jackpotd run`` signs through the signer process, and a journal rolled back gets no signature.
 
-A real signer (``jackpotd signer``, tests/support/signer_process.py) holds the key; the daemon's
-configuration names only its socket (``[controller] signer_socket``). The daemon starts, signs
-its checkpoints and heads through it, and ``jackpotd verify --controller-key`` accepts them. Then
-the journal is put back to a copy taken before that run and the high-water file beside it is
+A real signer (``jackpotd signer``, tests/support/runtime/signer_process.py) holds the key; the
+daemon's configuration names only its socket (``[controller] signer_socket``). The daemon starts,
+signs its checkpoints and heads through it, and ``jackpotd verify --controller-key`` accepts them.
+Then the journal is put back to a copy taken before that run and the high-water file beside it is
 removed, as a shell as the service user could: without the key the service user cannot sign,
 and the signer refuses the rolled-back head, so the daemon does not start on it
 (docs/operations.md, "The signer").
@@ -20,9 +20,9 @@ import sys
 from pathlib import Path
 from typing import Final
 
-from support.controller_keys import KEY_FILE
-from support.daemon_process import ready, signer_config
-from support.signer_process import running
+from support.runtime.controller_keys import KEY_FILE
+from support.runtime.daemon_process import ready, signer_config
+from support.runtime.signer_process import running
 
 from drivers.simulator_links.serial import PtyPair
 

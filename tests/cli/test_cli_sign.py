@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import aiomqtt
-from support.mqtt_tables import SITE, TOPICS, running, within
+from support.drivers.mqtt_tables import SITE, TOPICS, running, within
 
 from controller.meter_signature import Signer
 from controller.outputs import MeterUpdate
@@ -31,7 +31,7 @@ from drivers.signs.emulator import VirtualAlphaSign
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 ROOT = Path(__file__).parents[2]
 UNIT = ROOT / "systemd" / "jackpotd-sign.service"

@@ -15,7 +15,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from cli.test_cli_sign import ROOT, Face, meter, publish, shows, station, station_file
-from support.mqtt_tables import running
+from support.drivers.mqtt_tables import running
 
 from controller.meter_signature import Signer
 from controller.security.controller_key import ControllerKey
@@ -23,7 +23,7 @@ from controller.security.controller_key import ControllerKey
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 HUGE = 10**9
 INTRUDER = ControllerKey.generate()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.cli_runs import run
+from support.cli.cli_runs import run
 
 from controller.journal.high_water import (
     head_verifies,

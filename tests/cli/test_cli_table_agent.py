@@ -11,9 +11,9 @@ import uuid
 from typing import TYPE_CHECKING
 
 import msgspec
-from support.approvals import PASSPHRASE, Site, now
-from support.cli_runs import run
-from support.journal_rig import pool_opened, table_configured
+from support.cli.cli_runs import run
+from support.journal.journal_rig import pool_opened, table_configured
+from support.ledger.approvals import PASSPHRASE, Site, now
 
 from controller.events import ConfigurationApproved
 from controller.ledger.table_agents import agents_of

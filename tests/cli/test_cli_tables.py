@@ -12,9 +12,9 @@ import json
 from pathlib import Path
 
 import pytest
-from support.cli_runs import run
-from support.pay_history import pays_journal
-from support.terminal import on_a_terminal
+from support.cli.cli_runs import run
+from support.cli.terminal import on_a_terminal
+from support.journal.pay_history import pays_journal
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_S = 60

@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from support.cli_runs import run
-from support.journal_rig import checkpoint
+from support.cli.cli_runs import run
+from support.journal.journal_rig import checkpoint
 
 from controller.ledger_journal.sqlite import Journal
 

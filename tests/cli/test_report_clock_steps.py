@@ -16,8 +16,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import pytest
-from support.controller_keys import write_controller_key
-from support.journal_rig import POOL, TABLE, opened_journal
+from support.journal.journal_rig import POOL, TABLE, opened_journal
+from support.runtime.controller_keys import write_controller_key
 
 from controller.cli import main
 from controller.events import FaultRecorded, WagerLocked

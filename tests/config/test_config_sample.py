@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from support.cli_runs import check
+from support.cli.cli_runs import check
 from support.config_files import edited, write
 
 from controller.config import load as config_module

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from support.cli_runs import check
+from support.cli.cli_runs import check
 from support.config_files import BASE
 
 from controller.config.changes import config_events

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from support.config_files import error_of, load, write
-from support.wide_area_config import CENTRAL_KEY, PROPERTY, TABLES, edit, write_files
+from support.widearea.wide_area_config import CENTRAL_KEY, PROPERTY, TABLES, edit, write_files
 
 from controller.config.wide_area_settings import Role, WideAreaProperty
 from drivers.mqtt.settings import BrokerSettings

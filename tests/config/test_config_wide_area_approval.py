@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site
 from support.config_files import load
-from support.wide_area_config import (
+from support.ledger.approvals import Site
+from support.widearea.wide_area_config import (
     ATLANTIC,
     BOARDWALK,
     CENTRAL,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from support.config_files import error_of, load
-from support.wide_area_config import CENTRAL, OTHER_SITE_KEY, SITE_KEY, edit, write_files
+from support.widearea.wide_area_config import CENTRAL, OTHER_SITE_KEY, SITE_KEY, edit, write_files
 
 from controller.config.wide_area_settings import PropertySite, Role, WideAreaCentral
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from support.ha_lab import NODES
+from support.ha.ha_lab import NODES
 
 from controller.config.load import ConfigError, load_config
 

@@ -13,7 +13,7 @@ import json
 import re
 from typing import TYPE_CHECKING, Any
 
-from support.deploy_rig import (
+from support.deploy.deploy_rig import (
     DEPLOY,
     bind_mounts,
     compose,

@@ -2,7 +2,7 @@
 
 The tests read the files as their tools read them (YAML, HAProxy's own check, the
 controller's configuration loader) and hold them to the lab's port plan
-(tests/support/ha_lab.py) and to the settings docs/ha.md promises: Patroni in strict
+(tests/support/ha/ha_lab.py) and to the settings docs/ha.md promises: Patroni in strict
 synchronous mode with no lag allowed on failover, PostgreSQL with ``fsync`` and
 ``synchronous_commit`` on, the watchdog required in production and off in the lab.
 tests/deploy/test_deploy_ha_cluster.py runs the lab's files.
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
-from support.ha_cluster import BINARIES
-from support.ha_lab import DOOR_PORTS, LAB, NODE_PORTS, NODES, PRODUCTION, SCOPE, lab_ports
+from support.ha.ha_cluster import BINARIES
+from support.ha.ha_lab import DOOR_PORTS, LAB, NODE_PORTS, NODES, PRODUCTION, SCOPE, lab_ports
 
 from controller.config.load import load_config
 from controller.journal.location import DatabaseUrl

@@ -1,6 +1,6 @@
 """The lab of deploy/ha/ running: three etcd members, three Patroni over PostgreSQL 15, HAProxy.
 
-Each test starts the shipped lab files on free loopback ports (tests/support/ha_cluster.py)
+Each test starts the shipped lab files on free loopback ports (tests/support/ha/ha_cluster.py)
 and ends every process after. They prove what deploy/ha/README.md and docs/ha.md promise:
 the cluster comes up with one primary and one synchronous standby, and a switchover moves
 HAProxy's door with the primary; a row committed through HAProxy survives kill -9 of the
@@ -25,16 +25,16 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from support.floor import WAIT_S
-from support.ha_cluster import START_TIMEOUT_S, HaCluster, running_cluster
-from support.ha_lab import NODES
-from support.ha_processes import Service
-from support.mosquitto import HOST
+from support.drivers.mosquitto import HOST
+from support.ha.ha_cluster import START_TIMEOUT_S, HaCluster, running_cluster
+from support.ha.ha_lab import NODES
+from support.ha.ha_processes import Service
+from support.runtime.floor import WAIT_S
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from support.etcd_watch import ClusterState
+    from support.ha.etcd_watch import ClusterState
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """deploy/mosquitto against a real broker: TLS, a password per user, an ACL that confines tables.
 
 The broker runs the shipped ``mosquitto.conf`` and ACL with the shipped ``make-secrets.sh``'s
-credentials (the rig: tests/support/shipped_broker.py).
+credentials (the rig: tests/support/drivers/shipped_broker.py).
 tests/deploy/test_deploy_mosquitto_identity.py proves what the broker's naming of sessions after
 users stops (session takeover).
 
@@ -23,9 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import aiomqtt
 import pytest
-from support.floor import within
-from support.intake import JournalIntake
-from support.shipped_broker import (
+from support.drivers.intake import JournalIntake
+from support.drivers.shipped_broker import (
     AT,
     CLIENT_ID,
     CONTROLLER,
@@ -50,6 +49,7 @@ from support.shipped_broker import (
     start_shipped,
     subscribe,
 )
+from support.runtime.floor import within
 
 from controller.events import CheckpointRecorded
 from controller.ledger_journal.sqlite import Journal
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 
 @pytest.fixture(scope="module")

@@ -19,10 +19,10 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from support.shipped_broker import credentials_fixture, start_shipped, tool
+from support.drivers.shipped_broker import credentials_fixture, start_shipped, tool
 
 if TYPE_CHECKING:
-    from support.shipped_broker import Credentials
+    from support.drivers.shipped_broker import Credentials
 
 assert credentials_fixture  # the fixture, registered by importing it
 REPO = Path(__file__).resolve().parents[2]

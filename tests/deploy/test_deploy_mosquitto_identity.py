@@ -10,7 +10,7 @@ session and the controller's stay as they were. The controller logs in as two us
 (``jackpotd-in``, ``jackpotd-out``), one per connection, which keep two sessions.
 
 Each test starts its own broker on the shipped configuration and ACL
-(tests/support/shipped_broker.py),
+(tests/support/drivers/shipped_broker.py),
 as the persistent sessions are what is tested; the controller is its own drivers
 (:class:`~drivers.mqtt.source.MqttSource`, :class:`~drivers.mqtt.sink.MqttSink`) over a real
 journal. One test runs the same attack with ``use_username_as_clientid`` left out of the shipped
@@ -29,9 +29,8 @@ import json
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.floor import within
-from support.intake import JournalIntake
-from support.shipped_broker import (
+from support.drivers.intake import JournalIntake
+from support.drivers.shipped_broker import (
     AT,
     CLIENT_ID,
     CONTROLLER,
@@ -50,6 +49,7 @@ from support.shipped_broker import (
     start_shipped,
     subscribe,
 )
+from support.runtime.floor import within
 
 from controller.ledger_journal.sqlite import Journal
 from controller.outputs import MeterUpdate
@@ -60,8 +60,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.mosquitto import Broker
-    from support.mqtt_watch import Watch
+    from support.drivers.mosquitto import Broker
+    from support.drivers.mqtt_watch import Watch
 
 STATUS = TOPICS.controller_status(CONTROLLER)
 CONTROLLER_IDS = (f"{CLIENT_ID}-in", f"{CLIENT_ID}-out")

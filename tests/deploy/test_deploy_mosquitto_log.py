@@ -13,7 +13,7 @@ import asyncio
 import os
 from typing import TYPE_CHECKING
 
-from support.shipped_broker import (
+from support.drivers.shipped_broker import (
     Credentials,
     connect,
     credentials_fixture,  # noqa: F401 - registers the fixture

@@ -25,7 +25,7 @@ import tomllib
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.deploy_rig import (
+from support.deploy.deploy_rig import (
     DEPLOY,
     REPO,
     TARGET_LABELS,

@@ -1,7 +1,7 @@
 """deploy/wide-area/lab: its files load as documented; central's broker confines each property.
 
-make-lab.sh makes the lab in a test folder (tests/support/wide_area_lab.py): its secrets, the
-three controller keys exchanged, the files installed. The controllers' files load with the
+make-lab.sh makes the lab in a test folder (tests/support/widearea/wide_area_lab.py): its secrets,
+the three controller keys exchanged, the files installed. The controllers' files load with the
 controller's own loader; central's mosquitto runs its installed configuration and ACL, and is
 attacked by a property holding valid credentials (the threat model of docs/security.md: such
 a device is hostile). Mosquitto drops a forbidden publish without a word to an MQTT 3.1.1
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
-from support.shipped_broker import (
+from support.drivers.shipped_broker import (
     IN_USER,
     OUT_USER,
     Credentials,
@@ -30,7 +30,7 @@ from support.shipped_broker import (
     start_warnings,
     subscribe,
 )
-from support.wide_area_lab import (
+from support.widearea.wide_area_lab import (
     CENTRAL_PORT,
     CONTROLLERS,
     KIT,
@@ -51,8 +51,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.mosquitto import Broker
-    from support.mqtt_watch import Watch
+    from support.drivers.mosquitto import Broker
+    from support.drivers.mqtt_watch import Watch
 
 CENTRAL_SITE = "hub"
 TOPICS = Topics(CENTRAL_SITE)

@@ -1,6 +1,6 @@
 """deploy/wide-area/lab runs as its README says: make-lab.sh, lab.sh approve, start, status, stop.
 
-The lab is made in a test folder and moved to free ports (tests/support/wide_area_lab.py);
+The lab is made in a test folder and moved to free ports (tests/support/widearea/wide_area_lab.py);
 everything else is the shipped files and scripts, with this checkout's jackpotd. Once started,
 central's own report (``jackpotd report sites --json``) must show each property's chain
 applied and its totals reconciled: every message of the link went through central's broker,
@@ -14,7 +14,7 @@ import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
-from support.wide_area_lab import LAB, SITES, InstalledLab, make_lab, on_free_ports
+from support.widearea.wide_area_lab import LAB, SITES, InstalledLab, make_lab, on_free_ports
 
 if TYPE_CHECKING:
     from pathlib import Path

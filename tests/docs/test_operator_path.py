@@ -1,11 +1,11 @@
 """docs/operations.md's operator path, run as written: install to restore, on a scratch root.
 
 The page marks the blocks of its operator's path (``<!-- operator-path: STEP [as=ACCOUNT] -->``,
-its opening says how; tests/support/doc_blocks.py reads them). This test runs each, verbatim,
+its opening says how; tests/support/deploy/doc_blocks.py reads them). This test runs each, verbatim,
 in page order, with ``bash -euo pipefail``, and fails on the first that fails, so that a page
 that drifts from the code fails here rather than on a floor:
 
-* on a scratch root (tests/support/scratch_root.py): a private mount and network namespace
+* on a scratch root (tests/support/deploy/scratch_root.py): a private mount and network namespace
   whose system folders are overlays of the test's, so the blocks write ``/opt/jackpotd``,
   ``/etc/jackpotd``, ``/var/lib/jackpotd`` and ``/etc/passwd`` where the page says and this
   machine is left as it was;
@@ -15,9 +15,9 @@ that drifts from the code fails here rather than on a floor:
   only they can read: no key file is ever on the controller's disk or readable by the
   service's user;
 * the service as the unit says, as its real non-root user ``jackpotd`` (systemd-sysusers made
-  it), started by ``systemctl`` (tests/support/systemctl_standin.py: no systemd here);
+  it), started by ``systemctl`` (tests/support/deploy/systemctl_standin.py: no systemd here);
 * a real mosquitto on TLS, the shipped configuration and ACL on make-secrets.sh's
-  credentials (tests/support/shipped_broker.py), which section 2 installs from
+  credentials (tests/support/drivers/shipped_broker.py), which section 2 installs from
   ``/root/jackpot-secrets``; the table ``t3`` deals section 6's seven-card straight flush to
   seat 2, which wins the meter (the pay section 6 verifies, at or above
   ``dual_control_amount``), with ``mosquitto_pub`` as the lab stack's table does.
@@ -42,12 +42,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import pytest
-from support.approvals import PASSPHRASE
-from support.doc_blocks import ROOT_ACCOUNT, Block, marked_blocks
-from support.mosquitto import MOSQUITTO
-from support.scratch_root import PATH, ScratchRoot, run_group, scratch_root
-from support.shipped_broker import SHIPPED, Credentials, make_secrets, substitute
-from support.source_tree import ROOT, copy_tree
+from support.deploy.doc_blocks import ROOT_ACCOUNT, Block, marked_blocks
+from support.deploy.scratch_root import PATH, ScratchRoot, run_group, scratch_root
+from support.deploy.source_tree import ROOT, copy_tree
+from support.drivers.mosquitto import MOSQUITTO
+from support.drivers.shipped_broker import SHIPPED, Credentials, make_secrets, substitute
+from support.ledger.approvals import PASSPHRASE
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

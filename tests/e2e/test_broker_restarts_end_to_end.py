@@ -1,10 +1,10 @@
 """The daemon end to end through broker restarts, crashes and outages in the middle of play.
 
-MQTT tables on a real mosquitto play against the in-process service (tests/support/daemon.py,
-tests/support/played_tables.py) while the broker is stopped, SIGKILLed or kept away past the
-tables' heartbeat timeout: never a cent lost or counted twice (docs/faults.md, "Broker restarts
-and crashes"), tables closed and reopened as docs/architecture.md says, ``jackpotd verify``
-passing after.
+MQTT tables on a real mosquitto play against the in-process service
+(tests/support/runtime/daemon.py, tests/support/runtime/played_tables.py) while the broker is
+stopped, SIGKILLed or kept away past the tables' heartbeat timeout: never a cent lost or counted
+twice (docs/faults.md, "Broker restarts and crashes"), tables closed and reopened as
+docs/architecture.md says, ``jackpotd verify`` passing after.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from support.daemon import broker_settings, daemon, tables_announced, write_config
-from support.floor import CONTRIBUTION_CENTS, POOL, SEED_CENTS, within
-from support.played_tables import (
+from support.runtime.daemon import broker_settings, daemon, tables_announced, write_config
+from support.runtime.floor import CONTRIBUTION_CENTS, POOL, SEED_CENTS, within
+from support.runtime.played_tables import (
     Recorder,
     all_journaled,
     assert_journaled_once,
@@ -31,7 +31,7 @@ from drivers.simulator_links import MqttTableLink
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 
 async def test_broker_restart_mid_play_loses_and_double_counts_no_wager(

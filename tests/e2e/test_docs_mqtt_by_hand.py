@@ -14,11 +14,11 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from support.daemon import SITE, daemon, tables_announced, write_config
-from support.floor import POOL
+from support.runtime.daemon import SITE, daemon, tables_announced, write_config
+from support.runtime.floor import POOL
 
 if TYPE_CHECKING:
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "mqtt.md"
 

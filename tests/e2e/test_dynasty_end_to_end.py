@@ -17,8 +17,8 @@ import json
 from importlib import resources
 from typing import TYPE_CHECKING
 
-from support.daemon import daemon, local_journal, probe, tables_announced
-from support.floor import free_port, within
+from support.runtime.daemon import daemon, local_journal, probe, tables_announced
+from support.runtime.floor import free_port, within
 
 from controller.config.load import load_config
 from controller.events import (
@@ -40,7 +40,7 @@ from drivers.simulator_links import MqttTableLink
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.config.load import Config
     from controller.runtime.view import Runtime

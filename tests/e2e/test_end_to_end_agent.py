@@ -13,9 +13,16 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 import msgspec
-from support.agent_rig import agent_at_table
-from support.daemon import SITE, broker_settings, daemon, probe, tables_announced, write_config
-from support.floor import POOL, within
+from support.drivers.agent_rig import agent_at_table
+from support.runtime.daemon import (
+    SITE,
+    broker_settings,
+    daemon,
+    probe,
+    tables_announced,
+    write_config,
+)
+from support.runtime.floor import POOL, within
 
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from controller.ports import APPLIED
@@ -25,7 +32,7 @@ from drivers.mqtt.topics import Topics
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.agent.settings import AgentConfig
 

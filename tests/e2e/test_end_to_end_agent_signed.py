@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import msgspec
-from support.agent_rig import agent_at_table
-from support.approvals import Site, now
-from support.daemon import SITE, broker_settings, daemon, tables_announced, write_config
-from support.floor import POOL, within
+from support.drivers.agent_rig import agent_at_table
+from support.ledger.approvals import Site, now
+from support.runtime.daemon import SITE, broker_settings, daemon, tables_announced, write_config
+from support.runtime.floor import POOL, within
 
 from controller.agent_events import TableAgentEnrolled
 from controller.agent_signature import AGENT_SIGNATURE
@@ -30,7 +30,7 @@ from controller.security.agent_key import AgentKey
 from drivers.mqtt.topics import Topics
 
 if TYPE_CHECKING:
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.agent.settings import AgentConfig
 

@@ -1,9 +1,9 @@
 """The daemon end to end with MQTT tables on a real mosquitto: journal, signs and display agree.
 
-The real service runs in-process (tests/support/daemon.py) and simulated tables play against
-it (tests/support/played_tables.py). The checks are the promises of docs/architecture.md ("The
-standards it meets", "One event's way through"): every event journaled exactly once, meters and
-hits on the signs' topics and on the display equal to the journal, and ``jackpotd verify``
+The real service runs in-process (tests/support/runtime/daemon.py) and simulated tables play against
+it (tests/support/runtime/played_tables.py). The checks are the promises of docs/architecture.md
+("The standards it meets", "One event's way through"): every event journaled exactly once, meters
+and hits on the signs' topics and on the display equal to the journal, and ``jackpotd verify``
 passing after.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from support.daemon import (
+from support.runtime.daemon import (
     broker_settings,
     daemon,
     local_journal,
@@ -20,8 +20,8 @@ from support.daemon import (
     tables_announced,
     write_config,
 )
-from support.floor import POOL, SEED_CENTS, within
-from support.played_tables import (
+from support.runtime.floor import POOL, SEED_CENTS, within
+from support.runtime.played_tables import (
     TOPICS,
     Recorder,
     all_journaled,
@@ -38,7 +38,7 @@ from drivers.simulator_links import MqttTableLink
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 
 async def test_mqtt_tables_end_to_end_journal_once_meters_hits_and_display_agree(

@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from support.daemon import daemon, write_config
-from support.floor import CONTRIBUTION_CENTS, POOL, SEED_CENTS, within
-from support.played_tables import (
+from support.runtime.daemon import daemon, write_config
+from support.runtime.floor import CONTRIBUTION_CENTS, POOL, SEED_CENTS, within
+from support.runtime.played_tables import (
     Recorder,
     assert_journaled_once,
     device_rows,

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 import aiomqtt
 import msgspec
 import pytest
-from support.controller_keys import write_controller_key
-from support.daemon import CONTROLLER, SITE, daemon, probe, write_config
+from support.runtime.controller_keys import write_controller_key
+from support.runtime.daemon import CONTROLLER, SITE, daemon, probe, write_config
 
 from controller.events import FaultRecorded
 from controller.journal.high_water import high_water_path, sign_head
@@ -30,7 +30,7 @@ from controller.security.controller_key import ControllerKey
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.config.load import Config
 

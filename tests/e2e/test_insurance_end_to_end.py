@@ -16,9 +16,16 @@ import json
 import uuid
 from typing import TYPE_CHECKING
 
-from support.daemon import SITE, broker_settings, daemon, local_journal, metric, tables_announced
-from support.floor import free_port, within
-from support.insurance import house_insurance
+from support.rules.insurance import house_insurance
+from support.runtime.daemon import (
+    SITE,
+    broker_settings,
+    daemon,
+    local_journal,
+    metric,
+    tables_announced,
+)
+from support.runtime.floor import free_port, within
 
 from controller.clock import utc_now
 from controller.config.load import load_config
@@ -37,7 +44,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.config.load import Config
 

@@ -2,7 +2,7 @@
 
 Garbage on MQTT and damaged serial frames (docs/architecture.md, "The standards it meets";
 docs/mqtt.md, "Rejected input") against the in-process service with simulated tables
-(tests/support/daemon.py, tests/support/played_tables.py).
+(tests/support/runtime/daemon.py, tests/support/runtime/played_tables.py).
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from support.daemon import broker_settings, daemon, metric, tables_announced, write_config
-from support.floor import POOL, within
-from support.played_tables import (
+from support.runtime.daemon import broker_settings, daemon, metric, tables_announced, write_config
+from support.runtime.floor import POOL, within
+from support.runtime.played_tables import (
     TOPICS,
     Recorder,
     all_journaled,
@@ -31,7 +31,7 @@ from drivers.simulator_links import MqttTableLink, PtyPair, SerialTableLink
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 
 async def test_malformed_mqtt_payload_and_bad_serial_frames_are_rejected_play_goes_on(

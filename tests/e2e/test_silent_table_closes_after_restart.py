@@ -15,7 +15,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from support.daemon import broker_settings, daemon, metric, tables_announced, write_config
+from support.runtime.daemon import broker_settings, daemon, metric, tables_announced, write_config
 
 from controller.events import BetSensed
 from drivers.simulator_links import MqttTableLink
@@ -23,7 +23,7 @@ from drivers.simulator_links import MqttTableLink
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.config.load import Config
 

@@ -13,7 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import pytest
-from support.played_tables import simulated
+from support.runtime.played_tables import simulated
 
 from controller.events import CardDealt, DeviceInput
 from drivers.mqtt.payloads import Heartbeat as MqttHeartbeat

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import aiomqtt
-from support.daemon import SITE, broker_settings, daemon, tables_announced, write_config
+from support.runtime.daemon import SITE, broker_settings, daemon, tables_announced, write_config
 
 from drivers.mqtt.topics import Topics
 from drivers.simulator_links import MqttTableLink
@@ -21,7 +21,7 @@ from drivers.simulator_links import MqttTableLink
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 
 async def test_a_table_closed_by_a_forged_status_reopens_once_its_devices_are_heard(

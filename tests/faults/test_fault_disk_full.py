@@ -22,8 +22,8 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.floor import approved_site
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
+from support.runtime.floor import approved_site
 
 from controller.ledger_journal.sqlite import verify
 

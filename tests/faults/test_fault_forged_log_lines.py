@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.floor import approved_site
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
+from support.runtime.floor import approved_site
 
 from controller.runtime.logsafe import CONTINUATION
 from drivers.serial.framing import encode_frame
@@ -46,7 +46,7 @@ from drivers.simulator_links import PtyPair
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 pytestmark = pytest.mark.fault
 

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from support.floor import (
+from support.runtime.floor import (
     CONTRIBUTION_CENTS,
     DEVICE_KINDS,
     POOL,

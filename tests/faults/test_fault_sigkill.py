@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.floor import (
+from support.runtime.floor import (
     CONTRIBUTION_CENTS,
     DEVICE_KINDS,
     POOL,

@@ -1,4 +1,4 @@
-"""The link proxy the failover tests cut and heal (tests/support/tcp_proxy.py).
+"""The link proxy the failover tests cut and heal (tests/support/ha/tcp_proxy.py).
 
 A partition (``stall``) must hold bytes without losing or reordering them, and deliver them
 when the link heals; a ``reset`` must end every connection at both ends and refuse new ones
@@ -14,7 +14,7 @@ import threading
 from typing import TYPE_CHECKING
 
 import pytest
-from support.tcp_proxy import HOST, LinkProxy
+from support.ha.tcp_proxy import HOST, LinkProxy
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

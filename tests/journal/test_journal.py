@@ -15,7 +15,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     FIVE_ACES,
     NOTHING,

@@ -17,7 +17,7 @@ from contextlib import closing
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     FIVE_ACES,
     NOTHING,

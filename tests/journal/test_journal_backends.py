@@ -16,8 +16,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from support.journal_rig import pool_opened, table_configured, wager
-from support.mosquitto import free_port
+from support.drivers.mosquitto import free_port
+from support.journal.journal_rig import pool_opened, table_configured, wager
 
 from controller.journal import location
 from controller.journal.backends import BACKENDS, backend_for

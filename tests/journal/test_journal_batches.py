@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.histories import play
-from support.simulated_rounds import played_rounds
+from support.ledger.histories import play
+from support.runtime.simulated_rounds import played_rounds
 
 from controller.events import PoolOpened, TableConfigured
 from controller.ledger_journal.sqlite import Journal

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.journal_rig import AT, NOTHING, OTHER, POOL, rows_of, settle, wager
+from support.journal.journal_rig import AT, NOTHING, OTHER, POOL, rows_of, settle, wager
 
 from controller.events import CheckpointRecorded, MeterAdjusted, encode_event
 from controller.journal.anchors import AnchorError, read_anchors

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 import pytest
-from support import journal_child
+from support.journal import journal_child
 
 from controller.effects import MeterPaid, decode_effects
 from controller.events import decode_event

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sqlite3
 from typing import TYPE_CHECKING
 
-from support.journal_rig import opened_journal, play_rounds
+from support.journal.journal_rig import opened_journal, play_rounds
 
 from controller.journal.sqlite.reads import LAST_VERIFIED
 

@@ -5,7 +5,7 @@ each site message a committed row queued is a row of ``site_messages`` written i
 transaction; ``site_messages(after, limit)`` gives them in order, each checked against the row
 that queued it; ``jackpotd verify`` compares the table with the rows' effects. The edits are
 an intruder's who can write the file or the database: a message deleted, altered, re-chained
-or forged (tests/support/site_outbox.py). A real SQLite file and a real PostgreSQL server.
+or forged (tests/support/journal/site_outbox.py). A real SQLite file and a real PostgreSQL server.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Final
 
 import psycopg
 import pytest
-from support.journal_rig import AT, POOL, wager
-from support.site_outbox import (
+from support.journal.journal_rig import AT, POOL, wager
+from support.journal.site_outbox import (
     ALTER_MESSAGE_2,
     ALTER_ROW_5,
     SITE,

@@ -4,7 +4,7 @@ controller/journal/site_messages.py: a journal made before the table gets it fro
 when the service opens it (file schema 13, database schema 4), every row and hash unchanged;
 ``jackpotd journal copy`` makes it again in the database; an archive leaves it whole, and the
 messages of archived rows are held to the chain the live rows continue, by verify and by
-every read. A real SQLite file and a real PostgreSQL server (tests/support/postgres.py).
+every read. A real SQLite file and a real PostgreSQL server (tests/support/journal/postgres.py).
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Final
 
 import psycopg
 import pytest
-from support.journal_rig import rows_of
-from support.legacy_journal import legacy_copy
-from support.site_outbox import (
+from support.journal.journal_rig import rows_of
+from support.journal.legacy_journal import legacy_copy
+from support.journal.site_outbox import (
     ALTER_MESSAGE_2,
     ALTER_ROW_5,
     Where,

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.journal_rig import FIVE_ACES, NOTHING, OTHER, rows_of, settle, wager
+from support.journal.journal_rig import FIVE_ACES, NOTHING, OTHER, rows_of, settle, wager
 
 from controller.journal.sqlite import verify as verify_module
 from controller.journal.sqlite.restore import load_state

@@ -4,7 +4,7 @@ controller/journal/restore.py (the ``meta`` rows ``sites`` at central and ``chai
 property), controller/ledger/snapshot.py (each in a snapshot only when there is one, so that
 every snapshot made before wide-area links keeps its text and the digest its checkpoint
 signed); docs/wide-area.md. A real SQLite file and a real PostgreSQL server
-(tests/support/postgres.py).
+(tests/support/journal/postgres.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     PAYTABLE,
     POOL,

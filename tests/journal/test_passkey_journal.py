@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site
-from support.authenticator import Authenticator, passkey_enrollment, passkey_signed
-from support.cli_runs import run
-from support.journal_rig import FIVE_ACES, pool_opened, settle, table_configured, wager
+from support.cli.cli_runs import run
+from support.journal.journal_rig import FIVE_ACES, pool_opened, settle, table_configured, wager
+from support.ledger.approvals import Site
+from support.web.authenticator import Authenticator, passkey_enrollment, passkey_signed
 
 from controller.clock import utc_now as now
 from controller.events import ConfigurationApproved, HitVerified, encode_event

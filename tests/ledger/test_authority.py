@@ -17,8 +17,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 import pytest
-from support.approvals import Site, enrollment, now
-from support.journal_rig import (
+from support.journal.journal_rig import (
     FIVE_ACES,
     NOTHING,
     POOL,
@@ -28,6 +27,7 @@ from support.journal_rig import (
     table_configured,
     wager,
 )
+from support.ledger.approvals import Site, enrollment, now
 
 from controller.events import (
     AuthenticationFailed,

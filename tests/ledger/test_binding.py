@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site, enrollment, now
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     FIVE_ACES,
     POOL,
@@ -27,7 +26,8 @@ from support.journal_rig import (
     table_configured,
     wager,
 )
-from support.site_chains import WAGER, LinkedProperty
+from support.ledger.approvals import Site, enrollment, now
+from support.widearea.site_chains import WAGER, LinkedProperty
 
 from controller.event_base import Binding
 from controller.events import (

@@ -12,8 +12,8 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.approvals import Site
-from support.journal_rig import pool_opened
+from support.journal.journal_rig import pool_opened
+from support.ledger.approvals import Site
 
 from controller.clock import utc_now as now
 from controller.event_base import Binding

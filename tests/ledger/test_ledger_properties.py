@@ -33,7 +33,9 @@ import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support.histories import (
+from support.journal.journal_rig import DEALER, NOTHING, pool_opened, table_configured
+from support.journal.journal_rig import FIVE_ACES as HIT
+from support.ledger.histories import (
     ACCOUNTS,
     AT,
     BONUS,
@@ -43,8 +45,6 @@ from support.histories import (
     Harness,
     play,
 )
-from support.journal_rig import DEALER, NOTHING, pool_opened, table_configured
-from support.journal_rig import FIVE_ACES as HIT
 
 from controller.effects import (
     encode_effects,

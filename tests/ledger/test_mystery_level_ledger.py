@@ -19,8 +19,8 @@ import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support.approvals import Site
-from support.mystery_paytable import MYSTERY_PAYTABLE
+from support.ledger.approvals import Site
+from support.rules.mystery_paytable import MYSTERY_PAYTABLE
 
 from controller.effects import AnyEffect, MeterPaid, PastTrigger
 from controller.events import (

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site, enrollment, now
-from support.journal_rig import POOL, pool_opened, table_configured
+from support.journal.journal_rig import POOL, pool_opened, table_configured
+from support.ledger.approvals import Site, enrollment, now
 
 from controller.clock import utc_iso
 from controller.events import (

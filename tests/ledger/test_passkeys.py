@@ -10,7 +10,7 @@ revoked credential, a supervisor acting as a manager, a wrong relying party, mis
 wrong origin, an enrollment no authenticator registered for. Each goes through
 ``Journal.append`` on a real journal, in memory (the SQLite journal's code without a file:
 docs/journal.md, "Backends"), and moves nothing; the software authenticator
-(tests/support/authenticator.py) makes the WebAuthn data byte for byte, as a browser would.
+(tests/support/web/authenticator.py) makes the WebAuthn data byte for byte, as a browser would.
 """
 
 from __future__ import annotations
@@ -21,8 +21,16 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site
-from support.authenticator import (
+from support.journal.journal_rig import (
+    FIVE_ACES,
+    POOL,
+    pool_opened,
+    settle,
+    table_configured,
+    wager,
+)
+from support.ledger.approvals import Site
+from support.web.authenticator import (
     ORIGIN,
     UP,
     UV,
@@ -31,7 +39,6 @@ from support.authenticator import (
     passkey_signature,
     passkey_signed,
 )
-from support.journal_rig import FIVE_ACES, POOL, pool_opened, settle, table_configured, wager
 
 from controller.clock import utc_now as now
 from controller.events import (

@@ -15,7 +15,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-from support.pool_books import DOLLAR, SEED, balanced, contributed, hit
+from support.ledger.pool_books import DOLLAR, SEED, balanced, contributed, hit
 
 from controller.ledger.pool import LAST_HITS, Pool, PoolError, PoolTerms
 

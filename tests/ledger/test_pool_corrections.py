@@ -2,7 +2,7 @@
 
 docs/money.md, "What moves money" (adjustments, changes of terms) and "Voids". Each test is one
 rule, named after the paragraph it comes from; after every step the pool's books balance exactly
-(tests/support/pool_books.py).
+(tests/support/ledger/pool_books.py).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from fractions import Fraction
 from math import floor
 
 import pytest
-from support.pool_books import DOLLAR, SEED, balanced, contributed, hit
+from support.ledger.pool_books import DOLLAR, SEED, balanced, contributed, hit
 
 from controller.ledger.pool import Pool, PoolError, PoolTerms
 

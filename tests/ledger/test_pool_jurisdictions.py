@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site, now
-from support.journal_rig import POOL, pool_opened, table_configured
+from support.journal.journal_rig import POOL, pool_opened, table_configured
+from support.ledger.approvals import Site, now
 
 from controller.clock import utc_iso
 from controller.events import ConfigurationApproved

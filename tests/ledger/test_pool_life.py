@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site, now
-from support.journal_rig import NOTHING, POOL, pool_opened, settle, table_configured, wager
+from support.journal.journal_rig import NOTHING, POOL, pool_opened, settle, table_configured, wager
+from support.ledger.approvals import Site, now
 
 from controller.events import ConfigurationApproved, TableConfigured
 from controller.ledger.codec import pool_from_json, pool_json

@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site, now
-from support.journal_rig import DEALER, NOTHING
-from support.mystery_paytable import MYSTERY_PAYTABLE
+from support.journal.journal_rig import DEALER, NOTHING
+from support.ledger.approvals import Site, now
+from support.rules.mystery_paytable import MYSTERY_PAYTABLE
 
 from controller.events import (
     ConfigurationApproved,

@@ -22,7 +22,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING
 
 import pytest
-from support.settlement_rig import (
+from support.rules.settlement_rig import (
     ACE_HIGH,
     DEALER_NOTHING,
     FIVE_ACES,

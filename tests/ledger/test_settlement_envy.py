@@ -1,7 +1,7 @@
 """Envy bonuses (58 Pa. Code § 688a.1) and the maximum payout (§ 688a.12(e)) in a settled round.
 
 docs/money.md, "Payouts of a round", and docs/rules.md. Every expected amount is worked out by
-hand from the paytable's printed Envy column and odds (tests/support/settlement_rig.py builds
+hand from the paytable's printed Envy column and odds (tests/support/rules/settlement_rig.py builds
 the rounds).
 """
 
@@ -11,7 +11,7 @@ from fractions import Fraction
 
 import msgspec
 import pytest
-from support.settlement_rig import (
+from support.rules.settlement_rig import (
     ACE_HIGH,
     FIVE_ACES,
     FORTUNE,

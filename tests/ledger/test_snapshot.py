@@ -15,7 +15,7 @@ from contextlib import closing
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from support.journal_rig import POOL, TABLE, opened_journal, replay, rows_of, wager
+from support.journal.journal_rig import POOL, TABLE, opened_journal, replay, rows_of, wager
 
 from controller.events import decode_event
 from controller.ledger.operators import Authority, Operator, Role

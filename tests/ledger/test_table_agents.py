@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, TypeVar
 
 import msgspec
 import pytest
-from support.approvals import Site, now
-from support.journal_rig import POOL, TABLE, pool_opened, table_configured
+from support.journal.journal_rig import POOL, TABLE, pool_opened, table_configured
+from support.ledger.approvals import Site, now
 
 from controller.agent_events import AgentSignature, TableAgentEnrolled, TableAgentRevoked
 from controller.agent_signature import AGENT_SIGNATURE

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import msgspec
 import pytest
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     NOTHING,
     POOL,

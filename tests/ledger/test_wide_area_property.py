@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import msgspec
 import pytest
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     DEALER,
     NOTHING,

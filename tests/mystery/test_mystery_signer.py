@@ -1,7 +1,7 @@
 """The signer process keeps the mystery levels' sealed triggers: drawn, kept, probed, restarted.
 
-A real ``jackpotd signer`` on a Unix socket (tests/support/signer_process.py) and the daemon's
-client (controller/runtime/remote_signer.py). docs/security.md, "Mystery levels: the sealed
+A real ``jackpotd signer`` on a Unix socket (tests/support/runtime/signer_process.py) and the
+daemon's client (controller/runtime/remote_signer.py). docs/security.md, "Mystery levels: the sealed
 trigger": the trigger is drawn and kept by the signer, in its own state folder at mode 0600;
 nothing the daemon receives before the hit holds it; a shell as the service user talking to
 the socket can neither ask below the meter already asked nor ask twice for a draw, and what it
@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.controller_keys import write_controller_key
-from support.signer_process import CHILD, ROOT, WAIT_S, running, start_signer
+from support.runtime.controller_keys import write_controller_key
+from support.runtime.signer_process import CHILD, ROOT, WAIT_S, running, start_signer
 
 from controller.mystery.core import DrawRequest, Meter, MysteryRefusedError, reveal_holds, seal
 from controller.mystery.envelope import SealingKey, seal_envelope
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.signer_process import SignerProcess
+    from support.runtime.signer_process import SignerProcess
 
 AT = "2026-12-01T12:00:00+00:00"
 FLOOR, CEILING = 100_000, 200_000

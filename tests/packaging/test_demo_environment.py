@@ -13,14 +13,14 @@ import tomllib
 from typing import TYPE_CHECKING
 
 import pytest
-from support.mosquitto import free_port
-from support.source_tree import (
+from support.deploy.source_tree import (
     ROOT,
     clean_environment,
     copy_tree,
     distributions,
     requirement_names,
 )
+from support.drivers.mosquitto import free_port
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -24,15 +24,15 @@ from typing import Final
 
 import pytest
 from support.config_files import BASE, write
-from support.controller_keys import KEY_FILE, KEY_LINE
-from support.mosquitto import free_port
-from support.source_tree import (
+from support.deploy.source_tree import (
     ROOT,
     clean_environment,
     copy_tree,
     distributions,
     requirement_names,
 )
+from support.drivers.mosquitto import free_port
+from support.runtime.controller_keys import KEY_FILE, KEY_LINE
 
 from controller import __version__
 

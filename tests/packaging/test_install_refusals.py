@@ -9,7 +9,7 @@ from __future__ import annotations
 import subprocess
 from typing import TYPE_CHECKING, Final
 
-from support.source_tree import ROOT, clean_environment
+from support.deploy.source_tree import ROOT, clean_environment
 
 if TYPE_CHECKING:
     from pathlib import Path

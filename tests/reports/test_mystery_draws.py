@@ -3,9 +3,9 @@
 docs/rules.md § 10: the trigger and nonce open the commitment, the trigger lies in the level's
 range, and the hit is the first contribution since the draw to reach it
 (controller/mystery/core.py ``hit_holds``, which controller/reports/mystery_draws.py runs over
-the journal's rows). The rows of a real journal (tests/support/mystery_journal.py) are edited
-here in memory, as a journal edited after the fact would read, and each lie is named; then the
-file itself is edited, and ``jackpotd report`` says so and exits 1.
+the journal's rows). The rows of a real journal (tests/support/journal/mystery_journal.py) are
+edited here in memory, as a journal edited after the fact would read, and each lie is named; then
+the file itself is edited, and ``jackpotd report`` says so and exits 1.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from contextlib import closing
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.cli_runs import run
-from support.mystery_journal import GRAND, MysteryJournal, mystery_journal
+from support.cli.cli_runs import run
+from support.journal.mystery_journal import GRAND, MysteryJournal, mystery_journal
 
 from controller.cli.report_mystery import reveal_rows, unchecked
 from controller.ledger_journal.sqlite import Journal

@@ -14,8 +14,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.approvals import Site, now
-from support.journal_rig import (
+from support.journal.journal_rig import (
     FIVE_ACES,
     NOTHING,
     POOL,
@@ -25,6 +24,7 @@ from support.journal_rig import (
     table_configured,
     wager,
 )
+from support.ledger.approvals import Site, now
 
 from controller.events import ConfigurationApproved, HitVerified, MeterAdjusted
 from controller.ledger_journal import open_reader

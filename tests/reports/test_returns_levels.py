@@ -5,14 +5,14 @@ multi-level pool the theoretical is the analyzer's exact return *at every level'
 round was paid at (docs/analyzer.md, "Levels"), and a mystery level's hit is won by no hand and
 staked by no wager of its own: it is left out of the wagers (the report's mystery part lists it),
 so that a table's hands are held to its paytable alone. On a real journal whose grand hit
-(tests/support/mystery_journal.py), each round a lock of three seats.
+(tests/support/journal/mystery_journal.py), each round a lock of three seats.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.mystery_journal import GRAND, mystery_journal
+from support.journal.mystery_journal import GRAND, mystery_journal
 
 from controller.ledger_journal.sqlite import Journal
 from controller.reports.played import played

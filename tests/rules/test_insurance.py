@@ -3,11 +3,11 @@
 The wager (authorized by 13:69F-11.15, which is not in the seeds) pays on the player's own seven
 cards when they are a *pai gow* hand (no pair, no straight, no flush), by the top card, the
 joker ranked as an ace and nothing else (rule (h)). Checked here: the lines hand by hand and
-against the independent oracle (tests/support/oracle.py), their exact counts over all 154,143,080
-hands against a closed form, the sample paytables and their marking, and the loader. The wager
-at the table (the configuration and its journaled event, settlement, locking with wager limits,
-the devices' ``insurance`` spot, ``jackpotd hand``) is tests/rules/test_insurance_table.py; the
-daemon end to end is tests/e2e/test_insurance_end_to_end.py.
+against the independent oracle (tests/support/rules/oracle.py), their exact counts over all
+154,143,080 hands against a closed form, the sample paytables and their marking, and the loader. The
+wager at the table (the configuration and its journaled event, settlement, locking with wager
+limits, the devices' ``insurance`` spot, ``jackpotd hand``) is tests/rules/test_insurance_table.py;
+the daemon end to end is tests/e2e/test_insurance_end_to_end.py.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import oracle
 from support.config_files import write
-from support.insurance import (
+from support.rules import oracle
+from support.rules.insurance import (
     NINE_HIGH,
     PAIR,
     SAMPLE_1,

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from support.cli_runs import run
+from support.cli.cli_runs import run
 from support.config_files import BASE, edited, error_of, load, write
-from support.insurance import (
+from support.rules.insurance import (
     ACE_HIGH,
     AT,
     FORTUNE,

@@ -1,4 +1,4 @@
-"""The rules engine agrees with the independent brute-force oracle of tests/support/oracle.py.
+"""The rules engine agrees with the independent brute-force oracle of tests/support/rules/oracle.py.
 
 Compared here: the seven-card lines of :func:`controller.rules.qualify.qualifier`, the Face Up
 ace-high outcomes, and the analyzer's natural lines (the five-, seven- and two-card rankings of
@@ -15,9 +15,9 @@ from itertools import combinations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import oracle
-from support.hands import ALL_CODES, JOKER, SUITS, any_seven, code, rich_hands
-from support.oracle_engine import (
+from support.rules import oracle
+from support.rules.hands import ALL_CODES, JOKER, SUITS, any_seven, code, rich_hands
+from support.rules.oracle_engine import (
     MODES,
     assert_lines_agree,
     deck,

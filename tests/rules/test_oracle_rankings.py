@@ -1,4 +1,4 @@
-"""The rankings agree with the independent brute-force oracle of tests/support/oracle.py.
+"""The rankings agree with the independent brute-force oracle of tests/support/rules/oracle.py.
 
 The five-card values and comparisons, the best five of seven and the two-card hands of
 :mod:`controller.rules.ranking` (58 Pa. Code § 645a.6(b), (c)): on random hands (hypothesis),
@@ -13,9 +13,9 @@ from itertools import combinations, pairwise
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import oracle
-from support.hands import ALL_CODES, JOKER, SUITS, code, rich_hands
-from support.oracle_engine import (
+from support.rules import oracle
+from support.rules.hands import ALL_CODES, JOKER, SUITS, code, rich_hands
+from support.rules.oracle_engine import (
     MODES,
     ace_fives,
     deck,

@@ -1,7 +1,7 @@
 """Sanity tests of the brute-force oracle itself, on textbook hands, named after the clause.
 
-The oracle (tests/support/oracle.py) is what the rules engine is judged against, so it is checked
-here
+The oracle (tests/support/rules/oracle.py) is what the rules engine is judged against, so it is
+checked here
 by hand first: the rankings of 58 Pa. Code § 645a.6 and N.J.A.C. 13:69F-11, the two joker
 modes, and the seven-card lines. The last tests check the oracle's two halves against each
 other: the best five-card category of a hand must be the highest category among its lines.
@@ -12,8 +12,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import oracle
-from support.oracle import FULLY_WILD, LOWEST, SEMI_WILD
+from support.rules import oracle
+from support.rules.oracle import FULLY_WILD, LOWEST, SEMI_WILD
 
 # ---------------------------------------------------------------------------------------------
 # Helpers

@@ -5,7 +5,7 @@ The sample paytables (``controller/paytables/samples``) pay the Dynasty Bonus ha
 joker of 13:69F-11(g) (pay table "B") and the Emperor's Treasure hands of § 645a.6(e). Here:
 
 1. the Dynasty profiles list the hands of the texts, as the independent oracle
-(tests/support/oracle.py)
+(tests/support/rules/oracle.py)
    reads them;
 2. on random hands and hands built to make the rare lines, each sample pays the line the
    oracle's highest-paying rule picks from the oracle's lines;
@@ -26,8 +26,8 @@ from math import comb
 
 import pytest
 from hypothesis import given, settings
-from support import oracle
-from support.hands import any_seven, rich_hands
+from support.rules import oracle
+from support.rules.hands import any_seven, rich_hands
 
 from controller.analyzer.census import mask_census
 from controller.analyzer.deck import FULL_DECK, Deck

@@ -14,10 +14,10 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from support.intake import JournalIntake
-from support.journal_rig import POOL, TABLE, opened_journal
-from support.serial_fakes import FakeDevice
-from support.serial_rig import WAIT_S, PtyDevicePort, port_settings, running
+from support.drivers.intake import JournalIntake
+from support.drivers.serial_fakes import FakeDevice
+from support.drivers.serial_rig import WAIT_S, PtyDevicePort, port_settings, running
+from support.journal.journal_rig import POOL, TABLE, opened_journal
 
 from controller.cli import main
 from controller.effects import RoundHeld

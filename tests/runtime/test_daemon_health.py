@@ -10,16 +10,16 @@ import asyncio
 import json
 from typing import TYPE_CHECKING
 
-from support.daemon import broker_settings, daemon, tables_announced, write_config
-from support.floor import WAIT_S
+from support.runtime.daemon import broker_settings, daemon, tables_announced, write_config
+from support.runtime.floor import WAIT_S
 
 from drivers.simulator_links import MqttTableLink
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.daemon import Daemon
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
+    from support.runtime.daemon import Daemon
 
 
 async def health_becomes(running: Daemon, status: int) -> dict[str, object]:

@@ -1,8 +1,8 @@
 """Real controller processes on one PostgreSQL journal: a zombie commits nothing, a hang ends one.
 
-Each node is tests/support/fenced_child.py, a real sequencer in its own process whose step-down
-really ends it (controller/runtime/step_down.py); docs/ha.md, "The fenced sequencer". What the
-journal then holds is read from the database and checked with ``verify``.
+Each node is tests/support/runtime/fenced_child.py, a real sequencer in its own process whose
+step-down really ends it (controller/runtime/step_down.py); docs/ha.md, "The fenced sequencer". What
+the journal then holds is read from the database and checked with ``verify``.
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import psycopg
-from support.floor import within
+from support.runtime.floor import within
 
 from controller.journal.location import DatabaseUrl
 from controller.ledger_journal.postgres import verify as verify_database
 from controller.runtime.step_down import COMMIT_HUNG, FENCED
 
 if TYPE_CHECKING:
-    from support.stalled_postgres import StalledServer
+    from support.journal.stalled_postgres import StalledServer
 
 TESTS = Path(__file__).resolve().parents[1]
 SETUP = ["setup/pool-a", "setup/T1", "setup/pool-b", "setup/T2"]
@@ -88,7 +88,7 @@ async def start(url: str, node: str, *, lease_s: float, hang_s: float) -> Node:
     paths = [str(TESTS.parent), str(TESTS), os.environ.get("PYTHONPATH", "")]
     env = os.environ | {"PYTHONPATH": os.pathsep.join(filter(None, paths))}
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "support.fenced_child", url, node, str(lease_s), str(hang_s),
+        sys.executable, "-m", "support.runtime.fenced_child", url, node, str(lease_s), str(hang_s),
         env=env,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.daemon import daemon, metric
-from support.display_rig import demo_floor, played
+from support.runtime.daemon import daemon, metric
+from support.web.display_rig import demo_floor, played
 
 from controller.ledger_journal.sqlite import Journal
 from controller.outputs import MeterUpdate

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.journal_rig import rows_of, wager
+from support.journal.journal_rig import rows_of, wager
 
 from controller.config.load import parse_config
 from controller.journal.chain import row_hash

@@ -19,9 +19,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from prometheus_client.parser import text_string_to_metric_families
-from support.approvals import Site
 from support.fake_clocks import START_WALL, Clocks
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     FIVE_ACES,
     NOTHING,
@@ -30,6 +29,7 @@ from support.journal_rig import (
     settle,
     wager,
 )
+from support.ledger.approvals import Site
 
 from controller import __version__
 from controller.events import HitVerified, ManifestApproved

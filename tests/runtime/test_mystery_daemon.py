@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.daemon import daemon
-from support.floor import free_port
-from support.mystery_paytable import FLOOR, file_paytable, simulated_table
+from support.rules.mystery_paytable import FLOOR, file_paytable, simulated_table
+from support.runtime.daemon import daemon
+from support.runtime.floor import free_port
 
 from controller.config.load import Config, parse_config
 from controller.ledger_journal.sqlite import verify

@@ -2,7 +2,7 @@
 
 docs/ha.md, "Mystery levels across a failover". Two nodes, each with its own controller key and
 its own keeper, share one journal and one sealing key (the same file on both). Node A plays the
-four-level pool of tests/support/mystery_paytable.py until a draw is open and fed, and stops;
+four-level pool of tests/support/rules/mystery_paytable.py until a draw is open and fed, and stops;
 node B, which never had A's keeper file (it is removed, as on another machine), starts on the
 journal with its own key, takes the open draw from the envelope the journal recorded with it,
 and plays on: the level hits at exactly the trigger A's keeper sealed, and the journal
@@ -17,10 +17,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.daemon import daemon
-from support.display_rig import played
-from support.floor import free_port, within
-from support.mystery_paytable import FLOOR, file_paytable, simulated_table
+from support.rules.mystery_paytable import FLOOR, file_paytable, simulated_table
+from support.runtime.daemon import daemon
+from support.runtime.floor import free_port, within
+from support.web.display_rig import played
 
 from controller.config.load import Config, parse_config
 from controller.ledger_journal.sqlite import verify
@@ -35,7 +35,7 @@ from controller.service.startup_checks import AuthorityPolicy
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.daemon import Daemon
+    from support.runtime.daemon import Daemon
 
 GRAND = "stax.grand"
 ROUNDS = 6

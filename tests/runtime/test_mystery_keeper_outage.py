@@ -18,8 +18,8 @@ import contextlib
 from typing import TYPE_CHECKING
 
 import pytest
-from support.floor import within
-from support.mystery_journal import GRAND, TABLE, WAGER_CENTS, mystery_journal
+from support.journal.mystery_journal import GRAND, TABLE, WAGER_CENTS, mystery_journal
+from support.runtime.floor import within
 
 from controller.backoff import Backoff
 from controller.clock import utc_now
@@ -35,7 +35,7 @@ from controller.security.controller_key import ControllerKey
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mystery_journal import MysteryJournal
+    from support.journal.mystery_journal import MysteryJournal
 
     from controller.mystery.core import Meter
 

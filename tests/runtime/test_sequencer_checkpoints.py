@@ -13,7 +13,7 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from support.journal_rig import rows_of, wager
+from support.journal.journal_rig import rows_of, wager
 
 from controller.ledger_journal.sqlite import verify
 from controller.outputs import CheckpointUpdate, ControllerUpdate

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
-from support.journal_rig import POOL, TABLE
+from support.journal.journal_rig import POOL, TABLE
 
 from controller.backoff import Backoff
 from controller.events import BetSensed, FaultRecorded, decode_event

@@ -1,9 +1,9 @@
 """A fenced sequencer steps down: it commits nothing, fails closed and ends its process.
 
 controller/runtime/sequencer.py and controller/runtime/step_down.py on a real PostgreSQL
-journal (tests/support/postgres.py, tests/support/stalled_postgres.py); docs/ha.md, "The fenced
-sequencer". The process's end is recorded here (``halt``); tests/runtime/test_fenced_processes.py
-lets real processes end.
+journal (tests/support/journal/postgres.py, tests/support/journal/stalled_postgres.py); docs/ha.md,
+"The fenced sequencer". The process's end is recorded here (``halt``);
+tests/runtime/test_fenced_processes.py lets real processes end.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from support.floor import within
-from support.journal_rig import pool_opened, table_configured, wager
-from support.stalled_postgres import LOCAL
+from support.journal.journal_rig import pool_opened, table_configured, wager
+from support.journal.stalled_postgres import LOCAL
+from support.runtime.floor import within
 
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl
@@ -31,7 +31,7 @@ from controller.runtime.step_down import COMMIT_HUNG, FENCED
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
 
-    from support.stalled_postgres import StalledServer
+    from support.journal.stalled_postgres import StalledServer
 
     from controller.outputs import AnyUpdate
 

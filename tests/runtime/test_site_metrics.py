@@ -19,9 +19,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from support.journal_rig import POOL
-from support.scrapes import scrape
-from support.site_chains import WAGER, LinkedProperty
+from support.journal.journal_rig import POOL
+from support.web.scrapes import scrape
+from support.widearea.site_chains import WAGER, LinkedProperty
 
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics

@@ -19,8 +19,8 @@ import time
 from pathlib import Path
 
 import pytest
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.floor import approved_site
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
+from support.runtime.floor import approved_site
 
 UNIT = Path(__file__).parents[2] / "systemd" / "jackpotd.service"
 

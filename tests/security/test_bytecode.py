@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.software_rig import (
+from support.deploy.software_rig import (
     ROOT,
     WAIT_S,
     approved_site,

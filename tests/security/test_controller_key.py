@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from support.controller_keys import KEY_LINE, write_controller_key
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
 
 from controller.security.controller_key import (
     ControllerKey,

@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.floor import approved_site
-from support.mosquitto import MOSQUITTO, Broker
+from support.drivers.mosquitto import MOSQUITTO, Broker
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
+from support.runtime.floor import approved_site
 
 from controller.security.keys import open_key, public_key_text
 

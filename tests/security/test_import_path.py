@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from support.approvals import Site, now
-from support.software_rig import ROOT, UNIT, WAIT_S, copy_software, environment, write_config
+from support.deploy.software_rig import ROOT, UNIT, WAIT_S, copy_software, environment, write_config
+from support.ledger.approvals import Site, now
 
 from controller.config.load import load_config
 from controller.events import ManifestApproved

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.approvals import PASSPHRASE, key_file
-from support.cli_runs import run
+from support.cli.cli_runs import run
 from support.file_modes import mode_of, process_umask
+from support.ledger.approvals import PASSPHRASE, key_file
 
 from controller.files import RECORD, SECRET
 from controller.security.controller_key import load_key

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
-from support.approvals import PASSPHRASE, Site, now
-from support.software_rig import write_config
+from support.deploy.software_rig import write_config
+from support.ledger.approvals import PASSPHRASE, Site, now
 
 from controller.cli import main
 from controller.config.load import load_config

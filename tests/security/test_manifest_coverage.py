@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-from support.software_rig import (
+from support.deploy.software_rig import (
     approved_site,
     copy_distribution,
     copy_software,

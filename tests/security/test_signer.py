@@ -1,6 +1,6 @@
 """The signer holds the controller key and signs only known statements, never below its mark.
 
-A real ``jackpotd signer`` on a Unix socket (tests/support/signer_process.py), the daemon's
+A real ``jackpotd signer`` on a Unix socket (tests/support/runtime/signer_process.py), the daemon's
 client (controller/runtime/remote_signer.py) and the journal's own signing functions: what it
 signs verifies under the key; a head or checkpoint below the highest row it signed, at that row
 with another hash, or of another journal, is refused, and stays refused after a restart (its
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.controller_keys import write_controller_key
-from support.signer_process import running, start_signer
+from support.runtime.controller_keys import write_controller_key
+from support.runtime.signer_process import running, start_signer
 
 from controller.journal.checkpoints import seal, signature_holds
 from controller.journal.high_water import head_verifies, sign_head
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.signer_process import SignerProcess
+    from support.runtime.signer_process import SignerProcess
 
 AT = "2026-12-01T12:00:00+00:00"
 ROW_5 = "5" * 64

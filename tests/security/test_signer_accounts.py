@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import pytest
-from support.controller_keys import write_controller_key
+from support.runtime.controller_keys import write_controller_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

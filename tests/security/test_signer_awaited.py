@@ -16,11 +16,11 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
-from support.controller_keys import write_controller_key
-from support.sign_station import (
+from support.drivers.sign_station import (
     POOL,
 )
-from support.signer_process import stoppable
+from support.runtime.controller_keys import write_controller_key
+from support.runtime.signer_process import stoppable
 
 from controller.meter_signature import METER_DOMAIN, MeterKeys, signed_bytes
 from controller.runtime.remote_signer import RemoteSigner
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.signer_process import SignerProcess
+    from support.runtime.signer_process import SignerProcess
 
 
 TIMEOUT_S = 0.5

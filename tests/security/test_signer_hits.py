@@ -1,6 +1,6 @@
 """The signer process signs the hits the daemon announces, for the controllers it serves only.
 
-A real ``jackpotd signer`` (tests/support/signer_process.py) and the daemon's client
+A real ``jackpotd signer`` (tests/support/runtime/signer_process.py) and the daemon's client
 (controller/runtime/remote_signer.py): a hit signed through it verifies under the hit domain
 with the signer's public key (as a sign station checks it, drivers/mqtt/hits.py), and a hit
 naming a controller the signer does not serve gets no signature (controller/service/
@@ -13,8 +13,8 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from support.controller_keys import write_controller_key
-from support.signer_process import running
+from support.runtime.controller_keys import write_controller_key
+from support.runtime.signer_process import running
 
 from controller.clock import utc_now
 from controller.meter_signature import HIT_DOMAIN, MeterKeys, Signer
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.signer_process import SignerProcess
+    from support.runtime.signer_process import SignerProcess
 
 HIT = HitAnnouncement(utc_now(), 41, "t3/r-9/2/progressive", "main", "t3", 2, "royal",
                       2_523_417, pending=True, tax_report=True, epoch=3)  # fmt: skip

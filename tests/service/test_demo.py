@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from support.mosquitto import free_port
+from support.drivers.mosquitto import free_port
 
 from controller.cli import build_parser
 from controller.service.demo import DEMO_MANAGER, DEMO_PASSPHRASE, LEVELS_POOL

@@ -1,8 +1,8 @@
 """``jackpotd demo`` and ``jackpotd verify`` on a PostgreSQL journal (docs/ha.md).
 
 The demo is the whole service on simulated tables; given ``--db postgresql://...`` it keeps
-its journal in that database (a real server, tests/support/postgres.py) and no SQLite file is
-made. A second run starts on what the first left: the start-up check replays it (the demo's
+its journal in that database (a real server, tests/support/journal/postgres.py) and no SQLite file
+is made. A second run starts on what the first left: the start-up check replays it (the demo's
 checkpoints are signed with a key of its run). ``jackpotd verify`` checks the database's chain,
 replay and checkpoints as it checks a file, and names an edit.
 """
@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import psycopg
-from support.cli_runs import run
-from support.mosquitto import free_port
+from support.cli.cli_runs import run
+from support.drivers.mosquitto import free_port
 
 if TYPE_CHECKING:
     import pytest

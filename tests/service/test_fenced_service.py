@@ -15,9 +15,9 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from support.daemon import daemon
-from support.floor import within
-from support.standby_rig import (
+from support.runtime.daemon import daemon
+from support.runtime.floor import within
+from support.runtime.standby_rig import (
     NotifySocket,
     fence,
     get,

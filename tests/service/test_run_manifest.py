@@ -13,8 +13,8 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from support.approvals import PASSPHRASE, Site
-from support.software_rig import ROOT, WAIT_S, free_port, serves_and_stops, write_config
+from support.deploy.software_rig import ROOT, WAIT_S, free_port, serves_and_stops, write_config
+from support.ledger.approvals import PASSPHRASE, Site
 
 from controller.config.load import load_config
 from controller.ledger_journal.sqlite import Journal

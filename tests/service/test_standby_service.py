@@ -2,7 +2,7 @@
 
 controller/service/standby.py and controller/web/standby.py, the whole service in this process
 on simulated tables, on a real PostgreSQL server; the standby reaches it through a TCP proxy
-(tests/support/tcp_proxy.py) that the test cuts, as a network or a database failover would.
+(tests/support/ha/tcp_proxy.py) that the test cuts, as a network or a database failover would.
 What systemd hears comes through a real ``$NOTIFY_SOCKET``.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
-from support.daemon import daemon
-from support.floor import within
-from support.standby_rig import NotifySocket, fence, get, node_config
-from support.tcp_proxy import LinkProxy
+from support.ha.tcp_proxy import LinkProxy
+from support.runtime.daemon import daemon
+from support.runtime.floor import within
+from support.runtime.standby_rig import NotifySocket, fence, get, node_config
 
 from controller.journal.location import DatabaseUrl
 from controller.ledger_journal.postgres import verify as verify_database

@@ -1,7 +1,7 @@
 """The wide-area link's parts reach /metrics as the service builds them (docs/metrics.md).
 
 controller/service/drivers.py and controller/service/wide_area.py. A property's and central's
-real configuration files (tests/support/wide_area_config.py), started as the daemon starts
+real configuration files (tests/support/widearea/wide_area_config.py), started as the daemon starts
 them (build_runtime: the journal, the configuration's events), their drivers built: the
 property's uplink to central and central's answers to its linked properties are registered
 with the metrics, and every series is there from the start, before anything connects.
@@ -13,8 +13,8 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from support.config_files import load
-from support.scrapes import scrape
-from support.wide_area_config import CENTRAL, PROPERTY, edit, write_files
+from support.web.scrapes import scrape
+from support.widearea.wide_area_config import CENTRAL, PROPERTY, edit, write_files
 
 from controller.security.controller_key import ControllerKey
 from controller.service.drivers import build_drivers

@@ -2,7 +2,7 @@
 
 docs/wide-area.md, "The WAN test". Central and two properties, each a real ``jackpotd run``
 on its own journal and broker, their tables playing over MQTT, each property reaching
-central's broker over TLS through a link the test cuts (tests/support/wan/). The cuts: a
+central's broker over TLS through a link the test cuts (tests/support/widearea/wan/). The cuts: a
 partition within the grace, a reset past it, a reset while a hit is being claimed, and a
 partition of both properties past the grace while a claim races its award. Then the floor
 stops, every link drains, and the three journals must say: every contribution each property
@@ -17,8 +17,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.wan.checks import GRACE_SLACK_S
-from support.wan.session import SHORT_S, CutPlan, wan_session
+from support.widearea.wan.checks import GRACE_SLACK_S
+from support.widearea.wan.session import SHORT_S, CutPlan, wan_session
 
 if TYPE_CHECKING:
     from pathlib import Path

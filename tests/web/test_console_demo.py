@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
 import pytest
-from support.console_rig import choose, register, virtual_authenticator
-from support.display_rig import headless
-from support.mosquitto import free_port
+from support.drivers.mosquitto import free_port
+from support.web.console_rig import choose, register, virtual_authenticator
+from support.web.display_rig import headless
 
 from controller.service.demo import DEMO_MANAGER, DEMO_PASSPHRASE
 

@@ -1,7 +1,7 @@
 """The faults journaled, acknowledged at the supervisors' console, in real headless Chromium.
 
 docs/operations.md, "Acknowledging faults"; docs/faults.md, "Acknowledging faults". The daemon
-runs in-process with its operator socket (tests/support/console_rig.py); faults are made as a
+runs in-process with its operator socket (tests/support/web/console_rig.py); faults are made as a
 floor makes them, by requests the operator socket refuses before the ledger (each journaled as
 a fault). The console's Faults panel lists them with their time, source and reason; sup1 taps
 "Acknowledge", the confirmation says how many and through which fault, read from the bytes to
@@ -20,7 +20,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.console_rig import (
+from support.runtime.daemon import daemon
+from support.web.console_rig import (
     choose,
     console_floor,
     console_url,
@@ -29,8 +30,7 @@ from support.console_rig import (
     opened,
     virtual_authenticator,
 )
-from support.daemon import daemon
-from support.display_rig import headless
+from support.web.display_rig import headless
 
 from controller.cli.submit import SocketDesk
 from controller.events import FaultsAcknowledged
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from playwright.async_api import Page
-    from support.daemon import Daemon
+    from support.runtime.daemon import Daemon
 
 pytestmark = pytest.mark.browser
 

@@ -2,7 +2,7 @@
 
 docs/operations.md, "The supervisors' console" ("Enrolling a passkey": the manager signs with
 their own key file, or with their own passkey). The manager's passkey is enrolled first (their
-key file signs it, tests/support/console_rig.py); then sup1's device registers sup1's passkey,
+key file signs it, tests/support/web/console_rig.py); then sup1's device registers sup1's passkey,
 and the manager confirms the enrollment on the page with their passkey: no key file, no
 command line. The ledger takes the enrollment with the manager's WebAuthn signature, and sup1
 then verifies a pay with the passkey so enrolled.
@@ -14,7 +14,9 @@ import json
 from typing import TYPE_CHECKING
 
 import pytest
-from support.console_rig import (
+from support.runtime.daemon import daemon
+from support.runtime.floor import journal_rows
+from support.web.console_rig import (
     SINGLE,
     choose,
     console_floor,
@@ -24,9 +26,7 @@ from support.console_rig import (
     register,
     virtual_authenticator,
 )
-from support.daemon import daemon
-from support.display_rig import headless
-from support.floor import journal_rows
+from support.web.display_rig import headless
 
 from controller.ledger.passkeys import passkeys_of
 from drivers.simulator_links.serial import PtyPair

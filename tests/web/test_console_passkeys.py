@@ -18,7 +18,8 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from support.console_rig import (
+from support.runtime.daemon import daemon
+from support.web.console_rig import (
     DUAL,
     SINGLE,
     choose,
@@ -27,8 +28,7 @@ from support.console_rig import (
     enroll,
     virtual_authenticator,
 )
-from support.daemon import daemon
-from support.display_rig import headless
+from support.web.display_rig import headless
 
 from controller.ledger.passkeys import passkeys_of
 from drivers.simulator_links.serial import PtyPair

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 import pytest
-from support.console_rig import (
+from support.runtime.daemon import daemon, metric
+from support.web.console_rig import (
     OTHER_SINGLE,
     SINGLE,
     choose,
@@ -37,8 +38,7 @@ from support.console_rig import (
     opened,
     virtual_authenticator,
 )
-from support.daemon import daemon, metric
-from support.display_rig import headless
+from support.web.display_rig import headless
 
 from controller.cli.submit import SocketDesk
 from controller.events import decode_event
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from playwright.async_api import CDPSession, Page, Request, Route
-    from support.daemon import Daemon
+    from support.runtime.daemon import Daemon
 
 pytestmark = pytest.mark.browser
 

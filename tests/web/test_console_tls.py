@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
-from support.console_rig import SINGLE, choose, manager_signs, register, virtual_authenticator
-from support.console_tls import CONSOLE_HOST, certificate, tls_floor, trusting_chromium
-from support.daemon import daemon
-from support.floor import free_port
+from support.runtime.daemon import daemon
+from support.runtime.floor import free_port
+from support.web.console_rig import SINGLE, choose, manager_signs, register, virtual_authenticator
+from support.web.console_tls import CONSOLE_HOST, certificate, tls_floor, trusting_chromium
 
 from controller.events import PasskeyEnrolled, decode_event
 from controller.ledger.passkeys import passkeys_of

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.cli_runs import check
-from support.console_tls import CONSOLE_HOST, certificate
-from support.floor import write_config
+from support.cli.cli_runs import check
+from support.runtime.floor import write_config
+from support.web.console_tls import CONSOLE_HOST, certificate
 
 from controller.config.load import ConfigError, load_config
 

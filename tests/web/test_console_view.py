@@ -12,9 +12,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.console_rig import DUAL, SINGLE, console_floor, console_url
-from support.daemon import daemon
-from support.display_rig import headless
+from support.runtime.daemon import daemon
+from support.web.console_rig import DUAL, SINGLE, console_floor, console_url
+from support.web.display_rig import headless
 
 from drivers.simulator_links.serial import PtyPair
 

@@ -1,8 +1,8 @@
 """A held round voided at the supervisors' console, end to end in real headless Chromium.
 
 docs/operations.md, "The supervisors' console"; docs/money.md, "Voids"; docs/faults.md,
-"Voids". Table T1's devices are on a real pty serial line (tests/support/held_round.py): they
-lock $1 progressive wagers on two seats, and the shoe sends its first card, resends that frame
+"Voids". Table T1's devices are on a real pty serial line (tests/support/runtime/held_round.py):
+they lock $1 progressive wagers on two seats, and the shoe sends its first card, resends that frame
 (journaled once), then sends the same card again, which cannot be right: the ledger holds the
 round for a supervisor. The console lists the held round with its wagers and contributions;
 sup1 taps "Void this round", the confirmation repeats the round, the table and the amounts,
@@ -27,7 +27,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.console_rig import (
+from support.runtime.daemon import daemon
+from support.runtime.floor import CONTRIBUTION_CENTS, WAGER_CENTS
+from support.runtime.held_round import DUPLICATE, SEATS, TABLE, TableDevices, table_devices
+from support.web.console_rig import (
     choose,
     console_floor,
     console_url,
@@ -36,10 +39,7 @@ from support.console_rig import (
     opened,
     virtual_authenticator,
 )
-from support.daemon import daemon
-from support.display_rig import headless
-from support.floor import CONTRIBUTION_CENTS, WAGER_CENTS
-from support.held_round import DUPLICATE, SEATS, TABLE, TableDevices, table_devices
+from support.web.display_rig import headless
 
 from controller.cli.submit import SocketDesk
 from controller.events import RoundVoided
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from playwright.async_api import Browser, Locator, Page, Route
-    from support.daemon import Daemon
+    from support.runtime.daemon import Daemon
 
 pytestmark = pytest.mark.browser
 

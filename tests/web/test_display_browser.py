@@ -15,8 +15,8 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from support.display_rig import headless
-from support.floor import free_port
+from support.runtime.floor import free_port
+from support.web.display_rig import headless
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -20,8 +20,8 @@ import shutil
 from typing import TYPE_CHECKING
 
 import pytest
-from support.daemon import daemon
-from support.display_rig import (
+from support.runtime.daemon import daemon
+from support.web.display_rig import (
     README_SCREENSHOT,
     SCREENS,
     demo_floor,

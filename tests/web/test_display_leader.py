@@ -19,8 +19,8 @@ import uuid
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.daemon import CONTROLLER, daemon, write_config
-from support.floor import WAIT_S
+from support.runtime.daemon import CONTROLLER, daemon, write_config
+from support.runtime.floor import WAIT_S
 
 from controller.clock import utc_now
 from controller.config.load import load_config
@@ -34,8 +34,8 @@ from controller.ports import ControllerUnavailableError
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.daemon import Daemon
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
+    from support.runtime.daemon import Daemon
 
 pytestmark = pytest.mark.slow
 

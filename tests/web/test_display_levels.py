@@ -20,8 +20,8 @@ import urllib.request
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.display_rig import headless
-from support.floor import free_port
+from support.runtime.floor import free_port
+from support.web.display_rig import headless
 
 from controller.service.demo import LEVELS_POOL
 

@@ -1,7 +1,7 @@
 """``/metrics`` of a freshly started ``jackpotd run``, scraped over HTTP as Prometheus does.
 
 The real daemon (``python -m controller run``, its journal approved as a site's manager
-readies it: tests/support/floor.py) serves two tables on pty serial lines and one on a real
+readies it: tests/support/runtime/floor.py) serves two tables on pty serial lines and one on a real
 mosquitto, whose devices have said nothing yet. docs/metrics.md:
 
 * every counter family whose label values the controller knows at start (its pools and tables,
@@ -27,8 +27,8 @@ from prometheus_client.openmetrics.parser import (
     text_string_to_metric_families as openmetrics_families,
 )
 from prometheus_client.parser import text_string_to_metric_families
-from support.floor import POOL, ROOT, WAIT_S, approved_site, free_port, write_config
-from support.mosquitto import Broker
+from support.drivers.mosquitto import Broker
+from support.runtime.floor import POOL, ROOT, WAIT_S, approved_site, free_port, write_config
 
 from controller import __version__
 from controller.ledger_journal.sqlite import Journal

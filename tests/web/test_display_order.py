@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import pytest
 from aiohttp import web
-from support.display_rig import WAIT_MS, headless
-from support.floor import free_port
+from support.runtime.floor import free_port
+from support.web.display_rig import WAIT_MS, headless
 
 from controller.outputs import MeterUpdate, TableUpdate
 from controller.web.policy import PAGE

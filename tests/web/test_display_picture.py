@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Final
 
 import pytest
-from support.daemon import daemon
-from support.display_rig import chromium, demo_floor
+from support.runtime.daemon import daemon
+from support.web.display_rig import chromium, demo_floor
 
 pytestmark = pytest.mark.browser
 

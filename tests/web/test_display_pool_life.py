@@ -17,9 +17,9 @@ import time
 import urllib.request
 from typing import TYPE_CHECKING, Any
 
-from support.display_rig import headless, open_display
-from support.floor import POOL
-from support.operator_rig import DANA, FILES, SAM, Running, running_daemon
+from support.runtime.floor import POOL
+from support.runtime.operator_rig import DANA, FILES, SAM, Running, running_daemon
+from support.web.display_rig import headless, open_display
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -49,7 +49,7 @@ def state_when(
     """The first ``/api/state`` for which ``holds`` is true, asked every 50 ms, bounded.
 
     A sign is written after the commit, on its own line's pace: no event of the test's own
-    tells when, so the page's own question is asked again, as tests/support/display_rig.py does.
+    tells when, so the page's own question is asked again, as tests/support/web/display_rig.py does.
     """
     deadline = time.monotonic() + WAIT_S
     while True:

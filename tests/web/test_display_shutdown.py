@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 import msgspec
-from support.daemon import daemon
-from support.floor import free_port, within
+from support.runtime.daemon import daemon
+from support.runtime.floor import free_port, within
 
 from controller.service.demo import demo_config
 

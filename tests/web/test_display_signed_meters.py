@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 import pytest
 from aiohttp import web
-from support.display_rig import headless
+from support.web.display_rig import headless
 from web.test_display_order import RECORD_SHOWN, ScriptedController, meter, serving, shows, state
 
 from controller.security.controller_key import ControllerKey

@@ -16,8 +16,8 @@ import re
 from typing import TYPE_CHECKING
 
 import pytest
-from support.daemon import broker_settings, daemon, tables_announced, write_config
-from support.display_rig import WAIT_MS, demo_floor, headless, open_display
+from support.runtime.daemon import broker_settings, daemon, tables_announced, write_config
+from support.web.display_rig import WAIT_MS, demo_floor, headless, open_display
 
 from drivers.simulator_links import MqttTableLink
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from playwright.async_api import Page
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 pytestmark = pytest.mark.browser
 

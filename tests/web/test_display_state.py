@@ -19,9 +19,9 @@ import sqlite3
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from support.daemon import broker_settings, daemon, tables_announced, write_config
-from support.display_rig import demo_floor, state_when
-from support.floor import within
+from support.runtime.daemon import broker_settings, daemon, tables_announced, write_config
+from support.runtime.floor import within
+from support.web.display_rig import demo_floor, state_when
 
 from controller.clock import utc_now
 from controller.journal.sqlite import Journal
@@ -31,7 +31,7 @@ from drivers.simulator_links import MqttTableLink
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 LABEL = re.compile(r"^T\d seat \d · (jackpot|bonus|envy of seat \d|[a-z-]+)( · \S.*)?$")
 TIMEOUT_S = 1.0

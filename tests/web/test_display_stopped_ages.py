@@ -23,8 +23,8 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
 import pytest
-from support.daemon import daemon
-from support.display_rig import SCREENS, WAIT_MS, demo_floor, headless, played
+from support.runtime.daemon import daemon
+from support.web.display_rig import SCREENS, WAIT_MS, demo_floor, headless, played
 
 if TYPE_CHECKING:
     from pathlib import Path

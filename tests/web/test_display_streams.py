@@ -35,8 +35,8 @@ from typing import TYPE_CHECKING
 import aiohttp
 import pytest
 from playwright.async_api import async_playwright
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.floor import approved_site
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
+from support.runtime.floor import approved_site
 
 from controller.config.load import ConfigError, parse_config
 from controller.config.schema import MAX_STREAMS

@@ -1,7 +1,7 @@
 """A leader paused past its lease never answers ``GET /leader`` 200 again (docs/ha.md).
 
 Two real ``jackpotd run`` processes, nodes ``pit-a`` and ``pit-b``, share one PostgreSQL
-journal (tests/support/postgres.py), as two controller nodes behind HAProxy do. ``pit-a``
+journal (tests/support/journal/postgres.py), as two controller nodes behind HAProxy do. ``pit-a``
 leads; it is paused (SIGSTOP) past its lease, ``pit-b`` takes the sequencer over at the next
 epoch and answers ``/leader``; then ``pit-a`` is woken (SIGCONT), the zombie. HAProxy asks
 ``/leader`` to know where to send signs and displays: the zombie must answer 503 or nothing,
@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
-from support.approvals import now
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.floor import approved_site, free_port
-from support.software_rig import seen_manifest
+from support.deploy.software_rig import seen_manifest
+from support.ledger.approvals import now
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
+from support.runtime.floor import approved_site, free_port
 
 from controller.events import ManifestApproved
 from controller.journal.location import DatabaseUrl
@@ -38,8 +38,8 @@ from controller.runtime.step_down import FENCED
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from support.approvals import Site
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
+    from support.ledger.approvals import Site
 
 pytestmark = [pytest.mark.fault, pytest.mark.slow]
 

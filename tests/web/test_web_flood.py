@@ -37,9 +37,9 @@ from typing import TYPE_CHECKING
 import aiohttp
 import aiomqtt
 import pytest
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.floor import ROOT, approved_site, free_port, journal_rows, within
-from support.mosquitto import Broker
+from support.drivers.mosquitto import Broker
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
+from support.runtime.floor import ROOT, approved_site, free_port, journal_rows, within
 
 from controller.web.limits import FD_HEADROOM
 from drivers.mqtt.topics import Topics

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 import pytest
 from aiohttp import web
 from prometheus_client import CollectorRegistry
-from support.floor import free_port, within
+from support.runtime.floor import free_port, within
 
 from controller.web.display import serve_display
 from controller.web.gate import REASONS, SWEEP_S

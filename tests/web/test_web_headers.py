@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 
 import aiohttp
 import pytest
-from support.daemon import daemon
-from support.display_rig import demo_floor, headless
-from support.floor import free_port, within
+from support.runtime.daemon import daemon
+from support.runtime.floor import free_port, within
+from support.web.display_rig import demo_floor, headless
 
 from controller.web.display import serve_display
 from controller.web.limits import WebLimits

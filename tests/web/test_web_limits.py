@@ -16,7 +16,7 @@ import sys
 from typing import TYPE_CHECKING
 
 import pytest
-from support.floor import ROOT, approved_site, free_port, write_config
+from support.runtime.floor import ROOT, approved_site, free_port, write_config
 
 from controller.config.load import ConfigError, parse_config
 from controller.config.schema import MAX_CONNECTIONS, WebSettings

@@ -6,7 +6,8 @@ a file that survives its restart (controller/runtime/site_links.py), and a prope
 asks for it with a hello of its own and a bounded wait (controller/runtime/central_head.py,
 drivers/mqtt/central_mark.py): the journal is held to the highest of the high-water file's, the
 broker's retained copy and central's. All on a real mosquitto, with central's real MQTT source
-and the property's real uplink, each on its own real journal (tests/support/site_link_rig.py).
+and the property's real uplink, each on its own real journal
+(tests/support/widearea/site_link_rig.py).
 """
 
 from __future__ import annotations
@@ -20,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 import aiomqtt
 import msgspec
 import pytest
-from support.floor import WAIT_S, free_port
-from support.journal_rig import AT
-from support.mqtt_tables import TOPICS, running, settings_for, within
+from support.drivers.mqtt_tables import TOPICS, running, settings_for, within
+from support.journal.journal_rig import AT
 from support.polls import until
-from support.site_link_rig import SITE, Link
+from support.runtime.floor import WAIT_S, free_port
+from support.widearea.site_link_rig import SITE, Link
 
 from controller.config.load import parse_config
 from controller.events import FaultRecorded
@@ -53,7 +54,7 @@ from drivers.mqtt.published_head import published_head
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.outputs import SignedHead
 

@@ -13,10 +13,9 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 import pytest
-from support.agent_rig import agent_at_table
-from support.floor import within
-from support.intake import JournalIntake
-from support.shipped_broker import (
+from support.drivers.agent_rig import agent_at_table
+from support.drivers.intake import JournalIntake
+from support.drivers.shipped_broker import (
     AT,
     HOST,
     SITE,
@@ -29,6 +28,7 @@ from support.shipped_broker import (
     running,
     start_shipped,
 )
+from support.runtime.floor import within
 
 from controller.agent.acks import Ack
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.agent.settings import AgentConfig
     from drivers.agent.service import Agent

@@ -15,9 +15,9 @@ import json
 from typing import TYPE_CHECKING
 
 import aiomqtt
-from support.agent_rig import TABLE, agent_at_table
-from support.intake import JournalIntake
-from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, within
+from support.drivers.agent_rig import TABLE, agent_at_table
+from support.drivers.intake import JournalIntake
+from support.drivers.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, within
 
 from controller.agent.acks import Ack
 from controller.events import BetSensed
@@ -28,7 +28,7 @@ from drivers.mqtt.source import MqttSource
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.ledger_journal.sqlite import Journal
     from drivers.agent.service import Agent

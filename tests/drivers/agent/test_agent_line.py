@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.agent_rig import line_settings
+from support.drivers.agent_rig import line_settings
 
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.agent.line import AgentLine

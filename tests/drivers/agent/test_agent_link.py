@@ -15,10 +15,18 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.agent_rig import TABLE, agent_at_table, bets
-from support.intake import JournalIntake
-from support.mosquitto import free_port
-from support.mqtt_tables import TIMEOUT_S, TOPICS, WAIT_S, running, settings_for, watch, within
+from support.drivers.agent_rig import TABLE, agent_at_table, bets
+from support.drivers.intake import JournalIntake
+from support.drivers.mosquitto import free_port
+from support.drivers.mqtt_tables import (
+    TIMEOUT_S,
+    TOPICS,
+    WAIT_S,
+    running,
+    settings_for,
+    watch,
+    within,
+)
 
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.mqtt.agent_wire import decode_ack
@@ -27,8 +35,8 @@ from drivers.mqtt.source import MqttSource
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
-    from support.mqtt_watch import Watch
+    from support.drivers.mosquitto import Broker
+    from support.drivers.mqtt_watch import Watch
 
     from controller.agent.settings import AgentConfig
     from controller.ledger_journal.sqlite import Journal

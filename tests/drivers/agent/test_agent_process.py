@@ -11,15 +11,15 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from support.agent_rig import (
+from support.drivers.agent_rig import (
     TABLE,
     agent_file,
     bets,
     device_on,
     start_agent_process,
 )
-from support.intake import JournalIntake
-from support.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
+from support.drivers.intake import JournalIntake
+from support.drivers.mqtt_tables import TIMEOUT_S, TOPICS, running, settings_for, watch, within
 
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore
 from drivers.mqtt.agent_wire import decode_ack
@@ -29,7 +29,7 @@ from drivers.simulator_links.serial import PtyPair
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.ledger_journal.sqlite import Journal
 

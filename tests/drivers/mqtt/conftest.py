@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.intake import JournalIntake
+from support.drivers.intake import JournalIntake
 
 if TYPE_CHECKING:
     from controller.ledger_journal.sqlite import Journal

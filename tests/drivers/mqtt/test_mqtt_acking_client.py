@@ -21,7 +21,7 @@ from drivers.mqtt.connection import AckingClient, make_client
 from drivers.mqtt.settings import BrokerSettings
 
 if TYPE_CHECKING:
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 WAIT_S = 15.0
 TOPIC = "test/acking"

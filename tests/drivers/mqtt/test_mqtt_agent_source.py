@@ -10,8 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from support.intake import JournalIntake
-from support.mqtt_tables import (
+from support.drivers.intake import JournalIntake
+from support.drivers.mqtt_tables import (
     CONTROLLER_STATUS,
     TIMEOUT_S,
     TOPICS,
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     import aiomqtt
-    from support.mosquitto import Broker
-    from support.mqtt_watch import Watch
+    from support.drivers.mosquitto import Broker
+    from support.drivers.mqtt_watch import Watch
 
     from controller.ledger_journal.sqlite import Journal
 

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.mqtt_watch import watching
+from support.drivers.mqtt_watch import watching
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
 
 from controller.config.load import load_config
 from controller.ledger_journal.sqlite import verify
@@ -31,7 +31,7 @@ from drivers.mqtt.outgoing import decode_checkpoint
 from drivers.mqtt.topics import TopicError, Topics
 
 if TYPE_CHECKING:
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.config.load import Config
 

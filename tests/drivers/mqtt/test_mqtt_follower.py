@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 import msgspec
 import pytest
 from support.config_files import edited, error_of, load
-from support.mosquitto import Broker, free_port
-from support.mqtt_tables import TOPICS, running, settings_for, watch
-from support.sign_station import (
+from support.drivers.mosquitto import Broker, free_port
+from support.drivers.mqtt_tables import TOPICS, running, settings_for, watch
+from support.drivers.sign_station import (
     AT,
     POOL,
     SIGNER,

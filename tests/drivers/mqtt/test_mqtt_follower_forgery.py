@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import aiomqtt
 import pytest
-from support.mqtt_tables import TOPICS, settings_for
-from support.sign_station import (
+from support.drivers.mqtt_tables import TOPICS, settings_for
+from support.drivers.sign_station import (
     AT,
     KEYS,
     POOL,
@@ -39,7 +39,7 @@ from drivers.mqtt.follower import MeterFollower
 from drivers.mqtt.outgoing import meter_payload, pool_status_payload
 
 if TYPE_CHECKING:
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.ledger_journal.sqlite import Journal
 

@@ -18,15 +18,23 @@ import stat
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from support.mqtt_tables import TOPICS, settings_for, watch
-from support.shown_hits import (
+from support.drivers.mqtt_tables import TOPICS, settings_for, watch
+from support.drivers.shown_hits import (
     GENUINE,
     ShownFollower,
     hit,
     hits_shown,
     intruder_publishes,
 )
-from support.sign_station import KEYS, POOL, controller_node, meter, mqtt_sign, settled, until
+from support.drivers.sign_station import (
+    KEYS,
+    POOL,
+    controller_node,
+    meter,
+    mqtt_sign,
+    settled,
+    until,
+)
 
 from controller.backoff import Backoff
 from controller.clock import utc_iso
@@ -36,7 +44,7 @@ from drivers.mqtt.hits import SeenHits
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.ledger_journal.sqlite import Journal
 

@@ -19,9 +19,9 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 import msgspec
-from support.mqtt_tables import TOPICS, settings_for, watch
-from support.shown_hits import GENUINE, hit, hits_shown, intruder_publishes, station
-from support.sign_station import (
+from support.drivers.mqtt_tables import TOPICS, settings_for, watch
+from support.drivers.shown_hits import GENUINE, hit, hits_shown, intruder_publishes, station
+from support.drivers.sign_station import (
     KEYS,
     POOL,
     SIGNER,
@@ -41,7 +41,7 @@ from drivers.mqtt.outgoing import decode_hit, hit_payload
 
 if TYPE_CHECKING:
     import pytest
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.ledger_journal.sqlite import Journal
 

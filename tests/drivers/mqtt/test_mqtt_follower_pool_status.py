@@ -13,8 +13,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from support.mqtt_tables import TOPICS, settings_for, watch
-from support.sign_station import (
+from support.drivers.mqtt_tables import TOPICS, settings_for, watch
+from support.drivers.sign_station import (
     AT,
     POOL,
     SIGNER,
@@ -31,7 +31,7 @@ from drivers.mqtt.follower import MeterFollower
 from drivers.mqtt.outgoing import decode_pool_status, pool_status_payload
 
 if TYPE_CHECKING:
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.ledger_journal.sqlite import Journal
     from controller.outputs import AnyUpdate

@@ -13,8 +13,8 @@ import base64
 import json
 from typing import TYPE_CHECKING, Any
 
-from support.intake import JournalIntake, PoisonedIntake
-from support.mqtt_tables import (
+from support.drivers.intake import JournalIntake, PoisonedIntake
+from support.drivers.mqtt_tables import (
     CONTROLLER_STATUS,
     TIMEOUT_S,
     TOPICS,
@@ -37,7 +37,7 @@ from drivers.mqtt.source import MqttSource
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from controller.ledger_journal.sqlite import Journal
 

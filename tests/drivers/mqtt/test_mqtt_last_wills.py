@@ -1,6 +1,6 @@
 """The last wills of the controller and of a table, when a connection dies without a DISCONNECT.
 
-A :class:`support.mqtt_source_rig.Proxy` between a client and a real mosquitto is cut as a
+A :class:`support.drivers.mqtt_source_rig.Proxy` between a client and a real mosquitto is cut as a
 pulled cable is: the broker publishes the client's will, retained for whoever connects later.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from support.mqtt_source_rig import Proxy
-from support.mqtt_tables import (
+from support.drivers.mqtt_source_rig import Proxy
+from support.drivers.mqtt_tables import (
     CONTROLLER_STATUS,
     TIMEOUT_S,
     TOPICS,
@@ -26,8 +26,8 @@ from controller.events import TableStatusChanged
 from drivers.mqtt.source import MqttSource
 
 if TYPE_CHECKING:
-    from support.intake import JournalIntake
-    from support.mosquitto import Broker
+    from support.drivers.intake import JournalIntake
+    from support.drivers.mosquitto import Broker
 
 
 def test_controller_last_will_when_the_connection_dies(

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 
 import msgspec
-from support.mqtt_tables import TOPICS, settings_for
-from support.sign_station import AT, KEYS, POOL, SIGNER, meter
+from support.drivers.mqtt_tables import TOPICS, settings_for
+from support.drivers.sign_station import AT, KEYS, POOL, SIGNER, meter
 
 from controller.outputs import MeterUpdate
 from drivers.mqtt.follower import MeterFollower

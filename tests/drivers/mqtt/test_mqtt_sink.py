@@ -14,8 +14,7 @@ import sqlite3
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from support.journal_rig import FIVE_ACES, POOL, opened_journal, settle, wager
-from support.mqtt_tables import (
+from support.drivers.mqtt_tables import (
     CONTROLLER_STATUS,
     TIMEOUT_S,
     TOPICS,
@@ -25,6 +24,7 @@ from support.mqtt_tables import (
     watch,
     within,
 )
+from support.journal.journal_rig import FIVE_ACES, POOL, opened_journal, settle, wager
 
 from controller.journal.sqlite.outbox import JournalOutbox
 from controller.ledger_journal.sqlite import Journal
@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 
 AT = "2025-01-02T03:04:05.000Z"

@@ -16,9 +16,8 @@ import signal
 from typing import TYPE_CHECKING
 
 import pytest
-from support.controller_keys import write_controller_key
-from support.mqtt_tables import running, settings_for, within
-from support.sign_station import (
+from support.drivers.mqtt_tables import running, settings_for, within
+from support.drivers.sign_station import (
     POOL,
     WatchedFollower,
     feed,
@@ -28,7 +27,8 @@ from support.sign_station import (
     settled,
     until,
 )
-from support.signer_process import stoppable
+from support.runtime.controller_keys import write_controller_key
+from support.runtime.signer_process import stoppable
 
 from controller.backoff import Backoff
 from controller.clock import utc_now
@@ -41,8 +41,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from support.mosquitto import Broker
-    from support.signer_process import SignerProcess
+    from support.drivers.mosquitto import Broker
+    from support.runtime.signer_process import SignerProcess
 
     from controller.ledger_journal.sqlite import Journal
     from controller.outputs import AnyUpdate

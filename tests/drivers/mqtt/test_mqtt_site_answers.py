@@ -1,7 +1,7 @@
 """Central's MQTT source and linked properties: each message journaled once, signed acks.
 
 drivers/mqtt/site_answers.py; docs/wide-area.md, "The link's runtime". A real
-mosquitto, a real journal behind the intake (tests/support/intake.py), real Ed25519 keys for
+mosquitto, a real journal behind the intake (tests/support/drivers/intake.py), real Ed25519 keys for
 the property and for central. The property is a plain MQTT client publishing what a property
 publishes, including resends, a gap and its totals, as a lossy transport and a reconnection
 would deliver them.
@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 import aiomqtt
 import msgspec
 import pytest
-from support.intake import JournalIntake
-from support.journal_rig import AT, POOL, pool_opened, table_configured
-from support.mqtt_tables import TOPICS, running, settings_for, watch, within
+from support.drivers.intake import JournalIntake
+from support.drivers.mqtt_tables import TOPICS, running, settings_for, watch, within
+from support.journal.journal_rig import AT, POOL, pool_opened, table_configured
 
 from controller.ledger_journal.sqlite import Journal
 from controller.runtime.site_links import JournalSiteLinks
@@ -44,8 +44,8 @@ from drivers.mqtt.source import MqttSource
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
-    from support.mqtt_watch import Watch
+    from support.drivers.mosquitto import Broker
+    from support.drivers.mqtt_watch import Watch
 
 SITE = "atlantic"
 UP = TOPICS.site_up(SITE)

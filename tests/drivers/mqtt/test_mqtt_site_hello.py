@@ -15,10 +15,10 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import msgspec
-from support.journal_rig import AT
-from support.mqtt_tables import TOPICS, running, within
+from support.drivers.mqtt_tables import TOPICS, running, within
+from support.journal.journal_rig import AT
 from support.polls import until
-from support.site_link_rig import SITE, Link
+from support.widearea.site_link_rig import SITE, Link
 
 from controller.security.controller_key import ControllerKey, signature_verifies
 from controller.widearea.messages import ACK_FRESH, SiteHello, canonical, signed_bytes
@@ -27,7 +27,7 @@ from drivers.mqtt.site_answers import FORGED, UNKNOWN_SITE, SiteAnswers, SiteRef
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 NONCE = "c" * 32
 

@@ -16,14 +16,14 @@ import time
 from typing import TYPE_CHECKING
 
 import aiomqtt
-from support.journal_rig import (
+from support.drivers.mqtt_tables import running, settings_for, within
+from support.journal.journal_rig import (
     POOL,
     STRAIGHT_FLUSH,
     settle,
 )
-from support.mqtt_tables import running, settings_for, within
-from support.scrapes import scrape
-from support.site_link_rig import SITE, Link
+from support.web.scrapes import scrape
+from support.widearea.site_link_rig import SITE, Link
 
 from controller.clock import utc_now
 from controller.effects import AwardMade, PayoutMade, decode_effects
@@ -38,8 +38,8 @@ from drivers.mqtt.topics import Topics
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
-    from support.scrapes import Series
+    from support.drivers.mosquitto import Broker
+    from support.web.scrapes import Series
 
 
 def test_michigan_432_1841_wagers_open_once_reconciled_and_each_reaches_central_once(

@@ -14,15 +14,15 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from support.journal_rig import STRAIGHT_FLUSH, settle, wager
-from support.mqtt_tables import running, within
+from support.drivers.mqtt_tables import running, within
+from support.journal.journal_rig import STRAIGHT_FLUSH, settle, wager
 from support.polls import until
-from support.site_link_rig import SITE, Link
+from support.widearea.site_link_rig import SITE, Link
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 AGAIN = 3
 """Awards heard again after the payout before the journal is read."""

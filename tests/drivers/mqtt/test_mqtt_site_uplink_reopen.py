@@ -3,7 +3,7 @@
 drivers/mqtt/site_uplink.py; docs/wide-area.md, "A cut WAN": on reconnection the property
 reports its totals, and only an acknowledgement naming a matched reconciliation reopens its
 wide-area wagers (Michigan R 432.1841: amounts reconciled on restore). The WAN is a
-:class:`support.tcp_proxy.LinkProxy` between the property's uplink and central's broker, cut
+:class:`support.ha.tcp_proxy.LinkProxy` between the property's uplink and central's broker, cut
 past the grace period both ways: a partition (``stall``: central's heartbeat acknowledgements
 wait in the link and arrive on healing, before the new report is even sent) and a reset
 (the broker's session holds them, and delivers them the moment the uplink reconnects, before
@@ -17,15 +17,15 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
-from support.mqtt_tables import running, within
-from support.site_link_rig import SITE, Link
-from support.tcp_proxy import LinkProxy
+from support.drivers.mqtt_tables import running, within
+from support.ha.tcp_proxy import LinkProxy
+from support.widearea.site_link_rig import SITE, Link
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
-    from support.tcp_proxy import Cut
+    from support.drivers.mosquitto import Broker
+    from support.ha.tcp_proxy import Cut
 
 GRACE_S = 1.0
 

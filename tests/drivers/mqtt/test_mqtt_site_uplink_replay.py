@@ -17,10 +17,10 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import aiomqtt
-from support.mqtt_tables import TOPICS, running, watch, within
+from support.drivers.mqtt_tables import TOPICS, running, watch, within
+from support.ha.tcp_proxy import LinkProxy
 from support.polls import until
-from support.site_link_rig import SITE, Link
-from support.tcp_proxy import LinkProxy
+from support.widearea.site_link_rig import SITE, Link
 
 from controller.widearea.freshness import FRESHNESS_REFUSALS, OTHER_CONNECTION
 from controller.widearea.messages import decode_ack
@@ -28,7 +28,7 @@ from controller.widearea.messages import decode_ack
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
     from drivers.mqtt.site_uplink import SiteUplink
 

@@ -16,8 +16,8 @@ import asyncio
 from typing import TYPE_CHECKING
 
 import msgspec
-from support.journal_rig import AT, PAYTABLE, POOL, pool_opened, table_configured
-from support.site_link_rig import SITE, Link
+from support.journal.journal_rig import AT, PAYTABLE, POOL, pool_opened, table_configured
+from support.widearea.site_link_rig import SITE, Link
 
 from controller.events import WagerLocked
 from controller.wide_events import SiteLinked, SiteResumed, WideAreaJoined
@@ -25,7 +25,7 @@ from controller.wide_events import SiteLinked, SiteResumed, WideAreaJoined
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.mosquitto import Broker
+    from support.drivers.mosquitto import Broker
 
 POOL_B = "pool-b"
 

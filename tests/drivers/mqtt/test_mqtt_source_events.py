@@ -12,8 +12,8 @@ import asyncio
 import json
 from typing import TYPE_CHECKING
 
-from support.mqtt_source_rig import receipt_ids
-from support.mqtt_tables import (
+from support.drivers.mqtt_source_rig import receipt_ids
+from support.drivers.mqtt_tables import (
     CONTROLLER_STATUS,
     TIMEOUT_S,
     TOPICS,
@@ -31,8 +31,8 @@ from controller.events import BetSensed, BetsLocked, CardDealt, DealComplete, Ro
 from drivers.mqtt.source import MqttSource
 
 if TYPE_CHECKING:
-    from support.intake import JournalIntake
-    from support.mosquitto import Broker
+    from support.drivers.intake import JournalIntake
+    from support.drivers.mosquitto import Broker
 
 
 def test_table_events_are_submitted_with_their_device_ids(

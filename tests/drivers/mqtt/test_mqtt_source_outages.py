@@ -11,8 +11,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from support.mqtt_source_rig import Proxy, receipt_ids, send_stream
-from support.mqtt_tables import (
+from support.drivers.mqtt_source_rig import Proxy, receipt_ids, send_stream
+from support.drivers.mqtt_tables import (
     CONTROLLER_STATUS,
     TIMEOUT_S,
     event,
@@ -28,8 +28,8 @@ from support.mqtt_tables import (
 from drivers.mqtt.source import MqttSource
 
 if TYPE_CHECKING:
-    from support.intake import JournalIntake
-    from support.mosquitto import Broker
+    from support.drivers.intake import JournalIntake
+    from support.drivers.mosquitto import Broker
 
 
 def test_unacknowledged_while_failing_closed_and_redelivered_after(

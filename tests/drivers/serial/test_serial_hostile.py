@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from support.intake import JournalIntake, PoisonedIntake
-from support.serial_fakes import FakeDevice, FakePorts
-from support.serial_rig import TABLE, WAIT_S, port_settings, running
+from support.drivers.intake import JournalIntake, PoisonedIntake
+from support.drivers.serial_fakes import FakeDevice, FakePorts
+from support.drivers.serial_rig import TABLE, WAIT_S, port_settings, running
 
 from drivers.serial import protocol
 from drivers.serial.link import SerialSource

@@ -20,9 +20,9 @@ import asyncio
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from support.intake import JournalIntake
-from support.serial_fakes import FakeDevice, FakePorts, Faults, seeded
-from support.serial_rig import TABLE, WAIT_S, PtyDevicePort, port_settings, running
+from support.drivers.intake import JournalIntake
+from support.drivers.serial_fakes import FakeDevice, FakePorts, Faults, seeded
+from support.drivers.serial_rig import TABLE, WAIT_S, PtyDevicePort, port_settings, running
 
 from controller.events import decode_event
 from controller.ports import ControllerUnavailableError

@@ -10,7 +10,7 @@ through :class:`FrameStream`.
 from __future__ import annotations
 
 import pytest
-from support.alpha_sign import (
+from support.drivers.alpha_sign import (
     MEMORY,
     STRING,
     TEXT,

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 import pytest
-from support.alpha_sign import (
+from support.drivers.alpha_sign import (
     MEMORY,
     TEXT,
     FileEntry,

@@ -9,7 +9,7 @@ mystery level shows what it always did. The state machine on a fake clock.
 
 from __future__ import annotations
 
-from support.sign_shows import shown
+from support.drivers.sign_shows import shown
 
 from controller.outputs import HitAnnouncement, MeterUpdate
 from drivers.signs.behaviour import SignBehaviour

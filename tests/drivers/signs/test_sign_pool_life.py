@@ -8,7 +8,7 @@ state machine on a fake clock, as tests/drivers/signs/test_sign_behaviour.py dri
 
 from __future__ import annotations
 
-from support.sign_shows import shown
+from support.drivers.sign_shows import shown
 
 from controller.outputs import MeterUpdate
 from drivers.signs.rules import SignRules

@@ -1,6 +1,6 @@
 """The contract's fixtures: each backend at a location of the test's own, and a journal on it.
 
-The backends are tests/support/journal_contract.py's; every case module of this folder runs
+The backends are tests/support/journal/journal_contract.py's; every case module of this folder runs
 against each of them.
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_contract import BACKENDS, Backend
-from support.journal_rig import pool_opened, table_configured
+from support.journal.journal_contract import BACKENDS, Backend
+from support.journal.journal_rig import pool_opened, table_configured
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

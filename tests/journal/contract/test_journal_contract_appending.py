@@ -9,13 +9,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import POOL, snapshot, wager
+from support.journal.journal_rig import POOL, snapshot, wager
 
 from controller.journal import JournalError
 from controller.ports import APPLIED, REJECTED
 
 if TYPE_CHECKING:
-    from support.journal_contract import Backend
+    from support.journal.journal_contract import Backend
 
     from controller.ledger_journal import LedgerJournal
 

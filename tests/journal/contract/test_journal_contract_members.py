@@ -1,7 +1,7 @@
 """The journal port's contract exercises every member of the port, the reader and the outbox.
 
 The contract (docs/journal.md, "The port") is this folder's case modules, their fixtures and
-the backends they run against (tests/support/journal_contract.py): each public member of the
+the backends they run against (tests/support/journal/journal_contract.py): each public member of the
 protocols must be used somewhere in them.
 """
 
@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-import support.journal_contract
+import support.journal.journal_contract
 
 from controller.journal.port import JournalPort, PreparedAppend
 from controller.journal.readonly import JournalReader
@@ -22,7 +22,7 @@ def _contract_source() -> str:
     """The text of the contract: its case modules, their fixtures and the backends' rig."""
     here = Path(__file__).parent
     parts = [*sorted(here.glob("test_journal_contract_*.py")), here / "conftest.py"]
-    parts.append(Path(support.journal_contract.__file__))
+    parts.append(Path(support.journal.journal_contract.__file__))
     return "\n".join(part.read_text() for part in parts)
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_contract import HIT, Backend, play_hit_round
-from support.journal_rig import AT
-from support.site_outbox import play as queue_site_messages
+from support.journal.journal_contract import HIT, Backend, play_hit_round
+from support.journal.journal_rig import AT
+from support.journal.site_outbox import play as queue_site_messages
 
 from controller.journal import JournalError
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.journal_contract import HIT, Backend, bet_sensed, play_hit_round
-from support.journal_rig import AT, POOL, TABLE, snapshot, wager
+from support.journal.journal_contract import HIT, Backend, bet_sensed, play_hit_round
+from support.journal.journal_rig import AT, POOL, TABLE, snapshot, wager
 
 from controller.events import HitVerified
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.journal_contract import HIT, Backend, play_hit_round
-from support.journal_rig import AT, POOL, snapshot, wager
+from support.journal.journal_contract import HIT, Backend, play_hit_round
+from support.journal.journal_rig import AT, POOL, snapshot, wager
 
 from controller.journal.backends import backend_for
 from controller.journal.checkpoints import seal

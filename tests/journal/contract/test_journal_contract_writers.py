@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from support.approvals import Site, enrollment
-from support.journal_rig import snapshot, wager
+from support.journal.journal_rig import snapshot, wager
+from support.ledger.approvals import Site, enrollment
 
 from controller.clock import utc_now
 from controller.events import SequencerTookOver
@@ -22,7 +22,7 @@ from controller.provenances import DAEMON
 from controller.security import keys
 
 if TYPE_CHECKING:
-    from support.journal_contract import Backend
+    from support.journal.journal_contract import Backend
 
     from controller.ledger_journal import LedgerJournal
 

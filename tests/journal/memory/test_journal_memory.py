@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import POOL, pool_opened, snapshot, table_configured, wager
+from support.journal.journal_rig import POOL, pool_opened, snapshot, table_configured, wager
 
 from controller.journal import JournalError
 from controller.journal.backends import backend_for

@@ -1,8 +1,8 @@
 """JournalPort.leading: whether this process still holds the sequencer's fence, by its clock.
 
 ``GET /leader`` answers by it (docs/ha.md, "Brokers and followers"). A real PostgreSQL
-(tests/support/postgres.py) and a real SQLite file; the PostgreSQL journal's monotonic clock is
-a fake one moved by hand, so a process paused past its lease is played without sleeping.
+(tests/support/journal/postgres.py) and a real SQLite file; the PostgreSQL journal's monotonic clock
+is a fake one moved by hand, so a process paused past its lease is played without sleeping.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import pool_opened, table_configured, wager
+from support.journal.journal_rig import pool_opened, table_configured, wager
 
 from controller.journal.errors import FencedError
 from controller.journal.location import DatabaseUrl

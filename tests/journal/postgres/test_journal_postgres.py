@@ -1,6 +1,6 @@
 """The PostgreSQL journal keeps what the SQLite file keeps, and refuses what the file refuses.
 
-controller/journal/postgres/ on a real server (tests/support/postgres.py); docs/ha.md. The
+controller/journal/postgres/ on a real server (tests/support/journal/postgres.py); docs/ha.md. The
 port's contract runs on both backends in tests/journal/contract/; these are
 what only a second backend raises: the same rows and hashes as the file, the checks that
 find an edit, a server that would lose a commit, another writer, a commit cut off.
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     POOL,
     checkpoint,

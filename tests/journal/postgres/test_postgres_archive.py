@@ -2,8 +2,8 @@
 
 docs/ha.md, "Archives on PostgreSQL"; docs/journal.md, "Archives". One history is journaled,
 event for event, into an SQLite file and a database of the test's own server
-(tests/support/twin_journals.py, tests/support/postgres.py); both are archived and must give
-the same segment files byte for byte, and verify the same with and without the segments.
+(tests/support/journal/twin_journals.py, tests/support/journal/postgres.py); both are archived and
+must give the same segment files byte for byte, and verify the same with and without the segments.
 Tampering is done as someone with the database's password or the archive folder would: a
 segment rewritten, an archive record deleted. The crash is a real SIGKILL of ``jackpotd
 archive`` between its segment and its record, and the race is with a real fenced writer in a
@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 import psycopg
 import pytest
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     FIVE_ACES,
     pool_opened,
@@ -34,7 +34,7 @@ from support.journal_rig import (
     table_configured,
     wager,
 )
-from support.twin_journals import Twins
+from support.journal.twin_journals import Twins
 
 from controller.events import HitVerified
 from controller.journal import JournalError
@@ -396,7 +396,7 @@ def test_archiving_while_a_fenced_writer_appends_loses_nothing_and_verifies(
     key_file = tmp_path / "controller.key"
     write_key(key_file, key)
     batches = 600
-    child = _start("support.postgres_appender", url.url, str(key_file), str(batches))
+    child = _start("support.journal.postgres_appender", url.url, str(key_file), str(batches))
     archived: list[ArchiveRecord] = []
     while_writing = 0
     try:

@@ -1,8 +1,8 @@
 """The sequencer's fence on a PostgreSQL journal: one writer per epoch, a takeover grows it.
 
-controller/journal/postgres/fence.py on a real server (tests/support/postgres.py); docs/ha.md,
-"The fenced sequencer". Two journals on one database stand for two controller nodes. What a
-fenced node's sequencer and process then do is in tests/runtime/test_sequencer_fence.py and
+controller/journal/postgres/fence.py on a real server (tests/support/journal/postgres.py);
+docs/ha.md, "The fenced sequencer". Two journals on one database stand for two controller nodes.
+What a fenced node's sequencer and process then do is in tests/runtime/test_sequencer_fence.py and
 tests/runtime/test_fenced_processes.py.
 """
 
@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import psycopg
 import pytest
-from support.journal_rig import pool_opened, table_configured, wager
+from support.journal.journal_rig import pool_opened, table_configured, wager
 
 from controller.journal import JournalError
 from controller.journal.appending import append_events

@@ -1,6 +1,6 @@
 """The PostgreSQL the journal's tests run on: real, durable, each test's database its own.
 
-The rig is tests/support/postgres.py.
+The rig is tests/support/journal/postgres.py.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import psycopg
 
 if TYPE_CHECKING:
-    from support.postgres import PostgresServer
+    from support.journal.postgres import PostgresServer
 
 
 def test_the_test_server_is_a_real_postgresql_with_fsync_on_listening_on_loopback_only(

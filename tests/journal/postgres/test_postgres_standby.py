@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 import pytest
-from support.journal_rig import pool_opened, table_configured, wager
+from support.journal.journal_rig import pool_opened, table_configured, wager
 
 from controller.journal import JournalError
 from controller.journal.errors import FencedError

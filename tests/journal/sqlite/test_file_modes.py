@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
-from support.cli_runs import run
+from support.cli.cli_runs import run
 from support.file_modes import UMASKS, mode_of, process_umask
-from support.journal_rig import opened_journal, play, play_rounds
+from support.journal.journal_rig import opened_journal, play, play_rounds
 
 from controller.files import RECORD, append_file, create_file, prepare_database
 from controller.journal.sqlite.agent_outbox import AgentOutboxStore

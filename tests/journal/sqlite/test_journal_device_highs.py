@@ -13,8 +13,8 @@ from contextlib import closing
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import TABLE, opened_journal
-from support.legacy_journal import legacy_copy
+from support.journal.journal_rig import TABLE, opened_journal
+from support.journal.legacy_journal import legacy_copy
 
 from controller.events import BetSensed
 from controller.journal import devices

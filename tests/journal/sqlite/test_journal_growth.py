@@ -18,7 +18,7 @@ from contextlib import closing
 from typing import TYPE_CHECKING, Final
 
 import pytest
-from support.simulated_rounds import played_rounds
+from support.runtime.simulated_rounds import played_rounds
 
 from controller.config.changes import config_events
 from controller.config.load import parse_config

@@ -14,7 +14,7 @@ from contextlib import closing
 from typing import TYPE_CHECKING
 
 import pytest
-from support.journal_rig import (
+from support.journal.journal_rig import (
     POOL,
     opened_journal,
     play_rounds,
@@ -24,7 +24,7 @@ from support.journal_rig import (
     table_rows,
     wager,
 )
-from support.legacy_journal import legacy_copy
+from support.journal.legacy_journal import legacy_copy
 
 from controller.journal import JournalError
 from controller.journal.errors import SchemaError
@@ -35,7 +35,7 @@ from controller.ledger_journal.sqlite import Journal, verify
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from support.journal_rig import Stored
+    from support.journal.journal_rig import Stored
 
 
 # --- schema migrations ----------------------------------------------------------------------

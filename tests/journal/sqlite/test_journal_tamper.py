@@ -13,7 +13,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from support.journal_rig import (
+from support.journal.journal_rig import (
     FIVE_ACES,
     NOTHING,
     POOL,

@@ -25,9 +25,7 @@ from pathlib import Path
 
 import msgspec
 import pytest
-from support.controller_keys import KEY_LINE, write_controller_key
-from support.floor import approved_site
-from support.journal_rig import (
+from support.journal.journal_rig import (
     AT,
     POOL,
     checkpoint,
@@ -36,6 +34,8 @@ from support.journal_rig import (
     rows_of,
     wager,
 )
+from support.runtime.controller_keys import KEY_LINE, write_controller_key
+from support.runtime.floor import approved_site
 
 from controller.config.load import parse_config
 from controller.events import MeterAdjusted, decode_event

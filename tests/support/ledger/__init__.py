@@ -1,0 +1,1 @@
+"""Test rigs for the ledger: random histories, a pool's books, signed sites."""

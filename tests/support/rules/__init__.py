@@ -1,0 +1,1 @@
+"""Test rigs for the rules engine and its oracle: hands, paytables, settlement rounds."""
