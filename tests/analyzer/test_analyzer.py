@@ -43,11 +43,6 @@ REDUCED = {
 }
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> Analyzer:
-    return Analyzer()
-
-
 def line_count(analyzer: Analyzer, name: str, line: Line) -> int:
     return analyzer.line_counts(TABLES[name])[1].get(line, 0)
 

@@ -88,11 +88,6 @@ pays = "$40"
 """
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> Analyzer:
-    return Analyzer()
-
-
 def levelled(analyzer: Analyzer, paytable: Paytable) -> LevelledFigures:
     assert paytable.progressive is not None
     classes = analyzer.pay_classes(paytable)

@@ -1,4 +1,4 @@
-"""The command line's tests share a local time zone of their choosing (``zone``)."""
+"""The command line's tests share a local time zone of their choosing (``zone``) and ``days``."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import time
 from typing import TYPE_CHECKING
 
 import pytest
+from support.cli.month_of_play import journal_month, month
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from pathlib import Path
 
 
 @pytest.fixture
@@ -20,3 +22,9 @@ def zone(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Ite
     yield name
     monkeypatch.undo()
     time.tzset()
+
+
+@pytest.fixture(scope="module")
+def days(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The month of play's first three days, journaled: enough to edit a report of."""
+    return journal_month(tmp_path_factory.mktemp("days") / "journal.db", list(month(3)))

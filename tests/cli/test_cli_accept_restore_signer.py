@@ -23,13 +23,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 from support.cli.accept_restore import accept, played_on, restored, start
-from support.runtime.controller_keys import write_controller_key
 from support.runtime.signer_process import SignerProcess, start_signer
 
 from controller.journal.high_water import high_water_path, read_high_water, sign_head
 from controller.ledger_journal.sqlite import Journal
 from controller.runtime.checkpointing import StoredStateError
 from controller.runtime.remote_signer import RemoteSigner
+from controller.security.controller_key import write_key
 from controller.security.signer import SignerRefusedError, as_controller_key
 
 if TYPE_CHECKING:
@@ -42,8 +42,9 @@ __all__ = ["restored"]  # the fixture, used by name
 
 
 @pytest.fixture
-def signer(tmp_path: Path) -> Iterator[SignerProcess]:
+def restored_signer(tmp_path: Path, key: ControllerKey) -> Iterator[SignerProcess]:
     """The signer of controller ``c1``, holding the key the restored journal's heads were under."""
+    write_key(tmp_path / "signer.key", key)  # the key ``restored`` signed with
     process = start_signer(tmp_path / "signer.key", tmp_path, "c1")
     try:
         yield process
@@ -53,15 +54,9 @@ def signer(tmp_path: Path) -> Iterator[SignerProcess]:
             process.process.communicate()
 
 
-@pytest.fixture
-def key(tmp_path: Path) -> ControllerKey:
-    """The controller key, written for the signer to hold (the restored fixture signs with it)."""
-    return write_controller_key(tmp_path, "signer.key")
-
-
 def test_the_signer_refuses_an_accepted_restore_until_root_retires_its_marks_then_holds_the_new(
     restored: tuple[Path, object],
-    signer: SignerProcess,
+    restored_signer: SignerProcess,
     capsys: pytest.CaptureFixture[str],
     tmp_path: Path,
 ) -> None:
@@ -69,7 +64,7 @@ def test_the_signer_refuses_an_accepted_restore_until_root_retires_its_marks_the
     # Before the restore, the signer signed the journal's heads up to the one the file holds.
     lost = read_high_water(high_water_path(str(path)))
     assert lost is not None
-    remote = RemoteSigner(signer.socket, timeout_s=5.0)
+    remote = RemoteSigner(restored_signer.socket, timeout_s=5.0)
     # The signer signed that head (as it signs every head the service asks for): its mark.
     sign_head(as_controller_key(remote), "c1", lost.journal, (lost.seq, lost.hash), lost.at)
     assert accept(capsys, path, "mgr", "mgr2")[0] == 0
@@ -84,8 +79,8 @@ def test_the_signer_refuses_an_accepted_restore_until_root_retires_its_marks_the
     finally:
         gc.enable()
     # Root's procedure: stop the signer, move its marks aside, start it again.
-    assert signer.stop() is not None
-    retired = signer.state.rename(tmp_path / "incident-2211-signer-marks.json")
+    assert restored_signer.stop() is not None
+    retired = restored_signer.state.rename(tmp_path / "incident-2211-signer-marks.json")
     assert retired.exists()
     again = start_signer(tmp_path / "signer.key", tmp_path, "c1")
     try:

@@ -126,7 +126,7 @@ def played(round_id: str, hand: list[str], seat: int = 1) -> list[AnyEvent]:
 
 
 @pytest.fixture
-def floor(
+def signed_floor(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Floor:
     config = write_config(tmp_path)
@@ -136,28 +136,28 @@ def floor(
     for name in site.keys:
         site.key_file(name, tmp_path)
     monkeypatch.setenv("JACKPOTD_PASSPHRASE", PASSPHRASE)
-    floor = Floor(config, database, site, capsys)
-    status, out, err = floor.run(
-        "config", "approve", "--config", str(config), "--key", floor.key("mgr")
+    signed_floor = Floor(config, database, site, capsys)
+    status, out, err = signed_floor.run(
+        "config", "approve", "--config", str(config), "--key", signed_floor.key("mgr")
     )
     assert status == 0, err
     assert "journaled as row 4" in out
-    status, out, err = floor.apply(
-        *(floor.site.sign(event, "sup1") for event in played("R1", FIVE_ACES))
+    status, out, err = signed_floor.apply(
+        *(signed_floor.site.sign(event, "sup1") for event in played("R1", FIVE_ACES))
     )
     assert status == 0, err
     with Journal(database) as journal:
         assert journal.state.authority.signed
         assert journal.state.authority.lockout_after == 3
         assert journal.state.pending[PENDING].win_cents == 100_002
-    return floor
+    return signed_floor
 
 
 # jackpotd apply: restore and replay, never a way round the ledger.
 
 
 def test_apply_of_forged_or_unsigned_privileged_events_is_refused_journaled_and_verify_passes(
-    floor: Floor,
+    signed_floor: Floor,
 ) -> None:
     def named(event: AnyEvent, name: str, key: Ed25519PrivateKey | None = None) -> AnyEvent:
         """Signed under ``name`` with ``key``, by default a key that is not theirs (a forgery)."""
@@ -192,7 +192,7 @@ def test_apply_of_forged_or_unsigned_privileged_events_is_refused_journaled_and_
         # $50,000 added to the reserve: unsigned, then by one real supervisor.
         "a-3": (MeterAdjusted("a-3", now(), "P1", "reserve", 5_000_000, "sup1", "x"), "unsigned"),
         "a-4": (
-            floor.site.sign(
+            signed_floor.site.sign(
                 MeterAdjusted("a-4", now(), "P1", "reserve", 5_000_000, "sup1", "x"), "sup1"
             ),
             "dual control",
@@ -222,16 +222,16 @@ def test_apply_of_forged_or_unsigned_privileged_events_is_refused_journaled_and_
             "does not verify",
         ),
     }
-    with Journal(floor.database) as journal:
+    with Journal(signed_floor.database) as journal:
         before = journal.state
-    status, out, err = floor.apply(*(event for event, _ in attacks.values()))
+    status, out, err = signed_floor.apply(*(event for event, _ in attacks.values()))
     assert status == 1
     assert f"{len(attacks)} events, {len(attacks)} refused" in out
     refusals = dict(line.split(": refused: ", 1) for line in err.splitlines())
     for event_id, (_, reason) in attacks.items():
         (refusal,) = [text for where, text in refusals.items() if where.endswith(f" {event_id}")]
         assert reason in refusal, (event_id, refusal)
-    with Journal(floor.database) as journal:
+    with Journal(signed_floor.database) as journal:
         outcomes = {
             row["event_id"]: row["outcome"] for row in journal.rows() if row["event_id"] in attacks
         }
@@ -242,125 +242,131 @@ def test_apply_of_forged_or_unsigned_privileged_events_is_refused_journaled_and_
     assert after.operators == before.operators
     assert after.authority == before.authority
     assert after.manifest is None
-    status, out, _ = floor.run("verify", "--json")
+    status, out, _ = signed_floor.run("verify", "--json")
     assert status == 0
     assert json.loads(out)["ok"] is True
-    status, out, _ = floor.run("report", "--json")
+    status, out, _ = signed_floor.run("report", "--json")
     assert json.loads(out)["pools"][0]["balanced"] is True
-    assert PENDING in floor.run("hits", "--pending")[1]
+    assert PENDING in signed_floor.run("hits", "--pending")[1]
 
 
 # Lockouts.
 
 
 def test_three_wrong_passphrases_through_verify_hit_lock_the_operator_out(
-    floor: Floor, monkeypatch: pytest.MonkeyPatch
+    signed_floor: Floor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     tried = "a guess at sup1's passphrase"
     monkeypatch.setenv("JACKPOTD_PASSPHRASE", tried)
     for attempt in (1, 2, 3):
-        status, _, err = floor.run("verify-hit", PENDING, "--key", floor.key("sup1"))
+        status, _, err = signed_floor.run("verify-hit", PENDING, "--key", signed_floor.key("sup1"))
         assert status == 1
-        assert err == f"jackpotd: {floor.key('sup1')}: wrong passphrase for sup1\n"
-        with Journal(floor.database) as journal:
+        assert err == f"jackpotd: {signed_floor.key('sup1')}: wrong passphrase for sup1\n"
+        with Journal(signed_floor.database) as journal:
             operator = journal.state.operators["sup1"]
         assert (operator.failures, operator.locked) == (attempt, attempt == 3)
-    failed = floor.rows("authentication-failed")
+    failed = signed_floor.rows("authentication-failed")
     assert [json.loads(str(row["event"]))["operator"] for row in failed] == ["sup1"] * 3
     assert [json.loads(str(row["effects"]))[0]["locked"] for row in failed] == [False, False, True]
     assert all(tried not in str(row["event"]) for row in failed)
-    metrics = floor.metrics()
+    metrics = signed_floor.metrics()
     assert "jackpotd_operators_locked_out 1.0" in metrics
     assert "jackpotd_operator_failed_authentications 3.0" in metrics
-    listed = {line.split("\t")[0]: line for line in floor.run("operator", "list")[1].splitlines()}
+    listed = {
+        line.split("\t")[0]: line for line in signed_floor.run("operator", "list")[1].splitlines()
+    }
     assert "\tLOCKED OUT until " in listed["sup1"]
     assert listed["sup2"].endswith("\t0 failed attempts")
 
     # Locked out: the right passphrase no longer lets sup1 sign, and the refusal is journaled.
     monkeypatch.setenv("JACKPOTD_PASSPHRASE", PASSPHRASE)
-    status, _, err = floor.run("verify-hit", PENDING, "--key", floor.key("sup1"))
+    status, _, err = signed_floor.run("verify-hit", PENDING, "--key", signed_floor.key("sup1"))
     assert status == 1
     assert "sup1 is locked out after failed authentications" in err
-    assert [row["outcome"] for row in floor.rows("hit-verified")] == ["rejected"]
-    assert PENDING in floor.run("hits", "--pending")[1]
+    assert [row["outcome"] for row in signed_floor.rows("hit-verified")] == ["rejected"]
+    assert PENDING in signed_floor.run("hits", "--pending")[1]
 
 
 def test_only_a_manager_unlocks_a_locked_out_operator(
-    floor: Floor, monkeypatch: pytest.MonkeyPatch
+    signed_floor: Floor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("JACKPOTD_PASSPHRASE", "not the passphrase at all")
     for _ in range(3):
-        assert floor.run("verify-hit", PENDING, "--key", floor.key("sup1"))[0] == 1
+        assert signed_floor.run("verify-hit", PENDING, "--key", signed_floor.key("sup1"))[0] == 1
     monkeypatch.setenv("JACKPOTD_PASSPHRASE", PASSPHRASE)
     unlock = ("operator", "unlock", "sup1", "--reason", "identity checked in person", "--key")
-    status, _, err = floor.run(*unlock, floor.key("sup2"))
+    status, _, err = signed_floor.run(*unlock, signed_floor.key("sup2"))
     assert status == 1
     assert "sup2 (supervisor) may not unlock" in err
-    status, out, err = floor.run(*unlock, floor.key("mgr"))
+    status, out, err = signed_floor.run(*unlock, signed_floor.key("mgr"))
     assert status == 0, err
     assert "journaled as row" in out
-    metrics = floor.metrics()
+    metrics = signed_floor.metrics()
     assert "jackpotd_operators_locked_out 0.0" in metrics
     assert "jackpotd_operator_failed_authentications 0.0" in metrics
-    status, _, err = floor.run("verify-hit", PENDING, "--key", floor.key("sup1"))
+    status, _, err = signed_floor.run("verify-hit", PENDING, "--key", signed_floor.key("sup1"))
     assert status == 0, err
-    assert "PAID by sup1" in floor.run("hits")[1]
+    assert "PAID by sup1" in signed_floor.run("hits")[1]
 
 
 # Dual control.
 
 
 def test_adjust_with_one_key_is_refused_and_with_two_operators_keys_is_applied(
-    floor: Floor, monkeypatch: pytest.MonkeyPatch
+    signed_floor: Floor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     adjust = ("adjust", "P1", "--amount", "+$12.34", "--reason", "sensor double count")
-    with Journal(floor.database) as journal:
+    with Journal(signed_floor.database) as journal:
         meter = journal.state.pools["P1"].meter
-    status, _, err = floor.run(*adjust, "--key", floor.key("sup1"))
+    status, _, err = signed_floor.run(*adjust, "--key", signed_floor.key("sup1"))
     assert status == 1
     assert "adjust needs the signatures of 2 different operators (dual control), not 1" in err
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_1", PASSPHRASE)
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_2", PASSPHRASE)
-    status, _, err = floor.run(*adjust, "--key", floor.key("sup1"), "--key", floor.key("sup1"))
+    status, _, err = signed_floor.run(
+        *adjust, "--key", signed_floor.key("sup1"), "--key", signed_floor.key("sup1")
+    )
     assert status == 1
     assert "adjust: sup1 signed twice" in err
-    assert [row["outcome"] for row in floor.rows("meter-adjusted")] == ["rejected"] * 2
-    with Journal(floor.database) as journal:
+    assert [row["outcome"] for row in signed_floor.rows("meter-adjusted")] == ["rejected"] * 2
+    with Journal(signed_floor.database) as journal:
         assert journal.state.pools["P1"].meter == meter
-    status, _, err = floor.run(*adjust, "--key", floor.key("sup1"), "--key", floor.key("sup2"))
+    status, _, err = signed_floor.run(
+        *adjust, "--key", signed_floor.key("sup1"), "--key", signed_floor.key("sup2")
+    )
     assert status == 0, err
-    applied = floor.rows("meter-adjusted")[-1]
+    applied = signed_floor.rows("meter-adjusted")[-1]
     assert applied["outcome"] == "applied"
     event = json.loads(str(applied["event"]))
     assert (event["by"], [s["operator"] for s in event["signatures"]]) == ("sup1", ["sup1", "sup2"])
-    with Journal(floor.database) as journal:
+    with Journal(signed_floor.database) as journal:
         assert journal.state.pools["P1"].meter == meter + 1_234
 
 
 def test_verifying_a_payout_at_or_above_the_dual_control_amount_needs_two_operators(
-    floor: Floor, monkeypatch: pytest.MonkeyPatch
+    signed_floor: Floor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    status, _, err = floor.apply(
-        *(floor.site.sign(event, "sup2") for event in played("R2", STRAIGHT_FLUSH))
+    status, _, err = signed_floor.apply(
+        *(signed_floor.site.sign(event, "sup2") for event in played("R2", STRAIGHT_FLUSH))
     )
     assert status == 0, err
     payout = "s-R2/1/progressive"
-    with Journal(floor.database) as journal:
+    with Journal(signed_floor.database) as journal:
         assert journal.state.pending[payout].win_cents >= 500_000
-    status, _, err = floor.run("verify-hit", payout, "--key", floor.key("sup1"))
+    status, _, err = signed_floor.run("verify-hit", payout, "--key", signed_floor.key("sup1"))
     assert status == 1
     assert "verify-hit needs the signatures of 2 different operators (dual control)" in err
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_1", PASSPHRASE)
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_2", PASSPHRASE)
-    status, _, err = floor.run(
-        "verify-hit", payout, "--key", floor.key("sup1"), "--key", floor.key("sup2")
+    status, _, err = signed_floor.run(
+        "verify-hit", payout, "--key", signed_floor.key("sup1"), "--key", signed_floor.key("sup2")
     )
     assert status == 0, err
-    status, out, _ = floor.run("hits", "--pending")
+    status, out, _ = signed_floor.run("hits", "--pending")
     assert payout not in out
     assert PENDING in out  # below the dual-control amount: one supervisor verifies it
     monkeypatch.setenv("JACKPOTD_PASSPHRASE", PASSPHRASE)
-    assert floor.run("verify-hit", PENDING, "--key", floor.key("sup2"))[0] == 0
+    assert signed_floor.run("verify-hit", PENDING, "--key", signed_floor.key("sup2"))[0] == 0
 
 
 # Trivial passphrases.
@@ -405,31 +411,31 @@ def test_operator_key_accepts_a_passphrase_that_is_not_trivial(
 # Approving a configuration.
 
 
-def test_config_approve_by_a_supervisor_is_refused(floor: Floor) -> None:
-    text = floor.config.read_text().replace(
+def test_config_approve_by_a_supervisor_is_refused(signed_floor: Floor) -> None:
+    text = signed_floor.config.read_text().replace(
         'dual_control_amount = "$5,000"', 'dual_control_amount = "$1,000,000"'
     )
-    floor.config.write_text(text)
-    with Journal(floor.database) as journal:
+    signed_floor.config.write_text(text)
+    with Journal(signed_floor.database) as journal:
         before = journal.state.authority
-    status, _, err = floor.run(
-        "config", "approve", "--config", str(floor.config), "--key", floor.key("sup1")
+    status, _, err = signed_floor.run(
+        "config", "approve", "--config", str(signed_floor.config), "--key", signed_floor.key("sup1")
     )
     assert status == 1
     assert "approve-config: sup1 (supervisor) may not approve-config" in err
-    assert [row["outcome"] for row in floor.rows("configuration-approved")] == [
+    assert [row["outcome"] for row in signed_floor.rows("configuration-approved")] == [
         "applied",
         "rejected",
     ]
-    with Journal(floor.database) as journal:
+    with Journal(signed_floor.database) as journal:
         assert journal.state.authority == before
-    status, _, err = floor.run(
-        "config", "approve", "--config", str(floor.config), "--key", floor.key("mgr")
+    status, _, err = signed_floor.run(
+        "config", "approve", "--config", str(signed_floor.config), "--key", signed_floor.key("mgr")
     )
     assert status == 0, err
-    with Journal(floor.database) as journal:
+    with Journal(signed_floor.database) as journal:
         assert journal.state.authority.dual_control_cents == 100_000_000
-        assert journal.state.authority.configuration == load_config(floor.config).digest
+        assert journal.state.authority.configuration == load_config(signed_floor.config).digest
 
 
 @pytest.mark.slow

@@ -101,7 +101,7 @@ def argv(parser: argparse.ArgumentParser, file: Path, *, every_file: bool) -> li
 
 
 @pytest.fixture(scope="module")
-def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def bad_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("bad-input")
     not_a_folder = folder / "a-regular-file"
     not_a_folder.write_text("not a folder\n")
@@ -114,16 +114,16 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"missing": not_a_folder / "x", "unrelated": unrelated, "garbage": garbage}
 
 
-def runs(words: tuple[str, ...], files: dict[str, Path]) -> dict[str, list[str]]:
+def runs(words: tuple[str, ...], bad_files: dict[str, Path]) -> dict[str, list[str]]:
     """Each bad input for one command, by what is bad about it."""
     parser = COMMANDS[words]
     extra = list(EXTRA.get(words, ()))
     cases: dict[str, list[str]] = {}
-    for name, file in files.items():
+    for name, file in bad_files.items():
         given = argv(parser, file, every_file=True)
         if any(str(file) in word for word in given):  # the command takes a file
             cases[f"{name} file"] = [*words, *given, *extra]
-    required = argv(parser, files["missing"], every_file=False)
+    required = argv(parser, bad_files["missing"], every_file=False)
     cases["unknown option"] = [*words, *required, "--no-such-option"]
     for action in values(parser):
         checked = action.choices or (action.type and action.dest not in FILES)
@@ -150,16 +150,16 @@ def digest(path: Path) -> str:
 @pytest.mark.slow
 @pytest.mark.parametrize("words", sorted(COMMANDS), ids=" ".join)
 def test_bad_input_is_one_line_and_exit_1_or_2_never_a_traceback(
-    words: tuple[str, ...], files: dict[str, Path], tmp_path: Path
+    words: tuple[str, ...], bad_files: dict[str, Path], tmp_path: Path
 ) -> None:
-    before = digest(files["unrelated"])
+    before = digest(bad_files["unrelated"])
     environment = {
         key: value for key, value in os.environ.items() if not key.startswith("JACKPOTD")
     }
     # A child of its own for each case, all at once: the interpreter's start is most of the time.
     started = {
         case: start(arguments, tmp_path, environment)
-        for case, arguments in runs(words, files).items()
+        for case, arguments in runs(words, bad_files).items()
     }
     for case, child in started.items():
         try:
@@ -174,9 +174,9 @@ def test_bad_input_is_one_line_and_exit_1_or_2_never_a_traceback(
             assert any(line.startswith("jackpotd: ") for line in err.splitlines()), where
         else:
             assert "usage: jackpotd" in err, where
-    assert digest(files["unrelated"]) == before
-    assert not files["missing"].exists()
-    assert sorted(path.name for path in files["unrelated"].parent.iterdir()) == [
+    assert digest(bad_files["unrelated"]) == before
+    assert not bad_files["missing"].exists()
+    assert sorted(path.name for path in bad_files["unrelated"].parent.iterdir()) == [
         "a-regular-file", "garbage.bin", "inventory.db",
     ]  # fmt: skip
     assert list(tmp_path.iterdir()) == []

@@ -42,7 +42,7 @@ PAGE = ROOT / "docs" / "operations.md"
 
 
 @pytest.fixture(scope="module")
-def daemon() -> Iterator[Running]:
+def faults_daemon() -> Iterator[Running]:
     with running_daemon() as running:
         yield running
 
@@ -58,26 +58,29 @@ def exchange(path: Path, data: bytes) -> dict[str, Any]:
     return msgspec.to_builtins(answer_of(body))  # type: ignore[no-any-return]
 
 
-def bad_request(daemon: Running) -> str:
+def bad_request(faults_daemon: Running) -> str:
     """A request that is not one: the daemon answers no and journals a fault; its id."""
-    before = {row["event_id"] for row in journal_rows(daemon.journal) if row["kind"] == "fault"}
-    answer = exchange(daemon.socket, LENGTH.pack(7) + b"{broken")
+    before = {
+        row["event_id"] for row in journal_rows(faults_daemon.journal) if row["kind"] == "fault"
+    }
+    answer = exchange(faults_daemon.socket, LENGTH.pack(7) + b"{broken")
     assert "not an operator request" in answer["reason"]
     made = [
         row["event_id"]
-        for row in journal_rows(daemon.journal)
+        for row in journal_rows(faults_daemon.journal)
         if row["kind"] == "fault" and row["event_id"] not in before
     ]
     assert len(made) == 1, made
     return str(made[0])
 
 
-def jackpotd(daemon: Running, *argv: str) -> subprocess.CompletedProcess[str]:
+def jackpotd(faults_daemon: Running, *argv: str) -> subprocess.CompletedProcess[str]:
     """``jackpotd ARGV`` as an operator, with the daemon's journal to read faults from."""
     return subprocess.run(
         [sys.executable, "-m", "controller", *argv],
-        env=operator_environment(daemon.socket) | {"JACKPOTD_DB": str(daemon.journal)},
-        capture_output=True, text=True, timeout=60, cwd=daemon.keys, check=False,
+        env=operator_environment(faults_daemon.socket)
+        | {"JACKPOTD_DB": str(faults_daemon.journal)},
+        capture_output=True, text=True, timeout=60, cwd=faults_daemon.keys, check=False,
     )  # fmt: skip
 
 
@@ -87,22 +90,22 @@ def documented_block() -> str:
     return str(re.findall(r"```sh\n(.*?)```", section, re.DOTALL)[0])
 
 
-def row_of(daemon: Running, event_id: str) -> dict[str, Any]:
-    return next(row for row in journal_rows(daemon.journal) if row["event_id"] == event_id)
+def row_of(faults_daemon: Running, event_id: str) -> dict[str, Any]:
+    return next(row for row in journal_rows(faults_daemon.journal) if row["event_id"] == event_id)
 
 
-def provenance(daemon: Running, seq: int) -> str:
-    with closing(sqlite3.connect(f"file:{daemon.journal}?mode=ro", uri=True)) as db:
+def provenance(faults_daemon: Running, seq: int) -> str:
+    with closing(sqlite3.connect(f"file:{faults_daemon.journal}?mode=ro", uri=True)) as db:
         (found,) = db.execute("SELECT provenance FROM journal WHERE seq = ?", (seq,)).fetchone()
     return str(found)
 
 
 def test_the_documented_acknowledgement_runs_as_written_through_the_socket(
-    daemon: Running,
+    faults_daemon: Running,
 ) -> None:
-    bad_request(daemon)
-    newest = bad_request(daemon)
-    listed = jackpotd(daemon, "faults", "--json")
+    bad_request(faults_daemon)
+    newest = bad_request(faults_daemon)
+    listed = jackpotd(faults_daemon, "faults", "--json")
     assert listed.returncode == 0, listed.stderr
     waiting = json.loads(listed.stdout)["faults"]
     assert waiting[-1]["event_id"] == newest
@@ -110,39 +113,40 @@ def test_the_documented_acknowledgement_runs_as_written_through_the_socket(
     shell = f'jackpotd() {{ "{sys.executable}" -m controller "$@"; }}\nset -euo pipefail\n'
     done = subprocess.run(
         ["bash", "-c", shell + documented_block()],
-        env=operator_environment(daemon.socket) | {"JACKPOTD_DB": str(daemon.journal)},
-        capture_output=True, text=True, timeout=120, cwd=daemon.keys, check=False,
+        env=operator_environment(faults_daemon.socket)
+        | {"JACKPOTD_DB": str(faults_daemon.journal)},
+        capture_output=True, text=True, timeout=120, cwd=faults_daemon.keys, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert newest in done.stdout  # the listing showed the newest fault
-    register = register_of(SocketDesk(daemon.socket).state)
+    register = register_of(SocketDesk(faults_daemon.socket).state)
     assert register is not None
     assert (register.through, register.by, register.waiting) == (newest, SAM, 0)
-    (row,) = [r for r in journal_rows(daemon.journal) if r["kind"] == "faults-acknowledged"]
+    (row,) = [r for r in journal_rows(faults_daemon.journal) if r["kind"] == "faults-acknowledged"]
     assert row["outcome"] == "applied"
-    assert provenance(daemon, int(row["seq"])) == (
+    assert provenance(faults_daemon, int(row["seq"])) == (
         f"operator-socket uid={os.geteuid()} command=fault ack"
     )
-    after = jackpotd(daemon, "faults")
+    after = jackpotd(faults_daemon, "faults")
     assert after.returncode == 0, after.stderr
     assert "no fault waiting" in after.stdout
     assert f"acknowledged through {newest} by {SAM}" in after.stdout
 
 
 def test_an_acknowledgement_through_a_fault_acknowledged_already_is_refused_and_journaled(
-    daemon: Running,
+    faults_daemon: Running,
 ) -> None:
-    newest = bad_request(daemon)
-    first = jackpotd(daemon, "fault", "ack", "--through", newest, "--note", "seen",
+    newest = bad_request(faults_daemon)
+    first = jackpotd(faults_daemon, "fault", "ack", "--through", newest, "--note", "seen",
                      "--key", FILES[LEE])  # fmt: skip
     assert first.returncode == 0, first.stderr
-    again = jackpotd(daemon, "fault", "ack", "--through", newest, "--count", "1",
+    again = jackpotd(faults_daemon, "fault", "ack", "--through", newest, "--count", "1",
                      "--note", "seen twice", "--key", FILES[SAM])  # fmt: skip
     assert again.returncode == 1
     assert f"fault {newest} was acknowledged already (by {LEE})" in again.stderr
     refusals = [
         row
-        for row in journal_rows(daemon.journal)
+        for row in journal_rows(faults_daemon.journal)
         if row["kind"] == "faults-acknowledged" and row["outcome"] == "rejected"
     ]
     assert refusals
@@ -150,16 +154,16 @@ def test_an_acknowledgement_through_a_fault_acknowledged_already_is_refused_and_
 
 
 def test_an_unsigned_acknowledgement_is_refused_by_the_ledger_and_journaled(
-    daemon: Running,
+    faults_daemon: Running,
 ) -> None:
-    newest = bad_request(daemon)
-    desk = SocketDesk(daemon.socket)
+    newest = bad_request(faults_daemon)
+    desk = SocketDesk(faults_daemon.socket)
     register = register_of(desk.state)
     count = 1 if register is None else register.waiting
     event = FaultsAcknowledged(f"faults-ack-{uuid.uuid4()}", desk.now(), newest, count, "x", SAM)
     request = OperatorRequest(VERSION, "submit", "fault ack", msgspec.Raw(encode_event(event)))
-    answer = exchange(daemon.socket, frame(request))
+    answer = exchange(faults_daemon.socket, frame(request))
     assert answer["receipt"]["outcome"] == "rejected"
     assert "unsigned" in answer["receipt"]["reason"]
-    assert row_of(daemon, event.event_id)["outcome"] == "rejected"
-    assert register_of(SocketDesk(daemon.socket).state) == register  # nothing changed
+    assert row_of(faults_daemon, event.event_id)["outcome"] == "rejected"
+    assert register_of(SocketDesk(faults_daemon.socket).state) == register  # nothing changed

@@ -59,7 +59,7 @@ def paytable(name: str) -> str:
 
 
 @pytest.fixture
-def journal_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def narrow_journal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A signed site: a seven-figure meter, two jackpots pending under long pay ids.
 
     Ids as a floor's are (the table, its shoe, the round, the seat), the supervisor's key file
@@ -128,35 +128,35 @@ def on_screen(columns: int, *argv: str) -> str:
 
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_pending_pays_show_every_amount_and_id_whole_and_the_id_pastes_into_verify_hit(
-    journal_file: Path, columns: int, capsys: pytest.CaptureFixture[str]
+    narrow_journal: Path, columns: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    header, *rows = piped(capsys, "hits", "--pending", "--db", str(journal_file))
+    header, *rows = piped(capsys, "hits", "--pending", "--db", str(narrow_journal))
     expected_ids = [row[header.index("pay")] for row in rows]
     assert expected_ids == [f"{SHOE}/354/3/progressive", f"{SHOE}/353/1/progressive"]
     amounts = {row[header.index("amount")] for row in rows}
     assert len(max(amounts, key=len)) >= len("$1,234,567.89")  # a seven-figure jackpot
-    shown = on_screen(columns, "hits", "--pending", "--db", str(journal_file))
+    shown = on_screen(columns, "hits", "--pending", "--db", str(narrow_journal))
     assert set(MONEY.findall(shown)) == amounts
     assert shown_ids(shown) == expected_ids
     pasted = shown_ids(shown)[0]
     status, out, err = run(
-        capsys, "verify-hit", pasted, "--key", str(journal_file.parent / f"{SUPERVISOR}.key"),
-        "--db", str(journal_file),
+        capsys, "verify-hit", pasted, "--key", str(narrow_journal.parent / f"{SUPERVISOR}.key"),
+        "--db", str(narrow_journal),
     )  # fmt: skip
     assert status == 0, err
     assert "journaled as row" in out
-    left = piped(capsys, "hits", "--pending", "--db", str(journal_file))
+    left = piped(capsys, "hits", "--pending", "--db", str(narrow_journal))
     assert [row[0] for row in left[1:]] == expected_ids[1:]
 
 
 @pytest.mark.parametrize("columns", WIDTHS)
 def test_every_pay_the_meters_and_the_reconciliation_keep_their_amounts_and_ids_whole(
-    journal_file: Path, columns: int, capsys: pytest.CaptureFixture[str]
+    narrow_journal: Path, columns: int, capsys: pytest.CaptureFixture[str]
 ) -> None:
     narrowest = columns == min(WIDTHS)
     for argv in (("hits", "--kind", "all"), ("report",), *((("meters",),) if narrowest else ())):
-        header, *rows = piped(capsys, *argv, "--db", str(journal_file))
-        shown = on_screen(columns, *argv, "--db", str(journal_file))
+        header, *rows = piped(capsys, *argv, "--db", str(narrow_journal))
+        shown = on_screen(columns, *argv, "--db", str(narrow_journal))
         figures = {token for row in rows for cell in row for token in MONEY.findall(cell)}
         assert figures, argv
         assert set(MONEY.findall(shown)) == figures, argv
@@ -164,7 +164,7 @@ def test_every_pay_the_meters_and_the_reconciliation_keep_their_amounts_and_ids_
         if header[0] == "pay":
             assert shown_ids(shown) == [row[0] for row in rows], argv
     if narrowest:
-        shown = on_screen(columns, "operator", "list", "--db", str(journal_file))
+        shown = on_screen(columns, "operator", "list", "--db", str(narrow_journal))
         assert MANAGER in shown
         assert SUPERVISOR in shown
 

@@ -82,7 +82,7 @@ class Floor:
 
 
 @pytest.fixture
-def floor(
+def attacked_floor(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Floor:
     database = tmp_path / "journal.db"
@@ -97,136 +97,145 @@ def floor(
 
 
 def test_wrong_passphrases_with_a_key_file_made_under_a_managers_name_lock_nobody_out(
-    floor: Floor, monkeypatch: pytest.MonkeyPatch
+    attacked_floor: Floor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fake = floor.folder / "fake.key"
+    fake = attacked_floor.folder / "fake.key"
     monkeypatch.setenv("JACKPOTD_NEW_PASSPHRASE", "an attacker's own passphrase 4471")
     assert main(["operator", "key", LEE, "--out", str(fake)]) == 0
     monkeypatch.setenv("JACKPOTD_PASSPHRASE", "a wrong one, typed on purpose")
     for _ in range(8):
-        status, _, err = floor.run(
+        status, _, err = attacked_floor.run(
             "operator", "unlock", SAM, "--reason", "none", "--key", str(fake)
         )  # fmt: skip
         assert (status, err) == (1, f"jackpotd: {fake}: wrong passphrase for {LEE}\n")
-    with Journal(floor.database) as journal:
+    with Journal(attacked_floor.database) as journal:
         failed = [row for row in journal.rows() if row["kind"] == "authentication-failed"]
         assert len(failed) == 8
         assert all(row["outcome"] == "rejected" for row in failed)
         assert all(f"not {LEE}'s enrolled key" in str(row["reason"]) for row in failed)
         assert journal.state.operators[LEE].failures == 0
-    assert floor.locked() == set()
+    assert attacked_floor.locked() == set()
 
 
-def test_apply_of_failures_never_locks_out_every_manager(floor: Floor) -> None:
+def test_apply_of_failures_never_locks_out_every_manager(attacked_floor: Floor) -> None:
     for name in (LEE, SAM, DANA):
-        status, _, err = floor.forged_failures(name, 12)
+        status, _, err = attacked_floor.forged_failures(name, 12)
         assert status == 0, err
-    assert floor.locked() == {LEE, SAM}  # Dana is the last manager free to sign: kept free
-    status, _, err = floor.run(
+    assert attacked_floor.locked() == {LEE, SAM}  # Dana is the last manager free to sign: kept free
+    status, _, err = attacked_floor.run(
         "operator", "unlock", LEE, "--reason", "rows nobody typed",
-        "--key", str(floor.folder / FILES[DANA]),
+        "--key", str(attacked_floor.folder / FILES[DANA]),
     )  # fmt: skip
     assert status == 0, err
 
 
-def test_the_recovery_of_operations_md_needs_no_locked_signer(floor: Floor) -> None:
+def test_the_recovery_of_operations_md_needs_no_locked_signer(attacked_floor: Floor) -> None:
     for name in (LEE, SAM, DANA):
-        assert floor.forged_failures(name, 12)[0] == 0
-    assert floor.locked() == {LEE, SAM}
+        assert attacked_floor.forged_failures(name, 12)[0] == 0
+    assert attacked_floor.locked() == {LEE, SAM}
     section = PAGE.read_text(encoding="utf-8").split("### Recovering from lockouts", 1)[1]
     block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[0]
     script = "set -e\n" + block  # the manager's commands, on this journal (no socket here)
     environment = os.environ | {
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
-        "JACKPOTD_DB": str(floor.database),
-        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
+        "JACKPOTD_DB": str(attacked_floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(attacked_floor.folder / "no-daemon.sock"),
         "JACKPOTD_PASSPHRASE": PASSPHRASE,
     }
     done = subprocess.run(  # the page's own commands, as the manager: ourselves
         ["/bin/bash", "-c", script],
-        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        cwd=attacked_floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
         check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     first, last = done.stdout.split("operator\trole", 2)[1:]
     assert first.count("LOCKED OUT") == 2
     assert "LOCKED OUT" not in last
-    assert floor.locked() == set()
+    assert attacked_floor.locked() == set()
 
 
-def test_apply_of_a_managers_own_key_enrolled_under_another_name_is_refused(floor: Floor) -> None:
-    twice = floor.site.sign(
-        enrollment("Dana Again", "supervisor", floor.site.keys[DANA], DANA), DANA, LEE
+def test_apply_of_a_managers_own_key_enrolled_under_another_name_is_refused(
+    attacked_floor: Floor,
+) -> None:
+    twice = attacked_floor.site.sign(
+        enrollment("Dana Again", "supervisor", attacked_floor.site.keys[DANA], DANA), DANA, LEE
     )
-    assert floor.apply(twice)[1] == "1 events, 1 refused\n"
-    assert f"already enrolled ({DANA}): one key, one operator" in floor.last_reason()
+    assert attacked_floor.apply(twice)[1] == "1 events, 1 refused\n"
+    assert f"already enrolled ({DANA}): one key, one operator" in attacked_floor.last_reason()
 
 
 def test_once_two_managers_are_enrolled_operator_add_needs_both_keys(
-    floor: Floor, monkeypatch: pytest.MonkeyPatch
+    attacked_floor: Floor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     sock = keys.generate()
-    key_file(floor.folder, "sock", sock)
+    key_file(attacked_floor.folder, "sock", sock)
     add = ("operator", "add", "sock", "--role", "supervisor", "--public-key", "sock.key")
-    monkeypatch.chdir(floor.folder)
-    status, _, err = floor.run(*add, "--key", FILES[DANA])
+    monkeypatch.chdir(attacked_floor.folder)
+    status, _, err = attacked_floor.run(*add, "--key", FILES[DANA])
     assert status == 1
     assert "enroll needs the signatures of 2 different operators (dual control), not 1" in err
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_1", PASSPHRASE)
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_2", PASSPHRASE)
-    status, _, err = floor.run(*add, "--key", FILES[DANA], "--key", FILES[LEE])
+    status, _, err = attacked_floor.run(*add, "--key", FILES[DANA], "--key", FILES[LEE])
     assert status == 0, err
 
 
 def test_a_manager_who_revoked_the_other_enrolls_again_only_with_a_supervisors_key(
-    floor: Floor, monkeypatch: pytest.MonkeyPatch
+    attacked_floor: Floor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.chdir(floor.folder)
-    status, _, err = floor.run(
+    monkeypatch.chdir(attacked_floor.folder)
+    status, _, err = attacked_floor.run(
         "operator", "revoke", LEE, "--reason", "key lost", "--key", FILES[DANA]
     )  # fmt: skip
     assert status == 0, err  # alone: the revoked manager's key may be the one lost
-    key_file(floor.folder, LEE, keys.generate()).rename(floor.folder / "lee-2026.key")
+    key_file(attacked_floor.folder, LEE, keys.generate()).rename(
+        attacked_floor.folder / "lee-2026.key"
+    )
     again = ("operator", "add", LEE, "--role", "manager", "--public-key", "lee-2026.key")
-    status, _, err = floor.run(*again, "--key", FILES[DANA])
+    status, _, err = attacked_floor.run(*again, "--key", FILES[DANA])
     assert status == 1
     reason = (
         "this journal had two managers and has one left (the other revoked): an enrollment "
         "needs an active supervisor's signature beside the manager's"
     )
     assert reason in err
-    assert reason in floor.last_reason()
-    with Journal(floor.database) as journal:
+    assert reason in attacked_floor.last_reason()
+    with Journal(attacked_floor.database) as journal:
         assert list(journal.rows())[-1]["outcome"] == "rejected"
         assert LEE not in journal.state.operators
     section = PAGE.read_text(encoding="utf-8").split("### Dual control", 1)[1]
     block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[1]
     environment = os.environ | {
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
-        "JACKPOTD_DB": str(floor.database),
-        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
+        "JACKPOTD_DB": str(attacked_floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(attacked_floor.folder / "no-daemon.sock"),
         "JACKPOTD_PASSPHRASE_1": PASSPHRASE,
         "JACKPOTD_PASSPHRASE_2": PASSPHRASE,
     }
     done = subprocess.run(  # the page's command, with the supervisor's key beside Dana's
         ["/bin/bash", "-c", "set -e\n" + block],
-        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        cwd=attacked_floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
         check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    status, out, _ = floor.run("operator", "list")
+    status, out, _ = attacked_floor.run("operator", "list")
     assert status == 0
     assert re.search(rf"^{LEE}\tmanager", out, re.MULTILINE), out
 
 
 @pytest.mark.parametrize("envy_includes_dealer", [msgspec.UNSET, True])
 def test_apply_of_a_signed_configuration_paying_envy_on_the_dealers_hand_is_refused(
-    floor: Floor, envy_includes_dealer: bool | msgspec.UnsetType
+    attacked_floor: Floor, envy_includes_dealer: bool | msgspec.UnsetType
 ) -> None:
     table = msgspec.structs.replace(table_configured(), pool_id=None, progressive=None)
     table = msgspec.structs.replace(table, envy_includes_dealer=envy_includes_dealer)
     approval = ConfigurationApproved(f"approval-{uuid.uuid4()}", now(), "digest", [table], DANA)
-    assert floor.apply(floor.site.sign(approval, DANA))[1] == "1 events, 1 refused\n"
-    assert "Envy is never paid for the dealer's hand (58 Pa. Code § 688a.1)" in floor.last_reason()
-    with Journal(floor.database) as journal:
+    assert (
+        attacked_floor.apply(attacked_floor.site.sign(approval, DANA))[1] == "1 events, 1 refused\n"
+    )
+    assert (
+        "Envy is never paid for the dealer's hand (58 Pa. Code § 688a.1)"
+        in attacked_floor.last_reason()
+    )
+    with Journal(attacked_floor.database) as journal:
         assert journal.state.tables == {}

@@ -25,14 +25,14 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def journal_file(tmp_path: Path) -> Path:
+def pays_file(tmp_path: Path) -> Path:
     return pays_journal(tmp_path / "journal.db")
 
 
 def pays(
-    capsys: pytest.CaptureFixture[str], journal_file: Path, *argv: str
+    capsys: pytest.CaptureFixture[str], pays_file: Path, *argv: str
 ) -> list[dict[str, object]]:
-    status, out, err = run(capsys, "hits", "--json", "--db", str(journal_file), *argv)
+    status, out, err = run(capsys, "hits", "--json", "--db", str(pays_file), *argv)
     assert status == 0, err
     document = json.loads(out)
     listed: list[dict[str, object]] = document["pays"]
@@ -44,9 +44,9 @@ def ids(listed: list[dict[str, object]]) -> list[str]:
 
 
 def test_hits_lists_jackpots_only_never_a_fixed_progressive_pay(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    pays_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    listed = pays(capsys, journal_file)
+    listed = pays(capsys, pays_file)
     assert ids(listed) == ["R1/1/progressive"]
     (jackpot,) = listed
     assert jackpot["what"] == "jackpot"
@@ -54,57 +54,57 @@ def test_hits_lists_jackpots_only_never_a_fixed_progressive_pay(
     assert jackpot["status"] == "pending"
 
 
-def test_kind_chooses_which_pays(journal_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    progressive = pays(capsys, journal_file, "--kind", "progressive")
+def test_kind_chooses_which_pays(pays_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    progressive = pays(capsys, pays_file, "--kind", "progressive")
     # Newest round first; within a round, by seat.
     assert ids(progressive) == ["R2/2/progressive", "R1/1/progressive", "R1/2/progressive"]
     assert [pay["win_cents"] for pay in progressive] == [400, 100_008, 400]
     assert [pay["what"] for pay in progressive] == ["progressive", "jackpot", "progressive"]
-    bonus = pays(capsys, journal_file, "--kind", "bonus")
+    bonus = pays(capsys, pays_file, "--kind", "bonus")
     assert ids(bonus) == ["R2/2/bonus", "R1/1/bonus", "R1/2/bonus"]
     assert [pay["win_cents"] for pay in bonus] == [2_500, 125_000, 2_500]
-    envy = pays(capsys, journal_file, "--kind", "envy")
+    envy = pays(capsys, pays_file, "--kind", "envy")
     assert envy  # the five aces earn Envy for the other seats with a qualifying wager
     assert {pay["what"] for pay in envy} == {"envy"}
     assert all(pay["seat"] != 1 for pay in envy)  # never for one's own hand
-    everything = pays(capsys, journal_file, "--kind", "all")
+    everything = pays(capsys, pays_file, "--kind", "all")
     assert sorted(ids(everything)) == sorted(ids(progressive) + ids(bonus) + ids(envy))
     assert all(int(str(pay["win_cents"])) > 0 for pay in everything)  # losses are no pays
     for kind in ("ace-high", "insurance", "dynasty"):  # the table offers none of them
-        assert pays(capsys, journal_file, "--kind", kind) == []
+        assert pays(capsys, pays_file, "--kind", kind) == []
 
 
 def test_pending_lists_every_pay_awaiting_verification(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    pays_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    pending = pays(capsys, journal_file, "--pending")
+    pending = pays(capsys, pays_file, "--pending")
     assert ids(pending) == ["R1/1/bonus", "R1/1/progressive"]
     assert {pay["status"] for pay in pending} == {"pending"}
-    assert ids(pays(capsys, journal_file, "--pending", "--kind", "jackpot")) == ["R1/1/progressive"]
+    assert ids(pays(capsys, pays_file, "--pending", "--kind", "jackpot")) == ["R1/1/progressive"]
 
 
 def test_since_limit_and_pool_bound_the_list(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    pays_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert ids(pays(capsys, journal_file, "--kind", "all", "--since", "2026-11-30")) == [
+    assert ids(pays(capsys, pays_file, "--kind", "all", "--since", "2026-11-30")) == [
         "R2/2/bonus",
         "R2/2/progressive",
     ]
-    assert ids(pays(capsys, journal_file, "--kind", "progressive", "--limit", "1")) == [
+    assert ids(pays(capsys, pays_file, "--kind", "progressive", "--limit", "1")) == [
         "R2/2/progressive"
     ]
-    assert ids(pays(capsys, journal_file, "--pool", "P1")) == ["R1/1/progressive"]
-    assert pays(capsys, journal_file, "--pool", "P1", "--since", "2026-11-30") == []  # none since
+    assert ids(pays(capsys, pays_file, "--pool", "P1")) == ["R1/1/progressive"]
+    assert pays(capsys, pays_file, "--pool", "P1", "--since", "2026-11-30") == []  # none since
 
 
 def test_an_unknown_pool_is_named_not_listed_as_no_jackpots(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    pays_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     for argv in (("--pool", "nosuchpool"), ("--pool", "nosuchpool", "--json")):
-        status, out, err = run(capsys, "hits", *argv, "--db", str(journal_file))
+        status, out, err = run(capsys, "hits", *argv, "--db", str(pays_file))
         assert (status, out) == (1, "")
         assert err == "jackpotd: --pool: no pool 'nosuchpool' in this journal; its pools: P1\n"
-    status, _, err = run(capsys, "hits", "--since", "last week", "--db", str(journal_file))
+    status, _, err = run(capsys, "hits", "--since", "last week", "--db", str(pays_file))
     assert (status, err) == (
         1,
         "jackpotd: --since: 'last week' is not an ISO date or time like 2026-11-29T18:00Z\n",
@@ -112,21 +112,21 @@ def test_an_unknown_pool_is_named_not_listed_as_no_jackpots(
 
 
 def test_the_words_are_in_the_help_and_the_output(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    pays_file: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit):
         run(capsys, "hits", "--help")
     help_text = " ".join(capsys.readouterr().out.split())
     assert "jackpots (pays from a pool's meter)" in help_text
     assert "{jackpot,progressive,bonus,ace-high,insurance,dynasty,envy,all}" in help_text
-    status, out, _ = run(capsys, "hits", "--db", str(journal_file), "--kind", "all")
+    status, out, _ = run(capsys, "hits", "--db", str(pays_file), "--kind", "all")
     assert status == 0
     header, *rows = out.splitlines()
     assert header.split("\t") == [
         "pay", "time", "table", "seat", "what", "line", "amount", "status", "pool", "tax",
     ]  # fmt: skip
-    assert len(rows) == len(pays(capsys, journal_file, "--kind", "all"))
-    status, out, _ = run(capsys, "hits", "--db", str(journal_file), "--kind", "ace-high")
+    assert len(rows) == len(pays(capsys, pays_file, "--kind", "all"))
+    status, out, _ = run(capsys, "hits", "--db", str(pays_file), "--kind", "ace-high")
     assert out == "no ace-high pays\n"
-    status, out, _ = run(capsys, "meters", "--db", str(journal_file))
+    status, out, _ = run(capsys, "meters", "--db", str(pays_file))
     assert "hits (jackpots won)" in out

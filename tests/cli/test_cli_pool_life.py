@@ -64,7 +64,7 @@ class Floor:
 
 
 @pytest.fixture
-def floor(
+def pool_life_floor(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> Floor:
     database = tmp_path / "journal.db"
@@ -90,57 +90,64 @@ def floor(
 
 
 def test_68_iac_2_6_33_a_pool_suspended_at_the_command_line_keeps_its_meters_and_refuses_wagers(
-    floor: Floor,
+    pool_life_floor: Floor,
 ) -> None:
-    before = floor.meters()
+    before = pool_life_floor.meters()
     assert before["state"] == "in play"
-    status, _, err = floor.run(
+    status, _, err = pool_life_floor.run(
         "pool", "suspend", POOL, "--reason", "table T1 removed", "--key", FILES[SAM]
     )
     assert status == 0, err
-    after = floor.meters()
+    after = pool_life_floor.meters()
     assert after["state"] == "suspended: table T1 removed"
     assert {k: v for k, v in after.items() if k != "state"} == {
         k: v for k, v in before.items() if k != "state"
     }
-    with Journal(floor.database) as journal:
-        locked = floor.site.sign(wager("r-late-w", "r-late", 2), SAM)
+    with Journal(pool_life_floor.database) as journal:
+        locked = pool_life_floor.site.sign(wager("r-late-w", "r-late", 2), SAM)
         receipt = journal.append(locked)
         assert not receipt.applied
         assert receipt.reason == f"pool {POOL} is suspended: table T1 removed"
-    status, out, err = floor.run("report")
+    status, out, err = pool_life_floor.run("report")
     assert status == 0, err
     assert f"pool {POOL} is suspended: table T1 removed" in out
-    status, out, _ = floor.run("report", "--json")
+    status, out, _ = pool_life_floor.run("report", "--json")
     assert json.loads(out)["pools"][0]["state"] == "suspended: table T1 removed"
 
 
-def test_r432_1838_4_a_supervisor_cannot_resume_a_suspended_pool(floor: Floor) -> None:
-    assert floor.run("pool", "suspend", POOL, "--reason", "sign dark", "--key", FILES[SAM])[0] == 0
-    status, _, err = floor.run("pool", "resume", POOL, "--reason", "fixed", "--key", FILES[SAM])
+def test_r432_1838_4_a_supervisor_cannot_resume_a_suspended_pool(pool_life_floor: Floor) -> None:
+    assert (
+        pool_life_floor.run("pool", "suspend", POOL, "--reason", "sign dark", "--key", FILES[SAM])[
+            0
+        ]
+        == 0
+    )
+    status, _, err = pool_life_floor.run(
+        "pool", "resume", POOL, "--reason", "fixed", "--key", FILES[SAM]
+    )
     assert status == 1
     assert "may not resume-pool" in err
-    assert floor.meters()["state"] == "suspended: sign dark"
+    assert pool_life_floor.meters()["state"] == "suspended: sign dark"
 
 
-def test_r432_1838_4_a_pools_life_of_operations_md_runs_as_written(floor: Floor) -> None:
+def test_r432_1838_4_a_pools_life_of_operations_md_runs_as_written(pool_life_floor: Floor) -> None:
     section = PAGE.read_text(encoding="utf-8").split("\n### A pool's life\n", 1)[1]
     block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[0]
     script = "set -e\n" + block
     environment = os.environ | {
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
-        "JACKPOTD_DB": str(floor.database),
-        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
+        "JACKPOTD_DB": str(pool_life_floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(pool_life_floor.folder / "no-daemon.sock"),
         "JACKPOTD_PASSPHRASE": PASSPHRASE,
     }
     done = subprocess.run(  # the page's own commands, as the operators: ourselves
         ["/bin/bash", "-c", script],
-        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        cwd=pool_life_floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
         check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "suspended: meter sign dark on T3" in " ".join(done.stdout.split())
-    with Journal(floor.database) as journal:
+    with Journal(pool_life_floor.database) as journal:
         kinds = [row["kind"] for row in journal.rows()][-2:]
         assert kinds == ["pool-suspended", "pool-resumed"]
         assert journal.state.pools[POOL].status == ""
@@ -150,10 +157,10 @@ ANNEX = "fortune-annex"
 
 
 @pytest.fixture
-def two_pools(floor: Floor) -> Floor:
+def two_pools(pool_life_floor: Floor) -> Floor:
     """The floor with a second pool of the same paytable, ``fortune-annex``, and its table."""
-    with Journal(floor.database) as journal:
-        floor.site.journal = journal
+    with Journal(pool_life_floor.database) as journal:
+        pool_life_floor.site.journal = journal
         annex = msgspec.structs.replace(
             table_configured("table-2", "T2"), pool_id=ANNEX, envy_includes_dealer=False
         )
@@ -161,15 +168,15 @@ def two_pools(floor: Floor) -> Floor:
             "approval-2", now(), "digest-2", [pool_opened("open-annex", ANNEX), annex], DANA,
             dual_control_cents=100_000,
         )  # fmt: skip
-        floor.site.append(floor.site.sign(approval, DANA, LEE))
-    return floor
+        pool_life_floor.site.append(pool_life_floor.site.sign(approval, DANA, LEE))
+    return pool_life_floor
 
 
 def test_r432_1838_4_a_transfer_of_operations_md_runs_as_written_and_the_report_balances(
     two_pools: Floor,
 ) -> None:
-    floor = two_pools
-    with Journal(floor.database) as journal:
+    pool_life_floor = two_pools
+    with Journal(pool_life_floor.database) as journal:
         source = journal.state.pools[POOL]
         moved = source.meter + source.reserve + source.overflow
         before = journal.state.pools[ANNEX]
@@ -177,18 +184,18 @@ def test_r432_1838_4_a_transfer_of_operations_md_runs_as_written_and_the_report_
     block = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)[1]
     environment = os.environ | {
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
-        "JACKPOTD_DB": str(floor.database),
-        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
+        "JACKPOTD_DB": str(pool_life_floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(pool_life_floor.folder / "no-daemon.sock"),
         "JACKPOTD_PASSPHRASE": PASSPHRASE,
     }
     done = subprocess.run(  # the page's own commands, as the managers: ourselves
         ["/bin/bash", "-c", "set -e\n" + block],
-        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        cwd=pool_life_floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
         check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "transferred" in done.stdout
-    with Journal(floor.database) as journal:
+    with Journal(pool_life_floor.database) as journal:
         emptied, received = journal.state.pools[POOL], journal.state.pools[ANNEX]
         assert [row["kind"] for row in journal.rows()][-1] == "pool-transferred"
     assert (emptied.meter, emptied.reserve, emptied.overflow) == (Fraction(0),) * 3
@@ -196,7 +203,7 @@ def test_r432_1838_4_a_transfer_of_operations_md_runs_as_written_and_the_report_
     assert received.meter + received.reserve + received.overflow == (
         before.meter + before.reserve + before.overflow + moved
     )
-    status, out, err = floor.run("report", "--json")
+    status, out, err = pool_life_floor.run("report", "--json")
     assert status == 0, err
     pools = {pool["pool"]: pool for pool in json.loads(out)["pools"]}
     assert all(pool["balanced"] for pool in pools.values())
@@ -214,54 +221,58 @@ def test_r432_1838_4_one_manager_alone_cannot_transfer_a_pool(two_pools: Floor) 
 
 
 def test_r432_1838_4_a_retirement_of_operations_md_runs_as_written(two_pools: Floor) -> None:
-    floor = two_pools
+    pool_life_floor = two_pools
     section = PAGE.read_text(encoding="utf-8").split("\n### A pool's life\n", 1)[1]
     blocks = re.findall(r"```sh\n(.*?)```", section.split("\n### ", 1)[0], re.DOTALL)
     environment = os.environ | {
         "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",  # the tests' jackpotd
-        "JACKPOTD_DB": str(floor.database),
-        "JACKPOTD_OPERATOR_SOCKET": str(floor.folder / "no-daemon.sock"),
+        "JACKPOTD_DB": str(pool_life_floor.database),
+        "JACKPOTD_OPERATOR_SOCKET": str(pool_life_floor.folder / "no-daemon.sock"),
         "JACKPOTD_PASSPHRASE": PASSPHRASE,
         "JACKPOTD_PASSPHRASE_1": PASSPHRASE,
         "JACKPOTD_PASSPHRASE_2": PASSPHRASE,
     }
     done = subprocess.run(  # the transfer, then the retirement, as the page gives them
         ["/bin/bash", "-c", "set -e\n" + blocks[1] + blocks[2]],
-        cwd=floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
+        cwd=pool_life_floor.folder, env=environment, capture_output=True, text=True, timeout=WAIT_S,
         check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "retired: transferred: T3 removed" in " ".join(done.stdout.split())
-    state = floor.meters_of(POOL)["state"]
+    state = pool_life_floor.meters_of(POOL)["state"]
     assert state == "retired: transferred: T3 removed for good, ticket 4720"
-    status, out, err = floor.run("report", "--json")
+    status, out, err = pool_life_floor.run("report", "--json")
     assert status == 0, err
     assert all(pool["balanced"] for pool in json.loads(out)["pools"])
-    status, _, err = floor.run("pool", "suspend", POOL, "--reason", "again", "--key", FILES[SAM])
+    status, _, err = pool_life_floor.run(
+        "pool", "suspend", POOL, "--reason", "again", "--key", FILES[SAM]
+    )
     assert status == 1
     assert "is retired" in err
-    status, out, err = floor.run("verify")  # the journal replays to what it holds, every pool
+    status, out, err = pool_life_floor.run(
+        "verify"
+    )  # the journal replays to what it holds, every pool
     assert status == 0, out + err
 
 
 def test_68_20_2_a_pool_retired_as_orphaned_keeps_every_cent_on_record(
-    floor: Floor, monkeypatch: pytest.MonkeyPatch
+    pool_life_floor: Floor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_1", PASSPHRASE)
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_2", PASSPHRASE)
-    with Journal(floor.database) as journal:
+    with Journal(pool_life_floor.database) as journal:
         pool = journal.state.pools[POOL]
         held = pool.meter + pool.reserve + pool.overflow
-    status, _, err = floor.run(
+    status, _, err = pool_life_floor.run(
         "pool", "retire", POOL, "--disposition", "orphaned", "--reason", "floor closed",
         "--key", FILES[DANA], "--key", FILES[LEE],
     )  # fmt: skip
     assert status == 0, err
-    assert floor.meters()["orphaned_exact"] == fraction_text(held)
-    status, out, err = floor.run("report")
+    assert pool_life_floor.meters()["orphaned_exact"] == fraction_text(held)
+    status, out, err = pool_life_floor.run("report")
     assert status == 0, err
     assert "retired" in out
-    status, out, _ = floor.run("report", "--json")
+    status, out, _ = pool_life_floor.run("report", "--json")
     (document,) = json.loads(out)["pools"]
     assert document["balanced"]
     assert document["orphaned"] == fraction_text(held)
@@ -270,24 +281,24 @@ def test_68_20_2_a_pool_retired_as_orphaned_keeps_every_cent_on_record(
 def test_r432_1838_4_under_the_michigan_profile_a_transfer_names_its_cause(
     two_pools: Floor, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    floor = two_pools
-    with Journal(floor.database) as journal:
-        floor.site.journal = journal
+    pool_life_floor = two_pools
+    with Journal(pool_life_floor.database) as journal:
+        pool_life_floor.site.journal = journal
         approval = ConfigurationApproved(
             "approval-3", now(), "digest-3", [], DANA, dual_control_cents=100_000,
             jurisdiction="MI",
         )  # fmt: skip
-        floor.site.append(floor.site.sign(approval, DANA, LEE))
+        pool_life_floor.site.append(pool_life_floor.site.sign(approval, DANA, LEE))
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_1", PASSPHRASE)
     monkeypatch.setenv("JACKPOTD_PASSPHRASE_2", PASSPHRASE)
     transfer = ("pool", "transfer", POOL, "--to", ANNEX, "--reason", "sign controller failed")
     keys = ("--key", FILES[DANA], "--key", FILES[LEE])
-    status, _, err = floor.run(*transfer, *keys)
+    status, _, err = pool_life_floor.run(*transfer, *keys)
     assert status == 1
     assert "under the MI profile a transfer needs a documented cause" in err
-    status, _, err = floor.run(*transfer, "--cause", "malfunction", *keys)
+    status, _, err = pool_life_floor.run(*transfer, "--cause", "malfunction", *keys)
     assert status == 0, err
-    with Journal(floor.database) as journal:
+    with Journal(pool_life_floor.database) as journal:
         (row,) = [row for row in journal.rows() if row["outcome"] == "applied"][-1:]
         assert row["kind"] == "pool-transferred"
         assert '"cause":"malfunction"' in str(row["event"])

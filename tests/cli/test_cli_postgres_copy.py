@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def journal_file(tmp_path: Path, key: ControllerKey) -> Path:
+def copied_file(tmp_path: Path, key: ControllerKey) -> Path:
     """A site's signed history with a checkpoint, then 400 plain rounds (1,200 more rows)."""
     config = write_config(tmp_path)
     path = tmp_path / "journal.db"
@@ -63,23 +63,23 @@ def _verify(location: str, capsys: pytest.CaptureFixture[str], *argv: str) -> di
 
 
 def test_a_copy_holds_the_same_rows_hashes_state_and_snapshots_and_verifies_with_the_same_head(
-    journal_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
+    copied_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    key = str(journal_file.parent / "controller.pub")
+    key = str(copied_file.parent / "controller.pub")
     status, out, err = _copy(
-        capsys, "--from", str(journal_file), "--to", postgres_url, "--controller-key", key
+        capsys, "--from", str(copied_file), "--to", postgres_url, "--controller-key", key
     )
     assert status == 0, err
-    with closing(sqlite3.connect(journal_file)) as raw:
+    with closing(sqlite3.connect(copied_file)) as raw:
         rows = [row.values for row in read_rows(raw)]
         snapshots = raw.execute("SELECT seq, head_seq, state FROM snapshots").fetchall()
     head = (rows[-1]["seq"], rows[-1]["hash"])
     assert out.splitlines()[:2] == [
-        f"copied {len(rows):,} rows from {journal_file} to {postgres_url}",
+        f"copied {len(rows):,} rows from {copied_file} to {postgres_url}",
         f"head: row {head[0]} {head[1]} in both",
     ]
     assert "checkpoints: 1 in both, signatures verified" in out
-    with PostgresJournal(DatabaseUrl(postgres_url)) as copied, Journal(journal_file) as original:
+    with PostgresJournal(DatabaseUrl(postgres_url)) as copied, Journal(copied_file) as original:
         assert copied.head == original.head == head
         assert copied.state.pools == original.state.pools
         assert copied.state.operators == original.state.operators
@@ -92,13 +92,13 @@ def test_a_copy_holds_the_same_rows_hashes_state_and_snapshots_and_verifies_with
         hashes = connection.execute("SELECT encode(hash, 'hex') FROM journal ORDER BY seq")
         assert [digest for (digest,) in hashes] == [row["hash"] for row in rows]
     assert stored == snapshots
-    on_file = _verify(str(journal_file), capsys, "--controller-key", key)
+    on_file = _verify(str(copied_file), capsys, "--controller-key", key)
     on_database = _verify(postgres_url, capsys, "--controller-key", key)
     assert on_file["head"] == on_database["head"] == {"seq": head[0], "hash": head[1]}
     assert on_file["ok"] is on_database["ok"] is True
     # The service's commands then work on the database as they did on the file.
     for argv in (("meters", "--json"), ("hits", "--kind", "all", "--json"), ("report", "--json")):
-        assert main([*argv, "--db", str(journal_file)]) == 0
+        assert main([*argv, "--db", str(copied_file)]) == 0
         file_out = capsys.readouterr().out
         assert main([*argv, "--db", postgres_url]) == 0
         database_out = capsys.readouterr().out
@@ -117,11 +117,11 @@ def _copied_writers(report: str) -> dict[str, object]:
 
 
 def test_a_database_copied_back_into_a_file_is_the_same_journal(
-    journal_file: Path, postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    copied_file: Path, postgres_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A migration backed out: the database's journal moved into a new file, verified."""
-    key = str(journal_file.parent / "controller.pub")
-    assert _copy(capsys, "--from", str(journal_file), "--to", postgres_url)[0] == 0
+    key = str(copied_file.parent / "controller.pub")
+    assert _copy(capsys, "--from", str(copied_file), "--to", postgres_url)[0] == 0
     back = tmp_path / "back" / "journal.db"
     back.parent.mkdir()
     status, out, err = _copy(
@@ -129,18 +129,18 @@ def test_a_database_copied_back_into_a_file_is_the_same_journal(
     )
     assert status == 0, err
     assert "checkpoints: 1 in both, signatures verified" in out
-    with Journal(back) as returned, Journal(journal_file) as original:
+    with Journal(back) as returned, Journal(copied_file) as original:
         assert returned.head == original.head
         assert returned.state.pools == original.state.pools
         assert returned.verification_records() == original.verification_records()
-    on_file, on_copy = _verify(str(journal_file), capsys), _verify(str(back), capsys)
+    on_file, on_copy = _verify(str(copied_file), capsys), _verify(str(back), capsys)
     assert on_file["head"] == on_copy["head"]
 
 
 def test_copy_json_gives_both_verifications(
-    journal_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
+    copied_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, err = _copy(capsys, "--from", str(journal_file), "--to", postgres_url, "--json")
+    status, out, err = _copy(capsys, "--from", str(copied_file), "--to", postgres_url, "--json")
     assert status == 0, err
     document = json.loads(out)
     assert document["source"]["head"] == document["target"]["head"] == document["head"]
@@ -149,12 +149,12 @@ def test_copy_json_gives_both_verifications(
 
 
 def test_a_database_that_holds_a_journal_row_is_refused_and_left_as_it_was(
-    journal_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
+    copied_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with PostgresJournal(DatabaseUrl(postgres_url)) as other:
         assert other.append_many(played("X1", ["2c"] * 7))
     before = database_fingerprint(postgres_url)
-    status, out, err = _copy(capsys, "--from", str(journal_file), "--to", postgres_url)
+    status, out, err = _copy(capsys, "--from", str(copied_file), "--to", postgres_url)
     assert (status, out) == (1, "")
     assert err == (
         f"jackpotd: {postgres_url}: it already holds a journal (row 2): a journal is copied "
@@ -164,12 +164,12 @@ def test_a_database_that_holds_a_journal_row_is_refused_and_left_as_it_was(
 
 
 def test_a_database_of_other_tables_is_refused_and_left_as_it_was(
-    journal_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
+    copied_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         admin.execute("CREATE TABLE chips (colour TEXT)")
     before = database_fingerprint(postgres_url)
-    status, _, err = _copy(capsys, "--from", str(journal_file), "--to", postgres_url)
+    status, _, err = _copy(capsys, "--from", str(copied_file), "--to", postgres_url)
     assert status == 1
     assert err.startswith(f"jackpotd: {postgres_url}: not a journal")
     assert err.count("\n") == 1
@@ -177,14 +177,14 @@ def test_a_database_of_other_tables_is_refused_and_left_as_it_was(
 
 
 def test_a_file_that_does_not_verify_is_not_copied(
-    journal_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
+    copied_file: Path, postgres_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with closing(sqlite3.connect(journal_file, isolation_level=None)) as raw:
+    with closing(sqlite3.connect(copied_file, isolation_level=None)) as raw:
         raw.execute("UPDATE journal SET reason = 'edited' WHERE seq = 7")
-    status, _, err = _copy(capsys, "--from", str(journal_file), "--to", postgres_url)
+    status, _, err = _copy(capsys, "--from", str(copied_file), "--to", postgres_url)
     assert status == 1
     assert err.startswith(
-        f"jackpotd: {journal_file}: the journal does not verify, so it is not copied: row 7"
+        f"jackpotd: {copied_file}: the journal does not verify, so it is not copied: row 7"
     )
     assert database_fingerprint(postgres_url) == {}
 
@@ -212,7 +212,7 @@ def test_a_copy_of_no_journal_of_a_file_that_is_not_one_or_onto_itself_is_refuse
 
 
 def test_each_batch_is_checked_against_the_files_row(
-    journal_file: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
+    copied_file: Path, postgres_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Another writer slips a row into the database between two batches: the copy's next
     # row is then not the file's, and the copy stops rather than carry on beside it.
@@ -229,4 +229,4 @@ def test_each_batch_is_checked_against_the_files_row(
 
     monkeypatch.setattr(copying._Copy, "flush", drifting)
     with pytest.raises(JournalError, match="of the copy is not the file's"):
-        copying.copy_journal(journal_file, DatabaseUrl(postgres_url), domain=LEDGER)
+        copying.copy_journal(copied_file, DatabaseUrl(postgres_url), domain=LEDGER)

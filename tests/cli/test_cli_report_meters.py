@@ -25,19 +25,21 @@ SECTION = "### The regulators' meters"
 
 
 @pytest.fixture(scope="module")
-def journal_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def meters_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return journal_month(tmp_path_factory.mktemp("month") / "journal.db")
 
 
-def _query(journal_file: Path, query: str) -> list[tuple[object, ...]]:
-    with sqlite3.connect(f"file:{journal_file}?mode=ro", uri=True) as connection:
+def _query(meters_journal: Path, query: str) -> list[tuple[object, ...]]:
+    with sqlite3.connect(f"file:{meters_journal}?mode=ro", uri=True) as connection:
         return connection.execute(query).fetchall()
 
 
-def test_13_69e_1_39a_b_the_months_meters_as_documented(journal_file: Path, tmp_path: Path) -> None:
+def test_13_69e_1_39a_b_the_months_meters_as_documented(
+    meters_journal: Path, tmp_path: Path
+) -> None:
     lines = documented(SECTION)
     assert len(lines) == 3
-    results = [run_line(line, tmp_path, journal_file) for line in lines]
+    results = [run_line(line, tmp_path, meters_journal) for line in lines]
     for result in results:
         assert result.returncode == 0, result.stderr
     assert "made again from this journal, it is the same" in results[2].stdout
@@ -48,7 +50,7 @@ def test_13_69e_1_39a_b_the_months_meters_as_documented(journal_file: Path, tmp_
         POOL, wagers, wagers * 100,
     )  # fmt: skip
     hits = _query(
-        journal_file,
+        meters_journal,
         "SELECT payout_id, table_id, seat, line, from_meter_cents FROM payouts "
         "WHERE from_meter_cents > 0 ORDER BY seq DESC, payout_id",
     )
@@ -65,12 +67,12 @@ def test_13_69e_1_39a_b_the_months_meters_as_documented(journal_file: Path, tmp_
     assert f"{POOL}" in results[0].stdout
 
 
-def test_an_edited_meters_report_fails_verify(journal_file: Path, tmp_path: Path) -> None:
+def test_an_edited_meters_report_fails_verify(meters_journal: Path, tmp_path: Path) -> None:
     saved = tmp_path / "meters.json"
-    run_line(f"jackpotd report meters --json > {saved}", tmp_path, journal_file)
+    run_line(f"jackpotd report meters --json > {saved}", tmp_path, meters_journal)
     report = json.loads(saved.read_text())
     report["pools"][0]["closing"]["meter"] = "1"
     saved.write_text(json.dumps(report))
-    result = run_line(f"jackpotd verify --report {saved}", tmp_path, journal_file)
+    result = run_line(f"jackpotd verify --report {saved}", tmp_path, meters_journal)
     assert result.returncode == 1
     assert "pools.0.closing.meter: the report says '1'" in result.stderr

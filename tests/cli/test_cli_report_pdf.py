@@ -13,7 +13,7 @@ import subprocess
 from typing import TYPE_CHECKING
 
 import pytest
-from support.cli.month_of_play import documented, journal_month, month, run_line
+from support.cli.month_of_play import documented, run_line
 
 from controller.money import format_cents
 
@@ -23,11 +23,6 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow
 
 SECTION = "### The reports as a PDF"
-
-
-@pytest.fixture(scope="module")
-def days(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return journal_month(tmp_path_factory.mktemp("days") / "journal.db", list(month(3)))
 
 
 def _poppler(*argv: str) -> str:

@@ -44,7 +44,7 @@ def bet(table_id: str, seq: int, seat: int) -> BetSensed:
 
 
 @pytest.fixture
-def journal_file(tmp_path: Path) -> Path:
+def provenance_journal(tmp_path: Path) -> Path:
     path = tmp_path / "journal.db"
     with Journal(path) as opened:
         site = Site.create(opened)
@@ -80,9 +80,9 @@ def journal_file(tmp_path: Path) -> Path:
 
 
 def test_report_counts_the_writers_and_each_tables_agent_signed_share(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    provenance_journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, err = run(capsys, "report", "--json", "--db", str(journal_file))
+    status, out, err = run(capsys, "report", "--json", "--db", str(provenance_journal))
     assert status == 0, err
     found = json.loads(out)["provenance"]
     assert found["writers"]["agent"] == 3
@@ -91,7 +91,7 @@ def test_report_counts_the_writers_and_each_tables_agent_signed_share(
         TABLE: {"device_events": 3, "agent_signed": 3, "refused_for_the_signature": 1},
         OTHER: {"device_events": 2, "agent_signed": 0, "refused_for_the_signature": 0},
     }
-    status, out, err = run(capsys, "report", "--db", str(journal_file))
+    status, out, err = run(capsys, "report", "--db", str(provenance_journal))
     assert status == 0, err
     piped = [line.split("\t") for line in out.splitlines() if "\t" in line]
     assert ["agent", "3"] in piped
@@ -100,13 +100,13 @@ def test_report_counts_the_writers_and_each_tables_agent_signed_share(
 
 
 def test_the_report_with_its_provenance_prints_whole_at_80_columns(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    provenance_journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, err = run(capsys, "report", "--db", str(journal_file))
+    status, out, err = run(capsys, "report", "--db", str(provenance_journal))
     assert status == 0, err
     cells = {cell for line in out.splitlines() if "\t" in line for cell in line.split("\t")}
     status, shown, _ = on_a_terminal(
-        "report", "--db", str(journal_file), stdout_too=True, columns=80, env={"TZ": "UTC"}
+        "report", "--db", str(provenance_journal), stdout_too=True, columns=80, env={"TZ": "UTC"}
     )
     assert status == 0, shown
     assert "…" not in shown

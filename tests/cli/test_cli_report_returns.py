@@ -46,40 +46,36 @@ THREE = 3
 
 
 @pytest.fixture(scope="module")
-def journal_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def returns_journal(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return journal_month(tmp_path_factory.mktemp("month") / "journal.db")
 
 
-@pytest.fixture(scope="module")
-def days(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The month's first three days: enough to edit a report of."""
-    return journal_month(tmp_path_factory.mktemp("days") / "journal.db", list(month(THREE)))
-
-
-def _sql(journal_file: Path, query: str, *values: str) -> int:
-    with sqlite3.connect(f"file:{journal_file}?mode=ro", uri=True) as connection:
+def _sql(returns_journal: Path, query: str, *values: str) -> int:
+    with sqlite3.connect(f"file:{returns_journal}?mode=ro", uri=True) as connection:
         return int(connection.execute(query, values).fetchone()[0] or 0)
 
 
-def _head(journal_file: Path) -> tuple[int, str]:
-    with sqlite3.connect(f"file:{journal_file}?mode=ro", uri=True) as connection:
+def _head(returns_journal: Path) -> tuple[int, str]:
+    with sqlite3.connect(f"file:{returns_journal}?mode=ro", uri=True) as connection:
         seq, digest = connection.execute(
             "SELECT seq, hash FROM journal ORDER BY seq DESC LIMIT 1"
         ).fetchone()
     return int(seq), bytes(digest).hex()
 
 
-def test_3772_10_08_a_the_months_returns_as_documented(journal_file: Path, tmp_path: Path) -> None:
+def test_3772_10_08_a_the_months_returns_as_documented(
+    returns_journal: Path, tmp_path: Path
+) -> None:
     lines = documented(SECTION)
     assert len(lines) == 4
-    results = [run_line(line, tmp_path, journal_file) for line in lines]
+    results = [run_line(line, tmp_path, returns_journal) for line in lines]
     report = json.loads((tmp_path / "returns-2026-11.json").read_text())
     flagged = any(group["verdict"] == "REVIEW" for group in report["groups"])
     for result in results[:3]:
         assert result.returncode == (1 if flagged else 0), result.stderr
     assert results[3].returncode == 0, results[3].stderr  # the saved report is the journal's
     assert "made again from this journal, it is the same" in results[3].stdout
-    seq, digest = _head(journal_file)
+    seq, digest = _head(returns_journal)
     assert report["journal_head"] == {"seq": seq, "hash": digest}
     assert f"made from the journal's head: row {seq}, hash {digest}" in results[0].stdout
 
@@ -92,7 +88,7 @@ def test_3772_10_08_a_the_months_returns_as_documented(journal_file: Path, tmp_p
     assert groups[TABLE, "all"]["staked_cents"] == wagers * 600
     for spot, group in (("progressive", progressive), ("bonus", bonus)):
         paid = _sql(
-            journal_file,
+            returns_journal,
             "SELECT sum(win_cents + returned_cents) FROM payouts "
             "WHERE kind NOT IN ('envy', 'void') AND spot = ?",
             spot,
@@ -106,7 +102,7 @@ def test_3772_10_08_a_the_months_returns_as_documented(journal_file: Path, tmp_p
         key: value for key, value in progressive.items() if key != "table"
     }
     assert report["envy_paid_cents"] == {
-        TABLE: _sql(journal_file, "SELECT sum(win_cents) FROM payouts WHERE kind = 'envy'")
+        TABLE: _sql(returns_journal, "SELECT sum(win_cents) FROM payouts WHERE kind = 'envy'")
     }
     # The Fortune Bonus's theoretical needs no meter: it is the paytable's exact return.
     fortune = Analyzer().analyze(parse_paytable(seed_paytable("fortune-1"), "fortune-1"))
@@ -122,9 +118,9 @@ def test_3772_10_08_a_the_months_returns_as_documented(journal_file: Path, tmp_p
         assert row["theoretical"] == group["theoretical"]
 
 
-def test_a_gaming_day_counts_that_days_rounds_only(journal_file: Path, tmp_path: Path) -> None:
+def test_a_gaming_day_counts_that_days_rounds_only(returns_journal: Path, tmp_path: Path) -> None:
     result = run_line("jackpotd report returns --from 2026-11-05 --to 2026-11-05 --json", tmp_path,
-                  journal_file)  # fmt: skip
+                  returns_journal)  # fmt: skip
     report = json.loads(result.stdout)
     group = next(g for g in report["groups"] if g.get("table") == TABLE and g["spot"] == "all")
     assert group["staked_cents"] == ROUNDS_A_DAY * SEATS * 600
@@ -134,26 +130,26 @@ def test_a_gaming_day_counts_that_days_rounds_only(journal_file: Path, tmp_path:
     assert result.returncode == 0, result.stderr
 
 
-def test_a_period_with_no_play_reports_no_group(journal_file: Path, tmp_path: Path) -> None:
+def test_a_period_with_no_play_reports_no_group(returns_journal: Path, tmp_path: Path) -> None:
     result = run_line(
-        "jackpotd report returns --from 2027-01-01 --to 2027-01-31", tmp_path, journal_file
+        "jackpotd report returns --from 2027-01-01 --to 2027-01-31", tmp_path, returns_journal
     )
     assert result.returncode == 0, result.stderr
     assert "journal rows: none" in result.stdout
 
 
-def test_from_after_to_is_refused_in_one_line(journal_file: Path, tmp_path: Path) -> None:
+def test_from_after_to_is_refused_in_one_line(returns_journal: Path, tmp_path: Path) -> None:
     result = run_line(
-        "jackpotd report returns --from 2026-11-30 --to 2026-11-01", tmp_path, journal_file
+        "jackpotd report returns --from 2026-11-30 --to 2026-11-01", tmp_path, returns_journal
     )
     assert result.returncode != 0
     assert "--from 2026-11-30 is after --to 2026-11-01" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def _saved(journal_file: Path, folder: Path) -> Path:
+def _saved(returns_journal: Path, folder: Path) -> Path:
     saved = folder / "returns.json"
-    run_line(f"jackpotd report returns --json > {saved}", folder, journal_file)
+    run_line(f"jackpotd report returns --json > {saved}", folder, returns_journal)
     return saved
 
 

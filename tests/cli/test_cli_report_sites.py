@@ -37,7 +37,7 @@ def ago(seconds: float) -> str:
 
 
 @pytest.fixture
-def central(tmp_path: Path) -> Path:
+def sites_central(tmp_path: Path) -> Path:
     """Central's journal: atlantic reconciled through 4 then 2 more; boardwalk halted."""
     path = tmp_path / "central.db"
     atlantic, boardwalk = LinkedProperty("atlantic"), LinkedProperty("boardwalk")
@@ -69,15 +69,15 @@ def sites_of(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
 
 
 def test_each_property_shows_what_central_applied_its_lag_and_its_last_reconciliation(
-    central: Path, capsys: pytest.CaptureFixture[str]
+    sites_central: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, err = report(capsys, "sites", "--db", str(central), "--json")
+    status, out, err = report(capsys, "sites", "--db", str(sites_central), "--json")
     assert status == 1  # boardwalk's link is halted
     assert "boardwalk" in err
     document = json.loads(out)
     sites = sites_of(document)
     atlantic = sites["atlantic"]
-    with Journal(central) as journal:
+    with Journal(sites_central) as journal:
         (award,) = [
             effect
             for row in journal.rows()
@@ -102,9 +102,9 @@ def test_each_property_shows_what_central_applied_its_lag_and_its_last_reconcili
 
 
 def test_a_mismatched_reconciliation_halts_the_link_and_the_report_says_why(
-    central: Path, capsys: pytest.CaptureFixture[str]
+    sites_central: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = report(capsys, "sites", "--db", str(central), "--json")
+    status, out, _ = report(capsys, "sites", "--db", str(sites_central), "--json")
     document = json.loads(out)
     boardwalk = sites_of(document)["boardwalk"]
     assert status == 1
@@ -119,9 +119,9 @@ def test_a_mismatched_reconciliation_halts_the_link_and_the_report_says_why(
 
 
 def test_the_text_report_has_a_column_per_property_and_says_why_a_link_is_halted(
-    central: Path, capsys: pytest.CaptureFixture[str], zone: str
+    sites_central: Path, capsys: pytest.CaptureFixture[str], zone: str
 ) -> None:
-    status, out, _ = report(capsys, "--db", str(central), "sites")  # the journal named first
+    status, out, _ = report(capsys, "--db", str(sites_central), "sites")  # the journal named first
     assert (status, zone) == (1, "America/New_York")
     lines = out.splitlines()
     assert lines[1].split("\t") == ["property", "atlantic", "boardwalk"]
@@ -152,24 +152,24 @@ def test_a_journal_without_linked_properties_says_so(
 
 
 def test_the_pools_report_is_still_the_command_without_a_word(
-    central: Path, capsys: pytest.CaptureFixture[str]
+    sites_central: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = report(capsys, "--db", str(central), "--json")
+    status, out, _ = report(capsys, "--db", str(sites_central), "--json")
     assert status == 0
     (pool,) = json.loads(out)["pools"]
     assert (pool["pool"], pool["balanced"], pool["hits"]) == (POOL, True, 1)
-    status, _, err = report(capsys, "--from", "2026-01-01", "sites", "--db", str(central))
+    status, _, err = report(capsys, "--from", "2026-01-01", "sites", "--db", str(sites_central))
     assert status == 1
     assert "--from and --to are for the pools' report" in err
 
 
 def test_a_row_someone_edited_into_nonsense_is_one_line_naming_it_not_a_figure(
-    central: Path, capsys: pytest.CaptureFixture[str]
+    sites_central: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with contextlib.closing(sqlite3.connect(central)) as raw, raw:
+    with contextlib.closing(sqlite3.connect(sites_central)) as raw, raw:
         (seq,) = raw.execute("SELECT max(seq) FROM journal WHERE kind = 'site-reported'").fetchone()
         raw.execute('UPDATE journal SET event = \'{"not": "an event"}\' WHERE seq = ?', (seq,))
-    status, out, err = report(capsys, "sites", "--db", str(central), "--json")
+    status, out, err = report(capsys, "sites", "--db", str(sites_central), "--json")
     assert (status, out) == (1, "")
     assert err.startswith("jackpotd: ")
     assert f"row {seq}" in err

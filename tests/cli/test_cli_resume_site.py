@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def central(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, LinkedProperty]:
+def halted_central(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, LinkedProperty]:
     """Central's journal, signed authority, boardwalk's link halted by a mismatch."""
     path = tmp_path / "central.db"
     boardwalk = LinkedProperty("boardwalk")
@@ -53,9 +53,9 @@ def resume(
 
 
 def test_only_a_manager_resumes_a_halted_link_and_central_reconciles_it_again(
-    central: tuple[Path, LinkedProperty], capsys: pytest.CaptureFixture[str]
+    halted_central: tuple[Path, LinkedProperty], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path, boardwalk = central
+    path, boardwalk = halted_central
     status, _out, err = resume(capsys, path, path.parent / "sup1.key")
     assert status == 1
     assert "link-site" in err  # a supervisor may not: the ledger says so, and journals it

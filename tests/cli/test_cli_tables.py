@@ -21,13 +21,13 @@ WAIT_S = 60
 
 
 @pytest.fixture
-def journal_file(tmp_path: Path) -> Path:
+def tables_journal(tmp_path: Path) -> Path:
     return pays_journal(tmp_path / "journal.db")
 
 
-def test_a_table_on_a_terminal_is_drawn_with_its_headers(journal_file: Path) -> None:
+def test_a_table_on_a_terminal_is_drawn_with_its_headers(tables_journal: Path) -> None:
     status, drawn, _ = on_a_terminal(
-        "hits", "--kind", "all", "--db", str(journal_file), stdout_too=True,
+        "hits", "--kind", "all", "--db", str(tables_journal), stdout_too=True,
         env={"TZ": "America/New_York", "COLUMNS": "160"},
     )  # fmt: skip
     assert status == 0
@@ -44,9 +44,9 @@ def test_a_table_on_a_terminal_is_drawn_with_its_headers(journal_file: Path) -> 
 
 @pytest.mark.usefixtures("zone")
 def test_piped_a_table_is_its_header_and_tab_separated_rows(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    tables_journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = run(capsys, "hits", "--kind", "all", "--db", str(journal_file))
+    status, out, _ = run(capsys, "hits", "--kind", "all", "--db", str(tables_journal))
     assert status == 0
     header, *rows = [line.split("\t") for line in out.splitlines()]
     assert header[:2] == ["pay", "time"]
@@ -63,9 +63,9 @@ def test_piped_a_table_is_its_header_and_tab_separated_rows(
 
 @pytest.mark.usefixtures("zone")
 def test_json_keeps_the_journals_utc_times(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    tables_journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = run(capsys, "hits", "--json", "--db", str(journal_file))
+    status, out, _ = run(capsys, "hits", "--json", "--db", str(tables_journal))
     assert status == 0
     (jackpot,) = json.loads(out)["pays"]
     assert jackpot["at"] == "2026-11-29T15:00:00Z"
@@ -74,23 +74,23 @@ def test_json_keeps_the_journals_utc_times(
 
 @pytest.mark.usefixtures("zone")
 def test_every_table_has_its_header_line_when_piped(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    tables_journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     first_lines = {
         ("paytables",): "paytable\twager\tjoker\tkind\ttitle",
-        ("meters", "--db", str(journal_file)): "pool\tP1",
-        ("operator", "list", "--db", str(journal_file)): "no operators enrolled",
+        ("meters", "--db", str(tables_journal)): "pool\tP1",
+        ("operator", "list", "--db", str(tables_journal)): "no operators enrolled",
         (
             "hits",
             "--db",
-            str(journal_file),
+            str(tables_journal),
         ): "pay\ttime\ttable\tseat\twhat\tline\tamount\tstatus\tpool\ttax",
     }
     for argv, first in first_lines.items():
         status, out, _ = run(capsys, *argv)
         assert status == 0, argv
         assert out.splitlines()[0] == first, argv
-    status, out, _ = run(capsys, "report", "--db", str(journal_file))
+    status, out, _ = run(capsys, "report", "--db", str(tables_journal))
     assert status == 0
     (header,) = [line for line in out.splitlines() if line.startswith("pool\taccount\t")]
     assert header.split("\t")[-2:] == ["closing", "balanced"]
@@ -103,8 +103,8 @@ def test_every_table_has_its_header_line_when_piped(
 
 @pytest.mark.usefixtures("zone")
 def test_report_times_are_local_with_the_zone(
-    journal_file: Path, capsys: pytest.CaptureFixture[str]
+    tables_journal: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status, out, _ = run(capsys, "report", "--from", "2026-11-30", "--db", str(journal_file))
+    status, out, _ = run(capsys, "report", "--from", "2026-11-30", "--db", str(tables_journal))
     assert status == 0
     assert out.splitlines()[0] == "Reconciliation from 2026-11-29 19:00:00 EST to now"

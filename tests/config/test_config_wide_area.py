@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 from support.config_files import error_of, load, write
-from support.widearea.wide_area_config import CENTRAL_KEY, PROPERTY, TABLES, edit, write_files
+from support.widearea.wide_area_config import CENTRAL_KEY, PROPERTY, TABLES, edit
 
 from controller.config.wide_area_settings import Role, WideAreaProperty
 from drivers.mqtt.settings import BrokerSettings
@@ -24,10 +24,7 @@ KEY_LINE = f'central_key = "{CENTRAL_KEY}"'
 POOLS_LINE = 'pools = ["mega"]'
 TLS = '[wide_area.central.tls]\nca_file = "tls/central-ca.crt"\n'
 
-
-@pytest.fixture(autouse=True)
-def files(tmp_path: Path) -> None:
-    write_files(tmp_path)
+pytestmark = pytest.mark.usefixtures("wide_area_files")
 
 
 # -- a property ---------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ from support.widearea.wide_area_config import (
     PROPERTY,
     SITE_KEY,
     edit,
-    write_files,
 )
 
 from controller.config.approval import configuration_approval
@@ -50,10 +49,7 @@ AT = "2026-03-01T12:00:00.000Z"
 OUTSIDE = "a configuration change takes effect only inside a manager's signed configuration"
 JOURNAL = 'journal = "journal.db"\n'
 
-
-@pytest.fixture(autouse=True)
-def files(tmp_path: Path) -> None:
-    write_files(tmp_path)
+pytestmark = pytest.mark.usefixtures("wide_area_files")
 
 
 def property_config(folder: Path, text: str = PROPERTY) -> Config:

@@ -11,17 +11,14 @@ from typing import TYPE_CHECKING
 
 import pytest
 from support.config_files import error_of, load
-from support.widearea.wide_area_config import CENTRAL, OTHER_SITE_KEY, SITE_KEY, edit, write_files
+from support.widearea.wide_area_config import CENTRAL, OTHER_SITE_KEY, SITE_KEY, edit
 
 from controller.config.wide_area_settings import PropertySite, Role, WideAreaCentral
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-
-@pytest.fixture(autouse=True)
-def files(tmp_path: Path) -> None:
-    write_files(tmp_path)
+pytestmark = pytest.mark.usefixtures("wide_area_files")
 
 
 # -- central ------------------------------------------------------------------------------------

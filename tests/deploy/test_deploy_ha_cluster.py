@@ -69,7 +69,7 @@ def cluster() -> Iterator[HaCluster]:
 
 
 @pytest.fixture(scope="module")
-def lab() -> Iterator[HaCluster]:
+def shared_cluster() -> Iterator[HaCluster]:
     """One lab for the tests that leave it running (they run last, so it starts last)."""
     with running_cluster() as running:
         yield running
@@ -196,12 +196,12 @@ async def test_a_paused_primary_commits_nothing_and_rejoins_without_its_write(
 
 
 def test_the_lab_comes_up_with_one_primary_and_one_synchronous_standby(
-    lab: HaCluster,
+    shared_cluster: HaCluster,
 ) -> None:
-    state = lab.state()
-    primary = lab.nodes[state.primary() or ""]
+    state = shared_cluster.state()
+    primary = shared_cluster.nodes[state.primary() or ""]
     assert state.sync_standby is not None
-    assert door_server(lab) == (primary.ports.postgres, False)
+    assert door_server(shared_cluster) == (primary.ports.postgres, False)
     with psycopg.connect(primary.url(), autocommit=True) as connection:
         replicas = connection.execute(
             "SELECT application_name, sync_state FROM pg_stat_replication ORDER BY 1"
@@ -220,24 +220,24 @@ def test_the_lab_comes_up_with_one_primary_and_one_synchronous_standby(
     # A planned switchover (deploy/ha/README.md) moves the door with the primary. In
     # synchronous mode only the synchronous standby may take over.
     candidate = state.sync_standby
-    lab.switchover(candidate)
-    lab.wait_for_door(candidate)
-    assert door_server(lab) == (lab.nodes[candidate].ports.postgres, False)
+    shared_cluster.switchover(candidate)
+    shared_cluster.wait_for_door(candidate)
+    assert door_server(shared_cluster) == (shared_cluster.nodes[candidate].ports.postgres, False)
 
 
 @pytest.mark.fault
 async def test_a_primary_without_a_standby_holds_its_commit_until_one_returns(
-    lab: HaCluster,
+    shared_cluster: HaCluster,
 ) -> None:
-    state = lab.wait_healthy()
-    primary = lab.nodes[state.primary() or ""]
-    lab.wait_for_door(primary.name)
-    standbys = [node for name, node in lab.nodes.items() if name != primary.name]
-    with psycopg.connect(lab.door_url(), autocommit=True) as connection:
+    state = shared_cluster.wait_healthy()
+    primary = shared_cluster.nodes[state.primary() or ""]
+    shared_cluster.wait_for_door(primary.name)
+    standbys = [node for name, node in shared_cluster.nodes.items() if name != primary.name]
+    with psycopg.connect(shared_cluster.door_url(), autocommit=True) as connection:
         connection.execute(PAID)
     for standby in standbys:
         standby.stop()
-    writer = await psycopg.AsyncConnection.connect(lab.door_url())
+    writer = await psycopg.AsyncConnection.connect(shared_cluster.door_url())
     try:
         backend = writer.info.backend_pid
         await writer.execute("INSERT INTO paid VALUES (1, 1000000)")
@@ -257,7 +257,7 @@ async def test_a_primary_without_a_standby_holds_its_commit_until_one_returns(
         commit.result()
     finally:
         await writer.close()
-    with psycopg.connect(lab.door_url(), autocommit=True) as connection:
+    with psycopg.connect(shared_cluster.door_url(), autocommit=True) as connection:
         assert connection.execute("SELECT id, cents FROM paid").fetchall() == [(1, 1000000)]
         streaming = connection.execute(
             "SELECT application_name FROM pg_stat_replication WHERE state = 'streaming'"
@@ -266,25 +266,25 @@ async def test_a_primary_without_a_standby_holds_its_commit_until_one_returns(
 
 
 def test_haproxy_leads_tables_and_displays_to_the_leading_controller_only(
-    lab: HaCluster,
+    shared_cluster: HaCluster,
 ) -> None:
-    lab.start_brokers()
+    shared_cluster.start_brokers()
     # No controller answers /leader 200: the MQTT door leads nowhere.
-    lab.wait_for_door(None, backend="mqtt_leader")
-    assert answer(mqtt_connect(lab)) == b"", "no broker behind the door without a leader"
-    leader = lab.nodes["node2"]
-    stand_in = lab.add(
+    shared_cluster.wait_for_door(None, backend="mqtt_leader")
+    assert answer(mqtt_connect(shared_cluster)) == b"", "no broker behind the door without a leader"
+    leader = shared_cluster.nodes["node2"]
+    stand_in = shared_cluster.add(
         Service(
             "leader stand-in node2",
             [sys.executable, "-c", LEADER, str(leader.ports.web), leader.name],
-            lab.directory / "leader-stand-in.log",
+            shared_cluster.directory / "leader-stand-in.log",
         )
     )
     for backend in ("mqtt_leader", "web_leader"):
-        lab.wait_for_door(leader.name, backend=backend)
-    table = mqtt_connect(lab)
+        shared_cluster.wait_for_door(leader.name, backend=backend)
+    table = mqtt_connect(shared_cluster)
     assert answer(table) == CONNACK, "the leader's broker answers through the door"
-    door = f"http://{HOST}:{lab.doors.web}/"
+    door = f"http://{HOST}:{shared_cluster.doors.web}/"
     with urllib.request.urlopen(door, timeout=5) as page:
         assert page.read() == b"display of node2"
     # The leader stops answering: HAProxy closes the door and cuts the table's connection to
@@ -292,4 +292,4 @@ def test_haproxy_leads_tables_and_displays_to_the_leading_controller_only(
     stand_in.stop()
     table.settimeout(FAILOVER_TIMEOUT_S)
     assert answer(table) == b"", "the open connection to the old leader's broker is cut"
-    lab.wait_for_door(None, backend="web_leader")
+    shared_cluster.wait_for_door(None, backend="web_leader")

@@ -65,7 +65,9 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory, credentials: Credentials) -> Iterator[Broker]:
+def deployed_broker(
+    tmp_path_factory: pytest.TempPathFactory, credentials: Credentials
+) -> Iterator[Broker]:
     running_broker = start_shipped(tmp_path_factory.mktemp("broker"), credentials)
     try:
         yield running_broker
@@ -139,7 +141,7 @@ def block_of(acl: list[tuple[str, str]], user: str) -> list[tuple[str, str]]:
 
 
 def test_a_table_publishes_its_status_and_events_and_reads_its_commands(
-    broker: Broker, credentials: Credentials
+    deployed_broker: Broker, credentials: Credentials
 ) -> None:
     status = TOPICS.table_status("t1")
     bet = TOPICS.table_event("t1", "bet")
@@ -148,9 +150,9 @@ def test_a_table_publishes_its_status_and_events_and_reads_its_commands(
 
     async def scenario() -> None:
         async with (
-            connect(broker, credentials, "monitor", "monitor-allowed") as monitor,
-            connect(broker, credentials, "t1", "table-t1", will=will) as table,
-            connect(broker, credentials, OUT_USER, f"{CLIENT_ID}-out") as controller,
+            connect(deployed_broker, credentials, "monitor", "monitor-allowed") as monitor,
+            connect(deployed_broker, credentials, "t1", "table-t1", will=will) as table,
+            connect(deployed_broker, credentials, OUT_USER, f"{CLIENT_ID}-out") as controller,
         ):
             assert await subscribe(monitor, f"{TOPICS.prefix}#") == [True]
             assert await subscribe(table, f"{TOPICS.prefix}table/t1/cmd/#") == [True]
@@ -163,7 +165,7 @@ def test_a_table_publishes_its_status_and_events_and_reads_its_commands(
             assert len(seen) == 7
             assert await table.until_live(command, b"open") == []
         # A new subscriber gets the table's status, retained.
-        async with connect(broker, credentials, "sign", "sign-allowed") as sign:
+        async with connect(deployed_broker, credentials, "sign", "sign-allowed") as sign:
             assert await subscribe(sign, status) == [True]
             await sign.until(lambda w: bool(w.messages), "the retained status")
             assert (sign.messages[0].topic.value, sign.messages[0].retain) == (status, True)
@@ -192,17 +194,21 @@ def forbidden_to_t1() -> list[str]:
 
 
 def test_every_table_and_sign_reads_the_controllers_status(
-    broker: Broker, credentials: Credentials
+    deployed_broker: Broker, credentials: Credentials
 ) -> None:
     # Tables and signs show CLOSED while the controller is offline, so each must read its
     # retained status: each table through its own ACL block, signs through theirs.
     status = TOPICS.controller_status(CONTROLLER)
 
     async def scenario() -> None:
-        async with connect(broker, credentials, OUT_USER, f"{CLIENT_ID}-out") as controller:
+        async with connect(
+            deployed_broker, credentials, OUT_USER, f"{CLIENT_ID}-out"
+        ) as controller:
             await publish(controller, status, b"online", retain=True)
         for user in (*TABLES, "sign"):
-            async with connect(broker, credentials, user, f"{user}-reads-status") as reader:
+            async with connect(
+                deployed_broker, credentials, user, f"{user}-reads-status"
+            ) as reader:
                 assert await subscribe(reader, status) == [True]
                 await reader.until(lambda w: bool(w.messages), f"the status at {user}")
                 message = reader.messages[0]
@@ -216,18 +222,18 @@ def test_every_table_and_sign_reads_the_controllers_status(
 
 
 def test_a_table_cannot_publish_as_another_table_or_as_the_controller(
-    broker: Broker, credentials: Credentials
+    deployed_broker: Broker, credentials: Credentials
 ) -> None:
     sentinel = TOPICS.table_event("t1", "heartbeat")
 
     async def scenario() -> None:
         async with (
-            connect(broker, credentials, "monitor", "monitor-forged") as monitor,
-            connect(broker, credentials, "t2", "table-t2") as victim,
+            connect(deployed_broker, credentials, "monitor", "monitor-forged") as monitor,
+            connect(deployed_broker, credentials, "t2", "table-t2") as victim,
         ):
             assert await subscribe(monitor, f"{TOPICS.prefix}#") == [True]
             assert await subscribe(victim, f"{TOPICS.prefix}table/t2/cmd/#") == [True]
-            async with connect(broker, credentials, "t1", "table-t1-forger") as table:
+            async with connect(deployed_broker, credentials, "t1", "table-t1-forger") as table:
                 await publish(table, TOPICS.table_event("t1", "bet"), b"own")
                 for topic in forbidden_to_t1():
                     await publish(table, topic, FORGED, retain=True)
@@ -238,8 +244,8 @@ def test_a_table_cannot_publish_as_another_table_or_as_the_controller(
         # Nothing forged was retained either: a new subscriber gets the retained topics, then
         # the next live message (the sentinel again).
         async with (
-            connect(broker, credentials, "monitor", "monitor-retained") as late,
-            connect(broker, credentials, "t1", "table-t1-sentinel") as table,
+            connect(deployed_broker, credentials, "monitor", "monitor-retained") as late,
+            connect(deployed_broker, credentials, "t1", "table-t1-sentinel") as table,
         ):
             await subscribe(late, f"{TOPICS.prefix}#")
             await publish(table, sentinel, b"sentinel")
@@ -250,15 +256,15 @@ def test_a_table_cannot_publish_as_another_table_or_as_the_controller(
 
 
 def test_a_table_cannot_read_another_tables_commands_or_events(
-    broker: Broker, credentials: Credentials
+    deployed_broker: Broker, credentials: Credentials
 ) -> None:
     own = TOPICS.table_command("t1", "state")
 
     async def scenario() -> None:
         async with (
-            connect(broker, credentials, "t1", "table-t1-reader") as table,
-            connect(broker, credentials, OUT_USER, f"{CLIENT_ID}-out") as controller,
-            connect(broker, credentials, "t2", "table-t2-reader") as other,
+            connect(deployed_broker, credentials, "t1", "table-t1-reader") as table,
+            connect(deployed_broker, credentials, OUT_USER, f"{CLIENT_ID}-out") as controller,
+            connect(deployed_broker, credentials, "t2", "table-t2-reader") as other,
         ):
             # Mosquitto's ACL file grants every subscription and checks each message as it is
             # delivered: a subscription beyond the ACL receives nothing from beyond it.
@@ -286,16 +292,20 @@ WRONG = "not-the-password"
 
 
 def test_anonymous_unknown_and_wrong_password_clients_are_refused(
-    broker: Broker, credentials: Credentials
+    deployed_broker: Broker, credentials: Credentials
 ) -> None:
     async def scenario() -> None:
         # CONNACK "not authorized" (MQTT 3.1.1 return code 5).
-        assert "authorized" in await refused(broker, credentials, None, cert_client="t1")
-        wrong = await refused(broker, credentials, "t1", password=WRONG)
+        assert "authorized" in await refused(deployed_broker, credentials, None, cert_client="t1")
+        wrong = await refused(deployed_broker, credentials, "t1", password=WRONG)
         assert "authorized" in wrong
-        other = await refused(broker, credentials, "t1", password=credentials.password("t2"))
+        other = await refused(
+            deployed_broker, credentials, "t1", password=credentials.password("t2")
+        )
         assert "authorized" in other
-        unknown = await refused(broker, credentials, "t9", password=WRONG, cert_client="t1")
+        unknown = await refused(
+            deployed_broker, credentials, "t9", password=WRONG, cert_client="t1"
+        )
         assert "authorized" in unknown
 
     asyncio.run(scenario())
@@ -305,11 +315,11 @@ CONNECT = b"\x10\x0d\x00\x04MQTT\x04\x02\x00\x3c\x00\x01x"
 """An MQTT 3.1.1 CONNECT: clean session, keep-alive 60 s, client id "x", no user name."""
 
 
-def first_reply(broker: Broker, context: ssl.SSLContext) -> bytes | OSError:
+def first_reply(deployed_broker: Broker, context: ssl.SSLContext) -> bytes | OSError:
     """What the broker answers a CONNECT over TLS with: its first bytes, or the error."""
     try:
         with (
-            socket.create_connection((HOST, broker.port), timeout=WAIT_S) as raw,
+            socket.create_connection((HOST, deployed_broker.port), timeout=WAIT_S) as raw,
             context.wrap_socket(raw, server_hostname=HOST) as tls,
         ):
             tls.sendall(CONNECT)
@@ -319,14 +329,14 @@ def first_reply(broker: Broker, context: ssl.SSLContext) -> bytes | OSError:
 
 
 def test_a_client_without_a_certificate_is_refused_by_tls(
-    broker: Broker, credentials: Credentials
+    deployed_broker: Broker, credentials: Credentials
 ) -> None:
     # With a certificate, the CONNECT reaches MQTT: CONNACK, refused (5) for want of a user.
-    assert first_reply(broker, credentials.context("t1")) == b"\x20\x02\x00\x05"
+    assert first_reply(deployed_broker, credentials.context("t1")) == b"\x20\x02\x00\x05"
     # Without one, TLS ends the connection first: with TLS 1.3 the client's side of the
     # handshake completes before the server has checked, so the refusal (an alert, or the
     # connection closed) shows on the first read.
-    refusal = first_reply(broker, credentials.context(None))
+    refusal = first_reply(deployed_broker, credentials.context(None))
     assert refusal == b"" or isinstance(refusal, (ssl.SSLError, ConnectionError)), refusal
 
 
@@ -334,9 +344,9 @@ def test_a_client_without_a_certificate_is_refused_by_tls(
 
 
 def test_the_controller_reads_tables_and_writes_meters_hits_commands_and_status(
-    broker: Broker, credentials: Credentials, tmp_path: Path
+    deployed_broker: Broker, credentials: Credentials, tmp_path: Path
 ) -> None:
-    settings = controller_settings(broker, credentials)
+    settings = controller_settings(deployed_broker, credentials)
     status = TOPICS.controller_status(CONTROLLER)
     meter, hit, command = (
         TOPICS.meter("main"),
@@ -351,8 +361,8 @@ def test_the_controller_reads_tables_and_writes_meters_hits_commands_and_status(
         sink = MqttSink(settings, journal.outbox, timeout_s=2.0)
         updates: asyncio.Queue[Any] = asyncio.Queue()
         async with (
-            connect(broker, credentials, "monitor", "monitor-controller") as monitor,
-            connect(broker, credentials, "t1", "table-t1-controller") as table,
+            connect(deployed_broker, credentials, "monitor", "monitor-controller") as monitor,
+            connect(deployed_broker, credentials, "t1", "table-t1-controller") as table,
         ):
             await subscribe(monitor, f"{TOPICS.prefix}#")
             await subscribe(table, f"{TOPICS.prefix}table/t1/cmd/#")

@@ -81,7 +81,7 @@ def heartbeat(seq: int) -> bytes:
 
 
 @pytest.fixture
-def broker(tmp_path: Path, credentials: Credentials) -> Iterator[Broker]:
+def identity_broker(tmp_path: Path, credentials: Credentials) -> Iterator[Broker]:
     """The shipped configuration and ACL, for this test alone (its sessions are its own)."""
     shipped = start_shipped(tmp_path / "broker", credentials)
     try:
@@ -95,37 +95,41 @@ def onlines(watch: Watch) -> int:
     return watch.live().count((STATUS, b"online"))
 
 
-async def hostile_connections(broker: Broker, credentials: Credentials) -> None:
+async def hostile_connections(identity_broker: Broker, credentials: Credentials) -> None:
     """Table t1, with its own valid credentials, connects as each of the controller's ids.
 
     With a clean session: under a broker that takes the id as given, that discards the
     session of that id, and the messages queued for it.
     """
     for identifier in CONTROLLER_IDS:
-        async with connect(broker, credentials, "t1", identifier, clean_session=True) as hostile:
+        async with connect(
+            identity_broker, credentials, "t1", identifier, clean_session=True
+        ) as hostile:
             # It is connected (CONNACK accepted): the broker let it in, under its own name.
             assert hostile.client.identifier == identifier
 
 
-async def takeover_while_away(broker: Broker, credentials: Credentials, journal: Journal) -> None:
+async def takeover_while_away(
+    identity_broker: Broker, credentials: Credentials, journal: Journal
+) -> None:
     """The controller subscribes, goes away; t1 bets; the attack; the controller comes back.
 
     When it is back, t1 bets again: the controller journals what the broker had queued for it
     first, then the second bet.
     """
-    settings = controller_settings(broker, credentials)
+    settings = controller_settings(identity_broker, credentials)
     intake = JournalIntake(journal)
-    async with connect(broker, credentials, "monitor", "monitor") as monitor:
+    async with connect(identity_broker, credentials, "monitor", "monitor") as monitor:
         await subscribe(monitor, STATUS)
         async with running(MqttSource(settings, known_tables=TABLES, timeout_s=2.0).run(intake)):
             await monitor.until(lambda w: onlines(w) == 1, "the controller's source online")
         # The source has stopped; its persistent session (its subscriptions) stays.
-        async with connect(broker, credentials, "t1", "table-t1") as table:
+        async with connect(identity_broker, credentials, "t1", "table-t1") as table:
             await publish(table, *bet(1))  # the broker acknowledged it to the table
-        await hostile_connections(broker, credentials)
+        await hostile_connections(identity_broker, credentials)
         async with running(MqttSource(settings, known_tables=TABLES, timeout_s=2.0).run(intake)):
             await monitor.until(lambda w: onlines(w) == 2, "the controller's source back")
-            async with connect(broker, credentials, "t1", "table-t1") as table:
+            async with connect(identity_broker, credentials, "t1", "table-t1") as table:
                 await publish(table, *bet(2))
             await within(
                 intake.wait_until(lambda: "t1/bs-1/2" in intake.event_ids()), "the second bet"
@@ -133,15 +137,15 @@ async def takeover_while_away(broker: Broker, credentials: Credentials, journal:
 
 
 def test_a_table_using_the_controllers_client_id_leaves_its_session_and_queue_alone(
-    broker: Broker, credentials: Credentials, tmp_path: Path
+    identity_broker: Broker, credentials: Credentials, tmp_path: Path
 ) -> None:
     with Journal(tmp_path / "journal.db") as journal:
-        asyncio.run(takeover_while_away(broker, credentials, journal))
+        asyncio.run(takeover_while_away(identity_broker, credentials, journal))
         # The bet queued while the controller was away survived the attack, in order.
         assert JournalIntake(journal).event_ids() == ["t1/bs-1/1", "t1/bs-1/2"]
     # The broker never knew a session by the ids the clients sent: the controller's are its
     # users', the hostile client's is t1's.
-    log = broker.log()
+    log = identity_broker.log()
     for identifier in CONTROLLER_IDS:
         assert f" as {identifier} " not in log
     assert f" as {IN_USER} (" in log
@@ -152,20 +156,22 @@ def test_without_username_as_client_id_the_same_attack_loses_the_queued_event(
     credentials: Credentials, tmp_path: Path
 ) -> None:
     # Why the shipped configuration has use_username_as_clientid: the attack, without it.
-    broker = start_shipped(tmp_path / "broker", credentials, drop={"use_username_as_clientid"})
+    identity_broker = start_shipped(
+        tmp_path / "broker", credentials, drop={"use_username_as_clientid"}
+    )
     try:
         with Journal(tmp_path / "journal.db") as journal:
-            asyncio.run(takeover_while_away(broker, credentials, journal))
+            asyncio.run(takeover_while_away(identity_broker, credentials, journal))
             assert JournalIntake(journal).event_ids() == ["t1/bs-1/2"]
-        assert f" as {CONTROLLER_IDS[0]} " in broker.log()
+        assert f" as {CONTROLLER_IDS[0]} " in identity_broker.log()
     finally:
-        broker.close()
+        identity_broker.close()
 
 
 def test_a_table_using_the_controllers_client_ids_does_not_disconnect_it(
-    broker: Broker, credentials: Credentials, tmp_path: Path
+    identity_broker: Broker, credentials: Credentials, tmp_path: Path
 ) -> None:
-    settings = controller_settings(broker, credentials)
+    settings = controller_settings(identity_broker, credentials)
     meter = TOPICS.meter("main")
 
     async def scenario(journal: Journal) -> tuple[MqttSource, MqttSink, list[Any]]:
@@ -173,13 +179,13 @@ def test_a_table_using_the_controllers_client_ids_does_not_disconnect_it(
         source = MqttSource(settings, known_tables=TABLES, timeout_s=2.0)
         sink = MqttSink(settings, journal.outbox, timeout_s=2.0)
         updates: asyncio.Queue[Any] = asyncio.Queue()
-        async with connect(broker, credentials, "monitor", "monitor") as monitor:
+        async with connect(identity_broker, credentials, "monitor", "monitor") as monitor:
             await subscribe(monitor, f"{TOPICS.prefix}#")
             async with running(source.run(intake)), running(sink.run(feed(updates))):
                 await monitor.until(lambda w: onlines(w) == 2, "both connections online")
-                await hostile_connections(broker, credentials)
+                await hostile_connections(identity_broker, credentials)
                 # Both connections still work: an event in, a meter out.
-                async with connect(broker, credentials, "t1", "table-t1") as table:
+                async with connect(identity_broker, credentials, "t1", "table-t1") as table:
                     await publish(table, HEARTBEAT, heartbeat(1))
                 await within(intake.wait_until(lambda: bool(intake.heartbeats)), "the heartbeat")
                 updates.put_nowait(MeterUpdate(AT, 1, "main", 1_000_000, 0, 0, 1_000_000))
@@ -195,15 +201,15 @@ def test_a_table_using_the_controllers_client_ids_does_not_disconnect_it(
 
 
 def test_the_controllers_source_and_sink_keep_two_sessions(
-    broker: Broker, credentials: Credentials, tmp_path: Path
+    identity_broker: Broker, credentials: Credentials, tmp_path: Path
 ) -> None:
-    settings = controller_settings(broker, credentials)
+    settings = controller_settings(identity_broker, credentials)
     meter = TOPICS.meter("main")
 
     async def scenario(journal: Journal) -> JournalIntake:
         intake = JournalIntake(journal)
         updates: asyncio.Queue[Any] = asyncio.Queue()
-        async with connect(broker, credentials, "monitor", "monitor") as monitor:
+        async with connect(identity_broker, credentials, "monitor", "monitor") as monitor:
             await subscribe(monitor, f"{TOPICS.prefix}#")
             async with running(
                 MqttSink(settings, journal.outbox, timeout_s=2.0).run(feed(updates))
@@ -213,7 +219,7 @@ def test_the_controllers_source_and_sink_keep_two_sessions(
                     await monitor.until(lambda w: onlines(w) == 2, "both connections online")
                 # The source is away; the sink goes on, and t1's bet waits in the source's
                 # session.
-                async with connect(broker, credentials, "t1", "table-t1") as table:
+                async with connect(identity_broker, credentials, "t1", "table-t1") as table:
                     await publish(table, *bet(1))
                 updates.put_nowait(MeterUpdate(AT, 1, "main", 1_000_000, 0, 0, 1_000_000))
                 await monitor.until(lambda w: meter in dict(w.live()), "the meter")
@@ -231,14 +237,14 @@ def test_the_controllers_source_and_sink_keep_two_sessions(
 
     with Journal(tmp_path / "journal.db") as journal:
         assert asyncio.run(scenario(journal)).event_ids() == ["t1/bs-1/1"]
-    log = broker.log()
+    log = identity_broker.log()
     assert log.count(f" as {IN_USER} (") == 2
     assert log.count(f" as {OUT_USER} (") == 2
 
 
 @pytest.mark.parametrize("forger", ["sign", "monitor"])
 def test_a_sign_or_monitor_cannot_publish_under_table_topics(
-    broker: Broker, credentials: Credentials, forger: str
+    identity_broker: Broker, credentials: Credentials, forger: str
 ) -> None:
     forged = [
         TOPICS.table_status(forger),
@@ -252,19 +258,19 @@ def test_a_sign_or_monitor_cannot_publish_under_table_topics(
     async def scenario() -> None:
         # The controller's view of the tables: what it would take as a table's.
         filters = (TOPICS.table_status_filter, TOPICS.table_event_filter)
-        async with connect(broker, credentials, IN_USER, "reader") as reader:
+        async with connect(identity_broker, credentials, IN_USER, "reader") as reader:
             assert await subscribe(reader, *filters) == [True, True]
-            async with connect(broker, credentials, forger, forger) as forging:
+            async with connect(identity_broker, credentials, forger, forger) as forging:
                 for topic in forged:
                     await publish(forging, topic, b"forged", retain=True)
-            async with connect(broker, credentials, "t1", "table-t1") as table:
+            async with connect(identity_broker, credentials, "t1", "table-t1") as table:
                 await publish(table, HEARTBEAT, sentinel)
             assert await reader.until_live(HEARTBEAT, sentinel) == []
         # Nothing was retained either: a new reader gets only what is retained, then the
         # sentinel again.
-        async with connect(broker, credentials, IN_USER, "late") as late:
+        async with connect(identity_broker, credentials, IN_USER, "late") as late:
             await subscribe(late, *filters)
-            async with connect(broker, credentials, "t1", "table-t1") as table:
+            async with connect(identity_broker, credentials, "t1", "table-t1") as table:
                 await publish(table, HEARTBEAT, sentinel)
             await late.until_live(HEARTBEAT, sentinel)
             assert all(message.payload != b"forged" for message in late.messages)

@@ -75,7 +75,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> InstalledLab:
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory, lab: InstalledLab) -> Iterator[Broker]:
+def central_broker(tmp_path_factory: pytest.TempPathFactory, lab: InstalledLab) -> Iterator[Broker]:
     running = start_central_broker(lab, tmp_path_factory.mktemp("central-broker"))
     try:
         yield running
@@ -104,9 +104,13 @@ def test_central_owns_the_pool_and_links_both_properties_by_their_exchanged_keys
     assert (house.event.pool_id, str(house.transport)) == (POOL, "mqtt")
     assert house.event.progressive == config.pools[0].paytable.name
     # Central's own controller reaches its broker over TLS, as a user per connection.
-    broker = config.settings("broker")
-    assert (broker.port, broker.username, broker.out_username) == (CENTRAL_PORT, IN_USER, OUT_USER)
-    assert broker.tls is not None
+    central_broker = config.settings("broker")
+    assert (central_broker.port, central_broker.username, central_broker.out_username) == (
+        CENTRAL_PORT,
+        IN_USER,
+        OUT_USER,
+    )
+    assert central_broker.tls is not None
 
 
 @pytest.mark.parametrize("site", SITES)
@@ -179,15 +183,15 @@ def test_the_readme_names_every_user_script_alert_and_command() -> None:
 def test_centrals_broker_loads_its_lab_configuration_and_acl_without_warnings(
     lab: InstalledLab, tmp_path: Path
 ) -> None:
-    broker = start_central_broker(lab, tmp_path / "broker")
+    central_broker = start_central_broker(lab, tmp_path / "broker")
 
     async def answered() -> None:
-        async with connect(broker, lab.credentials, "monitor", "monitor-log"):
+        async with connect(central_broker, lab.credentials, "monitor", "monitor-log"):
             pass
 
     asyncio.run(answered())  # the broker is in its main loop (test_deploy_mosquitto_log.py)
-    broker.stop()
-    log = broker.log()
+    central_broker.stop()
+    log = central_broker.log()
     assert "Config loaded from" in log, log
     assert "Opening ipv4 listen socket" in log, log
     as_root = ["Warning: Mosquitto should not be run as root/administrator."]
@@ -210,18 +214,20 @@ async def watch_everything(monitor: Watch) -> None:
 
 
 def test_a_property_cannot_publish_on_another_propertys_chain_or_status(
-    broker: Broker, lab: InstalledLab
+    central_broker: Broker, lab: InstalledLab
 ) -> None:
     own, sentinel = TOPICS.site_up(ATLANTIC), TOPICS.site_status(ATLANTIC)
 
     async def scenario() -> None:
         async with (
-            connect(broker, lab.credentials, "monitor", "monitor-chains") as monitor,
-            connect(broker, lab.credentials, IN_USER, "central-in-chains") as central,
+            connect(central_broker, lab.credentials, "monitor", "monitor-chains") as monitor,
+            connect(central_broker, lab.credentials, IN_USER, "central-in-chains") as central,
         ):
             await watch_everything(monitor)
             assert await subscribe(central, TOPICS.site_up_filter) == [True]
-            async with connect(broker, lab.credentials, user(ATLANTIC), "forger") as atlantic:
+            async with connect(
+                central_broker, lab.credentials, user(ATLANTIC), "forger"
+            ) as atlantic:
                 await publish(atlantic, own, b"own")
                 for topic in (
                     TOPICS.site_up(BOARDWALK),
@@ -239,20 +245,22 @@ def test_a_property_cannot_publish_on_another_propertys_chain_or_status(
 
 
 def test_a_property_cannot_write_centrals_acks_awards_meters_or_status(
-    broker: Broker, lab: InstalledLab
+    central_broker: Broker, lab: InstalledLab
 ) -> None:
     sentinel = TOPICS.site_up(ATLANTIC)
 
     async def scenario() -> None:
         async with (
-            connect(broker, lab.credentials, "monitor", "monitor-central") as monitor,
-            connect(broker, lab.credentials, user(BOARDWALK), "victim") as boardwalk,
+            connect(central_broker, lab.credentials, "monitor", "monitor-central") as monitor,
+            connect(central_broker, lab.credentials, user(BOARDWALK), "victim") as boardwalk,
         ):
             await watch_everything(monitor)
             assert await subscribe(
                 boardwalk, TOPICS.site_ack(BOARDWALK), TOPICS.site_award(BOARDWALK)
             ) == [True, True]
-            async with connect(broker, lab.credentials, user(ATLANTIC), "forger-2") as atlantic:
+            async with connect(
+                central_broker, lab.credentials, user(ATLANTIC), "forger-2"
+            ) as atlantic:
                 for topic in (
                     TOPICS.site_ack(ATLANTIC),  # its own answers come from central only
                     TOPICS.site_award(ATLANTIC),
@@ -271,8 +279,8 @@ def test_a_property_cannot_write_centrals_acks_awards_meters_or_status(
             assert boardwalk.live() == []
         # Nothing forged was retained: a new reader gets the retained topics, then the sentinel.
         async with (
-            connect(broker, lab.credentials, "monitor", "monitor-retained") as late,
-            connect(broker, lab.credentials, user(ATLANTIC), "sentinel") as atlantic,
+            connect(central_broker, lab.credentials, "monitor", "monitor-retained") as late,
+            connect(central_broker, lab.credentials, user(ATLANTIC), "sentinel") as atlantic,
         ):
             await watch_everything(late)
             await publish(atlantic, sentinel, b"sentinel")
@@ -283,15 +291,15 @@ def test_a_property_cannot_write_centrals_acks_awards_meters_or_status(
 
 
 def test_a_property_cannot_read_another_propertys_chain_acks_or_awards(
-    broker: Broker, lab: InstalledLab
+    central_broker: Broker, lab: InstalledLab
 ) -> None:
     sentinel = TOPICS.site_ack(ATLANTIC)
 
     async def scenario() -> None:
         async with (
-            connect(broker, lab.credentials, user(ATLANTIC), "reader") as atlantic,
-            connect(broker, lab.credentials, user(BOARDWALK), "other") as boardwalk,
-            connect(broker, lab.credentials, IN_USER, "central-in-reader") as central,
+            connect(central_broker, lab.credentials, user(ATLANTIC), "reader") as atlantic,
+            connect(central_broker, lab.credentials, user(BOARDWALK), "other") as boardwalk,
+            connect(central_broker, lab.credentials, IN_USER, "central-in-reader") as central,
         ):
             # A subscription beyond the ACL is granted and receives nothing from beyond it.
             await subscribe(
@@ -310,7 +318,7 @@ def test_a_property_cannot_read_another_propertys_chain_acks_or_awards(
     asyncio.run(scenario())
 
 
-def test_one_property_cannot_log_in_as_the_other(broker: Broker, lab: InstalledLab) -> None:
+def test_one_property_cannot_log_in_as_the_other(central_broker: Broker, lab: InstalledLab) -> None:
     atlantic = user(ATLANTIC)
 
     async def scenario() -> None:
@@ -318,14 +326,14 @@ def test_one_property_cannot_log_in_as_the_other(broker: Broker, lab: InstalledL
             lab.credentials.password(user(BOARDWALK)),
             lab.credentials.password(IN_USER),
         ):
-            refusal = await refused(broker, lab.credentials, atlantic, password=password)
+            refusal = await refused(central_broker, lab.credentials, atlantic, password=password)
             assert "authorized" in refusal
 
     asyncio.run(scenario())
 
 
 def test_central_reads_every_chain_answers_each_property_and_its_meters_reach_them(
-    broker: Broker, lab: InstalledLab
+    central_broker: Broker, lab: InstalledLab
 ) -> None:
     # Each property connects as its uplink does: its last will "offline" on its own status
     # (a will the ACL refused would refuse the connection).
@@ -337,10 +345,14 @@ def test_central_reads_every_chain_answers_each_property_and_its_meters_reach_th
 
     async def scenario(credentials: Credentials) -> None:
         async with (
-            connect(broker, credentials, IN_USER, "central-in") as central,
-            connect(broker, credentials, OUT_USER, "central-out") as meters,
-            connect(broker, credentials, user(ATLANTIC), "a", will=wills[ATLANTIC]) as atlantic,
-            connect(broker, credentials, user(BOARDWALK), "b", will=wills[BOARDWALK]) as boardwalk,
+            connect(central_broker, credentials, IN_USER, "central-in") as central,
+            connect(central_broker, credentials, OUT_USER, "central-out") as meters,
+            connect(
+                central_broker, credentials, user(ATLANTIC), "a", will=wills[ATLANTIC]
+            ) as atlantic,
+            connect(
+                central_broker, credentials, user(BOARDWALK), "b", will=wills[BOARDWALK]
+            ) as boardwalk,
         ):
             assert await subscribe(central, TOPICS.site_up_filter) == [True]
             for site, watch in ((ATLANTIC, atlantic), (BOARDWALK, boardwalk)):

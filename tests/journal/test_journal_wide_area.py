@@ -57,7 +57,7 @@ def _reported(key: ControllerKey, bodies: list[SiteBody]) -> list[SiteReported]:
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
-def opened(request: pytest.FixtureRequest, tmp_path: Path) -> JournalLocation:
+def wide_location(request: pytest.FixtureRequest, tmp_path: Path) -> JournalLocation:
     """Where a journal lives: a file, or a database of its own on the test's server."""
     if request.param == "sqlite":
         return tmp_path / "central.db"
@@ -65,12 +65,12 @@ def opened(request: pytest.FixtureRequest, tmp_path: Path) -> JournalLocation:
 
 
 def test_linked_properties_and_their_chains_survive_a_restart_and_the_start_up_check(
-    opened: JournalLocation,
+    wide_location: JournalLocation,
 ) -> None:
     key = ControllerKey.generate()
     bodies: list[SiteBody] = [Contribution(POOL, "t1", f"r{n}", 1, 100) for n in range(1, 6)]
     bodies.append(HitClaim(POOL, "t1", "r6", 1, "x", "1", 1, tuple(STRAIGHT_FLUSH)))
-    journal = open_journal(opened)
+    journal = open_journal(wide_location)
     try:
         journal.append_many([pool_opened(), table_configured()])
         link = SiteLinked("link-1", AT, SITE, key.public_key, [POOL], "mgr")
@@ -82,7 +82,7 @@ def test_linked_properties_and_their_chains_survive_a_restart_and_the_start_up_c
         state = journal.state
     finally:
         journal.close()
-    journal = open_journal(opened)
+    journal = open_journal(wide_location)
     try:
         assert journal.state.sites == state.sites  # the materialized row, read back
         assert journal.state.sites[SITE].link.through == 6
@@ -115,10 +115,10 @@ def test_a_snapshot_with_linked_properties_holds_them_exactly() -> None:
 
 
 def test_a_propertys_chain_and_held_hits_survive_a_restart_and_the_start_up_check(
-    opened: JournalLocation,
+    wide_location: JournalLocation,
 ) -> None:
     central = ControllerKey.generate()
-    journal = open_journal(opened)
+    journal = open_journal(wide_location)
     try:
         join = WideAreaJoined("join-1", AT, SITE, central.public_key, {POOL: PAYTABLE}, "mgr")
         journal.append_many([join, table_configured()])
@@ -132,7 +132,7 @@ def test_a_propertys_chain_and_held_hits_survive_a_restart_and_the_start_up_chec
         assert (chain.seq, list(chain.held)) == (3, ["3"])
     finally:
         journal.close()
-    journal = open_journal(opened)
+    journal = open_journal(wide_location)
     try:
         assert journal.state.chain == chain  # the materialized row, read back
         check = journal.check_state(ControllerKey.generate())

@@ -31,8 +31,6 @@ from controller.events import (
     OperatorRevoked,
     OperatorUnlocked,
 )
-from controller.journal.location import MemoryLocation
-from controller.journal.memory import database as memory
 from controller.ledger.lockouts import LONGEST_LOCKOUT, lockouts_of
 from controller.ledger.snapshot import state_digest
 from controller.ledger_journal.memory import MemoryJournal
@@ -45,6 +43,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     from controller.events import AnyEvent, PoolOpened, TableConfigured
+    from controller.journal.location import MemoryLocation
     from controller.ports import Receipt
 
 START = datetime.now(UTC)
@@ -67,119 +66,122 @@ def without_dealer_envy() -> TableConfigured:
 
 
 @pytest.fixture
-def where() -> Iterator[MemoryLocation]:
-    """The test's own journal in memory, let go at its end."""
-    location = MemoryLocation(f"attacks-{uuid.uuid4().hex}")
-    yield location
-    memory.discard(location)
-
-
-@pytest.fixture
-def site(where: MemoryLocation) -> Iterator[Site[MemoryJournal]]:
+def attacked_site(where: MemoryLocation) -> Iterator[Site[MemoryJournal]]:
     """A journal with an identity: managers mgr and mgr2, supervisors sup1 and sup2."""
     with MemoryJournal(where) as journal:
-        site = Site.create(journal)
-        site.append(site.sign(approval(pool_opened(), without_dealer_envy()), "mgr"))
-        site.enroll("mgr2", "manager", by="mgr")
-        assert site.journal.state.binding is not None
-        yield site
+        attacked_site = Site.create(journal)
+        attacked_site.append(
+            attacked_site.sign(approval(pool_opened(), without_dealer_envy()), "mgr")
+        )
+        attacked_site.enroll("mgr2", "manager", by="mgr")
+        assert attacked_site.journal.state.binding is not None
+        yield attacked_site
 
 
 def failure(
-    site: Site[MemoryJournal], name: str, when: str | None = None, key: str | None = None
+    attacked_site: Site[MemoryJournal], name: str, when: str | None = None, key: str | None = None
 ) -> Receipt:
     """A wrong passphrase for ``name`` as the command line journals it (their key file's key)."""
-    public_key = key if key is not None else keys.public_key_text(site.keys[name])
+    public_key = key if key is not None else keys.public_key_text(attacked_site.keys[name])
     event = AuthenticationFailed(
         f"af-{uuid.uuid4()}", when or now(), name, "adjust", "wrong passphrase",
         public_key=public_key,
     )  # fmt: skip
-    return site.journal.append(event)
+    return attacked_site.journal.append(event)
 
 
-def adjust(site: Site[MemoryJournal], when: str) -> Receipt:
+def adjust(attacked_site: Site[MemoryJournal], when: str) -> Receipt:
     """A meter adjustment signed by sup1 and sup2, dated ``when``."""
     event = MeterAdjusted(f"adj-{uuid.uuid4()}", when, POOL, "meter", 100, "sup1", "correction")
-    return site.journal.append(site.sign(event, "sup1", "sup2"))
+    return attacked_site.journal.append(attacked_site.sign(event, "sup1", "sup2"))
 
 
-def unlock(site: Site[MemoryJournal], name: str, by: str) -> Receipt:
+def unlock(attacked_site: Site[MemoryJournal], name: str, by: str) -> Receipt:
     event = OperatorUnlocked(f"u-{uuid.uuid4()}", now(), name, by, "identity checked in person")
-    return site.journal.append(site.sign(event, by))
+    return attacked_site.journal.append(attacked_site.sign(event, by))
 
 
-def locked(site: Site[MemoryJournal], name: str) -> bool:
-    return site.journal.state.operators[name].locked
+def locked(attacked_site: Site[MemoryJournal], name: str) -> bool:
+    return attacked_site.journal.state.operators[name].locked
 
 
 # Lockout as a weapon.
 
 
 def test_failures_with_a_key_file_made_under_a_managers_name_lock_nobody_out(
-    site: Site[MemoryJournal],
+    attacked_site: Site[MemoryJournal],
 ) -> None:
     made_up = keys.public_key_text(keys.generate())
     for _ in range(10):
-        receipt = failure(site, "mgr2", key=made_up)
+        receipt = failure(attacked_site, "mgr2", key=made_up)
         assert not receipt.applied
         assert "not mgr2's enrolled key" in receipt.reason
-    assert (site.journal.state.operators["mgr2"].failures, locked(site, "mgr2")) == (0, False)
+    assert (
+        attacked_site.journal.state.operators["mgr2"].failures,
+        locked(attacked_site, "mgr2"),
+    ) == (0, False)
 
 
 def test_a_failure_without_the_key_files_public_key_counts_nothing(
-    site: Site[MemoryJournal],
+    attacked_site: Site[MemoryJournal],
 ) -> None:
     for _ in range(10):
         bare = AuthenticationFailed(f"af-{uuid.uuid4()}", now(), "mgr2", "approve-config")
-        receipt = site.journal.append(bare)
+        receipt = attacked_site.journal.append(bare)
         assert not receipt.applied
         assert "counts nothing" in receipt.reason
-    assert (site.journal.state.operators["mgr2"].failures, locked(site, "mgr2")) == (0, False)
+    assert (
+        attacked_site.journal.state.operators["mgr2"].failures,
+        locked(attacked_site, "mgr2"),
+    ) == (0, False)
 
 
 def test_appended_failures_never_lock_out_the_last_manager_free_to_sign(
-    site: Site[MemoryJournal],
+    attacked_site: Site[MemoryJournal],
 ) -> None:
     for _ in range(3):
-        failure(site, "mgr2")
-    assert locked(site, "mgr2")
+        failure(attacked_site, "mgr2")
+    assert locked(attacked_site, "mgr2")
     for _ in range(20):
-        receipt = failure(site, "mgr")
+        receipt = failure(attacked_site, "mgr")
         assert receipt.applied
         assert not getattr(receipt.effects[0], "locked", True)
-    assert not locked(site, "mgr")
+    assert not locked(attacked_site, "mgr")
     # The manager the floor kept lifts the others' lockouts, and signs as ever.
-    assert unlock(site, "mgr2", by="mgr").applied
-    assert not locked(site, "mgr2")
-    assert site.journal.append(site.sign(approval(), "mgr")).applied
+    assert unlock(attacked_site, "mgr2", by="mgr").applied
+    assert not locked(attacked_site, "mgr2")
+    assert attacked_site.journal.append(attacked_site.sign(approval(), "mgr")).applied
 
 
 def test_a_lockout_lasts_five_minutes_of_event_time_and_the_next_twice_as_long(
-    site: Site[MemoryJournal],
+    attacked_site: Site[MemoryJournal],
 ) -> None:
     for _ in range(3):
-        failure(site, "sup1", at(0))
-    assert "locked out after failed authentications until" in adjust(site, at(4.9)).reason
+        failure(attacked_site, "sup1", at(0))
+    assert "locked out after failed authentications until" in adjust(attacked_site, at(4.9)).reason
     for _ in range(3):  # guesses during the lockout count nothing: it is not stretched
-        failure(site, "sup1", at(4))
-    assert lockouts_of(site.journal.state, "sup1").windows == ((at(0), at(5)),)
+        failure(attacked_site, "sup1", at(4))
+    assert lockouts_of(attacked_site.journal.state, "sup1").windows == ((at(0), at(5)),)
     for _ in range(3):  # guessing again once it ended: locked out twice as long
-        failure(site, "sup1", at(6))
-    assert not adjust(site, at(15.9)).applied
-    assert adjust(site, at(16)).applied  # over; a signed action ends the back-off
-    assert (lockouts_of(site.journal.state, "sup1").count, locked(site, "sup1")) == (0, False)
+        failure(attacked_site, "sup1", at(6))
+    assert not adjust(attacked_site, at(15.9)).applied
+    assert adjust(attacked_site, at(16)).applied  # over; a signed action ends the back-off
+    assert (
+        lockouts_of(attacked_site.journal.state, "sup1").count,
+        locked(attacked_site, "sup1"),
+    ) == (0, False)
     for _ in range(3):
-        failure(site, "sup1", at(17))
-    assert lockouts_of(site.journal.state, "sup1").windows == ((at(17), at(22)),)
+        failure(attacked_site, "sup1", at(17))
+    assert lockouts_of(attacked_site.journal.state, "sup1").windows == ((at(17), at(22)),)
 
 
-def test_the_back_off_stops_at_its_cap(site: Site[MemoryJournal]) -> None:
+def test_the_back_off_stops_at_its_cap(attacked_site: Site[MemoryJournal]) -> None:
     lengths = []
     start = 0.0
     for _ in range(7):
         for _ in range(3):
-            failure(site, "sup1", at(start))
-        begun, ended = lockouts_of(site.journal.state, "sup1").windows[-1]
+            failure(attacked_site, "sup1", at(start))
+        begun, ended = lockouts_of(attacked_site.journal.state, "sup1").windows[-1]
         length = datetime.fromisoformat(ended) - datetime.fromisoformat(begun)
         lengths.append(length.total_seconds() / 60)
         start += length.total_seconds() / 60
@@ -188,31 +190,33 @@ def test_the_back_off_stops_at_its_cap(site: Site[MemoryJournal]) -> None:
 
 
 def test_failures_dated_in_the_future_or_the_past_cannot_lock_an_operator_out_now(
-    site: Site[MemoryJournal],
+    attacked_site: Site[MemoryJournal],
 ) -> None:
     for minutes in (60 * 24 * 365, -60 * 24):
         for _ in range(3):
-            assert failure(site, "sup1", at(minutes)).applied
-    assert locked(site, "sup1")  # two lockouts stand: a year ahead, a day ago
-    assert adjust(site, at(1)).applied  # neither binds now; the signature ends them
-    assert not locked(site, "sup1")
+            assert failure(attacked_site, "sup1", at(minutes)).applied
+    assert locked(attacked_site, "sup1")  # two lockouts stand: a year ahead, a day ago
+    assert adjust(attacked_site, at(1)).applied  # neither binds now; the signature ends them
+    assert not locked(attacked_site, "sup1")
 
 
-def test_forged_times_cannot_shorten_a_standing_lockout(site: Site[MemoryJournal]) -> None:
+def test_forged_times_cannot_shorten_a_standing_lockout(attacked_site: Site[MemoryJournal]) -> None:
     for _ in range(3):
-        failure(site, "sup1", at(0))
+        failure(attacked_site, "sup1", at(0))
     # Someone who wants sup1 free now writes failures after and before the lockout.
     for minutes in (6, 60 * 24, -60):
         for _ in range(3):
-            failure(site, "sup1", at(minutes))
-    assert "until" in adjust(site, at(2)).reason
-    assert at(0) in {start for start, _ in lockouts_of(site.journal.state, "sup1").windows}
+            failure(attacked_site, "sup1", at(minutes))
+    assert "until" in adjust(attacked_site, at(2)).reason
+    assert at(0) in {start for start, _ in lockouts_of(attacked_site.journal.state, "sup1").windows}
 
 
-def test_a_locked_manager_cannot_sign_the_unlock_of_herself(site: Site[MemoryJournal]) -> None:
+def test_a_locked_manager_cannot_sign_the_unlock_of_herself(
+    attacked_site: Site[MemoryJournal],
+) -> None:
     for _ in range(3):
-        failure(site, "mgr2")
-    receipt = unlock(site, "mgr2", by="mgr2")
+        failure(attacked_site, "mgr2")
+    receipt = unlock(attacked_site, "mgr2", by="mgr2")
     assert "mgr2 is locked out" in receipt.reason
 
 
@@ -220,16 +224,18 @@ def test_a_locked_manager_cannot_sign_the_unlock_of_herself(site: Site[MemoryJou
 
 
 def test_a_manager_cannot_enroll_her_own_key_again_under_another_name(
-    site: Site[MemoryJournal],
+    attacked_site: Site[MemoryJournal],
 ) -> None:
-    twice = enrollment("Mgr Again", "supervisor", site.keys["mgr"], "mgr")
-    receipt = site.journal.append(site.sign(twice, "mgr", "mgr2"))
+    twice = enrollment("Mgr Again", "supervisor", attacked_site.keys["mgr"], "mgr")
+    receipt = attacked_site.journal.append(attacked_site.sign(twice, "mgr", "mgr2"))
     assert "already enrolled (mgr): one key, one operator" in receipt.reason
-    assert "Mgr Again" not in site.journal.state.operators
+    assert "Mgr Again" not in attacked_site.journal.state.operators
 
 
-def test_the_same_key_in_another_base64_spelling_is_refused(site: Site[MemoryJournal]) -> None:
-    text = keys.public_key_text(site.keys["mgr"])
+def test_the_same_key_in_another_base64_spelling_is_refused(
+    attacked_site: Site[MemoryJournal],
+) -> None:
+    text = keys.public_key_text(attacked_site.keys["mgr"])
     raw = base64.b64decode(text)
     alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
     last = alphabet.index(text[-2])
@@ -237,33 +243,37 @@ def test_the_same_key_in_another_base64_spelling_is_refused(site: Site[MemoryJou
     assert other != text
     assert base64.b64decode(other) == raw
     twice = msgspec.structs.replace(
-        enrollment("Mgr Again", "supervisor", site.keys["mgr"], "mgr"), public_key=other
+        enrollment("Mgr Again", "supervisor", attacked_site.keys["mgr"], "mgr"), public_key=other
     )
-    receipt = site.journal.append(site.sign(twice, "mgr", "mgr2"))
+    receipt = attacked_site.journal.append(attacked_site.sign(twice, "mgr", "mgr2"))
     assert "not the base64 of a 32-byte Ed25519 public key" in receipt.reason
 
 
-def test_a_revoked_operators_key_is_never_enrolled_again(site: Site[MemoryJournal]) -> None:
+def test_a_revoked_operators_key_is_never_enrolled_again(
+    attacked_site: Site[MemoryJournal],
+) -> None:
     revoked = OperatorRevoked(f"r-{uuid.uuid4()}", now(), "sup2", "mgr", "left the company")
-    site.append(site.sign(revoked, "mgr"))
-    again = enrollment("sup2-again", "supervisor", site.keys["sup2"], "mgr")
-    receipt = site.journal.append(site.sign(again, "mgr", "mgr2"))
+    attacked_site.append(attacked_site.sign(revoked, "mgr"))
+    again = enrollment("sup2-again", "supervisor", attacked_site.keys["sup2"], "mgr")
+    receipt = attacked_site.journal.append(attacked_site.sign(again, "mgr", "mgr2"))
     assert "already enrolled (a revoked operator)" in receipt.reason
 
 
-def test_once_two_managers_are_enrolled_an_enrollment_needs_both(site: Site[MemoryJournal]) -> None:
-    site.keys["sock"] = keys.generate()
+def test_once_two_managers_are_enrolled_an_enrollment_needs_both(
+    attacked_site: Site[MemoryJournal],
+) -> None:
+    attacked_site.keys["sock"] = keys.generate()
 
     def puppet() -> OperatorEnrolled:  # a new id each time: a refused one is spent
-        return enrollment("sock", "supervisor", site.keys["sock"], "mgr")
+        return enrollment("sock", "supervisor", attacked_site.keys["sock"], "mgr")
 
-    receipt = site.journal.append(site.sign(puppet(), "mgr"))
+    receipt = attacked_site.journal.append(attacked_site.sign(puppet(), "mgr"))
     assert "enroll needs the signatures of 2 different operators (dual control), not 1" in (
         receipt.reason
     )
-    with_a_supervisor = site.journal.append(site.sign(puppet(), "mgr", "sup1"))
+    with_a_supervisor = attacked_site.journal.append(attacked_site.sign(puppet(), "mgr", "sup1"))
     assert "sup1 (supervisor) may not enroll" in with_a_supervisor.reason
-    assert site.journal.append(site.sign(puppet(), "mgr", "mgr2")).applied
+    assert attacked_site.journal.append(attacked_site.sign(puppet(), "mgr", "mgr2")).applied
 
 
 # Dual control after a revocation.
@@ -271,79 +281,84 @@ def test_once_two_managers_are_enrolled_an_enrollment_needs_both(site: Site[Memo
 ALONE = "an enrollment needs an active supervisor's signature beside the manager's"
 
 
-def revoke(site: Site[MemoryJournal], name: str, by: str) -> Receipt:
+def revoke(attacked_site: Site[MemoryJournal], name: str, by: str) -> Receipt:
     event = OperatorRevoked(f"r-{uuid.uuid4()}", now(), name, by, "key lost")
-    return site.append(site.sign(event, by))
+    return attacked_site.append(attacked_site.sign(event, by))
 
 
 def test_a_manager_who_revokes_the_only_other_manager_cannot_then_enroll_alone(
-    site: Site[MemoryJournal],
+    attacked_site: Site[MemoryJournal],
 ) -> None:
-    revoke(site, "mgr2", by="mgr")  # alone: the revoked manager's key may be the one lost
-    assert site.journal.state.authority.one_manager_left is True
+    revoke(attacked_site, "mgr2", by="mgr")  # alone: the revoked manager's key may be the one lost
+    assert attacked_site.journal.state.authority.one_manager_left is True
     for role in ("manager", "supervisor"):
-        site.keys[f"sock-{role}"] = keys.generate()
-        puppet = enrollment(f"sock-{role}", role, site.keys[f"sock-{role}"], "mgr")
-        receipt = site.journal.append(site.sign(puppet, "mgr"))
+        attacked_site.keys[f"sock-{role}"] = keys.generate()
+        puppet = enrollment(f"sock-{role}", role, attacked_site.keys[f"sock-{role}"], "mgr")
+        receipt = attacked_site.journal.append(attacked_site.sign(puppet, "mgr"))
         assert not receipt.applied
         assert "had two managers and has one left (the other revoked)" in receipt.reason
         assert ALONE in receipt.reason
-        assert f"sock-{role}" not in site.journal.state.operators
-    faults = [row for row in site.journal.rows() if row["kind"] == "operator-enrolled"][-2:]
+        assert f"sock-{role}" not in attacked_site.journal.state.operators
+    faults = [row for row in attacked_site.journal.rows() if row["kind"] == "operator-enrolled"][
+        -2:
+    ]
     assert [row["outcome"] for row in faults] == ["rejected", "rejected"]
     assert all(ALONE in str(row["reason"]) for row in faults)
 
 
 def test_with_a_supervisors_second_signature_the_lone_manager_enrolls_a_second_manager(
-    site: Site[MemoryJournal],
+    attacked_site: Site[MemoryJournal],
 ) -> None:
-    revoke(site, "mgr2", by="mgr")
-    site.keys["mgr3"] = keys.generate()
-    second = enrollment("mgr3", "manager", site.keys["mgr3"], "mgr")
-    site.append(site.sign(second, "mgr", "sup1"))
-    assert site.journal.state.operators["mgr3"].role == "manager"
+    revoke(attacked_site, "mgr2", by="mgr")
+    attacked_site.keys["mgr3"] = keys.generate()
+    second = enrollment("mgr3", "manager", attacked_site.keys["mgr3"], "mgr")
+    attacked_site.append(attacked_site.sign(second, "mgr", "sup1"))
+    assert attacked_site.journal.state.operators["mgr3"].role == "manager"
     # Two managers again: the rule of two managers holds, and the memory is gone.
-    assert site.journal.state.authority.one_manager_left is msgspec.UNSET
-    site.keys["sup3"] = keys.generate()
-    supervisor = enrollment("sup3", "supervisor", site.keys["sup3"], "mgr")
-    refused = site.journal.append(site.sign(supervisor, "mgr", "sup1"))
+    assert attacked_site.journal.state.authority.one_manager_left is msgspec.UNSET
+    attacked_site.keys["sup3"] = keys.generate()
+    supervisor = enrollment("sup3", "supervisor", attacked_site.keys["sup3"], "mgr")
+    refused = attacked_site.journal.append(attacked_site.sign(supervisor, "mgr", "sup1"))
     assert "sup1 (supervisor) may not enroll" in refused.reason
-    supervisor = enrollment("sup3", "supervisor", site.keys["sup3"], "mgr")
-    assert site.journal.append(site.sign(supervisor, "mgr", "mgr3")).applied
+    supervisor = enrollment("sup3", "supervisor", attacked_site.keys["sup3"], "mgr")
+    assert attacked_site.journal.append(attacked_site.sign(supervisor, "mgr", "mgr3")).applied
 
 
 def test_the_supervisors_second_signature_must_be_a_free_supervisors_beside_the_manager(
-    site: Site[MemoryJournal],
+    attacked_site: Site[MemoryJournal],
 ) -> None:
-    revoke(site, "mgr2", by="mgr")
-    site.keys["new"] = keys.generate()
+    revoke(attacked_site, "mgr2", by="mgr")
+    attacked_site.keys["new"] = keys.generate()
 
     def newcomer() -> OperatorEnrolled:
-        return enrollment("new", "supervisor", site.keys["new"], "mgr")
+        return enrollment("new", "supervisor", attacked_site.keys["new"], "mgr")
 
-    two_supervisors = site.journal.append(
-        site.sign(msgspec.structs.replace(newcomer(), by="sup1"), "sup1", "sup2")
+    two_supervisors = attacked_site.journal.append(
+        attacked_site.sign(msgspec.structs.replace(newcomer(), by="sup1"), "sup1", "sup2")
     )
     assert "a manager signs an enrollment" in two_supervisors.reason
     for _ in range(3):
-        failure(site, "sup1")
-    assert locked(site, "sup1")
-    locked_out = site.journal.append(site.sign(newcomer(), "mgr", "sup1"))
+        failure(attacked_site, "sup1")
+    assert locked(attacked_site, "sup1")
+    locked_out = attacked_site.journal.append(attacked_site.sign(newcomer(), "mgr", "sup1"))
     assert "sup1 is locked out after failed authentications until" in locked_out.reason
-    assert "new" not in site.journal.state.operators
-    assert site.journal.append(site.sign(newcomer(), "mgr", "sup2")).applied
+    assert "new" not in attacked_site.journal.state.operators
+    assert attacked_site.journal.append(attacked_site.sign(newcomer(), "mgr", "sup2")).applied
 
 
 def test_the_memory_of_two_managers_is_replayed_from_the_rows_as_written(
-    site: Site[MemoryJournal], where: MemoryLocation
+    attacked_site: Site[MemoryJournal], where: MemoryLocation
 ) -> None:
-    assert "one_manager_left" not in msgspec.json.encode(site.journal.state.authority).decode()
-    revoke(site, "mgr2", by="mgr")
-    site.keys["sock"] = keys.generate()
-    puppet = enrollment("sock", "supervisor", site.keys["sock"], "mgr")
-    assert ALONE in site.journal.append(site.sign(puppet, "mgr")).reason
-    written = state_digest(site.journal.state)
-    report = site.journal.verify()  # the rows replayed from the first give the same state
+    assert (
+        "one_manager_left"
+        not in msgspec.json.encode(attacked_site.journal.state.authority).decode()
+    )
+    revoke(attacked_site, "mgr2", by="mgr")
+    attacked_site.keys["sock"] = keys.generate()
+    puppet = enrollment("sock", "supervisor", attacked_site.keys["sock"], "mgr")
+    assert ALONE in attacked_site.journal.append(attacked_site.sign(puppet, "mgr")).reason
+    written = state_digest(attacked_site.journal.state)
+    report = attacked_site.journal.verify()  # the rows replayed from the first give the same state
     assert report.ok, report.problems
     with MemoryJournal(where) as reopened:
         assert reopened.state.authority.one_manager_left is True
@@ -355,15 +370,15 @@ def test_the_memory_of_two_managers_is_replayed_from_the_rows_as_written(
 
 @pytest.mark.parametrize("envy_includes_dealer", [msgspec.UNSET, True])
 def test_a_signed_configuration_cannot_pay_envy_on_the_dealers_hand(
-    site: Site[MemoryJournal], envy_includes_dealer: bool | msgspec.UnsetType
+    attacked_site: Site[MemoryJournal], envy_includes_dealer: bool | msgspec.UnsetType
 ) -> None:
     table = msgspec.structs.replace(
         table_configured("table-2", "T2"), envy_includes_dealer=envy_includes_dealer
     )
-    receipt = site.journal.append(site.sign(approval(table), "mgr"))
+    receipt = attacked_site.journal.append(attacked_site.sign(approval(table), "mgr"))
     assert not receipt.applied
     assert "Envy is never paid for the dealer's hand (58 Pa. Code § 688a.1)" in receipt.reason
-    assert "T2" not in site.journal.state.tables
+    assert "T2" not in attacked_site.journal.state.tables
 
 
 # Old journals replay as they were written.

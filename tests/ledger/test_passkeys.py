@@ -52,8 +52,6 @@ from controller.events import (
     decode_event,
     encode_event,
 )
-from controller.journal.location import MemoryLocation
-from controller.journal.memory import database as memory
 from controller.ledger.apply import apply
 from controller.ledger.passkeys import CLONE, clone_evidence, passkeys_of
 from controller.ledger.state import LedgerError
@@ -65,21 +63,14 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from controller.events import AnyEvent
+    from controller.journal.location import MemoryLocation
 
 DUAL_CONTROL_CENTS = 5_000_000
 """Above the five-aces pay of the tests' pool (its $10,000 seed): one signature verifies it."""
 
 
 @pytest.fixture
-def where() -> Iterator[MemoryLocation]:
-    """The test's own journal in memory, let go at its end."""
-    location = MemoryLocation(f"pit-{uuid.uuid4().hex}")
-    yield location
-    memory.discard(location)
-
-
-@pytest.fixture
-def pit(where: MemoryLocation) -> Iterator[Site[MemoryJournal]]:
+def passkeys_pit(where: MemoryLocation) -> Iterator[Site[MemoryJournal]]:
     """A signed journal with an identity: a manager, two supervisors, one pool, one table."""
     with MemoryJournal(where) as journal:
         site = Site.create(journal)
@@ -101,10 +92,10 @@ def enroll(
 
 
 @pytest.fixture
-def key(pit: Site[MemoryJournal]) -> Authenticator:
+def authenticator(passkeys_pit: Site[MemoryJournal]) -> Authenticator:
     """sup1's security key, enrolled by the manager."""
     made = Authenticator()
-    enroll(pit, "sup1", made)
+    enroll(passkeys_pit, "sup1", made)
     return made
 
 
@@ -122,10 +113,12 @@ def verification(payout_id: str, by: str = "sup1") -> HitVerified:
     return HitVerified(f"verify-{uuid.uuid4().hex[:8]}", now(), payout_id, by)
 
 
-def verified_by_key(site: Site[MemoryJournal], key: Authenticator, **spoil: object) -> HitVerified:
+def verified_by_key(
+    site: Site[MemoryJournal], authenticator: Authenticator, **spoil: object
+) -> HitVerified:
     """sup1's passkey verification of a new pending pay, signed against the state with it."""
     event = verification(pending_pay(site))
-    return passkey_signed(site.journal.state, event, "sup1", key, **spoil)
+    return passkey_signed(site.journal.state, event, "sup1", authenticator, **spoil)
 
 
 def refused(site: Site[MemoryJournal], event: AnyEvent) -> str:
@@ -155,54 +148,56 @@ def count_of(site: Site[MemoryJournal], authenticator: Authenticator) -> int:
 
 
 def test_a_supervisor_verifies_a_pay_with_her_security_key(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
-    payout_id = pending_pay(pit)
+    payout_id = pending_pay(passkeys_pit)
     event = verification(payout_id)
-    pit.append(passkey_signed(pit.journal.state, event, "sup1", key))
-    assert payout_id not in pit.journal.state.pending
-    assert count_of(pit, key) == key.sign_count == 1
+    passkeys_pit.append(passkey_signed(passkeys_pit.journal.state, event, "sup1", authenticator))
+    assert payout_id not in passkeys_pit.journal.state.pending
+    assert count_of(passkeys_pit, authenticator) == authenticator.sign_count == 1
 
 
 def test_the_sign_count_the_ledger_keeps_survives_a_restart(
-    where: MemoryLocation, pit: Site[MemoryJournal], key: Authenticator
+    where: MemoryLocation, passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
-    pit.append(verified_by_key(pit, key))
-    pit.journal.close()
+    passkeys_pit.append(verified_by_key(passkeys_pit, authenticator))
+    passkeys_pit.journal.close()
     with MemoryJournal(where) as journal:
-        assert passkeys_of(journal.state)[key.credential].sign_count == 1
+        assert passkeys_of(journal.state)[authenticator.credential].sign_count == 1
 
 
 def test_an_assertion_replayed_onto_another_pay_is_refused(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
-    first, second = pending_pay(pit), pending_pay(pit)
-    signed = passkey_signed(pit.journal.state, verification(first), "sup1", key)
+    first, second = pending_pay(passkeys_pit), pending_pay(passkeys_pit)
+    signed = passkey_signed(passkeys_pit.journal.state, verification(first), "sup1", authenticator)
     moved = msgspec.structs.replace(signed, payout_id=second)
-    reason = refused(pit, moved)
+    reason = refused(passkeys_pit, moved)
     assert "challenge" in reason
-    assert {first, second} <= set(pit.journal.state.pending)
+    assert {first, second} <= set(passkeys_pit.journal.state.pending)
 
 
-def test_a_tampered_client_data_is_refused(pit: Site[MemoryJournal], key: Authenticator) -> None:
-    event = verification(pending_pay(pit))
-    signature = passkey_signature(pit.journal.state, event, "sup1", key)
+def test_a_tampered_client_data_is_refused(
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
+) -> None:
+    event = verification(pending_pay(passkeys_pit))
+    signature = passkey_signature(passkeys_pit.journal.state, event, "sup1", authenticator)
     assert signature.webauthn is not msgspec.UNSET
     client_data = from_b64url(signature.webauthn.client_data_json, "client data")
     tampered = client_data.replace(b'"crossOrigin":false', b'"crossOrigin":true ')
     assertion = msgspec.structs.replace(signature.webauthn, client_data_json=b64url(tampered))
     forged = msgspec.structs.replace(signature, webauthn=assertion)
     assert "Could not verify authentication signature" in refused(
-        pit, with_signature(event, forged)
+        passkeys_pit, with_signature(event, forged)
     )
 
 
 def test_every_byte_of_an_assertion_is_covered(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
     """One bit flipped anywhere in the authenticator data, client data or signature: refused."""
-    event = verification(pending_pay(pit))
-    signature = passkey_signature(pit.journal.state, event, "sup1", key)
+    event = verification(pending_pay(passkeys_pit))
+    signature = passkey_signature(passkeys_pit.journal.state, event, "sup1", authenticator)
     assertion = signature.webauthn
     assert assertion is not msgspec.UNSET
     spoiled: list[object] = []
@@ -217,145 +212,174 @@ def test_every_byte_of_an_assertion_is_covered(
         flipped = data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :]
         spoiled.append(msgspec.structs.replace(signature, signature=b64url(flipped)))
     for each in spoiled:
-        refuses(pit, with_signature(event, each))  # type: ignore[arg-type]
-    pit.append(with_signature(event, signature))  # the genuine one still verifies
+        refuses(passkeys_pit, with_signature(event, each))  # type: ignore[arg-type]
+    passkeys_pit.append(with_signature(event, signature))  # the genuine one still verifies
 
 
 def test_a_challenge_that_is_not_the_events_digest_is_refused(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
-    event = verification(pending_pay(pit))
-    signed = passkey_signed(pit.journal.state, event, "sup1", key, challenge=b"\x07" * 32)
-    assert "challenge" in refused(pit, signed)
+    event = verification(pending_pay(passkeys_pit))
+    signed = passkey_signed(
+        passkeys_pit.journal.state, event, "sup1", authenticator, challenge=b"\x07" * 32
+    )
+    assert "challenge" in refused(passkeys_pit, signed)
 
 
 def test_a_sign_count_that_goes_back_is_a_cloned_authenticator_refused_and_alerted(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
-    clone = key.clone()
+    clone = authenticator.clone()
     for _ in range(3):
-        pit.append(verified_by_key(pit, key))
-    assert count_of(pit, key) == 3
-    payout_id = pending_pay(pit)
-    copied = passkey_signed(pit.journal.state, verification(payout_id), "sup1", clone)
+        passkeys_pit.append(verified_by_key(passkeys_pit, authenticator))
+    assert count_of(passkeys_pit, authenticator) == 3
+    payout_id = pending_pay(passkeys_pit)
+    copied = passkey_signed(passkeys_pit.journal.state, verification(payout_id), "sup1", clone)
     assert clone.sign_count == 1
-    reason = refused(pit, copied)
+    reason = refused(passkeys_pit, copied)
     assert CLONE in reason
     assert "suspected cloned authenticator" in reason
     # The alert: journaled on the proof of the clone's own assertion, held in the state.
-    alert = clone_evidence(pit.journal.state, copied)
+    alert = clone_evidence(passkeys_pit.journal.state, copied)
     assert alert is not None
-    pit.append(alert)
-    assert passkeys_of(pit.journal.state)[key.credential].clone_suspected == 1
+    passkeys_pit.append(alert)
+    assert passkeys_of(passkeys_pit.journal.state)[authenticator.credential].clone_suspected == 1
     # Neither copy is taken again, the genuine one's higher count included.
-    later = passkey_signed(pit.journal.state, verification(payout_id), "sup1", key)
-    assert "suspected cloned" in refused(pit, later)
-    assert payout_id in pit.journal.state.pending
+    later = passkey_signed(
+        passkeys_pit.journal.state, verification(payout_id), "sup1", authenticator
+    )
+    assert "suspected cloned" in refused(passkeys_pit, later)
+    assert payout_id in passkeys_pit.journal.state.pending
 
 
-def test_a_sign_count_that_repeats_is_refused(pit: Site[MemoryJournal], key: Authenticator) -> None:
-    pit.append(verified_by_key(pit, key))
-    again = verified_by_key(pit, key, count=1)
-    assert CLONE in refused(pit, again)
+def test_a_sign_count_that_repeats_is_refused(
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
+) -> None:
+    passkeys_pit.append(verified_by_key(passkeys_pit, authenticator))
+    again = verified_by_key(passkeys_pit, authenticator, count=1)
+    assert CLONE in refused(passkeys_pit, again)
 
 
-def test_an_authenticator_that_never_counts_is_taken_at_zero(pit: Site[MemoryJournal]) -> None:
+def test_an_authenticator_that_never_counts_is_taken_at_zero(
+    passkeys_pit: Site[MemoryJournal],
+) -> None:
     """Synced passkeys report 0 always: the count is judged only while either side counts."""
     passkey = Authenticator(counts=False)
-    enroll(pit, "sup1", passkey)
+    enroll(passkeys_pit, "sup1", passkey)
     for _ in range(2):
-        event = verification(pending_pay(pit))
-        pit.append(passkey_signed(pit.journal.state, event, "sup1", passkey))
-    assert count_of(pit, passkey) == 0
+        event = verification(pending_pay(passkeys_pit))
+        passkeys_pit.append(passkey_signed(passkeys_pit.journal.state, event, "sup1", passkey))
+    assert count_of(passkeys_pit, passkey) == 0
 
 
 def test_clone_evidence_nobody_signed_or_already_applied_is_refused(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
-    applied = verified_by_key(pit, key)
-    pit.append(applied)
-    assert clone_evidence(pit.journal.state, applied) is None
-    event = verification(pending_pay(pit))
-    impostor = Authenticator(credential_id=key.credential_id)  # the credential's id, another key
-    forged = passkey_signed(pit.journal.state, event, "sup1", impostor, count=0)
-    assert clone_evidence(pit.journal.state, forged) is None
+    applied = verified_by_key(passkeys_pit, authenticator)
+    passkeys_pit.append(applied)
+    assert clone_evidence(passkeys_pit.journal.state, applied) is None
+    event = verification(pending_pay(passkeys_pit))
+    impostor = Authenticator(
+        credential_id=authenticator.credential_id
+    )  # the credential's id, another key
+    forged = passkey_signed(passkeys_pit.journal.state, event, "sup1", impostor, count=0)
+    assert clone_evidence(passkeys_pit.journal.state, forged) is None
     for evidence in (applied, forged):
         alert = PasskeyCloneSuspected(
-            f"alert-{uuid.uuid4().hex[:6]}", now(), key.credential, encode_event(evidence).decode()
+            f"alert-{uuid.uuid4().hex[:6]}",
+            now(),
+            authenticator.credential,
+            encode_event(evidence).decode(),
         )
-        assert CLONE in refused(pit, alert)
-    assert passkeys_of(pit.journal.state)[key.credential].clone_suspected is None
+        assert CLONE in refused(passkeys_pit, alert)
+    assert passkeys_of(passkeys_pit.journal.state)[authenticator.credential].clone_suspected is None
 
 
-def test_a_revoked_credential_is_refused(pit: Site[MemoryJournal], key: Authenticator) -> None:
+def test_a_revoked_credential_is_refused(
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
+) -> None:
     revocation = PasskeyRevoked(
-        f"revoke-{uuid.uuid4().hex[:6]}", now(), key.credential, "mgr", "key lost on the floor"
+        f"revoke-{uuid.uuid4().hex[:6]}",
+        now(),
+        authenticator.credential,
+        "mgr",
+        "key lost on the floor",
     )
-    pit.append(pit.sign(revocation, "mgr"))
-    signed = verified_by_key(pit, key)
-    assert "revoked" in refused(pit, signed)
+    passkeys_pit.append(passkeys_pit.sign(revocation, "mgr"))
+    signed = verified_by_key(passkeys_pit, authenticator)
+    assert "revoked" in refused(passkeys_pit, signed)
 
 
 def test_a_revoked_operators_passkeys_are_revoked_with_them(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
     event = OperatorRevoked(f"revoke-{uuid.uuid4().hex[:6]}", now(), "sup1", "mgr", "left")
-    pit.append(pit.sign(event, "mgr"))
-    assert passkeys_of(pit.journal.state)[key.credential].revoked
+    passkeys_pit.append(passkeys_pit.sign(event, "mgr"))
+    assert passkeys_of(passkeys_pit.journal.state)[authenticator.credential].revoked
 
 
 def test_a_revoked_credential_is_never_enrolled_again(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
     revocation = PasskeyRevoked(
-        f"revoke-{uuid.uuid4().hex[:6]}", now(), key.credential, "mgr", "key lost on the floor"
+        f"revoke-{uuid.uuid4().hex[:6]}",
+        now(),
+        authenticator.credential,
+        "mgr",
+        "key lost on the floor",
     )
-    pit.append(pit.sign(revocation, "mgr"))
-    again = passkey_enrollment(pit.journal.state, "sup2", key)
-    assert "one credential, one enrollment" in refused(pit, pit.sign(again, "mgr"))
+    passkeys_pit.append(passkeys_pit.sign(revocation, "mgr"))
+    again = passkey_enrollment(passkeys_pit.journal.state, "sup2", authenticator)
+    assert "one credential, one enrollment" in refused(
+        passkeys_pit, passkeys_pit.sign(again, "mgr")
+    )
 
 
 def test_a_supervisors_passkey_cannot_sign_as_the_manager(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
     """Her credential is hers: presented as the manager's, it names no passkey of his."""
-    pool = pit.journal.state.pools[POOL]
+    pool = passkeys_pit.journal.state.pools[POOL]
     change = PoolTermsChanged(
         f"terms-{uuid.uuid4().hex[:6]}", now(), POOL, pool.terms.paytable, 2_000_000,
         Decimal("0.05"), "mgr", "reseed", apply_now=True,
     )  # fmt: skip
     assert "has no enrolled passkey" in refused(
-        pit, passkey_signed(pit.journal.state, change, "mgr", key)
+        passkeys_pit, passkey_signed(passkeys_pit.journal.state, change, "mgr", authenticator)
     )
 
 
 def test_a_supervisor_cannot_take_a_managers_action_with_her_passkey(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
-    pool = pit.journal.state.pools[POOL]
+    pool = passkeys_pit.journal.state.pools[POOL]
     change = PoolTermsChanged(
         f"terms-{uuid.uuid4().hex[:6]}", now(), POOL, pool.terms.paytable, 2_000_000,
         Decimal("0.05"), "sup1", "reseed", apply_now=True,
     )  # fmt: skip
-    reason = refused(pit, passkey_signed(pit.journal.state, change, "sup1", key))
+    reason = refused(
+        passkeys_pit, passkey_signed(passkeys_pit.journal.state, change, "sup1", authenticator)
+    )
     assert "(supervisor) may not change-terms" in reason
 
 
 def test_a_meter_correction_takes_two_operators_whatever_their_credentials(
-    pit: Site[MemoryJournal], key: Authenticator
+    passkeys_pit: Site[MemoryJournal], authenticator: Authenticator
 ) -> None:
     correction = MeterAdjusted(
         f"adjust-{uuid.uuid4().hex[:6]}", now(), POOL, "meter", 1_000, "sup1", "count error"
     )
-    alone = passkey_signed(pit.journal.state, correction, "sup1", key)
-    assert "dual control" in refuses(pit, alone)
-    with_ed25519_too = passkey_signed(pit.journal.state, pit.sign(correction, "sup1"), "sup1", key)
-    assert "signed twice" in refuses(pit, with_ed25519_too)
+    alone = passkey_signed(passkeys_pit.journal.state, correction, "sup1", authenticator)
+    assert "dual control" in refuses(passkeys_pit, alone)
+    with_ed25519_too = passkey_signed(
+        passkeys_pit.journal.state, passkeys_pit.sign(correction, "sup1"), "sup1", authenticator
+    )
+    assert "signed twice" in refuses(passkeys_pit, with_ed25519_too)
     other = Authenticator()
-    enroll(pit, "sup2", other)
-    both = passkey_signed(pit.journal.state, alone, "sup2", other)
-    pit.append(both)
-    assert pit.journal.state.pools[POOL].adjustments_cents == 1_000
+    enroll(passkeys_pit, "sup2", other)
+    both = passkey_signed(passkeys_pit.journal.state, alone, "sup2", other)
+    passkeys_pit.append(both)
+    assert passkeys_pit.journal.state.pools[POOL].adjustments_cents == 1_000
 
 
 @pytest.mark.parametrize(
@@ -369,40 +393,53 @@ def test_a_meter_correction_takes_two_operators_whatever_their_credentials(
     ids=["wrong-rp-id-hash", "no-user-presence", "no-user-verification", "wrong-origin"],
 )
 def test_an_assertion_off_its_relying_party_or_without_its_flags_is_refused(
-    pit: Site[MemoryJournal], key: Authenticator, spoil: dict[str, object], why: str
+    passkeys_pit: Site[MemoryJournal],
+    authenticator: Authenticator,
+    spoil: dict[str, object],
+    why: str,
 ) -> None:
-    signed = verified_by_key(pit, key, **spoil)
-    assert why in refused(pit, signed)
+    signed = verified_by_key(passkeys_pit, authenticator, **spoil)
+    assert why in refused(passkeys_pit, signed)
 
 
-def test_an_enrollment_signed_by_a_supervisor_is_refused(pit: Site[MemoryJournal]) -> None:
-    event = passkey_enrollment(pit.journal.state, "sup2", Authenticator(), by="sup1")
-    assert "(supervisor) may not enroll" in refused(pit, pit.sign(event, "sup1"))
+def test_an_enrollment_signed_by_a_supervisor_is_refused(passkeys_pit: Site[MemoryJournal]) -> None:
+    event = passkey_enrollment(passkeys_pit.journal.state, "sup2", Authenticator(), by="sup1")
+    assert "(supervisor) may not enroll" in refused(passkeys_pit, passkeys_pit.sign(event, "sup1"))
 
 
-def test_a_registration_made_for_another_enrollment_is_refused(pit: Site[MemoryJournal]) -> None:
+def test_a_registration_made_for_another_enrollment_is_refused(
+    passkeys_pit: Site[MemoryJournal],
+) -> None:
     """A relay cannot enroll a credential registered for another ceremony (or for none)."""
-    event = passkey_enrollment(pit.journal.state, "sup2", Authenticator(), challenge=b"\x01" * 32)
-    assert "challenge" in refused(pit, pit.sign(event, "mgr"))
+    event = passkey_enrollment(
+        passkeys_pit.journal.state, "sup2", Authenticator(), challenge=b"\x01" * 32
+    )
+    assert "challenge" in refused(passkeys_pit, passkeys_pit.sign(event, "mgr"))
 
 
-def test_a_registration_without_user_verification_is_refused(pit: Site[MemoryJournal]) -> None:
-    event = passkey_enrollment(pit.journal.state, "sup2", Authenticator(), flags=UP)
-    assert "User verification is required" in refused(pit, pit.sign(event, "mgr"))
+def test_a_registration_without_user_verification_is_refused(
+    passkeys_pit: Site[MemoryJournal],
+) -> None:
+    event = passkey_enrollment(passkeys_pit.journal.state, "sup2", Authenticator(), flags=UP)
+    assert "User verification is required" in refused(passkeys_pit, passkeys_pit.sign(event, "mgr"))
 
 
 def test_a_registration_from_an_origin_the_enrollment_does_not_name_is_refused(
-    pit: Site[MemoryJournal],
+    passkeys_pit: Site[MemoryJournal],
 ) -> None:
     event = passkey_enrollment(
-        pit.journal.state, "sup2", Authenticator(), origin="https://evil.example.com"
+        passkeys_pit.journal.state, "sup2", Authenticator(), origin="https://evil.example.com"
     )
-    assert "origin" in refused(pit, pit.sign(event, "mgr"))
+    assert "origin" in refused(passkeys_pit, passkeys_pit.sign(event, "mgr"))
 
 
-def test_an_enrollment_is_the_event_the_manager_signed(pit: Site[MemoryJournal]) -> None:
+def test_an_enrollment_is_the_event_the_manager_signed(passkeys_pit: Site[MemoryJournal]) -> None:
     """A relay that swaps the operator after the manager signed: the signature breaks."""
-    event = pit.sign(passkey_enrollment(pit.journal.state, "sup1", Authenticator()), "mgr")
-    assert "does not verify" in refused(pit, msgspec.structs.replace(event, operator="sup2"))
+    event = passkeys_pit.sign(
+        passkey_enrollment(passkeys_pit.journal.state, "sup1", Authenticator()), "mgr"
+    )
+    assert "does not verify" in refused(
+        passkeys_pit, msgspec.structs.replace(event, operator="sup2")
+    )
     assert decode_event(encode_event(event)) == event
     assert ORIGIN in event.origins

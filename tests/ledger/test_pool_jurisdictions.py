@@ -35,7 +35,7 @@ OTHER = "pool-b"
 
 
 @pytest.fixture
-def opened(tmp_path: Path) -> Iterator[Callable[[str | None], Site[Journal]]]:
+def profiled_site(tmp_path: Path) -> Iterator[Callable[[str | None], Site[Journal]]]:
     """A signed site with two managers and two pools, approved under a jurisdiction or none."""
     journals: list[Journal] = []
 
@@ -78,9 +78,9 @@ def retirement(cause: str | None = None, at: str | None = None) -> PoolRetired:
 
 
 def test_r432_1838_4_under_michigan_a_transfer_needs_a_malfunction_or_the_end_of_gaming(
-    opened: Callable[[str | None], Site[Journal]],
+    profiled_site: Callable[[str | None], Site[Journal]],
 ) -> None:
-    site = opened("MI")
+    site = profiled_site("MI")
     assert site.journal.state.authority.jurisdiction == "MI"
     reason = refused(site, site.sign(transfer(), "mgr", "mgr2"))
     assert "under the MI profile a transfer needs a documented cause" in reason
@@ -89,26 +89,26 @@ def test_r432_1838_4_under_michigan_a_transfer_needs_a_malfunction_or_the_end_of
 
 
 def test_r432_1838_4_under_michigan_a_pool_is_retired_only_when_gaming_ceases(
-    opened: Callable[[str | None], Site[Journal]],
+    profiled_site: Callable[[str | None], Site[Journal]],
 ) -> None:
-    site = opened("MI")
+    site = profiled_site("MI")
     assert "not malfunction" in refused(site, site.sign(retirement("malfunction"), "mgr", "mgr2"))
     site.append(site.sign(retirement("gaming-ceased"), "mgr", "mgr2"))
     assert site.journal.state.pools[POOL].status == "retired"
 
 
 def test_68_iac_2_6_33_under_indiana_a_jackpot_moves_on_a_replacement(
-    opened: Callable[[str | None], Site[Journal]],
+    profiled_site: Callable[[str | None], Site[Journal]],
 ) -> None:
-    site = opened("IN")
+    site = profiled_site("IN")
     assert "not gaming-ceased" in refused(site, site.sign(transfer("gaming-ceased"), "mgr", "mgr2"))
     site.append(site.sign(transfer("replacement"), "mgr", "mgr2"))
 
 
 def test_68_20_1_under_the_strict_profile_a_pool_lives_three_months_before_it_is_retired(
-    opened: Callable[[str | None], Site[Journal]],
+    profiled_site: Callable[[str | None], Site[Journal]],
 ) -> None:
-    site = opened("strict")
+    site = profiled_site("strict")
     opened_at = site.journal.state.pools[POOL].opened_at
     assert opened_at
     reason = refused(site, site.sign(retirement("gaming-ceased"), "mgr", "mgr2"))
@@ -118,9 +118,9 @@ def test_68_20_1_under_the_strict_profile_a_pool_lives_three_months_before_it_is
 
 
 def test_r432_1838_4_a_profile_reaches_the_ledger_only_inside_a_signed_approval(
-    opened: Callable[[str | None], Site[Journal]],
+    profiled_site: Callable[[str | None], Site[Journal]],
 ) -> None:
-    site = opened(None)
+    site = profiled_site(None)
     assert "jurisdiction" not in json.loads(authority_json(site.journal.state.authority))
     assert "opened_at" not in json.loads(pool_json(site.journal.state.pools[POOL]))
     site.append(site.sign(transfer(), "mgr", "mgr2"))  # no profile: the common rules alone

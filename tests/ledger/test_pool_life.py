@@ -36,16 +36,16 @@ def _no_dealer_envy(event: TableConfigured) -> TableConfigured:
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site[Journal]]:
+def pool_site(tmp_path: Path) -> Iterator[Site[Journal]]:
     """A signed site with one pool and one table, approved by the manager."""
     with Journal(tmp_path / "journal.db") as journal:
-        site = Site.create(journal)
+        pool_site = Site.create(journal)
         approval = ConfigurationApproved(
             "approval-1", now(), "digest-1", [pool_opened(), _no_dealer_envy(table_configured())],
             "mgr", dual_control_cents=100_000,
         )  # fmt: skip
-        site.append(site.sign(approval, "mgr"))
-        yield site
+        pool_site.append(pool_site.sign(approval, "mgr"))
+        yield pool_site
 
 
 def suspension(by: str = "sup1", reason: str = "meter display dark on T1") -> PoolSuspended:
@@ -56,91 +56,93 @@ def resumption(by: str = "mgr", reason: str = "display replaced, tested") -> Poo
     return PoolResumed(f"resume-{uuid.uuid4()}", now(), POOL, by, reason)
 
 
-def refused(site: Site[Journal], event: AnyEvent) -> str:
+def refused(pool_site: Site[Journal], event: AnyEvent) -> str:
     """Append ``event``: it must be refused and move no meter. The reason journaled."""
-    before = site.journal.state.pools
-    receipt = site.journal.append(event)
+    before = pool_site.journal.state.pools
+    receipt = pool_site.journal.append(event)
     assert not receipt.applied, event
-    assert site.journal.state.pools == before
+    assert pool_site.journal.state.pools == before
     return receipt.reason
 
 
-def play_one(site: Site[Journal], seat: int = 1) -> str:
+def play_one(pool_site: Site[Journal], seat: int = 1) -> str:
     round_id = f"r-{uuid.uuid4().hex[:6]}"
-    site.append(site.sign(wager(f"{round_id}-w", round_id, seat), "sup1"))
-    site.append(site.sign(settle(f"{round_id}-s", round_id, {seat: NOTHING}), "sup1"))
+    pool_site.append(pool_site.sign(wager(f"{round_id}-w", round_id, seat), "sup1"))
+    pool_site.append(pool_site.sign(settle(f"{round_id}-s", round_id, {seat: NOTHING}), "sup1"))
     return round_id
 
 
 def test_68_iac_2_6_33_a_suspended_pool_keeps_its_meters_and_refuses_every_wager(
-    site: Site[Journal],
+    pool_site: Site[Journal],
 ) -> None:
-    play_one(site)
-    before = site.journal.state.pools[POOL]
-    site.append(site.sign(suspension(), "sup1"))
-    pool = site.journal.state.pools[POOL]
+    play_one(pool_site)
+    before = pool_site.journal.state.pools[POOL]
+    pool_site.append(pool_site.sign(suspension(), "sup1"))
+    pool = pool_site.journal.state.pools[POOL]
     assert (pool.status, pool.status_reason) == ("suspended", "meter display dark on T1")
     held = (pool.meter, pool.reserve, pool.overflow)
     assert held == (before.meter, before.reserve, before.overflow)
     assert pool.money_in() == pool.money_held_or_paid()
 
-    locked = site.sign(wager("r-susp-w", "r-susp", 2), "sup1")
-    reason = refused(site, locked)
+    locked = pool_site.sign(wager("r-susp-w", "r-susp", 2), "sup1")
+    reason = refused(pool_site, locked)
     assert reason == f"pool {POOL} is suspended: meter display dark on T1"
-    assert site.journal.state.pools[POOL] == pool
+    assert pool_site.journal.state.pools[POOL] == pool
 
-    site.append(site.sign(resumption(), "mgr"))
-    assert site.journal.state.pools[POOL].status == ""
-    play_one(site, seat=2)
-    assert site.journal.state.pools[POOL].wagers_count == before.wagers_count + 1
+    pool_site.append(pool_site.sign(resumption(), "mgr"))
+    assert pool_site.journal.state.pools[POOL].status == ""
+    play_one(pool_site, seat=2)
+    assert pool_site.journal.state.pools[POOL].wagers_count == before.wagers_count + 1
 
 
 def test_r432_1838_4_only_a_manager_resumes_and_every_step_is_signed_with_its_reason(
-    site: Site[Journal],
+    pool_site: Site[Journal],
 ) -> None:
-    assert "unsigned" in refused(site, suspension())
-    assert "why" in refused(site, site.sign(suspension(reason=" "), "sup1"))
-    site.append(site.sign(suspension(), "sup1"))
-    assert "is suspended" in refused(site, site.sign(suspension(by="sup2"), "sup2"))
-    assert "may not resume-pool" in refused(site, site.sign(resumption(by="sup1"), "sup1"))
-    site.append(site.sign(resumption(), "mgr"))
-    assert "nothing to resume" in refused(site, site.sign(resumption(), "mgr"))
+    assert "unsigned" in refused(pool_site, suspension())
+    assert "why" in refused(pool_site, pool_site.sign(suspension(reason=" "), "sup1"))
+    pool_site.append(pool_site.sign(suspension(), "sup1"))
+    assert "is suspended" in refused(pool_site, pool_site.sign(suspension(by="sup2"), "sup2"))
+    assert "may not resume-pool" in refused(
+        pool_site, pool_site.sign(resumption(by="sup1"), "sup1")
+    )
+    pool_site.append(pool_site.sign(resumption(), "mgr"))
+    assert "nothing to resume" in refused(pool_site, pool_site.sign(resumption(), "mgr"))
 
 
 def test_r432_1838_4_a_pool_with_wagers_in_play_is_not_suspended_under_them(
-    site: Site[Journal],
+    pool_site: Site[Journal],
 ) -> None:
-    site.append(site.sign(wager("r-open-w", "r-open", 1), "sup1"))
-    reason = refused(site, site.sign(suspension(), "sup1"))
+    pool_site.append(pool_site.sign(wager("r-open-w", "r-open", 1), "sup1"))
+    reason = refused(pool_site, pool_site.sign(suspension(), "sup1"))
     assert "progressive wagers are locked in T1/r-open" in reason
-    site.append(site.sign(settle("r-open-s", "r-open", {1: NOTHING}), "sup1"))
-    site.append(site.sign(suspension(), "sup1"))
+    pool_site.append(pool_site.sign(settle("r-open-s", "r-open", {1: NOTHING}), "sup1"))
+    pool_site.append(pool_site.sign(suspension(), "sup1"))
 
 
 def test_68_iac_2_6_33_a_suspension_signed_against_another_state_is_stale(
-    site: Site[Journal],
+    pool_site: Site[Journal],
 ) -> None:
-    stale = site.sign(suspension(), "sup1")
-    play_one(site)  # the meters moved since it was signed
-    assert "the state changed since" in refused(site, stale)
+    stale = pool_site.sign(suspension(), "sup1")
+    play_one(pool_site)  # the meters moved since it was signed
+    assert "the state changed since" in refused(pool_site, stale)
 
 
 def test_r432_1838_4_a_pool_in_play_keeps_the_text_and_digest_it_always_had(
-    site: Site[Journal],
+    pool_site: Site[Journal],
 ) -> None:
-    pool = site.journal.state.pools[POOL]
+    pool = pool_site.journal.state.pools[POOL]
     text = pool_json(pool)
     assert "status" not in json.loads(text)
-    digest = state_digest(site.journal.state)
-    site.append(site.sign(suspension(), "sup1"))
-    suspended = site.journal.state.pools[POOL]
+    digest = state_digest(pool_site.journal.state)
+    pool_site.append(pool_site.sign(suspension(), "sup1"))
+    suspended = pool_site.journal.state.pools[POOL]
     stored = json.loads(pool_json(suspended))
     assert (stored["status"], stored["status_reason"]) == ("suspended", suspended.status_reason)
     assert pool_from_json(pool_json(suspended)) == suspended
-    site.append(site.sign(resumption(), "mgr"))
-    resumed = site.journal.state.pools[POOL]
+    pool_site.append(pool_site.sign(resumption(), "mgr"))
+    resumed = pool_site.journal.state.pools[POOL]
     assert pool_json(resumed) == text
-    assert state_digest(site.journal.state) != digest  # the signed ids are kept, as always
+    assert state_digest(pool_site.journal.state) != digest  # the signed ids are kept, as always
 
 
 # Transfers: two managers move a pool's money onto another, exactly.
@@ -149,11 +151,11 @@ OTHER = "pool-b"
 
 
 @pytest.fixture
-def two_pools(tmp_path: Path) -> Iterator[Site[Journal]]:
+def two_pool_site(tmp_path: Path) -> Iterator[Site[Journal]]:
     """A signed site with two managers and two pools of one paytable, each with its table."""
     with Journal(tmp_path / "journal.db") as journal:
-        site = Site.create(journal)
-        site.enroll("mgr2", "manager", by="mgr")
+        pool_site = Site.create(journal)
+        pool_site.enroll("mgr2", "manager", by="mgr")
         second = msgspec.structs.replace(
             pool_opened("open-b", OTHER), limit_cents=pool_opened().seed_cents + 10
         )
@@ -163,8 +165,8 @@ def two_pools(tmp_path: Path) -> Iterator[Site[Journal]]:
             [pool_opened(), second, _no_dealer_envy(table_configured()), _no_dealer_envy(table_b)],
             "mgr", dual_control_cents=100_000,
         )  # fmt: skip
-        site.append(site.sign(approval, "mgr", "mgr2"))
-        yield site
+        pool_site.append(pool_site.sign(approval, "mgr", "mgr2"))
+        yield pool_site
 
 
 def transfer(by: str = "mgr", to: str = OTHER) -> PoolTransferred:
@@ -172,15 +174,15 @@ def transfer(by: str = "mgr", to: str = OTHER) -> PoolTransferred:
 
 
 def test_68_iac_2_6_33_a_transfer_moves_meter_reserve_and_overflow_exactly(
-    two_pools: Site[Journal],
+    two_pool_site: Site[Journal],
 ) -> None:
-    site = two_pools
+    pool_site = two_pool_site
     for _ in range(3):
-        play_one(site)  # 28 1/4 cents a wager: sub-cent parts on the meter
-    source, target = (site.journal.state.pools[pool] for pool in (POOL, OTHER))
+        play_one(pool_site)  # 28 1/4 cents a wager: sub-cent parts on the meter
+    source, target = (pool_site.journal.state.pools[pool] for pool in (POOL, OTHER))
     assert source.meter.denominator != 1
-    site.append(site.sign(transfer(), "mgr", "mgr2"))
-    emptied, received = (site.journal.state.pools[pool] for pool in (POOL, OTHER))
+    pool_site.append(pool_site.sign(transfer(), "mgr", "mgr2"))
+    emptied, received = (pool_site.journal.state.pools[pool] for pool in (POOL, OTHER))
     assert (emptied.meter, emptied.reserve, emptied.overflow) == (Fraction(0),) * 3
     assert emptied.status == "suspended"
     assert emptied.status_reason == f"transferred to {OTHER}: table T1 removed"
@@ -195,20 +197,24 @@ def test_68_iac_2_6_33_a_transfer_moves_meter_reserve_and_overflow_exactly(
     for pool in (emptied, received):
         assert pool.money_in() == pool.money_held_or_paid()
     assert emptied.transferred_out == received.transferred_in == moved
-    assert "is suspended" in refused(site, site.sign(wager("r-x-w", "r-x", 1), "sup1"))
-    site.append(site.sign(resumption(), "mgr"))  # reseeded by the house, as after a hit
-    resumed = site.journal.state.pools[POOL]
+    assert "is suspended" in refused(pool_site, pool_site.sign(wager("r-x-w", "r-x", 1), "sup1"))
+    pool_site.append(pool_site.sign(resumption(), "mgr"))  # reseeded by the house, as after a hit
+    resumed = pool_site.journal.state.pools[POOL]
     assert resumed.meter == resumed.terms.seed_cents
     assert resumed.house_funding_cents == emptied.house_funding_cents + resumed.terms.seed_cents
 
 
 def test_r432_1838_4_a_transfer_needs_two_managers_and_a_pool_of_the_same_game(
-    two_pools: Site[Journal],
+    two_pool_site: Site[Journal],
 ) -> None:
-    site = two_pools
-    assert "dual control" in refused(site, site.sign(transfer(), "mgr"))
-    assert "may not transfer-pool" in refused(site, site.sign(transfer(by="sup1"), "sup1", "mgr"))
-    assert "another pool" in refused(site, site.sign(transfer(to=POOL), "mgr", "mgr2"))
-    assert "unknown pool" in refused(site, site.sign(transfer(to="nowhere"), "mgr", "mgr2"))
-    site.append(site.sign(wager("r-open-w", "r-open", 1), "sup1"))
-    assert "locked in T1/r-open" in refused(site, site.sign(transfer(), "mgr", "mgr2"))
+    pool_site = two_pool_site
+    assert "dual control" in refused(pool_site, pool_site.sign(transfer(), "mgr"))
+    assert "may not transfer-pool" in refused(
+        pool_site, pool_site.sign(transfer(by="sup1"), "sup1", "mgr")
+    )
+    assert "another pool" in refused(pool_site, pool_site.sign(transfer(to=POOL), "mgr", "mgr2"))
+    assert "unknown pool" in refused(
+        pool_site, pool_site.sign(transfer(to="nowhere"), "mgr", "mgr2")
+    )
+    pool_site.append(pool_site.sign(wager("r-open-w", "r-open", 1), "sup1"))
+    assert "locked in T1/r-open" in refused(pool_site, pool_site.sign(transfer(), "mgr", "mgr2"))

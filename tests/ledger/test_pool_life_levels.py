@@ -116,41 +116,41 @@ def table(table_id: str, pool: str, paytable: str = PAYTABLE) -> TableConfigured
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site[Journal]]:
+def levels_site(tmp_path: Path) -> Iterator[Site[Journal]]:
     """Two managers, two pools of the same three levels (``east``, ``west``), a table on each."""
     with Journal(tmp_path / "journal.db") as journal:
-        site = Site.create(journal)
-        site.enroll("mgr2", "manager", by="mgr")
+        levels_site = Site.create(journal)
+        levels_site.enroll("mgr2", "manager", by="mgr")
         changes: list[PoolOpened | TableConfigured] = [*opened("east"), *opened("west")]
         changes += [table("T1", "east"), table("T2", "west")]
         approval = ConfigurationApproved(
             "approval-1", now(), "digest-1", list(changes), "mgr", dual_control_cents=100_000
         )
-        site.append(site.sign(approval, "mgr", "mgr2"))
+        levels_site.append(levels_site.sign(approval, "mgr", "mgr2"))
         for number in range(3):  # 3 %, 2 % and 1 % of $5 and a reserve: every level moves
-            play(site, "T1", f"r-{number}")
-        yield site
+            play(levels_site, "T1", f"r-{number}")
+        yield levels_site
 
 
-def play(site: Site[Journal], table_id: str, round_id: str, *, settled: bool = True) -> None:
-    site.append(site.sign(WagerLocked(
+def play(levels_site: Site[Journal], table_id: str, round_id: str, *, settled: bool = True) -> None:
+    levels_site.append(levels_site.sign(WagerLocked(
         f"{round_id}-w", now(), table_id, round_id, 1, "progressive", 500
     ), "sup1"))  # fmt: skip
     if settled:
         cards = RoundSettled(f"{round_id}-s", now(), table_id, round_id, DEALER, {"1": NOTHING})
-        site.append(site.sign(cards, "sup1"))
+        levels_site.append(levels_site.sign(cards, "sup1"))
 
 
-def levels(site: Site[Journal], pool: str) -> list[Pool]:
-    return [site.journal.state.pools[f"{pool}.{level}"] for level in LEVELS]
+def levels(levels_site: Site[Journal], pool: str) -> list[Pool]:
+    return [levels_site.journal.state.pools[f"{pool}.{level}"] for level in LEVELS]
 
 
-def refused(site: Site[Journal], event: AnyEvent) -> str:
+def refused(levels_site: Site[Journal], event: AnyEvent) -> str:
     """Append ``event``: it must be refused and move nothing. The reason journaled."""
-    before = site.journal.state.pools
-    receipt = site.journal.append(event)
+    before = levels_site.journal.state.pools
+    receipt = levels_site.journal.append(event)
     assert not receipt.applied, event
-    assert site.journal.state.pools == before
+    assert levels_site.journal.state.pools == before
     return receipt.reason
 
 
@@ -159,29 +159,36 @@ def held(pool: Pool) -> Fraction:
 
 
 def test_68_iac_2_6_33_a_pool_suspended_by_its_own_id_takes_every_level_out_of_play(
-    site: Site[Journal],
+    levels_site: Site[Journal],
 ) -> None:
-    before = levels(site, "east")
-    site.append(site.sign(PoolSuspended("s-1", now(), "east", "sup1", "sign dark on T1"), "sup1"))
-    after = levels(site, "east")
+    before = levels(levels_site, "east")
+    levels_site.append(
+        levels_site.sign(PoolSuspended("s-1", now(), "east", "sup1", "sign dark on T1"), "sup1")
+    )
+    after = levels(levels_site, "east")
     assert [pool.status for pool in after] == ["suspended"] * 3
     assert [pool.status_reason for pool in after] == ["sign dark on T1"] * 3
     assert [held(pool) for pool in after] == [held(pool) for pool in before]  # meters kept
     assert "is suspended" in refused(
-        site, site.sign(WagerLocked("w-x", now(), "T1", "r-x", 1, "progressive", 500), "sup1")
+        levels_site,
+        levels_site.sign(WagerLocked("w-x", now(), "T1", "r-x", 1, "progressive", 500), "sup1"),
     )
-    assert [pool.status for pool in levels(site, "west")] == [""] * 3  # another pool plays on
-    site.append(site.sign(PoolResumed("r-1", now(), "east", "mgr", "sign replaced"), "mgr"))
-    assert [pool.status for pool in levels(site, "east")] == [""] * 3
+    assert [pool.status for pool in levels(levels_site, "west")] == [
+        ""
+    ] * 3  # another pool plays on
+    levels_site.append(
+        levels_site.sign(PoolResumed("r-1", now(), "east", "mgr", "sign replaced"), "mgr")
+    )
+    assert [pool.status for pool in levels(levels_site, "east")] == [""] * 3
 
 
 def test_68_iac_2_6_33_a_transfer_by_the_pools_id_moves_each_level_onto_the_same_level(
-    site: Site[Journal],
+    levels_site: Site[Journal],
 ) -> None:
-    sources, targets = levels(site, "east"), levels(site, "west")
+    sources, targets = levels(levels_site, "east"), levels(levels_site, "west")
     moved = PoolTransferred("t-1", now(), "east", "west", "mgr", "T1 removed for good")
-    site.append(site.sign(moved, "mgr", "mgr2"))
-    emptied, received = levels(site, "east"), levels(site, "west")
+    levels_site.append(levels_site.sign(moved, "mgr", "mgr2"))
+    emptied, received = levels(levels_site, "east"), levels(levels_site, "west")
     for source, target, gone, came in zip(sources, targets, emptied, received, strict=True):
         assert held(gone) == 0
         assert gone.status == "suspended"
@@ -189,17 +196,21 @@ def test_68_iac_2_6_33_a_transfer_by_the_pools_id_moves_each_level_onto_the_same
         assert came.transferred_in == gone.transferred_out == held(source)
         for pool in (gone, came):
             assert pool.money_in() == pool.money_held_or_paid()
-    periods = reconcile(list(site.journal.rows()), None, None)
+    periods = reconcile(list(levels_site.journal.rows()), None, None)
     assert all(period.balanced() for period in periods.values())
 
 
 def test_a_transfer_goes_level_to_level_and_never_carries_a_meter_onto_a_mystery_level(
-    site: Site[Journal],
+    levels_site: Site[Journal],
 ) -> None:
     single = PoolTransferred("t-2", now(), "east", "west.major", "mgr", "wrong target")
-    assert "a transfer goes level to level" in refused(site, site.sign(single, "mgr", "mgr2"))
+    assert "a transfer goes level to level" in refused(
+        levels_site, levels_site.sign(single, "mgr", "mgr2")
+    )
     itself = PoolTransferred("t-3", now(), "east", "east", "mgr", "nowhere")
-    assert "a transfer goes to another pool" in refused(site, site.sign(itself, "mgr", "mgr2"))
+    assert "a transfer goes to another pool" in refused(
+        levels_site, levels_site.sign(itself, "mgr", "mgr2")
+    )
     # A mystery grand in the journal: its meter is drawn against, never carried.
     grand = PoolOpened(
         "open-grand", now(), "stax.grand", "house-mystery", 1_000, Decimal("0.10"),
@@ -217,36 +228,36 @@ def test_a_transfer_goes_level_to_level_and_never_carries_a_meter_onto_a_mystery
         "approval-2", now(), "digest-2", [grand, *others, table("T3", "stax", MYSTERY_PAYTABLE)],
         "mgr", dual_control_cents=100_000,
     )  # fmt: skip
-    site.append(site.sign(approval, "mgr", "mgr2"))
+    levels_site.append(levels_site.sign(approval, "mgr", "mgr2"))
     onto = PoolTransferred("t-4", now(), "stax.major", "stax.grand", "mgr", "onto the grand")
-    assert "is a mystery level" in refused(site, site.sign(onto, "mgr", "mgr2"))
+    assert "is a mystery level" in refused(levels_site, levels_site.sign(onto, "mgr", "mgr2"))
 
 
 def test_a_round_in_play_on_any_level_holds_back_every_step_even_by_a_levels_own_id(
-    site: Site[Journal],
+    levels_site: Site[Journal],
 ) -> None:
-    play(site, "T1", "r-open", settled=False)
+    play(levels_site, "T1", "r-open", settled=False)
     for pool_id in ("east", "east.minor"):
         step = PoolSuspended(f"s-{pool_id}", now(), pool_id, "sup1", "dark")
-        assert "locked in T1/r-open" in refused(site, site.sign(step, "sup1"))
+        assert "locked in T1/r-open" in refused(levels_site, levels_site.sign(step, "sup1"))
 
 
 def test_r432_1838_4_a_pool_retired_by_its_own_id_disposes_of_every_levels_every_cent(
-    site: Site[Journal],
+    levels_site: Site[Journal],
 ) -> None:
-    before = levels(site, "east")
+    before = levels(levels_site, "east")
     closing = PoolRetired(
         f"retire-{uuid.uuid4()}", now(), "east", "orphaned", "mgr", "gaming ceases on T1"
     )
-    site.append(site.sign(closing, "mgr", "mgr2"))
-    after = levels(site, "east")
+    levels_site.append(levels_site.sign(closing, "mgr", "mgr2"))
+    after = levels(levels_site, "east")
     assert [pool.status for pool in after] == ["retired"] * 3
     for old, new in zip(before, after, strict=True):
         assert held(new) == 0
         assert new.orphaned == held(old)
         assert new.money_in() == new.money_held_or_paid()
-    periods = reconcile(list(site.journal.rows()), None, None)
+    periods = reconcile(list(levels_site.journal.rows()), None, None)
     assert all(period.balanced() for period in periods.values())
     assert sum(periods[f"east.{level}"].orphaned for level in LEVELS) == sum(map(held, before))
     again = msgspec.structs.replace(closing, event_id="retire-again")
-    assert "is retired" in refused(site, site.sign(again, "mgr", "mgr2"))
+    assert "is retired" in refused(levels_site, levels_site.sign(again, "mgr", "mgr2"))

@@ -40,22 +40,24 @@ OTHER = "pool-b"
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site[Journal]]:
+def retiring_site(tmp_path: Path) -> Iterator[Site[Journal]]:
     """A signed site with two managers, two pools of one paytable and a table on the first."""
     with Journal(tmp_path / "journal.db") as journal:
-        site = Site.create(journal)
-        site.enroll("mgr2", "manager", by="mgr")
+        retiring_site = Site.create(journal)
+        retiring_site.enroll("mgr2", "manager", by="mgr")
         table = msgspec.structs.replace(table_configured(), envy_includes_dealer=False)
         approval = ConfigurationApproved(
             "approval-1", now(), "digest-1", [pool_opened(), pool_opened("open-b", OTHER), table],
             "mgr", dual_control_cents=100_000,
         )  # fmt: skip
-        site.append(site.sign(approval, "mgr", "mgr2"))
+        retiring_site.append(retiring_site.sign(approval, "mgr", "mgr2"))
         for number in range(3):  # 28 1/4 cents a wager: sub-cent parts on the meter
             round_id = f"r-{number}"
-            site.append(site.sign(wager(f"{round_id}-w", round_id, 1), "sup1"))
-            site.append(site.sign(settle(f"{round_id}-s", round_id, {1: NOTHING}), "sup1"))
-        yield site
+            retiring_site.append(retiring_site.sign(wager(f"{round_id}-w", round_id, 1), "sup1"))
+            retiring_site.append(
+                retiring_site.sign(settle(f"{round_id}-s", round_id, {1: NOTHING}), "sup1")
+            )
+        yield retiring_site
 
 
 def retirement(disposition: str, award: str = "") -> PoolRetired:
@@ -64,30 +66,32 @@ def retirement(disposition: str, award: str = "") -> PoolRetired:
     )
 
 
-def refused(site: Site[Journal], event: AnyEvent) -> str:
+def refused(retiring_site: Site[Journal], event: AnyEvent) -> str:
     """Append ``event``: it must be refused and move no meter. The reason journaled."""
-    before = site.journal.state.pools
-    receipt = site.journal.append(event)
+    before = retiring_site.journal.state.pools
+    receipt = retiring_site.journal.append(event)
     assert not receipt.applied, event
-    assert site.journal.state.pools == before
+    assert retiring_site.journal.state.pools == before
     return receipt.reason
 
 
-def held(site: Site[Journal]) -> Fraction:
-    pool = site.journal.state.pools[POOL]
+def held(retiring_site: Site[Journal]) -> Fraction:
+    pool = retiring_site.journal.state.pools[POOL]
     return pool.meter + pool.reserve + pool.overflow
 
 
 def test_r432_1838_4_a_final_award_pays_every_whole_cent_and_records_the_rest(
-    site: Site[Journal],
+    retiring_site: Site[Journal],
 ) -> None:
-    before = site.journal.state.pools[POOL]
-    total = held(site)
+    before = retiring_site.journal.state.pools[POOL]
+    total = held(retiring_site)
     assert total.denominator != 1
-    assert "documented" in refused(site, site.sign(retirement(FINAL_AWARD), "mgr", "mgr2"))
+    assert "documented" in refused(
+        retiring_site, retiring_site.sign(retirement(FINAL_AWARD), "mgr", "mgr2")
+    )
     award = "final award to seat 1 of T1, hand-pay slip 9001"
-    site.append(site.sign(retirement(FINAL_AWARD, award), "mgr", "mgr2"))
-    pool = site.journal.state.pools[POOL]
+    retiring_site.append(retiring_site.sign(retirement(FINAL_AWARD, award), "mgr", "mgr2"))
+    pool = retiring_site.journal.state.pools[POOL]
     assert (pool.meter, pool.reserve, pool.overflow) == (Fraction(0),) * 3
     assert pool.paid_cents == before.paid_cents + int(total)
     assert pool.orphaned == total - int(total)  # the sub-cent part, on record, never lost
@@ -97,33 +101,37 @@ def test_r432_1838_4_a_final_award_pays_every_whole_cent_and_records_the_rest(
 
 
 def test_68_20_2_a_retired_pools_increment_is_kept_on_record_as_orphaned(
-    site: Site[Journal],
+    retiring_site: Site[Journal],
 ) -> None:
-    total = held(site)
-    site.append(site.sign(retirement(ORPHANED), "mgr", "mgr2"))
-    pool = site.journal.state.pools[POOL]
+    total = held(retiring_site)
+    retiring_site.append(retiring_site.sign(retirement(ORPHANED), "mgr", "mgr2"))
+    pool = retiring_site.journal.state.pools[POOL]
     assert pool.orphaned == total
     assert pool.money_in() == pool.money_held_or_paid()
 
 
 def test_68_20_2_a_pool_transferred_then_retired_has_nothing_left_to_dispose_of(
-    site: Site[Journal],
+    retiring_site: Site[Journal],
 ) -> None:
-    assert "holds" in refused(site, site.sign(retirement(TRANSFERRED), "mgr", "mgr2"))
+    assert "holds" in refused(
+        retiring_site, retiring_site.sign(retirement(TRANSFERRED), "mgr", "mgr2")
+    )
     moved = PoolTransferred(f"t-{uuid.uuid4()}", now(), POOL, OTHER, "mgr", "T1 removed")
-    site.append(site.sign(moved, "mgr", "mgr2"))
-    site.append(site.sign(retirement(TRANSFERRED), "mgr", "mgr2"))
-    pool = site.journal.state.pools[POOL]
+    retiring_site.append(retiring_site.sign(moved, "mgr", "mgr2"))
+    retiring_site.append(retiring_site.sign(retirement(TRANSFERRED), "mgr", "mgr2"))
+    pool = retiring_site.journal.state.pools[POOL]
     assert pool.status == "retired"
     assert pool.orphaned == 0
-    assert pool.transferred_out == site.journal.state.pools[OTHER].transferred_in
+    assert pool.transferred_out == retiring_site.journal.state.pools[OTHER].transferred_in
 
 
-def test_r432_1838_4_a_retired_pool_refuses_everything(site: Site[Journal]) -> None:
-    assert "dual control" in refused(site, site.sign(retirement(ORPHANED), "mgr"))
-    assert "disposition" in refused(site, site.sign(retirement("kept"), "mgr", "mgr2"))
-    site.append(site.sign(retirement(ORPHANED), "mgr", "mgr2"))
-    assert "retired" in refused(site, site.sign(wager("r-x-w", "r-x", 1), "sup1"))
+def test_r432_1838_4_a_retired_pool_refuses_everything(retiring_site: Site[Journal]) -> None:
+    assert "dual control" in refused(retiring_site, retiring_site.sign(retirement(ORPHANED), "mgr"))
+    assert "disposition" in refused(
+        retiring_site, retiring_site.sign(retirement("kept"), "mgr", "mgr2")
+    )
+    retiring_site.append(retiring_site.sign(retirement(ORPHANED), "mgr", "mgr2"))
+    assert "retired" in refused(retiring_site, retiring_site.sign(wager("r-x-w", "r-x", 1), "sup1"))
     for event in (
         PoolSuspended(f"s-{uuid.uuid4()}", now(), POOL, "sup1", "again"),
         PoolResumed(f"u-{uuid.uuid4()}", now(), POOL, "mgr", "again"),
@@ -132,4 +140,4 @@ def test_r432_1838_4_a_retired_pool_refuses_everything(site: Site[Journal]) -> N
         retirement(ORPHANED),
         MeterAdjusted(f"a-{uuid.uuid4()}", now(), POOL, "meter", 100, "mgr", "correction"),
     ):
-        assert "retired" in refused(site, site.sign(event, "mgr", "mgr2"))
+        assert "retired" in refused(retiring_site, retiring_site.sign(event, "mgr", "mgr2"))

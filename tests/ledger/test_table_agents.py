@@ -59,7 +59,7 @@ def _tables() -> list[object]:
 
 
 @pytest.fixture
-def pit(tmp_path: Path) -> Iterator[Site]:
+def agents_pit(tmp_path: Path) -> Iterator[Site]:
     """A signed journal with an identity: a manager, supervisors, one pool, two tables."""
     with Journal(tmp_path / "pit.db") as journal:
         # The table's events come in as the daemon's agent intake journals them: a signed
@@ -82,14 +82,14 @@ def enroll(site: Site, key: AgentKey, table_id: str = TABLE) -> Receipt:
 
 
 @pytest.fixture
-def agents(pit: Site) -> dict[str, AgentKey]:
+def agents(agents_pit: Site) -> dict[str, AgentKey]:
     """Each table's agent key, enrolled by the manager."""
     made = {table: AgentKey.generate(table) for table in (TABLE, OTHER_TABLE)}
     for key in made.values():
         assert (
-            enroll(pit, key).applied
+            enroll(agents_pit, key).applied
             if key.table_id == TABLE
-            else enroll(pit, key, key.table_id).applied
+            else enroll(agents_pit, key, key.table_id).applied
         )
     return made
 
@@ -152,25 +152,25 @@ def play(site: Site, key: AgentKey, table_id: str = TABLE) -> None:
 
 
 def test_enrolled_agent_events_are_applied_and_verify(
-    pit: Site, agents: dict[str, AgentKey]
+    agents_pit: Site, agents: dict[str, AgentKey]
 ) -> None:
-    play(pit, agents[TABLE])
-    play(pit, agents[OTHER_TABLE], OTHER_TABLE)
-    report = pit.journal.verify()
+    play(agents_pit, agents[TABLE])
+    play(agents_pit, agents[OTHER_TABLE], OTHER_TABLE)
+    report = agents_pit.journal.verify()
     assert report.ok, report
 
 
 def test_unsigned_event_on_an_enrolled_table_is_refused(
-    pit: Site, agents: dict[str, AgentKey]
+    agents_pit: Site, agents: dict[str, AgentKey]
 ) -> None:
-    assert "unsigned" in refused(pit, bet())
-    play(pit, agents[TABLE])
+    assert "unsigned" in refused(agents_pit, bet())
+    play(agents_pit, agents[TABLE])
 
 
-def test_forged_signature_is_refused(pit: Site, agents: dict[str, AgentKey]) -> None:
+def test_forged_signature_is_refused(agents_pit: Site, agents: dict[str, AgentKey]) -> None:
     genuine = signed(bet(seat=2), agents[TABLE])
     forged = msgspec.structs.replace(genuine, amount_cents=100_000)
-    assert "does not verify" in refused(pit, forged)
+    assert "does not verify" in refused(agents_pit, forged)
     stranger = AgentKey(TABLE, keys.generate())
     impostor = signed(bet(), stranger)
     assert isinstance(impostor.agent_signature, AgentSignature)
@@ -180,27 +180,27 @@ def test_forged_signature_is_refused(pit: Site, agents: dict[str, AgentKey]) -> 
             impostor.agent_signature, key_id=agents[TABLE].key_id
         ),
     )
-    assert "does not verify" in refused(pit, fake_id)
-    assert pit.journal.append(genuine).applied  # its id was not taken by the forgery
+    assert "does not verify" in refused(agents_pit, fake_id)
+    assert agents_pit.journal.append(genuine).applied  # its id was not taken by the forgery
 
 
 def test_signature_by_another_tables_agent_is_refused(
-    pit: Site, agents: dict[str, AgentKey]
+    agents_pit: Site, agents: dict[str, AgentKey]
 ) -> None:
-    assert "not the table's agent key" in refused(pit, signed(bet(), agents[OTHER_TABLE]))
+    assert "not the table's agent key" in refused(agents_pit, signed(bet(), agents[OTHER_TABLE]))
 
 
 def test_signed_event_replayed_onto_another_table_is_refused(
-    pit: Site, agents: dict[str, AgentKey]
+    agents_pit: Site, agents: dict[str, AgentKey]
 ) -> None:
     original = signed(bet(), agents[TABLE])
-    assert pit.journal.append(original).applied
+    assert agents_pit.journal.append(original).applied
     moved = msgspec.structs.replace(
         original,
         event_id=original.event_id.replace(TABLE, OTHER_TABLE, 1),
         table_id=OTHER_TABLE,
     )
-    assert "not the table's agent key" in refused(pit, moved)
+    assert "not the table's agent key" in refused(agents_pit, moved)
     # Even with the other table's key id written in, the signature is over T1's event.
     assert isinstance(original.agent_signature, AgentSignature)
     relabelled = msgspec.structs.replace(
@@ -209,69 +209,73 @@ def test_signed_event_replayed_onto_another_table_is_refused(
             original.agent_signature, key_id=agents[OTHER_TABLE].key_id
         ),
     )
-    assert "does not verify" in refused(pit, relabelled)
+    assert "does not verify" in refused(agents_pit, relabelled)
 
 
-def test_revoked_key_is_refused_until_a_new_key(pit: Site, agents: dict[str, AgentKey]) -> None:
+def test_revoked_key_is_refused_until_a_new_key(
+    agents_pit: Site, agents: dict[str, AgentKey]
+) -> None:
     old = agents[TABLE]
     revocation = TableAgentRevoked(
         f"agent-{uuid.uuid4()}", now(), TABLE, old.key_id, "mgr", "agent box stolen"
     )
-    assert pit.journal.append(pit.sign(revocation, "mgr")).applied
-    assert "revoked" in refused(pit, signed(bet(), old))
-    assert "revoked" in refused(pit, bet())  # never taken unsigned again
+    assert agents_pit.journal.append(agents_pit.sign(revocation, "mgr")).applied
+    assert "revoked" in refused(agents_pit, signed(bet(), old))
+    assert "revoked" in refused(agents_pit, bet())  # never taken unsigned again
     new = AgentKey.generate(TABLE)
-    assert enroll(pit, new).applied
-    assert "not the table's agent key" in refused(pit, signed(bet(), old))
-    play(pit, new)
-    again = enroll(pit, AgentKey(TABLE, old.private))
+    assert enroll(agents_pit, new).applied
+    assert "not the table's agent key" in refused(agents_pit, signed(bet(), old))
+    play(agents_pit, new)
+    again = enroll(agents_pit, AgentKey(TABLE, old.private))
     assert not again.applied
     assert "is or was enrolled" in again.reason
 
 
-def test_rotation_retires_the_old_key(pit: Site, agents: dict[str, AgentKey]) -> None:
+def test_rotation_retires_the_old_key(agents_pit: Site, agents: dict[str, AgentKey]) -> None:
     new = AgentKey.generate(TABLE)
-    assert enroll(pit, new).applied
-    assert agents_of(pit.journal.state)[TABLE].key_id == new.key_id
-    assert "not the table's agent key" in refused(pit, signed(bet(), agents[TABLE]))
-    play(pit, new)
+    assert enroll(agents_pit, new).applied
+    assert agents_of(agents_pit.journal.state)[TABLE].key_id == new.key_id
+    assert "not the table's agent key" in refused(agents_pit, signed(bet(), agents[TABLE]))
+    play(agents_pit, new)
 
 
-def test_an_old_signed_event_sent_again_is_refused(pit: Site, agents: dict[str, AgentKey]) -> None:
+def test_an_old_signed_event_sent_again_is_refused(
+    agents_pit: Site, agents: dict[str, AgentKey]
+) -> None:
     long_ago = utc_iso(datetime.now(UTC) - MAX_AGE - timedelta(minutes=1))
-    assert "hours before" in refused(pit, signed(bet(), agents[TABLE], long_ago))
+    assert "hours before" in refused(agents_pit, signed(bet(), agents[TABLE], long_ago))
     ahead = utc_iso(datetime.now(UTC) + timedelta(minutes=10))
-    assert "after the controller's time" in refused(pit, signed(bet(), agents[TABLE], ahead))
+    assert "after the controller's time" in refused(agents_pit, signed(bet(), agents[TABLE], ahead))
 
 
-def test_one_key_one_holder(pit: Site, agents: dict[str, AgentKey]) -> None:
-    elsewhere = enroll(pit, AgentKey(OTHER_TABLE, agents[TABLE].private), OTHER_TABLE)
+def test_one_key_one_holder(agents_pit: Site, agents: dict[str, AgentKey]) -> None:
+    elsewhere = enroll(agents_pit, AgentKey(OTHER_TABLE, agents[TABLE].private), OTHER_TABLE)
     assert not elsewhere.applied
     assert "the agent of table T1" in elsewhere.reason
-    operators_key = enroll(pit, AgentKey(TABLE, pit.keys["sup1"]))
+    operators_key = enroll(agents_pit, AgentKey(TABLE, agents_pit.keys["sup1"]))
     assert not operators_key.applied
     assert "sup1" in operators_key.reason
 
 
-def test_enrollment_needs_a_manager(pit: Site) -> None:
+def test_enrollment_needs_a_manager(agents_pit: Site) -> None:
     key = AgentKey.generate(TABLE)
     event = TableAgentEnrolled(f"agent-{uuid.uuid4()}", now(), TABLE, key.public_key,
                                key.key_id, "sup1")  # fmt: skip
-    receipt = pit.journal.append(pit.sign(event, "sup1"))
+    receipt = agents_pit.journal.append(agents_pit.sign(event, "sup1"))
     assert not receipt.applied
     assert "may not enroll" in receipt.reason
-    unsigned = pit.journal.append(
+    unsigned = agents_pit.journal.append(
         msgspec.structs.replace(event, event_id="agent-unsigned", by="mgr")
     )
     assert not unsigned.applied
     assert "unsigned" in unsigned.reason
 
 
-def test_tables_without_an_agent_take_unsigned_events_as_before(pit: Site) -> None:
-    before = meter(pit)
-    assert pit.journal.append(bet()).applied
-    assert pit.journal.append(lock()).applied
-    assert meter(pit) != before
+def test_tables_without_an_agent_take_unsigned_events_as_before(agents_pit: Site) -> None:
+    before = meter(agents_pit)
+    assert agents_pit.journal.append(bet()).applied
+    assert agents_pit.journal.append(lock()).applied
+    assert meter(agents_pit) != before
 
 
 def test_old_journals_and_unsigned_rows_are_stored_and_hashed_as_before() -> None:

@@ -89,7 +89,7 @@ def lock_progressive(state: LedgerState, round_id: str, seats: range) -> LedgerS
 
 
 @pytest.fixture
-def floor() -> LedgerState:
+def voids_state() -> LedgerState:
     """One pool at sub-cent rates with a limit close above the seed; two tables feed it."""
     tables = {"fortune-1": paytable("fortune-1"), "progressive-1": paytable("progressive-1")}
     state, _ = run(
@@ -106,9 +106,9 @@ def floor() -> LedgerState:
 
 
 def test_bet_lock_void_cycles_leave_meter_reserve_overflow_and_counters_exactly_as_before(
-    floor: LedgerState,
+    voids_state: LedgerState,
 ) -> None:
-    state, before = floor, floor.pools["P1"]
+    state, before = voids_state, voids_state.pools["P1"]
     for cycle in range(12):
         # Six wagers of 28.75 cents pass the limit: part of each round goes to the overflow.
         state = lock_progressive(state, f"R{cycle}", range(1, 7))
@@ -131,9 +131,9 @@ def test_bet_lock_void_cycles_leave_meter_reserve_overflow_and_counters_exactly_
 
 
 def test_void_after_an_intervening_hit_on_the_pool_keeps_conservation(
-    floor: LedgerState,
+    voids_state: LedgerState,
 ) -> None:
-    state, lock = locked(floor, "R1", range(1, 3))
+    state, lock = locked(voids_state, "R1", range(1, 3))
     contributed = [e for e in lock if isinstance(e, Contributed)]
     # Another table hits 100 % of the meter while R1 is dealt: the meter resets to its seed.
     state, hit = run(
@@ -184,8 +184,8 @@ def enrolled(state: LedgerState) -> LedgerState:
     )[0]
 
 
-def test_a_device_cannot_void_a_held_round_and_a_supervisor_can(floor: LedgerState) -> None:
-    before = enrolled(floor)
+def test_a_device_cannot_void_a_held_round_and_a_supervisor_can(voids_state: LedgerState) -> None:
+    before = enrolled(voids_state)
     state = lock_progressive(before, "R1", range(1, 3))
     state, _ = run(state, device(CardDealt, "R1", 1, "Ac"), device(CardDealt, "R1", 2, "Ac"))
     assert state.table_states["T1"].phase is Phase.HELD
@@ -199,8 +199,10 @@ def test_a_device_cannot_void_a_held_round_and_a_supervisor_can(floor: LedgerSta
     assert len([e for e in effects if isinstance(e, ContributionRefunded)]) == 2
 
 
-def test_a_device_may_void_only_its_tables_round_while_it_is_dealt(floor: LedgerState) -> None:
-    state = lock_progressive(floor, "R1", range(1, 2))
+def test_a_device_may_void_only_its_tables_round_while_it_is_dealt(
+    voids_state: LedgerState,
+) -> None:
+    state = lock_progressive(voids_state, "R1", range(1, 2))
     state, _ = run(state, WagerLocked("w", AT, "T2", "D1", 1, "progressive", 100))
     # Another table's round, from this table's device: not a round of this table.
     with pytest.raises(LedgerError, match="round D1 is not open on table T1"):
@@ -213,9 +215,9 @@ def test_a_device_may_void_only_its_tables_round_while_it_is_dealt(floor: Ledger
         apply(state, void("R1"))  # once over, never again
 
 
-def test_a_void_journaled_before_refunds_keeps_its_first_meaning(floor: LedgerState) -> None:
+def test_a_void_journaled_before_refunds_keeps_its_first_meaning(voids_state: LedgerState) -> None:
     """An old event (no ``refund_contributions``): wagers back, contributions kept, as played."""
-    state = lock_progressive(floor, "R1", range(1, 3))
+    state = lock_progressive(voids_state, "R1", range(1, 3))
     state, _ = run(state, device(CardDealt, "R1", 1, "Ac"), device(CardDealt, "R1", 1, "Ac"))
     old = decode_event(
         '{"at":"2026-11-29T15:00:00Z","by":"device dealer","event_id":"v","kind":"round-voided",'

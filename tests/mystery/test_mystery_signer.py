@@ -44,13 +44,13 @@ FLOOR, CEILING = 100_000, 200_000
 
 
 @pytest.fixture
-def signer(tmp_path: Path) -> Iterator[SignerProcess]:
+def keeper_signer(tmp_path: Path) -> Iterator[SignerProcess]:
     write_controller_key(tmp_path)
     yield from running(tmp_path / "controller.key", tmp_path)
 
 
-def remote(signer: SignerProcess) -> RemoteSigner:
-    return RemoteSigner(signer.socket, timeout_s=5.0)
+def remote(keeper_signer: SignerProcess) -> RemoteSigner:
+    return RemoteSigner(keeper_signer.socket, timeout_s=5.0)
 
 
 def draw_request(client: RemoteSigner, draw: int = 1, controller: str = "c1") -> DrawRequest:
@@ -63,28 +63,28 @@ def query(cents: int, draw: int = 1) -> Query:
     return Query("c1", "journal-a", "grand", "mystery", draw, Meter(cents))
 
 
-def raw_answer(signer: SignerProcess, request: Request) -> bytes:
+def raw_answer(keeper_signer: SignerProcess, request: Request) -> bytes:
     """The signer's answer as bytes on the wire (what a shell as the service user reads)."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
         connection.settimeout(5.0)
-        connection.connect(str(signer.socket))
+        connection.connect(str(keeper_signer.socket))
         connection.sendall(frame(request))
         header = connection.recv(LENGTH.size, socket.MSG_WAITALL)
         return connection.recv(frame_length(header), socket.MSG_WAITALL)
 
 
 def test_the_trigger_is_drawn_and_kept_by_the_signer_and_revealed_only_at_the_hit(
-    signer: SignerProcess,
+    keeper_signer: SignerProcess,
 ) -> None:
-    client = remote(signer)
+    client = remote(keeper_signer)
     keeper: Keeper = client  # the remote signer is a keeper
     drawn = keeper.draw(draw_request(client))
     assert drawn.key_id == client.key_id
     assert keeper.draw(draw_request(client)) == drawn  # asked again: the same draw, never redrawn
-    sealed = signer.state.with_name("mystery.json")
+    sealed = keeper_signer.state.with_name("mystery.json")
     assert stat.S_IMODE(sealed.stat().st_mode) == 0o600
     before = sealed.read_bytes()
-    wire = raw_answer(signer, Request(1, "mystery-check", _fields(query(50_000))))
+    wire = raw_answer(keeper_signer, Request(1, "mystery-check", _fields(query(50_000))))
     assert b'"reveal":null' in wire
     assert b"trigger" not in wire
     assert b"nonce" not in wire
@@ -94,7 +94,7 @@ def test_the_trigger_is_drawn_and_kept_by_the_signer_and_revealed_only_at_the_hi
     assert reveal_holds(drawn, verdict.reveal, [client.public_key]) is None
     assert verdict.reveal.nonce.encode() in before  # kept in the signer's file from the draw
     assert verdict.reveal.hit == Meter(CEILING)
-    log = signer.stop().replace(str(signer.socket.parent), "FOLDER")
+    log = keeper_signer.stop().replace(str(keeper_signer.socket.parent), "FOLDER")
     assert verdict.reveal.nonce not in log
     assert re.search(rf"(?<!\d){verdict.reveal.trigger}(?!\d)", log) is None
 
@@ -104,9 +104,9 @@ def _fields(statement: Query | DrawRequest) -> dict[str, msgspec.Raw]:
 
 
 def test_a_shell_probing_the_signer_socket_is_refused_and_the_daemon_raises_an_alarm(
-    signer: SignerProcess,
+    keeper_signer: SignerProcess,
 ) -> None:
-    daemon, shell = remote(signer), remote(signer)
+    daemon, shell = remote(keeper_signer), remote(keeper_signer)
     daemon.draw(draw_request(daemon))
     assert not daemon.check(query(50_000), None).reached
     with pytest.raises(MysteryRefusedError, match="below the 50000 cents already asked"):
@@ -122,9 +122,9 @@ def test_a_shell_probing_the_signer_socket_is_refused_and_the_daemon_raises_an_a
 
 
 def test_a_shell_that_spends_the_draw_learns_a_trigger_the_daemon_no_longer_plays(
-    signer: SignerProcess,
+    keeper_signer: SignerProcess,
 ) -> None:
-    daemon, shell = remote(signer), remote(signer)
+    daemon, shell = remote(keeper_signer), remote(keeper_signer)
     drawn = daemon.draw(draw_request(daemon))
     assert not daemon.check(query(50_000), None).reached
     stolen = shell.check(query(CEILING), Meter(50_000)).reveal  # the shell spends the draw
@@ -135,17 +135,19 @@ def test_a_shell_that_spends_the_draw_learns_a_trigger_the_daemon_no_longer_play
 
 
 def test_a_shell_that_draws_first_with_a_range_of_its_own_is_an_alarm_for_the_daemon(
-    signer: SignerProcess,
+    keeper_signer: SignerProcess,
 ) -> None:
-    daemon, shell = remote(signer), remote(signer)
+    daemon, shell = remote(keeper_signer), remote(keeper_signer)
     narrow = msgspec.structs.replace(draw_request(shell), ceiling=FLOOR + 1)  # trigger: FLOOR
     shell.draw(narrow)
     with pytest.raises(MysteryAlarmError, match="asked again from 100000 to 200000"):
         daemon.draw(draw_request(daemon))
 
 
-async def test_the_daemon_asks_the_signer_on_the_event_loop_too(signer: SignerProcess) -> None:
-    client = remote(signer)
+async def test_the_daemon_asks_the_signer_on_the_event_loop_too(
+    keeper_signer: SignerProcess,
+) -> None:
+    client = remote(keeper_signer)
     drawn = await client.draw_async(draw_request(client))
     assert not (await client.check_async(query(50_000), None)).reached
     with pytest.raises(MysteryAlarmError, match="ahead of the daemon"):
@@ -156,8 +158,8 @@ async def test_the_daemon_asks_the_signer_on_the_event_loop_too(signer: SignerPr
     await client.aclose()
 
 
-def test_a_draw_for_another_controller_or_key_is_refused(signer: SignerProcess) -> None:
-    client = remote(signer)
+def test_a_draw_for_another_controller_or_key_is_refused(keeper_signer: SignerProcess) -> None:
+    client = remote(keeper_signer)
     with pytest.raises(MysteryRefusedError, match="not one this signer serves"):
         client.draw(draw_request(client, controller="c9"))
     with pytest.raises(MysteryRefusedError, match="not this signer's"):
@@ -165,7 +167,8 @@ def test_a_draw_for_another_controller_or_key_is_refused(signer: SignerProcess) 
     with pytest.raises(MysteryRefusedError, match="no draw 1"):
         client.check(query(50_000), None)
     answer = msgspec.json.decode(
-        raw_answer(signer, Request(1, "mystery-check", {"meter": msgspec.Raw(b"1")})), type=Answer
+        raw_answer(keeper_signer, Request(1, "mystery-check", {"meter": msgspec.Raw(b"1")})),
+        type=Answer,
     )
     assert not answer.ok
     assert client.draw(draw_request(client)).draw == 1  # the signer carried on
@@ -177,28 +180,28 @@ def test_a_signer_killed_and_restarted_keeps_the_sealed_draw_and_its_view_of_the
     tmp_path: Path,
 ) -> None:
     write_controller_key(tmp_path)
-    signer = start_signer(tmp_path / "controller.key", tmp_path)
+    keeper_signer = start_signer(tmp_path / "controller.key", tmp_path)
     try:
-        client = remote(signer)
+        client = remote(keeper_signer)
         drawn = client.draw(draw_request(client))
         assert not client.check(query(50_000), None).reached
-        signer.process.kill()  # SIGKILL: no chance to write anything more
-        signer.process.communicate()
-        signer = start_signer(tmp_path / "controller.key", tmp_path)
-        client = remote(signer)
+        keeper_signer.process.kill()  # SIGKILL: no chance to write anything more
+        keeper_signer.process.communicate()
+        keeper_signer = start_signer(tmp_path / "controller.key", tmp_path)
+        client = remote(keeper_signer)
         with pytest.raises(MysteryAlarmError, match="below the 50000 cents already asked"):
             client.check(query(40_000), Meter(30_000))
         assert client.draw(draw_request(client)) == drawn  # the same draw, not a new one
         verdict = client.check(query(CEILING), Meter(50_000))
         assert verdict.reveal is not None
         assert reveal_holds(drawn, verdict.reveal, [client.public_key]) is None
-        sealed = signer.state.with_name("mystery.json")
+        sealed = keeper_signer.state.with_name("mystery.json")
         assert stat.S_IMODE(sealed.stat().st_mode) == 0o600
         assert not sealed.with_name(".mystery.json.new").exists()
     finally:
-        if signer.process.poll() is None:
-            signer.process.kill()
-            signer.process.communicate()
+        if keeper_signer.process.poll() is None:
+            keeper_signer.process.kill()
+            keeper_signer.process.communicate()
 
 
 def test_the_signer_keeps_its_sealed_draws_where_sealed_names(tmp_path: Path) -> None:
@@ -243,10 +246,10 @@ def two_nodes(tmp_path: Path) -> Iterator[tuple[SignerProcess, SignerProcess]]:
     try:
         yield signers[0], signers[1]
     finally:
-        for signer in signers:
-            if signer.process.poll() is None:
-                signer.process.kill()
-                signer.process.communicate()
+        for keeper_signer in signers:
+            if keeper_signer.process.poll() is None:
+                keeper_signer.process.kill()
+                keeper_signer.process.communicate()
 
 
 def test_the_next_nodes_signer_takes_the_draw_from_its_envelope_and_reveals_its_trigger(
@@ -273,9 +276,9 @@ def test_the_next_nodes_signer_takes_the_draw_from_its_envelope_and_reveals_its_
 
 
 def test_a_signer_without_the_sealing_key_seals_nothing_and_opens_nothing(
-    signer: SignerProcess,
+    keeper_signer: SignerProcess,
 ) -> None:
-    client = remote(signer)
+    client = remote(keeper_signer)
     drawn = client.draw(draw_request(client))
     assert client.envelope(drawn) is None  # no envelope: the journal records the draw alone
     sealing = SealingKey.generate()
@@ -283,4 +286,4 @@ def test_a_signer_without_the_sealing_key_seals_nothing_and_opens_nothing(
     other = seal(draw_request(client, draw=1, controller="c1"), key.sign)
     envelope = seal_envelope(sealing, other)
     with pytest.raises(MysteryRefusedError, match="holds no sealing key"):
-        remote(signer).adopt(other.drawn, envelope, Meter(50_000))
+        remote(keeper_signer).adopt(other.drawn, envelope, Meter(50_000))

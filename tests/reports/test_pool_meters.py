@@ -40,32 +40,34 @@ ROUNDS = 27
 
 
 @pytest.fixture
-def site(tmp_path: Path) -> Iterator[Site[Journal]]:
+def meters_site(tmp_path: Path) -> Iterator[Site[Journal]]:
     with Journal(tmp_path / "journal.db") as journal:
-        site = Site.create(journal)
+        meters_site = Site.create(journal)
         table = msgspec.structs.replace(table_configured(), envy_includes_dealer=False)
         approval = ConfigurationApproved(
             "approval-1", now(), "digest-1", [pool_opened(), table], "mgr",
             dual_control_cents=100_000,
         )  # fmt: skip
-        site.append(site.sign(approval, "mgr"))
-        yield site
+        meters_site.append(meters_site.sign(approval, "mgr"))
+        yield meters_site
 
 
-def _play(site: Site[Journal]) -> list[str]:
+def _play(meters_site: Site[Journal]) -> list[str]:
     """The rounds; every third hit verified by a supervisor. The payout ids, in order."""
     payouts = []
     for number in range(ROUNDS):
         round_id = f"r{number}"
-        site.append(site.sign(wager(f"{round_id}-w1", round_id, 1), "sup1"))
-        site.append(site.sign(wager(f"{round_id}-w2", round_id, 2), "sup1"))
+        meters_site.append(meters_site.sign(wager(f"{round_id}-w1", round_id, 1), "sup1"))
+        meters_site.append(meters_site.sign(wager(f"{round_id}-w2", round_id, 2), "sup1"))
         hands = {1: FIVE_ACES, 2: NOTHING}
-        site.append(site.sign(settle(f"{round_id}-s", round_id, hands), "sup1"))
+        meters_site.append(meters_site.sign(settle(f"{round_id}-s", round_id, hands), "sup1"))
         payout_id = f"{round_id}-s/1/progressive"
         payouts.append(payout_id)
         if number % 3 == 0:
             verified = HitVerified(f"{round_id}-v", now(), payout_id, "sup2")
-            site.append(site.sign(verified, "sup2", "sup1"))  # dual control: over $1,000
+            meters_site.append(
+                meters_site.sign(verified, "sup2", "sup1")
+            )  # dual control: over $1,000
     return payouts
 
 
@@ -77,14 +79,14 @@ def _rows(path: Path) -> list[dict[str, object]]:
         reader.close()
 
 
-def test_13_69e_1_39a_b_the_pools_meters_wagers_and_hits(site: Site[Journal]) -> None:
-    _play(site)
+def test_13_69e_1_39a_b_the_pools_meters_wagers_and_hits(meters_site: Site[Journal]) -> None:
+    _play(meters_site)
     adjustment = MeterAdjusted(
         f"adj-{uuid.uuid4()}", now(), POOL, "meter", 5_000, "sup1", "sign test, ticket 4711"
     )
-    site.append(site.sign(adjustment, "sup1", "sup2"))
-    state = site.journal.state
-    rows = _rows(site.journal.path)
+    meters_site.append(meters_site.sign(adjustment, "sup1", "sup2"))
+    state = meters_site.journal.state
+    rows = _rows(meters_site.journal.path)
     found = meters(rows, 0, len(rows))
     pool = found.pools[POOL]
     assert (pool.wagers, pool.wagered_cents) == (2 * ROUNDS, 2 * ROUNDS * 100)
@@ -105,9 +107,9 @@ def test_13_69e_1_39a_b_the_pools_meters_wagers_and_hits(site: Site[Journal]) ->
     assert table.won_from_meters_cents == pool.won_cents
 
 
-def test_5320_8_the_last_25_hits_newest_first_with_who_verified(site: Site[Journal]) -> None:
-    payouts = _play(site)
-    rows = _rows(site.journal.path)
+def test_5320_8_the_last_25_hits_newest_first_with_who_verified(meters_site: Site[Journal]) -> None:
+    payouts = _play(meters_site)
+    rows = _rows(meters_site.journal.path)
     pool = meters(rows, 0, len(rows)).pools[POOL]
     assert [hit.payout_id for hit in pool.last_hits] == list(reversed(payouts))[:25]
     for hit in pool.last_hits:
@@ -119,9 +121,11 @@ def test_5320_8_the_last_25_hits_newest_first_with_who_verified(site: Site[Journ
             assert (hit.status, hit.verified_by) == ("pending", None)
 
 
-def test_a_period_counts_its_own_hits_and_lists_the_last_25_whenever(site: Site[Journal]) -> None:
-    payouts = _play(site)
-    rows = _rows(site.journal.path)
+def test_a_period_counts_its_own_hits_and_lists_the_last_25_whenever(
+    meters_site: Site[Journal],
+) -> None:
+    payouts = _play(meters_site)
+    rows = _rows(meters_site.journal.path)
     late = next(i for i, row in enumerate(rows) if row["event_id"] == "r20-w1")
     pool = meters(rows, late, len(rows)).pools[POOL]
     assert pool.hits == ROUNDS - 20

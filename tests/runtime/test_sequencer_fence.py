@@ -74,11 +74,6 @@ class Running:
     task: asyncio.Task[None]
 
 
-@pytest.fixture
-def url(postgres_url: str) -> DatabaseUrl:
-    return DatabaseUrl(postgres_url)
-
-
 def _sequencer(journal: PostgresJournal, commit_hang_s: float | None = None) -> Running:
     broadcast, halts = Recorded(), Halts()
     sequencer = Sequencer(journal, broadcast, commit_hang_s=commit_hang_s, halt=halts)
@@ -86,9 +81,9 @@ def _sequencer(journal: PostgresJournal, commit_hang_s: float | None = None) -> 
 
 
 @pytest.fixture
-async def node_a(url: DatabaseUrl) -> AsyncIterator[Running]:
+async def node_a(database_url: DatabaseUrl) -> AsyncIterator[Running]:
     """Node ``a``'s sequencer on a journal holding a pool and a table, its lease 1 s."""
-    journal = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    journal = PostgresJournal(database_url, fence=Fence("a", lease_s=1))
     journal.append_many([pool_opened(), table_configured()])
     running = _sequencer(journal)
     yield running
@@ -97,8 +92,8 @@ async def node_a(url: DatabaseUrl) -> AsyncIterator[Running]:
     journal.close()
 
 
-def _event_ids(url: str) -> list[str]:
-    with psycopg.connect(url) as connection:
+def _event_ids(database_url: str) -> list[str]:
+    with psycopg.connect(database_url) as connection:
         rows = connection.execute("SELECT event_id FROM journal ORDER BY seq").fetchall()
     return [str(event_id) for (event_id,) in rows]
 
@@ -111,11 +106,11 @@ def _closed_everything(published: list[AnyUpdate]) -> bool:
 
 
 async def test_a_sequencer_taken_over_commits_nothing_fails_closed_and_exits_75(
-    node_a: Running, url: DatabaseUrl
+    node_a: Running, database_url: DatabaseUrl
 ) -> None:
     sequencer = node_a.sequencer
     assert (await sequencer.submit(wager("a/w1", "r1", 1))).applied
-    restarted = PostgresJournal(url, fence=Fence("a", lease_s=1))  # node a's next process
+    restarted = PostgresJournal(database_url, fence=Fence("a", lease_s=1))  # node a's next process
     published = len(node_a.broadcast.published)
     with pytest.raises(ControllerUnavailableError, match="took the sequencer over"):
         await sequencer.submit(wager("a/w2", "r1", 2))
@@ -128,14 +123,14 @@ async def test_a_sequencer_taken_over_commits_nothing_fails_closed_and_exits_75(
     after = node_a.broadcast.published[published:]
     assert _closed_everything(after)
     assert not any(isinstance(update, MeterUpdate) for update in after)
-    assert _event_ids(url.url) == ["open-a", "table-1", "a/w1"]
+    assert _event_ids(database_url.url) == ["open-a", "table-1", "a/w1"]
     restarted.close()
 
 
 async def test_an_idle_sequencer_learns_it_was_taken_over_when_it_renews_its_lease(
-    node_a: Running, url: DatabaseUrl
+    node_a: Running, database_url: DatabaseUrl
 ) -> None:
-    restarted = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    restarted = PostgresJournal(database_url, fence=Fence("a", lease_s=1))
     await within(node_a.halts.called.wait(), "the renewal timer to find the fence taken")
     assert [status for status, _ in node_a.halts.calls] == [FENCED]
     assert _closed_everything(node_a.broadcast.published)
@@ -143,11 +138,13 @@ async def test_an_idle_sequencer_learns_it_was_taken_over_when_it_renews_its_lea
 
 
 async def test_a_sequencer_renewing_its_lease_keeps_another_node_out(
-    node_a: Running, url: DatabaseUrl
+    node_a: Running, database_url: DatabaseUrl
 ) -> None:
     # Node b waits once for the lease it finds to run out; node a's timer renews it meanwhile.
     with pytest.raises(FencedError, match="node 'a' holds the sequencer"):
-        await within(asyncio.to_thread(PostgresJournal, url, fence=Fence("b", lease_s=1)), "node b")
+        await within(
+            asyncio.to_thread(PostgresJournal, database_url, fence=Fence("b", lease_s=1)), "node b"
+        )
     assert (await node_a.sequencer.submit(wager("a/w1", "r1", 1))).applied
     assert node_a.halts.calls == []
 
@@ -164,8 +161,8 @@ async def test_a_commit_waiting_on_replication_is_never_cancelled_and_nothing_le
     """
     with PostgresJournal(DatabaseUrl(f"{stalled_postgres.url}?{LOCAL}")) as setup:
         setup.append_many([pool_opened(), table_configured()])
-    url = DatabaseUrl(stalled_postgres.url)
-    node = _sequencer(PostgresJournal(url, fence=Fence("a", lease_s=30)), commit_hang_s=1)
+    database_url = DatabaseUrl(stalled_postgres.url)
+    node = _sequencer(PostgresJournal(database_url, fence=Fence("a", lease_s=30)), commit_hang_s=1)
     receipt = node.sequencer.enqueue(wager("a/w1", "r1", 1))
     await within(node.halts.called.wait(), "the commit-hang bound")
     assert [status for status, _ in node.halts.calls] == [COMMIT_HUNG]
@@ -184,10 +181,12 @@ async def test_a_commit_waiting_on_replication_is_never_cancelled_and_nothing_le
     with pytest.raises(asyncio.CancelledError):
         await within(node.task, "the COMMIT to return once the standby is back")
     assert not receipt.done()
-    assert _event_ids(url.url) == ["open-a", "table-1", "a/w1"]
+    assert _event_ids(database_url.url) == ["open-a", "table-1", "a/w1"]
     node.journal.close()
 
-    restarted = _sequencer(PostgresJournal(url, fence=Fence("a", lease_s=30)), commit_hang_s=1)
+    restarted = _sequencer(
+        PostgresJournal(database_url, fence=Fence("a", lease_s=30)), commit_hang_s=1
+    )
     again = await restarted.sequencer.submit(wager("a/w1", "r1", 1))
     assert again.duplicate
     assert again.applied

@@ -22,11 +22,11 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-pytestmark = pytest.mark.usefixtures("umask")
+pytestmark = pytest.mark.usefixtures("key_umask")
 
 
 @pytest.fixture(params=(0o000, 0o077, 0o277), ids=lambda mask: f"umask-{mask:03o}")
-def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+def key_umask(request: pytest.FixtureRequest) -> Iterator[int]:
     with process_umask(request.param) as mask:
         yield mask
 

@@ -44,7 +44,7 @@ class Rig:
 
 
 @pytest.fixture
-def site(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Rig:
+def manifest_rig(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Rig:
     """A configuration, and its journal with a signed site whose configuration is approved.
 
     The manager's and a supervisor's key files are beside them (``mgr.key``, ``sup1.key``).
@@ -84,9 +84,9 @@ def test_every_installed_file_is_in_the_manifest() -> None:
 
 @pytest.mark.slow
 def test_operations_manifest_a_changed_configuration_refuses_to_start(
-    site: Rig, capsys: pytest.CaptureFixture[str]
+    manifest_rig: Rig, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config, database = site
+    config, database = manifest_rig
     assert approve(config, database) == 0
     assert main(["manifest", "check", "--config", str(config), "--db", str(database)]) == 0
     assert "match the manifest approved by mgr" in capsys.readouterr().out
@@ -100,16 +100,16 @@ def test_operations_manifest_a_changed_configuration_refuses_to_start(
 
 @pytest.mark.slow
 def test_operations_manifest_changed_software_refuses_to_start_and_names_the_file(
-    site: Rig,
+    manifest_rig: Rig,
 ) -> None:
-    config, database = site
+    config, database = manifest_rig
     manifest = current(load_config(config).digest)
     tampered = [
         (path, "0" * 64 if path == "controller/ledger/pool.py" else digest)
         for path, digest in manifest.files
     ]
     with Journal(database) as journal:
-        approvals = Site(journal, site.keys)
+        approvals = Site(journal, manifest_rig.keys)
         event = ManifestApproved(
             f"manifest-{uuid.uuid4()}",
             now(),
@@ -130,17 +130,19 @@ def test_operations_manifest_changed_software_refuses_to_start_and_names_the_fil
 
 
 def test_approving_a_manifest_is_a_managers_action(
-    site: Rig, capsys: pytest.CaptureFixture[str]
+    manifest_rig: Rig, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    config, database = site
+    config, database = manifest_rig
     assert approve(config, database, key="sup1") == 1
     assert "sup1 (supervisor) may not approve-manifest" in capsys.readouterr().err
     with Journal(database) as journal:
         assert journal.state.manifest is None
 
 
-def test_version_verbose_prints_the_digests(site: Rig, capsys: pytest.CaptureFixture[str]) -> None:
-    config, _ = site
+def test_version_verbose_prints_the_digests(
+    manifest_rig: Rig, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config, _ = manifest_rig
     assert main(["version", "--verbose", "--config", str(config)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("jackpotd ")

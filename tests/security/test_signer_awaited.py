@@ -37,21 +37,21 @@ TIMEOUT_S = 0.5
 
 
 @pytest.fixture
-def signer(tmp_path: Path) -> Iterator[SignerProcess]:
+def awaited_signer(tmp_path: Path) -> Iterator[SignerProcess]:
     write_controller_key(tmp_path)
     yield from stoppable(tmp_path / "controller.key", tmp_path, "node-1")
 
 
 def test_a_stopped_signer_is_unavailable_at_its_timeout_and_the_loop_runs_meanwhile(
-    signer: SignerProcess,
+    awaited_signer: SignerProcess,
 ) -> None:
-    client = RemoteSigner(signer.socket, timeout_s=TIMEOUT_S)
+    client = RemoteSigner(awaited_signer.socket, timeout_s=TIMEOUT_S)
     fields = {"v": 2, "pool": POOL, "meter_cents": 1, "key_id": client.key_id}
     data = signed_bytes(METER_DOMAIN, fields)
 
     async def scenario() -> tuple[int, float]:
         assert client.sign(data) == await client.sign_async(data)  # both ways, one signature
-        os.kill(signer.process.pid, signal.SIGSTOP)
+        os.kill(awaited_signer.process.pid, signal.SIGSTOP)
         ticks = 0
 
         async def tick() -> None:
@@ -66,7 +66,7 @@ def test_a_stopped_signer_is_unavailable_at_its_timeout_and_the_loop_runs_meanwh
             await client.sign_async(data)
         waited = time.monotonic() - started
         ticker.cancel()
-        os.kill(signer.process.pid, signal.SIGCONT)
+        os.kill(awaited_signer.process.pid, signal.SIGCONT)
         signature = await client.sign_async(data)  # a fresh connection: the late answer unread
         assert (
             MeterKeys([client.public_key]).refusal(METER_DOMAIN, {**fields, "sig": signature})

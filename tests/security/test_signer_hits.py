@@ -34,23 +34,23 @@ HIT = HitAnnouncement(utc_now(), 41, "t3/r-9/2/progressive", "main", "t3", 2, "r
 
 
 @pytest.fixture
-def signer(tmp_path: Path) -> Iterator[SignerProcess]:
+def hits_signer(tmp_path: Path) -> Iterator[SignerProcess]:
     write_controller_key(tmp_path)
     yield from running(tmp_path / "controller.key", tmp_path, "c1")
 
 
 def test_a_hit_signed_through_the_signer_verifies_as_the_controllers(
-    signer: SignerProcess,
+    hits_signer: SignerProcess,
 ) -> None:
-    client = RemoteSigner(signer.socket, timeout_s=5.0)
+    client = RemoteSigner(hits_signer.socket, timeout_s=5.0)
     payload = json.loads(hit_payload(HIT, Signer(client.key_id, client.sign), "c1"))
     assert (payload["v"], payload["controller"], payload["key_id"]) == (2, "c1", client.key_id)
     assert MeterKeys([client.public_key]).refusal(HIT_DOMAIN, payload) is None
 
 
 def test_a_hit_naming_a_controller_the_signer_does_not_serve_is_refused(
-    signer: SignerProcess,
+    hits_signer: SignerProcess,
 ) -> None:
-    client = RemoteSigner(signer.socket, timeout_s=5.0)
+    client = RemoteSigner(hits_signer.socket, timeout_s=5.0)
     with pytest.raises(SignerRefusedError, match="'c2' is not one this signer serves"):
         hit_payload(HIT, Signer(client.key_id, client.sign), "c2")

@@ -104,7 +104,7 @@ class Floor:
 
 
 @pytest.fixture
-async def floor(tmp_path: Path) -> AsyncIterator[Floor]:
+async def faults_floor(tmp_path: Path) -> AsyncIterator[Floor]:
     """The daemon and its console, sup1's passkey enrolled on the page's authenticator."""
     with PtyPair() as line:
         config, keys = console_floor(tmp_path, line.path)
@@ -119,12 +119,14 @@ async def floor(tmp_path: Path) -> AsyncIterator[Floor]:
             yield Floor(page, running, path, keys)
 
 
-async def test_a_supervisor_acknowledges_the_faults_listed_with_a_passkey(floor: Floor) -> None:
-    page = floor.page
-    before = ledger_facts(floor.running.runtime.journal.state)
-    await floor.fault()
-    newest = await floor.fault()
-    waiting = len(floor.faults())  # every fault journaled, none acknowledged yet
+async def test_a_supervisor_acknowledges_the_faults_listed_with_a_passkey(
+    faults_floor: Floor,
+) -> None:
+    page = faults_floor.page
+    before = ledger_facts(faults_floor.running.runtime.journal.state)
+    await faults_floor.fault()
+    newest = await faults_floor.fault()
+    waiting = len(faults_floor.faults())  # every fault journaled, none acknowledged yet
     await page.reload()
     listed = page.locator(f'.fault[data-fault="{newest}"]')
     await listed.wait_for()
@@ -146,16 +148,16 @@ async def test_a_supervisor_acknowledges_the_faults_listed_with_a_passkey(floor:
     await page.locator("#confirm-go").click()
     await page.locator("#result").get_by_text("Done: journaled as row").wait_for()
 
-    (row,) = floor.acknowledgements()
+    (row,) = faults_floor.acknowledgements()
     assert row["outcome"] == "applied", row["reason"]
     event = row["event"]
     assert (event["through"], event["count"], event["by"]) == (newest, waiting, "sup1")
     (signature,) = event["signatures"]
     assert signature["webauthn"]["credential_id"]
-    register = register_of(floor.running.runtime.journal.state)
+    register = register_of(faults_floor.running.runtime.journal.state)
     assert register is not None
     assert (register.through, register.by, register.waiting) == (newest, "sup1", 0)
-    assert ledger_facts(floor.running.runtime.journal.state) == before  # nothing moved
+    assert ledger_facts(faults_floor.running.runtime.journal.state) == before  # nothing moved
 
     await page.locator("#confirm-cancel").click()
     await page.locator("#faults").get_by_text("none waiting").wait_for()
@@ -165,26 +167,26 @@ async def test_a_supervisor_acknowledges_the_faults_listed_with_a_passkey(floor:
 
 
 async def test_a_fault_journaled_while_the_confirmation_is_open_makes_it_stale(
-    floor: Floor,
+    faults_floor: Floor,
 ) -> None:
-    page = floor.page
-    await asyncio.to_thread(floor.acknowledge_with_a_key_file, await floor.fault())
-    seen = await floor.fault()
+    page = faults_floor.page
+    await asyncio.to_thread(faults_floor.acknowledge_with_a_key_file, await faults_floor.fault())
+    seen = await faults_floor.fault()
     await page.reload()
     await page.locator(f'.fault[data-fault="{seen}"]').wait_for()
     await choose(page, "sup1")
     await page.locator("#faults-go").click()
     await page.locator("#confirm-title").get_by_text("Acknowledge these faults").wait_for()
-    later = await floor.fault()  # the controller journals another fault meanwhile
+    later = await faults_floor.fault()  # the controller journals another fault meanwhile
     await page.locator("#confirm-go").click()
     result = page.locator("#result")
     await result.get_by_text("Refused.").wait_for()
     text = await result.inner_text()
     assert "Another fault was journaled since this was drafted" in text, text
     assert NOTHING_MOVED in text
-    first, refused = floor.acknowledgements()
+    first, refused = faults_floor.acknowledgements()
     assert (first["outcome"], refused["outcome"]) == ("applied", "rejected")
-    register = register_of(floor.running.runtime.journal.state)
+    register = register_of(faults_floor.running.runtime.journal.state)
     assert register is not None
     assert (register.by, register.waiting) == ("sup2", 2)  # nothing more acknowledged
 
@@ -195,6 +197,6 @@ async def test_a_fault_journaled_while_the_confirmation_is_open_makes_it_stale(
     assert later in await page.locator("#confirm-fields").inner_text()
     await page.locator("#confirm-go").click()
     await result.get_by_text("Done: journaled as row").wait_for()
-    register = register_of(floor.running.runtime.journal.state)
+    register = register_of(faults_floor.running.runtime.journal.state)
     assert register is not None
     assert (register.through, register.by, register.waiting) == (later, "sup1", 0)

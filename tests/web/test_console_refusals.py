@@ -94,7 +94,9 @@ class Floor:
 
 
 @pytest.fixture
-async def floor(tmp_path: Path) -> AsyncIterator[tuple[Floor, dict[str, Ed25519PrivateKey]]]:
+async def refusing_floor(
+    tmp_path: Path,
+) -> AsyncIterator[tuple[Floor, dict[str, Ed25519PrivateKey]]]:
     """A running daemon and its console, sup1's passkey enrolled by the manager."""
     with PtyPair() as line:
         config, keys = console_floor(tmp_path, line.path)
@@ -122,9 +124,9 @@ async def draft_verify(page: Page, payout_id: str, by: str) -> str:
 
 
 async def test_an_assertion_for_one_pay_moved_onto_another_pays_draft_is_refused(
-    floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
+    refusing_floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
 ) -> None:
-    here, _ = floor
+    here, _ = refusing_floor
     other = await draft_verify(here.page, OTHER_SINGLE, "sup1")
 
     async def moved(route: Route, request: Request) -> None:
@@ -139,9 +141,9 @@ async def test_an_assertion_for_one_pay_moved_onto_another_pays_draft_is_refused
 
 
 async def test_client_data_altered_on_its_way_is_refused(
-    floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
+    refusing_floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
 ) -> None:
-    here, _ = floor
+    here, _ = refusing_floor
 
     async def altered(route: Route, request: Request) -> None:
         body = json.loads(request.post_data or "{}")
@@ -160,9 +162,9 @@ async def test_client_data_altered_on_its_way_is_refused(
 
 
 async def test_an_authenticator_whose_sign_count_goes_back_is_refused_as_a_suspected_clone(
-    floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
+    refusing_floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
 ) -> None:
-    here, keys = floor
+    here, keys = refusing_floor
     await here.start_verify(SINGLE)
     await here.page.locator("#confirm-go").click()
     await here.page.locator("#result").get_by_text("Done: journaled as row").wait_for()
@@ -216,9 +218,9 @@ def revoke(socket: Path, credential: str, key: Ed25519PrivateKey) -> None:
 
 
 async def test_a_passkey_revoked_while_its_draft_is_open_is_refused(
-    floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
+    refusing_floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
 ) -> None:
-    here, keys = floor
+    here, keys = refusing_floor
     (credential,) = passkeys_of(here.running.runtime.journal.state)
     await here.start_verify(SINGLE)
     await asyncio.to_thread(revoke, here.socket, credential, keys["mgr"])
@@ -227,9 +229,9 @@ async def test_a_passkey_revoked_while_its_draft_is_open_is_refused(
 
 
 async def test_a_supervisor_signing_a_managers_action_is_refused(
-    floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
+    refusing_floor: tuple[Floor, dict[str, Ed25519PrivateKey]],
 ) -> None:
-    here, _ = floor
+    here, _ = refusing_floor
     await choose(here.page, "sup1")
     await here.page.locator('#operators button.unlock[data-operator="sup2"]').click()
     await here.page.locator("#confirm-title").get_by_text("Unlock this operator").wait_for()

@@ -109,7 +109,7 @@ class Floor:
 
 
 @pytest.fixture
-async def floor(tmp_path: Path) -> AsyncIterator[Floor]:
+async def void_floor(tmp_path: Path) -> AsyncIterator[Floor]:
     """The daemon, its console with sup1's passkey enrolled, and T1's devices on the line."""
     with PtyPair() as line:
         config, keys = console_floor(tmp_path, line.path)
@@ -129,25 +129,25 @@ async def floor(tmp_path: Path) -> AsyncIterator[Floor]:
 
 
 async def test_a_supervisor_voids_a_held_round_with_a_passkey_and_its_contributions_come_back(
-    floor: Floor, tmp_path: Path
+    void_floor: Floor, tmp_path: Path
 ) -> None:
-    page, running = floor.page, floor.running
-    before = floor.facts()
-    reason = await floor.devices.hold(ROUND)
+    page, running = void_floor.page, void_floor.running
+    before = void_floor.facts()
+    reason = await void_floor.devices.hold(ROUND)
     assert reason == f"duplicate card {DUPLICATE} in round {ROUND}"
-    assert len(floor.rows("card-dealt")) == 2  # the resent frame was journaled once
-    assert floor.facts() != before  # the locked wagers contributed to the pool
+    assert len(void_floor.rows("card-dealt")) == 2  # the resent frame was journaled once
+    assert void_floor.facts() != before  # the locked wagers contributed to the pool
 
-    display = await floor.browser.new_page()
+    display = await void_floor.browser.new_page()
     await display.goto(running.url)
     t1 = display.locator("#tables tr", has_text=TABLE)
     await t1.get_by_text(f"HELD: {reason}").wait_for()
 
-    held = floor.held()
+    held = void_floor.held()
     await held.get_by_text(f"held: {reason}").wait_for()
     assert await held.locator(".amount").inner_text() == RETURNED
     assert f"{REFUND} off the pool" in await held.inner_text()
-    await floor.start_void()
+    await void_floor.start_void()
     assert await page.locator("#confirm-amount").inner_text() == RETURNED
     words = await page.locator("#confirm-words").inner_text()
     assert f"Void round {ROUND} on table {TABLE}" in words, words
@@ -160,11 +160,11 @@ async def test_a_supervisor_voids_a_held_round_with_a_passkey_and_its_contributi
     await page.locator("#confirm-go").click()
     await page.locator("#result").get_by_text("Done: journaled as row").wait_for()
 
-    assert floor.facts() == before  # every pool back to the fraction of a cent, nothing paid
+    assert void_floor.facts() == before  # every pool back to the fraction of a cent, nothing paid
     state = running.runtime.journal.state
     assert (TABLE, ROUND) not in state.rounds
     assert state.table_states[TABLE].phase is Phase.BETTING
-    signed_void_refunded(floor)
+    signed_void_refunded(void_floor)
 
     await page.locator("#confirm-cancel").click()
     await page.locator("#held").get_by_text("none").wait_for()
@@ -172,7 +172,7 @@ async def test_a_supervisor_voids_a_held_round_with_a_passkey_and_its_contributi
     await t1.get_by_text("BETTING").wait_for()
     assert "HELD" not in await t1.inner_text()
 
-    await floor.devices.play(NEXT_ROUND)  # the table plays on
+    await void_floor.devices.play(NEXT_ROUND)  # the table plays on
     pool = running.runtime.journal.state.pools["floor"]
     assert pool.meter == before[0]["floor"].meter + len(SEATS) * CONTRIBUTION_CENTS
     await running.stop()
@@ -183,9 +183,9 @@ async def test_a_supervisor_voids_a_held_round_with_a_passkey_and_its_contributi
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-def signed_void_refunded(floor: Floor) -> None:
+def signed_void_refunded(void_floor: Floor) -> None:
     """The journal's one void: sup1's passkey signed it, each seat's wager and contribution back."""
-    (voided,) = floor.rows("round-voided")
+    (voided,) = void_floor.rows("round-voided")
     assert voided["outcome"] == "applied", voided["reason"]
     event = voided["event"]
     assert (event["table_id"], event["round_id"], event["by"]) == (TABLE, ROUND, "sup1")
@@ -203,37 +203,37 @@ def signed_void_refunded(floor: Floor) -> None:
     assert len(returned) == len(SEATS), effects
 
 
-async def test_the_tables_own_device_may_not_void_a_held_round(floor: Floor) -> None:
-    await floor.devices.hold(ROUND)
-    held = floor.facts()
-    answer = await floor.devices.void(ROUND)
+async def test_the_tables_own_device_may_not_void_a_held_round(void_floor: Floor) -> None:
+    await void_floor.devices.hold(ROUND)
+    held = void_floor.facts()
+    answer = await void_floor.devices.void(ROUND)
     assert answer is not None
     assert answer.startswith("ACK,")  # durable: journaled, as refused
-    (refused,) = floor.rows("round-voided")
+    (refused,) = void_floor.rows("round-voided")
     assert refused["outcome"] == "rejected"
     assert "only a supervisor may void it" in refused["reason"]
-    assert floor.facts() == held
-    assert floor.devices.phase() is Phase.HELD
-    await floor.page.reload()
-    await floor.held().locator("button.void").wait_for()  # still the supervisor's to void
+    assert void_floor.facts() == held
+    assert void_floor.devices.phase() is Phase.HELD
+    await void_floor.page.reload()
+    await void_floor.held().locator("button.void").wait_for()  # still the supervisor's to void
 
 
-async def test_the_console_drafts_no_void_of_a_round_it_does_not_hold(floor: Floor) -> None:
-    devices = floor.devices
+async def test_the_console_drafts_no_void_of_a_round_it_does_not_hold(void_floor: Floor) -> None:
+    devices = void_floor.devices
     await devices.betting(ROUND)
     await devices.send(devices.card(ROUND, 0, DUPLICATE))  # being dealt, not held
-    before = floor.facts()
-    text = await floor.ask_void(ROUND)
+    before = void_floor.facts()
+    text = await void_floor.ask_void(ROUND)
     assert f"Round {ROUND} on table {TABLE} is not held" in text, text
     assert NOTHING_MOVED in text
-    await floor.page.locator("#confirm-cancel").click()
-    text = await floor.ask_void("shoe-6.9")
+    await void_floor.page.locator("#confirm-cancel").click()
+    text = await void_floor.ask_void("shoe-6.9")
     assert f"Round shoe-6.9 is not open on table {TABLE}" in text, text
     assert NOTHING_MOVED in text
-    assert floor.facts() == before
-    assert (TABLE, ROUND) in floor.running.runtime.journal.state.rounds
+    assert void_floor.facts() == before
+    assert (TABLE, ROUND) in void_floor.running.runtime.journal.state.rounds
     assert devices.phase() is Phase.DEALING
-    assert not floor.rows("round-voided")
+    assert not void_floor.rows("round-voided")
 
 
 def void_with_a_key_file(socket: Path, key: Ed25519PrivateKey) -> None:
@@ -248,30 +248,30 @@ def void_with_a_key_file(socket: Path, key: Ed25519PrivateKey) -> None:
 
 
 async def test_a_round_voided_while_its_void_is_open_at_the_console_is_not_voided_twice(
-    floor: Floor,
+    void_floor: Floor,
 ) -> None:
-    before = floor.facts()
-    await floor.devices.hold(ROUND)
-    await floor.held().wait_for()
-    await floor.start_void()
-    await asyncio.to_thread(void_with_a_key_file, floor.socket, floor.keys["sup2"])
-    assert floor.facts() == before
-    await floor.page.locator("#confirm-go").click()
-    result = floor.page.locator("#result")
+    before = void_floor.facts()
+    await void_floor.devices.hold(ROUND)
+    await void_floor.held().wait_for()
+    await void_floor.start_void()
+    await asyncio.to_thread(void_with_a_key_file, void_floor.socket, void_floor.keys["sup2"])
+    assert void_floor.facts() == before
+    await void_floor.page.locator("#confirm-go").click()
+    result = void_floor.page.locator("#result")
     await result.get_by_text("Refused.").wait_for()
     text = await result.inner_text()
     assert "This round is not open any more: it was voided or settled already." in text, text
     assert NOTHING_MOVED in text
-    assert floor.facts() == before
-    voids = floor.rows("round-voided")
+    assert void_floor.facts() == before
+    voids = void_floor.rows("round-voided")
     assert [row["outcome"] for row in voids] == ["applied", "rejected"]
-    await floor.page.locator("#confirm-cancel").click()
-    text = await floor.ask_void(ROUND)
+    await void_floor.page.locator("#confirm-cancel").click()
+    text = await void_floor.ask_void(ROUND)
     assert f"Round {ROUND} is not open on table {TABLE}: it was voided or settled" in text, text
 
 
 async def test_a_confirmation_given_another_rounds_amounts_says_so_and_signs_nothing(
-    floor: Floor,
+    void_floor: Floor,
 ) -> None:
     """The round and table the page shows amounts for are the ones in the bytes to be signed."""
 
@@ -281,16 +281,16 @@ async def test_a_confirmation_given_another_rounds_amounts_says_so_and_signs_not
         drafted["round"]["round_id"] = "shoe-6.9"
         await route.fulfill(response=response, json=drafted)
 
-    await floor.devices.hold(ROUND)
-    held = floor.facts()
-    await floor.held().wait_for()
-    await floor.page.route("**/console/api/draft", other_round)
-    await choose(floor.page, "sup1")
-    await floor.held().locator("button.void").click()
-    await floor.page.locator("#confirm-title").get_by_text("Refused").wait_for()
-    text = await floor.page.locator("#result").inner_text()
+    await void_floor.devices.hold(ROUND)
+    held = void_floor.facts()
+    await void_floor.held().wait_for()
+    await void_floor.page.route("**/console/api/draft", other_round)
+    await choose(void_floor.page, "sup1")
+    await void_floor.held().locator("button.void").click()
+    await void_floor.page.locator("#confirm-title").get_by_text("Refused").wait_for()
+    text = await void_floor.page.locator("#result").inner_text()
     assert "The console gave the amounts of another round" in text, text
     assert NOTHING_MOVED in text
-    assert await floor.page.locator("#confirm-go").is_hidden()
-    assert floor.facts() == held
-    assert floor.devices.phase() is Phase.HELD
+    assert await void_floor.page.locator("#confirm-go").is_hidden()
+    assert void_floor.facts() == held
+    assert void_floor.devices.phase() is Phase.HELD

@@ -108,7 +108,7 @@ class Daemon:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path) -> Iterator[Daemon]:
+def streams_daemon(tmp_path: Path) -> Iterator[Daemon]:
     running = Daemon(tmp_path, CAP)
     try:
         yield running
@@ -166,9 +166,9 @@ async def streamed_past(stream: aiohttp.ClientResponse, mark: int) -> None:
 
 @pytest.mark.slow
 async def test_300_event_streams_leave_healthz_responsive_and_those_beyond_the_cap_get_503(
-    daemon: Daemon,
+    streams_daemon: Daemon,
 ) -> None:
-    url = daemon.url
+    url = streams_daemon.url
     connector = aiohttp.TCPConnector(limit=0)  # one connection per stream, none pooled
     async with (
         aiohttp.ClientSession(connector=connector) as streams_session,
@@ -236,8 +236,8 @@ async def test_300_event_streams_leave_healthz_responsive_and_those_beyond_the_c
         await until(all_closed, "every stream to close")
         metrics = (await answered(probe, url + "metrics"))[1]
         assert sample(metrics, "jackpotd_display_streams_refused_total") == CONNECTIONS - CAP + 1
-    assert daemon.stop() == 0
-    log = daemon.log.read_text()
+    assert streams_daemon.stop() == 0
+    log = streams_daemon.log.read_text()
     # One warning for the whole episode at the cap, not one per refused stream.
     assert log.count("max_streams cap: further streams are refused") == 1, log
 

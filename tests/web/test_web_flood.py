@@ -149,7 +149,7 @@ def broker(tmp_path: Path) -> Iterator[Broker]:
 
 
 @pytest.fixture
-def daemon(tmp_path: Path, broker: Broker) -> Iterator[Daemon]:
+def flooded_daemon(tmp_path: Path, broker: Broker) -> Iterator[Daemon]:
     running = Daemon(tmp_path, broker)
     try:
         yield running
@@ -228,23 +228,23 @@ def bet(seq: int) -> bytes:
 
 
 async def test_a_slowloris_flood_on_the_web_port_leaves_every_table_event_journaled(
-    daemon: Daemon, broker: Broker
+    flooded_daemon: Daemon, broker: Broker
 ) -> None:
-    assert daemon.file_limit() == FILE_LIMIT < FLOOD
+    assert flooded_daemon.file_limit() == FILE_LIMIT < FLOOD
     held: list[socket.socket] = []
     async with aiomqtt.Client(broker.host, broker.port, identifier="table-t1") as table:
         await table.publish(TOPICS.table_status(TABLE), b"online", qos=1, retain=True)
         # Journaled once the controller has subscribed: its session now queues the events.
-        await until(lambda: bool(daemon.journaled(f"{TABLE}/status/")), "the table online")
-        peak = daemon.descriptors()
+        await until(lambda: bool(flooded_daemon.journaled(f"{TABLE}/status/")), "the table online")
+        peak = flooded_daemon.descriptors()
         answers: list[float] = []
         flooding = True
 
         async def floods() -> None:
             nonlocal flooding
-            held.extend([await slow_reader(daemon.port) for _ in range(SLOW_READERS)])
+            held.extend([await slow_reader(flooded_daemon.port) for _ in range(SLOW_READERS)])
             for start in range(0, FLOOD, 100):
-                batch = [half_sent(daemon.port, start + i) for i in range(100)]
+                batch = [half_sent(flooded_daemon.port, start + i) for i in range(100)]
                 held.extend(s for s in await asyncio.gather(*batch) if s is not None)
             flooding = False
 
@@ -256,33 +256,35 @@ async def test_a_slowloris_flood_on_the_web_port_leaves_every_table_event_journa
         async def watch() -> None:
             nonlocal peak
             while flooding:
-                answers.append(await healthy(daemon.url))
-                peak = max(peak, daemon.descriptors())
+                answers.append(await healthy(flooded_daemon.url))
+                peak = max(peak, flooded_daemon.descriptors())
 
         await within(asyncio.gather(floods(), table_plays(), watch()), "the flood", 60)
         expected = {f"{TABLE}/bs/{seq}" for seq in range(1, EVENTS + 1)}
-        await until(lambda: expected <= daemon.journaled(f"{TABLE}/bs/"), "every event journaled")
+        await until(
+            lambda: expected <= flooded_daemon.journaled(f"{TABLE}/bs/"), "every event journaled"
+        )
         assert len(answers) >= 3, answers  # /healthz was asked throughout the flood
         assert peak < FILE_LIMIT, f"{peak} descriptors open under a limit of {FILE_LIMIT}"
 
-        metrics = await scrape(daemon.url)
+        metrics = await scrape(flooded_daemon.url)
         assert sample(metrics, "jackpotd_web_connections_max") == CAP
         assert sample(metrics, "jackpotd_web_connections") <= CAP
         displaced = sample(metrics, 'jackpotd_web_connections_dropped_total{reason="displaced"}')
         assert displaced >= FLOOD + SLOW_READERS - CAP, metrics
         # Those left waiting are closed at the header deadline; /healthz answers after.
         await until(
-            lambda: open_web(daemon.url) <= MAX_STREAMS + 2,
+            lambda: open_web(flooded_daemon.url) <= MAX_STREAMS + 2,
             "the half-sent requests to be closed",
             HEADER_TIMEOUT_S + 10,
         )
-        await healthy(daemon.url)
-        metrics = await scrape(daemon.url)
+        await healthy(flooded_daemon.url)
+        metrics = await scrape(flooded_daemon.url)
         assert sample(metrics, 'jackpotd_web_connections_dropped_total{reason="header-timeout"}')
     for sock in held:
         sock.close()
-    assert daemon.stop() == 0
-    log = daemon.log.read_text()
+    assert flooded_daemon.stop() == 0
+    log = flooded_daemon.log.read_text()
     assert len(log.encode()) < LOG_BYTES, log[-4000:]
     assert "Too many open files" not in log, log[-4000:]
 

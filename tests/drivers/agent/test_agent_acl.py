@@ -48,7 +48,9 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture(scope="module")
-def broker(tmp_path_factory: pytest.TempPathFactory, credentials: Credentials) -> Iterator[Broker]:
+def acl_broker(
+    tmp_path_factory: pytest.TempPathFactory, credentials: Credentials
+) -> Iterator[Broker]:
     running_broker = start_shipped(tmp_path_factory.mktemp("broker"), credentials)
     try:
         yield running_broker
@@ -56,12 +58,12 @@ def broker(tmp_path_factory: pytest.TempPathFactory, credentials: Credentials) -
         running_broker.close()
 
 
-def table_login(broker: Broker, credentials: Credentials) -> BrokerSettings:
+def table_login(acl_broker: Broker, credentials: Credentials) -> BrokerSettings:
     """Table t1's [broker] settings: its user, its password file, its certificate."""
     cert, key = credentials.cert("t1")
     return BrokerSettings(
         host=HOST,
-        port=broker.port,
+        port=acl_broker.port,
         client_id="table-t1",
         username="t1",
         password_file=str(credentials.password_file("t1")),
@@ -76,23 +78,23 @@ def table_login(broker: Broker, credentials: Credentials) -> BrokerSettings:
 
 
 def test_the_controller_alone_may_acknowledge_a_table_agent(
-    broker: Broker, credentials: Credentials, tmp_path: Path
+    acl_broker: Broker, credentials: Credentials, tmp_path: Path
 ) -> None:
     outbox = AgentOutboxStore(tmp_path / "agent.db", "t1")
-    source = MqttSource(controller_settings(broker, credentials), timeout_s=5.0)
+    source = MqttSource(controller_settings(acl_broker, credentials), timeout_s=5.0)
     agents: list[Agent] = []
 
     def as_table_t1(config: AgentConfig) -> AgentConfig:
-        return dataclasses.replace(config, broker=table_login(broker, credentials))
+        return dataclasses.replace(config, broker=table_login(acl_broker, credentials))
 
     async def scenario(intake: JournalIntake) -> None:
         async with (
             running(source.run(intake)),
-            agent_at_table(broker.port, tmp_path, outbox, as_table_t1) as (agent, device),
+            agent_at_table(acl_broker.port, tmp_path, outbox, as_table_t1) as (agent, device),
         ):
             agents.append(agent)
             # Table t2 forges t1's acknowledgement of everything t1 will store.
-            async with connect(broker, credentials, "t2", "table-t2") as forger:
+            async with connect(acl_broker, credentials, "t2", "table-t2") as forger:
                 forged = encode_ack(Ack("t1", outbox.boot, 1, 1, 0), AT)
                 await publish(forger, TOPICS.table_command("t1", "ack"), forged)
             assert await device.send("LOCK,dealer,1,r1") == "ACK,dealer,1"

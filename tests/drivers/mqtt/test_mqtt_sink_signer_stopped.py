@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def signer(tmp_path: Path) -> Iterator[SignerProcess]:
+def stoppable_signer(tmp_path: Path) -> Iterator[SignerProcess]:
     write_controller_key(tmp_path)
     yield from stoppable(tmp_path / "controller.key", tmp_path, "node-1")
 
@@ -66,9 +66,9 @@ async def until_true(condition: object, what: str) -> None:
 
 
 def test_meters_and_a_hit_put_in_while_the_signer_is_stopped_are_published_signed_after(
-    signer: SignerProcess, mosquitto: Broker, journal: Journal
+    stoppable_signer: SignerProcess, mosquitto: Broker, journal: Journal
 ) -> None:
-    client = RemoteSigner(signer.socket, timeout_s=0.5)
+    client = RemoteSigner(stoppable_signer.socket, timeout_s=0.5)
     follower = WatchedFollower(
         settings_for(mosquitto.port), client_id="sign-pit-2", pools=[POOL],
         backoff=Backoff(0.02, 0.2), timeout_s=2.0, keys=MeterKeys([client.public_key]),
@@ -83,7 +83,7 @@ def test_meters_and_a_hit_put_in_while_the_signer_is_stopped_are_published_signe
         async with mqtt_sign(follower) as face, running(sink.run(feed(queue))):
             queue.put_nowait(meter(10_00, 6, epoch=1))
             await settled(face, "$10.00")
-            os.kill(signer.process.pid, signal.SIGSTOP)
+            os.kill(stoppable_signer.process.pid, signal.SIGSTOP)
             for update in (meter(11_00, 7, 1), meter(12_00, 8, 1), hit, meter(13_00, 9, 1)):
                 queue.put_nowait(update)
             signing = sink.signing
@@ -91,7 +91,7 @@ def test_meters_and_a_hit_put_in_while_the_signer_is_stopped_are_published_signe
             await until_true(lambda: signing.unavailable >= 2, "two signatures timed out")
             assert face.text == "$10.00"
             assert queue.empty(), "the sink's intake went on taking the updates"
-            os.kill(signer.process.pid, signal.SIGCONT)
+            os.kill(stoppable_signer.process.pid, signal.SIGCONT)
             await settled(face, "JACKPOT T1 SEAT 3 $250.00")
             await until(lambda: follower.meters[POOL].meter_cents == 13_00, "the newest meter")
         assert signing.replaced >= 1, "a meter not yet signed was replaced by its pool's newer"

@@ -42,33 +42,28 @@ if TYPE_CHECKING:
 
 
 @pytest.fixture
-def url(postgres_url: str) -> DatabaseUrl:
-    return DatabaseUrl(postgres_url)
-
-
-@pytest.fixture
-def pg_journal(url: DatabaseUrl) -> Iterator[PostgresJournal]:
+def pg_journal(database_url: DatabaseUrl) -> Iterator[PostgresJournal]:
     """A PostgreSQL journal holding one pool and one table."""
-    opened = PostgresJournal(url)
+    opened = PostgresJournal(database_url)
     for event in (pool_opened(), table_configured()):
         assert opened.append(event).applied
     yield opened
     opened.close()
 
 
-def _rows(url: DatabaseUrl) -> list[dict[str, Any]]:
-    with psycopg.connect(url.url) as connection:
+def _rows(database_url: DatabaseUrl) -> list[dict[str, Any]]:
+    with psycopg.connect(database_url.url) as connection:
         return [row.values for row in read_rows(connection)]
 
 
-def _sql(url: DatabaseUrl, statement: str) -> None:
-    with psycopg.connect(url.url, autocommit=True) as connection:
+def _sql(database_url: DatabaseUrl, statement: str) -> None:
+    with psycopg.connect(database_url.url, autocommit=True) as connection:
         connection.execute(statement)
 
 
-def _edit_pool(url: DatabaseUrl, name: str, value: object) -> None:
+def _edit_pool(database_url: DatabaseUrl, name: str, value: object) -> None:
     """Someone with the database's password sets a value of the pool's stored state."""
-    with psycopg.connect(url.url, autocommit=True) as connection:
+    with psycopg.connect(database_url.url, autocommit=True) as connection:
         connection.execute(
             "UPDATE pools SET state = "
             "(state::jsonb || jsonb_build_object(%s::text, %s::jsonb))::text",
@@ -77,7 +72,7 @@ def _edit_pool(url: DatabaseUrl, name: str, value: object) -> None:
 
 
 def test_the_same_events_make_the_same_rows_and_hashes_as_the_sqlite_file(
-    tmp_path: Path, pg_journal: PostgresJournal, url: DatabaseUrl
+    tmp_path: Path, pg_journal: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
     with opened_journal(tmp_path / "journal.db") as file:
         for both in (file, pg_journal):
@@ -85,7 +80,7 @@ def test_the_same_events_make_the_same_rows_and_hashes_as_the_sqlite_file(
             play(both, 1, 40)
         # A checkpoint of either signs the same head and state: the same rows before it.
         assert (file.head, snapshot(file.state)) == (pg_journal.head, snapshot(pg_journal.state))
-        assert list(file.rows()) == _rows(url)
+        assert list(file.rows()) == _rows(database_url)
 
 
 def test_verify_passes_a_played_journal_with_its_checkpoints_signed(
@@ -104,29 +99,31 @@ def test_verify_passes_a_played_journal_with_its_checkpoints_signed(
 
 
 def test_verify_finds_a_meter_edited_in_the_database(
-    pg_journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
     play_rounds(pg_journal)
-    _edit_pool(url, "hits_count", 0)
+    _edit_pool(database_url, "hits_count", 0)
     report = pg_journal.verify()
     assert not report.ok
     assert any("pools/pool-a" in problem for problem in report.problems), report.problems
 
 
 def test_verify_finds_a_row_edited_or_removed_in_the_database(
-    pg_journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
     play_rounds(pg_journal)
-    _sql(url, "UPDATE journal SET event = replace(event, '100', '900') WHERE seq = 3")
+    _sql(database_url, "UPDATE journal SET event = replace(event, '100', '900') WHERE seq = 3")
     problems = pg_journal.verify().problems
     assert any(problem.startswith("row 3: ") for problem in problems), problems
-    _sql(url, "DELETE FROM journal WHERE seq = 5")  # no reference holds it (archives remove rows)
+    _sql(
+        database_url, "DELETE FROM journal WHERE seq = 5"
+    )  # no reference holds it (archives remove rows)
     problems = pg_journal.verify().problems
     assert "row 6: expected row 5; rows are missing" in problems
 
 
 def test_the_start_up_check_refuses_a_meter_edited_in_the_database(
-    pg_journal: PostgresJournal, url: DatabaseUrl, key: ControllerKey
+    pg_journal: PostgresJournal, database_url: DatabaseUrl, key: ControllerKey
 ) -> None:
     play_rounds(pg_journal)
     checkpoint(pg_journal, key)
@@ -136,61 +133,63 @@ def test_the_start_up_check_refuses_a_meter_edited_in_the_database(
     # From the checkpoint: its own row and the nine after it.
     assert (check.checkpoint is not None, check.replayed) == (True, 10)
     meter = pg_journal.state.pools[POOL].meter
-    _edit_pool(url, "meter", "250000000")
-    with PostgresJournal(url) as reopened:
+    _edit_pool(database_url, "meter", "250000000")
+    with PostgresJournal(database_url) as reopened:
         problems = reopened.check_state(key).problems
     assert problems == [f"pools/{POOL}: meter 250000000 in the table, {meter} by the journal"]
 
 
 def test_a_server_that_would_acknowledge_a_commit_it_has_not_flushed_is_refused(
-    url: DatabaseUrl,
+    database_url: DatabaseUrl,
 ) -> None:
-    _sql(url, f"ALTER DATABASE {url.database} SET synchronous_commit = off")
+    _sql(database_url, f"ALTER DATABASE {database_url.database} SET synchronous_commit = off")
     with pytest.raises(JournalError, match=r"synchronous_commit is off for this database"):
-        PostgresJournal(url)
+        PostgresJournal(database_url)
 
 
 def test_a_journal_connection_bounds_its_wait_on_a_network_that_stopped_answering(
-    url: DatabaseUrl,
+    database_url: DatabaseUrl,
 ) -> None:
     """docs/ha.md: keepalives and ``tcp_user_timeout``, unless the journal URL sets its own."""
-    with connect(url) as connection:
+    with connect(database_url) as connection:
         parameters = connection.info.get_parameters()
     assert {name: parameters.get(name) for name in NETWORK_BOUNDS} == NETWORK_BOUNDS
-    own = DatabaseUrl(f"{url.url}?tcp_user_timeout=30000")
+    own = DatabaseUrl(f"{database_url.url}?tcp_user_timeout=30000")
     with connect(own) as connection:
         assert connection.info.get_parameters()["tcp_user_timeout"] == "30000"
         assert connection.info.get_parameters()["keepalives_idle"] == "5"
 
 
-def test_a_database_that_holds_other_tables_is_not_made_a_journal(url: DatabaseUrl) -> None:
-    _sql(url, "CREATE TABLE customers (name TEXT)")
+def test_a_database_that_holds_other_tables_is_not_made_a_journal(
+    database_url: DatabaseUrl,
+) -> None:
+    _sql(database_url, "CREATE TABLE customers (name TEXT)")
     with pytest.raises(JournalError, match=r"not a journal: the database holds other tables"):
-        PostgresJournal(url)
+        PostgresJournal(database_url)
 
 
 def test_another_writers_rows_are_replayed_and_its_tables_never_trusted(
-    pg_journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
-    with PostgresJournal(url) as other:
+    with PostgresJournal(database_url) as other:
         assert other.append(wager("r1-w1", "r1", 1)).seq == 3
     assert pg_journal.append(wager("r1-w2", "r1", 2)).seq == 4  # caught up first
     assert pg_journal.state.pools[POOL].wagers_count == 2
-    with PostgresJournal(url) as other:
+    with PostgresJournal(database_url) as other:
         other.append(wager("r1-w3", "r1", 3))
-    _edit_pool(url, "wagers_count", 9)
+    _edit_pool(database_url, "wagers_count", 9)
     with pytest.raises(JournalError, match=r"another process wrote the journal, and the stored"):
         pg_journal.append(wager("r1-w4", "r1", 4))
     assert pg_journal.head[0] == 4
 
 
 def test_a_commit_cut_off_fails_closed_and_the_next_write_finds_what_it_left(
-    pg_journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
     pg_journal.append(wager("r1-w1", "r1", 1))
     prepared = pg_journal.prepare([wager("r1-w2", "r1", 2)])
     (pid,) = pg_journal.db.execute("SELECT pg_backend_pid()").fetchone() or (0,)
-    _sql(url, f"SELECT pg_terminate_backend({pid})")
+    _sql(database_url, f"SELECT pg_terminate_backend({pid})")
     with pytest.raises(JournalError, match=r"cannot write the journal"):
         prepared.commit()
     assert pg_journal.head[0] == 3  # nothing adopted, nothing acknowledged
@@ -200,7 +199,7 @@ def test_a_commit_cut_off_fails_closed_and_the_next_write_finds_what_it_left(
 
 
 def test_a_sinks_outbox_keeps_its_messages_and_the_hits_it_announced(
-    pg_journal: PostgresJournal, url: DatabaseUrl
+    pg_journal: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
     outbox = pg_journal.outbox("broker-a")
     other = pg_journal.outbox("broker-b")
@@ -222,6 +221,6 @@ def test_a_sinks_outbox_keeps_its_messages_and_the_hits_it_announced(
     finally:
         outbox.close()
         other.close()
-    gone = DatabaseUrl(url.url.rsplit("/", 1)[0] + "/no_such_database")
+    gone = DatabaseUrl(database_url.url.rsplit("/", 1)[0] + "/no_such_database")
     with pytest.raises(OutboxError, match=r"cannot open the MQTT outbox"):
         PostgresOutbox(gone, "broker-a")

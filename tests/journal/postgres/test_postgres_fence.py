@@ -18,7 +18,6 @@ from support.journal.journal_rig import pool_opened, table_configured, wager
 from controller.journal import JournalError
 from controller.journal.appending import append_events
 from controller.journal.errors import FencedError
-from controller.journal.location import DatabaseUrl
 from controller.journal.postgres import fence
 from controller.journal.postgres import store as postgres_store
 from controller.journal.postgres.fence import Fence
@@ -28,23 +27,20 @@ from controller.ledger_journal.postgres import PostgresJournal
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-
-@pytest.fixture
-def url(postgres_url: str) -> DatabaseUrl:
-    return DatabaseUrl(postgres_url)
+    from controller.journal.location import DatabaseUrl
 
 
 @pytest.fixture
-def first(url: DatabaseUrl) -> Iterator[PostgresJournal]:
+def first(database_url: DatabaseUrl) -> Iterator[PostgresJournal]:
     """Node ``a``'s journal, holding one pool and one table, its lease 30 s."""
-    journal = PostgresJournal(url, fence=Fence("a", lease_s=30))
+    journal = PostgresJournal(database_url, fence=Fence("a", lease_s=30))
     journal.append_many([pool_opened(), table_configured()])
     yield journal
     journal.close()
 
 
-def _fence_row(url: DatabaseUrl) -> tuple[int, str, float]:
-    with psycopg.connect(url.url) as connection:
+def _fence_row(database_url: DatabaseUrl) -> tuple[int, str, float]:
+    with psycopg.connect(database_url.url) as connection:
         row = connection.execute(
             "SELECT epoch, holder, extract(epoch FROM lease_expires - clock_timestamp())::float8 "
             "FROM sequencer_fence"
@@ -53,49 +49,49 @@ def _fence_row(url: DatabaseUrl) -> tuple[int, str, float]:
     return int(row[0]), str(row[1]), float(row[2])
 
 
-def _event_ids(url: DatabaseUrl) -> list[str]:
-    with psycopg.connect(url.url) as connection:
+def _event_ids(database_url: DatabaseUrl) -> list[str]:
+    with psycopg.connect(database_url.url) as connection:
         return [str(row.values["event_id"]) for row in read_rows(connection)]
 
 
 def test_the_first_node_to_open_a_journal_takes_epoch_1_and_holds_a_lease(
-    first: PostgresJournal, url: DatabaseUrl
+    first: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
-    epoch, holder, left = _fence_row(url)
+    epoch, holder, left = _fence_row(database_url)
     assert (first.epoch, epoch, holder) == (1, 1, "a")
     assert 0 < left <= 30
     assert first.lease_renewal_s == 10
 
 
 def test_a_journal_opened_without_a_fence_writes_as_another_writer_at_epoch_0(
-    first: PostgresJournal, url: DatabaseUrl
+    first: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
-    with PostgresJournal(url) as command:
+    with PostgresJournal(database_url) as command:
         receipt = command.append(wager("cmd/w1", "r1", 1))
         assert command.epoch == 0
         assert command.lease_renewal_s is None
     assert receipt.applied
     assert first.append(wager("seq/w2", "r1", 2)).applied  # caught up, still the sequencer
-    assert _fence_row(url)[:2] == (1, "a")
+    assert _fence_row(database_url)[:2] == (1, "a")
 
 
 def test_a_takeover_while_the_holders_lease_is_live_is_refused(
-    first: PostgresJournal, url: DatabaseUrl
+    first: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
     with pytest.raises(FencedError, match=r"node 'a' holds the sequencer \(epoch 1\)"):
-        PostgresJournal(url, fence=Fence("b", lease_s=1))
-    assert _fence_row(url)[:2] == (1, "a")
+        PostgresJournal(database_url, fence=Fence("b", lease_s=1))
+    assert _fence_row(database_url)[:2] == (1, "a")
     assert first.append(wager("a/w1", "r1", 1)).applied
 
 
 def test_a_takeover_after_the_lease_runs_out_grows_the_epoch_and_fences_the_first(
-    url: DatabaseUrl,
+    database_url: DatabaseUrl,
 ) -> None:
-    old = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    old = PostgresJournal(database_url, fence=Fence("a", lease_s=1))
     old.append_many([pool_opened(), table_configured(), wager("a/w1", "r1", 1)])
     # Node a stops renewing (paused, partitioned): node b waits out its lease, then takes over.
-    new = PostgresJournal(url, fence=Fence("b", lease_s=1))
-    assert (new.epoch, _fence_row(url)[:2]) == (2, (2, "b"))
+    new = PostgresJournal(database_url, fence=Fence("b", lease_s=1))
+    assert (new.epoch, _fence_row(database_url)[:2]) == (2, (2, "b"))
     head = old.head
     with pytest.raises(FencedError, match=r"node 'b' took the sequencer over \(epoch 2\)"):
         old.append_many([wager("a/w2", "r1", 2), wager("a/w3", "r1", 3)])
@@ -103,59 +99,61 @@ def test_a_takeover_after_the_lease_runs_out_grows_the_epoch_and_fences_the_firs
     assert new.append(wager("b/w2", "r1", 2)).applied
     with pytest.raises(FencedError):  # and again: it never writes under epoch 1 again
         old.renew()
-    assert _event_ids(url) == ["open-a", "table-1", "a/w1", "b/w2"]
+    assert _event_ids(database_url) == ["open-a", "table-1", "a/w1", "b/w2"]
     assert new.verify().ok
     old.close()
     new.close()
 
 
 def test_the_same_node_restarting_takes_over_at_once_and_fences_its_old_process(
-    first: PostgresJournal, url: DatabaseUrl
+    first: PostgresJournal, database_url: DatabaseUrl
 ) -> None:
-    restarted = PostgresJournal(url, fence=Fence("a", lease_s=30))
+    restarted = PostgresJournal(database_url, fence=Fence("a", lease_s=30))
     assert restarted.epoch == 2
     with pytest.raises(FencedError):
         first.append(wager("old/w1", "r1", 1))
     assert restarted.append(wager("new/w1", "r1", 1)).applied
-    assert "old/w1" not in _event_ids(url)
+    assert "old/w1" not in _event_ids(database_url)
     restarted.close()
 
 
-def test_a_clean_close_ends_the_lease_so_the_next_node_need_not_wait(url: DatabaseUrl) -> None:
-    PostgresJournal(url, fence=Fence("a", lease_s=300)).close()
+def test_a_clean_close_ends_the_lease_so_the_next_node_need_not_wait(
+    database_url: DatabaseUrl,
+) -> None:
+    PostgresJournal(database_url, fence=Fence("a", lease_s=300)).close()
     # Had the lease not ended, 300 s left is beyond b's own lease: b would be refused at once.
-    with PostgresJournal(url, fence=Fence("b", lease_s=1)) as taken:
+    with PostgresJournal(database_url, fence=Fence("b", lease_s=1)) as taken:
         assert taken.epoch == 2
 
 
-def test_a_renewal_moves_the_lease_on(first: PostgresJournal, url: DatabaseUrl) -> None:
-    with psycopg.connect(url.url, autocommit=True) as admin:
+def test_a_renewal_moves_the_lease_on(first: PostgresJournal, database_url: DatabaseUrl) -> None:
+    with psycopg.connect(database_url.url, autocommit=True) as admin:
         admin.execute("UPDATE sequencer_fence SET lease_expires = clock_timestamp()")
     first.renew()
-    assert _fence_row(url)[2] > 25
+    assert _fence_row(database_url)[2] > 25
 
 
 def test_a_writer_paused_between_its_writes_and_its_commit_loses_its_session_not_the_lock(
-    url: DatabaseUrl,
+    database_url: DatabaseUrl,
 ) -> None:
     """A node paused inside a transaction would hold the fence row and the journal's lock.
 
     The server ends its session once it has sat idle in it for a lease, so another node takes
     over; the paused node's ``COMMIT`` then fails and nothing of its batch is in.
     """
-    paused = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    paused = PostgresJournal(database_url, fence=Fence("a", lease_s=1))
     paused.append_many([pool_opened(), table_configured()])
     prepared = paused.prepare([wager("a/w1", "r1", 1)])
     taker: list[PostgresJournal] = []
     opening = threading.Thread(
-        target=lambda: taker.append(PostgresJournal(url, fence=Fence("b", lease_s=1)))
+        target=lambda: taker.append(PostgresJournal(database_url, fence=Fence("b", lease_s=1)))
     )
     opening.start()
     opening.join(timeout=30)
     assert taker, "node b did not take over"
     with pytest.raises(JournalError):
         prepared.commit()
-    assert _event_ids(url) == ["open-a", "table-1"]
+    assert _event_ids(database_url) == ["open-a", "table-1"]
     assert taker[0].epoch == 2
     with pytest.raises(FencedError):
         paused.append(wager("a/w2", "r1", 2))
@@ -164,10 +162,10 @@ def test_a_writer_paused_between_its_writes_and_its_commit_loses_its_session_not
 
 
 def test_a_writer_paused_as_soon_as_it_holds_the_fence_loses_its_session_too(
-    url: DatabaseUrl, monkeypatch: pytest.MonkeyPatch
+    database_url: DatabaseUrl, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Paused after locking the fence row, before any write, a node must not keep it either."""
-    paused = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    paused = PostgresJournal(database_url, fence=Fence("a", lease_s=1))
     paused.append_many([pool_opened(), table_configured()])
     resume = threading.Event()
     holding = threading.Event()
@@ -190,14 +188,14 @@ def test_a_writer_paused_as_soon_as_it_holds_the_fence_loses_its_session_too(
     writer.start()
     assert holding.wait(30), "node a did not reach its writes"
     try:
-        taker = PostgresJournal(url, fence=Fence("b", lease_s=1))
+        taker = PostgresJournal(database_url, fence=Fence("b", lease_s=1))
     finally:
         resume.set()
         writer.join(30)
     assert taker.epoch == 2
     assert len(failures) == 1
     assert isinstance(failures[0], JournalError), failures
-    assert _event_ids(url) == ["open-a", "table-1"]
+    assert _event_ids(database_url) == ["open-a", "table-1"]
     taker.close()
     paused.close()
 
@@ -227,11 +225,11 @@ class _CutAfterTheUpdate:
 
 
 def test_a_renewal_cut_off_before_its_commit_does_not_keep_the_fence_from_a_takeover(
-    url: DatabaseUrl,
+    database_url: DatabaseUrl,
 ) -> None:
-    held = PostgresJournal(url, fence=Fence("a", lease_s=1))
+    held = PostgresJournal(database_url, fence=Fence("a", lease_s=1))
     held.append_many([pool_opened(), table_configured()])
-    cut = _CutAfterTheUpdate(psycopg.connect(url.url))
+    cut = _CutAfterTheUpdate(psycopg.connect(database_url.url))
     failures: list[BaseException] = []
 
     def renew() -> None:
@@ -244,30 +242,32 @@ def test_a_renewal_cut_off_before_its_commit_does_not_keep_the_fence_from_a_take
     renewing.start()
     assert cut.holding.wait(30), "node a did not renew"
     try:
-        taker = PostgresJournal(url, fence=Fence("b", lease_s=1))  # within two leases
+        taker = PostgresJournal(database_url, fence=Fence("b", lease_s=1))  # within two leases
     finally:
         cut.resume.set()
         renewing.join(30)
     assert taker.epoch == 2
     assert len(failures) == 1  # the server ended the cut-off session: its renewal failed
     assert isinstance(failures[0], JournalError), failures
-    assert _fence_row(url)[:2] == (2, "b")
+    assert _fence_row(database_url)[:2] == (2, "b")
     taker.close()
     held.close()
     cut.connection.close()
 
 
-def test_a_journal_of_schema_1_gains_the_fence_when_the_service_opens_it(url: DatabaseUrl) -> None:
-    PostgresJournal(url).close()
-    with psycopg.connect(url.url, autocommit=True) as admin:
+def test_a_journal_of_schema_1_gains_the_fence_when_the_service_opens_it(
+    database_url: DatabaseUrl,
+) -> None:
+    PostgresJournal(database_url).close()
+    with psycopg.connect(database_url.url, autocommit=True) as admin:
         admin.execute("DROP TABLE sequencer_fence")
         admin.execute("DROP TABLE archives")  # schema 3's
         admin.execute("DROP TABLE site_messages")  # schema 4's
         admin.execute("ALTER TABLE journal DROP COLUMN provenance")  # schema 5's
         admin.execute("UPDATE journal_schema SET version = 1")
-    with PostgresJournal(url, fence=Fence("a")) as opened:
+    with PostgresJournal(database_url, fence=Fence("a")) as opened:
         assert opened.epoch == 1
-    with psycopg.connect(url.url) as connection:
+    with psycopg.connect(database_url.url) as connection:
         versions = connection.execute("SELECT version FROM journal_schema ORDER BY 1").fetchall()
     assert versions == [(1,), (2,), (3,), (4,), (5,), (6,)]
 

@@ -34,11 +34,11 @@ NOW = "2026-12-01T00:00:00.000Z"
 WAIT_S = 60.0
 
 
-pytestmark = pytest.mark.usefixtures("umask")
+pytestmark = pytest.mark.usefixtures("journal_umask")
 
 
 @pytest.fixture(params=UMASKS, ids=lambda mask: f"umask-{mask:03o}")
-def umask(request: pytest.FixtureRequest) -> Iterator[int]:
+def journal_umask(request: pytest.FixtureRequest) -> Iterator[int]:
     with process_umask(request.param) as mask:
         yield mask
 

@@ -69,7 +69,7 @@ def rounds_played() -> list[DeviceInput]:
 
 
 @pytest.fixture(scope="module")
-def floor(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
+def grown_journal(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     """The journal of the floor's rounds, and how many bytes per round they added to it."""
     folder = tmp_path_factory.mktemp("growth")
     path = folder / "journal.db"
@@ -86,16 +86,16 @@ def floor(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, int]:
     return path, (checkpointed_size(path) - configured) // rounds
 
 
-def test_a_round_adds_less_than_10_kb_to_the_journal_file(floor: tuple[Path, int]) -> None:
-    path, per_round = floor
+def test_a_round_adds_less_than_10_kb_to_the_journal_file(grown_journal: tuple[Path, int]) -> None:
+    path, per_round = grown_journal
     assert per_round < LIMIT, f"{per_round:,} bytes a round"
     assert verify(path).ok
 
 
 def test_every_stored_row_reads_back_as_the_canonical_text_its_hash_covers(
-    floor: tuple[Path, int],
+    grown_journal: tuple[Path, int],
 ) -> None:
-    path, _ = floor
+    path, _ = grown_journal
     with closing(sqlite3.connect(path)) as raw:
         rows = list(read_rows(raw))
     kinds = {str(row.values["kind"]) for row in rows}
@@ -111,9 +111,9 @@ def test_every_stored_row_reads_back_as_the_canonical_text_its_hash_covers(
 
 
 def test_a_card_is_stored_as_its_round_position_and_card_and_its_effect_as_a_tag(
-    floor: tuple[Path, int],
+    grown_journal: tuple[Path, int],
 ) -> None:
-    path, _ = floor
+    path, _ = grown_journal
     with closing(sqlite3.connect(path)) as raw:
         event, effects, at = raw.execute(
             "SELECT event, effects, at FROM journal WHERE kind = 'card-dealt' LIMIT 1"
@@ -163,10 +163,10 @@ def test_a_time_is_stored_in_milliseconds_only_when_it_reads_back_as_the_same_te
 
 
 def test_an_event_stored_in_another_form_than_the_compact_one_is_reported(
-    tmp_path: Path, floor: tuple[Path, int]
+    tmp_path: Path, grown_journal: tuple[Path, int]
 ) -> None:
     """The same event written out in full: its canonical text is unchanged, the file is not."""
-    source, _ = floor
+    source, _ = grown_journal
     path = tmp_path / "journal.db"
     with closing(sqlite3.connect(source)) as raw, closing(sqlite3.connect(path)) as copy:
         raw.backup(copy)

@@ -36,6 +36,7 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from controller.journal.location import DatabaseUrl
 from support.drivers.mosquitto import HOST, free_port
 
 if TYPE_CHECKING:
@@ -187,3 +188,9 @@ def postgres_url(postgres_server: PostgresServer) -> Iterator[str]:
     finally:
         with contextlib.suppress(psycopg.Error):
             postgres_server.drop_database(name)
+
+
+@pytest.fixture
+def database_url(postgres_url: str) -> DatabaseUrl:
+    """The same empty database, as the journal names its location."""
+    return DatabaseUrl(postgres_url)
