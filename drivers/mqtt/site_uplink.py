@@ -33,22 +33,21 @@ wide-area pool the property plays:
   (central sends each again with every acknowledgement until the property's totals no longer
   list it) is counted and left: journaled again it would be a conflicting reuse of its id;
 * central's meter is shown on the property's own signs and displays, newer ``(epoch, seq)``
-  only, and how long after central's commit it arrived is kept (``worst_meter_lag_s``).
+  only, and how long after central's commit it arrived is kept (``worst_meter_lag_s``,
+  :mod:`drivers.mqtt.central_meters`).
 
-The gate's opening and closing are journaled (:class:`WideAreaStatusChanged`), so that the
-ledger refuses wide-area wagers while it is closed whatever path they take; a timer closes it
-``grace_s`` after central was last heard (Michigan R 432.1841).
+The gate's opening and closing are journaled (``WideAreaStatusChanged``,
+:mod:`drivers.mqtt.gate_journal`), so that the ledger refuses wide-area wagers while it is
+closed whatever path they take; a timer closes it ``grace_s`` after central was last heard
+(Michigan R 432.1841).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
-import uuid
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final
 
 import msgspec
@@ -57,9 +56,8 @@ from controller.agent.resend import ResendDelay
 from controller.backoff import Backoff, keep_connected
 from controller.clock import utc_now
 from controller.errors import InputError
-from controller.outputs import FollowerOrder, MeterUpdate
 from controller.ports import OutboxError
-from controller.wide_events import WideAreaAwarded, WideAreaStatusChanged, award_event_id
+from controller.wide_events import WideAreaAwarded, award_event_id
 from controller.widearea.freshness import REPLAYED, AckFreshness
 from controller.widearea.messages import (
     SiteHello,
@@ -74,6 +72,7 @@ from controller.widearea.property_link import (
     WideAreaGate,
     judge_central_ack,
 )
+from drivers.mqtt.central_meters import CentralMeters
 from drivers.mqtt.connection import (
     QOS,
     broker_failure,
@@ -83,7 +82,7 @@ from drivers.mqtt.connection import (
     make_client,
     raise_if_cancelled,
 )
-from drivers.mqtt.outgoing import decode_meter
+from drivers.mqtt.gate_journal import GateJournal
 from drivers.mqtt.pipeline import message_payload
 from drivers.mqtt.topics import Topics
 from drivers.mqtt.uplink_refusals import AWARD_UNBOUND, REFUSALS, RefusalLog
@@ -132,9 +131,10 @@ class SiteUplink:
         self.published = 0
         self.report_s = REPORT_S
         """How often the totals are reported while the link stays up."""
-        self.worst_meter_lag_s = 0.0
-        """The longest central's meter took to reach this property, from its commit (seconds)."""
-        self._order = FollowerOrder()
+        self.meters = CentralMeters(view)
+        """Central's meters shown on the property's signs (:mod:`.central_meters`)."""
+        self.gate_journal = GateJournal(self.name, self.gate, view)
+        """Each opening and closing journaled (:mod:`.gate_journal`)."""
         self._refusals = RefusalLog(self.name, log)
         self.refused: dict[str, int] = self._refusals.counts
         """Acknowledgements and awards not acted on, by why."""
@@ -152,11 +152,12 @@ class SiteUplink:
         self._index = 0
         self._intake: Intake | None = None
         self._baseline = 0
-        self._journaled_open: bool | None = None
-        self._heard = asyncio.Event()
-        self._reconcile = asyncio.Event()
-        """Central was silent past the grace: report the totals again before reopening."""
         self._backoff = Backoff(settings.backoff_initial_s, settings.backoff_cap_s)
+
+    @property
+    def worst_meter_lag_s(self) -> float:
+        """The longest central's meter took to reach this property, from its commit (seconds)."""
+        return self.meters.worst_lag_s
 
     async def run(self, intake: Intake) -> None:
         """Stay connected and keep the gate until cancelled."""
@@ -166,7 +167,7 @@ class SiteUplink:
         connected = keep_connected(
             self, self._backoff, before_attempt=lambda: raise_if_cancelled(baseline)
         )
-        await until_first_ends(connected, self._keep_gate())
+        await until_first_ends(connected, self.gate_journal.keep(intake))
 
     # -- the connection (controller.backoff.Reconnecting) ---------------------------------------
 
@@ -222,12 +223,12 @@ class SiteUplink:
         await self._hello(client, up)
         self._head_sent = 0
         while True:  # a report, then messages until central has been silent past the grace
-            self._reconcile.clear()
+            self.gate_journal.reconcile.clear()
             sent = await self._report(client, up, sent)
             self._resend.progressed()
             acked, since = self.position.acked, loop.time()
             reported = since
-            while not self._reconcile.is_set():
+            while not self.gate_journal.reconcile.is_set():
                 await self._more_or_reconcile(sent)
                 if self._hello_due.is_set() or loop.time() >= self._hello_again_at():
                     await self._hello(client, up)
@@ -289,7 +290,7 @@ class SiteUplink:
         """Until a message after ``sent`` is journaled, a report is due, or the resend delay."""
         waits = [
             asyncio.ensure_future(self.view.beyond(sent)),
-            asyncio.ensure_future(self._reconcile.wait()),
+            asyncio.ensure_future(self.gate_journal.reconcile.wait()),
             asyncio.ensure_future(self._hello_due.wait()),
             asyncio.ensure_future(self.view.head_beyond(self._head_sent)),
         ]
@@ -329,24 +330,9 @@ class SiteUplink:
                 elif message.topic.value == award_topic:
                     await self._take_award(payload)
                 elif payload:  # a meter; an empty retained one was cleared by an operator
-                    self._take_meter(payload)
+                    self.meters.take(payload)
             except (msgspec.MsgspecError, InputError) as error:
                 self._refuse("undecodable", str(error))
-
-    def _take_meter(self, payload: bytes) -> None:
-        meter = decode_meter(payload)
-        if meter.pool not in self.view.pools():
-            raise InputError(f"a meter of pool {meter.pool!r}, not one this property plays")
-        if not self._order.admits(f"meter/{meter.pool}", meter.epoch, meter.seq):
-            return
-        update = MeterUpdate(
-            meter.at, meter.seq, meter.pool, meter.meter_cents, meter.reserve_cents,
-            meter.overflow_cents, meter.seed_cents, epoch=meter.epoch,
-        )  # fmt: skip
-        self.view.show(update)
-        with contextlib.suppress(ValueError):
-            lag = (datetime.now(UTC) - datetime.fromisoformat(meter.at)).total_seconds()
-            self.worst_meter_lag_s = max(self.worst_meter_lag_s, lag)
 
     def _take_ack(self, payload: bytes) -> None:
         ack = decode_ack(payload)
@@ -375,7 +361,7 @@ class SiteUplink:
             self.position = position.after(verdict)
             self.gate.heard(asyncio.get_running_loop().time(), verdict)
             self.heard_at = time.time()
-        self._heard.set()
+        self.gate_journal.heard.set()
 
     async def _take_award(self, payload: bytes) -> None:
         award = decode_award(payload)
@@ -402,34 +388,3 @@ class SiteUplink:
 
     def _refuse(self, reason: str, detail: str) -> None:
         self._refusals.refuse(reason, detail)
-
-    # -- the gate ------------------------------------------------------------------------------
-
-    async def _keep_gate(self) -> None:
-        """Journal each opening and closing; wake when heard, or when the grace runs out."""
-        loop = asyncio.get_running_loop()
-        while True:
-            now = loop.time()
-            await self._journal_gate(now)
-            closes = self.gate.closes_at()
-            wait = None if closes is None or closes <= now else closes - now
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(wait):
-                    await self._heard.wait()
-            self._heard.clear()
-
-    async def _journal_gate(self, now: float) -> None:
-        is_open = self.gate.is_open(now)
-        if is_open == self._journaled_open or self._intake is None:
-            return
-        reason = self.gate.reason(now) or ""
-        if not is_open and self._journaled_open:
-            # Reopening takes a reconciliation of the chain as it stands now, whatever older
-            # acknowledgements the link still holds: a report of it is due.
-            self.gate.connected(self.view.sent_high())
-            self._reconcile.set()
-        event_id = f"wide-area/status/{uuid.uuid4()}"
-        await self._intake.submit(WideAreaStatusChanged(event_id, utc_now(), is_open, reason))
-        self._journaled_open = is_open
-        said = "open" if is_open else f"closed: {reason}"
-        log.warning("%s: wide-area wagers %s", self.name, said)
