@@ -12,7 +12,17 @@ from fractions import Fraction
 
 import msgspec
 
-from controller.widearea.messages import SiteMessage
+from controller.effect_base import Effect
+from controller.wide_effects import (
+    AwardMade,
+    SiteAdvanced,
+    SiteLinkResumed,
+    SiteMessageQueued,
+    SiteReconciled,
+    SiteRefused,
+    SiteSet,
+    WideAreaStatus,
+)
 
 
 def fraction_text(value: Fraction) -> str:
@@ -25,10 +35,6 @@ def fraction_text(value: Fraction) -> str:
 def parse_fraction(text: str) -> Fraction:
     """The inverse of :func:`fraction_text`."""
     return Fraction(text)
-
-
-class Effect(msgspec.Struct, frozen=True, forbid_unknown_fields=True, tag_field="effect"):
-    """Fields every effect has: the pool it touches, if any."""
 
 
 class Share(Effect, frozen=True):
@@ -295,79 +301,6 @@ class Balances(Effect, frozen=True, tag="balances"):
     house_funding_cents: int
     reserve_funding_cents: int
     adjustments_cents: int
-
-
-class SiteSet(Effect, frozen=True, tag="site-set"):
-    """A property linked to central (docs/wide-area.md), feeding ``pools``."""
-
-    site: str
-    key_id: str
-    pools: list[str]
-
-
-class SiteAdvanced(Effect, frozen=True, tag="site-advanced"):
-    """Central applied a property's message ``site_seq`` (digest ``digest``), once."""
-
-    site: str
-    site_seq: int
-    digest: str
-
-
-class SiteRefused(Effect, frozen=True, tag="site-refused"):
-    """Central refused a property's message and halted its link until a manager acts."""
-
-    site: str
-    site_seq: int
-    reason: str
-    detail: str
-
-
-class SiteLinkResumed(Effect, frozen=True, tag="site-link-resumed"):
-    """A manager resumed a property's halted link: central expects ``through`` + 1 again."""
-
-    site: str
-    through: int
-    halted: str
-    """Why the link had halted."""
-
-
-class AwardMade(Effect, frozen=True, tag="award"):
-    """Central paid a property's hit claim from the wide-area meter (docs/wide-area.md)."""
-
-    site: str
-    claim_seq: int
-    hit_id: str
-    pool_id: str
-    table_id: str
-    round_id: str
-    seat: int
-    line: str
-    amount_cents: int
-
-
-class SiteReconciled(Effect, frozen=True, tag="site-reconciled"):
-    """Central compared a property's totals with what it applied, through ``through``."""
-
-    site: str
-    through: int
-    matched: bool
-    problems: list[str]
-
-
-class SiteMessageQueued(Effect, frozen=True, tag="site-message"):
-    """A property journaled the next message of its chain, for central (docs/wide-area.md).
-
-    Unsigned here: the link's runtime signs it with the controller key as it sends it.
-    """
-
-    message: SiteMessage
-
-
-class WideAreaStatus(Effect, frozen=True, tag="wide-area-status"):
-    """The property's wide-area wagers opened or closed, and why."""
-
-    open: bool
-    reason: str
 
 
 AnyEffect = (

@@ -26,10 +26,11 @@ from controller.cli.common import CommandError, add_report_db, command, open_rea
 from controller.cli.tables import Column, print_table
 from controller.cli.times import local_time
 from controller.clock import utc_now
-from controller.effects import AwardMade, SiteReconciled, decode_effects
+from controller.effects import decode_effects
 from controller.events import decode_event
 from controller.journal import JournalError
 from controller.money import format_cents
+from controller.wide_effects import AwardMade, SiteReconciled
 from controller.wide_events import SiteReported
 
 if TYPE_CHECKING:

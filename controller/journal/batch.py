@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Generic
 
-from controller.effects import PayoutMade, SiteMessageQueued, Verified
+from controller.effects import PayoutMade, Verified
 from controller.journal.domain import State
+from controller.wide_effects import SiteMessageQueued
 
 if TYPE_CHECKING:
     from collections.abc import Hashable, Iterator, Mapping

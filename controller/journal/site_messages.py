@@ -38,9 +38,10 @@ from typing import TYPE_CHECKING, Final, Protocol
 
 import msgspec
 
-from controller.effects import SiteMessageQueued, decode_effects
+from controller.effects import decode_effects
 from controller.journal.chain import GENESIS, row_hash
 from controller.journal.errors import JournalError, SchemaError
+from controller.wide_effects import SiteMessageQueued
 from controller.widearea.messages import canonical, decode_message, digest_holds
 
 if TYPE_CHECKING:

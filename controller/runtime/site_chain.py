@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from controller.effects import SiteMessageQueued
 from controller.journal.errors import JournalError
 from controller.ports import OutboxError
 from controller.security.controller_key import signature_verifies
+from controller.wide_effects import SiteMessageQueued
 from controller.widearea.messages import GENESIS, SiteHead, SiteHello, SiteTotals, signed_bytes
 
 if TYPE_CHECKING:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from math import floor
 from typing import TYPE_CHECKING, Any
 
-from controller.effects import Balances, PayoutMade, TableStatus, WagerRefused, WideAreaStatus
+from controller.effects import Balances, PayoutMade, TableStatus, WagerRefused
 from controller.ledger.pool_life import SUSPENDED
 from controller.outputs import (
     MeterUpdate,
@@ -22,6 +22,7 @@ from controller.outputs import (
     wager_refusal,
 )
 from controller.pool_events import PoolSuspended
+from controller.wide_effects import WideAreaStatus
 
 if TYPE_CHECKING:
     from controller.ledger.pool import Pool

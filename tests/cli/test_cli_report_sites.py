@@ -21,8 +21,9 @@ from support.widearea.site_chains import WAGER, LinkedProperty
 
 from controller.cli import main
 from controller.clock import utc_iso
-from controller.effects import AwardMade, decode_effects
+from controller.effects import decode_effects
 from controller.ledger_journal.sqlite import Journal
+from controller.wide_effects import AwardMade
 from controller.widearea.messages import HitClaim
 
 if TYPE_CHECKING:

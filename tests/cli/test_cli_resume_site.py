@@ -18,8 +18,9 @@ from support.journal.journal_rig import opened_journal
 from support.ledger.approvals import PASSPHRASE, Site
 from support.widearea.site_chains import WAGER, LinkedProperty
 
-from controller.effects import SiteLinkResumed, decode_effects
+from controller.effects import decode_effects
 from controller.ledger_journal.sqlite import Journal
+from controller.wide_effects import SiteLinkResumed
 
 if TYPE_CHECKING:
     from pathlib import Path

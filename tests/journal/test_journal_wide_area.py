@@ -23,12 +23,12 @@ from support.journal.journal_rig import (
     wager,
 )
 
-from controller.effects import AwardMade
 from controller.journal.location import DatabaseUrl
 from controller.ledger.apply import LedgerState, apply
 from controller.ledger.snapshot import snapshot_text, state_from_text
 from controller.ledger_journal import open_journal
 from controller.security.controller_key import ControllerKey
+from controller.wide_effects import AwardMade
 from controller.wide_events import (
     SiteLinked,
     SiteReported,

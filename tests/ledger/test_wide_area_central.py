@@ -22,19 +22,19 @@ from support.journal.journal_rig import (
     table_configured,
 )
 
-from controller.effects import (
-    AwardMade,
-    Contributed,
-    SiteAdvanced,
-    SiteLinkResumed,
-    SiteReconciled,
-    SiteRefused,
-)
+from controller.effects import Contributed
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.snapshot import snapshot_text
 from controller.rules.cards import SevenCardHand
 from controller.rules.qualify import qualifier
 from controller.security.controller_key import ControllerKey
+from controller.wide_effects import (
+    AwardMade,
+    SiteAdvanced,
+    SiteLinkResumed,
+    SiteReconciled,
+    SiteRefused,
+)
 from controller.wide_events import (
     SiteLinked,
     SiteReported,

@@ -23,14 +23,7 @@ from support.journal.journal_rig import (
     wager,
 )
 
-from controller.effects import (
-    AnyEffect,
-    AwardMade,
-    PayoutMade,
-    SiteAdvanced,
-    SiteMessageQueued,
-    WideAreaStatus,
-)
+from controller.effects import AnyEffect, PayoutMade
 from controller.events import RoundVoided
 from controller.ledger.apply import LedgerError, LedgerState, apply
 from controller.ledger.wide_area.sites import NEVER_HEARD
@@ -38,6 +31,7 @@ from controller.outputs import MeterUpdate, PoolUpdate
 from controller.ports import APPLIED, Receipt
 from controller.runtime.updates import standing_updates, updates_of
 from controller.security.controller_key import ControllerKey
+from controller.wide_effects import AwardMade, SiteAdvanced, SiteMessageQueued, WideAreaStatus
 from controller.wide_events import (
     SiteLinked,
     SiteReported,

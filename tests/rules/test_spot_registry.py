@@ -35,7 +35,7 @@ import pytest
 from support.config_files import BASE, error_of, load
 
 from controller.cli import pays
-from controller.effects import Effect, PayoutMade, WagerRefused
+from controller.effects import PayoutMade, WagerRefused
 from controller.events import (
     BetSensed,
     BetsLocked,
@@ -59,6 +59,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from controller.config.load import Config
+    from controller.effect_base import Effect
     from controller.rules.cards import SevenCardHand
     from controller.rules.paytable import Paytable, PaytableLine
 

@@ -29,17 +29,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from controller.effects import (
-    AnyEffect,
-    AwardMade,
-    Contributed,
-    SiteAdvanced,
-    SiteLinkResumed,
-    SiteReconciled,
-    SiteRefused,
-    SiteSet,
-    fraction_text,
-)
+from controller.effects import AnyEffect, Contributed, fraction_text
 from controller.errors import RefusedError
 from controller.ledger.authority import CONFIGURATION, require
 from controller.ledger.payout_effects import meter_paid
@@ -51,6 +41,14 @@ from controller.rules.paytable import MeterPay
 from controller.rules.paytable_files import parse_paytable
 from controller.rules.qualify import qualifier
 from controller.security.controller_key import key_id, signature_verifies
+from controller.wide_effects import (
+    AwardMade,
+    SiteAdvanced,
+    SiteLinkResumed,
+    SiteReconciled,
+    SiteRefused,
+    SiteSet,
+)
 from controller.widearea.messages import Contribution, HitClaim, SiteMessage, totals_bytes
 from controller.widearea.site_link import (
     HALTED,

@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from controller.effects import AnyEffect, SiteMessageQueued, WideAreaStatus
 from controller.ledger.authority import CONFIGURATION, require
 from controller.ledger.payout_effects import payout_effect
 from controller.ledger.pool import Pool, PoolTerms
@@ -36,6 +35,7 @@ from controller.ledger.wide_area.sites import HeldClaim, SiteChain
 from controller.rules.paytable import FixedPay, MeterPay
 from controller.rules.spots import Spot
 from controller.security.controller_key import signature_verifies
+from controller.wide_effects import SiteMessageQueued, WideAreaStatus
 from controller.widearea.messages import (
     Contribution,
     HitClaim,
@@ -45,6 +45,7 @@ from controller.widearea.messages import (
 )
 
 if TYPE_CHECKING:
+    from controller.effects import AnyEffect
     from controller.ledger.settlement import Settlement, TableRules
     from controller.rules.paytable import Paytable
     from controller.wide_events import WideAreaAwarded, WideAreaJoined, WideAreaStatusChanged

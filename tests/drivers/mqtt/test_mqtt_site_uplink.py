@@ -26,11 +26,12 @@ from support.web.scrapes import scrape
 from support.widearea.site_link_rig import SITE, Link
 
 from controller.clock import utc_now
-from controller.effects import AwardMade, PayoutMade, decode_effects
+from controller.effects import PayoutMade, decode_effects
 from controller.outputs import MeterUpdate
 from controller.runtime.broadcast import Broadcast
 from controller.runtime.metrics import ControllerMetrics
 from controller.runtime.sequencer import Sequencer
+from controller.wide_effects import AwardMade
 from drivers.mqtt.metrics import SiteTrafficFamilies, UplinkFamilies
 from drivers.mqtt.outgoing import meter_payload
 from drivers.mqtt.topics import Topics

@@ -17,13 +17,13 @@ from typing import TYPE_CHECKING, Any, Final
 import psycopg
 import pytest
 
-from controller.effects import SiteMessageQueued
 from controller.journal.location import DatabaseUrl
 from controller.ledger_journal.postgres import PostgresJournal
 from controller.ledger_journal.postgres import archive as archive_database
 from controller.ledger_journal.postgres import verify as verify_database
 from controller.ledger_journal.sqlite import Journal, archive, verify
 from controller.security.controller_key import ControllerKey
+from controller.wide_effects import SiteMessageQueued
 from controller.wide_events import WideAreaJoined, WideAreaStatusChanged
 from controller.widearea.messages import Contribution, canonical, decode_message, next_message
 from support.journal.journal_rig import (

@@ -26,21 +26,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from controller.effects import (
-    AwardMade,
-    Contributed,
-    PayoutMade,
-    RoundClosed,
-    RoundStarted,
-    SiteMessageQueued,
-    SiteReconciled,
-    SiteRefused,
-    WagerRefused,
-    WideAreaStatus,
-)
+from controller.effects import Contributed, PayoutMade, RoundClosed, RoundStarted, WagerRefused
 from controller.events import FaultRecorded
 from controller.journal.sqlite.rows import read_rows
 from controller.ports import APPLIED
+from controller.wide_effects import (
+    AwardMade,
+    SiteMessageQueued,
+    SiteReconciled,
+    SiteRefused,
+    WideAreaStatus,
+)
 from controller.wide_events import SiteReported, WideAreaAwarded
 from controller.widearea.messages import HitClaim
 
