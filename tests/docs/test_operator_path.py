@@ -174,7 +174,9 @@ def prepare(folder: Path) -> None:
     bin_folder.mkdir(parents=True)
     # Inside, where the namespace can read it: this tree may itself be under /tmp, which is
     # empty in there.
-    shutil.copy(ROOT / "tests" / "support" / "systemctl_standin.py", bin_folder / "standin.py")
+    shutil.copy(
+        ROOT / "tests" / "support" / "deploy" / "systemctl_standin.py", bin_folder / "standin.py"
+    )
     standin = f"{STANDINS}/standin.py"
     scripts = {
         "systemctl": f'#!/bin/sh\nexec /usr/bin/python3 -I {standin} "$@"\n',
